@@ -1,0 +1,555 @@
+//! Command-line arguments: named flags consumed by name, then positionals.
+//!
+//! Every command takes what it knows with [`Args::value`], [`Args::flag`] and the
+//! typed helpers, reads its positionals last with [`Args::positionals`], and ends
+//! with [`Args::finish`], which rejects anything left over by name. Numbers accept
+//! scientific notation (`8e9`). Errors are one line and name the flag.
+
+use goodput_core::plan::{Arrival, Dtype, KvPolicy, LengthDist, LengthSpec, Plan};
+
+/// The arguments after the command name.
+#[derive(Debug, Clone)]
+pub struct Args {
+    tokens: Vec<Option<String>>,
+    /// Plan fields (dotted paths) set by a flag, with the flag that set them.
+    set_by: Vec<(&'static str, &'static str)>,
+}
+
+impl Args {
+    /// Splits `--name=value` into two tokens; keeps everything else as given.
+    pub fn new<I: IntoIterator<Item = String>>(raw: I) -> Args {
+        let mut tokens = Vec::new();
+        for t in raw {
+            match t.split_once('=') {
+                Some((k, v)) if k.starts_with("--") => {
+                    tokens.push(Some(k.to_string()));
+                    tokens.push(Some(v.to_string()));
+                }
+                _ => tokens.push(Some(t)),
+            }
+        }
+        Args {
+            tokens,
+            set_by: Vec::new(),
+        }
+    }
+
+    fn position(&self, name: &str) -> Option<usize> {
+        self.tokens.iter().position(|t| t.as_deref() == Some(name))
+    }
+
+    /// Takes a boolean flag; true when present.
+    pub fn flag(&mut self, name: &str) -> bool {
+        match self.position(name) {
+            Some(i) => {
+                self.tokens[i] = None;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Takes `--name VALUE`; an error when the flag is present without a value or given twice.
+    pub fn value(&mut self, name: &str) -> Result<Option<String>, String> {
+        let Some(i) = self.position(name) else {
+            return Ok(None);
+        };
+        self.tokens[i] = None;
+        let v = match self.tokens.get_mut(i + 1).and_then(Option::take) {
+            Some(v) => v,
+            None => return Err(format!("{name}: missing value")),
+        };
+        if self.position(name).is_some() {
+            return Err(format!("{name}: given more than once"));
+        }
+        Ok(Some(v))
+    }
+
+    /// Takes a finite number (scientific notation allowed).
+    pub fn f64(&mut self, name: &str) -> Result<Option<f64>, String> {
+        let Some(v) = self.value(name)? else {
+            return Ok(None);
+        };
+        match v.trim().parse::<f64>() {
+            Ok(x) if x.is_finite() => Ok(Some(x)),
+            _ => Err(format!("{name}: expected a finite number, got '{v}'")),
+        }
+    }
+
+    /// Takes a whole number in `0..=u32::MAX` (scientific notation allowed, e.g. `2.5e3`).
+    pub fn u32(&mut self, name: &str) -> Result<Option<u32>, String> {
+        self.whole(name, u32::MAX as f64)
+            .map(|o| o.map(|x| x as u32))
+    }
+
+    /// Takes a whole number in `0..=u64::MAX`.
+    pub fn u64(&mut self, name: &str) -> Result<Option<u64>, String> {
+        let Some(v) = self.value(name)? else {
+            return Ok(None);
+        };
+        if let Ok(x) = v.trim().parse::<u64>() {
+            return Ok(Some(x));
+        }
+        Err(format!("{name}: expected a whole number ≥ 0, got '{v}'"))
+    }
+
+    fn whole(&mut self, name: &str, max: f64) -> Result<Option<f64>, String> {
+        let Some(v) = self.value(name)? else {
+            return Ok(None);
+        };
+        match v.trim().parse::<f64>() {
+            Ok(x) if x.is_finite() && x >= 0.0 && x <= max && x.fract() == 0.0 => Ok(Some(x)),
+            _ => Err(format!(
+                "{name}: expected a whole number in 0..={max}, got '{v}'"
+            )),
+        }
+    }
+
+    /// Takes the remaining positional arguments. Call it after every named flag.
+    pub fn positionals(&mut self) -> Vec<String> {
+        let mut out = Vec::new();
+        for t in self.tokens.iter_mut() {
+            if t.as_deref().is_some_and(|s| !s.starts_with("--")) {
+                out.extend(t.take());
+            }
+        }
+        out
+    }
+
+    /// Fails on the first argument nobody took.
+    pub fn finish(self) -> Result<(), String> {
+        match self.tokens.into_iter().flatten().next() {
+            None => Ok(()),
+            Some(t) if t.starts_with("--") => Err(format!("{t}: unknown flag")),
+            Some(t) => Err(format!("unexpected argument '{t}'")),
+        }
+    }
+
+    /// Loads the plan: `--plan FILE` (JSON) or `--link URL`, else the defaults;
+    /// then applies every plan-override flag and validates the result.
+    pub fn plan(&mut self) -> Result<Plan, String> {
+        let mut plan = self.base_plan()?;
+        self.apply_overrides(&mut plan)?;
+        plan.validate().map_err(|e| {
+            match self.set_by.iter().find(|(field, _)| *field == e.field) {
+                Some((_, flag)) => format!("{flag}: {e}"),
+                None => e.to_string(),
+            }
+        })?;
+        Ok(plan)
+    }
+
+    fn base_plan(&mut self) -> Result<Plan, String> {
+        let file = self.value("--plan")?;
+        let link = self.value("--link")?;
+        match (file, link) {
+            (Some(_), Some(_)) => Err("--plan and --link: give one, not both".into()),
+            (Some(path), None) => {
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| format!("--plan: cannot read '{path}': {e}"))?;
+                serde_json::from_str(&text)
+                    .map_err(|e| format!("--plan: '{path}' is not a valid plan: {e}"))
+            }
+            (None, Some(url)) => load_link(&url),
+            (None, None) => Ok(Plan::default()),
+        }
+    }
+
+    fn note(&mut self, field: &'static str, flag: &'static str) {
+        self.set_by.push((field, flag));
+    }
+
+    fn set_f64(
+        &mut self,
+        flag: &'static str,
+        field: &'static str,
+        slot: &mut f64,
+    ) -> Result<(), String> {
+        if let Some(x) = self.f64(flag)? {
+            *slot = x;
+            self.note(field, flag);
+        }
+        Ok(())
+    }
+
+    fn set_u32(
+        &mut self,
+        flag: &'static str,
+        field: &'static str,
+        slot: &mut u32,
+    ) -> Result<(), String> {
+        if let Some(x) = self.u32(flag)? {
+            *slot = x;
+            self.note(field, flag);
+        }
+        Ok(())
+    }
+
+    fn apply_overrides(&mut self, p: &mut Plan) -> Result<(), String> {
+        // Scheduler.
+        self.set_u32(
+            "--max-num-seqs",
+            "engine.max_num_seqs",
+            &mut p.engine.max_num_seqs,
+        )?;
+        self.set_u32(
+            "--max-num-batched-tokens",
+            "engine.max_num_batched_tokens",
+            &mut p.engine.max_num_batched_tokens,
+        )?;
+        if self.flag("--no-chunked-prefill") {
+            p.engine.chunked_prefill = false;
+        }
+        if let Some(v) = self.value("--kv-policy")? {
+            p.engine.kv_policy = match v.as_str() {
+                "none" => KvPolicy::None,
+                "reserve" => KvPolicy::Reserve,
+                "paged" => KvPolicy::Paged,
+                _ => {
+                    return Err(format!(
+                        "--kv-policy: expected none|reserve|paged, got '{v}'"
+                    ))
+                }
+            };
+        }
+        self.set_u32(
+            "--spec-draft-tokens",
+            "engine.spec_draft_tokens",
+            &mut p.engine.spec_draft_tokens,
+        )?;
+        self.set_f64(
+            "--spec-acceptance",
+            "engine.spec_acceptance",
+            &mut p.engine.spec_acceptance,
+        )?;
+        // Request counts and seeds.
+        self.set_u32(
+            "--num-requests",
+            "run.num_requests",
+            &mut p.run.num_requests,
+        )?;
+        self.set_u32(
+            "--warmup-requests",
+            "run.warmup_requests",
+            &mut p.run.warmup_requests,
+        )?;
+        self.set_u32(
+            "--replications",
+            "run.replications",
+            &mut p.run.replications,
+        )?;
+        if let Some(s) = self.u64("--seed")? {
+            p.run.seed = s;
+        }
+        // Lengths.
+        self.lengths("--input-len", "traffic.prompt", &mut p.traffic.prompt)?;
+        self.lengths("--output-len", "traffic.output", &mut p.traffic.output)?;
+        if let Some(v) = self.value("--arrival")? {
+            let cv = match p.traffic.arrival {
+                Arrival::Gamma { cv } => cv,
+                _ => 2.0,
+            };
+            p.traffic.arrival = match v.as_str() {
+                "poisson" => Arrival::Poisson,
+                "gamma" => Arrival::Gamma { cv },
+                "constant" => Arrival::Constant,
+                "trace" => Arrival::Trace,
+                _ => {
+                    return Err(format!(
+                        "--arrival: expected poisson|gamma|constant|trace, got '{v}'"
+                    ))
+                }
+            };
+        }
+        if let Some(cv) = self.f64("--arrival-cv")? {
+            p.traffic.arrival = Arrival::Gamma { cv };
+            self.note("traffic.arrival.cv", "--arrival-cv");
+        }
+        self.set_f64(
+            "--peak-rate",
+            "traffic.peak_rate_rps",
+            &mut p.traffic.peak_rate_rps,
+        )?;
+        self.set_u32(
+            "--prefix-tokens",
+            "traffic.prefix_tokens",
+            &mut p.traffic.prefix_tokens,
+        )?;
+        self.set_f64(
+            "--prefix-hit-rate",
+            "traffic.prefix_hit_rate",
+            &mut p.traffic.prefix_hit_rate,
+        )?;
+        // SLO.
+        if let Some(x) = self.f64("--ttft-slo")? {
+            p.slo.ttft_s = Some(x);
+            self.note("slo.ttft_s", "--ttft-slo");
+        }
+        if let Some(x) = self.f64("--tpot-slo")? {
+            p.slo.tpot_s = Some(x);
+            self.note("slo.tpot_s", "--tpot-slo");
+        }
+        if let Some(x) = self.f64("--e2e-slo")? {
+            p.slo.e2e_s = Some(x);
+            self.note("slo.e2e_s", "--e2e-slo");
+        }
+        self.set_f64(
+            "--slo-attainment",
+            "slo.attainment_target",
+            &mut p.slo.attainment_target,
+        )?;
+        // Model and roofline constants.
+        if let Some(x) = self.f64("--params")? {
+            p.model.params = x;
+            p.model.active_params = x;
+            p.model.preset = "custom".into();
+            self.note("model.params", "--params");
+            self.note("model.active_params", "--params");
+        }
+        self.set_f64(
+            "--active-params",
+            "model.active_params",
+            &mut p.model.active_params,
+        )?;
+        if let Some(d) = self.dtype("--weight-dtype")? {
+            p.model.weight_dtype = d;
+        }
+        if let Some(d) = self.dtype("--kv-dtype")? {
+            p.model.kv_dtype = d;
+        }
+        if let Some(x) = self.f64("--weight-bytes")? {
+            p.model.weight_bytes_override = Some(x);
+            self.note("model.weight_bytes_override", "--weight-bytes");
+        }
+        if let Some(x) = self.f64("--kv-bytes-per-token")? {
+            p.model.kv_bytes_per_token_override = Some(x);
+            self.note("model.kv_bytes_per_token_override", "--kv-bytes-per-token");
+        }
+        let h = &mut p.hardware;
+        self.set_f64(
+            "--mem-bandwidth",
+            "hardware.mem_bandwidth_bytes_per_s",
+            &mut h.mem_bandwidth_bytes_per_s,
+        )?;
+        self.set_f64(
+            "--compute-flops",
+            "hardware.compute_flops_per_s",
+            &mut h.compute_flops_per_s,
+        )?;
+        self.set_f64(
+            "--memory-bytes",
+            "hardware.memory_bytes",
+            &mut h.memory_bytes,
+        )?;
+        self.set_f64(
+            "--mem-utilization",
+            "hardware.mem_utilization",
+            &mut h.mem_utilization,
+        )?;
+        self.set_f64(
+            "--step-overhead",
+            "hardware.step_overhead_s",
+            &mut h.step_overhead_s,
+        )?;
+        self.set_u32("--tp", "hardware.tp_degree", &mut h.tp_degree)?;
+        self.set_u32("--gpus-per-replica", "hardware.tp_degree", &mut h.tp_degree)?;
+        self.set_f64(
+            "--tp-comm-overhead",
+            "hardware.tp_comm_overhead_s",
+            &mut h.tp_comm_overhead_s,
+        )?;
+        self.set_f64(
+            "--gpu-hour-usd",
+            "hardware.gpu_hour_usd",
+            &mut h.gpu_hour_usd,
+        )?;
+        // Planning.
+        self.set_f64(
+            "--utilization",
+            "planning.utilization",
+            &mut p.planning.utilization,
+        )?;
+        self.set_u32(
+            "--redundancy",
+            "planning.redundancy",
+            &mut p.planning.redundancy,
+        )?;
+        Ok(())
+    }
+
+    fn dtype(&mut self, flag: &str) -> Result<Option<Dtype>, String> {
+        match self.value(flag)?.as_deref() {
+            None => Ok(None),
+            Some("bf16") => Ok(Some(Dtype::Bf16)),
+            Some("fp8") => Ok(Some(Dtype::Fp8)),
+            Some("int4") => Ok(Some(Dtype::Int4)),
+            Some(v) => Err(format!("{flag}: expected bf16|fp8|int4, got '{v}'")),
+        }
+    }
+
+    /// `--input-len-*` / `--output-len-*`: median, sigma, p95, fixed, min, max.
+    fn lengths(
+        &mut self,
+        prefix: &'static str,
+        field: &'static str,
+        spec: &mut LengthSpec,
+    ) -> Result<(), String> {
+        let names = length_flags(prefix);
+        let fields = length_fields(field);
+        let median = self.f64(names[0])?;
+        let sigma = self.f64(names[1])?;
+        let p95 = self.f64(names[2])?;
+        let fixed = self.u32(names[3])?;
+        if median.is_some() || sigma.is_some() || p95.is_some() {
+            let (m0, s0) = match spec.dist {
+                LengthDist::LogNormal { median, sigma } => (median, sigma),
+                LengthDist::Fixed { tokens } => (tokens as f64, 0.8),
+                LengthDist::Trace => (800.0, 0.8),
+            };
+            let m = median.unwrap_or(m0);
+            let s = match (sigma, p95) {
+                (Some(_), Some(_)) => {
+                    return Err(format!("{}: give a sigma or a p95, not both", names[2]))
+                }
+                (Some(s), None) => s,
+                (None, Some(p)) => {
+                    if !(m > 0.0 && p > m) {
+                        return Err(format!(
+                            "{}: must be greater than the median ({m}), got {p}",
+                            names[2]
+                        ));
+                    }
+                    LengthDist::sigma_from_p95(m, p)
+                }
+                (None, None) => s0,
+            };
+            spec.dist = LengthDist::LogNormal {
+                median: m,
+                sigma: s,
+            };
+            self.note(fields[0], names[0]);
+            self.note(fields[1], if p95.is_some() { names[2] } else { names[1] });
+        }
+        if let Some(t) = fixed {
+            if median.is_some() || sigma.is_some() || p95.is_some() {
+                return Err(format!("{}: cannot be combined with a lognormal", names[3]));
+            }
+            spec.dist = LengthDist::Fixed { tokens: t };
+            self.note(fields[2], names[3]);
+        }
+        if let Some(x) = self.u32(names[4])? {
+            spec.min = x;
+            self.note(fields[3], names[4]);
+        }
+        if let Some(x) = self.u32(names[5])? {
+            spec.max = x;
+            self.note(fields[4], names[5]);
+        }
+        Ok(())
+    }
+}
+
+fn length_flags(prefix: &str) -> [&'static str; 6] {
+    if prefix == "--input-len" {
+        [
+            "--input-len-median",
+            "--input-len-sigma",
+            "--input-len-p95",
+            "--input-len-fixed",
+            "--input-len-min",
+            "--input-len-max",
+        ]
+    } else {
+        [
+            "--output-len-median",
+            "--output-len-sigma",
+            "--output-len-p95",
+            "--output-len-fixed",
+            "--output-len-min",
+            "--output-len-max",
+        ]
+    }
+}
+
+fn length_fields(field: &str) -> [&'static str; 5] {
+    if field == "traffic.prompt" {
+        [
+            "traffic.prompt.dist.median",
+            "traffic.prompt.dist.sigma",
+            "traffic.prompt.dist.tokens",
+            "traffic.prompt.min",
+            "traffic.prompt.max",
+        ]
+    } else {
+        [
+            "traffic.output.dist.median",
+            "traffic.output.dist.sigma",
+            "traffic.output.dist.tokens",
+            "traffic.output.min",
+            "traffic.output.max",
+        ]
+    }
+}
+
+/// Loads a plan from a share link.
+fn load_link(url: &str) -> Result<Plan, String> {
+    let _ = url;
+    Err("--link: share links are not readable by this build yet".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Args {
+        Args::new(s.split_whitespace().map(String::from))
+    }
+
+    #[test]
+    fn scientific_notation_and_equals_form() {
+        let mut a = args("--params 8e9 --max-num-seqs=64");
+        let p = a.plan().expect("valid");
+        assert_eq!(p.model.params, 8e9);
+        assert_eq!(p.engine.max_num_seqs, 64);
+        a.finish().expect("all taken");
+    }
+
+    #[test]
+    fn unknown_flag_is_named() {
+        let mut a = args("--bogus 3");
+        a.plan().expect("defaults");
+        assert_eq!(a.finish().unwrap_err(), "--bogus: unknown flag");
+    }
+
+    #[test]
+    fn bad_number_is_named() {
+        let mut a = args("--max-num-seqs lots");
+        let e = a.plan().unwrap_err();
+        assert!(e.starts_with("--max-num-seqs:"), "{e}");
+        let mut a = args("--max-num-seqs -3");
+        assert!(a.plan().unwrap_err().starts_with("--max-num-seqs:"));
+        let mut a = args("--ttft-slo");
+        assert_eq!(a.plan().unwrap_err(), "--ttft-slo: missing value");
+    }
+
+    #[test]
+    fn p95_sets_sigma() {
+        let mut a = args("--input-len-median 900 --input-len-p95 6000");
+        let p = a.plan().expect("valid");
+        match p.traffic.prompt.dist {
+            LengthDist::LogNormal { median, sigma } => {
+                assert_eq!(median, 900.0);
+                assert!((sigma - (6000.0f64 / 900.0).ln() / 1.6448536).abs() < 1e-6);
+            }
+            other => panic!("expected lognormal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn positionals_come_after_flags() {
+        let mut a = args("http://x/#p=1 --json");
+        assert!(a.flag("--json"));
+        assert_eq!(a.positionals(), vec!["http://x/#p=1".to_string()]);
+        a.finish().expect("all taken");
+    }
+}
