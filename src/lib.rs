@@ -1,25 +1,25 @@
 //! The goodput web app: thin Leptos components over `goodput-core`.
+//!
+//! ```text
+//!   App ── PlanState (draft → good plan) ──┬─ memos: roofline, analytic, alerts (instant, in core)
+//!    │                                     └─ RunController ── worker pool ── core search jobs
+//!    └─ view: Planner (inputs column │ results column)
+//! ```
+//!
+//! Components only read signals, call the core and render; every number comes from
+//! `goodput-core`. Charts are plain data builders plus drawing functions generic over the
+//! plotters backend (`charts`), so they render to a canvas here and to SVG elsewhere.
 
-use goodput_core::{roofline::step_time_s, Plan};
-use leptos::prelude::*;
+pub mod app;
+pub mod charts;
+pub mod components;
+pub mod compute;
+pub mod export;
+pub mod saved;
+pub mod session;
+pub mod state;
+pub mod summary;
+pub mod url_state;
+pub mod views;
 
-/// The application root.
-#[component]
-pub fn App() -> impl IntoView {
-    let plan = RwSignal::new(Plan::default());
-    let step = Memo::new(move |_| plan.with(|p| step_time_s(p, 110.0, 110.0 * 940.0)));
-    view! {
-        <header class="app-header"><h1>"goodput"</h1></header>
-        <main class="layout">
-            <section class="inputs" aria-label="Inputs"></section>
-            <section class="results" aria-label="Results">
-                <p>
-                    "Decode step (110 × 940 tokens): "
-                    <span data-testid="decode-step-ms" data-value=move || step.get().to_string()>
-                        {move || format!("{:.2} ms", step.get() * 1e3)}
-                    </span>
-                </p>
-            </section>
-        </main>
-    }
-}
+pub use app::App;

@@ -493,8 +493,9 @@ fn length_fields(field: &str) -> [&'static str; 5] {
 
 /// Loads a plan from a share link.
 fn load_link(url: &str) -> Result<Plan, String> {
-    let _ = url;
-    Err("--link: share links are not readable by this build yet".into())
+    goodput_core::share::decode(url)
+        .map(|s| s.plan)
+        .map_err(|e| format!("--link: {e}"))
 }
 
 #[cfg(test)]

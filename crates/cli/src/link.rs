@@ -1,13 +1,142 @@
-//! Placeholder until these commands land.
+//! `goodput link` and `goodput decode`: a plan to a share link and back.
+//!
+//! `decode` prints only the plan, as pretty JSON, so its output is a plan file:
+//! `goodput decode URL > plan.json && goodput link --plan plan.json` prints the
+//! same plan's link again.
+
+use std::io::Read;
+
+use goodput_core::share;
 
 use crate::args::Args;
 
-/// `goodput link`.
-pub fn run_link(_args: &mut Args) -> Result<String, String> {
-    Err("this command is not built yet".into())
+/// Where the planner is served by `trunk serve`; links point there unless told otherwise.
+pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:8080/";
+
+const LINK_USAGE: &str = "\
+usage: goodput link [--plan FILE | --link URL] [plan flags] [--base-url URL] [--embed] [--json]
+
+Prints a share link that carries the whole plan after '#'.
+  --base-url URL   address of the planner (default http://127.0.0.1:8080/)
+  --embed          add '&embed': the compact read-only card for an <iframe>
+  --json           print {\"url\", \"payload\", \"chars\", \"version\"} instead of the bare link";
+
+const DECODE_USAGE: &str = "\
+usage: goodput decode URL [--json]
+
+Prints the plan inside a share link as pretty JSON (a plan file for --plan).
+URL may be a whole link, its fragment, or '-' to read the link from stdin.
+A bad link exits non-zero with a one-line message.";
+
+/// `goodput link`: prints the share link for the plan.
+pub fn run_link(args: &mut Args) -> Result<String, String> {
+    if args.flag("--help") || args.flag("-h") {
+        return Ok(LINK_USAGE.to_string());
+    }
+    let base = args
+        .value("--base-url")?
+        .unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
+    if base.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err("--base-url: must not contain spaces or control characters".into());
+    }
+    let embed = args.flag("--embed");
+    let json = args.flag("--json");
+    let plan = args.plan()?;
+    args.clone().finish()?;
+    let url = share::share_url(&base, &plan, embed);
+    if !json {
+        return Ok(url);
+    }
+    let report = serde_json::json!({
+        "url": url,
+        "payload": share::encode(&plan),
+        "chars": url.chars().count(),
+        "version": share::CURRENT_VERSION,
+    });
+    serde_json::to_string_pretty(&report).map_err(|e| format!("link: {e}"))
 }
 
-/// `goodput decode`.
-pub fn run_decode(_args: &mut Args) -> Result<String, String> {
-    Err("this command is not built yet".into())
+/// `goodput decode URL`: prints the plan in a share link as pretty JSON.
+pub fn run_decode(args: &mut Args) -> Result<String, String> {
+    if args.flag("--help") || args.flag("-h") {
+        return Ok(DECODE_USAGE.to_string());
+    }
+    // The output is JSON either way; `--json` is accepted like on every other command.
+    let _ = args.flag("--json");
+    let mut positionals = args.positionals();
+    args.clone().finish()?;
+    if positionals.len() > 1 {
+        return Err(format!(
+            "decode: expected one link, got {}; quote the link if it contains '&'",
+            positionals.len()
+        ));
+    }
+    let Some(arg) = positionals.pop() else {
+        return Err("decode: missing the link; usage: goodput decode URL".into());
+    };
+    let text = if arg == "-" { read_stdin()? } else { arg };
+    let shared = share::decode(&text).map_err(|e| format!("decode: {e}"))?;
+    serde_json::to_string_pretty(&shared.plan).map_err(|e| format!("decode: {e}"))
+}
+
+/// Reads a link from stdin, never more than one byte past the decoder's limit.
+fn read_stdin() -> Result<String, String> {
+    let mut buf = Vec::new();
+    std::io::stdin()
+        .take(share::MAX_LINK_BYTES as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("decode: cannot read stdin: {e}"))?;
+    String::from_utf8(buf).map_err(|_| "decode: stdin is not UTF-8 text".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Args {
+        Args::new(s.split_whitespace().map(String::from))
+    }
+
+    #[test]
+    fn link_then_decode_gives_the_plan_back() {
+        let url = run_link(&mut args(
+            "--max-num-seqs 64 --base-url https://p.example/x/",
+        ))
+        .expect("link");
+        assert!(url.starts_with("https://p.example/x/#p=1"), "{url}");
+        let json = run_decode(&mut Args::new([url])).expect("decode");
+        let plan: goodput_core::Plan = serde_json::from_str(&json).expect("plan JSON");
+        assert_eq!(plan.engine.max_num_seqs, 64);
+    }
+
+    #[test]
+    fn json_report_of_a_link() {
+        let out = run_link(&mut args("--json")).expect("link");
+        let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+        let url = v["url"].as_str().expect("url");
+        assert_eq!(v["chars"].as_u64(), Some(url.len() as u64));
+        assert_eq!(v["version"].as_u64(), Some(1));
+        assert!(url.ends_with(v["payload"].as_str().expect("payload")));
+        let plan = run_decode(&mut Args::new([url.to_string(), "--json".into()])).expect("decode");
+        assert!(plan.contains("\"max_num_seqs\": 128"), "{plan}");
+    }
+
+    #[test]
+    fn embed_flag_and_default_base() {
+        let url = run_link(&mut args("--embed")).expect("link");
+        assert!(url.starts_with(DEFAULT_BASE_URL));
+        assert!(url.ends_with("&embed"));
+    }
+
+    #[test]
+    fn errors_are_one_line() {
+        let e = run_decode(&mut args("https://h/#p=9zAAAA")).unwrap_err();
+        assert!(e.starts_with("decode: ") && !e.contains('\n'), "{e}");
+        let e = run_decode(&mut args("")).unwrap_err();
+        assert!(e.contains("missing the link"), "{e}");
+        let e = run_decode(&mut args("a b")).unwrap_err();
+        assert!(e.contains("expected one link"), "{e}");
+        let e = run_link(&mut Args::new(["--base-url".into(), "a\nb".into()])).unwrap_err();
+        assert!(e.starts_with("--base-url:"), "{e}");
+    }
 }

@@ -13,7 +13,19 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod alerts;
+pub mod analytic;
+pub mod capacity;
 pub mod plan;
+pub mod presets;
+pub mod rng;
+pub mod report;
 pub mod roofline;
+pub mod search;
+pub mod share;
+pub mod sim;
+pub mod slo;
+pub mod stats;
+pub mod traffic;
 
 pub use plan::Plan;

@@ -460,9 +460,298 @@ impl std::fmt::Display for PlanError {
 
 impl std::error::Error for PlanError {}
 
+/// Most requests a plan may ask one simulation point for.
+pub const MAX_NUM_REQUESTS: u32 = 200_000;
+/// Most replications (seeds) per rate.
+pub const MAX_REPLICATIONS: u32 = 1_000;
+/// Most rows of a replayed trace.
+pub const MAX_TRACE_ROWS: usize = 100_000;
+/// Most rows of a measured sweep.
+pub const MAX_SWEEP_ROWS: usize = 1_000;
+/// Most entries in each knob-sweep list.
+pub const MAX_SWEEP_VALUES: usize = 16;
+/// Longest prompt or output length a plan may ask for [tokens].
+pub const MAX_TOKENS: u32 = 1_000_000;
+
+fn err(field: &'static str, message: String) -> PlanError {
+    PlanError { field, message }
+}
+
+/// A bound in an error message: plain for everyday magnitudes, scientific otherwise.
+fn num(x: f64) -> String {
+    if x != 0.0 && !(1e-3..1e6).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// A unit suffix for an error message (`""` for none).
+fn unit_suffix(unit: &str) -> String {
+    if unit.is_empty() {
+        String::new()
+    } else {
+        format!(" {unit}")
+    }
+}
+
+/// `x` must be finite and inside `[lo, hi]`.
+fn in_range(field: &'static str, x: f64, lo: f64, hi: f64, unit: &str) -> Result<(), PlanError> {
+    if x.is_finite() && x >= lo && x <= hi {
+        Ok(())
+    } else {
+        let (lo, hi, u) = (num(lo), num(hi), unit_suffix(unit));
+        Err(err(field, format!("must be a number in [{lo}, {hi}]{u}, got {x}")))
+    }
+}
+
+/// `x` must be finite, above 0 and at most `hi`.
+fn positive(field: &'static str, x: f64, hi: f64, unit: &str) -> Result<(), PlanError> {
+    if x.is_finite() && x > 0.0 && x <= hi {
+        Ok(())
+    } else {
+        let (hi, u) = (num(hi), unit_suffix(unit));
+        Err(err(field, format!("must be a number in (0, {hi}]{u}, got {x}")))
+    }
+}
+
+/// `x` must be a whole number in `lo..=hi`.
+fn count(field: &'static str, x: u64, lo: u64, hi: u64) -> Result<(), PlanError> {
+    if (lo..=hi).contains(&x) {
+        Ok(())
+    } else {
+        Err(err(field, format!("must be a whole number in {lo}..={hi}, got {x}")))
+    }
+}
+
+fn validate_length(
+    spec: &LengthSpec,
+    min_field: &'static str,
+    max_field: &'static str,
+    median_field: &'static str,
+    sigma_field: &'static str,
+    tokens_field: &'static str,
+) -> Result<(), PlanError> {
+    count(min_field, spec.min as u64, 1, MAX_TOKENS as u64)?;
+    count(max_field, spec.max as u64, 1, MAX_TOKENS as u64)?;
+    if spec.min > spec.max {
+        return Err(err(
+            min_field,
+            format!("must be at most the max ({}), got {}", spec.max, spec.min),
+        ));
+    }
+    match spec.dist {
+        LengthDist::LogNormal { median, sigma } => {
+            in_range(median_field, median, 1.0, MAX_TOKENS as f64, "tokens")?;
+            in_range(sigma_field, sigma, 0.0, 5.0, "")?;
+        }
+        LengthDist::Fixed { tokens } => count(tokens_field, tokens as u64, 1, MAX_TOKENS as u64)?,
+        LengthDist::Trace => {}
+    }
+    Ok(())
+}
+
 impl Plan {
     /// Checks every field against its bounds; the error names the first offending field.
     pub fn validate(&self) -> Result<(), PlanError> {
+        self.validate_model()?;
+        self.validate_hardware()?;
+        self.validate_traffic()?;
+        self.validate_slo()?;
+        self.validate_engine()?;
+        self.validate_planning()?;
+        self.validate_run()?;
+        self.validate_kv_capacity()
+    }
+
+    fn validate_model(&self) -> Result<(), PlanError> {
+        let m = &self.model;
+        in_range("model.params", m.params, 1e6, 1e13, "parameters")?;
+        if !(m.active_params.is_finite() && m.active_params > 0.0 && m.active_params <= m.params) {
+            return Err(err(
+                "model.active_params",
+                format!("must be a number in (0, params = {:e}] parameters, got {}", m.params, m.active_params),
+            ));
+        }
+        count("model.layers", m.layers as u64, 1, 1000)?;
+        count("model.kv_heads", m.kv_heads as u64, 1, 1024)?;
+        count("model.head_dim", m.head_dim as u64, 1, 4096)?;
+        if let Some(b) = m.weight_bytes_override {
+            positive("model.weight_bytes_override", b, 1e14, "bytes")?;
+        }
+        if let Some(b) = m.kv_bytes_per_token_override {
+            positive("model.kv_bytes_per_token_override", b, 1e9, "bytes/token")?;
+        }
         Ok(())
+    }
+
+    fn validate_hardware(&self) -> Result<(), PlanError> {
+        let h = &self.hardware;
+        in_range("hardware.mem_bandwidth_bytes_per_s", h.mem_bandwidth_bytes_per_s, 1e9, 1e15, "bytes/s")?;
+        in_range("hardware.compute_flops_per_s", h.compute_flops_per_s, 1e11, 1e18, "FLOP/s")?;
+        in_range("hardware.memory_bytes", h.memory_bytes, 1e9, 1e13, "bytes")?;
+        positive("hardware.mem_utilization", h.mem_utilization, 1.0, "(share of memory)")?;
+        in_range("hardware.step_overhead_s", h.step_overhead_s, 0.0, 1.0, "s")?;
+        count("hardware.tp_degree", h.tp_degree as u64, 1, 64)?;
+        in_range("hardware.tp_comm_overhead_s", h.tp_comm_overhead_s, 0.0, 1.0, "s")?;
+        in_range("hardware.gpu_hour_usd", h.gpu_hour_usd, 0.0, 1e4, "USD")?;
+        Ok(())
+    }
+
+    fn validate_traffic(&self) -> Result<(), PlanError> {
+        let t = &self.traffic;
+        positive("traffic.peak_rate_rps", t.peak_rate_rps, 1e6, "requests/s")?;
+        if let Arrival::Gamma { cv } = t.arrival {
+            in_range("traffic.arrival.cv", cv, 0.05, 10.0, "")?;
+        }
+        validate_length(
+            &t.prompt,
+            "traffic.prompt.min",
+            "traffic.prompt.max",
+            "traffic.prompt.dist.median",
+            "traffic.prompt.dist.sigma",
+            "traffic.prompt.dist.tokens",
+        )?;
+        validate_length(
+            &t.output,
+            "traffic.output.min",
+            "traffic.output.max",
+            "traffic.output.dist.median",
+            "traffic.output.dist.sigma",
+            "traffic.output.dist.tokens",
+        )?;
+        count("traffic.prefix_tokens", t.prefix_tokens as u64, 0, MAX_TOKENS as u64)?;
+        in_range("traffic.prefix_hit_rate", t.prefix_hit_rate, 0.0, 1.0, "")?;
+        if t.trace.len() > MAX_TRACE_ROWS {
+            return Err(err(
+                "traffic.trace",
+                format!("must have at most {MAX_TRACE_ROWS} rows, got {}", t.trace.len()),
+            ));
+        }
+        let uses_trace = t.arrival == Arrival::Trace
+            || t.prompt.dist == LengthDist::Trace
+            || t.output.dist == LengthDist::Trace;
+        if uses_trace && t.trace.is_empty() {
+            return Err(err(
+                "traffic.trace",
+                "must have 1..=100000 rows when arrivals or lengths come from the trace, got 0".into(),
+            ));
+        }
+        for (i, r) in t.trace.iter().enumerate() {
+            if !(r.arrival_s.is_finite() && (0.0..=1e9).contains(&r.arrival_s)) {
+                return Err(err(
+                    "traffic.trace.arrival_s",
+                    format!("row {i}: must be a number in [0, 1e9] s, got {}", r.arrival_s),
+                ));
+            }
+            if r.prompt_tokens > MAX_TOKENS || r.output_tokens > MAX_TOKENS {
+                return Err(err(
+                    "traffic.trace.tokens",
+                    format!("row {i}: prompt and output lengths must be in 0..={MAX_TOKENS} tokens"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_slo(&self) -> Result<(), PlanError> {
+        let s = &self.slo;
+        if let Some(x) = s.ttft_s {
+            positive("slo.ttft_s", x, 3600.0, "s")?;
+        }
+        if let Some(x) = s.tpot_s {
+            positive("slo.tpot_s", x, 60.0, "s")?;
+        }
+        if let Some(x) = s.e2e_s {
+            positive("slo.e2e_s", x, 86_400.0, "s")?;
+        }
+        positive("slo.attainment_target", s.attainment_target, 1.0, "(share of requests)")
+    }
+
+    fn validate_engine(&self) -> Result<(), PlanError> {
+        let e = &self.engine;
+        count("engine.max_num_seqs", e.max_num_seqs as u64, 1, 16_384)?;
+        count("engine.max_num_batched_tokens", e.max_num_batched_tokens as u64, 1, 1 << 20)?;
+        count("engine.spec_draft_tokens", e.spec_draft_tokens as u64, 0, 16)?;
+        in_range("engine.spec_acceptance", e.spec_acceptance, 0.0, 1.0, "")
+    }
+
+    fn validate_planning(&self) -> Result<(), PlanError> {
+        let p = &self.planning;
+        positive("planning.utilization", p.utilization, 1.0, "(share of goodput)")?;
+        count("planning.redundancy", p.redundancy as u64, 0, 1000)?;
+        positive("planning.hours_per_month", p.hours_per_month, 744.0, "hours")?;
+        if p.measured_sweep.len() > MAX_SWEEP_ROWS {
+            return Err(err(
+                "planning.measured_sweep",
+                format!("must have at most {MAX_SWEEP_ROWS} rows, got {}", p.measured_sweep.len()),
+            ));
+        }
+        for r in &p.measured_sweep {
+            positive("planning.measured_sweep.rate_rps", r.rate_rps, 1e6, "requests/s")?;
+            in_range("planning.measured_sweep.attainment", r.attainment, 0.0, 1.0, "")?;
+        }
+        Ok(())
+    }
+
+    fn validate_run(&self) -> Result<(), PlanError> {
+        let r = &self.run;
+        count("run.num_requests", r.num_requests as u64, 1, MAX_NUM_REQUESTS as u64)?;
+        if r.warmup_requests >= r.num_requests {
+            return Err(err(
+                "run.warmup_requests",
+                format!(
+                    "must be in 0..={} (below num_requests = {}), got {}",
+                    r.num_requests - 1,
+                    r.num_requests,
+                    r.warmup_requests
+                ),
+            ));
+        }
+        count("run.replications", r.replications as u64, 1, MAX_REPLICATIONS as u64)?;
+        for (field, list, lo, hi) in [
+            ("run.sweep_max_num_seqs", &r.sweep_max_num_seqs, 1u64, 16_384u64),
+            ("run.sweep_batched_tokens", &r.sweep_batched_tokens, 0, 1 << 20),
+        ] {
+            if list.is_empty() || list.len() > MAX_SWEEP_VALUES {
+                return Err(err(
+                    field,
+                    format!("must list 1..={MAX_SWEEP_VALUES} values, got {}", list.len()),
+                ));
+            }
+            if let Some(&v) = list.iter().find(|&&v| !(lo..=hi).contains(&(v as u64))) {
+                return Err(err(field, format!("every value must be in {lo}..={hi}, got {v}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// KV-cache capacity of one replica [tokens]:
+    /// `(memory × tp_degree × mem_utilization − weight bytes) / KV bytes per token`.
+    /// Zero or negative when the weights do not fit.
+    pub fn kv_capacity_tokens(&self) -> f64 {
+        let h = &self.hardware;
+        let usable = h.memory_bytes * h.tp_degree.max(1) as f64 * h.mem_utilization;
+        (usable - self.model.weight_bytes()) / self.model.kv_bytes_per_token()
+    }
+
+    fn validate_kv_capacity(&self) -> Result<(), PlanError> {
+        if self.engine.kv_policy == KvPolicy::None || self.kv_capacity_tokens() >= 1.0 {
+            return Ok(());
+        }
+        let h = &self.hardware;
+        let usable = h.memory_bytes * h.tp_degree as f64 * h.mem_utilization;
+        Err(err(
+            "hardware.memory_bytes",
+            format!(
+                "model '{}' needs {:.1} GB of weights but hardware '{}' offers {:.1} GB \
+                 (memory × tp_degree × mem_utilization): no room for the KV cache; \
+                 add memory or GPUs, quantise the weights, or use kv_policy none",
+                self.model.preset,
+                self.model.weight_bytes() / 1e9,
+                self.hardware.preset,
+                usable / 1e9
+            ),
+        ))
     }
 }

@@ -1,0 +1,133 @@
+//! `goodput link` and `goodput decode`, run as a user would run them.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn goodput(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_goodput"))
+        .args(args)
+        .output()
+        .expect("the goodput binary runs")
+}
+
+fn goodput_stdin(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_goodput"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the goodput binary runs");
+    let mut pipe = child.stdin.take().expect("stdin is piped");
+    // The binary stops reading at its size limit; a closed pipe is fine then.
+    let _ = pipe.write_all(stdin);
+    drop(pipe);
+    child
+        .wait_with_output()
+        .expect("the goodput binary finishes")
+}
+
+fn stdout(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}, stderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).expect("UTF-8 output")
+}
+
+/// A failed run: non-zero exit, nothing on stdout, exactly one line on stderr, no panic.
+fn assert_clean_failure(out: &Output, what: &str) -> String {
+    assert!(!out.status.success(), "{what}: should fail");
+    assert_eq!(out.status.code(), Some(2), "{what}: exit code");
+    assert!(out.stdout.is_empty(), "{what}: printed to stdout");
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(err.lines().count(), 1, "{what}: stderr {err:?}");
+    assert!(err.starts_with("goodput: "), "{what}: {err:?}");
+    assert!(!err.contains("panicked"), "{what}: {err:?}");
+    err
+}
+
+#[test]
+fn link_then_decode_round_trips_the_plan() {
+    let url = stdout(&goodput(&[
+        "link",
+        "--max-num-seqs",
+        "96",
+        "--weight-dtype",
+        "fp8",
+        "--peak-rate",
+        "42.5",
+        "--seed",
+        "18446744073709551615",
+    ]));
+    let url = url.trim();
+    assert!(url.starts_with("http://127.0.0.1:8080/#p=1"), "{url}");
+    assert!(url.len() < 1000, "{} chars", url.len());
+    let json = stdout(&goodput(&["decode", url]));
+    let plan: goodput_core::Plan = serde_json::from_str(&json).expect("decode prints a plan");
+    assert_eq!(plan.engine.max_num_seqs, 96);
+    assert_eq!(plan.model.weight_dtype, goodput_core::plan::Dtype::Fp8);
+    assert_eq!(plan.traffic.peak_rate_rps, 42.5);
+    assert_eq!(plan.run.seed, u64::MAX);
+
+    // decode's output is a plan file: linking it again gives the same link.
+    let dir = std::env::temp_dir().join(format!("goodput-cli-share-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("plan.json");
+    std::fs::write(&file, &json).expect("write plan");
+    let again = stdout(&goodput(&[
+        "link",
+        "--plan",
+        file.to_str().expect("utf-8 path"),
+    ]));
+    assert_eq!(again.trim(), url);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn link_flags_base_url_and_embed() {
+    let url = stdout(&goodput(&[
+        "link",
+        "--base-url",
+        "https://planner.example/app/",
+        "--embed",
+    ]));
+    assert!(url.trim().starts_with("https://planner.example/app/#p=1"));
+    assert!(url.trim().ends_with("&embed"));
+    let from_stdin = stdout(&goodput_stdin(&["decode", "-"], url.as_bytes()));
+    let from_arg = stdout(&goodput(&["decode", url.trim()]));
+    assert_eq!(from_stdin, from_arg);
+}
+
+#[test]
+fn hostile_links_fail_with_one_line() {
+    // 30,000 zero bytes: a stored block whose length check fails, 40 kB long.
+    let zeros = format!("#p=1z{}", "A".repeat(40_000));
+    let cases: Vec<(&str, String)> = vec![
+        ("empty", String::new()),
+        ("address only", "https://planner.example/".into()),
+        ("future version", "https://planner.example/#p=7dAAAA".into()),
+        ("bad base64", "#p=1dAB+C".into()),
+        ("corrupt deflate", "#p=1z_____w".into()),
+        ("long zeros", zeros),
+        ("markup", "#p=<script>alert(1)</script>".into()),
+        (
+            "newlines in a JSON error",
+            "#p=1jeyJlbmdpbmUiOnsia3ZfcG9saWN5IjoiYVxuYlxyXHUyMDI4YyJ9fQ".into(),
+        ),
+    ];
+    for (what, link) in &cases {
+        let err = assert_clean_failure(&goodput(&["decode", link]), what);
+        assert!(err.contains("decode:"), "{what}: {err}");
+    }
+    let huge = "A".repeat(200_000);
+    let err = assert_clean_failure(&goodput_stdin(&["decode", "-"], huge.as_bytes()), "huge");
+    assert!(err.contains("at most"), "{err}");
+    let err = assert_clean_failure(&goodput_stdin(&["decode", "-"], &[0xff, 0xfe]), "binary");
+    assert!(err.contains("UTF-8"), "{err}");
+    assert_clean_failure(&goodput(&["decode"]), "no link");
+    assert_clean_failure(&goodput(&["link", "--bogus"]), "unknown flag");
+    assert_clean_failure(&goodput(&["link", "--max-num-seqs", "lots"]), "bad number");
+}

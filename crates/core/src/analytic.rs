@@ -1,0 +1,677 @@
+//! Analytic companions: closed-form checks shown beside every simulated plan.
+//!
+//! None of these replace the simulator; they explain its answer and catch settings
+//! that cannot work before any simulation runs:
+//!
+//! - **Little's law**: concurrency = rate × time in system, which sets a floor for
+//!   `max_num_seqs` (≥ 1.5 × rate × mean output × TPOT target), bounded by KV memory.
+//! - **Token-budget rule**: the largest per-step budget with
+//!   `c0 + 2·P·budget/pi_eff ≤ TPOT target`.
+//! - **Loads**: the decode-floor step time, the prefill compute load as a share of
+//!   `pi_eff`, and a lower bound on the GPU's busy share (≥ 1 means an unstable queue).
+//! - **KV capacity**: tokens that fit after the weights, and sequences at the mean context.
+//! - **M/D/1 TTFT** of a separate prefill pool, single device and two-way parallel.
+//! - **Precision**: the standard error of an attainment fraction.
+//!
+//! Mean lengths of the clipped, integer-truncated lognormal are computed exactly
+//! (a finite sum of normal tail probabilities), so they match what the simulator draws.
+
+use crate::plan::{LengthDist, LengthSpec, Plan, TraceRow};
+use serde::{Deserialize, Serialize};
+
+/// How serious a [`Warning`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing; nothing is wrong.
+    Info,
+    /// A setting is likely to cost goodput or latency.
+    Warning,
+    /// The plan cannot meet its SLO as set.
+    Critical,
+}
+
+/// A structured finding about the plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Warning {
+    /// Stable machine-readable id (e.g. `max_num_seqs_below_littles_law`).
+    pub id: String,
+    /// How serious it is.
+    pub severity: Severity,
+    /// One plain sentence with the numbers and what to change.
+    pub message: String,
+}
+
+impl Warning {
+    fn new(id: &str, severity: Severity, message: String) -> Warning {
+        Warning {
+            id: id.to_string(),
+            severity,
+            message,
+        }
+    }
+}
+
+/// Assumed speedup of two-way intra-operator parallelism for the M/D/1 variant
+/// (two GPUs at 90% scaling efficiency).
+pub const INTRA_OP_SPEEDUP: f64 = 1.8;
+
+/// Headroom factor of the `max_num_seqs` rule (≥ 1.5 × Little's-law concurrency).
+pub const MAX_NUM_SEQS_HEADROOM: f64 = 1.5;
+
+/// Little's law: mean number in the system = arrival rate × mean time in the system.
+///
+/// `rate_rps` [requests/s] × `time_in_system_s` [s] = concurrency [requests].
+pub fn littles_law_concurrency(rate_rps: f64, time_in_system_s: f64) -> f64 {
+    rate_rps * time_in_system_s
+}
+
+/// Mean TTFT of an M/D/1 prefill queue on one device [s]: `D + R·D² / (2(1 − R·D))`.
+///
+/// `rate_rps` is R [requests/s], `service_s` is D [s]. `None` when `R·D ≥ 1` (unstable).
+pub fn md1_ttft_s(rate_rps: f64, service_s: f64) -> Option<f64> {
+    let rho = rate_rps * service_s;
+    (0.0..1.0).contains(&rho)
+        .then(|| service_s + rate_rps * service_s * service_s / (2.0 * (1.0 - rho)))
+}
+
+/// Mean TTFT with two-way inter-operator (pipeline) parallelism [s]:
+/// `D + R·D² / (4(2 − R·D))`. `None` when `R·D ≥ 2` (unstable).
+pub fn md1_ttft_inter_op_s(rate_rps: f64, service_s: f64) -> Option<f64> {
+    let rho = rate_rps * service_s;
+    (0.0..2.0).contains(&rho)
+        .then(|| service_s + rate_rps * service_s * service_s / (4.0 * (2.0 - rho)))
+}
+
+/// Mean TTFT with two-way intra-operator (tensor) parallelism and speedup `k` [s]:
+/// `D/K + R·D² / (2K(K − R·D))`. `None` when `R·D ≥ K` (unstable) or `K ≤ 0`.
+pub fn md1_ttft_intra_op_s(rate_rps: f64, service_s: f64, k: f64) -> Option<f64> {
+    let rho = rate_rps * service_s;
+    (k > 0.0 && rho < k && rho >= 0.0)
+        .then(|| service_s / k + rate_rps * service_s * service_s / (2.0 * k * (k - rho)))
+}
+
+/// Standard error of an attainment fraction `p` estimated from `n` requests: `sqrt(p(1−p)/n)`.
+///
+/// Returns 0 for `n = 0` is never meaningful, so it returns `f64::INFINITY` then.
+pub fn attainment_std_error(p: f64, n: u64) -> f64 {
+    if n == 0 {
+        return f64::INFINITY;
+    }
+    let p = p.clamp(0.0, 1.0);
+    libm::sqrt(p * (1.0 - p) / n as f64)
+}
+
+/// Normal CDF, via the complementary error function of `libm` (same bits on every target).
+fn normal_cdf(z: f64) -> f64 {
+    0.5 * libm::erfc(-z / std::f64::consts::SQRT_2)
+}
+
+/// Exact mean of `clamp(floor(X), min, max)` for `X` lognormal(ln median, sigma) [tokens].
+///
+/// Uses `E[L] = min + Σ_{k=min+1}^{max} P(X ≥ k)`; spans longer than 2,000,000 tokens
+/// fall back to the closed form of the continuous clipped mean minus half a token.
+pub fn lognormal_clipped_mean(median: f64, sigma: f64, min: u32, max: u32) -> f64 {
+    let (lo, hi) = (min.min(max), min.max(max));
+    if median.is_nan() || median <= 0.0 || !median.is_finite() {
+        return lo as f64;
+    }
+    let mu = libm::log(median);
+    if sigma.is_nan() || sigma <= 0.0 || !sigma.is_finite() {
+        // Degenerate: every draw is the median.
+        return (libm::floor(median).max(lo as f64)).min(hi as f64);
+    }
+    let tail = |k: f64| 1.0 - normal_cdf((libm::log(k) - mu) / sigma);
+    if hi - lo <= 2_000_000 {
+        let mut sum = lo as f64;
+        for k in (lo + 1)..=hi {
+            let t = tail(k as f64);
+            sum += t;
+            if t < 1e-17 {
+                break;
+            }
+        }
+        sum
+    } else {
+        let (a, b) = ((lo as f64).max(1e-300), hi as f64);
+        let s2 = sigma * sigma;
+        let z = |x: f64| (libm::log(x) - mu - s2) / sigma;
+        let body = libm::exp(mu + s2 / 2.0) * (normal_cdf(z(b)) - normal_cdf(z(a)));
+        let cdf = |x: f64| normal_cdf((libm::log(x) - mu) / sigma);
+        (a * cdf(a) + b * (1.0 - cdf(b)) + body - 0.5).clamp(a, b)
+    }
+}
+
+/// Which length of a trace row to average.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LengthOf {
+    /// Prompt tokens.
+    Prompt,
+    /// Output tokens.
+    Output,
+}
+
+/// Mean length of a [`LengthSpec`] after clipping [tokens]; `trace` supplies the rows
+/// when the distribution is `trace` (an empty trace gives `min`).
+pub fn mean_length_tokens(spec: &LengthSpec, trace: &[TraceRow], which: LengthOf) -> f64 {
+    let (lo, hi) = (spec.min.min(spec.max), spec.min.max(spec.max));
+    match spec.dist {
+        LengthDist::LogNormal { median, sigma } => lognormal_clipped_mean(median, sigma, lo, hi),
+        LengthDist::Fixed { tokens } => tokens.clamp(lo, hi) as f64,
+        LengthDist::Trace => {
+            if trace.is_empty() {
+                return lo as f64;
+            }
+            let sum: f64 = trace
+                .iter()
+                .map(|r| match which {
+                    LengthOf::Prompt => r.prompt_tokens,
+                    LengthOf::Output => r.output_tokens,
+                })
+                .map(|t| t.clamp(lo, hi) as f64)
+                .sum();
+            sum / trace.len() as f64
+        }
+    }
+}
+
+/// The roofline of one replica, with tensor parallelism folded in (see design notes).
+#[derive(Debug, Clone, Copy)]
+struct Roof {
+    c0_s: f64,
+    weight_bytes: f64,
+    kv_bytes_per_token: f64,
+    bandwidth: f64,
+    flops: f64,
+    active_params: f64,
+}
+
+impl Roof {
+    fn from_plan(plan: &Plan) -> Roof {
+        let h = &plan.hardware;
+        let g = h.tp_degree.max(1) as f64;
+        let comm = if h.tp_degree > 1 {
+            h.tp_comm_overhead_s
+        } else {
+            0.0
+        };
+        Roof {
+            c0_s: h.step_overhead_s + comm,
+            weight_bytes: plan.model.weight_bytes(),
+            kv_bytes_per_token: plan.model.kv_bytes_per_token(),
+            bandwidth: h.mem_bandwidth_bytes_per_s * g,
+            flops: h.compute_flops_per_s * g,
+            active_params: plan.model.active_params,
+        }
+    }
+    fn memory_s(&self, ctx_tokens: f64) -> f64 {
+        (self.weight_bytes + self.kv_bytes_per_token * ctx_tokens) / self.bandwidth
+    }
+    fn compute_s(&self, n_tok: f64) -> f64 {
+        2.0 * self.active_params * n_tok / self.flops
+    }
+    fn step_s(&self, n_tok: f64, ctx_tokens: f64) -> f64 {
+        self.c0_s + self.memory_s(ctx_tokens).max(self.compute_s(n_tok))
+    }
+}
+
+/// Mean lengths of the plan's traffic.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MeanLengths {
+    /// Mean prompt length after clipping [tokens].
+    pub prompt_tokens: f64,
+    /// Mean output length after clipping [tokens].
+    pub output_tokens: f64,
+    /// Mean prompt tokens that still need prefill after prefix-cache hits [tokens].
+    pub prefill_tokens: f64,
+    /// Mean live context of a decoding sequence: prompt + half the output [tokens].
+    pub context_tokens: f64,
+}
+
+impl MeanLengths {
+    /// Mean lengths of `plan.traffic`.
+    pub fn of(plan: &Plan) -> MeanLengths {
+        let t = &plan.traffic;
+        let prompt = mean_length_tokens(&t.prompt, &t.trace, LengthOf::Prompt);
+        let output = mean_length_tokens(&t.output, &t.trace, LengthOf::Output);
+        let cached = t.prefix_hit_rate.clamp(0.0, 1.0) * (t.prefix_tokens as f64).min(prompt);
+        MeanLengths {
+            prompt_tokens: prompt,
+            output_tokens: output,
+            prefill_tokens: (prompt - cached).max(0.0),
+            context_tokens: prompt + output / 2.0,
+        }
+    }
+}
+
+/// Rough per-replica capacity [requests/s] from the roofline alone: the smaller of the
+/// compute bound `pi_eff / (2·P·(prefill + output))` and the slot bound
+/// `N / (mean output × t_step(N))`, with `N` = `max_num_seqs` capped by KV memory.
+/// The goodput search starts its scan from this.
+pub fn capacity_guess_rps(plan: &Plan) -> f64 {
+    let roof = Roof::from_plan(plan);
+    let len = MeanLengths::of(plan);
+    let per_request_flop_s = roof.compute_s(len.prefill_tokens + len.output_tokens);
+    let compute_bound = if per_request_flop_s > 0.0 {
+        1.0 / per_request_flop_s
+    } else {
+        f64::INFINITY
+    };
+    let kv = kv_capacity_tokens(plan);
+    let kv_seqs = if len.context_tokens > 0.0 {
+        kv / len.context_tokens
+    } else {
+        f64::INFINITY
+    };
+    let n = (plan.engine.max_num_seqs.max(1) as f64).min(kv_seqs.max(1.0));
+    let step = roof.step_s(n, n * len.context_tokens);
+    let slot_bound = n / (len.output_tokens.max(1.0) * step);
+    let guess = compute_bound.min(slot_bound);
+    if guess.is_finite() && guess > 0.0 {
+        guess
+    } else {
+        1.0
+    }
+}
+
+/// KV-cache capacity of one replica [tokens]: `(g × memory × utilisation − weights) / kappa`,
+/// never below 0.
+pub fn kv_capacity_tokens(plan: &Plan) -> f64 {
+    let h = &plan.hardware;
+    let usable = h.tp_degree.max(1) as f64 * h.memory_bytes * h.mem_utilization;
+    let kappa = plan.model.kv_bytes_per_token();
+    if kappa <= 0.0 {
+        return 0.0;
+    }
+    ((usable - plan.model.weight_bytes()) / kappa).max(0.0)
+}
+
+/// The M/D/1 view of a separate prefill pool at one arrival rate.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PrefillQueue {
+    /// Arrival rate used [requests/s].
+    pub rate_rps: f64,
+    /// Prefill time of the mean prompt on one replica, D [s].
+    pub service_s: f64,
+    /// Mean TTFT on one device [s]; `None` when unstable (R·D ≥ 1).
+    pub ttft_single_s: Option<f64>,
+    /// Mean TTFT with two-way inter-op parallelism [s]; `None` when unstable.
+    pub ttft_inter_op_s: Option<f64>,
+    /// Mean TTFT with two-way intra-op parallelism at speedup [`INTRA_OP_SPEEDUP`] [s].
+    pub ttft_intra_op_s: Option<f64>,
+}
+
+/// Every analytic companion of a plan at one operating point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analytics {
+    /// Mean lengths of the traffic.
+    pub lengths: MeanLengths,
+    /// Per-replica rate the checks use: the planned rate (goodput × utilisation) [requests/s].
+    pub rate_per_replica_rps: f64,
+    /// Forecast fleet peak [requests/s].
+    pub fleet_peak_rps: f64,
+    /// TTFT assumed in Little's law: the SLO's TTFT objective, else one prefill of the mean prompt [s].
+    pub littles_ttft_s: f64,
+    /// TPOT assumed in Little's law: the SLO's TPOT objective, else the decode-floor step [s].
+    pub littles_tpot_s: f64,
+    /// Concurrent sequences on one replica at its planned rate (Little's law) [sequences].
+    pub concurrency_per_replica: f64,
+    /// Concurrent sequences across the fleet at the forecast peak (Little's law) [sequences].
+    pub concurrency_fleet_peak: f64,
+    /// KV tokens the fleet holds at the peak: concurrency × mean context [tokens].
+    pub kv_tokens_fleet_peak: f64,
+    /// `max_num_seqs` the rule suggests: ⌈1.5 × rate × mean output × TPOT⌉, capped by KV memory.
+    pub suggested_max_num_seqs: u32,
+    /// Whether KV memory capped the suggestion.
+    pub suggestion_capped_by_kv: bool,
+    /// The plan's `max_num_seqs`.
+    pub max_num_seqs: u32,
+    /// Largest token budget with `c0 + 2·P·budget/pi_eff ≤ TPOT target` [tokens]; `None` without a TPOT objective.
+    pub token_budget_max: Option<u32>,
+    /// Step time of a pure decode step at the per-replica concurrency [s].
+    pub decode_floor_step_s: f64,
+    /// Prefill FLOP/s at the planned per-replica rate as a share of one replica's `pi_eff` [0..].
+    pub prefill_load_replica: f64,
+    /// Prefill FLOP/s of the whole fleet's peak as a multiple of one replica's `pi_eff` [0..].
+    pub prefill_load_fleet_peak: f64,
+    /// Lower bound on the GPU's busy share at the planned rate: max(compute, memory) work per second [0..]; ≥ 1 is unstable.
+    pub work_load_replica: f64,
+    /// KV-cache capacity of one replica [tokens].
+    pub kv_capacity_tokens: f64,
+    /// Sequences that fit in KV memory at the mean context [sequences].
+    pub kv_capacity_seqs: f64,
+    /// M/D/1 TTFT of a separate prefill pool at the planned per-replica rate.
+    pub prefill_queue: PrefillQueue,
+    /// Measured requests per simulated point (after warm-up).
+    pub requests_per_point: u64,
+    /// Standard error of attainment at the target from one point's requests [0..1].
+    pub attainment_se_point: f64,
+    /// Standard error of attainment at the target pooled over all replications [0..1].
+    pub attainment_se_pooled: f64,
+    /// Findings, most severe first.
+    pub warnings: Vec<Warning>,
+}
+
+/// Computes the analytic companions of `plan` for a replica whose goodput is `goodput_rps`
+/// (`None` = not known yet: the roofline guess stands in). The per-replica checks use the
+/// planned rate, goodput × `planning.utilization`.
+pub fn analyze(plan: &Plan, goodput_rps: Option<f64>) -> Analytics {
+    let roof = Roof::from_plan(plan);
+    let len = MeanLengths::of(plan);
+    let util = plan.planning.utilization.clamp(0.0, 1.0);
+    let goodput = goodput_rps
+        .filter(|g| g.is_finite() && *g >= 0.0)
+        .unwrap_or_else(|| capacity_guess_rps(plan));
+    let rate = goodput * util;
+    let peak = plan.traffic.peak_rate_rps.max(0.0);
+    let n_cap = plan.engine.max_num_seqs.max(1) as f64;
+
+    let prefill_one_s = roof.c0_s + roof.compute_s(len.prefill_tokens);
+    let kv_tokens = kv_capacity_tokens(plan);
+    let kv_seqs = if len.context_tokens > 0.0 {
+        kv_tokens / len.context_tokens
+    } else {
+        0.0
+    };
+    // Decode floor at the concurrency Little's law gives with the SLO's TPOT (or a first guess).
+    let tpot_guess = roof.step_s(n_cap, n_cap * len.context_tokens);
+    let littles_tpot = plan.slo.tpot_s.unwrap_or(tpot_guess);
+    let littles_ttft = plan.slo.ttft_s.unwrap_or(prefill_one_s);
+    let time_in_system = littles_ttft + len.output_tokens * littles_tpot;
+    let conc_replica = littles_law_concurrency(rate, time_in_system);
+    let conc_fleet = littles_law_concurrency(peak, time_in_system);
+    let n_live = conc_replica.clamp(1.0, n_cap);
+    let decode_floor = roof.step_s(n_live, n_live * len.context_tokens);
+    let tpot_for_rule = plan.slo.tpot_s.unwrap_or(decode_floor);
+
+    let rule = MAX_NUM_SEQS_HEADROOM * rate * len.output_tokens * tpot_for_rule;
+    let rule = libm::ceil(rule).max(1.0);
+    let kv_cap = libm::floor(kv_seqs).max(1.0);
+    let capped = rule > kv_cap;
+    let suggested = rule.min(kv_cap).min(u32::MAX as f64) as u32;
+
+    let token_budget_max = plan.slo.tpot_s.map(|tpot| {
+        let per_token = roof.compute_s(1.0);
+        let room = tpot - roof.c0_s;
+        if room <= 0.0 || per_token <= 0.0 {
+            0
+        } else {
+            libm::floor(room / per_token).min(u32::MAX as f64) as u32
+        }
+    });
+
+    let pi = roof.flops;
+    let prefill_flop_per_req = 2.0 * roof.active_params * len.prefill_tokens;
+    let prefill_load_replica = rate * prefill_flop_per_req / pi;
+    let prefill_load_fleet = peak * prefill_flop_per_req / pi;
+    let compute_load = rate * roof.compute_s(len.prefill_tokens + len.output_tokens);
+    let steps_per_s = rate * len.output_tokens / n_live;
+    let memory_load = steps_per_s * (roof.c0_s + roof.memory_s(n_live * len.context_tokens));
+    let work_load = compute_load.max(memory_load);
+
+    let prefill_queue = PrefillQueue {
+        rate_rps: rate,
+        service_s: prefill_one_s,
+        ttft_single_s: md1_ttft_s(rate, prefill_one_s),
+        ttft_inter_op_s: md1_ttft_inter_op_s(rate, prefill_one_s),
+        ttft_intra_op_s: md1_ttft_intra_op_s(rate, prefill_one_s, INTRA_OP_SPEEDUP),
+    };
+    let per_point = plan
+        .run
+        .num_requests
+        .saturating_sub(plan.run.warmup_requests) as u64;
+    let target = plan.slo.attainment_target;
+
+    let mut a = Analytics {
+        lengths: len,
+        rate_per_replica_rps: rate,
+        fleet_peak_rps: peak,
+        littles_ttft_s: littles_ttft,
+        littles_tpot_s: littles_tpot,
+        concurrency_per_replica: conc_replica,
+        concurrency_fleet_peak: conc_fleet,
+        kv_tokens_fleet_peak: conc_fleet * len.context_tokens,
+        suggested_max_num_seqs: suggested,
+        suggestion_capped_by_kv: capped,
+        max_num_seqs: plan.engine.max_num_seqs,
+        token_budget_max,
+        decode_floor_step_s: decode_floor,
+        prefill_load_replica,
+        prefill_load_fleet_peak: prefill_load_fleet,
+        work_load_replica: work_load,
+        kv_capacity_tokens: kv_tokens,
+        kv_capacity_seqs: kv_seqs,
+        prefill_queue,
+        requests_per_point: per_point,
+        attainment_se_point: attainment_std_error(target, per_point),
+        attainment_se_pooled: attainment_std_error(
+            target,
+            per_point * plan.run.replications.max(1) as u64,
+        ),
+        warnings: Vec::new(),
+    };
+    a.warnings = warnings(plan, &a, &roof);
+    a
+}
+
+fn warnings(plan: &Plan, a: &Analytics, roof: &Roof) -> Vec<Warning> {
+    let mut w = Vec::new();
+    let e = &plan.engine;
+    if a.kv_capacity_tokens <= 0.0 {
+        w.push(Warning::new(
+            "kv_no_room",
+            Severity::Critical,
+            format!(
+                "the weights ({:.1} GB) leave no KV-cache memory on {} GPU(s) at {:.0}% memory utilisation; use more GPUs per replica, a smaller dtype or a higher utilisation",
+                plan.model.weight_bytes() / 1e9,
+                plan.hardware.tp_degree.max(1),
+                plan.hardware.mem_utilization * 100.0
+            ),
+        ));
+    }
+    if a.work_load_replica >= 1.0 {
+        w.push(Warning::new(
+            "unstable_queue",
+            Severity::Critical,
+            format!(
+                "at {:.2} req/s per replica the GPU needs at least {:.0}% of its time; the queue and TTFT grow without bound. Lower the utilisation or add replicas",
+                a.rate_per_replica_rps,
+                a.work_load_replica * 100.0
+            ),
+        ));
+    }
+    if let Some(tpot) = plan.slo.tpot_s {
+        if roof.c0_s + roof.memory_s(0.0) > tpot {
+            w.push(Warning::new(
+                "tpot_target_unreachable",
+                Severity::Critical,
+                format!(
+                    "even an empty decode step takes {:.1} ms (weights read + overhead), above the {:.1} ms TPOT objective; use faster memory, tensor parallelism or a smaller weight dtype",
+                    (roof.c0_s + roof.memory_s(0.0)) * 1e3,
+                    tpot * 1e3
+                ),
+            ));
+        }
+    }
+    if e.max_num_seqs < a.suggested_max_num_seqs {
+        w.push(Warning::new(
+            "max_num_seqs_below_littles_law",
+            Severity::Warning,
+            format!(
+                "max_num_seqs = {} is below the suggested {} (1.5 × {:.2} req/s × {:.0} output tokens × {:.1} ms); requests may queue for a slot",
+                e.max_num_seqs,
+                a.suggested_max_num_seqs,
+                a.rate_per_replica_rps,
+                a.lengths.output_tokens,
+                a.littles_tpot_s * 1e3
+            ),
+        ));
+    }
+    if (e.max_num_seqs as f64) > a.kv_capacity_seqs && a.kv_capacity_tokens > 0.0 {
+        w.push(Warning::new(
+            "max_num_seqs_above_kv_capacity",
+            Severity::Info,
+            format!(
+                "max_num_seqs = {} exceeds the {:.0} sequences that fit in KV memory at the mean context of {:.0} tokens; a full batch will preempt or wait for memory",
+                e.max_num_seqs, a.kv_capacity_seqs, a.lengths.context_tokens
+            ),
+        ));
+    }
+    if let Some(max_budget) = a.token_budget_max {
+        if e.chunked_prefill && e.max_num_batched_tokens > max_budget {
+            w.push(Warning::new(
+                "token_budget_over_tpot",
+                Severity::Warning,
+                format!(
+                    "a full {}-token step takes {:.1} ms of compute; budgets above {} tokens can break the TPOT objective for every decoding request in that step",
+                    e.max_num_batched_tokens,
+                    (roof.c0_s + roof.compute_s(e.max_num_batched_tokens as f64)) * 1e3,
+                    max_budget
+                ),
+            ));
+        }
+        if !e.chunked_prefill {
+            let longest = plan.traffic.prompt.max.max(plan.traffic.prompt.min) as f64;
+            if roof.c0_s + roof.compute_s(longest) > plan.slo.tpot_s.unwrap_or(f64::INFINITY) {
+                w.push(Warning::new(
+                    "chunked_prefill_off",
+                    Severity::Warning,
+                    format!(
+                        "with chunked prefill off a {:.0}-token prompt runs in one {:.0} ms step, stalling every decoding request; turn chunking on with a budget ≤ {}",
+                        longest,
+                        (roof.c0_s + roof.compute_s(longest)) * 1e3,
+                        max_budget
+                    ),
+                ));
+            }
+        }
+    }
+    if a.prefill_load_replica > 0.5 && a.work_load_replica < 1.0 {
+        w.push(Warning::new(
+            "prefill_bound",
+            Severity::Info,
+            format!(
+                "prefill uses {:.0}% of the effective compute at the planned rate: prefill, not decode, fills this GPU",
+                a.prefill_load_replica * 100.0
+            ),
+        ));
+    }
+    w.sort_by_key(|x| std::cmp::Reverse(x.severity));
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn article_means_of_the_clipped_lognormals() {
+        // The article rounds to ≈ 1,100 and ≈ 275 (unclipped means); the 1,024 cap on
+        // outputs trims the exact clipped mean to ≈ 266.5.
+        let p = lognormal_clipped_mean(800.0, 0.8, 16, 8000);
+        let o = lognormal_clipped_mean(200.0, 0.8, 1, 1024);
+        assert!((p - 1096.44).abs() < 0.01, "prompt mean {p}");
+        assert!((o - 266.50).abs() < 0.01, "output mean {o}");
+        assert!((p - 1100.0).abs() / 1100.0 < 0.01);
+        assert!((o - 275.0).abs() / 275.0 < 0.04);
+        // The exact sum and the closed form agree to within a token.
+        let big = lognormal_clipped_mean(800.0, 0.8, 16, 8_000_000);
+        let unclipped = 800.0 * libm::exp(0.32) - 0.5;
+        assert!((big - unclipped).abs() < 1.0, "{big} vs {unclipped}");
+    }
+
+    #[test]
+    fn degenerate_lengths_do_not_panic() {
+        assert_eq!(lognormal_clipped_mean(f64::NAN, 0.8, 5, 10), 5.0);
+        assert_eq!(lognormal_clipped_mean(100.0, 0.0, 5, 10), 10.0);
+        assert_eq!(lognormal_clipped_mean(7.5, 0.0, 5, 10), 7.0);
+        assert_eq!(
+            lognormal_clipped_mean(100.0, 1.0, 10, 5),
+            lognormal_clipped_mean(100.0, 1.0, 5, 10)
+        );
+        let spec = LengthSpec {
+            dist: LengthDist::Trace,
+            min: 1,
+            max: 100,
+        };
+        assert_eq!(mean_length_tokens(&spec, &[], LengthOf::Prompt), 1.0);
+        let rows = [
+            TraceRow {
+                arrival_s: 0.0,
+                prompt_tokens: 10,
+                output_tokens: 500,
+            },
+            TraceRow {
+                arrival_s: 1.0,
+                prompt_tokens: 30,
+                output_tokens: 50,
+            },
+        ];
+        assert_eq!(mean_length_tokens(&spec, &rows, LengthOf::Prompt), 20.0);
+        assert_eq!(mean_length_tokens(&spec, &rows, LengthOf::Output), 75.0);
+    }
+
+    #[test]
+    fn md1_unstable_is_none() {
+        assert_eq!(md1_ttft_s(2.5, 0.4), None);
+        assert!(md1_ttft_inter_op_s(2.5, 0.4).is_some());
+        assert_eq!(md1_ttft_inter_op_s(5.0, 0.4), None);
+        assert_eq!(md1_ttft_intra_op_s(1.0, 0.4, 0.0), None);
+        // Intra-op helps at low rate (execution dominates).
+        let single = md1_ttft_s(0.1, 0.4).expect("stable");
+        let intra = md1_ttft_intra_op_s(0.1, 0.4, 1.8).expect("stable");
+        assert!(intra < single);
+    }
+
+    #[test]
+    fn standard_error_matches_the_article() {
+        // p = 0.95, n = 200: about 1.5 percentage points.
+        let se = attainment_std_error(0.95, 200);
+        assert!((se - 0.0154).abs() < 0.0005, "{se}");
+        assert!(attainment_std_error(0.9, 0).is_infinite());
+    }
+
+    #[test]
+    fn default_plan_budget_rule_and_warnings() {
+        let plan = Plan::default();
+        let a = analyze(&plan, Some(22.0));
+        // (25 ms − 1 ms) × 593e12 / 16e9 = 889.5 tokens.
+        assert_eq!(a.token_budget_max, Some(889));
+        assert!(a.prefill_load_replica > 0.4 && a.prefill_load_replica < 0.6);
+        assert!(a.work_load_replica < 1.0);
+        assert!(a.warnings.iter().all(|w| w.id != "unstable_queue"));
+        // A 2,048-token budget breaks the TPOT rule.
+        let mut big = plan.clone();
+        big.engine.max_num_batched_tokens = 2048;
+        let a2 = analyze(&big, Some(22.0));
+        assert!(a2.warnings.iter().any(|w| w.id == "token_budget_over_tpot"));
+        // Sixteen slots are far below Little's law.
+        let mut small = plan.clone();
+        small.engine.max_num_seqs = 16;
+        let a3 = analyze(&small, Some(22.0));
+        assert!(a3
+            .warnings
+            .iter()
+            .any(|w| w.id == "max_num_seqs_below_littles_law"));
+    }
+
+    #[test]
+    fn overload_and_no_memory_are_flagged() {
+        let mut plan = Plan::default();
+        plan.planning.utilization = 1.0;
+        let a = analyze(&plan, Some(60.0));
+        assert_eq!(a.warnings[0].id, "unstable_queue");
+        assert_eq!(a.warnings[0].severity, Severity::Critical);
+        plan.hardware.memory_bytes = 10e9;
+        let a = analyze(&plan, Some(1.0));
+        assert!(a.warnings.iter().any(|w| w.id == "kv_no_room"));
+        assert_eq!(a.kv_capacity_tokens, 0.0);
+    }
+
+    #[test]
+    fn capacity_guess_is_near_the_compute_bound() {
+        let g = capacity_guess_rps(&Plan::default());
+        // pi_eff / (2P × ~1375 tokens) ≈ 27 req/s.
+        assert!(g > 20.0 && g < 30.0, "{g}");
+    }
+}

@@ -1,0 +1,324 @@
+//! GPU and model presets. A preset only fills plan fields; the user may edit any of them.
+//!
+//! Sources for every number are listed in `docs/models.md`: GPU figures come from the
+//! vendors' datasheets (dense, i.e. without structured sparsity), model shapes from each
+//! model's published `config.json`.
+
+use crate::plan::{Dtype, Plan};
+
+/// A GPU: its datasheet figures and a default share of peak that real kernels reach.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GpuPreset {
+    /// Stable id used in plans and URLs (e.g. `h100-sxm`).
+    pub id: &'static str,
+    /// Display name.
+    pub name: &'static str,
+    /// HBM / GDDR bandwidth of one GPU [bytes/s].
+    pub mem_bandwidth_bytes_per_s: f64,
+    /// Dense (no sparsity) BF16 tensor peak of one GPU [FLOP/s].
+    pub bf16_dense_flops_per_s: f64,
+    /// Dense FP8 tensor peak of one GPU [FLOP/s]; equal to the BF16 peak where the GPU
+    /// has no FP8 tensor cores.
+    pub fp8_dense_flops_per_s: f64,
+    /// Memory of one GPU [bytes].
+    pub memory_bytes: f64,
+    /// Share of the dense peak that serving matmuls achieve [0..1].
+    pub achievable_fraction: f64,
+    /// Typical on-demand cloud price of one GPU-hour [USD]; an editable assumption.
+    pub gpu_hour_usd: f64,
+    /// Where the figures come from.
+    pub source: &'static str,
+}
+
+/// A model: the shape that sets weight bytes, FLOPs per token and KV bytes per token.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ModelPreset {
+    /// Stable id used in plans and URLs (e.g. `llama-3.1-8b`).
+    pub id: &'static str,
+    /// Display name.
+    pub name: &'static str,
+    /// Total parameters (sets the weight bytes) [parameters].
+    pub params: f64,
+    /// Parameters active per token (sets the FLOPs; smaller than `params` for MoE) [parameters].
+    pub active_params: f64,
+    /// Transformer layers.
+    pub layers: u32,
+    /// Key/value heads per layer.
+    pub kv_heads: u32,
+    /// Dimension of one attention head.
+    pub head_dim: u32,
+    /// Where the figures come from.
+    pub source: &'static str,
+}
+
+/// Every GPU preset, the article's H100 first.
+pub const GPUS: &[GpuPreset] = &[
+    GpuPreset {
+        id: "h100-sxm",
+        name: "NVIDIA H100 SXM 80GB",
+        mem_bandwidth_bytes_per_s: 3.35e12,
+        bf16_dense_flops_per_s: 989.4e12,
+        fp8_dense_flops_per_s: 1978.9e12,
+        memory_bytes: 80e9,
+        // 593 / 989.4: the article's effective 593 TFLOP/s ("60% of the dense bf16 peak").
+        achievable_fraction: 593.0 / 989.4,
+        gpu_hour_usd: 2.5,
+        source: "NVIDIA H100 Tensor Core GPU datasheet (SXM5)",
+    },
+    GpuPreset {
+        id: "h200",
+        name: "NVIDIA H200 SXM 141GB",
+        mem_bandwidth_bytes_per_s: 4.8e12,
+        bf16_dense_flops_per_s: 989.4e12,
+        fp8_dense_flops_per_s: 1978.9e12,
+        memory_bytes: 141e9,
+        achievable_fraction: 0.6,
+        gpu_hour_usd: 3.5,
+        source: "NVIDIA H200 Tensor Core GPU datasheet (SXM)",
+    },
+    GpuPreset {
+        id: "b200",
+        name: "NVIDIA B200 180GB",
+        mem_bandwidth_bytes_per_s: 8.0e12,
+        bf16_dense_flops_per_s: 2.25e15,
+        fp8_dense_flops_per_s: 4.5e15,
+        memory_bytes: 180e9,
+        achievable_fraction: 0.6,
+        gpu_hour_usd: 6.0,
+        source: "NVIDIA DGX B200 datasheet (per-GPU share of the 8-GPU system)",
+    },
+    GpuPreset {
+        id: "a100-80gb",
+        name: "NVIDIA A100 SXM 80GB",
+        mem_bandwidth_bytes_per_s: 2.039e12,
+        bf16_dense_flops_per_s: 312e12,
+        // No FP8 tensor cores: FP8 weights are dequantised and run at the BF16 rate.
+        fp8_dense_flops_per_s: 312e12,
+        memory_bytes: 80e9,
+        achievable_fraction: 0.6,
+        gpu_hour_usd: 1.8,
+        source: "NVIDIA A100 Tensor Core GPU datasheet (80GB SXM)",
+    },
+    GpuPreset {
+        id: "l40s",
+        name: "NVIDIA L40S 48GB",
+        mem_bandwidth_bytes_per_s: 864e9,
+        bf16_dense_flops_per_s: 362.05e12,
+        fp8_dense_flops_per_s: 733e12,
+        memory_bytes: 48e9,
+        achievable_fraction: 0.6,
+        gpu_hour_usd: 1.0,
+        source: "NVIDIA L40S GPU datasheet",
+    },
+    GpuPreset {
+        id: "mi300x",
+        name: "AMD Instinct MI300X 192GB",
+        mem_bandwidth_bytes_per_s: 5.3e12,
+        bf16_dense_flops_per_s: 1307.4e12,
+        fp8_dense_flops_per_s: 2614.9e12,
+        memory_bytes: 192e9,
+        achievable_fraction: 0.5,
+        gpu_hour_usd: 3.0,
+        source: "AMD Instinct MI300X accelerator datasheet",
+    },
+];
+
+/// Every model preset, the article's 8B first.
+pub const MODELS: &[ModelPreset] = &[
+    ModelPreset {
+        id: "article-8b",
+        name: "Article 8B (dense, 32 layers, 8 KV heads of 128)",
+        params: 8e9,
+        active_params: 8e9,
+        layers: 32,
+        kv_heads: 8,
+        head_dim: 128,
+        source: "the worked example of the latency-SLO tuning article",
+    },
+    ModelPreset {
+        id: "llama-3.1-8b",
+        name: "Llama 3.1 8B",
+        params: 8.03e9,
+        active_params: 8.03e9,
+        layers: 32,
+        kv_heads: 8,
+        head_dim: 128,
+        source: "meta-llama/Llama-3.1-8B config.json",
+    },
+    ModelPreset {
+        id: "llama-3.1-70b",
+        name: "Llama 3.1 70B",
+        params: 70.6e9,
+        active_params: 70.6e9,
+        layers: 80,
+        kv_heads: 8,
+        head_dim: 128,
+        source: "meta-llama/Llama-3.1-70B config.json",
+    },
+    ModelPreset {
+        id: "llama-3.1-405b",
+        name: "Llama 3.1 405B",
+        params: 405.9e9,
+        active_params: 405.9e9,
+        layers: 126,
+        kv_heads: 8,
+        head_dim: 128,
+        source: "meta-llama/Llama-3.1-405B config.json",
+    },
+    ModelPreset {
+        id: "qwen2.5-7b",
+        name: "Qwen2.5 7B",
+        params: 7.62e9,
+        active_params: 7.62e9,
+        layers: 28,
+        kv_heads: 4,
+        head_dim: 128,
+        source: "Qwen/Qwen2.5-7B config.json",
+    },
+    ModelPreset {
+        id: "qwen2.5-72b",
+        name: "Qwen2.5 72B",
+        params: 72.7e9,
+        active_params: 72.7e9,
+        layers: 80,
+        kv_heads: 8,
+        head_dim: 128,
+        source: "Qwen/Qwen2.5-72B config.json",
+    },
+    ModelPreset {
+        id: "mistral-7b",
+        name: "Mistral 7B v0.3",
+        params: 7.25e9,
+        active_params: 7.25e9,
+        layers: 32,
+        kv_heads: 8,
+        head_dim: 128,
+        source: "mistralai/Mistral-7B-v0.3 config.json",
+    },
+    ModelPreset {
+        id: "mixtral-8x7b",
+        name: "Mixtral 8x7B (MoE, 2 of 8 experts active)",
+        params: 46.7e9,
+        active_params: 12.9e9,
+        layers: 32,
+        kv_heads: 8,
+        head_dim: 128,
+        source: "mistralai/Mixtral-8x7B-v0.1 config.json and model card",
+    },
+];
+
+/// The GPU preset with this id.
+pub fn gpu(id: &str) -> Option<&'static GpuPreset> {
+    GPUS.iter().find(|g| g.id == id)
+}
+
+/// The model preset with this id.
+pub fn model(id: &str) -> Option<&'static ModelPreset> {
+    MODELS.iter().find(|m| m.id == id)
+}
+
+impl GpuPreset {
+    /// Dense peak for weights of this dtype [FLOP/s]: the FP8 peak for FP8 weights,
+    /// otherwise the BF16 peak (INT4 weights are dequantised to BF16 for the matmul).
+    pub fn dense_flops_per_s(&self, weight_dtype: Dtype) -> f64 {
+        match weight_dtype {
+            Dtype::Fp8 => self.fp8_dense_flops_per_s,
+            Dtype::Bf16 | Dtype::Int4 => self.bf16_dense_flops_per_s,
+        }
+    }
+
+    /// Effective matmul throughput for weights of this dtype: dense peak × achievable fraction [FLOP/s].
+    pub fn effective_flops_per_s(&self, weight_dtype: Dtype) -> f64 {
+        self.dense_flops_per_s(weight_dtype) * self.achievable_fraction
+    }
+
+    /// Fills `plan.hardware` (bandwidth, effective FLOP/s for the plan's weight dtype,
+    /// memory, price, preset id). Engine-side fields (utilisation, overheads, TP degree)
+    /// are left as they are.
+    pub fn apply(&self, plan: &mut Plan) {
+        let h = &mut plan.hardware;
+        h.preset = self.id.to_string();
+        h.mem_bandwidth_bytes_per_s = self.mem_bandwidth_bytes_per_s;
+        h.compute_flops_per_s = self.effective_flops_per_s(plan.model.weight_dtype);
+        h.memory_bytes = self.memory_bytes;
+        h.gpu_hour_usd = self.gpu_hour_usd;
+    }
+}
+
+impl ModelPreset {
+    /// Fills `plan.model`'s shape (parameters, layers, KV heads, head dim, preset id) and
+    /// clears the weight/KV byte overrides. Dtypes are left as they are.
+    pub fn apply(&self, plan: &mut Plan) {
+        let m = &mut plan.model;
+        m.preset = self.id.to_string();
+        m.params = self.params;
+        m.active_params = self.active_params;
+        m.layers = self.layers;
+        m.kv_heads = self.kv_heads;
+        m.head_dim = self.head_dim;
+        m.weight_bytes_override = None;
+        m.kv_bytes_per_token_override = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn article_presets_reproduce_the_default_plan() {
+        let mut plan = Plan::default();
+        plan.model.preset.clear();
+        plan.hardware.preset.clear();
+        model("article-8b").expect("article model").apply(&mut plan);
+        gpu("h100-sxm").expect("h100").apply(&mut plan);
+        let d = Plan::default();
+        assert_eq!(plan.model, d.model);
+        assert!((plan.hardware.compute_flops_per_s - 593e12).abs() < 1e3);
+        assert_eq!(plan.hardware.mem_bandwidth_bytes_per_s, 3.35e12);
+        assert_eq!(plan.model.kv_bytes_per_token(), 131_072.0);
+        assert_eq!(plan.model.weight_bytes(), 16e9);
+    }
+
+    #[test]
+    fn fp8_weights_use_the_fp8_peak() {
+        let mut plan = Plan::default();
+        plan.model.weight_dtype = Dtype::Fp8;
+        let h = gpu("h100-sxm").expect("h100");
+        h.apply(&mut plan);
+        assert!((plan.hardware.compute_flops_per_s - 1978.9e12 * 593.0 / 989.4).abs() < 1e6);
+        assert_eq!(plan.model.weight_bytes(), 8e9);
+    }
+
+    #[test]
+    fn presets_are_complete_and_sane() {
+        for id in ["h100-sxm", "h200", "b200", "a100-80gb", "l40s", "mi300x"] {
+            let g = gpu(id).unwrap_or_else(|| panic!("missing gpu {id}"));
+            assert!(g.mem_bandwidth_bytes_per_s > 1e11 && g.memory_bytes > 1e10);
+            assert!(g.fp8_dense_flops_per_s >= g.bf16_dense_flops_per_s);
+            assert!(g.achievable_fraction > 0.0 && g.achievable_fraction <= 1.0);
+            assert!(!g.source.is_empty());
+        }
+        for id in [
+            "article-8b",
+            "llama-3.1-8b",
+            "llama-3.1-70b",
+            "llama-3.1-405b",
+            "qwen2.5-7b",
+            "qwen2.5-72b",
+            "mistral-7b",
+            "mixtral-8x7b",
+        ] {
+            let m = model(id).unwrap_or_else(|| panic!("missing model {id}"));
+            assert!(m.active_params <= m.params && m.layers > 0 && m.kv_heads > 0);
+        }
+        let mixtral = model("mixtral-8x7b").expect("mixtral");
+        assert!(mixtral.active_params < 0.3 * mixtral.params);
+        assert!(gpu("nope").is_none() && model("nope").is_none());
+        let mut ids: Vec<&str> = GPUS.iter().map(|g| g.id).chain(MODELS.iter().map(|m| m.id)).collect();
+        let n = ids.len();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), n, "preset ids are unique");
+    }
+}

@@ -1,0 +1,368 @@
+//! The plan report: every answer of a plan in one serialisable document.
+//!
+//! ```text
+//!   Plan ──search (or measured sweep knee)──▶ goodput ──▶ capacity & cost
+//!     │                                          │
+//!     ├──knob sweep──▶ best-knob hint            ├──▶ analytic companions + warnings
+//!     └──────────────────────────────────────────┴──▶ alert rules
+//! ```
+//!
+//! [`PlanReport::build`] is a pure function of the plan and the job results (the
+//! goodput search and the optional sweep), so the CLI (`goodput plan --json`) and the
+//! web app, which gathers the same results from its workers, show the same numbers.
+//! [`evaluate_plan`] runs the searches in-process and builds the report.
+
+mod markdown;
+
+use crate::alerts::{alert_rules, AlertRules};
+use crate::analytic::{analyze, Analytics, MeanLengths, Severity, Warning};
+use crate::capacity::{knee_from_sweep, size_fleet, CapacityPlan};
+use crate::plan::Plan;
+use crate::search::{
+    default_threads, launch_flags, search_goodput_threads, sweep_knobs_threads, GoodputResult,
+    Knobs, LaunchFlags, Progress, SearchError, SearchStatus, SweepCell, SweepResult,
+};
+use serde::{Deserialize, Serialize};
+
+/// Where the goodput figure comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GoodputSource {
+    /// The simulator's goodput search.
+    Simulated,
+    /// The knee of the measured load-test sweep in `planning.measured_sweep`.
+    Measured,
+    /// Neither is available (see the note).
+    None,
+}
+
+/// The goodput the plan is sized from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GoodputSummary {
+    /// Where it comes from.
+    pub source: GoodputSource,
+    /// Goodput of one replica [requests/s]; 0 when none.
+    pub goodput_rps: f64,
+    /// 95% range of the simulated goodput [requests/s]; `None` for a measured knee.
+    pub goodput_range_rps: Option<[f64; 2]>,
+    /// Attainment target [0..1].
+    pub target: f64,
+    /// How it was found, in plain words.
+    pub note: String,
+}
+
+/// What the knob sweep suggests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KnobHint {
+    /// The best cell of the grid.
+    pub best: SweepCell,
+    /// The grid cell with the plan's own settings, if the grid holds them.
+    pub current: Option<SweepCell>,
+    /// Goodput gain of the best cell over the plan's settings [share, 0.25 = +25%].
+    pub gain: Option<f64>,
+    /// Launch flags of the best cell.
+    pub flags: LaunchFlags,
+    /// The hint in plain words.
+    pub message: String,
+}
+
+/// Everything `goodput plan` prints.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanReport {
+    /// The plan's title.
+    pub name: String,
+    /// The plan's inputs in plain words, for readers who do not tune knobs.
+    pub assumptions: Vec<String>,
+    /// The goodput used for sizing.
+    pub goodput: GoodputSummary,
+    /// The full goodput search (curve and detail), when simulated.
+    pub search: Option<GoodputResult>,
+    /// The fleet and its cost; `None` when it cannot be sized (see `capacity_error`).
+    pub capacity: Option<CapacityPlan>,
+    /// Why the fleet cannot be sized.
+    pub capacity_error: Option<String>,
+    /// The analytic companions at the planned rate.
+    pub analytics: Analytics,
+    /// Launch flags of the plan's own engine settings.
+    pub flags: LaunchFlags,
+    /// The knob sweep, when run.
+    pub sweep: Option<SweepResult>,
+    /// The best-knob hint from the sweep.
+    pub knob_hint: Option<KnobHint>,
+    /// Prometheus alert rules for the SLO.
+    pub alerts: AlertRules,
+    /// Every finding, most severe first.
+    pub warnings: Vec<Warning>,
+}
+
+fn warn(id: &str, severity: Severity, message: String) -> Warning {
+    Warning {
+        id: id.to_string(),
+        severity,
+        message,
+    }
+}
+
+impl PlanReport {
+    /// Builds the report from the plan and the job results: `goodput` is the search of the
+    /// plan's own settings (ignored when `planning.measured_sweep` has rows, whose knee is
+    /// used instead), `sweep` the optional knob sweep.
+    pub fn build(
+        plan: &Plan,
+        goodput: Option<&GoodputResult>,
+        sweep: Option<&SweepResult>,
+    ) -> PlanReport {
+        let mut warnings = Vec::new();
+        let target = plan.slo.attainment_target;
+        let summary = if !plan.planning.measured_sweep.is_empty() {
+            match knee_from_sweep(&plan.planning.measured_sweep, target) {
+                Ok(g) => GoodputSummary {
+                    source: GoodputSource::Measured,
+                    goodput_rps: g,
+                    goodput_range_rps: None,
+                    target,
+                    note: format!(
+                        "knee of the measured sweep ({} rows): the highest rate with attainment ≥ {} below the first that misses it",
+                        plan.planning.measured_sweep.len(),
+                        target
+                    ),
+                },
+                Err(e) => GoodputSummary {
+                    source: GoodputSource::Measured,
+                    goodput_rps: 0.0,
+                    goodput_range_rps: None,
+                    target,
+                    note: e.to_string(),
+                },
+            }
+        } else if let Some(r) = goodput {
+            if r.status != SearchStatus::Converged {
+                warnings.push(warn(
+                    "search_not_converged",
+                    if r.status == SearchStatus::ZeroGoodput {
+                        Severity::Critical
+                    } else {
+                        Severity::Warning
+                    },
+                    r.reason.clone(),
+                ));
+            }
+            GoodputSummary {
+                source: GoodputSource::Simulated,
+                goodput_rps: r.goodput_rps,
+                goodput_range_rps: Some(r.goodput_range_rps),
+                target: r.target,
+                note: format!(
+                    "simulated: {} rates × {} replications; {}",
+                    r.curve.len(),
+                    r.replications,
+                    r.reason
+                ),
+            }
+        } else {
+            GoodputSummary {
+                source: GoodputSource::None,
+                goodput_rps: 0.0,
+                goodput_range_rps: None,
+                target,
+                note: "no goodput: neither a simulated search nor a measured sweep is available"
+                    .into(),
+            }
+        };
+        let g = summary.goodput_rps;
+        let (capacity, capacity_error) = match size_fleet(g, plan) {
+            Ok(c) => (Some(c), None),
+            Err(e) => {
+                warnings.push(warn("no_capacity", Severity::Critical, e.to_string()));
+                (None, Some(e.to_string()))
+            }
+        };
+        let analytics = analyze(plan, (g > 0.0).then_some(g));
+        let alerts = alert_rules(plan, g);
+        for name in &alerts.unreachable {
+            warnings.push(warn(
+                "alert_unreachable",
+                Severity::Info,
+                format!(
+                    "{name} can never fire at a {} target: its burn threshold exceeds a 100% error ratio; the 6× and 1× alerts still cover fast and slow burns",
+                    target
+                ),
+            ));
+        }
+        let knob_hint = sweep.map(|s| knob_hint(plan, s, g));
+        if let Some(h) = &knob_hint {
+            if h.gain.is_some_and(|x| x > 0.05) {
+                warnings.push(warn("better_knobs", Severity::Info, h.message.clone()));
+            }
+        }
+        warnings.extend(analytics.warnings.iter().cloned());
+        warnings.sort_by_key(|w| std::cmp::Reverse(w.severity));
+        PlanReport {
+            name: plan.name.clone(),
+            assumptions: assumptions(plan),
+            goodput: summary,
+            search: goodput.cloned(),
+            capacity,
+            capacity_error,
+            analytics,
+            flags: launch_flags(plan, &Knobs::of(plan)),
+            sweep: sweep.cloned(),
+            knob_hint,
+            alerts,
+            warnings,
+        }
+    }
+
+    /// The report as Markdown (`goodput plan --markdown`, the app's export).
+    pub fn to_markdown(&self) -> String {
+        markdown::render(self)
+    }
+}
+
+fn knob_hint(plan: &Plan, s: &SweepResult, goodput_rps: f64) -> KnobHint {
+    let best = *s.best_cell();
+    let knobs = Knobs::of(plan);
+    let current = s.cells.iter().find(|c| c.knobs == knobs).copied();
+    let base = current.map_or(goodput_rps, |c| c.goodput_rps);
+    let gain = (base > 0.0).then(|| best.goodput_rps / base - 1.0);
+    let budget = if best.batched_tokens == 0 {
+        "chunked prefill off".to_string()
+    } else {
+        format!("a {}-token budget", best.batched_tokens)
+    };
+    let message = match (current, gain) {
+        (Some(c), _) if c.knobs == best.knobs => format!(
+            "the plan's settings ({} sequences, {budget}) are the best of the {}-cell grid",
+            best.max_num_seqs,
+            s.cells.len()
+        ),
+        (_, Some(x)) => format!(
+            "{} sequences with {budget} reach {:.2} req/s in the sweep, {:+.0}% against the plan's settings",
+            best.max_num_seqs,
+            best.goodput_rps,
+            x * 100.0
+        ),
+        (_, None) => format!(
+            "{} sequences with {budget} reach {:.2} req/s, the best of the grid",
+            best.max_num_seqs, best.goodput_rps
+        ),
+    };
+    KnobHint {
+        best,
+        current,
+        gain,
+        flags: s.flags.clone(),
+        message,
+    }
+}
+
+fn opt_ms(x: Option<f64>) -> String {
+    x.map_or("none".into(), |v| {
+        format!("{} ms", crate::alerts::fmt_num(v * 1e3))
+    })
+}
+
+fn assumptions(plan: &Plan) -> Vec<String> {
+    let m = &plan.model;
+    let h = &plan.hardware;
+    let len = MeanLengths::of(plan);
+    vec![
+        format!(
+            "Model {} ({:.1}B parameters, {} weights, {:.1} GB) on {} × {} per replica.",
+            m.preset,
+            m.params / 1e9,
+            m.weight_dtype.name(),
+            m.weight_bytes() / 1e9,
+            h.tp_degree.max(1),
+            h.preset
+        ),
+        format!(
+            "Traffic peaks at {} req/s; prompts average {:.0} tokens and outputs {:.0} tokens.",
+            crate::alerts::fmt_num(plan.traffic.peak_rate_rps),
+            len.prompt_tokens,
+            len.output_tokens
+        ),
+        format!(
+            "SLO ({}): TTFT {}, TPOT {}, E2E {}, met together by {}% of requests.",
+            plan.slo.class,
+            plan.slo.ttft_s.map_or("none".into(), |v| format!(
+                "{} s",
+                crate::alerts::fmt_num(v)
+            )),
+            opt_ms(plan.slo.tpot_s),
+            plan.slo.e2e_s.map_or("none".into(), |v| format!(
+                "{} s",
+                crate::alerts::fmt_num(v)
+            )),
+            crate::alerts::fmt_num(plan.slo.attainment_target * 100.0)
+        ),
+        format!(
+            "Each replica is planned at {}% of its goodput, plus {} spare replica(s).",
+            crate::alerts::fmt_num(plan.planning.utilization * 100.0),
+            plan.planning.redundancy
+        ),
+        format!(
+            "A GPU-hour costs ${}; a month is {} hours.",
+            crate::alerts::fmt_num(h.gpu_hour_usd),
+            crate::alerts::fmt_num(plan.planning.hours_per_month)
+        ),
+    ]
+}
+
+/// What [`evaluate_plan_with`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EvaluateOptions {
+    /// Run the knob sweep for the best-knob hint.
+    pub sweep: bool,
+    /// OS threads for the simulations (the result does not depend on it).
+    pub threads: usize,
+}
+
+impl Default for EvaluateOptions {
+    fn default() -> Self {
+        EvaluateOptions {
+            sweep: true,
+            threads: default_threads(),
+        }
+    }
+}
+
+/// Runs the goodput search (unless a measured sweep is given) and the knob sweep
+/// in-process, then builds the report. `progress` returning `false` cancels.
+pub fn evaluate_plan(
+    plan: &Plan,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<PlanReport, SearchError> {
+    evaluate_plan_with(plan, EvaluateOptions::default(), progress)
+}
+
+/// [`evaluate_plan`] with options.
+pub fn evaluate_plan_with(
+    plan: &Plan,
+    options: EvaluateOptions,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<PlanReport, SearchError> {
+    let threads = options.threads.max(1);
+    let mut offset = 0;
+    let search = if plan.planning.measured_sweep.is_empty() {
+        let r = search_goodput_threads(plan, threads, progress)?;
+        offset = r.jobs_run;
+        Some(r)
+    } else {
+        None
+    };
+    let sweep = if options.sweep {
+        Some(sweep_knobs_threads(plan, threads, &mut |p| {
+            progress(Progress {
+                done: p.done + offset,
+                total: p.total + offset,
+            })
+        })?)
+    } else {
+        None
+    };
+    Ok(PlanReport::build(plan, search.as_ref(), sweep.as_ref()))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,311 @@
+//! Markdown rendering of a [`PlanReport`].
+
+use super::{GoodputSource, PlanReport};
+use crate::alerts::fmt_num;
+use std::fmt::Write;
+
+/// Dollars: two decimals with thousands separators from $1, else four significant digits.
+pub(crate) fn usd(x: f64) -> String {
+    if !x.is_finite() {
+        return "n/a".into();
+    }
+    if x.abs() >= 1.0 {
+        let cents = (x * 100.0).round() as i128;
+        let (whole, frac) = (cents / 100, (cents % 100).abs());
+        let digits = whole.abs().to_string();
+        let mut grouped = String::new();
+        for (i, ch) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                grouped.push(',');
+            }
+            grouped.push(ch);
+        }
+        let sign = if whole < 0 { "-" } else { "" };
+        format!("{sign}${grouped}.{frac:02}")
+    } else {
+        format!("${}", sig4(x))
+    }
+}
+
+fn sig4(x: f64) -> String {
+    if x == 0.0 {
+        return "0".into();
+    }
+    let mag = x.abs().log10().floor() as i32;
+    let decimals = (3 - mag).clamp(0, 12) as usize;
+    format!("{x:.decimals$}")
+}
+
+fn ms(x: f64) -> String {
+    if x.is_finite() {
+        format!("{:.1}", x * 1e3)
+    } else {
+        "–".into()
+    }
+}
+
+fn secs(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.2}")
+    } else {
+        "–".into()
+    }
+}
+
+/// Renders the report.
+pub(crate) fn render(r: &PlanReport) -> String {
+    let mut s = String::new();
+    let title = if r.name.trim().is_empty() {
+        "goodput plan"
+    } else {
+        r.name.trim()
+    };
+    let _ = writeln!(s, "# {title}\n");
+
+    let _ = writeln!(s, "## Answer\n");
+    let _ = writeln!(s, "| | |\n| --- | --- |");
+    let g = &r.goodput;
+    let source = match g.source {
+        GoodputSource::Simulated => "simulated",
+        GoodputSource::Measured => "measured sweep",
+        GoodputSource::None => "not available",
+    };
+    let range = g.goodput_range_rps.map_or(String::new(), |[lo, hi]| {
+        format!(", 95% range {lo:.2} to {hi:.2}")
+    });
+    let _ = writeln!(
+        s,
+        "| Goodput per replica | {:.2} req/s ({source}{range}) |",
+        g.goodput_rps
+    );
+    match &r.capacity {
+        Some(c) => {
+            let _ = writeln!(
+                s,
+                "| Planned rate per replica | {} req/s ({}% of goodput) |",
+                fmt_num((c.planned_rps_per_replica * 1e4).round() / 1e4),
+                fmt_num(c.utilization * 100.0)
+            );
+            let _ = writeln!(
+                s,
+                "| Replicas | {} ({} for the {} req/s peak + {} spare) |",
+                c.replicas_total,
+                c.replicas_for_peak,
+                fmt_num(c.peak_rate_rps),
+                c.redundancy
+            );
+            let _ = writeln!(
+                s,
+                "| GPUs | {} ({} per replica) |",
+                c.gpus_total, c.gpus_per_replica
+            );
+            let _ = writeln!(s, "| Cost per hour | {} |", usd(c.cost_per_hour_usd));
+            let _ = writeln!(s, "| Cost per month | {} |", usd(c.cost_per_month_usd));
+            let _ = writeln!(
+                s,
+                "| Cost per compliant request | {} |",
+                usd(c.cost_per_compliant_request_usd)
+            );
+            let _ = writeln!(
+                s,
+                "| Cost per million output tokens | {} |",
+                usd(c.cost_per_million_output_tokens_usd)
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "| Fleet | cannot be sized: {} |",
+                r.capacity_error.as_deref().unwrap_or("unknown")
+            );
+        }
+    }
+    let _ = writeln!(s, "\n{}\n", g.note);
+
+    let _ = writeln!(s, "## Assumptions\n");
+    for a in &r.assumptions {
+        let _ = writeln!(s, "- {a}");
+    }
+    s.push('\n');
+
+    if !r.warnings.is_empty() {
+        let _ = writeln!(s, "## Warnings\n");
+        for w in &r.warnings {
+            let sev = match w.severity {
+                crate::analytic::Severity::Critical => "**critical**",
+                crate::analytic::Severity::Warning => "warning",
+                crate::analytic::Severity::Info => "info",
+            };
+            let _ = writeln!(s, "- {sev} (`{}`): {}", w.id, w.message);
+        }
+        s.push('\n');
+    }
+
+    if let Some(search) = &r.search {
+        let _ = writeln!(
+            s,
+            "## Attainment curve\n\n{} replications per rate; 95% interval by Student's t. Latency from replication 0.\n",
+            search.replications
+        );
+        let _ = writeln!(
+            s,
+            "| rate (req/s) | attainment | 95% CI | TTFT p50 (s) | TTFT p99 (s) | TPOT p50 (ms) | TPOT p99 (ms) |"
+        );
+        let _ = writeln!(s, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        for c in &search.curve {
+            let (t50, t99, p50, p99) = c.detail.map_or(
+                ("–".into(), "–".into(), "–".into(), "–".into()),
+                |d| {
+                    (
+                        secs(d.ttft_p50_s),
+                        secs(d.ttft_p99_s),
+                        ms(d.tpot_p50_s),
+                        ms(d.tpot_p99_s),
+                    )
+                },
+            );
+            let _ = writeln!(
+                s,
+                "| {:.2} | {:.1}% | {:.1}–{:.1}% | {t50} | {t99} | {p50} | {p99} |",
+                c.rate_rps,
+                c.attainment * 100.0,
+                c.ci95[0] * 100.0,
+                c.ci95[1] * 100.0
+            );
+        }
+        s.push('\n');
+    }
+
+    let _ = writeln!(
+        s,
+        "## Engine flags\n\n```sh\n{}\n{}\n```\n",
+        r.flags.vllm, r.flags.sglang
+    );
+    if let (Some(h), Some(sw)) = (&r.knob_hint, &r.sweep) {
+        let _ = writeln!(
+            s,
+            "## Knob sweep\n\n{} ({} replications per rate). Goodput in req/s:\n",
+            h.message, sw.replications
+        );
+        let mut head = String::from("| max_num_seqs |");
+        let mut rule = String::from("| ---: |");
+        for b in &sw.batched_tokens {
+            if *b == 0 {
+                head.push_str(" no chunking |");
+            } else {
+                let _ = write!(head, " {b} |");
+            }
+            rule.push_str(" ---: |");
+        }
+        let _ = writeln!(s, "{head}\n{rule}");
+        let cols = sw.batched_tokens.len().max(1);
+        for (i, n) in sw.max_num_seqs.iter().enumerate() {
+            let mut row = format!("| {n} |");
+            for j in 0..cols {
+                let idx = i * cols + j;
+                if let Some(c) = sw.cells.get(idx) {
+                    if idx == sw.best {
+                        let _ = write!(row, " **{:.2}** |", c.goodput_rps);
+                    } else {
+                        let _ = write!(row, " {:.2} |", c.goodput_rps);
+                    }
+                }
+            }
+            let _ = writeln!(s, "{row}");
+        }
+        let _ = writeln!(
+            s,
+            "\nBest setting:\n\n```sh\n{}\n{}\n```\n",
+            h.flags.vllm, h.flags.sglang
+        );
+    }
+
+    let a = &r.analytics;
+    let _ = writeln!(s, "## Analytic companions\n");
+    let _ = writeln!(s, "| check | value |\n| --- | ---: |");
+    let rows: Vec<(String, String)> = vec![
+        (
+            "Mean prompt / output length (tokens)".into(),
+            format!(
+                "{:.0} / {:.0}",
+                a.lengths.prompt_tokens, a.lengths.output_tokens
+            ),
+        ),
+        (
+            "Concurrency per replica at the planned rate (Little's law)".into(),
+            format!("{:.0}", a.concurrency_per_replica),
+        ),
+        (
+            "Concurrency across the fleet at the peak".into(),
+            format!(
+                "{:.0} sequences, {:.0} KV tokens",
+                a.concurrency_fleet_peak, a.kv_tokens_fleet_peak
+            ),
+        ),
+        (
+            "Suggested max_num_seqs (plan's setting)".into(),
+            format!(
+                "{}{} ({})",
+                a.suggested_max_num_seqs,
+                if a.suggestion_capped_by_kv {
+                    ", capped by KV memory"
+                } else {
+                    ""
+                },
+                a.max_num_seqs
+            ),
+        ),
+        (
+            "Largest token budget for the TPOT objective".into(),
+            a.token_budget_max
+                .map_or("no TPOT objective".into(), |b| format!("{b} tokens")),
+        ),
+        ("Decode-floor step (ms)".into(), ms(a.decode_floor_step_s)),
+        (
+            "Prefill load: per replica / fleet peak (share of one replica's compute)".into(),
+            format!(
+                "{:.0}% / {:.0}%",
+                a.prefill_load_replica * 100.0,
+                a.prefill_load_fleet_peak * 100.0
+            ),
+        ),
+        (
+            "GPU busy share at the planned rate (lower bound)".into(),
+            format!("{:.0}%", a.work_load_replica * 100.0),
+        ),
+        (
+            "KV capacity".into(),
+            format!(
+                "{:.0} tokens, {:.0} sequences at the mean context",
+                a.kv_capacity_tokens, a.kv_capacity_seqs
+            ),
+        ),
+        (
+            "Separate prefill pool, M/D/1 TTFT: 1 GPU / 2-way inter-op / 2-way intra-op (s)".into(),
+            [
+                a.prefill_queue.ttft_single_s,
+                a.prefill_queue.ttft_inter_op_s,
+                a.prefill_queue.ttft_intra_op_s,
+            ]
+            .iter()
+            .map(|x| x.map_or("unstable".into(), secs))
+            .collect::<Vec<_>>()
+            .join(" / "),
+        ),
+        (
+            "Standard error of attainment: one point / pooled".into(),
+            format!(
+                "{:.2} / {:.2} percentage points",
+                a.attainment_se_point * 100.0,
+                a.attainment_se_pooled * 100.0
+            ),
+        ),
+    ];
+    for (k, v) in rows {
+        let _ = writeln!(s, "| {k} | {v} |");
+    }
+    s.push('\n');
+
+    let _ = writeln!(s, "## Alert rules\n\n```yaml\n{}```", r.alerts.yaml);
+    s
+}

@@ -1,0 +1,105 @@
+use super::*;
+use crate::plan::SweepRow;
+
+fn article_measured_plan() -> Plan {
+    let mut p = Plan::default();
+    p.slo.attainment_target = 0.92;
+    p.traffic.peak_rate_rps = 30.0;
+    p.planning.measured_sweep = [
+        (4.0, 0.99),
+        (6.0, 0.97),
+        (8.0, 0.93),
+        (9.0, 0.71),
+        (10.0, 0.38),
+    ]
+    .into_iter()
+    .map(|(rate_rps, attainment)| SweepRow {
+        rate_rps,
+        attainment,
+    })
+    .collect();
+    p
+}
+
+#[test]
+fn measured_sweep_gives_the_article_fleet() {
+    let plan = article_measured_plan();
+    let r = PlanReport::build(&plan, None, None);
+    assert_eq!(r.goodput.source, GoodputSource::Measured);
+    assert_eq!(r.goodput.goodput_rps, 8.0);
+    let c = r.capacity.as_ref().expect("sized");
+    assert!((c.planned_rps_per_replica - 5.6).abs() < 1e-12);
+    assert_eq!((c.replicas_for_peak, c.replicas_total), (6, 7));
+    assert!(r.capacity_error.is_none());
+    let md = r.to_markdown();
+    assert!(
+        md.contains("| Replicas | 7 (6 for the 30 req/s peak + 1 spare) |"),
+        "{md}"
+    );
+    assert!(md.contains("```yaml\n"));
+    // Round trip through JSON (what `goodput plan --json` prints).
+    let json = serde_json::to_string(&r).expect("json");
+    let back: PlanReport = serde_json::from_str(&json).expect("parse");
+    assert_eq!(back.goodput, r.goodput);
+}
+
+#[test]
+fn zero_goodput_is_reported_not_divided() {
+    let mut plan = article_measured_plan();
+    plan.slo.attainment_target = 0.995;
+    let r = PlanReport::build(&plan, None, None);
+    assert_eq!(r.goodput.goodput_rps, 0.0);
+    assert!(r.capacity.is_none());
+    assert!(r
+        .capacity_error
+        .as_deref()
+        .is_some_and(|e| e.contains("no replica")));
+    assert_eq!(r.warnings[0].severity, Severity::Critical);
+    assert!(r.to_markdown().contains("cannot be sized"));
+    let none = PlanReport::build(&Plan::default(), None, None);
+    assert_eq!(none.goodput.source, GoodputSource::None);
+}
+
+#[test]
+fn evaluate_plan_is_build_of_the_searches() {
+    let mut plan = Plan::default();
+    plan.run.num_requests = 400;
+    plan.run.warmup_requests = 50;
+    plan.run.replications = 3;
+    plan.run.sweep_max_num_seqs = vec![32, 128];
+    plan.run.sweep_batched_tokens = vec![512, 2048];
+    let opts = EvaluateOptions {
+        sweep: true,
+        threads: 2,
+    };
+    let mut last = Progress { done: 0, total: 0 };
+    let r = evaluate_plan_with(&plan, opts, &mut |p| {
+        assert!(p.done >= last.done, "progress never goes back");
+        last = p;
+        true
+    })
+    .expect("report");
+    let search = r.search.clone().expect("simulated");
+    let sweep = r.sweep.clone().expect("swept");
+    assert_eq!(last.done, search.jobs_run + sweep.jobs_run);
+    let rebuilt = PlanReport::build(&plan, Some(&search), Some(&sweep));
+    assert_eq!(
+        serde_json::to_string(&rebuilt).expect("json"),
+        serde_json::to_string(&r).expect("json")
+    );
+    assert_eq!(r.goodput.source, GoodputSource::Simulated);
+    assert!(r.goodput.goodput_rps > 0.0);
+    let hint = r.knob_hint.as_ref().expect("hint");
+    assert!(hint.current.is_some(), "the grid holds the plan's settings");
+    assert!(r.to_markdown().contains("## Knob sweep"));
+    let cancelled = evaluate_plan_with(&plan, opts, &mut |_| false);
+    assert_eq!(cancelled.unwrap_err(), SearchError::Cancelled);
+}
+
+#[test]
+fn dollars_format() {
+    assert_eq!(markdown::usd(12775.0), "$12,775.00");
+    assert_eq!(markdown::usd(1234567.891), "$1,234,567.89");
+    assert_eq!(markdown::usd(0.000124), "$0.0001240");
+    assert_eq!(markdown::usd(f64::NAN), "n/a");
+}

@@ -1,0 +1,796 @@
+//! Goodput search and knob sweep, as resumable state machines.
+//!
+//! Goodput is the highest arrival rate at which the mean joint attainment over `R`
+//! replications stays at or above the target. The search never runs a simulation
+//! itself: it hands out independent [`Job`]s and takes [`JobResult`]s back, so the
+//! same driver runs in-process (the CLI) or spread over Web Workers (the app), and
+//! both give bit-identical answers.
+//!
+//! ```text
+//!   GoodputSearch::new(plan) ─▶ next_batch() ─▶ [Job ...] ─▶ run_job (anywhere) ─┐
+//!          ▲                                                                     │
+//!          └──────────── feed([JobResult ...]) ◀──────────────────────────────────┘
+//!   repeat until is_done(); then result()
+//! ```
+//!
+//! **Rules that make it deterministic.** A batch holds every replication of one to
+//! three rates. The search decides its next batch only when the whole current batch
+//! is back; results are matched by job id, so arrival order and batching do not matter.
+//! Replication `i` of every rate uses seed `replication_seed(plan.run.seed, i)`:
+//! common random numbers, which make the curve smooth in the rate.
+//!
+//! **The search.** It starts from the roofline capacity guess
+//! ([`crate::analytic::capacity_guess_rps`]) with rates at 0.25, 0.6 and 0.9 of it,
+//! steps up (×1.5, ×2.25) while every rate passes and down (÷2.5, ÷8) while even the
+//! lowest fails, then trisects the bracket between the highest passing rate and the
+//! first failing rate until it is narrower than 2% of the rate (at least
+//! [`MIN_TOLERANCE_RPS`]). Below 1% of the guess it gives up: goodput 0, with a reason.
+//!
+//! **The curve.** Every evaluated rate, sorted: mean attainment and a 95% confidence
+//! interval (Student's t over the replications; with one replication, the normal
+//! approximation of the binomial over the measured requests). Goodput is the highest
+//! evaluated rate that passes below the first that fails. Its range is where the
+//! lower and upper edges of the band cross the target (linear interpolation).
+//! Latency detail per rate (TTFT/TPOT p50/p99) comes from one full simulation with
+//! replication 0's seed.
+
+mod flags;
+mod sweep;
+
+pub use flags::{hf_model_name, launch_flags, LaunchFlags};
+pub use sweep::{
+    sweep_knobs, sweep_knobs_threads, KnobSweep, SweepCell, SweepResult, MAX_AXIS_VALUES,
+    SWEEP_MAX_REPLICATIONS,
+};
+
+use crate::analytic::capacity_guess_rps;
+use crate::plan::Plan;
+use crate::sim::{self, SimConfig, SimError};
+use crate::slo::has_objective;
+use crate::stats;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Most rates one search evaluates.
+pub const MAX_RATES: usize = 24;
+/// Most replications per rate a search accepts.
+pub const MAX_SEARCH_REPLICATIONS: u32 = 200;
+/// Most simulated requests (jobs × requests per job) a search or sweep may plan for.
+pub const MAX_WORK_REQUESTS: u64 = 200_000_000;
+/// Smallest bisection tolerance [requests/s].
+pub const MIN_TOLERANCE_RPS: f64 = 0.005;
+/// Relative bisection tolerance: stop when the bracket is narrower than this share of the rate.
+pub const RELATIVE_TOLERANCE: f64 = 0.02;
+/// Lowest rate tried, as a share of the analytic guess; failing there means goodput 0.
+pub const MIN_RATE_FRACTION: f64 = 0.01;
+/// Highest rate tried, as a multiple of the analytic guess.
+pub const MAX_RATE_FACTOR: f64 = 64.0;
+
+/// The engine settings a job runs with (the knob sweep varies them per cell).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Knobs {
+    /// Most sequences running at once.
+    pub max_num_seqs: u32,
+    /// Token budget per step [tokens].
+    pub max_num_batched_tokens: u32,
+    /// Chunked prefill on or off.
+    pub chunked_prefill: bool,
+}
+
+impl Knobs {
+    /// The plan's own engine settings.
+    pub fn of(plan: &Plan) -> Knobs {
+        Knobs {
+            max_num_seqs: plan.engine.max_num_seqs,
+            max_num_batched_tokens: plan.engine.max_num_batched_tokens,
+            chunked_prefill: plan.engine.chunked_prefill,
+        }
+    }
+
+    /// A copy of `plan` with these engine settings.
+    pub fn apply(&self, plan: &Plan) -> Plan {
+        let mut p = plan.clone();
+        p.engine.max_num_seqs = self.max_num_seqs;
+        p.engine.max_num_batched_tokens = self.max_num_batched_tokens;
+        p.engine.chunked_prefill = self.chunked_prefill;
+        p
+    }
+}
+
+/// One simulation to run: a message to a worker.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    /// Unique id within its search or sweep; results are matched by it.
+    pub id: u32,
+    /// Grid cell (0 for a plain goodput search).
+    pub cell: u32,
+    /// Arrival rate [requests/s].
+    pub rate_rps: f64,
+    /// Replication index `i`.
+    pub replication: u32,
+    /// Seed: `replication_seed(plan.run.seed, i)`.
+    pub seed: u64,
+    /// Engine settings to run with (override the plan's).
+    pub knobs: Knobs,
+    /// Run the full simulation and return latency percentiles, not just attainment.
+    pub detail: bool,
+}
+
+/// Latency percentiles of one full simulation.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LatencyDetail {
+    /// Median TTFT [s].
+    pub ttft_p50_s: f64,
+    /// 99th-percentile TTFT [s].
+    pub ttft_p99_s: f64,
+    /// Median TPOT [s].
+    pub tpot_p50_s: f64,
+    /// 99th-percentile TPOT [s].
+    pub tpot_p99_s: f64,
+    /// 99th-percentile inter-token gap [s].
+    pub itl_p99_s: f64,
+    /// Output tokens per second of the replica [tokens/s].
+    pub output_tokens_per_s: f64,
+    /// Mean waiting-queue length [requests].
+    pub mean_queue_len: f64,
+    /// Sequences preempted.
+    pub preemptions: u32,
+}
+
+/// What a worker returns for one [`Job`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct JobResult {
+    /// The job's id.
+    pub id: u32,
+    /// Joint attainment of the run [0..1].
+    pub attainment: f64,
+    /// Latency percentiles, when the job asked for them.
+    pub detail: Option<LatencyDetail>,
+}
+
+/// Runs one job: what a worker calls. The plan must be the one the search was built from.
+pub fn run_job(plan: &Plan, job: &Job) -> Result<JobResult, SimError> {
+    let mut cfg = SimConfig::from_plan(plan, job.rate_rps)?;
+    cfg.max_num_seqs = job.knobs.max_num_seqs;
+    cfg.max_num_batched_tokens = job.knobs.max_num_batched_tokens;
+    cfg.chunked_prefill = job.knobs.chunked_prefill;
+    run_job_with(&cfg, job)
+}
+
+/// Runs one job on a resolved configuration (the job's rate and knobs override `base`'s).
+/// Workers that run many jobs of one plan resolve it once and call this.
+pub fn run_job_with(base: &SimConfig, job: &Job) -> Result<JobResult, SimError> {
+    let mut cfg = base.with_rate(job.rate_rps)?;
+    cfg.max_num_seqs = job.knobs.max_num_seqs;
+    cfg.max_num_batched_tokens = job.knobs.max_num_batched_tokens;
+    cfg.chunked_prefill = job.knobs.chunked_prefill;
+    if job.detail {
+        let r = sim::simulate(&cfg, job.seed)?;
+        Ok(JobResult {
+            id: job.id,
+            attainment: r.attainment,
+            detail: Some(LatencyDetail {
+                ttft_p50_s: r.ttft_s.p50,
+                ttft_p99_s: r.ttft_s.p99,
+                tpot_p50_s: r.tpot_s.p50,
+                tpot_p99_s: r.tpot_s.p99,
+                itl_p99_s: r.itl_s.p99,
+                output_tokens_per_s: r.output_tokens_per_s,
+                mean_queue_len: r.mean_queue_len,
+                preemptions: r.preemptions,
+            }),
+        })
+    } else {
+        Ok(JobResult {
+            id: job.id,
+            attainment: sim::attainment(&cfg, job.seed)?,
+            detail: None,
+        })
+    }
+}
+
+/// Why a search or sweep could not run. Each variant says what to change.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SearchError {
+    /// The plan cannot be simulated; the message names the field.
+    Sim(SimError),
+    /// The SLO has no latency objective (e.g. the batch class), so every rate passes and
+    /// goodput is unbounded. Set a TTFT, TPOT or E2E objective.
+    NoObjective,
+    /// The attainment target is not in (0, 1]; set `slo.attainment_target`, e.g. 0.9.
+    BadTarget {
+        /// The target given.
+        target: f64,
+    },
+    /// Too many replications; lower `run.replications` to at most `max`.
+    TooManyReplications {
+        /// Replications asked for.
+        replications: u32,
+        /// The most allowed.
+        max: u32,
+    },
+    /// The search or sweep would simulate too many requests; lower `run.num_requests`,
+    /// `run.replications` or the sweep grid.
+    TooMuchWork {
+        /// Requests the worst case would simulate.
+        requests: u64,
+        /// The most allowed.
+        max: u64,
+    },
+    /// The sweep grid is empty or too large; give 1..=`max` values on each axis.
+    BadGrid {
+        /// The axis (`run.sweep_max_num_seqs` or `run.sweep_batched_tokens`).
+        field: &'static str,
+        /// Values given.
+        len: usize,
+        /// The most allowed.
+        max: usize,
+    },
+    /// The caller cancelled through the progress callback.
+    Cancelled,
+}
+
+impl std::fmt::Display for SearchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SearchError::Sim(e) => write!(f, "{e}"),
+            SearchError::NoObjective => write!(
+                f,
+                "slo: no TTFT, TPOT or E2E objective, so every rate meets it and goodput is unbounded; set at least one objective"
+            ),
+            SearchError::BadTarget { target } => write!(
+                f,
+                "slo.attainment_target: must be in (0, 1], got {target}"
+            ),
+            SearchError::TooManyReplications { replications, max } => write!(
+                f,
+                "run.replications: {replications} is too many for a search; allowed 1..={max}"
+            ),
+            SearchError::TooMuchWork { requests, max } => write!(
+                f,
+                "the search could simulate {requests} requests, more than the {max} allowed; lower run.num_requests, run.replications or the sweep grid"
+            ),
+            SearchError::BadGrid { field, len, max } => write!(
+                f,
+                "{field}: has {len} values; give 1..={max}"
+            ),
+            SearchError::Cancelled => write!(f, "cancelled"),
+        }
+    }
+}
+
+impl std::error::Error for SearchError {}
+
+impl From<SimError> for SearchError {
+    fn from(e: SimError) -> Self {
+        SearchError::Sim(e)
+    }
+}
+
+/// How a search ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchStatus {
+    /// The bracket between passing and failing rates is within tolerance.
+    Converged,
+    /// Even the lowest sensible rate misses the target: goodput is 0.
+    ZeroGoodput,
+    /// Every rate up to the highest tried passes; goodput is at least the reported value.
+    NotBracketed,
+    /// The rate budget ran out before the bracket was narrow enough.
+    BudgetExhausted,
+}
+
+/// One evaluated rate of the attainment curve.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CurvePoint {
+    /// Arrival rate [requests/s].
+    pub rate_rps: f64,
+    /// Mean attainment over the replications [0..1].
+    pub attainment: f64,
+    /// 95% confidence interval of the mean [lo, hi], clamped to [0, 1].
+    pub ci95: [f64; 2],
+    /// Lowest replication's attainment [0..1].
+    pub attainment_min: f64,
+    /// Highest replication's attainment [0..1].
+    pub attainment_max: f64,
+    /// Latency percentiles from replication 0's full run, when asked for.
+    pub detail: Option<LatencyDetail>,
+}
+
+/// The answer of a goodput search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GoodputResult {
+    /// Goodput: the highest evaluated rate passing below the first failing one [requests/s].
+    pub goodput_rps: f64,
+    /// Where the lower and upper edges of the 95% band cross the target [requests/s].
+    pub goodput_range_rps: [f64; 2],
+    /// Attainment target [0..1].
+    pub target: f64,
+    /// Replications per rate.
+    pub replications: u32,
+    /// Engine settings searched.
+    pub knobs: Knobs,
+    /// How the search ended.
+    pub status: SearchStatus,
+    /// The ending in plain words.
+    pub reason: String,
+    /// The roofline capacity guess the scan started from [requests/s].
+    pub analytic_guess_rps: f64,
+    /// Every evaluated rate, ascending.
+    pub curve: Vec<CurvePoint>,
+    /// Simulations run.
+    pub jobs_run: u32,
+}
+
+/// Progress of a search or sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Progress {
+    /// Simulations finished.
+    pub done: u32,
+    /// Simulations the whole run is expected to take (an estimate; never below `done`).
+    pub total: u32,
+}
+
+#[derive(Debug, Clone)]
+struct Point {
+    rate_rps: f64,
+    attainment: Vec<Option<f64>>,
+    detail: Option<LatencyDetail>,
+}
+
+impl Point {
+    fn mean(&self) -> f64 {
+        let xs: Vec<f64> = self.attainment.iter().flatten().copied().collect();
+        xs.iter().sum::<f64>() / xs.len().max(1) as f64
+    }
+}
+
+/// The goodput search state machine; see the module docs.
+#[derive(Debug, Clone)]
+pub struct GoodputSearch {
+    cell: u32,
+    knobs: Knobs,
+    target: f64,
+    replications: u32,
+    base_seed: u64,
+    detail: bool,
+    measured_requests: u32,
+    guess_rps: f64,
+    points: Vec<Point>,
+    /// Outstanding job id → (point index, replication).
+    outstanding: BTreeMap<u32, (usize, u32)>,
+    next_id: u32,
+    done_jobs: u32,
+    finished: Option<(SearchStatus, String)>,
+}
+
+impl GoodputSearch {
+    /// A search of the plan's own engine settings, `run.replications` per rate, with
+    /// latency detail per rate.
+    pub fn new(plan: &Plan) -> Result<GoodputSearch, SearchError> {
+        GoodputSearch::for_cell(plan, Knobs::of(plan), 0, plan.run.replications, true)
+    }
+
+    /// A search of `knobs` (grid cell `cell`) with `replications` per rate.
+    pub fn for_cell(
+        plan: &Plan,
+        knobs: Knobs,
+        cell: u32,
+        replications: u32,
+        detail: bool,
+    ) -> Result<GoodputSearch, SearchError> {
+        if !has_objective(&plan.slo) {
+            return Err(SearchError::NoObjective);
+        }
+        let target = plan.slo.attainment_target;
+        if !(target.is_finite() && target > 0.0 && target <= 1.0) {
+            return Err(SearchError::BadTarget { target });
+        }
+        if replications == 0 || replications > MAX_SEARCH_REPLICATIONS {
+            return Err(SearchError::TooManyReplications {
+                replications,
+                max: MAX_SEARCH_REPLICATIONS,
+            });
+        }
+        let work = MAX_RATES as u64 * replications as u64 * plan.run.num_requests as u64;
+        if work > MAX_WORK_REQUESTS {
+            return Err(SearchError::TooMuchWork {
+                requests: work,
+                max: MAX_WORK_REQUESTS,
+            });
+        }
+        let p = knobs.apply(plan);
+        let guess = capacity_guess_rps(&p);
+        SimConfig::from_plan(&p, guess.min(sim::MAX_RATE_RPS))?;
+        Ok(GoodputSearch {
+            cell,
+            knobs,
+            target,
+            replications,
+            base_seed: plan.run.seed,
+            detail,
+            measured_requests: plan
+                .run
+                .num_requests
+                .saturating_sub(plan.run.warmup_requests),
+            guess_rps: guess,
+            points: Vec::new(),
+            outstanding: BTreeMap::new(),
+            next_id: 0,
+            done_jobs: 0,
+            finished: None,
+        })
+    }
+
+    /// The roofline capacity guess the scan starts from [requests/s].
+    pub fn analytic_guess_rps(&self) -> f64 {
+        self.guess_rps
+    }
+
+    /// The next batch of jobs; empty while a batch is outstanding or when done.
+    pub fn next_batch(&mut self) -> Vec<Job> {
+        let mut id = self.next_id;
+        let jobs = self.issue(&mut id);
+        self.next_id = id;
+        jobs
+    }
+
+    /// Whether a batch is out and not yet fully fed back.
+    pub fn is_waiting(&self) -> bool {
+        !self.outstanding.is_empty()
+    }
+
+    /// Issues the next batch with ids taken from `next_id`.
+    pub(crate) fn issue(&mut self, next_id: &mut u32) -> Vec<Job> {
+        if self.finished.is_some() || !self.outstanding.is_empty() {
+            return Vec::new();
+        }
+        let rates = match self.decide() {
+            Ok(rates) => rates,
+            Err(end) => {
+                self.finished = Some(end);
+                return Vec::new();
+            }
+        };
+        let mut jobs = Vec::with_capacity(rates.len() * self.replications as usize);
+        for rate in rates {
+            let idx = self.points.len();
+            self.points.push(Point {
+                rate_rps: rate,
+                attainment: vec![None; self.replications as usize],
+                detail: None,
+            });
+            for i in 0..self.replications {
+                let id = *next_id;
+                *next_id = next_id.wrapping_add(1);
+                self.outstanding.insert(id, (idx, i));
+                jobs.push(Job {
+                    id,
+                    cell: self.cell,
+                    rate_rps: rate,
+                    replication: i,
+                    seed: sim::replication_seed(self.base_seed, i),
+                    knobs: self.knobs,
+                    detail: self.detail && i == 0,
+                });
+            }
+        }
+        jobs
+    }
+
+    /// Whether this search issued the job with id `id` and still waits for it.
+    pub fn owns(&self, id: u32) -> bool {
+        self.outstanding.contains_key(&id)
+    }
+
+    /// Takes results back, matched by id; unknown or repeated ids are ignored.
+    pub fn feed(&mut self, results: &[JobResult]) {
+        for r in results {
+            if let Some((idx, rep)) = self.outstanding.remove(&r.id) {
+                let a = if r.attainment.is_finite() {
+                    r.attainment.clamp(0.0, 1.0)
+                } else {
+                    0.0
+                };
+                self.points[idx].attainment[rep as usize] = Some(a);
+                if r.detail.is_some() {
+                    self.points[idx].detail = r.detail;
+                }
+                self.done_jobs += 1;
+            }
+        }
+        if self.outstanding.is_empty() && self.finished.is_none() {
+            // Decide now, so that is_done() is true as soon as the last batch is in.
+            if let Err(end) = self.decide() {
+                self.finished = Some(end);
+            }
+        }
+    }
+
+    /// Whether the search has finished.
+    pub fn is_done(&self) -> bool {
+        self.finished.is_some()
+    }
+
+    /// Simulations done and the expected total.
+    pub fn progress(&self) -> Progress {
+        let r = self.replications;
+        let evaluated = self.points.len() as u32;
+        let remaining_rates = if self.finished.is_some() {
+            0
+        } else {
+            match self.bracket() {
+                (Some(lo), Some(hi)) => {
+                    let steps =
+                        libm::ceil(libm::log((hi - lo) / self.tolerance(lo)) / libm::log(3.0));
+                    2 * steps.clamp(0.0, MAX_RATES as f64) as u32
+                }
+                _ => 8,
+            }
+        };
+        let total = ((evaluated + remaining_rates).min(MAX_RATES as u32)) * r;
+        Progress {
+            done: self.done_jobs,
+            total: total.max(self.done_jobs + self.outstanding.len() as u32),
+        }
+    }
+
+    fn tolerance(&self, lo: f64) -> f64 {
+        (RELATIVE_TOLERANCE * lo).max(MIN_TOLERANCE_RPS)
+    }
+
+    /// Completed points sorted by rate: (rate, mean).
+    fn sorted(&self) -> Vec<(f64, f64)> {
+        let mut v: Vec<(f64, f64)> = self.points.iter().map(|p| (p.rate_rps, p.mean())).collect();
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        v
+    }
+
+    /// (highest passing rate below the first failing rate, first failing rate).
+    fn bracket(&self) -> (Option<f64>, Option<f64>) {
+        let mut lo = None;
+        for (rate, mean) in self.sorted() {
+            if mean >= self.target {
+                lo = Some(rate);
+            } else {
+                return (lo, Some(rate));
+            }
+        }
+        (lo, None)
+    }
+
+    /// The rates of the next batch, or the end of the search.
+    fn decide(&self) -> Result<Vec<f64>, (SearchStatus, String)> {
+        let g = self.guess_rps;
+        if self.points.is_empty() {
+            return Ok(vec![0.25 * g, 0.6 * g, 0.9 * g]);
+        }
+        let min_rate = MIN_RATE_FRACTION * g;
+        let max_rate = MAX_RATE_FACTOR * g;
+        let room = MAX_RATES.saturating_sub(self.points.len());
+        let (lo, hi) = self.bracket();
+        let rates: Vec<f64> = match (lo, hi) {
+            (Some(lo), Some(hi)) => {
+                let tol = self.tolerance(lo);
+                if hi - lo <= tol {
+                    return Err((
+                        SearchStatus::Converged,
+                        format!(
+                            "attainment meets the {:.0}% target at {} req/s and misses it at {} req/s",
+                            self.target * 100.0,
+                            round_rate(lo),
+                            round_rate(hi)
+                        ),
+                    ));
+                }
+                let w = hi - lo;
+                vec![lo + w / 3.0, lo + 2.0 * w / 3.0]
+            }
+            (None, Some(first_fail)) => {
+                if first_fail <= min_rate * (1.0 + 1e-9) {
+                    let mean = self.sorted()[0].1;
+                    return Err((
+                        SearchStatus::ZeroGoodput,
+                        format!(
+                            "even at {} req/s attainment is {:.1}%, below the {:.0}% target: single requests miss the SLO (check the TTFT objective against the prefill time of long prompts, and the TPOT objective against the decode step)",
+                            round_rate(first_fail),
+                            mean * 100.0,
+                            self.target * 100.0
+                        ),
+                    ));
+                }
+                vec![
+                    (first_fail / 8.0).max(min_rate),
+                    (first_fail / 2.5).max(min_rate),
+                ]
+            }
+            (Some(lo), None) => {
+                if lo >= max_rate * (1.0 - 1e-9) {
+                    return Err((
+                        SearchStatus::NotBracketed,
+                        format!(
+                            "every rate up to {} req/s meets the target; goodput is at least that",
+                            round_rate(lo)
+                        ),
+                    ));
+                }
+                vec![(lo * 1.5).min(max_rate), (lo * 2.25).min(max_rate)]
+            }
+            (None, None) => unreachable_empty(),
+        };
+        let mut rates: Vec<f64> = rates
+            .into_iter()
+            .filter(|r| self.points.iter().all(|p| p.rate_rps != *r))
+            .collect();
+        rates.dedup();
+        if rates.is_empty() || room < rates.len() {
+            return Err((
+                SearchStatus::BudgetExhausted,
+                format!(
+                    "stopped after {} rates; goodput lies between the last passing and first failing rate",
+                    self.points.len()
+                ),
+            ));
+        }
+        Ok(rates)
+    }
+
+    /// The result, once done.
+    pub fn result(&self) -> Option<GoodputResult> {
+        let (status, reason) = self.finished.clone()?;
+        let mut curve: Vec<CurvePoint> = self.points.iter().map(|p| self.curve_point(p)).collect();
+        curve.sort_by(|a, b| a.rate_rps.total_cmp(&b.rate_rps));
+        let goodput = match status {
+            SearchStatus::ZeroGoodput => 0.0,
+            _ => self.bracket().0.unwrap_or(0.0),
+        };
+        let lo = crossing(&curve, self.target, |c| c.ci95[0]).min(goodput);
+        let hi = crossing(&curve, self.target, |c| c.ci95[1]).max(goodput);
+        Some(GoodputResult {
+            goodput_rps: goodput,
+            goodput_range_rps: [lo, hi],
+            target: self.target,
+            replications: self.replications,
+            knobs: self.knobs,
+            status,
+            reason,
+            analytic_guess_rps: self.guess_rps,
+            curve,
+            jobs_run: self.done_jobs,
+        })
+    }
+
+    fn curve_point(&self, p: &Point) -> CurvePoint {
+        let xs: Vec<f64> = p.attainment.iter().flatten().copied().collect();
+        let (mean, ci) = if xs.len() >= 2 {
+            stats::mean_ci95(&xs, 0.0, 1.0)
+        } else {
+            let m = xs.first().copied().unwrap_or(0.0);
+            let half =
+                1.96 * crate::analytic::attainment_std_error(m, self.measured_requests as u64);
+            let half = if half.is_finite() { half } else { 1.0 };
+            (m, [(m - half).max(0.0), (m + half).min(1.0)])
+        };
+        CurvePoint {
+            rate_rps: p.rate_rps,
+            attainment: mean,
+            ci95: ci,
+            attainment_min: xs.iter().copied().fold(f64::INFINITY, f64::min).min(mean),
+            attainment_max: xs
+                .iter()
+                .copied()
+                .fold(f64::NEG_INFINITY, f64::max)
+                .max(mean),
+            detail: p.detail,
+        }
+    }
+}
+
+fn unreachable_empty() -> Vec<f64> {
+    // `decide` handles an empty curve before computing a bracket; a non-empty curve
+    // always has a passing or a failing rate.
+    Vec::new()
+}
+
+/// Rounds a rate for messages (4 significant digits).
+fn round_rate(r: f64) -> String {
+    format!("{}", (r * 1e4).round() / 1e4)
+}
+
+/// Rate where `edge` first drops below `target` along the ascending curve, by linear
+/// interpolation; 0 when the first point already misses; the last rate when none does.
+fn crossing(curve: &[CurvePoint], target: f64, edge: impl Fn(&CurvePoint) -> f64) -> f64 {
+    let Some(first) = curve.first() else {
+        return 0.0;
+    };
+    if edge(first) < target {
+        return 0.0;
+    }
+    for w in curve.windows(2) {
+        let (a, b) = (edge(&w[0]), edge(&w[1]));
+        if b < target {
+            let t = if a > b { (a - target) / (a - b) } else { 0.0 };
+            return w[0].rate_rps + (w[1].rate_rps - w[0].rate_rps) * t.clamp(0.0, 1.0);
+        }
+    }
+    curve.last().map_or(0.0, |c| c.rate_rps)
+}
+
+/// Runs jobs in-process, on `threads` OS threads (1 = the calling thread). Results come
+/// back in job order.
+pub fn run_jobs(plan: &Plan, jobs: &[Job], threads: usize) -> Result<Vec<JobResult>, SimError> {
+    if jobs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let base = SimConfig::from_plan(plan, jobs[0].rate_rps)?;
+    let threads = threads.clamp(1, 64).min(jobs.len());
+    if threads == 1 {
+        return jobs.iter().map(|j| run_job_with(&base, j)).collect();
+    }
+    let chunk = jobs.len().div_ceil(threads);
+    let parts: Vec<Result<Vec<JobResult>, SimError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = jobs
+            .chunks(chunk)
+            .map(|part| {
+                let base = &base;
+                s.spawn(move || part.iter().map(|j| run_job_with(base, j)).collect())
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or(Err(SimError::Config {
+                    field: "worker",
+                    message: "a simulation thread stopped unexpectedly",
+                }))
+            })
+            .collect()
+    });
+    let mut out = Vec::with_capacity(jobs.len());
+    for p in parts {
+        out.extend(p?);
+    }
+    Ok(out)
+}
+
+/// Threads the in-process drivers use: the machine's parallelism (1 on wasm).
+pub fn default_threads() -> usize {
+    if cfg!(target_arch = "wasm32") {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    }
+}
+
+/// Finds the goodput of the plan's engine settings in-process.
+///
+/// `progress` is called after every batch; returning `false` cancels with
+/// [`SearchError::Cancelled`].
+pub fn search_goodput(
+    plan: &Plan,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<GoodputResult, SearchError> {
+    search_goodput_threads(plan, default_threads(), progress)
+}
+
+/// [`search_goodput`] on a given number of threads; the result does not depend on it.
+pub fn search_goodput_threads(
+    plan: &Plan,
+    threads: usize,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<GoodputResult, SearchError> {
+    let mut s = GoodputSearch::new(plan)?;
+    while !s.is_done() {
+        let jobs = s.next_batch();
+        let results = run_jobs(plan, &jobs, threads)?;
+        s.feed(&results);
+        if !progress(s.progress()) {
+            return Err(SearchError::Cancelled);
+        }
+    }
+    s.result().ok_or(SearchError::Cancelled)
+}
+
+#[cfg(test)]
+mod tests;

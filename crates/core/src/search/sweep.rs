@@ -1,0 +1,273 @@
+//! The knob sweep: a goodput search per cell of a `max_num_seqs` × token-budget grid.
+//!
+//! Each cell is an independent [`GoodputSearch`] with the plan's engine settings
+//! overridden; the sweep interleaves their batches, so one batch to the workers holds
+//! the next step of every cell that is ready. A budget of 0 means chunked prefill off.
+//! Cells run `min(run.replications, SWEEP_MAX_REPLICATIONS)` replications per rate
+//! and no latency detail, to keep a 6 × 6 sweep fast; the best cell is the highest
+//! goodput (ties go to the earlier cell in grid order: fewer sequences, smaller budget).
+
+use super::{
+    default_threads, launch_flags, run_jobs, GoodputSearch, Job, JobResult, Knobs, LaunchFlags,
+    Progress, SearchError, SearchStatus, MAX_RATES, MAX_WORK_REQUESTS,
+};
+use crate::plan::Plan;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Most replications per rate in a sweep cell.
+pub const SWEEP_MAX_REPLICATIONS: u32 = 5;
+/// Most values on one axis of the grid.
+pub const MAX_AXIS_VALUES: usize = 12;
+
+/// One cell of the grid.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SweepCell {
+    /// `max_num_seqs` of the cell.
+    pub max_num_seqs: u32,
+    /// Token budget of the cell; 0 = chunked prefill off [tokens].
+    pub batched_tokens: u32,
+    /// The engine settings simulated.
+    pub knobs: Knobs,
+    /// Goodput of the cell [requests/s].
+    pub goodput_rps: f64,
+    /// Its 95% range [requests/s].
+    pub goodput_range_rps: [f64; 2],
+    /// How the cell's search ended.
+    pub status: SearchStatus,
+}
+
+/// The answer of a knob sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepResult {
+    /// `max_num_seqs` axis, ascending.
+    pub max_num_seqs: Vec<u32>,
+    /// Token-budget axis, ascending, 0 (chunking off) last.
+    pub batched_tokens: Vec<u32>,
+    /// Cells in row-major order: `cells[i * batched_tokens.len() + j]`.
+    pub cells: Vec<SweepCell>,
+    /// Index of the best cell.
+    pub best: usize,
+    /// Launch flags of the best cell.
+    pub flags: LaunchFlags,
+    /// Replications per rate in each cell.
+    pub replications: u32,
+    /// Simulations run.
+    pub jobs_run: u32,
+}
+
+impl SweepResult {
+    /// The best cell.
+    pub fn best_cell(&self) -> &SweepCell {
+        &self.cells[self.best.min(self.cells.len().saturating_sub(1))]
+    }
+}
+
+/// The knob-sweep state machine; same protocol as [`GoodputSearch`].
+#[derive(Debug, Clone)]
+pub struct KnobSweep {
+    plan: Plan,
+    seqs: Vec<u32>,
+    budgets: Vec<u32>,
+    cells: Vec<GoodputSearch>,
+    owner: BTreeMap<u32, usize>,
+    next_id: u32,
+    replications: u32,
+}
+
+fn axis(values: &[u32], field: &'static str, zero_last: bool) -> Result<Vec<u32>, SearchError> {
+    let mut v = values.to_vec();
+    v.sort_unstable_by_key(|&x| {
+        if zero_last && x == 0 {
+            u64::MAX
+        } else {
+            x as u64
+        }
+    });
+    v.dedup();
+    if v.is_empty() || v.len() > MAX_AXIS_VALUES {
+        return Err(SearchError::BadGrid {
+            field,
+            len: v.len(),
+            max: MAX_AXIS_VALUES,
+        });
+    }
+    Ok(v)
+}
+
+impl KnobSweep {
+    /// A sweep over `plan.run.sweep_max_num_seqs` × `plan.run.sweep_batched_tokens`.
+    pub fn new(plan: &Plan) -> Result<KnobSweep, SearchError> {
+        let seqs = axis(
+            &plan.run.sweep_max_num_seqs,
+            "run.sweep_max_num_seqs",
+            false,
+        )?;
+        if seqs.contains(&0) {
+            return Err(SearchError::BadGrid {
+                field: "run.sweep_max_num_seqs",
+                len: seqs.len(),
+                max: MAX_AXIS_VALUES,
+            });
+        }
+        let budgets = axis(
+            &plan.run.sweep_batched_tokens,
+            "run.sweep_batched_tokens",
+            true,
+        )?;
+        let replications = plan.run.replications.clamp(1, SWEEP_MAX_REPLICATIONS);
+        let n_cells = (seqs.len() * budgets.len()) as u64;
+        let work = n_cells * MAX_RATES as u64 * replications as u64 * plan.run.num_requests as u64;
+        if work > MAX_WORK_REQUESTS {
+            return Err(SearchError::TooMuchWork {
+                requests: work,
+                max: MAX_WORK_REQUESTS,
+            });
+        }
+        let whole = plan
+            .traffic
+            .prompt
+            .max
+            .saturating_add(plan.traffic.output.max)
+            .max(1);
+        let mut cells = Vec::with_capacity(n_cells as usize);
+        for &n in &seqs {
+            for &b in &budgets {
+                let knobs = Knobs {
+                    max_num_seqs: n,
+                    max_num_batched_tokens: if b == 0 { whole } else { b },
+                    chunked_prefill: b != 0,
+                };
+                let idx = cells.len() as u32;
+                cells.push(GoodputSearch::for_cell(
+                    plan,
+                    knobs,
+                    idx,
+                    replications,
+                    false,
+                )?);
+            }
+        }
+        Ok(KnobSweep {
+            plan: plan.clone(),
+            seqs,
+            budgets,
+            cells,
+            owner: BTreeMap::new(),
+            next_id: 0,
+            replications,
+        })
+    }
+
+    /// Cells in the grid.
+    pub fn cell_count(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// The next step of every cell that is ready; empty when all are waiting or done.
+    pub fn next_batch(&mut self) -> Vec<Job> {
+        let mut jobs = Vec::new();
+        for (i, c) in self.cells.iter_mut().enumerate() {
+            let batch = c.issue(&mut self.next_id);
+            for j in &batch {
+                self.owner.insert(j.id, i);
+            }
+            jobs.extend(batch);
+        }
+        jobs
+    }
+
+    /// Takes results back, matched by id; unknown or repeated ids are ignored.
+    pub fn feed(&mut self, results: &[JobResult]) {
+        let mut per_cell: BTreeMap<usize, Vec<JobResult>> = BTreeMap::new();
+        for r in results {
+            if let Some(cell) = self.owner.remove(&r.id) {
+                per_cell.entry(cell).or_default().push(*r);
+            }
+        }
+        for (cell, rs) in per_cell {
+            self.cells[cell].feed(&rs);
+        }
+    }
+
+    /// Whether every cell has finished.
+    pub fn is_done(&self) -> bool {
+        self.cells.iter().all(GoodputSearch::is_done)
+    }
+
+    /// Simulations done and the expected total, over all cells.
+    pub fn progress(&self) -> Progress {
+        self.cells
+            .iter()
+            .fold(Progress { done: 0, total: 0 }, |acc, c| {
+                let p = c.progress();
+                Progress {
+                    done: acc.done + p.done,
+                    total: acc.total + p.total,
+                }
+            })
+    }
+
+    /// The grid and the best cell, once done.
+    pub fn result(&self) -> Option<SweepResult> {
+        let mut cells = Vec::with_capacity(self.cells.len());
+        let mut jobs_run = 0;
+        for (i, c) in self.cells.iter().enumerate() {
+            let r = c.result()?;
+            jobs_run += r.jobs_run;
+            cells.push(SweepCell {
+                max_num_seqs: self.seqs[i / self.budgets.len()],
+                batched_tokens: self.budgets[i % self.budgets.len()],
+                knobs: r.knobs,
+                goodput_rps: r.goodput_rps,
+                goodput_range_rps: r.goodput_range_rps,
+                status: r.status,
+            });
+        }
+        let mut best = 0;
+        for (i, c) in cells.iter().enumerate() {
+            if c.goodput_rps > cells[best].goodput_rps {
+                best = i;
+            }
+        }
+        let flags = launch_flags(&self.plan, &cells[best].knobs);
+        Some(SweepResult {
+            max_num_seqs: self.seqs.clone(),
+            batched_tokens: self.budgets.clone(),
+            cells,
+            best,
+            flags,
+            replications: self.replications,
+            jobs_run,
+        })
+    }
+}
+
+/// Runs the knob sweep in-process; `progress` returning `false` cancels.
+pub fn sweep_knobs(
+    plan: &Plan,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<SweepResult, SearchError> {
+    sweep_knobs_threads(plan, default_threads(), progress)
+}
+
+/// [`sweep_knobs`] on a given number of threads; the result does not depend on it.
+pub fn sweep_knobs_threads(
+    plan: &Plan,
+    threads: usize,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<SweepResult, SearchError> {
+    let mut s = KnobSweep::new(plan)?;
+    while !s.is_done() {
+        let jobs = s.next_batch();
+        if jobs.is_empty() {
+            break;
+        }
+        let results = run_jobs(plan, &jobs, threads)?;
+        s.feed(&results);
+        if !progress(s.progress()) {
+            return Err(SearchError::Cancelled);
+        }
+    }
+    s.result().ok_or(SearchError::Cancelled)
+}

@@ -1,0 +1,314 @@
+use super::*;
+
+/// A small plan that simulates quickly.
+fn quick_plan() -> Plan {
+    let mut p = Plan::default();
+    p.run.num_requests = 400;
+    p.run.warmup_requests = 50;
+    p.run.replications = 4;
+    p
+}
+
+/// Drives a search with a synthetic attainment curve instead of the simulator.
+fn drive(plan: &Plan, f: impl Fn(f64, u32) -> f64) -> GoodputResult {
+    let mut s = GoodputSearch::new(plan).expect("search");
+    let mut rounds = 0;
+    while !s.is_done() {
+        let jobs = s.next_batch();
+        assert!(
+            !jobs.is_empty(),
+            "a search that is not done must hand out work"
+        );
+        let rs: Vec<JobResult> = jobs
+            .iter()
+            .map(|j| JobResult {
+                id: j.id,
+                attainment: f(j.rate_rps, j.replication),
+                detail: None,
+            })
+            .collect();
+        s.feed(&rs);
+        rounds += 1;
+        assert!(rounds <= MAX_RATES, "search did not stop");
+    }
+    s.result().expect("done")
+}
+
+#[test]
+fn synthetic_cliff_is_found_within_tolerance() {
+    let plan = quick_plan();
+    let r = drive(&plan, |rate, _| if rate <= 13.0 { 0.97 } else { 0.5 });
+    assert_eq!(r.status, SearchStatus::Converged);
+    assert!(
+        r.goodput_rps <= 13.0 && r.goodput_rps > 13.0 * 0.97,
+        "{}",
+        r.goodput_rps
+    );
+    // Curve ascending; goodput is an evaluated rate; the next one fails.
+    assert!(r.curve.windows(2).all(|w| w[0].rate_rps < w[1].rate_rps));
+    let i = r
+        .curve
+        .iter()
+        .position(|c| c.rate_rps == r.goodput_rps)
+        .expect("on curve");
+    assert!(r.curve[i].attainment >= 0.9 && r.curve[i + 1].attainment < 0.9);
+    assert!(r.goodput_range_rps[0] <= r.goodput_rps && r.goodput_rps <= r.goodput_range_rps[1]);
+    // Constant replications: the band has zero width, so the range hugs the cliff.
+    assert!(r.goodput_range_rps[1] - r.goodput_range_rps[0] < 0.5);
+    assert_eq!(r.jobs_run as usize, r.curve.len() * 4);
+}
+
+#[test]
+fn low_and_high_cliffs_scan_down_and_up() {
+    let plan = quick_plan();
+    let guess = GoodputSearch::new(&plan).expect("s").analytic_guess_rps();
+    let low = guess * 0.05;
+    let r = drive(&plan, |rate, _| if rate <= low { 1.0 } else { 0.0 });
+    assert_eq!(r.status, SearchStatus::Converged);
+    assert!(r.goodput_rps <= low && r.goodput_rps > low * 0.97);
+    let high = guess * 7.0;
+    let r = drive(&plan, |rate, _| if rate <= high { 1.0 } else { 0.0 });
+    assert_eq!(r.status, SearchStatus::Converged);
+    assert!(r.goodput_rps <= high && r.goodput_rps > high * 0.97);
+    let r = drive(&plan, |_, _| 0.2);
+    assert_eq!(r.status, SearchStatus::ZeroGoodput);
+    assert_eq!(r.goodput_rps, 0.0);
+    assert!(r.reason.contains("even at"), "{}", r.reason);
+    let r = drive(&plan, |_, _| 1.0);
+    assert_eq!(r.status, SearchStatus::NotBracketed);
+    assert!(r.goodput_rps >= guess * MAX_RATE_FACTOR * 0.999);
+}
+
+#[test]
+fn noisy_replications_give_a_band() {
+    let plan = quick_plan();
+    let r = drive(&plan, |rate, rep| {
+        let base = if rate <= 10.0 {
+            0.95
+        } else {
+            0.95 - (rate - 10.0) * 0.05
+        };
+        (base + (rep as f64 - 1.5) * 0.02).clamp(0.0, 1.0)
+    });
+    for c in &r.curve {
+        assert!(c.ci95[0] <= c.attainment && c.attainment <= c.ci95[1]);
+        assert!(c.attainment_min <= c.attainment && c.attainment <= c.attainment_max);
+    }
+    // Mean crosses 0.9 at rate 11; the band makes the range straddle it.
+    assert!(
+        r.goodput_range_rps[0] < 11.0 && r.goodput_range_rps[1] > 11.0,
+        "{:?}",
+        r.goodput_range_rps
+    );
+    assert!((r.goodput_rps - 11.0).abs() < 0.3, "{}", r.goodput_rps);
+}
+
+#[test]
+fn crossing_interpolates() {
+    let pt = |rate_rps: f64, a: f64| CurvePoint {
+        rate_rps,
+        attainment: a,
+        ci95: [a, a],
+        attainment_min: a,
+        attainment_max: a,
+        detail: None,
+    };
+    let curve = [pt(1.0, 1.0), pt(2.0, 0.95), pt(3.0, 0.85), pt(4.0, 0.5)];
+    let x = crossing(&curve, 0.9, |c| c.attainment);
+    assert!((x - 2.5).abs() < 1e-12);
+    assert_eq!(crossing(&curve, 0.1, |c| c.attainment), 4.0);
+    assert_eq!(crossing(&curve, 1.01, |c| c.attainment), 0.0);
+    assert_eq!(crossing(&[], 0.9, |c| c.attainment), 0.0);
+}
+
+#[test]
+fn bad_requests_are_typed_errors() {
+    let mut p = quick_plan();
+    p.slo.ttft_s = None;
+    p.slo.tpot_s = None;
+    p.slo.e2e_s = None;
+    assert_eq!(
+        GoodputSearch::new(&p).unwrap_err(),
+        SearchError::NoObjective
+    );
+    let mut p = quick_plan();
+    p.run.replications = 0;
+    assert!(matches!(
+        GoodputSearch::new(&p),
+        Err(SearchError::TooManyReplications { .. })
+    ));
+    p.run.replications = MAX_SEARCH_REPLICATIONS + 1;
+    assert!(matches!(
+        GoodputSearch::new(&p),
+        Err(SearchError::TooManyReplications { .. })
+    ));
+    let mut p = quick_plan();
+    p.run.replications = 200;
+    p.run.num_requests = 100_000;
+    assert!(matches!(
+        GoodputSearch::new(&p),
+        Err(SearchError::TooMuchWork { .. })
+    ));
+    let mut p = quick_plan();
+    p.run.sweep_max_num_seqs = vec![];
+    assert!(matches!(
+        KnobSweep::new(&p),
+        Err(SearchError::BadGrid { .. })
+    ));
+    p.run.sweep_max_num_seqs = (1..=13).collect();
+    assert!(matches!(
+        KnobSweep::new(&p),
+        Err(SearchError::BadGrid { len: 13, .. })
+    ));
+    p.run.sweep_max_num_seqs = vec![0, 4];
+    assert!(KnobSweep::new(&p).is_err());
+    let mut p = quick_plan();
+    p.hardware.mem_bandwidth_bytes_per_s = f64::NAN;
+    assert!(matches!(GoodputSearch::new(&p), Err(SearchError::Sim(_))));
+}
+
+#[test]
+fn unknown_and_repeated_ids_are_ignored() {
+    let plan = quick_plan();
+    let mut s = GoodputSearch::new(&plan).expect("s");
+    let jobs = s.next_batch();
+    assert!(s.next_batch().is_empty(), "no new batch while one is out");
+    let mut rs: Vec<JobResult> = jobs
+        .iter()
+        .map(|j| JobResult {
+            id: j.id,
+            attainment: 1.0,
+            detail: None,
+        })
+        .collect();
+    let stray = JobResult {
+        id: 9999,
+        attainment: 0.0,
+        detail: None,
+    };
+    s.feed(&[stray]);
+    let first = rs.remove(0);
+    s.feed(&[first]);
+    s.feed(&[JobResult {
+        attainment: 0.0,
+        ..first
+    }]);
+    assert!(s.is_waiting());
+    s.feed(&rs);
+    assert!(!s.is_waiting());
+    assert_eq!(s.progress().done as usize, jobs.len());
+    assert!(s.points.iter().all(|p| p.mean() == 1.0));
+}
+
+/// Feeds results in three ways and checks the answers are identical, bit for bit.
+fn run_three_ways(plan: &Plan) -> [GoodputResult; 3] {
+    let mut out = Vec::new();
+    for mode in 0..3 {
+        let mut s = GoodputSearch::new(plan).expect("search");
+        let mut rng_state = 0x9e37_79b9_7f4a_7c15u64;
+        while !s.is_done() {
+            let mut jobs = s.next_batch();
+            match mode {
+                0 => {
+                    let rs = run_jobs(plan, &jobs, 1).expect("sim");
+                    s.feed(&rs);
+                }
+                1 => {
+                    for j in &jobs {
+                        let r = run_job(plan, j).expect("sim");
+                        s.feed(&[r]);
+                    }
+                }
+                _ => {
+                    // Fisher-Yates with a fixed LCG, then two threads.
+                    for i in (1..jobs.len()).rev() {
+                        rng_state = rng_state.wrapping_mul(6364136223846793005).wrapping_add(1);
+                        let k = (rng_state >> 33) as usize % (i + 1);
+                        jobs.swap(i, k);
+                    }
+                    let mut rs = run_jobs(plan, &jobs, 2).expect("sim");
+                    rs.reverse();
+                    let (a, b) = rs.split_at(rs.len() / 2);
+                    s.feed(b);
+                    s.feed(a);
+                }
+            }
+        }
+        out.push(s.result().expect("done"));
+    }
+    [out[0].clone(), out[1].clone(), out[2].clone()]
+}
+
+#[test]
+fn results_do_not_depend_on_batching_or_order() {
+    let plan = quick_plan();
+    let [a, b, c] = run_three_ways(&plan);
+    let ja = serde_json::to_string(&a).expect("json");
+    assert_eq!(ja, serde_json::to_string(&b).expect("json"));
+    assert_eq!(ja, serde_json::to_string(&c).expect("json"));
+    assert!(a.goodput_rps > 0.0);
+    assert!(
+        a.curve.iter().all(|p| p.detail.is_some()),
+        "every rate has latency detail"
+    );
+    // The in-process driver agrees with the state machine.
+    let d = search_goodput_threads(&plan, 2, &mut |_| true).expect("search");
+    assert_eq!(ja, serde_json::to_string(&d).expect("json"));
+}
+
+#[test]
+fn cancellation_stops_the_driver() {
+    let plan = quick_plan();
+    let mut calls = 0;
+    let r = search_goodput_threads(&plan, 1, &mut |p| {
+        calls += 1;
+        assert!(p.done <= p.total);
+        false
+    });
+    assert_eq!(r.unwrap_err(), SearchError::Cancelled);
+    assert_eq!(calls, 1);
+    let mut p = quick_plan();
+    p.run.sweep_max_num_seqs = vec![32, 128];
+    p.run.sweep_batched_tokens = vec![512, 0];
+    let r = sweep_knobs_threads(&p, 1, &mut |_| false);
+    assert_eq!(r.unwrap_err(), SearchError::Cancelled);
+}
+
+#[test]
+fn sweep_is_order_independent_and_picks_the_best() {
+    let mut p = quick_plan();
+    p.run.replications = 3;
+    p.run.sweep_max_num_seqs = vec![128, 16];
+    p.run.sweep_batched_tokens = vec![0, 512];
+    let a = sweep_knobs_threads(&p, 1, &mut |_| true).expect("sweep");
+    assert_eq!(a.max_num_seqs, vec![16, 128]);
+    assert_eq!(a.batched_tokens, vec![512, 0]);
+    assert_eq!(a.cells.len(), 4);
+    assert_eq!(a.replications, 3);
+    let best = a.best_cell();
+    assert!(a.cells.iter().all(|c| c.goodput_rps <= best.goodput_rps));
+    // 128 sequences with a 512 budget beat 16 sequences (Little's law) and no chunking.
+    assert_eq!((best.max_num_seqs, best.batched_tokens), (128, 512));
+    assert!(a
+        .flags
+        .vllm
+        .contains("--max-num-seqs 128 --max-num-batched-tokens 512"));
+    let off = &a.cells[1];
+    assert!(!off.knobs.chunked_prefill && off.batched_tokens == 0);
+
+    // Same answer when each round's results come back reversed, one cell at a time.
+    let mut s = KnobSweep::new(&p).expect("sweep");
+    while !s.is_done() {
+        let jobs = s.next_batch();
+        let mut rs = run_jobs(&p, &jobs, 2).expect("sim");
+        rs.reverse();
+        for r in rs {
+            s.feed(&[r]);
+        }
+    }
+    let b = s.result().expect("done");
+    assert_eq!(
+        serde_json::to_string(&a).expect("json"),
+        serde_json::to_string(&b).expect("json")
+    );
+}

@@ -1,0 +1,553 @@
+//! Share links: a whole [`Plan`] in the fragment of a URL, and back.
+//!
+//! ```text
+//!   https://host/path/#p=1d<base64url>&embed&view=finance
+//!                      │ ││ └─ body: the whole plan as compact JSON, in the shortest mode
+//!                      │ │└─── mode: `j` raw JSON, `z` deflate, `d` deflate with a preset dictionary
+//!                      │ └──── version tag: decimal digits (1 today)
+//!                      └────── fragment items, `&`-separated; unknown items are ignored
+//! ```
+//!
+//! The plan travels after `#`, so no server ever receives it. The whole plan is
+//! written, never a diff against [`Plan::default`]: defaults may change between
+//! releases, and an old link must keep its meaning.
+//!
+//! # Links are untrusted input
+//!
+//! [`decode`] never panics and does bounded work on any input:
+//!
+//! | stage | bound | error |
+//! | --- | --- | --- |
+//! | the text given | [`MAX_LINK_BYTES`] | [`DecodeError::TooLong`] |
+//! | inflated JSON | [`MAX_JSON_BYTES`], enforced while inflating | [`DecodeError::TooLargeDecompressed`] |
+//! | JSON nesting | [`MAX_JSON_DEPTH`] | [`DecodeError::TooDeep`] |
+//! | the plan | [`Plan::validate`] (requests, replications, grid and trace sizes…) | [`DecodeError::Invalid`] |
+//!
+//! # Versions
+//!
+//! [`decode`] dispatches on the version tag and reads every version ever
+//! released. A change to [`Plan`] that `#[serde(default)]` absorbs without
+//! changing what an old link means (a new field whose default reproduces the
+//! old behaviour) keeps version 1. Any other change adds `share/v2.rs`, makes
+//! [`encode`] write version 2, and turns v1's decoder into "parse to a
+//! `serde_json::Value`, apply `migrate_v1_to_v2`, deserialise"; the v1 corpus
+//! test then proves old links still open with the same meaning.
+
+mod base64url;
+mod v1;
+
+use crate::plan::{Plan, PlanError};
+
+/// Longest link text [`decode`] looks at \[bytes\]; longer input is refused unread.
+pub const MAX_LINK_BYTES: usize = 64 * 1024;
+
+/// Largest JSON document a link may inflate to \[bytes\].
+pub const MAX_JSON_BYTES: usize = 1024 * 1024;
+
+/// Deepest JSON nesting (objects and arrays) a link may carry; a plan needs 4.
+pub const MAX_JSON_DEPTH: usize = 16;
+
+/// Longest `view=` value kept \[characters\]; longer or odd values are dropped.
+pub const MAX_VIEW_CHARS: usize = 32;
+
+/// The fragment key that carries the plan (`#p=...`).
+pub const PLAN_KEY: &str = "p";
+
+/// The version [`encode`] writes.
+pub const CURRENT_VERSION: u32 = v1::VERSION;
+
+/// What a share link carries: the plan and how to show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedPlan {
+    /// The plan, validated.
+    pub plan: Plan,
+    /// The `&embed` flag: show the compact read-only card.
+    pub embed: bool,
+    /// The `&view=NAME` item, when present and made only of `[A-Za-z0-9_-]`
+    /// (at most [`MAX_VIEW_CHARS`]); the app decides which names it knows.
+    pub view: Option<String>,
+    /// The payload's format version.
+    pub version: u32,
+}
+
+/// Why a share link could not be opened. Every variant is safe to show to the
+/// person who opened the link; [`std::fmt::Display`] gives one line.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DecodeError {
+    /// Nothing was given. Paste the whole link, including the part after `#`.
+    Empty,
+    /// The text is longer than [`MAX_LINK_BYTES`] (`len` bytes). Real links are a
+    /// few hundred characters; the link was probably pasted twice or is not a plan link.
+    TooLong {
+        /// Length of the text given \[bytes\].
+        len: usize,
+    },
+    /// There is no `p=` item after `#`. The link was cut before its `#`, or it
+    /// points at the planner without a plan; copy the link again.
+    NoPlan,
+    /// The plan data does not start with a version number and a mode letter
+    /// (`1d…`, `1z…`, `1j…`). The link was mangled; copy it again.
+    BadHeader,
+    /// The link was made by a format version this release does not know (`0` is
+    /// never valid). Open it with a newer goodput.
+    BadVersion(u32),
+    /// The plan data holds a character outside base64url (or was cut at an
+    /// impossible length) at byte `pos` of the plan data. Chat tools sometimes
+    /// insert line breaks or punctuation; copy the link again.
+    BadBase64 {
+        /// Byte offset inside the plan data (after `p=` and the header).
+        pos: usize,
+    },
+    /// The compressed plan is corrupt or cut short. Copy the whole link again.
+    Decompress,
+    /// The plan inflates to more than [`MAX_JSON_BYTES`]; no real plan is that
+    /// large. The link is hostile or not a goodput link.
+    TooLargeDecompressed,
+    /// The JSON nests deeper than [`MAX_JSON_DEPTH`]; no real plan does. The
+    /// link is hostile or not a goodput link.
+    TooDeep,
+    /// The data is not a plan in JSON (the parser's message, shortened). The
+    /// link was edited by hand or made by an incompatible tool.
+    BadJson(String),
+    /// The plan parsed but a field is out of range; fix that field (in the
+    /// planner or with the CLI's flags) and share again.
+    Invalid(PlanError),
+}
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DecodeError::Empty => write!(f, "the link is empty"),
+            DecodeError::TooLong { len } => write!(
+                f,
+                "the link is {len} bytes long; at most {MAX_LINK_BYTES} are accepted"
+            ),
+            DecodeError::NoPlan => write!(
+                f,
+                "the link carries no plan: expected '#{PLAN_KEY}=...' after the address"
+            ),
+            DecodeError::BadHeader => write!(
+                f,
+                "the plan data does not start with a version and a mode (like '1d'); the link is mangled"
+            ),
+            DecodeError::BadVersion(v) => write!(
+                f,
+                "the link uses format version {v}, which this goodput does not know (it reads 1..={CURRENT_VERSION}); open it with a newer release"
+            ),
+            DecodeError::BadBase64 { pos } => write!(
+                f,
+                "the plan data has an invalid character or length at position {pos}; copy the whole link again"
+            ),
+            DecodeError::Decompress => write!(
+                f,
+                "the compressed plan is corrupt or cut short; copy the whole link again"
+            ),
+            DecodeError::TooLargeDecompressed => write!(
+                f,
+                "the plan expands to more than {MAX_JSON_BYTES} bytes; this is not a goodput plan"
+            ),
+            DecodeError::TooDeep => write!(
+                f,
+                "the plan nests deeper than {MAX_JSON_DEPTH} levels; this is not a goodput plan"
+            ),
+            DecodeError::BadJson(msg) => write!(f, "the link's data is not a valid plan: {msg}"),
+            // A validation message may quote text from the link (a preset name): keep one line.
+            DecodeError::Invalid(e) => write!(
+                f,
+                "the plan in the link is out of range: {}",
+                short_message(e)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+impl From<PlanError> for DecodeError {
+    fn from(e: PlanError) -> Self {
+        DecodeError::Invalid(e)
+    }
+}
+
+/// The link payload for `plan`: version tag, mode letter, base64url body.
+///
+/// Encode a validated plan: a non-finite number is written as JSON `null`,
+/// which does not decode back to the same plan.
+pub fn encode(plan: &Plan) -> String {
+    format!("{CURRENT_VERSION}{}", v1::encode_body(plan))
+}
+
+/// A full share link: `base` (any fragment it had is dropped), then `#p=` and
+/// the payload, then `&embed` when asked. An empty `base` gives the fragment
+/// alone (`#p=...`), ready for `location.hash`.
+pub fn share_url(base: &str, plan: &Plan, embed: bool) -> String {
+    let base = base.split('#').next().unwrap_or_default();
+    let mut url = format!("{base}#{PLAN_KEY}={}", encode(plan));
+    if embed {
+        url.push_str("&embed");
+    }
+    url
+}
+
+/// Opens a share link: a full URL, a fragment (with or without `#`), or a bare
+/// payload (`1d...`). The plan is validated; see the module docs for the bounds.
+pub fn decode(fragment_or_url: &str) -> Result<SharedPlan, DecodeError> {
+    let shared = decode_unvalidated(fragment_or_url)?;
+    shared.plan.validate()?;
+    Ok(shared)
+}
+
+/// Everything [`decode`] does except [`Plan::validate`].
+fn decode_unvalidated(input: &str) -> Result<SharedPlan, DecodeError> {
+    if input.len() > MAX_LINK_BYTES {
+        return Err(DecodeError::TooLong { len: input.len() });
+    }
+    let input = input.trim();
+    if input.is_empty() {
+        return Err(DecodeError::Empty);
+    }
+    let fragment = fragment_of(input);
+    let mut payload = None;
+    let mut embed = false;
+    let mut view = None;
+    for item in fragment.split('&') {
+        let (key, value) = match item.split_once('=') {
+            Some((k, v)) => (k, Some(v)),
+            None => (item, None),
+        };
+        match (key, value) {
+            (PLAN_KEY, Some(v)) if payload.is_none() => payload = Some(v),
+            ("embed", None | Some("1" | "true")) => embed = true,
+            ("embed", Some(_)) => embed = false,
+            ("view", Some(v)) if is_view_name(v) => view = Some(v.to_string()),
+            _ => {}
+        }
+    }
+    let payload = payload.ok_or(DecodeError::NoPlan)?;
+    let (version, body) = split_version(payload)?;
+    let plan = match version {
+        v1::VERSION => v1::decode_body(body)?,
+        other => return Err(DecodeError::BadVersion(other)),
+    };
+    Ok(SharedPlan {
+        plan,
+        embed,
+        view,
+        version,
+    })
+}
+
+/// The part after `#`; for text without `#`, the text itself unless it looks
+/// like an address (which then carries no fragment, so no plan). A bare payload
+/// (`1d...`) becomes a `p=` item.
+fn fragment_of(input: &str) -> std::borrow::Cow<'_, str> {
+    if let Some((_, frag)) = input.split_once('#') {
+        return frag.into();
+    }
+    if input.contains("://") {
+        return "".into();
+    }
+    if input.starts_with(|c: char| c.is_ascii_digit()) && !input.contains(['=', '&']) {
+        return format!("{PLAN_KEY}={input}").into();
+    }
+    input.into()
+}
+
+/// A `view=` value worth keeping: short and made of `[A-Za-z0-9_-]` only.
+fn is_view_name(v: &str) -> bool {
+    !v.is_empty()
+        && v.len() <= MAX_VIEW_CHARS
+        && v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Splits `12z...` into the version number and the body after its digits.
+fn split_version(payload: &str) -> Result<(u32, &str), DecodeError> {
+    let digits = payload.bytes().take_while(u8::is_ascii_digit).count();
+    // Nine digits always fit a u32; more is no version this format will reach.
+    if digits == 0 || digits > 9 {
+        return Err(DecodeError::BadHeader);
+    }
+    let version = payload[..digits]
+        .parse::<u32>()
+        .map_err(|_| DecodeError::BadHeader)?;
+    Ok((version, &payload[digits..]))
+}
+
+/// Refuses JSON that nests deeper than [`MAX_JSON_DEPTH`], before any parser
+/// sees it. Brackets inside strings do not count.
+fn check_json_depth(json: &[u8]) -> Result<(), DecodeError> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in json {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_JSON_DEPTH {
+                    return Err(DecodeError::TooDeep);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Longest parser or validation message shown \[characters\].
+const MAX_MESSAGE_CHARS: usize = 320;
+
+/// A parser or validation message as one short line: control characters and every kind of
+/// whitespace (U+2028 included) become plain spaces, and the text is cut at
+/// [`MAX_MESSAGE_CHARS`].
+fn short_message(e: &dyn std::fmt::Display) -> String {
+    let full = e.to_string();
+    let mut out: String = full
+        .chars()
+        .take(MAX_MESSAGE_CHARS)
+        .map(|c| {
+            if c.is_control() || c.is_whitespace() {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    if full.chars().count() > MAX_MESSAGE_CHARS {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// splitmix64: a tiny seeded generator for the property tests below.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+
+        /// A finite f64 drawn from all bit patterns: subnormals, -0.0, extremes.
+        fn finite_f64(&mut self) -> f64 {
+            loop {
+                let x = f64::from_bits(self.next());
+                if x.is_finite() {
+                    return x;
+                }
+            }
+        }
+    }
+
+    /// Every f64 field of the plan set to an arbitrary finite bit pattern.
+    fn scramble_floats(plan: &mut Plan, rng: &mut Rng) {
+        use crate::plan::{Arrival, LengthDist, SweepRow, TraceRow};
+        let m = &mut plan.model;
+        m.params = rng.finite_f64();
+        m.active_params = rng.finite_f64();
+        m.weight_bytes_override = Some(rng.finite_f64());
+        m.kv_bytes_per_token_override = Some(rng.finite_f64());
+        let h = &mut plan.hardware;
+        h.mem_bandwidth_bytes_per_s = rng.finite_f64();
+        h.compute_flops_per_s = rng.finite_f64();
+        h.memory_bytes = rng.finite_f64();
+        h.mem_utilization = rng.finite_f64();
+        h.step_overhead_s = rng.finite_f64();
+        h.tp_comm_overhead_s = rng.finite_f64();
+        h.gpu_hour_usd = rng.finite_f64();
+        let t = &mut plan.traffic;
+        t.peak_rate_rps = rng.finite_f64();
+        t.arrival = Arrival::Gamma {
+            cv: rng.finite_f64(),
+        };
+        t.prompt.dist = LengthDist::LogNormal {
+            median: rng.finite_f64(),
+            sigma: rng.finite_f64(),
+        };
+        t.prefix_hit_rate = rng.finite_f64();
+        t.trace = (0..3)
+            .map(|_| TraceRow {
+                arrival_s: rng.finite_f64(),
+                prompt_tokens: rng.next() as u32,
+                output_tokens: rng.next() as u32,
+            })
+            .collect();
+        plan.slo.ttft_s = Some(rng.finite_f64());
+        plan.slo.tpot_s = Some(rng.finite_f64());
+        plan.slo.e2e_s = Some(rng.finite_f64());
+        plan.slo.attainment_target = rng.finite_f64();
+        plan.engine.spec_acceptance = rng.finite_f64();
+        plan.planning.utilization = rng.finite_f64();
+        plan.planning.hours_per_month = rng.finite_f64();
+        plan.planning.measured_sweep = (0..2)
+            .map(|_| SweepRow {
+                rate_rps: rng.finite_f64(),
+                attainment: rng.finite_f64(),
+            })
+            .collect();
+        plan.run.seed = rng.next();
+    }
+
+    /// Bit patterns of every float, so that -0.0 vs 0.0 and NaN payloads would show.
+    fn float_bits(plan: &Plan) -> Vec<u64> {
+        let json = serde_json::to_value(plan).expect("plan to value");
+        let mut out = Vec::new();
+        fn walk(v: &serde_json::Value, out: &mut Vec<u64>) {
+            match v {
+                serde_json::Value::Number(n) => {
+                    if let Some(f) = n.as_f64().filter(|_| n.is_f64()) {
+                        out.push(f.to_bits());
+                    }
+                }
+                serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+                serde_json::Value::Object(o) => o.values().for_each(|x| walk(x, out)),
+                _ => {}
+            }
+        }
+        walk(&json, &mut out);
+        out
+    }
+
+    #[test]
+    fn floats_round_trip_bit_for_bit() {
+        let mut rng = Rng(0x5eed);
+        for _ in 0..300 {
+            let mut plan = Plan::default();
+            scramble_floats(&mut plan, &mut rng);
+            let back = decode_unvalidated(&encode(&plan)).expect("own output decodes");
+            assert_eq!(back.plan, plan);
+            assert_eq!(float_bits(&back.plan), float_bits(&plan));
+        }
+    }
+
+    #[test]
+    fn negative_zero_and_extremes_survive() {
+        let mut plan = Plan::default();
+        plan.model.params = -0.0;
+        plan.hardware.gpu_hour_usd = f64::MIN_POSITIVE / 8.0;
+        plan.traffic.peak_rate_rps = f64::MAX;
+        plan.slo.ttft_s = Some(f64::EPSILON);
+        let back = decode_unvalidated(&encode(&plan)).expect("decodes").plan;
+        assert!(back.model.params == 0.0 && back.model.params.is_sign_negative());
+        assert_eq!(
+            back.hardware.gpu_hour_usd.to_bits(),
+            plan.hardware.gpu_hour_usd.to_bits()
+        );
+        assert_eq!(back.traffic.peak_rate_rps, f64::MAX);
+        assert_eq!(back.slo.ttft_s, Some(f64::EPSILON));
+    }
+
+    #[test]
+    fn fragment_items_are_read_in_any_order() {
+        let payload = encode(&Plan::default());
+        let s = decode_unvalidated(&format!("x://h/#view=finance&zz=1&embed&p={payload}"))
+            .expect("decodes");
+        assert!(s.embed);
+        assert_eq!(s.view.as_deref(), Some("finance"));
+        assert_eq!(s.version, 1);
+        let s = decode_unvalidated(&format!("p={payload}&embed=0&view=<b>")).expect("decodes");
+        assert!(!s.embed);
+        assert_eq!(s.view, None, "odd view names are dropped, never echoed");
+        let s = decode_unvalidated(&payload).expect("bare payload");
+        assert_eq!(s.plan, Plan::default());
+    }
+
+    #[test]
+    fn empty_base_gives_the_fragment_alone() {
+        let plan = Plan::default();
+        assert_eq!(share_url("", &plan, false), format!("#p={}", encode(&plan)));
+        assert_eq!(
+            decode_unvalidated(&share_url("", &plan, true)).expect("decodes"),
+            SharedPlan {
+                plan,
+                embed: true,
+                view: None,
+                version: CURRENT_VERSION,
+            }
+        );
+    }
+
+    #[test]
+    fn header_errors() {
+        assert_eq!(
+            decode_unvalidated("#p=").unwrap_err(),
+            DecodeError::BadHeader
+        );
+        assert_eq!(
+            decode_unvalidated("#p=z").unwrap_err(),
+            DecodeError::BadHeader
+        );
+        assert_eq!(
+            decode_unvalidated("#p=1").unwrap_err(),
+            DecodeError::BadHeader
+        );
+        assert_eq!(
+            decode_unvalidated("#p=1q").unwrap_err(),
+            DecodeError::BadHeader
+        );
+        assert_eq!(
+            decode_unvalidated("#p=1é").unwrap_err(),
+            DecodeError::BadHeader
+        );
+        assert_eq!(
+            decode_unvalidated("#p=1234567890z").unwrap_err(),
+            DecodeError::BadHeader
+        );
+        assert_eq!(
+            decode_unvalidated("#p=0z").unwrap_err(),
+            DecodeError::BadVersion(0)
+        );
+        assert_eq!(
+            decode_unvalidated("#p=999999999z").unwrap_err(),
+            DecodeError::BadVersion(999_999_999)
+        );
+        assert_eq!(
+            decode_unvalidated("http://h/p").unwrap_err(),
+            DecodeError::NoPlan
+        );
+        assert_eq!(
+            decode_unvalidated("#embed").unwrap_err(),
+            DecodeError::NoPlan
+        );
+        assert_eq!(decode_unvalidated(" \n").unwrap_err(), DecodeError::Empty);
+    }
+
+    #[test]
+    fn depth_scanner_ignores_brackets_in_strings() {
+        let deep = "[".repeat(MAX_JSON_DEPTH + 1);
+        assert_eq!(check_json_depth(deep.as_bytes()), Err(DecodeError::TooDeep));
+        let ok = "[".repeat(MAX_JSON_DEPTH);
+        assert_eq!(check_json_depth(ok.as_bytes()), Ok(()));
+        let quoted = format!(
+            "{{\"name\":\"{}\\\"{}\"}}",
+            "[".repeat(100),
+            "{".repeat(100)
+        );
+        assert_eq!(check_json_depth(quoted.as_bytes()), Ok(()));
+    }
+
+    #[test]
+    fn parser_messages_are_one_short_line() {
+        let msg = short_message(&"a\nb\tc\u{2028}".repeat(100));
+        assert!(!msg.contains(['\n', '\t', '\u{2028}']));
+        assert_eq!(msg.chars().count(), MAX_MESSAGE_CHARS + 1);
+    }
+}

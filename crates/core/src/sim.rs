@@ -1,0 +1,356 @@
+//! Continuous-batching simulator of one serving replica (a discrete-event model).
+//!
+//! ```text
+//!  traffic ──▶ waiting queue ──admit (FCFS, max_num_seqs, KV policy)──▶ running
+//!                   ▲                                                     │
+//!                   └──────── preempted (paged KV, recompute) ◀───────────┤
+//!  each step: 1 token per decoder + prefill chunks up to the token budget │
+//!             t += roofline step time; finished sequences leave ◀─────────┘
+//! ```
+//!
+//! The reference semantics (the latency-SLO tuning article's scheduler):
+//! - time starts at 0; arrivals up to `t` join the waiting queue; an idle replica jumps
+//!   to the next arrival;
+//! - waiting requests are admitted first-come-first-served while fewer than
+//!   `max_num_seqs` run (and, per [`KvPolicy`], KV memory allows);
+//! - each step gives one token to every decoding sequence, then fills the rest of the
+//!   budget (`max_num_batched_tokens` minus the decoders) with prefill chunks in
+//!   admission order; with chunked prefill off a scheduled prompt runs whole;
+//! - the step lasts [`StepModel::step_time_s`] of the decoders' count plus the chunk
+//!   tokens and of the decoders' context before the step;
+//! - a prompt that completes emits its first token at the end of the step; a sequence
+//!   finishes at the end of the step in which it has produced its output length.
+//!
+//! Metrics per request: TTFT = first − arrival, TPOT = (finish − first)/max(out − 1, 1),
+//! E2E = finish − arrival; ITL is every step duration each decoder lives through. The first
+//! `warmup_requests` (arrival order) are dropped; unfinished requests are misses.
+//!
+//! The engine keeps per-step work independent of the batch size: decoders are counters
+//! (count, context sum) plus a min-heap of finish steps; prefilling sequences sit in a
+//! FCFS deque; the waiting queue is an index range. Pure-decode stretches run in a tight
+//! loop that touches no per-sequence state.
+
+mod engine;
+mod replicate;
+
+pub use replicate::{replicate, replication_seed, Replicated};
+
+use crate::plan::{KvPolicy, Plan, PlanError};
+use crate::roofline::StepModel;
+pub use crate::stats::Summary;
+use crate::traffic::TrafficModel;
+use serde::{Deserialize, Serialize};
+
+/// Most requests one simulation may hold.
+pub const MAX_REQUESTS: u32 = 200_000;
+/// Most replications one call may run.
+pub const MAX_REPLICATIONS: u32 = 1_000;
+/// Most engine steps one simulation runs before it stops and reports `truncated`.
+pub const MAX_STEPS: u64 = 20_000_000;
+/// Highest arrival rate a simulation accepts [requests/s].
+pub const MAX_RATE_RPS: f64 = 1e6;
+
+/// The latency objectives, resolved. `None` objectives always pass.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SloTargets {
+    /// TTFT objective [s].
+    pub ttft_s: Option<f64>,
+    /// TPOT (per-request mean) objective [s].
+    pub tpot_s: Option<f64>,
+    /// End-to-end objective [s].
+    pub e2e_s: Option<f64>,
+}
+
+impl SloTargets {
+    /// True when a request with these latencies meets every objective.
+    pub fn meets(&self, ttft_s: f64, tpot_s: f64, e2e_s: f64) -> bool {
+        self.ttft_s.is_none_or(|x| ttft_s <= x)
+            && self.tpot_s.is_none_or(|x| tpot_s <= x)
+            && self.e2e_s.is_none_or(|x| e2e_s <= x)
+    }
+}
+
+/// Everything one simulation needs, fully resolved to numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimConfig {
+    /// The roofline step-time model.
+    pub step: StepModel,
+    /// Most sequences running at once.
+    pub max_num_seqs: u32,
+    /// Token budget per step [tokens].
+    pub max_num_batched_tokens: u32,
+    /// Chunked prefill; off runs each scheduled prompt whole in one step.
+    pub chunked_prefill: bool,
+    /// KV-cache memory policy.
+    pub kv_policy: KvPolicy,
+    /// KV-cache capacity of the replica [tokens]; unused with [`KvPolicy::None`].
+    pub kv_capacity_tokens: f64,
+    /// Speculative draft length k (0 = off) [tokens].
+    pub spec_draft_tokens: u32,
+    /// Per-token draft acceptance probability α [0..1].
+    pub spec_acceptance: f64,
+    /// The traffic at the simulated rate.
+    pub traffic: TrafficModel,
+    /// The latency objectives.
+    pub slo: SloTargets,
+    /// Requests simulated, warm-up included.
+    pub num_requests: u32,
+    /// Requests dropped from the front, in arrival order.
+    pub warmup_requests: u32,
+    /// Step cap; reaching it stops the run and marks it truncated.
+    pub max_steps: u64,
+}
+
+/// Results of one simulation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimReport {
+    /// Share of measured requests that met every objective; unfinished ones are misses [0..1].
+    pub attainment: f64,
+    /// Time to first token of measured finished requests [s].
+    pub ttft_s: Summary,
+    /// Time per output token (per-request mean) [s].
+    pub tpot_s: Summary,
+    /// End-to-end latency [s].
+    pub e2e_s: Summary,
+    /// Inter-token latency: every step duration each measured decoder lived through [s].
+    pub itl_s: Summary,
+    /// Requests counted (after warm-up).
+    pub measured_requests: u32,
+    /// Measured requests that did not finish (truncated run or refused for KV memory).
+    pub unfinished_requests: u32,
+    /// Requests (measured or not) dropped because they alone exceed the KV capacity.
+    pub rejected_requests: u32,
+    /// Output tokens of all finished requests over the simulated time [tokens/s].
+    pub output_tokens_per_s: f64,
+    /// Waiting-queue length seen at each step start, weighted by step duration [requests].
+    pub mean_queue_len: f64,
+    /// Longest waiting queue seen at a step start [requests].
+    pub peak_queue_len: u32,
+    /// Mean number of running sequences, weighted by step duration.
+    pub mean_running: f64,
+    /// Sequences preempted (paged KV policy).
+    pub preemptions: u32,
+    /// Engine steps run.
+    pub steps: u64,
+    /// Simulated time until the last event [s].
+    pub sim_time_s: f64,
+    /// True when the step cap stopped the run early.
+    pub truncated: bool,
+}
+
+/// Why a simulation could not run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SimError {
+    /// The plan is invalid; fix the named field.
+    Plan(PlanError),
+    /// The arrival rate is not a finite number in (0, [`MAX_RATE_RPS`]]; pass a positive rate.
+    Rate {
+        /// The rejected rate [requests/s].
+        rate_rps: f64,
+    },
+    /// The request would run too long; lower the named count below `max`.
+    TooMuchWork {
+        /// The field to lower.
+        field: &'static str,
+        /// The requested value.
+        value: u64,
+        /// The most allowed.
+        max: u64,
+    },
+    /// A resolved configuration value is out of range (a hand-built [`SimConfig`]);
+    /// build it with [`SimConfig::from_plan`] instead.
+    Config {
+        /// The offending field.
+        field: &'static str,
+        /// What it must be.
+        message: &'static str,
+    },
+}
+
+impl std::fmt::Display for SimError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SimError::Plan(e) => write!(f, "{e}"),
+            SimError::Rate { rate_rps } => {
+                write!(f, "request rate {rate_rps} req/s: must be a finite number in (0, {MAX_RATE_RPS}]")
+            }
+            SimError::TooMuchWork { field, value, max } => {
+                write!(f, "{field} = {value} is too much work: allowed at most {max}")
+            }
+            SimError::Config { field, message } => write!(f, "{field}: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+impl From<PlanError> for SimError {
+    fn from(e: PlanError) -> Self {
+        SimError::Plan(e)
+    }
+}
+
+/// Checks an arrival rate.
+pub fn check_rate(rate_rps: f64) -> Result<(), SimError> {
+    if rate_rps.is_finite() && rate_rps > 0.0 && rate_rps <= MAX_RATE_RPS {
+        Ok(())
+    } else {
+        Err(SimError::Rate { rate_rps })
+    }
+}
+
+impl SimConfig {
+    /// Validates the plan and resolves it at arrival rate `rate_rps`.
+    pub fn from_plan(plan: &Plan, rate_rps: f64) -> Result<SimConfig, SimError> {
+        plan.validate()?;
+        check_rate(rate_rps)?;
+        let t = &plan.traffic;
+        let mut trace = t.trace.clone();
+        trace.sort_by(|a, b| a.arrival_s.total_cmp(&b.arrival_s));
+        let cfg = SimConfig {
+            step: StepModel::from_plan(plan),
+            max_num_seqs: plan.engine.max_num_seqs,
+            max_num_batched_tokens: plan.engine.max_num_batched_tokens,
+            chunked_prefill: plan.engine.chunked_prefill,
+            kv_policy: plan.engine.kv_policy,
+            kv_capacity_tokens: plan.kv_capacity_tokens(),
+            spec_draft_tokens: plan.engine.spec_draft_tokens,
+            spec_acceptance: plan.engine.spec_acceptance,
+            traffic: TrafficModel {
+                rate_rps,
+                arrival: t.arrival,
+                prompt: t.prompt,
+                output: t.output,
+                prefix_tokens: t.prefix_tokens,
+                prefix_hit_rate: t.prefix_hit_rate,
+                trace,
+            },
+            slo: SloTargets {
+                ttft_s: plan.slo.ttft_s,
+                tpot_s: plan.slo.tpot_s,
+                e2e_s: plan.slo.e2e_s,
+            },
+            num_requests: plan.run.num_requests,
+            warmup_requests: plan.run.warmup_requests,
+            max_steps: MAX_STEPS,
+        };
+        cfg.check()?;
+        Ok(cfg)
+    }
+
+    /// The same configuration at another arrival rate.
+    pub fn with_rate(&self, rate_rps: f64) -> Result<SimConfig, SimError> {
+        check_rate(rate_rps)?;
+        let mut c = self.clone();
+        c.traffic.rate_rps = rate_rps;
+        Ok(c)
+    }
+
+    /// Expected tokens one decoder produces per step: `(1 − α^(k+1)) / (1 − α)`
+    /// with speculation (k drafted tokens, acceptance α), else 1.
+    pub fn tokens_per_decode_step(&self) -> f64 {
+        let k = self.spec_draft_tokens;
+        if k == 0 {
+            return 1.0;
+        }
+        let a = self.spec_acceptance;
+        if a >= 1.0 {
+            return (k + 1) as f64;
+        }
+        (1.0 - libm::pow(a, (k + 1) as f64)) / (1.0 - a)
+    }
+
+    /// Cheap sanity checks that keep the engine from panicking or hanging on a
+    /// hand-built configuration.
+    pub fn check(&self) -> Result<(), SimError> {
+        check_rate(self.traffic.rate_rps)?;
+        let cfg_err = |field, message| Err(SimError::Config { field, message });
+        if self.num_requests == 0 {
+            return cfg_err("num_requests", "must be at least 1");
+        }
+        if self.num_requests > MAX_REQUESTS {
+            return Err(SimError::TooMuchWork {
+                field: "run.num_requests",
+                value: self.num_requests as u64,
+                max: MAX_REQUESTS as u64,
+            });
+        }
+        if self.warmup_requests >= self.num_requests {
+            return cfg_err("warmup_requests", "must be smaller than num_requests");
+        }
+        if self.max_num_seqs == 0 || self.max_num_batched_tokens == 0 {
+            return cfg_err("max_num_seqs / max_num_batched_tokens", "must be at least 1");
+        }
+        if self.max_steps > MAX_STEPS {
+            return Err(SimError::TooMuchWork { field: "max_steps", value: self.max_steps, max: MAX_STEPS });
+        }
+        let s = &self.step;
+        let positive = |x: f64| x.is_finite() && x > 0.0;
+        let non_negative = |x: f64| x.is_finite() && x >= 0.0;
+        if !(positive(s.params)
+            && non_negative(s.weight_bytes)
+            && non_negative(s.kv_bytes_per_token)
+            && positive(s.mem_bandwidth_bytes_per_s)
+            && positive(s.compute_flops_per_s)
+            && non_negative(s.step_overhead_s)
+            && non_negative(s.tp_comm_overhead_s))
+        {
+            return cfg_err("step", "every step-model constant must be finite, rates positive");
+        }
+        // Every step must advance time, or a run could spin without end.
+        if !positive(s.step_time_s(1.0, 0.0)) {
+            return cfg_err("step", "a step must take a positive time");
+        }
+        if self.kv_policy != KvPolicy::None && !positive(self.kv_capacity_tokens) {
+            return cfg_err("kv_capacity_tokens", "must be positive: the weights must fit in memory");
+        }
+        if !(0.0..=1.0).contains(&self.spec_acceptance) {
+            return cfg_err("spec_acceptance", "must be in [0, 1]");
+        }
+        if self.spec_draft_tokens > 16 {
+            return cfg_err("spec_draft_tokens", "must be in 0..=16");
+        }
+        let tr = &self.traffic;
+        let uses_trace = matches!(tr.arrival, crate::plan::Arrival::Trace)
+            || matches!(tr.prompt.dist, crate::plan::LengthDist::Trace)
+            || matches!(tr.output.dist, crate::plan::LengthDist::Trace);
+        if uses_trace && tr.trace.is_empty() {
+            return cfg_err("traffic.trace", "must have rows when trace arrivals or lengths are used");
+        }
+        if let crate::plan::Arrival::Gamma { cv } = tr.arrival {
+            if !(cv.is_finite() && (0.05..=10.0).contains(&cv)) {
+                return cfg_err("traffic.arrival.cv", "must be in [0.05, 10]");
+            }
+        }
+        for (field, l) in [("traffic.prompt", &tr.prompt), ("traffic.output", &tr.output)] {
+            if l.min > l.max || l.max == 0 {
+                return cfg_err(field, "needs 1 <= max and min <= max");
+            }
+            if let crate::plan::LengthDist::LogNormal { median, sigma } = l.dist {
+                if !(positive(median) && non_negative(sigma) && sigma <= 5.0) {
+                    return cfg_err(field, "lognormal median must be positive and sigma in [0, 5]");
+                }
+            }
+        }
+        if !(0.0..=1.0).contains(&tr.prefix_hit_rate) {
+            return cfg_err("traffic.prefix_hit_rate", "must be in [0, 1]");
+        }
+        Ok(())
+    }
+}
+
+/// Runs one simulation with `seed` and returns the full report (percentiles included).
+pub fn simulate(cfg: &SimConfig, seed: u64) -> Result<SimReport, SimError> {
+    cfg.check()?;
+    Ok(engine::run_full(cfg, seed))
+}
+
+/// Runs one simulation with `seed` and returns only the joint attainment [0..1]:
+/// the fast path (no latency vectors, no percentiles).
+pub fn attainment(cfg: &SimConfig, seed: u64) -> Result<f64, SimError> {
+    cfg.check()?;
+    Ok(engine::run_attainment(cfg, seed))
+}
+
+#[cfg(test)]
+mod tests;

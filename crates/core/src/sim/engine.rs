@@ -1,0 +1,592 @@
+//! The event loop. One generic body serves the full report (`FULL = true`: latency
+//! vectors and ITL pairs) and the attainment fast path (`FULL = false`: counters only).
+
+use std::collections::VecDeque;
+
+use super::{SimConfig, SimReport, Summary};
+use crate::plan::KvPolicy;
+use crate::rng::Rng;
+
+/// Lifecycle of one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Not yet admitted (or preempted and waiting again).
+    Waiting,
+    /// Admitted; its prompt is being prefilled.
+    Prefill,
+    /// Prompt done; decoding.
+    Decode,
+    /// Finished or refused.
+    Gone,
+}
+
+/// End of an intrusive list.
+const NIL: u32 = u32::MAX;
+
+/// A running sequence whose prompt is not yet fully computed.
+#[derive(Debug, Clone, Copy)]
+struct Prefilling {
+    id: u32,
+    /// Prompt tokens still to compute [tokens].
+    remaining: u32,
+}
+
+/// Everything one run produces; the public report is derived from it.
+pub(super) struct Outcome {
+    hits: u32,
+    measured: u32,
+    finished_measured: u32,
+    rejected: u32,
+    preemptions: u32,
+    steps: u64,
+    t_end: f64,
+    truncated: bool,
+    output_tokens: u64,
+    queue_area: f64,
+    running_area: f64,
+    peak_queue: u32,
+    ttft: Vec<f64>,
+    tpot: Vec<f64>,
+    e2e: Vec<f64>,
+    itl: Vec<(f64, u32)>,
+}
+
+impl Outcome {
+    fn attainment(&self) -> f64 {
+        if self.measured == 0 {
+            return 0.0;
+        }
+        self.hits as f64 / self.measured as f64
+    }
+}
+
+/// Runs the fast path: attainment only.
+pub(super) fn run_attainment(cfg: &SimConfig, seed: u64) -> f64 {
+    run::<false>(cfg, seed).attainment()
+}
+
+/// Runs the full path and builds the report.
+pub(super) fn run_full(cfg: &SimConfig, seed: u64) -> SimReport {
+    let mut o = run::<true>(cfg, seed);
+    let per_s = |x: f64| if o.t_end > 0.0 { x / o.t_end } else { 0.0 };
+    SimReport {
+        attainment: o.attainment(),
+        ttft_s: Summary::of(&mut o.ttft),
+        tpot_s: Summary::of(&mut o.tpot),
+        e2e_s: Summary::of(&mut o.e2e),
+        itl_s: Summary::of_weighted(&mut o.itl),
+        measured_requests: o.measured,
+        unfinished_requests: o.measured - o.finished_measured,
+        rejected_requests: o.rejected,
+        output_tokens_per_s: per_s(o.output_tokens as f64),
+        mean_queue_len: per_s(o.queue_area),
+        peak_queue_len: o.peak_queue,
+        mean_running: per_s(o.running_area),
+        preemptions: o.preemptions,
+        steps: o.steps,
+        sim_time_s: o.t_end,
+        truncated: o.truncated,
+    }
+}
+
+/// Mutable state of one run.
+struct Engine<'a, const FULL: bool> {
+    cfg: &'a SimConfig,
+    // Per request.
+    arrival: Vec<f64>,
+    /// Tokens to compute when (re)admitted [tokens].
+    prefill_need: Vec<u32>,
+    /// Context once the prefill is done [tokens].
+    ctx_base: Vec<u32>,
+    /// Tokens still to produce, the one emitted at prefill completion included.
+    out_left: Vec<u32>,
+    /// Original output length.
+    out_total: Vec<u32>,
+    /// Reserved KV tokens (reserve policy) [tokens].
+    reserve: Vec<u32>,
+    first: Vec<f64>,
+    state: Vec<State>,
+    epoch: Vec<u32>,
+    dec_start: Vec<u64>,
+    warmup: u32,
+    // Waiting queue: preempted sequences first, then arrivals `next_admit..next_arr`.
+    preempted: VecDeque<u32>,
+    next_admit: usize,
+    next_arr: usize,
+    // Running.
+    pre: VecDeque<Prefilling>,
+    /// Timing wheel of decoders by finish step: `wheel[f & mask]` heads an intrusive
+    /// list (`next`/`prev`) of the decoders whose last token comes in step `f`. Every
+    /// finish lies less than `wheel.len()` steps ahead, so a slot holds one step only.
+    wheel: Vec<u32>,
+    mask: u64,
+    next: Vec<u32>,
+    /// Back links (paged policy only, where preemption unlinks a decoder).
+    prev: Vec<u32>,
+    /// Finish step of each decoder (paged policy only).
+    fin: Vec<u64>,
+    n_dec: u64,
+    n_dec_measured: u32,
+    dec_base_sum: u64,
+    dec_start_sum: u64,
+    /// KV tokens held by running sequences at admission (paged) or reserved (reserve).
+    kv_static: u64,
+    admitted: Vec<(u32, u32)>,
+    // Clock.
+    t: f64,
+    s: u64,
+    out: Outcome,
+}
+
+impl<'a, const FULL: bool> Engine<'a, FULL> {
+    fn new(cfg: &'a SimConfig, seed: u64) -> Self {
+        let n = cfg.num_requests as usize;
+        let w = cfg.traffic.generate(n, &mut Rng::new(seed));
+        let prefill_need: Vec<u32> = if w.cached_tokens.is_empty() {
+            w.prompt_tokens.clone()
+        } else {
+            w.prompt_tokens.iter().zip(&w.cached_tokens).map(|(&p, &c)| p - c).collect()
+        };
+        let out_max = cfg.traffic.output.max;
+        let reserve = if cfg.kv_policy == KvPolicy::Reserve {
+            w.prompt_tokens.iter().map(|&p| p.saturating_add(out_max)).collect()
+        } else {
+            Vec::new()
+        };
+        let paged = cfg.kv_policy == KvPolicy::Paged;
+        // Decode steps never exceed the output cap: a wheel that long never wraps onto
+        // a live slot.
+        let wheel_len = (cfg.traffic.output.max as usize + 1).next_power_of_two();
+        let measured = cfg.num_requests - cfg.warmup_requests;
+        let cap = if FULL { measured as usize } else { 0 };
+        Engine {
+            cfg,
+            arrival: w.arrival_s,
+            prefill_need,
+            out_left: w.output_tokens.clone(),
+            ctx_base: w.prompt_tokens,
+            out_total: w.output_tokens,
+            reserve,
+            first: vec![f64::NAN; n],
+            state: vec![State::Waiting; n],
+            epoch: if paged { vec![0; n] } else { Vec::new() },
+            dec_start: vec![0; n],
+            warmup: cfg.warmup_requests,
+            preempted: VecDeque::new(),
+            next_admit: 0,
+            next_arr: 0,
+            pre: VecDeque::with_capacity(cfg.max_num_seqs.min(4096) as usize),
+            wheel: vec![NIL; wheel_len],
+            mask: wheel_len as u64 - 1,
+            next: vec![NIL; n],
+            prev: if paged { vec![NIL; n] } else { Vec::new() },
+            fin: if paged { vec![0; n] } else { Vec::new() },
+            n_dec: 0,
+            n_dec_measured: 0,
+            dec_base_sum: 0,
+            dec_start_sum: 0,
+            kv_static: 0,
+            admitted: Vec::new(),
+            t: 0.0,
+            s: 0,
+            out: Outcome {
+                hits: 0,
+                measured,
+                finished_measured: 0,
+                rejected: 0,
+                preemptions: 0,
+                steps: 0,
+                t_end: 0.0,
+                truncated: false,
+                output_tokens: 0,
+                queue_area: 0.0,
+                running_area: 0.0,
+                peak_queue: 0,
+                ttft: Vec::with_capacity(cap),
+                tpot: Vec::with_capacity(cap),
+                e2e: Vec::with_capacity(cap),
+                itl: Vec::new(),
+            },
+        }
+    }
+
+    fn waiting(&self) -> usize {
+        self.preempted.len() + (self.next_arr - self.next_admit)
+    }
+
+    fn running(&self) -> u64 {
+        self.n_dec + self.pre.len() as u64
+    }
+
+    /// Decode steps a sequence with `left` tokens still to produce (after its first) needs.
+    fn decode_steps(&self, left: u32, e: f64) -> u64 {
+        if e == 1.0 {
+            left as u64
+        } else {
+            libm::ceil(left as f64 / e) as u64
+        }
+    }
+
+    /// Context of the decoders before the next step [tokens].
+    fn ctx(&self, e: f64) -> f64 {
+        let grown = self.n_dec * self.s - self.dec_start_sum;
+        self.dec_base_sum as f64 + e * grown as f64
+    }
+
+    /// KV tokens in use (paged policy) [tokens].
+    fn kv_used(&self, e: f64) -> f64 {
+        let grown = self.n_dec * self.s - self.dec_start_sum;
+        self.kv_static as f64 + e * grown as f64
+    }
+
+    fn absorb_arrivals(&mut self) {
+        let n = self.arrival.len();
+        while self.next_arr < n && self.arrival[self.next_arr] <= self.t {
+            self.next_arr += 1;
+        }
+    }
+
+    fn head(&self) -> Option<u32> {
+        if let Some(&id) = self.preempted.front() {
+            Some(id)
+        } else if self.next_admit < self.next_arr {
+            Some(self.next_admit as u32)
+        } else {
+            None
+        }
+    }
+
+    fn pop_head(&mut self) {
+        if self.preempted.pop_front().is_none() {
+            self.next_admit += 1;
+        }
+    }
+
+    /// Admits waiting requests FCFS while slots and KV memory allow.
+    fn admit(&mut self, e: f64) {
+        let max = self.cfg.max_num_seqs as u64;
+        let cap = self.cfg.kv_capacity_tokens;
+        while self.running() < max {
+            let Some(id) = self.head() else { break };
+            let i = id as usize;
+            let fits = match self.cfg.kv_policy {
+                KvPolicy::None => true,
+                KvPolicy::Reserve => (self.kv_static + self.reserve[i] as u64) as f64 <= cap,
+                KvPolicy::Paged => {
+                    self.kv_used(e) + self.n_dec as f64 * e + self.ctx_base[i] as f64 <= cap
+                }
+            };
+            if !fits {
+                if self.running() == 0 {
+                    // It can never fit: refuse it (a miss) rather than wait forever.
+                    self.pop_head();
+                    self.state[i] = State::Gone;
+                    self.out.rejected += 1;
+                    continue;
+                }
+                break;
+            }
+            self.pop_head();
+            self.state[i] = State::Prefill;
+            match self.cfg.kv_policy {
+                KvPolicy::None => {}
+                KvPolicy::Reserve => self.kv_static += self.reserve[i] as u64,
+                KvPolicy::Paged => {
+                    self.kv_static += self.ctx_base[i] as u64;
+                    self.epoch[i] = self.epoch[i].wrapping_add(1);
+                    self.admitted.push((id, self.epoch[i]));
+                }
+            }
+            self.pre.push_back(Prefilling {
+                id,
+                remaining: self.prefill_need[i],
+            });
+        }
+    }
+
+    /// Paged policy: preempts the newest running sequences until the next step's decode
+    /// growth fits in KV memory.
+    fn make_room(&mut self, e: f64) {
+        let cap = self.cfg.kv_capacity_tokens;
+        while self.running() > 0 && self.kv_used(e) + self.n_dec as f64 * e > cap {
+            let Some((id, ep)) = self.admitted.pop() else { break };
+            let i = id as usize;
+            if self.epoch[i] != ep || !matches!(self.state[i], State::Prefill | State::Decode) {
+                continue;
+            }
+            let generated = if self.state[i] == State::Prefill {
+                if self.pre.back().map(|p| p.id) == Some(id) {
+                    self.pre.pop_back();
+                } else if let Some(pos) = self.pre.iter().position(|p| p.id == id) {
+                    self.pre.remove(pos);
+                }
+                0
+            } else {
+                let start = self.dec_start[i];
+                self.unlink(id);
+                self.n_dec -= 1;
+                if id >= self.warmup {
+                    self.n_dec_measured -= 1;
+                }
+                self.dec_base_sum -= self.ctx_base[i] as u64;
+                self.dec_start_sum -= start;
+                let done = libm::floor(e * (self.s - start) as f64) as u32;
+                (1 + done).min(self.out_left[i] - 1)
+            };
+            self.kv_static -= self.ctx_base[i] as u64;
+            // Recompute: prompt and generated tokens are prefilled again on readmission.
+            self.ctx_base[i] += generated;
+            self.prefill_need[i] = self.ctx_base[i];
+            self.out_left[i] -= generated;
+            self.state[i] = State::Waiting;
+            self.preempted.push_front(id);
+            self.out.preemptions += 1;
+        }
+    }
+
+    fn finish(&mut self, id: u32) {
+        let i = id as usize;
+        self.state[i] = State::Gone;
+        self.out.output_tokens += self.out_total[i] as u64;
+        if self.cfg.kv_policy == KvPolicy::Reserve {
+            self.kv_static -= self.reserve[i] as u64;
+        }
+        if id < self.warmup {
+            return;
+        }
+        let first = self.first[i];
+        let arrival = self.arrival[i];
+        let ttft = first - arrival;
+        let tpot = (self.t - first) / self.out_total[i].saturating_sub(1).max(1) as f64;
+        let e2e = self.t - arrival;
+        self.out.finished_measured += 1;
+        if self.cfg.slo.meets(ttft, tpot, e2e) {
+            self.out.hits += 1;
+        }
+        if FULL {
+            self.out.ttft.push(ttft);
+            self.out.tpot.push(tpot);
+            self.out.e2e.push(e2e);
+        }
+    }
+
+    /// Puts decoder `id`, finishing in step `f`, on the timing wheel.
+    fn link(&mut self, id: u32, f: u64) {
+        let slot = (f & self.mask) as usize;
+        let head = self.wheel[slot];
+        self.next[id as usize] = head;
+        if !self.prev.is_empty() {
+            self.prev[id as usize] = NIL;
+            self.fin[id as usize] = f;
+            if head != NIL {
+                self.prev[head as usize] = id;
+            }
+        }
+        self.wheel[slot] = id;
+    }
+
+    /// Takes decoder `id` off the wheel (paged policy only).
+    fn unlink(&mut self, id: u32) {
+        let i = id as usize;
+        let (p, nx) = (self.prev[i], self.next[i]);
+        if p == NIL {
+            self.wheel[(self.fin[i] & self.mask) as usize] = nx;
+        } else {
+            self.next[p as usize] = nx;
+        }
+        if nx != NIL {
+            self.prev[nx as usize] = p;
+        }
+    }
+
+    /// True when some decoder's last token comes in step `s`.
+    fn finishing_now(&self) -> bool {
+        self.wheel[(self.s & self.mask) as usize] != NIL
+    }
+
+    /// Removes the decoders whose last token was produced in step `s`.
+    fn pop_finished(&mut self) {
+        let slot = (self.s & self.mask) as usize;
+        let mut id = std::mem::replace(&mut self.wheel[slot], NIL);
+        while id != NIL {
+            let i = id as usize;
+            let nx = self.next[i];
+            self.n_dec -= 1;
+            if id >= self.warmup {
+                self.n_dec_measured -= 1;
+            }
+            self.dec_base_sum -= self.ctx_base[i] as u64;
+            self.dec_start_sum -= self.dec_start[i];
+            if self.cfg.kv_policy == KvPolicy::Paged {
+                self.kv_static -= self.ctx_base[i] as u64;
+            }
+            self.finish(id);
+            id = nx;
+        }
+    }
+
+    /// Books one step of `dt` seconds.
+    fn account(&mut self, dt: f64) {
+        self.t += dt;
+        self.s += 1;
+        if FULL {
+            let q = self.waiting() as u32;
+            self.out.queue_area += q as f64 * dt;
+            self.out.running_area += self.running() as f64 * dt;
+            self.out.peak_queue = self.out.peak_queue.max(q);
+            if self.n_dec_measured > 0 {
+                self.out.itl.push((dt, self.n_dec_measured));
+            }
+        }
+    }
+
+    fn run(mut self) -> Outcome {
+        let cfg = self.cfg;
+        let step_time = step_time_fn(cfg);
+        let e = cfg.tokens_per_decode_step();
+        let compute_per_decoder = cfg.spec_draft_tokens as u64 + 1;
+        // With chunked prefill off, a whole prompt must fit one step's budget: vLLM then
+        // requires the budget to cover the longest prompt, so it is raised to `prompt.max`.
+        let budget = if cfg.chunked_prefill {
+            cfg.max_num_batched_tokens as i64
+        } else {
+            cfg.max_num_batched_tokens.max(cfg.traffic.prompt.max) as i64
+        };
+        let chunked = cfg.chunked_prefill;
+        let paged = cfg.kv_policy == KvPolicy::Paged;
+        let max_seqs = cfg.max_num_seqs as u64;
+        let n = self.arrival.len();
+
+        loop {
+            self.absorb_arrivals();
+            if self.running() == 0 && self.waiting() == 0 {
+                if self.next_arr >= n {
+                    break;
+                }
+                self.t = self.arrival[self.next_arr];
+                continue;
+            }
+            if self.s >= cfg.max_steps {
+                self.out.truncated = true;
+                break;
+            }
+            if paged {
+                self.make_room(e);
+            }
+            self.admit(e);
+            if self.running() == 0 {
+                continue; // everything waiting was refused
+            }
+
+            if self.pre.is_empty() {
+                // Pure decode: nothing changes but the clock and the context until a
+                // decoder finishes or an arrival can be admitted.
+                let n_tok = self.n_dec * compute_per_decoder;
+                let mut ctx = self.ctx(e);
+                let growth = self.n_dec as f64 * e;
+                let room_steps = if paged {
+                    let free = cfg.kv_capacity_tokens - self.kv_used(e);
+                    if growth > 0.0 {
+                        libm::floor(free / growth) as u64
+                    } else {
+                        u64::MAX
+                    }
+                } else {
+                    u64::MAX
+                };
+                let stop = self.s.saturating_add(room_steps.max(1)).min(cfg.max_steps);
+                let can_admit = self.running() < max_seqs;
+                loop {
+                    let dt = step_time(n_tok, ctx);
+                    self.account(dt);
+                    ctx += growth;
+                    if self.s >= stop || self.finishing_now() {
+                        break;
+                    }
+                    if can_admit {
+                        let before = self.next_arr;
+                        self.absorb_arrivals();
+                        if self.next_arr != before || self.waiting() > 0 {
+                            break;
+                        }
+                    } else if FULL {
+                        self.absorb_arrivals();
+                    }
+                }
+                self.pop_finished();
+                continue;
+            }
+
+            // Mixed step: decoders plus prefill chunks in admission order.
+            let mut n_tok = self.n_dec * compute_per_decoder;
+            let ctx = self.ctx(e);
+            let mut left = budget - self.n_dec as i64;
+            let mut completed = 0usize;
+            for p in self.pre.iter_mut() {
+                if left <= 0 {
+                    break;
+                }
+                let rem = p.remaining as i64;
+                let c = if chunked { rem.min(left) } else { rem };
+                n_tok += c as u64;
+                left -= c;
+                if c == rem {
+                    completed += 1;
+                } else {
+                    p.remaining -= c as u32;
+                }
+            }
+            let dt = step_time(n_tok, ctx);
+            self.account(dt);
+            for _ in 0..completed {
+                let Some(p) = self.pre.pop_front() else { break };
+                let i = p.id as usize;
+                if self.first[i].is_nan() {
+                    self.first[i] = self.t;
+                }
+                if self.out_left[i] <= 1 {
+                    if paged {
+                        self.kv_static -= self.ctx_base[i] as u64;
+                    }
+                    self.finish(p.id);
+                    continue;
+                }
+                let f = self.s + self.decode_steps(self.out_left[i] - 1, e);
+                self.state[i] = State::Decode;
+                self.n_dec += 1;
+                if p.id >= self.warmup {
+                    self.n_dec_measured += 1;
+                }
+                self.dec_base_sum += self.ctx_base[i] as u64;
+                self.dec_start_sum += self.s;
+                self.dec_start[i] = self.s;
+                self.link(p.id, f);
+            }
+            self.pop_finished();
+        }
+        self.out.steps = self.s;
+        self.out.t_end = self.t;
+        self.out
+    }
+}
+
+/// The roofline step time as the engine evaluates it (reciprocals precomputed):
+/// `(n_tok, ctx_tokens) -> seconds`.
+pub(super) fn step_time_fn(cfg: &SimConfig) -> impl Fn(u64, f64) -> f64 {
+    let sm = &cfg.step;
+    let gpus = sm.tp_degree.max(1) as f64;
+    let fixed = sm.fixed_time_s();
+    let inv_bw = 1.0 / (gpus * sm.mem_bandwidth_bytes_per_s);
+    let w_bytes = sm.weight_bytes;
+    let kappa = sm.kv_bytes_per_token;
+    let s_per_tok = 2.0 * sm.params / (gpus * sm.compute_flops_per_s);
+    move |n_tok: u64, ctx: f64| -> f64 {
+        let mem = (w_bytes + kappa * ctx) * inv_bw;
+        let comp = n_tok as f64 * s_per_tok;
+        fixed + if mem >= comp { mem } else { comp }
+    }
+}
+
+fn run<const FULL: bool>(cfg: &SimConfig, seed: u64) -> Outcome {
+    Engine::<FULL>::new(cfg, seed).run()
+}

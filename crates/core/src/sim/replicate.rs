@@ -1,0 +1,97 @@
+//! Independent replications of one simulation point.
+
+use serde::{Deserialize, Serialize};
+
+use super::{simulate, SimConfig, SimError, Summary, MAX_REPLICATIONS};
+use crate::rng::splitmix64;
+use crate::stats::mean_ci95;
+
+/// Mean results over independent replications of one point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Replicated {
+    /// Mean joint attainment over the replications [0..1].
+    pub mean_attainment: f64,
+    /// 95% confidence interval of the mean attainment (Student's t), clamped to [0, 1].
+    pub ci95: [f64; 2],
+    /// Attainment of each replication, in replication order.
+    pub by_replication: Vec<f64>,
+    /// Field-by-field mean of the replications' TTFT summaries [s].
+    pub ttft_s: Summary,
+    /// Field-by-field mean of the TPOT summaries [s].
+    pub tpot_s: Summary,
+    /// Field-by-field mean of the E2E summaries [s].
+    pub e2e_s: Summary,
+    /// Field-by-field mean of the ITL summaries [s].
+    pub itl_s: Summary,
+    /// Mean output throughput [tokens/s].
+    pub output_tokens_per_s: f64,
+    /// Mean of the time-weighted waiting-queue length [requests].
+    pub mean_queue_len: f64,
+    /// Longest waiting queue in any replication [requests].
+    pub peak_queue_len: u32,
+    /// Mean preemptions per replication.
+    pub preemptions: f64,
+    /// Mean unfinished measured requests per replication.
+    pub unfinished_requests: f64,
+    /// Mean engine steps per replication.
+    pub steps: f64,
+    /// True when any replication hit the step cap.
+    pub truncated: bool,
+}
+
+/// Seed of replication `replication` derived from `base_seed`: distinct, well-mixed
+/// streams for every pair (SplitMix64 of the pair).
+pub fn replication_seed(base_seed: u64, replication: u32) -> u64 {
+    let mut s = base_seed ^ (replication as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
+    let a = splitmix64(&mut s);
+    let mut t = a ^ replication as u64;
+    splitmix64(&mut t)
+}
+
+fn mean_summary(xs: &[Summary]) -> Summary {
+    let n = xs.len() as f64;
+    let avg = |f: fn(&Summary) -> f64| xs.iter().map(f).sum::<f64>() / n;
+    Summary {
+        mean: avg(|s| s.mean),
+        p50: avg(|s| s.p50),
+        p90: avg(|s| s.p90),
+        p95: avg(|s| s.p95),
+        p99: avg(|s| s.p99),
+    }
+}
+
+/// Runs `replications` independent simulations (seeds from [`replication_seed`]) and
+/// averages them. Needs 1 ..= [`MAX_REPLICATIONS`] replications.
+pub fn replicate(cfg: &SimConfig, base_seed: u64, replications: u32) -> Result<Replicated, SimError> {
+    if replications == 0 || replications > MAX_REPLICATIONS {
+        return Err(SimError::TooMuchWork {
+            field: "run.replications",
+            value: replications as u64,
+            max: MAX_REPLICATIONS as u64,
+        });
+    }
+    let reports = (0..replications)
+        .map(|r| simulate(cfg, replication_seed(base_seed, r)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let by_replication: Vec<f64> = reports.iter().map(|r| r.attainment).collect();
+    let (mean_attainment, ci95) = mean_ci95(&by_replication, 0.0, 1.0);
+    let n = reports.len() as f64;
+    let avg = |f: fn(&super::SimReport) -> f64| reports.iter().map(f).sum::<f64>() / n;
+    let pick = |f: fn(&super::SimReport) -> Summary| reports.iter().map(f).collect::<Vec<_>>();
+    Ok(Replicated {
+        mean_attainment,
+        ci95,
+        ttft_s: mean_summary(&pick(|r| r.ttft_s)),
+        tpot_s: mean_summary(&pick(|r| r.tpot_s)),
+        e2e_s: mean_summary(&pick(|r| r.e2e_s)),
+        itl_s: mean_summary(&pick(|r| r.itl_s)),
+        output_tokens_per_s: avg(|r| r.output_tokens_per_s),
+        mean_queue_len: avg(|r| r.mean_queue_len),
+        peak_queue_len: reports.iter().map(|r| r.peak_queue_len).max().unwrap_or(0),
+        preemptions: avg(|r| r.preemptions as f64),
+        unfinished_requests: avg(|r| r.unfinished_requests as f64),
+        steps: avg(|r| r.steps as f64),
+        truncated: reports.iter().any(|r| r.truncated),
+        by_replication,
+    })
+}

@@ -1,0 +1,312 @@
+//! Synthetic and replayed request streams: arrival times, prompt and output lengths.
+//!
+//! Draw order is fixed (all gaps, then all prompt lengths, then all output lengths,
+//! then prefix-cache hits), so a seed names one workload on every platform.
+
+use crate::plan::{Arrival, LengthDist, LengthSpec, TraceRow};
+use crate::rng::Rng;
+
+/// Fully resolved traffic: the arrival process at one rate, the length laws, prefix caching.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrafficModel {
+    /// Mean arrival rate [requests/s].
+    pub rate_rps: f64,
+    /// Arrival process.
+    pub arrival: Arrival,
+    /// Prompt lengths [tokens].
+    pub prompt: LengthSpec,
+    /// Output lengths [tokens]; `output.max` is the `max_tokens` cap.
+    pub output: LengthSpec,
+    /// Shared prefix that a cache hit skips [tokens].
+    pub prefix_tokens: u32,
+    /// Probability that a request's prefix is cached [0..1].
+    pub prefix_hit_rate: f64,
+    /// Replayed rows, sorted by arrival (used by `trace` arrivals or lengths).
+    pub trace: Vec<TraceRow>,
+}
+
+/// A generated request stream, in arrival order.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Workload {
+    /// Arrival times, non-decreasing [s].
+    pub arrival_s: Vec<f64>,
+    /// Prompt lengths, cached prefix included [tokens].
+    pub prompt_tokens: Vec<u32>,
+    /// Output lengths (at least 1) [tokens].
+    pub output_tokens: Vec<u32>,
+    /// Prompt tokens served from the prefix cache (not computed) [tokens].
+    pub cached_tokens: Vec<u32>,
+}
+
+/// Lognormal length: `floor(exp(ln(median) + sigma·z))` with `z ~ N(0, 1)`, clipped to `[min, max]`.
+pub fn lognormal_length(rng: &mut Rng, ln_median: f64, sigma: f64, min: u32, max: u32) -> u32 {
+    let v = floor_exp(ln_median + sigma * rng.standard_normal());
+    clip_length(v, min, max)
+}
+
+/// `floor(libm::exp(x))`, bit for bit, mostly without calling `libm::exp`.
+///
+/// A degree-9 polynomial gives `exp(x)` to about 1e-11 relative; only when that lands
+/// within 1e-9 (relative) of an integer, where the floor could differ, is the exact
+/// `libm::exp` consulted (about one draw in 10⁵ at lengths near 8,000).
+pub fn floor_exp(x: f64) -> f64 {
+    if !(-700.0..=700.0).contains(&x) {
+        return libm::floor(libm::exp(x));
+    }
+    let y = x * core::f64::consts::LOG2_E;
+    // n = round(y) via an integer cast (truncation, corrected for negative values).
+    let h = y + 0.5;
+    let mut n = h as i64;
+    if (n as f64) > h {
+        n -= 1;
+    }
+    // e^t with t = (y − n) ln 2, |t| <= 0.347: Taylor to t^9, evaluated by Estrin's scheme.
+    let t = (y - n as f64) * core::f64::consts::LN_2;
+    let t2 = t * t;
+    let t4 = t2 * t2;
+    let p01 = 1.0 + t;
+    let p23 = 1.0 / 2.0 + t * (1.0 / 6.0);
+    let p45 = 1.0 / 24.0 + t * (1.0 / 120.0);
+    let p67 = 1.0 / 720.0 + t * (1.0 / 5_040.0);
+    let p89 = 1.0 / 40_320.0 + t * (1.0 / 362_880.0);
+    let p = (p01 + t2 * p23) + t4 * ((p45 + t2 * p67) + t4 * p89);
+    // Scale by 2^n through two factors, each a normal power of two.
+    let n = n as i32;
+    let (a, b) = (n / 2, n - n / 2);
+    let v = p * f64::from_bits(((1023 + a) as u64) << 52) * f64::from_bits(((1023 + b) as u64) << 52);
+    // v >= 0 and below 2^1011: for v < 2^52 the cast is an exact floor.
+    if v >= 4_503_599_627_370_496.0 {
+        return libm::floor(libm::exp(x));
+    }
+    let k = (v as u64) as f64;
+    let tol = v * 1e-9 + 1e-300;
+    if v - k < tol || k + 1.0 - v < tol {
+        return libm::floor(libm::exp(x));
+    }
+    k
+}
+
+/// Truncates a positive real length to an integer and clips it to `[min, max]`.
+fn clip_length(v: f64, min: u32, max: u32) -> u32 {
+    let v = if v.is_nan() { min as f64 } else { v };
+    let k = if v >= max as f64 { max } else { libm::floor(v.max(0.0)) as u32 };
+    k.clamp(min, max.max(min))
+}
+
+impl TrafficModel {
+    /// Generates `n` requests from `rng`.
+    pub fn generate(&self, n: usize, rng: &mut Rng) -> Workload {
+        let mut w = Workload {
+            arrival_s: Vec::with_capacity(n),
+            prompt_tokens: Vec::with_capacity(n),
+            output_tokens: Vec::with_capacity(n),
+            cached_tokens: Vec::new(),
+        };
+        self.fill_arrivals(n, rng, &mut w.arrival_s);
+        fill_lengths(&self.prompt, &self.trace, n, rng, |r| r.prompt_tokens, &mut w.prompt_tokens);
+        fill_lengths(&self.output, &self.trace, n, rng, |r| r.output_tokens, &mut w.output_tokens);
+        for o in w.output_tokens.iter_mut() {
+            *o = (*o).max(1);
+        }
+        if self.prefix_tokens > 0 && self.prefix_hit_rate > 0.0 {
+            let all = self.prefix_hit_rate >= 1.0;
+            w.cached_tokens = w
+                .prompt_tokens
+                .iter()
+                .map(|&p| {
+                    let hit = all || rng.next_f64() < self.prefix_hit_rate;
+                    if hit {
+                        self.prefix_tokens.min(p.saturating_sub(1))
+                    } else {
+                        0
+                    }
+                })
+                .collect();
+        }
+        w
+    }
+
+    fn fill_arrivals(&self, n: usize, rng: &mut Rng, out: &mut Vec<f64>) {
+        let mean_gap = 1.0 / self.rate_rps;
+        match self.arrival {
+            Arrival::Poisson => {
+                let mut t = 0.0;
+                for _ in 0..n {
+                    t += rng.exponential(mean_gap);
+                    out.push(t);
+                }
+            }
+            Arrival::Gamma { cv } => {
+                let shape = 1.0 / (cv * cv);
+                let scale = mean_gap / shape;
+                let mut t = 0.0;
+                for _ in 0..n {
+                    t += rng.gamma(shape, scale);
+                    out.push(t);
+                }
+            }
+            Arrival::Constant => {
+                for i in 0..n {
+                    out.push((i + 1) as f64 * mean_gap);
+                }
+            }
+            Arrival::Trace => self.trace_arrivals(n, out),
+        }
+    }
+
+    /// Trace arrivals rescaled so their mean rate is `rate_rps`; the trace repeats when it
+    /// has fewer rows than requests (each repetition starts one mean gap after the last).
+    fn trace_arrivals(&self, n: usize, out: &mut Vec<f64>) {
+        let rows = self.trace.len();
+        if rows == 0 {
+            return;
+        }
+        let t0 = self.trace[0].arrival_s;
+        let span = self.trace[rows - 1].arrival_s - t0;
+        let period = rows as f64 / self.rate_rps;
+        let scale = if rows >= 2 && span > 0.0 {
+            (1.0 / self.rate_rps) / (span / (rows - 1) as f64)
+        } else {
+            0.0
+        };
+        for i in 0..n {
+            let row = &self.trace[i % rows];
+            let cycle = (i / rows) as f64;
+            out.push((row.arrival_s - t0) * scale + cycle * period);
+        }
+    }
+}
+
+fn fill_lengths(
+    spec: &LengthSpec,
+    trace: &[TraceRow],
+    n: usize,
+    rng: &mut Rng,
+    field: impl Fn(&TraceRow) -> u32,
+    out: &mut Vec<u32>,
+) {
+    match spec.dist {
+        LengthDist::LogNormal { median, sigma } => {
+            let ln_median = libm::log(median);
+            for _ in 0..n {
+                out.push(lognormal_length(rng, ln_median, sigma, spec.min, spec.max));
+            }
+        }
+        LengthDist::Fixed { tokens } => {
+            out.extend(std::iter::repeat_n(tokens.clamp(spec.min, spec.max.max(spec.min)), n));
+        }
+        LengthDist::Trace => {
+            if trace.is_empty() {
+                out.extend(std::iter::repeat_n(spec.min, n));
+            } else {
+                out.extend((0..n).map(|i| field(&trace[i % trace.len()]).clamp(spec.min, spec.max.max(spec.min))));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::TrafficSpec;
+
+    fn model(rate: f64) -> TrafficModel {
+        let t = TrafficSpec::default();
+        TrafficModel {
+            rate_rps: rate,
+            arrival: t.arrival,
+            prompt: t.prompt,
+            output: t.output,
+            prefix_tokens: 0,
+            prefix_hit_rate: 0.0,
+            trace: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn floor_exp_equals_libm() {
+        let mut r = Rng::new(11);
+        for _ in 0..300_000 {
+            let x = -3.0 + 20.0 * r.next_f64();
+            assert_eq!(floor_exp(x).to_bits(), libm::floor(libm::exp(x)).to_bits(), "x = {x}");
+        }
+        // Right at the integer boundaries, where the floor flips.
+        for k in 1..20_000u32 {
+            let l = libm::log(k as f64);
+            for x in [l, f64::from_bits(l.to_bits() + 1), f64::from_bits(l.to_bits().saturating_sub(1))] {
+                assert_eq!(floor_exp(x), libm::floor(libm::exp(x)), "x = {x}");
+            }
+        }
+        for x in [-800.0, -700.0, 0.0, 700.0, 710.0] {
+            assert_eq!(floor_exp(x), libm::floor(libm::exp(x)));
+        }
+    }
+
+    #[test]
+    fn article_traffic_has_the_article_moments() {
+        let w = model(20.0).generate(100_000, &mut Rng::new(3));
+        let n = w.arrival_s.len() as f64;
+        let rate = n / w.arrival_s[w.arrival_s.len() - 1];
+        assert!((rate - 20.0).abs() < 0.3, "rate {rate}");
+        assert!(w.arrival_s.windows(2).all(|p| p[0] <= p[1]));
+        let mut p = w.prompt_tokens.clone();
+        p.sort_unstable();
+        let median = p[p.len() / 2];
+        // floor() shifts the median down by about half a token.
+        assert!((780..=820).contains(&median), "prompt median {median}");
+        let mean_p = p.iter().map(|&x| x as f64).sum::<f64>() / n;
+        assert!((1050.0..1150.0).contains(&mean_p), "prompt mean {mean_p} (article: about 1,100)");
+        assert!(p[0] >= 16 && p[p.len() - 1] <= 8000);
+        let mean_o = w.output_tokens.iter().map(|&x| x as f64).sum::<f64>() / n;
+        assert!((260.0..290.0).contains(&mean_o), "output mean {mean_o} (article: about 275)");
+        assert!(w.output_tokens.iter().all(|&o| (1..=1024).contains(&o)));
+    }
+
+    #[test]
+    fn gamma_constant_and_trace_arrivals() {
+        let mut m = model(10.0);
+        m.arrival = Arrival::Gamma { cv: 2.0 };
+        let w = m.generate(50_000, &mut Rng::new(5));
+        let gaps: Vec<f64> = std::iter::once(w.arrival_s[0])
+            .chain(w.arrival_s.windows(2).map(|p| p[1] - p[0]))
+            .collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let sd = (gaps.iter().map(|g| (g - mean) * (g - mean)).sum::<f64>() / gaps.len() as f64).sqrt();
+        assert!((mean - 0.1).abs() < 0.005, "gamma mean gap {mean}");
+        assert!((sd / mean - 2.0).abs() < 0.15, "gamma cv {}", sd / mean);
+
+        m.arrival = Arrival::Constant;
+        let w = m.generate(3, &mut Rng::new(5));
+        assert_eq!(w.arrival_s, vec![0.1, 0.2, 0.30000000000000004]);
+
+        m.arrival = Arrival::Trace;
+        m.prompt.dist = LengthDist::Trace;
+        m.output.dist = LengthDist::Trace;
+        m.trace = vec![
+            TraceRow { arrival_s: 5.0, prompt_tokens: 100, output_tokens: 10 },
+            TraceRow { arrival_s: 6.0, prompt_tokens: 20_000, output_tokens: 0 },
+            TraceRow { arrival_s: 7.0, prompt_tokens: 300, output_tokens: 30 },
+        ];
+        // The trace's own rate is 1/s; at 10/s gaps shrink tenfold and it repeats.
+        let w = m.generate(4, &mut Rng::new(5));
+        assert_eq!(w.arrival_s, vec![0.0, 0.1, 0.2, 0.3]);
+        assert_eq!(w.prompt_tokens, vec![100, 8000, 300, 100]);
+        assert_eq!(w.output_tokens, vec![10, 1, 30, 10]);
+    }
+
+    #[test]
+    fn prefix_hits_skip_tokens_but_not_the_last() {
+        let mut m = model(10.0);
+        m.prompt.dist = LengthDist::Fixed { tokens: 500 };
+        m.prefix_tokens = 400;
+        m.prefix_hit_rate = 0.5;
+        let w = m.generate(10_000, &mut Rng::new(9));
+        let hits = w.cached_tokens.iter().filter(|&&c| c == 400).count();
+        assert!((4700..5300).contains(&hits), "hits {hits}");
+        assert!(w.cached_tokens.iter().all(|&c| c == 0 || c == 400));
+        m.prefix_tokens = 1000;
+        m.prefix_hit_rate = 1.0;
+        let w = m.generate(3, &mut Rng::new(9));
+        assert_eq!(w.cached_tokens, vec![499, 499, 499]);
+    }
+}

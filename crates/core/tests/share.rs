@@ -1,0 +1,468 @@
+//! Share links through the public API: size, round trips, the corpus of links
+//! every release must keep opening, hostile links, and a property test that
+//! throws random and mangled links at the decoder.
+
+use goodput_core::plan::{Arrival, Dtype, KvPolicy, LengthDist, Plan, SweepRow};
+use goodput_core::share::{self, DecodeError, SharedPlan, MAX_LINK_BYTES};
+
+const BASE: &str = "http://127.0.0.1:8080/";
+
+/// A typical link must stay well inside what chat tools and browsers keep.
+const TYPICAL_LINK_MAX_CHARS: usize = 1000;
+
+/// splitmix64: a tiny seeded generator, so every run throws the same inputs.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    /// Uniform in `[lo, hi)`, with all 52 bits of the mantissa in play.
+    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * ((self.next() >> 11) as f64 / (1u64 << 53) as f64)
+    }
+
+    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[self.below(xs.len())]
+    }
+}
+
+/// The default plan with a few fields changed, as someone tuning it would.
+fn tuned_plan() -> Plan {
+    let mut p = Plan {
+        name: "Support chat, Q3 peak".into(),
+        ..Plan::default()
+    };
+    p.model.weight_dtype = Dtype::Fp8;
+    p.model.kv_dtype = Dtype::Fp8;
+    p.engine.max_num_seqs = 96;
+    p.engine.max_num_batched_tokens = 1024;
+    p.traffic.peak_rate_rps = 42.5;
+    p.slo.ttft_s = Some(0.8);
+    p.hardware.gpu_hour_usd = 3.19;
+    p
+}
+
+/// A plan with a custom 6 × 6 knob grid and a measured sweep.
+fn grid_plan() -> Plan {
+    let mut p = tuned_plan();
+    p.run.sweep_max_num_seqs = vec![24, 48, 96, 160, 320, 448];
+    p.run.sweep_batched_tokens = vec![384, 768, 1536, 3072, 6144, 0];
+    p.planning.measured_sweep = [
+        (4.0, 0.99),
+        (6.0, 0.97),
+        (8.0, 0.93),
+        (9.0, 0.71),
+        (10.0, 0.38),
+    ]
+    .iter()
+    .map(|&(rate_rps, attainment)| SweepRow {
+        rate_rps,
+        attainment,
+    })
+    .collect();
+    p
+}
+
+#[test]
+fn typical_links_are_short() {
+    for (what, plan) in [
+        ("default", Plan::default()),
+        ("tuned", tuned_plan()),
+        ("6x6 grid", grid_plan()),
+    ] {
+        let url = share::share_url(BASE, &plan, true);
+        println!(
+            "{what}: payload {} chars, link {} chars",
+            share::encode(&plan).len(),
+            url.len()
+        );
+        assert!(
+            url.len() < TYPICAL_LINK_MAX_CHARS,
+            "{what}: {} chars",
+            url.len()
+        );
+    }
+    // The default plan's payload is documented in docs/share-links.md; keep it tiny.
+    assert!(share::encode(&Plan::default()).len() <= 64);
+}
+
+#[test]
+fn share_url_shape() {
+    let plan = tuned_plan();
+    let payload = share::encode(&plan);
+    assert!(payload.starts_with('1'), "{payload}");
+    assert!(payload
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+    assert_eq!(
+        share::share_url("https://h.example/app/", &plan, false),
+        format!("https://h.example/app/#p={payload}")
+    );
+    assert_eq!(
+        share::share_url("https://h.example/app/#p=1old&embed", &plan, true),
+        format!("https://h.example/app/#p={payload}&embed"),
+        "an old fragment on the base is replaced"
+    );
+}
+
+#[test]
+fn decode_returns_plan_and_flags() {
+    let plan = grid_plan();
+    let url = share::share_url(BASE, &plan, true) + "&view=finance";
+    let shared = share::decode(&url).expect("valid link");
+    assert_eq!(
+        shared,
+        SharedPlan {
+            plan,
+            embed: true,
+            view: Some("finance".into()),
+            version: 1,
+        }
+    );
+}
+
+/// A random plan inside the ranges a user would set, every float with full mantissa.
+fn random_plan(rng: &mut Rng) -> Plan {
+    let name = (0..rng.below(40))
+        .map(|_| rng.pick(&['a', 'Z', ' ', '"', '\\', 'é', '→', '<', '&', '#', '\n']))
+        .collect();
+    let mut p = Plan {
+        name,
+        ..Plan::default()
+    };
+    p.model.params = rng.uniform(1e8, 7e11);
+    p.model.active_params = p.model.params * rng.uniform(0.05, 1.0);
+    p.model.layers = 1 + rng.below(120) as u32;
+    p.model.kv_heads = 1 + rng.below(64) as u32;
+    p.model.head_dim = rng.pick(&[64, 96, 128, 256]);
+    p.model.weight_dtype = rng.pick(&[Dtype::Bf16, Dtype::Fp8, Dtype::Int4]);
+    p.model.kv_dtype = rng.pick(&[Dtype::Bf16, Dtype::Fp8]);
+    p.hardware.memory_bytes = rng.uniform(40e9, 192e9);
+    // Enough GPUs that the weights fit with room for the KV cache.
+    let per_gpu = p.hardware.memory_bytes * p.hardware.mem_utilization;
+    p.hardware.tp_degree = (1.25 * p.model.weight_bytes() / per_gpu).ceil().max(1.0) as u32;
+    p.hardware.mem_bandwidth_bytes_per_s = rng.uniform(1e12, 8e12);
+    p.hardware.compute_flops_per_s = rng.uniform(1e14, 2e15);
+    p.hardware.step_overhead_s = rng.uniform(1e-4, 5e-3);
+    p.hardware.gpu_hour_usd = rng.uniform(0.5, 12.0);
+    p.traffic.peak_rate_rps = rng.uniform(0.1, 500.0);
+    p.traffic.arrival = match rng.below(3) {
+        0 => Arrival::Poisson,
+        1 => Arrival::Gamma {
+            cv: rng.uniform(0.5, 4.0),
+        },
+        _ => Arrival::Constant,
+    };
+    p.traffic.prompt.dist = if rng.below(2) == 0 {
+        LengthDist::LogNormal {
+            median: rng.uniform(50.0, 4000.0),
+            sigma: rng.uniform(0.1, 1.5),
+        }
+    } else {
+        LengthDist::Fixed {
+            tokens: 16 + rng.below(4000) as u32,
+        }
+    };
+    p.slo.ttft_s = Some(rng.uniform(0.05, 5.0)).filter(|_| rng.below(4) > 0);
+    p.slo.tpot_s = Some(rng.uniform(0.005, 0.2));
+    p.slo.attainment_target = rng.uniform(0.5, 0.999);
+    p.engine.max_num_seqs = 1 + rng.below(1024) as u32;
+    p.engine.max_num_batched_tokens = 64 + rng.below(16384) as u32;
+    p.engine.chunked_prefill = rng.below(2) == 0;
+    p.engine.kv_policy = rng.pick(&[KvPolicy::None, KvPolicy::Reserve, KvPolicy::Paged]);
+    p.planning.utilization = rng.uniform(0.3, 0.95);
+    p.planning.redundancy = rng.below(4) as u32;
+    p.run.seed = rng.next();
+    p.run.replications = 1 + rng.below(20) as u32;
+    p
+}
+
+#[test]
+fn random_plans_round_trip_exactly() {
+    let mut rng = Rng(2024);
+    for _ in 0..200 {
+        let plan = random_plan(&mut rng);
+        let embed = rng.below(2) == 0;
+        let url = share::share_url(BASE, &plan, embed);
+        let shared = share::decode(&url).unwrap_or_else(|e| panic!("{e}: {plan:?}"));
+        assert_eq!(shared.plan, plan);
+        assert_eq!(shared.embed, embed);
+        // Bit patterns, not just `==` (which cannot tell 0.0 from -0.0).
+        assert_eq!(
+            serde_json::to_string(&shared.plan).expect("json"),
+            serde_json::to_string(&plan).expect("json")
+        );
+        // Encoding is a function of the plan alone.
+        assert_eq!(share::encode(&shared.plan), share::encode(&plan));
+    }
+}
+
+/// One case of the corpus file: `key: value` lines, cases separated by blank lines.
+struct CorpusCase {
+    title: String,
+    link: String,
+    embed: bool,
+    view: Option<String>,
+    plan_json: String,
+}
+
+fn read_corpus(text: &str) -> Vec<CorpusCase> {
+    let mut out = Vec::new();
+    for block in text.split("\n\n") {
+        let field = |key: &str| {
+            block
+                .lines()
+                .find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix(": ")))
+                .map(str::to_string)
+        };
+        let Some(link) = field("link") else { continue };
+        out.push(CorpusCase {
+            title: field("title").unwrap_or_default(),
+            link,
+            embed: field("embed").as_deref() == Some("true"),
+            view: field("view").filter(|v| v != "-"),
+            plan_json: field("plan").expect("every case has a plan"),
+        });
+    }
+    out
+}
+
+#[test]
+fn every_v1_link_in_the_corpus_still_opens_the_same() {
+    let cases = read_corpus(include_str!("share_corpus/v1.txt"));
+    assert!(
+        cases.len() >= 7,
+        "corpus went missing: {} cases",
+        cases.len()
+    );
+    let mut modes = std::collections::BTreeSet::new();
+    for case in cases {
+        let shared = share::decode(&case.link).unwrap_or_else(|e| panic!("{}: {e}", case.title));
+        let expected: Plan = serde_json::from_str(&case.plan_json)
+            .unwrap_or_else(|e| panic!("{}: corpus JSON: {e}", case.title));
+        assert_eq!(shared.plan, expected, "{}", case.title);
+        assert_eq!(shared.version, 1, "{}", case.title);
+        assert_eq!(shared.embed, case.embed, "{}", case.title);
+        assert_eq!(shared.view, case.view, "{}", case.title);
+        let payload = case.link.split("p=").nth(1).expect("has p=");
+        modes.insert(payload.as_bytes()[1]);
+    }
+    assert_eq!(
+        modes.into_iter().collect::<Vec<_>>(),
+        b"djz",
+        "all three v1 modes covered"
+    );
+}
+
+/// The variant name of an error, as written in the hostile corpus.
+fn variant(e: &DecodeError) -> String {
+    let debug = format!("{e:?}");
+    debug
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn assert_one_line(e: &DecodeError) {
+    let msg = e.to_string();
+    assert!(!msg.is_empty() && !msg.contains(['\n', '\r']), "{msg:?}");
+    assert!(msg.chars().count() <= 400, "{msg:?}");
+}
+
+#[test]
+fn hostile_corpus_gives_the_expected_errors() {
+    let text = include_str!("share_corpus/hostile.txt");
+    let mut n = 0;
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let mut parts = line.split('\t');
+        let (Some(expected), Some(link), Some(why)) = (parts.next(), parts.next(), parts.next())
+        else {
+            panic!("malformed corpus line: {line:?}");
+        };
+        let err = match share::decode(link) {
+            Ok(s) => panic!("{why}: decoded to {:?}", s.plan.name),
+            Err(e) => e,
+        };
+        assert_eq!(variant(&err), expected, "{why}: {err}");
+        assert_one_line(&err);
+        n += 1;
+    }
+    assert!(n >= 50, "hostile corpus went missing: {n} lines");
+}
+
+#[test]
+fn oversized_input_is_refused_unread() {
+    let huge = format!("{BASE}#p=1j{}", "A".repeat(MAX_LINK_BYTES));
+    assert_eq!(
+        share::decode(&huge),
+        Err(DecodeError::TooLong { len: huge.len() })
+    );
+    // Just under the limit, all of it base64: read, and refused as bad data.
+    let big = format!("#p=1z{}", "A".repeat(MAX_LINK_BYTES - 8));
+    assert_eq!(share::decode(&big), Err(DecodeError::Decompress));
+}
+
+#[test]
+fn links_cannot_ask_for_unbounded_work() {
+    let long_grid: Vec<u32> = (1..=100).collect();
+    let cases = [
+        (
+            r#"{"run":{"num_requests":4294967295}}"#.to_string(),
+            "run.num_requests",
+        ),
+        (
+            r#"{"run":{"replications":4000000000}}"#.to_string(),
+            "run.replications",
+        ),
+        (
+            format!(r#"{{"run":{{"sweep_max_num_seqs":{long_grid:?}}}}}"#),
+            "run.sweep_max_num_seqs",
+        ),
+        (
+            r#"{"traffic":{"peak_rate_rps":-5.0}}"#.to_string(),
+            "traffic.peak_rate_rps",
+        ),
+    ];
+    for (json, field) in cases {
+        match share::decode(&format!("#p=1j{}", base64url(json.as_bytes()))) {
+            Err(DecodeError::Invalid(e)) => assert_eq!(e.field, field, "{json}"),
+            other => panic!("{json}: expected Invalid({field}), got {other:?}"),
+        }
+    }
+}
+
+/// Every input must produce `Ok` with a plan that validates, or an error with a
+/// one-line message; the test harness turns a panic into a failure.
+fn check(input: &str) {
+    match share::decode(input) {
+        Ok(shared) => {
+            assert!(shared.plan.validate().is_ok());
+            assert!(shared.view.as_deref().is_none_or(|v| v.len() <= 32));
+        }
+        Err(e) => assert_one_line(&e),
+    }
+}
+
+#[test]
+fn property_random_and_mangled_links_never_panic() {
+    let mut rng = Rng(0xdec0de);
+    const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    // Random bytes, read as lossy UTF-8.
+    for _ in 0..5000 {
+        let bytes: Vec<u8> = (0..rng.below(300)).map(|_| rng.next() as u8).collect();
+        check(&String::from_utf8_lossy(&bytes));
+    }
+    // Random base64url bodies behind every header.
+    for _ in 0..10_000 {
+        let header = rng.pick(&["1d", "1z", "1j", "2d", "0z", "1", ""]);
+        let body: String = (0..rng.below(600))
+            .map(|_| char::from(B64[rng.below(64)]))
+            .collect();
+        check(&format!("{BASE}#p={header}{body}"));
+    }
+    // Valid links of random plans, truncated and mutated one byte at a time.
+    for _ in 0..20 {
+        let url = share::share_url(BASE, &random_plan(&mut rng), false);
+        for cut in 0..url.len() {
+            check(&url[..cut]);
+        }
+        let bytes = url.as_bytes();
+        for pos in 0..bytes.len() {
+            for _ in 0..3 {
+                let mut m = bytes.to_vec();
+                let choices = [B64[rng.below(64)], rng.next() as u8, b'#', b'&', b'='];
+                m[pos] = rng.pick(&choices);
+                check(&String::from_utf8_lossy(&m));
+            }
+        }
+    }
+}
+
+#[test]
+fn property_random_json_bodies_never_panic() {
+    let mut rng = Rng(7);
+    let pieces: &[&str] = &[
+        "{",
+        "}",
+        "[",
+        "]",
+        ",",
+        ":",
+        "\"run\"",
+        "\"model\"",
+        "\"params\"",
+        "\"num_requests\"",
+        "\"kind\"",
+        "\"gamma\"",
+        "\"trace\"",
+        "1e308",
+        "-1",
+        "0",
+        "NaN",
+        "null",
+        "true",
+        "\"",
+        "\\",
+        "1e-400",
+        "18446744073709551616",
+        " ",
+        "\"\\u0000\"",
+    ];
+    for _ in 0..10_000 {
+        let json: String = (0..rng.below(60)).map(|_| rng.pick(pieces)).collect();
+        let link = if rng.below(2) == 0 {
+            format!("#p=1j{}", base64url(json.as_bytes()))
+        } else {
+            format!("#p=1z{}", base64url(&stored_deflate(json.as_bytes())))
+        };
+        check(&link);
+    }
+    // Deep nesting of every size around the limit, both brackets.
+    for depth in [15, 16, 17, 100, 10_000] {
+        for (open, close) in [("[", "]"), ("{\"a\":", "}")] {
+            let json = format!("{}1{}", open.repeat(depth), close.repeat(depth));
+            check(&format!("#p=1j{}", base64url(json.as_bytes())));
+        }
+    }
+}
+
+/// A final stored deflate block (no compression), enough to reach the JSON stage in mode `z`.
+fn stored_deflate(data: &[u8]) -> Vec<u8> {
+    let len = data.len().min(65_535) as u16;
+    let mut out = vec![1];
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&(!len).to_le_bytes());
+    out.extend_from_slice(&data[..usize::from(len)]);
+    out
+}
+
+/// Test-side base64url, independent of the crate's own.
+fn base64url(bytes: &[u8]) -> String {
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut bits = 0u32;
+    let mut n = 0;
+    let mut out = String::new();
+    for &b in bytes {
+        bits = (bits << 8) | u32::from(b);
+        n += 8;
+        while n >= 6 {
+            n -= 6;
+            out.push(char::from(A[((bits >> n) & 63) as usize]));
+        }
+    }
+    if n > 0 {
+        out.push(char::from(A[((bits << (6 - n)) & 63) as usize]));
+    }
+    out
+}

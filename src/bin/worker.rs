@@ -1,0 +1,22 @@
+//! The simulation worker: receives a JSON batch of jobs, runs them with the core, posts
+//! the JSON results back. Built by Trunk as a Web Worker (`data-type="worker"`).
+
+use goodput_app::compute::protocol::handle;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
+
+fn main() {
+    console_error_panic_hook::set_once();
+    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let reply_to = scope.clone();
+    let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
+        let body = ev.data().as_string().unwrap_or_default();
+        let reply = handle(&body);
+        let _ = reply_to.post_message(&JsValue::from_str(&reply));
+    });
+    scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    on_message.forget();
+    // Messages sent before the module finished loading are lost: say when we listen.
+    let _ = scope.post_message(&JsValue::from_str("ready"));
+}

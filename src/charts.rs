@@ -1,0 +1,324 @@
+//! Charts: plain data structs built from core results, and drawing functions generic over
+//! the plotters backend (`draw_x<DB: DrawingBackend>(area, &data, &theme)`), so the same
+//! chart renders to a canvas in the page and to SVG for exports and tests.
+
+pub mod attainment;
+pub mod heatmap;
+pub mod histogram;
+pub mod latency;
+pub mod roofline;
+
+use std::ops::Range;
+
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// Colours and scale of a chart.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Theme {
+    /// Backing-store pixels per CSS pixel (the device pixel ratio on canvas, 1 for SVG).
+    pub scale: f64,
+    /// Dark background.
+    pub dark: bool,
+}
+
+impl Default for Theme {
+    fn default() -> Self {
+        Theme {
+            scale: 1.0,
+            dark: false,
+        }
+    }
+}
+
+impl Theme {
+    /// Background.
+    pub fn bg(&self) -> RGBColor {
+        if self.dark {
+            RGBColor(0x16, 0x1b, 0x22)
+        } else {
+            WHITE
+        }
+    }
+    /// Text and axes.
+    pub fn fg(&self) -> RGBColor {
+        if self.dark {
+            RGBColor(0xd8, 0xde, 0xe6)
+        } else {
+            RGBColor(0x1f, 0x29, 0x37)
+        }
+    }
+    /// Grid lines.
+    pub fn grid(&self) -> RGBColor {
+        if self.dark {
+            RGBColor(0x30, 0x38, 0x44)
+        } else {
+            RGBColor(0xe5, 0xe7, 0xeb)
+        }
+    }
+    /// Main series.
+    pub fn accent(&self) -> RGBColor {
+        if self.dark {
+            RGBColor(0x6c, 0xa8, 0xff)
+        } else {
+            RGBColor(0x1d, 0x4e, 0xd8)
+        }
+    }
+    /// Second series.
+    pub fn accent2(&self) -> RGBColor {
+        if self.dark {
+            RGBColor(0xf5, 0xa5, 0x24)
+        } else {
+            RGBColor(0xb4, 0x53, 0x09)
+        }
+    }
+    /// Objectives and limits.
+    pub fn limit(&self) -> RGBColor {
+        if self.dark {
+            RGBColor(0xf8, 0x71, 0x71)
+        } else {
+            RGBColor(0xb9, 0x1c, 0x1c)
+        }
+    }
+    /// The knee / best point.
+    pub fn good(&self) -> RGBColor {
+        if self.dark {
+            RGBColor(0x34, 0xd3, 0x99)
+        } else {
+            RGBColor(0x04, 0x78, 0x57)
+        }
+    }
+    /// A length in CSS pixels, in backing pixels.
+    pub fn px(&self, css: f64) -> u32 {
+        (css * self.scale).round().max(1.0) as u32
+    }
+    /// A text style of `size` CSS pixels.
+    pub fn text(&self, size: f64) -> TextStyle<'static> {
+        TextStyle {
+            font: ("sans-serif", size * self.scale).into_font(),
+            color: self.fg().to_backend_color(),
+            pos: Pos::default(),
+        }
+    }
+    /// A text style of `size` CSS pixels, centered.
+    pub fn text_centered(&self, size: f64) -> TextStyle<'static> {
+        self.text(size).pos(Pos::new(HPos::Center, VPos::Center))
+    }
+}
+
+/// Where a chart's plotting area sits in backing pixels, and the data ranges it shows;
+/// maps a pointer position back to data coordinates for hover readouts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    /// Horizontal pixel range of the plotting area.
+    pub px_x: Range<i32>,
+    /// Vertical pixel range of the plotting area (top to bottom).
+    pub px_y: Range<i32>,
+    /// Data range along x.
+    pub x: Range<f64>,
+    /// Data range along y.
+    pub y: Range<f64>,
+    /// Whether x is on a log scale.
+    pub log_x: bool,
+    /// Which panel this is when a chart has several (0-based).
+    pub panel: usize,
+}
+
+impl Frame {
+    /// The data coordinates under backing pixel `(px, py)`, if inside the plotting area.
+    pub fn to_data(&self, px: f64, py: f64) -> Option<(f64, f64)> {
+        let (x0, x1) = (self.px_x.start as f64, self.px_x.end as f64);
+        let (y0, y1) = (self.px_y.start as f64, self.px_y.end as f64);
+        if px < x0 || px > x1 || py < y0 || py > y1 || x1 <= x0 || y1 <= y0 {
+            return None;
+        }
+        let fx = (px - x0) / (x1 - x0);
+        let fy = (y1 - py) / (y1 - y0);
+        let x = if self.log_x && self.x.start > 0.0 && self.x.end > 0.0 {
+            (self.x.start.ln() + fx * (self.x.end.ln() - self.x.start.ln())).exp()
+        } else {
+            self.x.start + fx * (self.x.end - self.x.start)
+        };
+        let y = self.y.start + fy * (self.y.end - self.y.start);
+        Some((x, y))
+    }
+}
+
+/// Draws "no data yet" (or another note) in the middle of an area.
+pub fn draw_note<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    note: &str,
+    theme: &Theme,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let (w, h) = area.dim_in_pixel();
+    area.draw(&Text::new(
+        note.to_string(),
+        ((w / 2) as i32, (h / 2) as i32),
+        theme.text_centered(13.0),
+    ))
+}
+
+/// A range `lo..hi` padded so a flat series still gets a visible axis.
+pub fn padded(lo: f64, hi: f64, pad: f64) -> Range<f64> {
+    if !(lo.is_finite() && hi.is_finite()) {
+        return 0.0..1.0;
+    }
+    if hi - lo <= f64::EPSILON * hi.abs().max(1.0) {
+        let d = if hi == 0.0 { 1.0 } else { hi.abs() * 0.1 };
+        return (lo - d)..(hi + d);
+    }
+    let d = (hi - lo) * pad;
+    (lo - d)..(hi + d)
+}
+
+/// The index of the value in `xs` nearest to `x`.
+pub fn nearest(xs: impl Iterator<Item = f64>, x: f64) -> Option<usize> {
+    xs.enumerate()
+        .filter(|(_, v)| v.is_finite())
+        .min_by(|a, b| (a.1 - x).abs().total_cmp(&(b.1 - x).abs()))
+        .map(|(i, _)| i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::attainment::{draw_attainment, AttainmentChart, CurvePoint};
+    use super::heatmap::{draw_heatmap, HeatmapChart};
+    use super::histogram::{build_histogram, draw_histogram};
+    use super::latency::{draw_latency, LatencyChart, LatencyPoint};
+    use super::roofline::{build_roofline, draw_roofline};
+    use super::*;
+    use goodput_core::roofline::StepModel;
+    use goodput_core::Plan;
+    use plotters::backend::SVGBackend;
+
+    fn svg(draw: impl FnOnce(&DrawingArea<SVGBackend, plotters::coord::Shift>) -> Vec<Frame>) -> (String, Vec<Frame>) {
+        let mut out = String::new();
+        let frames;
+        {
+            let area = SVGBackend::with_string(&mut out, (800, 300)).into_drawing_area();
+            frames = draw(&area);
+            area.present().expect("present");
+        }
+        (out, frames)
+    }
+
+    fn curve() -> AttainmentChart {
+        let points = [(4.0, 0.99), (6.0, 0.97), (8.0, 0.93), (9.0, 0.71), (10.0, 0.38)]
+            .iter()
+            .map(|&(r, a)| CurvePoint { rate_rps: r, attainment: a, lo: a - 0.02, hi: (a + 0.02f64).min(1.0) })
+            .collect();
+        AttainmentChart { points, target: 0.92, knee_rps: Some(8.0) }
+    }
+
+    #[test]
+    fn attainment_chart_draws_band_target_and_knee() {
+        let (out, frames) = svg(|a| draw_attainment(a, &curve(), &Theme::default()).expect("draw"));
+        assert!(out.contains("<polygon"), "band missing");
+        assert!(out.contains("target 92%"));
+        assert!(out.contains("knee 8.00 req/s"));
+        assert!(out.contains("arrival rate per replica [req/s]"));
+        assert_eq!(frames.len(), 1);
+        let f = &frames[0];
+        // The pixel at the middle of the plotting area maps back into the data range.
+        let mid = ((f.px_x.start + f.px_x.end) as f64 / 2.0, (f.px_y.start + f.px_y.end) as f64 / 2.0);
+        let (x, y) = f.to_data(mid.0, mid.1).expect("inside");
+        assert!((x - f.x.end / 2.0).abs() < 0.1 * f.x.end, "x {x}");
+        assert!((y - 0.51).abs() < 0.05, "y {y}");
+        assert!(f.to_data(-5.0, mid.1).is_none());
+    }
+
+    #[test]
+    fn empty_charts_say_so_instead_of_failing() {
+        let (out, frames) = svg(|a| draw_attainment(a, &AttainmentChart::default(), &Theme::default()).expect("draw"));
+        assert!(out.contains("Waiting for the first simulated rates"));
+        assert!(frames.is_empty());
+        let (out, _) = svg(|a| draw_heatmap(a, &HeatmapChart::default(), &Theme::default()).expect("draw"));
+        assert!(out.contains("has not run yet"));
+    }
+
+    #[test]
+    fn readouts_pick_the_nearest_point() {
+        let c = curve();
+        let text = c.readout(8.8).expect("readout");
+        assert!(text.starts_with("9.00 req/s: 71.0%"), "{text}");
+    }
+
+    #[test]
+    fn latency_chart_has_two_panels_with_slo_lines() {
+        let data = LatencyChart {
+            points: (1..=5)
+                .map(|i| LatencyPoint {
+                    rate_rps: i as f64 * 4.0,
+                    ttft_p50_s: 0.05 * i as f64,
+                    ttft_p99_s: 0.2 * i as f64,
+                    tpot_p50_s: 0.012 + 0.001 * i as f64,
+                    tpot_p99_s: 0.02 + 0.002 * i as f64,
+                })
+                .collect(),
+            ttft_slo_s: Some(0.5),
+            tpot_slo_s: Some(0.025),
+        };
+        let (out, frames) = svg(|a| draw_latency(a, &data, &Theme::default()).expect("draw"));
+        assert_eq!(frames.len(), 2);
+        assert!(frames[0].px_x.end <= frames[1].px_x.start, "panels overlap");
+        assert!(out.contains("Time to first token") && out.contains("Time per output token"));
+        assert!(out.contains("SLO"));
+        assert!(data.readout(1, 8.1).expect("readout").contains("TPOT p50 14.0 ms"));
+    }
+
+    #[test]
+    fn roofline_shades_both_regions_and_matches_the_core() {
+        let plan = Plan::default();
+        let model = StepModel::from_plan(&plan);
+        let chart = build_roofline(&model, 940.0, 128, 512);
+        let p = chart.decode.iter().find(|p| p.x == 110.0);
+        if let Some(p) = p {
+            assert_eq!(p.step_s, model.step_time_s(110.0, 110.0 * 940.0));
+        }
+        // Decode is memory-bound at small batches; prefill turns compute-bound for big chunks.
+        assert!(chart.decode[0].memory_s > chart.decode[0].compute_s);
+        let last = chart.prefill.last().expect("prefill points");
+        assert!(last.compute_s > last.memory_s);
+        assert!(chart.prefill[0].memory_s > chart.prefill[0].compute_s);
+        let (out, frames) = svg(|a| draw_roofline(a, &chart, &Theme::default()).expect("draw"));
+        assert_eq!(frames.len(), 2);
+        assert!(frames.iter().all(|f| f.log_x));
+        assert!(out.contains("step time [ms]"));
+        assert!(chart.readout(1, 4096.0).expect("readout").contains("compute-bound"));
+    }
+
+    #[test]
+    fn heatmap_marks_the_best_cell() {
+        let data = HeatmapChart {
+            seqs: vec![64, 128],
+            budgets: vec![256, 512, 0],
+            goodput_rps: vec![vec![Some(10.0), Some(12.0), None], vec![Some(14.0), Some(20.0), Some(3.0)]],
+            best: Some((1, 1)),
+        };
+        let (out, frames) = svg(|a| draw_heatmap(a, &data, &Theme::default()).expect("draw"));
+        assert!(out.contains("20.0") && out.contains("off"));
+        assert_eq!(frames[0].x, 0.0..3.0);
+        assert!(data.readout(1.5, 1.2).expect("cell").contains("goodput 20.00 req/s"));
+        assert!(data.readout(2.5, 0.5).expect("cell").contains("not simulated yet"));
+        assert!(data.readout(7.0, 0.5).is_none());
+    }
+
+    #[test]
+    fn histogram_shares_sum_to_one_and_mark_median_and_p95() {
+        let plan = Plan::default();
+        let h = build_histogram("Prompt", &plan.traffic.prompt, 20).expect("lognormal");
+        let total: f64 = h.bins.iter().map(|b| b.share).sum();
+        assert!((total - 1.0).abs() < 1e-9, "shares sum to {total}");
+        assert_eq!(h.median, 800.0);
+        assert!((h.p95 - 800.0 * (1.6448536269514722f64 * 0.8).exp()).abs() < 1e-9);
+        let (out, _) = svg(|a| draw_histogram(a, &h, &Theme::default()).expect("draw"));
+        assert!(out.contains("median 800"));
+    }
+
+    #[test]
+    fn padded_ranges_never_collapse() {
+        assert_eq!(padded(f64::NAN, 1.0, 0.1), 0.0..1.0);
+        let r = padded(5.0, 5.0, 0.1);
+        assert!(r.start < 5.0 && r.end > 5.0);
+    }
+}

@@ -1,0 +1,136 @@
+//! Attainment vs arrival rate, with its confidence band, the target line and the knee.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::{draw_note, nearest, Frame, Theme};
+
+/// One rate of the curve.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CurvePoint {
+    /// Offered rate per replica [requests/s].
+    pub rate_rps: f64,
+    /// Mean joint attainment over replications [0..1].
+    pub attainment: f64,
+    /// Lower edge of the confidence band [0..1].
+    pub lo: f64,
+    /// Upper edge of the confidence band [0..1].
+    pub hi: f64,
+}
+
+/// Everything the attainment chart shows.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AttainmentChart {
+    /// Points, in any order (drawn sorted by rate).
+    pub points: Vec<CurvePoint>,
+    /// Attainment target [0..1].
+    pub target: f64,
+    /// The knee: the highest rate meeting the target (goodput) [requests/s].
+    pub knee_rps: Option<f64>,
+}
+
+impl AttainmentChart {
+    fn sorted(&self) -> Vec<CurvePoint> {
+        let mut p: Vec<CurvePoint> = self
+            .points
+            .iter()
+            .copied()
+            .filter(|p| p.rate_rps.is_finite() && p.attainment.is_finite())
+            .collect();
+        p.sort_by(|a, b| a.rate_rps.total_cmp(&b.rate_rps));
+        p
+    }
+
+    /// Hover text for the point nearest rate `x`.
+    pub fn readout(&self, x: f64) -> Option<String> {
+        let p = self.sorted();
+        let i = nearest(p.iter().map(|p| p.rate_rps), x)?;
+        let q = p[i];
+        Some(format!(
+            "{:.2} req/s: {:.1}% of requests meet the SLO (band {:.1}–{:.1}%)",
+            q.rate_rps,
+            q.attainment * 100.0,
+            q.lo * 100.0,
+            q.hi * 100.0
+        ))
+    }
+}
+
+/// Draws the chart into `area`; returns the plotting frame for hover readouts.
+pub fn draw_attainment<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    data: &AttainmentChart,
+    theme: &Theme,
+) -> Result<Vec<Frame>, DrawingAreaErrorKind<DB::ErrorType>> {
+    area.fill(&theme.bg())?;
+    let pts = data.sorted();
+    if pts.is_empty() {
+        draw_note(area, "Waiting for the first simulated rates…", theme)?;
+        return Ok(Vec::new());
+    }
+    let x_max = pts.iter().map(|p| p.rate_rps).fold(0.0_f64, f64::max) * 1.05;
+    let x_max = if x_max > 0.0 { x_max } else { 1.0 };
+    let mut chart = ChartBuilder::on(area)
+        .margin(theme.px(10.0))
+        .x_label_area_size(theme.px(36.0))
+        .y_label_area_size(theme.px(48.0))
+        .build_cartesian_2d(0.0..x_max, 0.0..1.02)?;
+    chart
+        .configure_mesh()
+        .max_light_lines(1)
+        .light_line_style(theme.grid().mix(0.5))
+        .bold_line_style(theme.grid())
+        .axis_style(theme.fg())
+        .label_style(theme.text(11.0))
+        .axis_desc_style(theme.text(12.0))
+        .x_desc("arrival rate per replica [req/s]")
+        .y_desc("attainment [%]")
+        .y_label_formatter(&|v| format!("{:.0}", v * 100.0))
+        .draw()?;
+    let band: Vec<(f64, f64)> = pts
+        .iter()
+        .map(|p| (p.rate_rps, p.hi))
+        .chain(pts.iter().rev().map(|p| (p.rate_rps, p.lo)))
+        .collect();
+    chart.draw_series(std::iter::once(Polygon::new(band, theme.accent().mix(0.2).filled())))?;
+    let target = data.target;
+    chart.draw_series(DashedLineSeries::new(
+        vec![(0.0, target), (x_max, target)],
+        theme.px(6.0),
+        theme.px(4.0),
+        theme.limit().stroke_width(theme.px(1.5)),
+    ))?;
+    chart.draw_series(std::iter::once(Text::new(
+        format!("target {:.0}%", target * 100.0),
+        (x_max * 0.01, (target - 0.05).max(0.0)),
+        theme.text(11.0).color(&theme.limit()),
+    )))?;
+    chart.draw_series(LineSeries::new(
+        pts.iter().map(|p| (p.rate_rps, p.attainment)),
+        theme.accent().stroke_width(theme.px(2.0)),
+    ))?;
+    chart.draw_series(
+        pts.iter()
+            .map(|p| Circle::new((p.rate_rps, p.attainment), theme.px(2.5), theme.accent().filled())),
+    )?;
+    if let Some(knee) = data.knee_rps.filter(|k| k.is_finite() && *k > 0.0) {
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(knee, 0.0), (knee, 1.02)],
+            theme.good().stroke_width(theme.px(1.5)),
+        )))?;
+        chart.draw_series(std::iter::once(Text::new(
+            format!("knee {knee:.2} req/s"),
+            (knee, 0.12),
+            theme.text(11.0).color(&theme.good()),
+        )))?;
+    }
+    let (px_x, px_y) = chart.plotting_area().get_pixel_range();
+    Ok(vec![Frame {
+        px_x,
+        px_y,
+        x: 0.0..x_max,
+        y: 0.0..1.02,
+        log_x: false,
+        panel: 0,
+    }])
+}

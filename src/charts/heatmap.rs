@@ -1,0 +1,155 @@
+//! Heatmap of the knob sweep: goodput over `max_num_seqs` × `max_num_batched_tokens`.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::{draw_note, Frame, Theme};
+
+/// The knob sweep grid.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HeatmapChart {
+    /// `max_num_seqs` of each row.
+    pub seqs: Vec<u32>,
+    /// `max_num_batched_tokens` of each column (0 = chunked prefill off).
+    pub budgets: Vec<u32>,
+    /// Goodput of each cell, row-major `[row][col]` [requests/s]; `None` = not done yet.
+    pub goodput_rps: Vec<Vec<Option<f64>>>,
+    /// `(row, col)` of the best cell.
+    pub best: Option<(usize, usize)>,
+}
+
+fn budget_label(b: u32) -> String {
+    if b == 0 {
+        "off".into()
+    } else {
+        b.to_string()
+    }
+}
+
+impl HeatmapChart {
+    /// Hover text for the cell at data coordinates `(x, y)` (column, row).
+    pub fn readout(&self, x: f64, y: f64) -> Option<String> {
+        if x < 0.0 || y < 0.0 {
+            return None;
+        }
+        let (c, r) = (x as usize, y as usize);
+        let seqs = *self.seqs.get(r)?;
+        let budget = *self.budgets.get(c)?;
+        let v = self.goodput_rps.get(r)?.get(c)?;
+        Some(match v {
+            Some(g) => format!(
+                "max_num_seqs {seqs}, max_num_batched_tokens {}: goodput {g:.2} req/s",
+                budget_label(budget)
+            ),
+            None => format!("max_num_seqs {seqs}, budget {}: not simulated yet", budget_label(budget)),
+        })
+    }
+
+    fn max(&self) -> f64 {
+        self.goodput_rps
+            .iter()
+            .flatten()
+            .flatten()
+            .copied()
+            .filter(|v| v.is_finite())
+            .fold(0.0, f64::max)
+    }
+}
+
+/// A sequential colour from pale to the accent for `t` in 0..=1.
+fn ramp(theme: &Theme, t: f64) -> RGBColor {
+    let t = t.clamp(0.0, 1.0);
+    let (a, b) = if theme.dark {
+        ((0x22, 0x2a, 0x36), (0x6c, 0xa8, 0xff))
+    } else {
+        ((0xef, 0xf4, 0xff), (0x1d, 0x4e, 0xd8))
+    };
+    let mix = |x: u8, y: u8| (x as f64 + (y as f64 - x as f64) * t).round() as u8;
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+/// Draws the grid with a value in each cell and the best cell outlined.
+pub fn draw_heatmap<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    data: &HeatmapChart,
+    theme: &Theme,
+) -> Result<Vec<Frame>, DrawingAreaErrorKind<DB::ErrorType>> {
+    area.fill(&theme.bg())?;
+    let (cols, rows) = (data.budgets.len(), data.seqs.len());
+    if cols == 0 || rows == 0 {
+        draw_note(area, "The knob sweep has not run yet", theme)?;
+        return Ok(Vec::new());
+    }
+    let max = data.max();
+    let mut chart = ChartBuilder::on(area)
+        .margin(theme.px(10.0))
+        .x_label_area_size(theme.px(36.0))
+        .y_label_area_size(theme.px(56.0))
+        .build_cartesian_2d(0.0..cols as f64, 0.0..rows as f64)?;
+    let budgets = data.budgets.clone();
+    let seqs = data.seqs.clone();
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .axis_style(theme.fg())
+        .label_style(theme.text(11.0))
+        .axis_desc_style(theme.text(12.0))
+        .x_labels(cols * 2 + 1)
+        .y_labels(rows * 2 + 1)
+        .x_label_formatter(&|v| {
+            let i = v.floor() as usize;
+            if (v - i as f64 - 0.5).abs() < 1e-6 {
+                budgets.get(i).map(|b| budget_label(*b)).unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .y_label_formatter(&|v| {
+            let i = v.floor() as usize;
+            if (v - i as f64 - 0.5).abs() < 1e-6 {
+                seqs.get(i).map(|s| s.to_string()).unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .x_desc("max_num_batched_tokens [tokens]")
+        .y_desc("max_num_seqs")
+        .draw()?;
+    for (r, row) in data.goodput_rps.iter().enumerate() {
+        for (c, v) in row.iter().enumerate() {
+            let (x, y) = (c as f64, r as f64);
+            let fill = match v {
+                Some(g) if max > 0.0 => ramp(theme, g / max),
+                _ => theme.grid(),
+            };
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(x + 0.02, y + 0.02), (x + 0.98, y + 0.98)],
+                fill.filled(),
+            )))?;
+            if let Some(g) = v {
+                let light = max > 0.0 && g / max > 0.55;
+                let color = if light ^ theme.dark { WHITE } else { theme.fg() };
+                chart.draw_series(std::iter::once(Text::new(
+                    format!("{g:.1}"),
+                    (x + 0.5, y + 0.5),
+                    theme.text_centered(11.0).color(&color),
+                )))?;
+            }
+        }
+    }
+    if let Some((r, c)) = data.best {
+        chart.draw_series(std::iter::once(Rectangle::new(
+            [(c as f64, r as f64), (c as f64 + 1.0, r as f64 + 1.0)],
+            theme.good().stroke_width(theme.px(3.0)),
+        )))?;
+    }
+    let (px_x, px_y) = chart.plotting_area().get_pixel_range();
+    Ok(vec![Frame {
+        px_x,
+        px_y,
+        x: 0.0..cols as f64,
+        y: 0.0..rows as f64,
+        log_x: false,
+        panel: 0,
+    }])
+}

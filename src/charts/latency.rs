@@ -1,0 +1,168 @@
+//! TTFT and TPOT percentiles vs arrival rate, with the SLO lines (two panels, log scale).
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::{draw_note, nearest, Frame, Theme};
+
+/// Latency percentiles at one rate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LatencyPoint {
+    /// Offered rate per replica [requests/s].
+    pub rate_rps: f64,
+    /// Median time to first token [s].
+    pub ttft_p50_s: f64,
+    /// 99th percentile time to first token [s].
+    pub ttft_p99_s: f64,
+    /// Median time per output token [s].
+    pub tpot_p50_s: f64,
+    /// 99th percentile time per output token [s].
+    pub tpot_p99_s: f64,
+}
+
+/// Everything the latency chart shows.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LatencyChart {
+    /// Points, in any order.
+    pub points: Vec<LatencyPoint>,
+    /// TTFT objective [s].
+    pub ttft_slo_s: Option<f64>,
+    /// TPOT objective [s].
+    pub tpot_slo_s: Option<f64>,
+}
+
+impl LatencyChart {
+    fn sorted(&self) -> Vec<LatencyPoint> {
+        let mut p = self.points.clone();
+        p.retain(|p| p.rate_rps.is_finite());
+        p.sort_by(|a, b| a.rate_rps.total_cmp(&b.rate_rps));
+        p
+    }
+
+    /// Hover text for the point nearest rate `x` in panel `panel` (0 = TTFT, 1 = TPOT).
+    pub fn readout(&self, panel: usize, x: f64) -> Option<String> {
+        let p = self.sorted();
+        let q = p[nearest(p.iter().map(|p| p.rate_rps), x)?];
+        Some(if panel == 0 {
+            format!(
+                "{:.2} req/s: TTFT p50 {:.0} ms, p99 {:.0} ms",
+                q.rate_rps,
+                q.ttft_p50_s * 1e3,
+                q.ttft_p99_s * 1e3
+            )
+        } else {
+            format!(
+                "{:.2} req/s: TPOT p50 {:.1} ms, p99 {:.1} ms",
+                q.rate_rps,
+                q.tpot_p50_s * 1e3,
+                q.tpot_p99_s * 1e3
+            )
+        })
+    }
+}
+
+type Pick = fn(&LatencyPoint) -> f64;
+
+#[allow(clippy::too_many_arguments)]
+fn panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    pts: &[LatencyPoint],
+    title: &str,
+    p50: Pick,
+    p99: Pick,
+    slo_s: Option<f64>,
+    theme: &Theme,
+    index: usize,
+) -> Result<Frame, DrawingAreaErrorKind<DB::ErrorType>> {
+    let ms = |v: f64| (v * 1e3).max(1e-3);
+    let x_max = pts.iter().map(|p| p.rate_rps).fold(0.0_f64, f64::max).max(1e-6) * 1.05;
+    let values = pts
+        .iter()
+        .flat_map(|p| [ms(p50(p)), ms(p99(p))])
+        .chain(slo_s.map(ms))
+        .filter(|v| v.is_finite());
+    let (lo, hi) = values.fold((f64::INFINITY, 0.0_f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let (lo, hi) = if lo.is_finite() && hi > lo {
+        (lo * 0.7, hi * 1.4)
+    } else {
+        (1.0, 1000.0)
+    };
+    let mut chart = ChartBuilder::on(area)
+        .margin(theme.px(10.0))
+        .caption(title, theme.text(12.0))
+        .x_label_area_size(theme.px(36.0))
+        .y_label_area_size(theme.px(52.0))
+        .build_cartesian_2d(0.0..x_max, (lo..hi).log_scale())?;
+    chart
+        .configure_mesh()
+        .max_light_lines(1)
+        .light_line_style(theme.grid().mix(0.5))
+        .bold_line_style(theme.grid())
+        .axis_style(theme.fg())
+        .label_style(theme.text(11.0))
+        .axis_desc_style(theme.text(12.0))
+        .x_desc("arrival rate per replica [req/s]")
+        .y_desc("latency [ms]")
+        .y_labels(6)
+        .y_label_formatter(&|v| format!("{v:.3}").trim_end_matches('0').trim_end_matches('.').to_string())
+        .draw()?;
+    chart
+        .draw_series(LineSeries::new(
+            pts.iter().map(|p| (p.rate_rps, ms(p50(p)))),
+            theme.accent().stroke_width(theme.px(2.0)),
+        ))?
+        .label("p50")
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], theme.accent()));
+    chart
+        .draw_series(LineSeries::new(
+            pts.iter().map(|p| (p.rate_rps, ms(p99(p)))),
+            theme.accent2().stroke_width(theme.px(2.0)),
+        ))?
+        .label("p99")
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], theme.accent2()));
+    if let Some(slo) = slo_s {
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(0.0, ms(slo)), (x_max, ms(slo))],
+                theme.px(6.0),
+                theme.px(4.0),
+                theme.limit().stroke_width(theme.px(1.5)),
+            ))?
+            .label("SLO")
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], theme.limit()));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(theme.bg().mix(0.85))
+        .border_style(theme.grid())
+        .label_font(theme.text(11.0))
+        .draw()?;
+    let (px_x, px_y) = chart.plotting_area().get_pixel_range();
+    Ok(Frame {
+        px_x,
+        px_y,
+        x: 0.0..x_max,
+        y: lo..hi,
+        log_x: false,
+        panel: index,
+    })
+}
+
+/// Draws both panels (TTFT left, TPOT right) into `area`.
+pub fn draw_latency<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    data: &LatencyChart,
+    theme: &Theme,
+) -> Result<Vec<Frame>, DrawingAreaErrorKind<DB::ErrorType>> {
+    area.fill(&theme.bg())?;
+    let pts = data.sorted();
+    if pts.is_empty() {
+        draw_note(area, "Waiting for the first simulated rates…", theme)?;
+        return Ok(Vec::new());
+    }
+    let (left, right) = area.split_horizontally(area.dim_in_pixel().0 / 2);
+    let a = panel(&left, &pts, "Time to first token", |p| p.ttft_p50_s, |p| p.ttft_p99_s, data.ttft_slo_s, theme, 0)?;
+    let b = panel(&right, &pts, "Time per output token", |p| p.tpot_p50_s, |p| p.tpot_p99_s, data.tpot_slo_s, theme, 1)?;
+    Ok(vec![a, b])
+}

@@ -1,0 +1,142 @@
+//! Analytic companions: Little's law, the budget rule, loads, KV capacity, M/D/1, and
+//! warnings where the settings contradict them.
+
+use goodput_core::analytic::{analyze, Analytics, Severity};
+use leptos::prelude::*;
+
+use crate::compute::RunController;
+use crate::state::PlanState;
+
+fn ms(s: f64) -> String {
+    format!("{:.1} ms", s * 1e3)
+}
+
+fn opt_s(v: Option<f64>) -> String {
+    v.map(|s| format!("{s:.2} s")).unwrap_or_else(|| "unstable (R·D ≥ 1)".into())
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+/// The rows of the panel: (label, value, testid).
+fn rows(a: &Analytics) -> Vec<(&'static str, String, &'static str)> {
+    let q = &a.prefill_queue;
+    vec![
+        ("Planned rate per replica", format!("{:.2} req/s", a.rate_per_replica_rps), "an-rate"),
+        (
+            "Little's law: sequences in flight per replica",
+            format!(
+                "{:.0} = rate × (TTFT {} + {:.0} tokens × TPOT {})",
+                a.concurrency_per_replica,
+                ms(a.littles_ttft_s),
+                a.lengths.output_tokens,
+                ms(a.littles_tpot_s)
+            ),
+            "an-concurrency",
+        ),
+        (
+            "Fleet at peak",
+            format!(
+                "{:.0} sequences, {:.0} KV tokens",
+                a.concurrency_fleet_peak, a.kv_tokens_fleet_peak
+            ),
+            "an-fleet",
+        ),
+        (
+            "Suggested max_num_seqs",
+            format!(
+                "≥ {}{} (plan: {})",
+                a.suggested_max_num_seqs,
+                if a.suggestion_capped_by_kv { ", capped by KV memory" } else { "" },
+                a.max_num_seqs
+            ),
+            "an-max-num-seqs",
+        ),
+        (
+            "Budget rule: largest token budget within TPOT",
+            a.token_budget_max
+                .map(|b| format!("{b} tokens"))
+                .unwrap_or_else(|| "no TPOT objective".into()),
+            "an-budget",
+        ),
+        ("Decode-floor step at that concurrency", ms(a.decode_floor_step_s), "an-decode-floor"),
+        (
+            "Prefill compute load",
+            format!(
+                "{} of one replica's FLOP/s; fleet peak {:.2}× one replica",
+                pct(a.prefill_load_replica),
+                a.prefill_load_fleet_peak
+            ),
+            "an-prefill-load",
+        ),
+        ("GPU busy share at the planned rate (lower bound)", pct(a.work_load_replica), "an-work-load"),
+        (
+            "KV-cache capacity per replica",
+            format!("{:.0} tokens ≈ {:.0} sequences at the mean context", a.kv_capacity_tokens, a.kv_capacity_seqs),
+            "an-kv",
+        ),
+        (
+            "M/D/1 prefill pool TTFT",
+            format!(
+                "D = {}: one device {}, two-way inter-op {}, two-way intra-op {}",
+                ms(q.service_s),
+                opt_s(q.ttft_single_s),
+                opt_s(q.ttft_inter_op_s),
+                opt_s(q.ttft_intra_op_s)
+            ),
+            "an-md1",
+        ),
+        (
+            "Attainment precision (standard error)",
+            format!(
+                "±{:.2} pts per point, ±{:.2} pts pooled",
+                a.attainment_se_point * 100.0,
+                a.attainment_se_pooled * 100.0
+            ),
+            "an-se",
+        ),
+    ]
+}
+
+/// The analytic panel (instant; uses the simulated goodput once known).
+#[component]
+pub fn AnalyticPanel() -> impl IntoView {
+    let state = PlanState::expect_context();
+    let runs = RunController::expect_context();
+    let analytics = Memo::new(move |_| {
+        let goodput = runs.search.with(|s| s.as_ref().map(|(_, r)| r.goodput_rps));
+        state.good.with(|p| analyze(p, goodput))
+    });
+    view! {
+        <section class="panel" aria-labelledby="analytic-title">
+            <h2 id="analytic-title">"Analytic checks"</h2>
+            <p class="panel-intro">"Closed-form companions of the simulation, at the planned rate per replica."</p>
+            <ul class="warnings" data-testid="analytic-warnings">
+                {move || {
+                    analytics
+                        .with(|a| a.warnings.clone())
+                        .into_iter()
+                        .map(|w| {
+                            let class = match w.severity {
+                                Severity::Info => "info",
+                                Severity::Warning => "warning",
+                                Severity::Critical => "critical",
+                            };
+                            view! { <li class=class data-warning=w.id>{w.message}</li> }
+                        })
+                        .collect_view()
+                }}
+            </ul>
+            <dl class="analytic">
+                {move || {
+                    analytics
+                        .with(rows)
+                        .into_iter()
+                        .map(|(label, value, id)| view! { <dt>{label}</dt><dd data-testid=id>{value}</dd> })
+                        .collect_view()
+                }}
+            </dl>
+        </section>
+    }
+}

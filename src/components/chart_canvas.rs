@@ -1,0 +1,94 @@
+//! A `<canvas>` that a chart draws into: sized for the device pixel ratio, redrawn when
+//! its data or the window size changes, with a hover readout.
+
+use leptos::ev;
+use leptos::html::Canvas;
+use leptos::prelude::*;
+use plotters::coord::Shift;
+use plotters::prelude::{DrawingArea, IntoDrawingArea};
+use plotters_canvas::CanvasBackend;
+
+use crate::charts::{Frame, Theme};
+
+/// The area a chart draws into.
+pub type CanvasArea = DrawingArea<CanvasBackend, Shift>;
+
+/// Whether the system asks for a dark colour scheme.
+pub fn prefers_dark() -> bool {
+    window()
+        .match_media("(prefers-color-scheme: dark)")
+        .ok()
+        .flatten()
+        .map(|m| m.matches())
+        .unwrap_or(false)
+}
+
+/// A chart canvas. `draw` reads the signals it needs (so it redraws when they change)
+/// and returns the plotting frames; `readout(panel, x, y)` turns a hovered data point
+/// into text.
+#[component]
+pub fn ChartCanvas(
+    /// `data-testid` of the canvas.
+    testid: &'static str,
+    /// Accessible description of the chart.
+    label: &'static str,
+    /// Height [CSS px].
+    height: f64,
+    /// Draws the chart; called inside an effect.
+    draw: impl Fn(&CanvasArea, &Theme) -> Vec<Frame> + 'static,
+    /// Hover text at data coordinates of a panel.
+    readout: impl Fn(usize, f64, f64) -> Option<String> + 'static,
+) -> impl IntoView {
+    let canvas = NodeRef::<Canvas>::new();
+    let frames = StoredValue::new_local(Vec::<Frame>::new());
+    let (hover, set_hover) = signal(None::<String>);
+    let (resized, set_resized) = signal(0u32);
+    let listener = window_event_listener(ev::resize, move |_| set_resized.update(|n| *n += 1));
+    on_cleanup(move || listener.remove());
+    Effect::new(move |_| {
+        resized.track();
+        let Some(el) = canvas.get() else {
+            return;
+        };
+        let dpr = window().device_pixel_ratio().clamp(1.0, 4.0);
+        let css_w = el.client_width().max(200) as f64;
+        el.set_width((css_w * dpr).round() as u32);
+        el.set_height((height * dpr).round() as u32);
+        let theme = Theme {
+            scale: dpr,
+            dark: prefers_dark(),
+        };
+        let Some(backend) = CanvasBackend::with_canvas_object(el) else {
+            return;
+        };
+        let area = backend.into_drawing_area();
+        let drawn = draw(&area, &theme);
+        let _ = area.present();
+        frames.set_value(drawn);
+    });
+    let on_move = move |ev: ev::MouseEvent| {
+        let dpr = window().device_pixel_ratio().clamp(1.0, 4.0);
+        let (px, py) = (ev.offset_x() as f64 * dpr, ev.offset_y() as f64 * dpr);
+        let text = frames.with_value(|fs| {
+            fs.iter()
+                .find_map(|f| f.to_data(px, py).map(|(x, y)| (f.panel, x, y)))
+        });
+        set_hover.set(text.and_then(|(panel, x, y)| readout(panel, x, y)));
+    };
+    view! {
+        <figure class="chart">
+            <canvas
+                node_ref=canvas
+                data-testid=testid
+                role="img"
+                aria-label=label
+                style=format!("width:100%;height:{height}px")
+                on:mousemove=on_move
+                on:mouseleave=move |_| set_hover.set(None)
+            ></canvas>
+            <figcaption class="readout" aria-live="polite" data-testid=format!("{testid}-readout")>
+                {move || hover.get().unwrap_or_else(|| "Hover the chart for values.".into())}
+            </figcaption>
+        </figure>
+    }
+}

@@ -1,0 +1,131 @@
+//! The simulation charts: attainment vs rate, latency percentiles vs rate, knob heatmap.
+
+use leptos::prelude::*;
+
+use crate::charts::attainment::{draw_attainment, AttainmentChart, CurvePoint};
+use crate::charts::heatmap::{draw_heatmap, HeatmapChart};
+use crate::charts::latency::{draw_latency, LatencyChart, LatencyPoint};
+use crate::components::chart_canvas::ChartCanvas;
+use crate::components::glossary::TermLink;
+use crate::compute::RunController;
+use crate::state::PlanState;
+
+/// Builds the attainment chart: the running search's partial points, else the last result.
+pub fn attainment_chart(runs: &RunController, target: f64) -> AttainmentChart {
+    let partial = runs.partial.get();
+    if !partial.is_empty() {
+        let points = partial
+            .iter()
+            .filter(|p| !p.attainments.is_empty())
+            .map(|p| {
+                let n = p.attainments.len() as f64;
+                let mean = p.attainments.iter().sum::<f64>() / n;
+                let lo = p.attainments.iter().copied().fold(1.0, f64::min);
+                let hi = p.attainments.iter().copied().fold(0.0, f64::max);
+                CurvePoint { rate_rps: p.rate_rps, attainment: mean, lo, hi }
+            })
+            .collect();
+        return AttainmentChart { points, target, knee_rps: None };
+    }
+    runs.search.with(|s| match s {
+        Some((_, r)) => AttainmentChart {
+            points: r
+                .curve
+                .iter()
+                .map(|c| CurvePoint { rate_rps: c.rate_rps, attainment: c.attainment, lo: c.ci95[0], hi: c.ci95[1] })
+                .collect(),
+            target: r.target,
+            knee_rps: Some(r.goodput_rps),
+        },
+        None => AttainmentChart { target, ..Default::default() },
+    })
+}
+
+/// Builds the latency chart from the last result's per-rate detail.
+pub fn latency_chart(runs: &RunController) -> LatencyChart {
+    runs.search.with(|s| match s {
+        Some((plan, r)) => LatencyChart {
+            points: r
+                .curve
+                .iter()
+                .filter_map(|c| {
+                    c.detail.map(|d| LatencyPoint {
+                        rate_rps: c.rate_rps,
+                        ttft_p50_s: d.ttft_p50_s,
+                        ttft_p99_s: d.ttft_p99_s,
+                        tpot_p50_s: d.tpot_p50_s,
+                        tpot_p99_s: d.tpot_p99_s,
+                    })
+                })
+                .collect(),
+            ttft_slo_s: plan.slo.ttft_s,
+            tpot_slo_s: plan.slo.tpot_s,
+        },
+        None => LatencyChart::default(),
+    })
+}
+
+/// Builds the knob heatmap from the last sweep.
+pub fn heatmap_chart(runs: &RunController) -> HeatmapChart {
+    runs.sweep.with(|s| match s {
+        Some(s) => {
+            let cols = s.batched_tokens.len().max(1);
+            let mut grid = vec![vec![None; s.batched_tokens.len()]; s.max_num_seqs.len()];
+            for (i, c) in s.cells.iter().enumerate() {
+                if let Some(cell) = grid.get_mut(i / cols).and_then(|r| r.get_mut(i % cols)) {
+                    *cell = Some(c.goodput_rps);
+                }
+            }
+            HeatmapChart {
+                seqs: s.max_num_seqs.clone(),
+                budgets: s.batched_tokens.clone(),
+                goodput_rps: grid,
+                best: (!s.cells.is_empty()).then(|| (s.best / cols, s.best % cols)),
+            }
+        }
+        None => HeatmapChart::default(),
+    })
+}
+
+/// The three simulation charts.
+#[component]
+pub fn ChartsPanel() -> impl IntoView {
+    let runs = RunController::expect_context();
+    let state = PlanState::expect_context();
+    let target = Memo::new(move |_| state.good.with(|p| p.slo.attainment_target));
+    let att = Memo::new(move |_| attainment_chart(&runs, target.get()));
+    let lat = Memo::new(move |_| latency_chart(&runs));
+    let heat = Memo::new(move |_| heatmap_chart(&runs));
+    view! {
+        <section class="panel" aria-labelledby="charts-title">
+            <h2 id="charts-title">"Simulation"</h2>
+            <p class="panel-intro">
+                "Share of requests meeting the SLO ("<TermLink term="attainment">"attainment"</TermLink>") as the rate per replica grows. The "
+                <TermLink term="knee">"knee"</TermLink>" is the "<TermLink term="goodput">"goodput"</TermLink>"; the band is the 95% confidence interval over replications."
+            </p>
+            <ChartCanvas
+                testid="chart-attainment"
+                label="Attainment versus arrival rate, with the target line and the knee"
+                height=300.0
+                draw=move |area, theme| att.with(|d| draw_attainment(area, d, theme).unwrap_or_default())
+                readout=move |_, x, _| att.with(|d| d.readout(x))
+            />
+            <h3>"Latency percentiles vs rate"</h3>
+            <ChartCanvas
+                testid="chart-latency"
+                label="TTFT and TPOT p50 and p99 versus arrival rate, with the SLO lines"
+                height=280.0
+                draw=move |area, theme| lat.with(|d| draw_latency(area, d, theme).unwrap_or_default())
+                readout=move |panel, x, _| lat.with(|d| d.readout(panel, x))
+            />
+            <h3>"Knob sweep: goodput per replica [req/s]"</h3>
+            <ChartCanvas
+                testid="chart-heatmap"
+                label="Goodput over max_num_seqs and max_num_batched_tokens"
+                height=300.0
+                draw=move |area, theme| heat.with(|d| draw_heatmap(area, d, theme).unwrap_or_default())
+                readout=move |_, x, y| heat.with(|d| d.readout(x, y))
+            />
+        </section>
+    }
+}

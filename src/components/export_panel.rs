@@ -1,0 +1,168 @@
+//! The planner's Export section: Markdown summary, curve and sweep CSV, plan JSON
+//! (and loading one back), and every chart as SVG or PNG.
+
+use goodput_core::analytic::MeanLengths;
+use goodput_core::roofline::StepModel;
+use leptos::prelude::*;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use crate::charts::attainment::draw_attainment;
+use crate::charts::heatmap::draw_heatmap;
+use crate::charts::latency::draw_latency;
+use crate::charts::roofline::{build_roofline, draw_roofline};
+use crate::components::charts_panel::{attainment_chart, heatmap_chart, latency_chart};
+use crate::components::header_actions::when_settled;
+use crate::compute::RunController;
+use crate::export::{
+    chart_svg, click_link, curve_csv, download_text, file_stem, load_plan_json, markdown_summary, plan_json,
+    sweep_csv, LoadError, MAX_PLAN_FILE_BYTES,
+};
+use crate::session::Session;
+use crate::state::PlanState;
+use crate::url_state::{page_base, share_link};
+
+/// The charts that export, by the `data-testid` of their canvas.
+const CHARTS: &[(&str, &str)] = &[
+    ("chart-attainment", "Attainment"),
+    ("chart-latency", "Latency"),
+    ("chart-heatmap", "Knob sweep"),
+    ("chart-roofline", "Roofline"),
+];
+
+/// The SVG of the chart whose canvas is `testid`, drawn from the same data as on screen.
+fn svg_of(testid: &str, state: PlanState, runs: RunController) -> String {
+    let plan = state.good.get_untracked();
+    match testid {
+        "chart-attainment" => {
+            let data = attainment_chart(&runs, plan.slo.attainment_target);
+            chart_svg(|a, t| drop(draw_attainment(a, &data, t)))
+        }
+        "chart-latency" => {
+            let data = latency_chart(&runs);
+            chart_svg(|a, t| drop(draw_latency(a, &data, t)))
+        }
+        "chart-heatmap" => {
+            let data = heatmap_chart(&runs);
+            chart_svg(|a, t| drop(draw_heatmap(a, &data, t)))
+        }
+        _ => {
+            let ctx = MeanLengths::of(&plan).context_tokens;
+            let data = build_roofline(
+                &StepModel::from_plan(&plan),
+                ctx,
+                plan.engine.max_num_seqs,
+                plan.engine.max_num_batched_tokens,
+            );
+            chart_svg(|a, t| drop(draw_roofline(a, &data, t)))
+        }
+    }
+}
+
+/// The PNG of the on-screen canvas `testid`, as a `data:` URL.
+fn png_of(testid: &str) -> Result<String, String> {
+    document()
+        .query_selector(&format!("canvas[data-testid=\"{testid}\"]"))
+        .ok()
+        .flatten()
+        .and_then(|el| el.dyn_into::<web_sys::HtmlCanvasElement>().ok())
+        .ok_or_else(|| "the chart is not on screen".to_string())?
+        .to_data_url()
+        .map_err(|_| "the browser could not make the image".to_string())
+}
+
+/// The Export section.
+#[component]
+pub fn ExportPanel() -> impl IntoView {
+    let state = PlanState::expect_context();
+    let runs = RunController::expect_context();
+    let session = Session::expect_context();
+    let message = RwSignal::new(None::<(bool, String)>);
+    let report = move |r: Result<(), String>| {
+        if let Err(e) = r {
+            message.set(Some((false, format!("Export failed: {e}"))));
+        }
+    };
+    let stem = move || file_stem(&state.good.get_untracked());
+    let md = move |_| {
+        let plan = state.good.get_untracked();
+        let link = share_link(&page_base(), &plan);
+        let text = runs.search.with_untracked(|s| markdown_summary(&plan, s.as_ref().map(|(p, r)| (p, r)), &link));
+        report(download_text(&format!("{}.md", stem()), "text/markdown", &text));
+    };
+    let curve = move |_| match runs.search.get_untracked() {
+        Some((_, r)) => report(download_text(&format!("{}-curve.csv", stem()), "text/csv", &curve_csv(&r))),
+        None => message.set(Some((false, "The curve is not computed yet.".into()))),
+    };
+    let sweep = move |_| match runs.sweep.get_untracked() {
+        Some(s) => report(download_text(&format!("{}-sweep.csv", stem()), "text/csv", &sweep_csv(&s))),
+        None => message.set(Some((false, "The knob sweep has not finished yet.".into()))),
+    };
+    let json = move |_| {
+        let text = plan_json(&state.good.get_untracked());
+        report(download_text(&format!("{}.json", stem()), "application/json", &text));
+    };
+    let on_file = move |ev: leptos::ev::Event| {
+        let Some(input) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) else {
+            return;
+        };
+        let Some(file) = input.files().and_then(|f| f.get(0)) else {
+            return;
+        };
+        input.set_value("");
+        let size = file.size();
+        if size > MAX_PLAN_FILE_BYTES as f64 {
+            let e = LoadError::TooLarge { bytes: size as usize };
+            message.set(Some((false, format!("{e}. Your plan is unchanged."))));
+            return;
+        }
+        let name = file.name();
+        let on_text = Closure::once_into_js(move |text: JsValue| {
+            let text = text.as_string().unwrap_or_default();
+            match load_plan_json(&text) {
+                Ok(plan) => {
+                    session.open_own(plan);
+                    message.set(Some((true, format!("Loaded {name}."))));
+                }
+                Err(e) => message.set(Some((false, format!("{name}: {e}. Your plan is unchanged.")))),
+            }
+        });
+        let on_fail = Closure::once_into_js(move |_: JsValue| {
+            message.set(Some((false, "The browser could not read the file. Your plan is unchanged.".into())));
+        });
+        when_settled(&file.text(), &on_text, &on_fail);
+    };
+    let charts = CHARTS
+        .iter()
+        .map(|&(id, label)| {
+            let svg = move |_| report(download_text(&format!("{}-{id}.svg", stem()), "image/svg+xml", &svg_of(id, state, runs)));
+            let png = move |_| report(png_of(id).and_then(|url| click_link(&format!("{}-{id}.png", stem()), &url)));
+            view! {
+                <li>
+                    <span>{label}</span>
+                    <button type="button" data-testid=format!("export-{id}-svg") on:click=svg>"SVG"</button>
+                    <button type="button" data-testid=format!("export-{id}-png") on:click=png>"PNG"</button>
+                </li>
+            }
+        })
+        .collect_view();
+    view! {
+        <section class="panel export-panel no-print" aria-labelledby="export-title" data-testid="export-panel">
+            <h2 id="export-title">"Export"</h2>
+            <div class="export-row">
+                <button type="button" data-testid="export-markdown" on:click=md>"Markdown summary"</button>
+                <button type="button" data-testid="export-curve-csv" on:click=curve>"Curve CSV"</button>
+                <button type="button" data-testid="export-sweep-csv" on:click=sweep>"Sweep CSV"</button>
+                <button type="button" data-testid="export-plan-json" on:click=json>"Plan JSON"</button>
+                <label class="file-button">
+                    "Load plan JSON"
+                    <input type="file" accept=".json,application/json" data-testid="load-plan-json" on:change=on_file />
+                </label>
+            </div>
+            <ul class="export-charts">{charts}</ul>
+            {move || message.get().map(|(ok, m)| view! {
+                <p class="export-message" class:error=!ok role="status" data-testid="export-message">{m}</p>
+            })}
+        </section>
+    }
+}

@@ -1,0 +1,83 @@
+//! The inputs column: six groups of labelled fields.
+
+use goodput_core::plan::Arrival;
+use leptos::prelude::*;
+
+use crate::components::choices::{ArrivalChoice, DtypeChoices, SchedulerChoices};
+use crate::components::length_preview::LengthPreview;
+use crate::components::number_field::NumberField;
+use crate::components::presets::{GpuPreset, ModelPreset, SloClassPreset};
+use crate::state::fields::{fields_of, Group};
+use crate::state::PlanState;
+
+/// The numeric fields of `group`, except those listed in `skip`.
+fn numbers(group: Group, skip: &'static [&'static str]) -> impl IntoView {
+    fields_of(group)
+        .filter(|f| !skip.contains(&f.id))
+        .map(|f| view! { <NumberField id=f.id /> })
+        .collect_view()
+}
+
+/// One group of inputs with a heading and an optional intro line.
+#[component]
+fn InputGroup(
+    /// Heading.
+    title: &'static str,
+    /// One line under the heading.
+    intro: &'static str,
+    /// Fields.
+    children: Children,
+) -> impl IntoView {
+    let slug = title.to_lowercase();
+    view! {
+        <fieldset class="group" data-testid=format!("group-{slug}")>
+            <legend>{title}</legend>
+            <p class="group-intro">{intro}</p>
+            <div class="group-fields">{children()}</div>
+        </fieldset>
+    }
+}
+
+/// All inputs, grouped: Model, Hardware, Traffic, SLO, Engine, Planning.
+#[component]
+pub fn InputsColumn() -> impl IntoView {
+    let state = PlanState::expect_context();
+    let bursty = Memo::new(move |_| {
+        state
+            .draft
+            .with(|p| matches!(p.traffic.arrival, Arrival::Gamma { .. }))
+    });
+    view! {
+        <form class="inputs-form" on:submit=|ev| ev.prevent_default() novalidate=true>
+            <InputGroup title="Model" intro="What is served: its size sets bytes per step, its shape the KV cache.">
+                <ModelPreset />
+                <DtypeChoices />
+                {numbers(Group::Model, &[])}
+            </InputGroup>
+            <InputGroup title="Hardware" intro="One GPU, how many per replica, and what it costs.">
+                <GpuPreset />
+                {numbers(Group::Hardware, &[])}
+            </InputGroup>
+            <InputGroup title="Traffic" intro="The forecast peak and the shape of requests.">
+                <NumberField id="traffic.peak_rate_rps" />
+                <ArrivalChoice />
+                <Show when=move || bursty.get()>
+                    <NumberField id="traffic.arrival.cv" />
+                </Show>
+                {numbers(Group::Traffic, &["traffic.peak_rate_rps", "traffic.arrival.cv"])}
+                <LengthPreview />
+            </InputGroup>
+            <InputGroup title="SLO" intro="What each request must meet, and for what share of requests.">
+                <SloClassPreset />
+                {numbers(Group::Slo, &[])}
+            </InputGroup>
+            <InputGroup title="Engine" intro="The scheduler knobs you pass to the server.">
+                <SchedulerChoices />
+                {numbers(Group::Engine, &[])}
+            </InputGroup>
+            <InputGroup title="Planning" intro="How hard each replica is driven, spares, and simulation effort.">
+                {numbers(Group::Planning, &[])}
+            </InputGroup>
+        </form>
+    }
+}

@@ -1,0 +1,48 @@
+//! One labelled numeric input with its help line, unit and inline error.
+
+use leptos::prelude::*;
+
+use crate::state::fields::field;
+use crate::state::PlanState;
+
+/// A numeric input bound to the plan field `id` (see `state::fields::FIELDS`).
+#[component]
+pub fn NumberField(
+    /// Dotted path of the plan field, e.g. `engine.max_num_seqs`.
+    id: &'static str,
+) -> impl IntoView {
+    let state = PlanState::expect_context();
+    let Some(f) = field(id) else {
+        return ().into_any();
+    };
+    let input_id = format!("in-{}", id.replace('.', "-"));
+    let help_id = format!("{input_id}-help");
+    let err_id = format!("{input_id}-error");
+    let message = Memo::new(move |_| state.message_for(id));
+    let described = format!("{help_id} {err_id}");
+    view! {
+        <div class="field" class:invalid=move || message.with(Option::is_some)>
+            <label for=input_id.clone()>
+                {f.label}
+                {(!f.unit.is_empty()).then(|| view! { <span class="unit">{f.unit}</span> })}
+            </label>
+            <input
+                id=input_id
+                type="text"
+                inputmode="decimal"
+                autocomplete="off"
+                spellcheck="false"
+                data-testid=format!("input-{id}")
+                aria-describedby=described
+                aria-invalid=move || message.with(Option::is_some).to_string()
+                prop:value=move || state.text_of(id)
+                on:input:target=move |ev| state.input(id, ev.target().value())
+            />
+            <p class="help" id=help_id>{f.help}</p>
+            <p class="error" id=err_id role="alert" data-testid=format!("error-{id}")>
+                {move || message.get()}
+            </p>
+        </div>
+    }
+    .into_any()
+}

@@ -1,0 +1,65 @@
+//! The planner view: inputs on the left, results on the right.
+
+use leptos::prelude::*;
+
+use crate::components::alerts_panel::AlertsPanel;
+use crate::components::analytic_panel::AnalyticPanel;
+use crate::components::cards::HeadlineCards;
+use crate::components::charts_panel::ChartsPanel;
+use crate::components::export_panel::ExportPanel;
+use crate::components::glossary::Glossary;
+use crate::components::inputs::InputsColumn;
+use crate::components::roofline_panel::RooflinePanel;
+use crate::components::run_status::RunStatus;
+use crate::components::saved_panel::SavedPanel;
+use crate::state::PlanState;
+
+/// Shows the first problem of the draft plan, and that the results are from the last good plan.
+#[component]
+fn ProblemBanner() -> impl IntoView {
+    let state = PlanState::expect_context();
+    move || {
+        state.problem.get().map(|p| {
+            view! {
+                <div class="problem-banner" role="status" data-testid="problem-banner">
+                    <strong>{p.field}</strong>
+                    ": "
+                    {p.message}
+                    " — showing the results of the last valid plan."
+                </div>
+            }
+        })
+    }
+}
+
+/// The full planner.
+#[component]
+pub fn Planner() -> impl IntoView {
+    let state = PlanState::expect_context();
+    view! {
+        <main class="layout">
+            <section class="inputs" aria-label="Inputs">
+                <InputsColumn />
+            </section>
+            <section class="results" aria-label="Results">
+                <ProblemBanner />
+                <RunStatus />
+                <div
+                    class="results-body"
+                    class:stale=move || state.is_stale()
+                    data-testid="results"
+                    data-stale=move || state.is_stale().to_string()
+                >
+                    <HeadlineCards />
+                    <ChartsPanel />
+                    <RooflinePanel />
+                    <AnalyticPanel />
+                    <AlertsPanel />
+                </div>
+                <ExportPanel />
+                <SavedPanel />
+                <Glossary />
+            </section>
+        </main>
+    }
+}

@@ -1,0 +1,376 @@
+//! Running searches off the UI thread.
+//!
+//! ```text
+//!   good plan ──(300 ms debounce)──▶ RunController::start
+//!      GoodputSearch ─next_batch─▶ Request JSON ─▶ Pool (Web Workers | main-thread slices)
+//!            ▲                                          │ protocol::handle → run_job_with
+//!            └──────────── feed(JobResult by id) ◀─ Reply JSON
+//!   search done ─▶ KnobSweep, same loop ─▶ done (elapsed time shown)
+//! ```
+//!
+//! The state machines live in the core and match results by job id, so the page gets the
+//! same numbers as the CLI however the jobs are spread.
+
+pub mod pool;
+pub mod protocol;
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+use goodput_core::search::{GoodputResult, GoodputSearch, Job, KnobSweep, SweepResult};
+use goodput_core::Plan;
+use leptos::prelude::*;
+
+use pool::{pool_size, Pool, PoolMode, Task};
+use protocol::{Reply, Request};
+
+/// What the controller is doing.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Phase {
+    /// Nothing has run yet.
+    #[default]
+    Idle,
+    /// An input changed; a new run starts when typing pauses.
+    Waiting,
+    /// Finding the goodput of the plan's engine settings.
+    Search,
+    /// Sweeping `max_num_seqs` × `max_num_batched_tokens`.
+    Sweep,
+    /// Finished.
+    Done,
+    /// Stopped by the user.
+    Cancelled,
+    /// The run failed; the message says why.
+    Failed(String),
+}
+
+impl Phase {
+    /// Whether simulations are running.
+    pub fn is_running(&self) -> bool {
+        matches!(self, Phase::Search | Phase::Sweep)
+    }
+}
+
+/// Progress of the current run.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunStatus {
+    /// Phase.
+    pub phase: Phase,
+    /// Simulations finished in this phase.
+    pub done: u32,
+    /// Simulations this phase is expected to take.
+    pub total: u32,
+    /// Time the goodput search of the last finished run took [ms].
+    pub search_ms: Option<f64>,
+    /// Time the whole last finished run took [ms].
+    pub total_ms: Option<f64>,
+}
+
+/// One rate of a search in progress: the attainments of replications returned so far.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartialPoint {
+    /// Rate [requests/s].
+    pub rate_rps: f64,
+    /// Attainment of each replication returned [0..1].
+    pub attainments: Vec<f64>,
+}
+
+enum Machine {
+    None,
+    Search(Box<GoodputSearch>),
+    Sweep(Box<KnobSweep>),
+}
+
+struct Driver {
+    pool: Option<Pool>,
+    run: u32,
+    plan: Plan,
+    machine: Machine,
+    rates: BTreeMap<u32, f64>,
+    started_ms: f64,
+    search_ms: Option<f64>,
+    debounce: Option<TimeoutHandle>,
+}
+
+/// Runs searches for the good plan in a worker pool and publishes the results as signals.
+#[derive(Clone, Copy)]
+pub struct RunController {
+    /// Phase, progress and timings.
+    pub status: RwSignal<RunStatus>,
+    /// The goodput search of the last finished run, with the plan it was run for.
+    pub search: RwSignal<Option<(Plan, GoodputResult)>>,
+    /// The knob sweep of the last finished run.
+    pub sweep: RwSignal<Option<SweepResult>>,
+    /// Why the knob sweep could not run, if it could not.
+    pub sweep_error: RwSignal<Option<String>>,
+    /// Rates of the running search, as results arrive.
+    pub partial: RwSignal<Vec<PartialPoint>>,
+    /// Where simulations run.
+    pub mode: RwSignal<PoolMode>,
+    driver: StoredValue<Driver, LocalStorage>,
+}
+
+fn now_ms() -> f64 {
+    window().performance().map(|p| p.now()).unwrap_or(0.0)
+}
+
+/// Debounce between the last edit and the start of a new run.
+pub const DEBOUNCE: Duration = Duration::from_millis(300);
+
+impl RunController {
+    /// Starts the worker pool and re-runs whenever `good` changes (debounced).
+    pub fn new(good: Memo<Plan>) -> RunController {
+        let c = RunController {
+            status: RwSignal::new(RunStatus::default()),
+            search: RwSignal::new(None),
+            sweep: RwSignal::new(None),
+            sweep_error: RwSignal::new(None),
+            partial: RwSignal::new(Vec::new()),
+            mode: RwSignal::new(PoolMode::Starting),
+            driver: StoredValue::new_local(Driver {
+                pool: None,
+                run: 0,
+                plan: Plan::default(),
+                machine: Machine::None,
+                rates: BTreeMap::new(),
+                started_ms: 0.0,
+                search_ms: None,
+                debounce: None,
+            }),
+        };
+        let pool = Pool::start(
+            pool_size(),
+            protocol::handle,
+            Rc::new(move |body: String| c.on_reply(&body)),
+            Rc::new(move |mode| c.mode.set(mode)),
+            Duration::from_secs(8),
+        );
+        c.driver.update_value(|d| d.pool = Some(pool));
+        Effect::new(move |_| {
+            let plan = good.get();
+            c.schedule(plan);
+        });
+        c
+    }
+
+    /// The controller provided by `App`.
+    pub fn expect_context() -> RunController {
+        expect_context::<RunController>()
+    }
+
+    /// Stops the running search now and starts a new one for `plan` after the debounce.
+    pub fn schedule(&self, plan: Plan) {
+        self.stop(Phase::Waiting);
+        let c = *self;
+        let handle = set_timeout_with_handle(move || c.start(plan), DEBOUNCE).ok();
+        self.driver.update_value(|d| d.debounce = handle);
+    }
+
+    /// Cancels the running search (the results on screen stay).
+    pub fn cancel(&self) {
+        self.stop(Phase::Cancelled);
+    }
+
+    fn stop(&self, phase: Phase) {
+        self.driver.update_value(|d| {
+            if let Some(h) = d.debounce.take() {
+                h.clear();
+            }
+            d.run = d.run.wrapping_add(1);
+            d.machine = Machine::None;
+            d.rates.clear();
+            if let Some(pool) = &d.pool {
+                pool.cancel_before(d.run);
+            }
+        });
+        self.status.update(|s| {
+            s.phase = phase;
+            s.done = 0;
+            s.total = 0;
+        });
+    }
+
+    /// Starts a run for `plan` now.
+    pub fn start(&self, plan: Plan) {
+        self.stop(Phase::Search);
+        self.partial.set(Vec::new());
+        match GoodputSearch::new(&plan) {
+            Ok(search) => {
+                self.driver.update_value(|d| {
+                    d.plan = plan;
+                    d.machine = Machine::Search(Box::new(search));
+                    d.started_ms = now_ms();
+                    d.search_ms = None;
+                });
+                self.pump();
+            }
+            Err(e) => self.fail(e.to_string()),
+        }
+    }
+
+    fn fail(&self, message: String) {
+        self.stop(Phase::Failed(message));
+    }
+
+    /// Issues the machine's next jobs, or moves on when it is done.
+    fn pump(&self) {
+        enum Next {
+            Wait,
+            SearchDone(Box<(Plan, Option<GoodputResult>)>),
+            SweepDone(Option<SweepResult>),
+        }
+        let next = self.driver.try_update_value(|d| {
+            let jobs: Vec<Job> = match &mut d.machine {
+                Machine::None => return Next::Wait,
+                Machine::Search(s) => {
+                    let jobs = s.next_batch();
+                    if jobs.is_empty() && s.is_done() {
+                        return Next::SearchDone(Box::new((d.plan.clone(), s.result())));
+                    }
+                    jobs
+                }
+                Machine::Sweep(s) => {
+                    let jobs = s.next_batch();
+                    if jobs.is_empty() && s.is_done() {
+                        return Next::SweepDone(s.result());
+                    }
+                    jobs
+                }
+            };
+            if let Machine::Search(_) = d.machine {
+                d.rates.extend(jobs.iter().map(|j| (j.id, j.rate_rps)));
+            }
+            let workers = match d.pool.as_ref().map(Pool::mode) {
+                Some(PoolMode::Workers(n)) => n.max(1),
+                Some(PoolMode::Starting) => pool_size(),
+                _ => 0,
+            };
+            // Small requests on the main thread keep each slice short; with workers,
+            // a few requests per worker per batch balance the load.
+            let chunk = if workers == 0 {
+                1
+            } else {
+                jobs.len().div_ceil(workers * 3).max(1)
+            };
+            if let Some(pool) = &d.pool {
+                for part in jobs.chunks(chunk) {
+                    let req = Request {
+                        run: d.run,
+                        plan: d.plan.clone(),
+                        jobs: part.to_vec(),
+                    };
+                    if let Ok(body) = serde_json::to_string(&req) {
+                        pool.submit(Task { run: d.run, body });
+                    }
+                }
+            }
+            Next::Wait
+        });
+        match next {
+            Some(Next::SearchDone(done)) => self.search_done(done.0, done.1),
+            Some(Next::SweepDone(result)) => self.sweep_done(result),
+            _ => {}
+        }
+    }
+
+    fn search_done(&self, plan: Plan, result: Option<GoodputResult>) {
+        let elapsed = now_ms() - self.driver.with_value(|d| d.started_ms);
+        let Some(result) = result else {
+            return self.fail("the search ended without a result".into());
+        };
+        self.search.set(Some((plan.clone(), result)));
+        self.partial.set(Vec::new());
+        match KnobSweep::new(&plan) {
+            Ok(sweep) => {
+                self.sweep_error.set(None);
+                self.driver.update_value(|d| {
+                    d.search_ms = Some(elapsed);
+                    d.machine = Machine::Sweep(Box::new(sweep));
+                    d.rates.clear();
+                });
+                self.status.update(|s| {
+                    s.phase = Phase::Sweep;
+                    s.done = 0;
+                    s.total = 0;
+                    s.search_ms = Some(elapsed);
+                });
+                self.pump();
+            }
+            Err(e) => {
+                self.sweep_error.set(Some(e.to_string()));
+                self.sweep.set(None);
+                self.finish(Some(elapsed));
+            }
+        }
+    }
+
+    fn sweep_done(&self, result: Option<SweepResult>) {
+        self.sweep.set(result);
+        let search_ms = self.driver.with_value(|d| d.search_ms);
+        self.finish(search_ms);
+    }
+
+    fn finish(&self, search_ms: Option<f64>) {
+        let total = now_ms() - self.driver.with_value(|d| d.started_ms);
+        self.driver.update_value(|d| d.machine = Machine::None);
+        self.status.update(|s| {
+            s.phase = Phase::Done;
+            s.search_ms = search_ms;
+            s.total_ms = Some(total);
+        });
+    }
+
+    fn on_reply(&self, body: &str) {
+        let Ok(reply) = serde_json::from_str::<Reply>(body) else {
+            return self.fail("a worker sent an unreadable reply".into());
+        };
+        if reply.run != self.driver.with_value(|d| d.run) {
+            return;
+        }
+        if let Some(e) = reply.error {
+            return self.fail(e);
+        }
+        let update = self.driver.try_update_value(|d| {
+            let mut fresh = Vec::new();
+            let progress = match &mut d.machine {
+                Machine::None => return None,
+                Machine::Search(s) => {
+                    for r in &reply.results {
+                        if let Some(rate) = d.rates.remove(&r.id) {
+                            fresh.push((rate, r.attainment));
+                        }
+                    }
+                    s.feed(&reply.results);
+                    s.progress()
+                }
+                Machine::Sweep(s) => {
+                    s.feed(&reply.results);
+                    s.progress()
+                }
+            };
+            Some((progress, fresh))
+        });
+        let Some(Some((progress, fresh))) = update else {
+            return;
+        };
+        if !fresh.is_empty() {
+            self.partial.update(|pts| {
+                for (rate, a) in fresh {
+                    match pts.iter_mut().find(|p| p.rate_rps == rate) {
+                        Some(p) => p.attainments.push(a),
+                        None => pts.push(PartialPoint {
+                            rate_rps: rate,
+                            attainments: vec![a],
+                        }),
+                    }
+                }
+            });
+        }
+        self.status.update(|s| {
+            s.done = progress.done;
+            s.total = progress.total;
+        });
+        self.pump();
+    }
+}

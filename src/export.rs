@@ -1,0 +1,384 @@
+//! Exports: the curve and the knob sweep as CSV, the plan as JSON (and back), charts
+//! as SVG, and the browser download that delivers them.
+//!
+//! ```text
+//!   GoodputResult ─curve_csv─▶ text/csv      Plan ─plan_json─▶ application/json
+//!   SweepResult   ─sweep_csv─▶ text/csv      file text ─load_plan_json─▶ Plan (validated) | LoadError
+//!   chart data ─draw_*(SVGBackend)─▶ image/svg+xml
+//!   any text ─download─▶ Blob + object URL + a temporary <a download>
+//! ```
+//!
+//! The CSV and JSON builders are plain functions tested natively; numbers are written
+//! with Rust's shortest round-trip formatting, so a file reads back bit for bit.
+
+use std::fmt::Write as _;
+
+use goodput_core::capacity::size_fleet;
+use goodput_core::search::{launch_flags, GoodputResult, Knobs, SweepResult};
+use goodput_core::Plan;
+use plotters::coord::Shift;
+use plotters::prelude::{DrawingArea, IntoDrawingArea, SVGBackend};
+
+use crate::charts::Theme;
+use crate::summary::{answer_sentence, assumptions, usd};
+use crate::url_state::plan_title;
+
+/// Largest plan file "Load plan JSON" reads [bytes] (a plan with the longest trace fits).
+pub const MAX_PLAN_FILE_BYTES: usize = 16 * 1024 * 1024;
+
+/// Size of exported SVG charts [px].
+pub const SVG_SIZE_PX: (u32, u32) = (900, 420);
+
+/// The attainment curve: one row per evaluated rate, with the latency percentiles
+/// where the search recorded them (blank otherwise).
+pub fn curve_csv(result: &GoodputResult) -> String {
+    let mut out = String::from(
+        "rate_rps,attainment,ci95_lo,ci95_hi,attainment_min,attainment_max,ttft_p50_s,ttft_p99_s,tpot_p50_s,tpot_p99_s,itl_p99_s,output_tokens_per_s\n",
+    );
+    for p in &result.curve {
+        let _ = write!(
+            out,
+            "{},{},{},{},{},{}",
+            p.rate_rps, p.attainment, p.ci95[0], p.ci95[1], p.attainment_min, p.attainment_max
+        );
+        match p.detail {
+            Some(d) => {
+                let _ = writeln!(
+                    out,
+                    ",{},{},{},{},{},{}",
+                    d.ttft_p50_s, d.ttft_p99_s, d.tpot_p50_s, d.tpot_p99_s, d.itl_p99_s, d.output_tokens_per_s
+                );
+            }
+            None => out.push_str(",,,,,,\n"),
+        }
+    }
+    out
+}
+
+/// The knob sweep: one row per grid cell; `max_num_batched_tokens` 0 means chunked prefill off.
+pub fn sweep_csv(sweep: &SweepResult) -> String {
+    let mut out =
+        String::from("max_num_seqs,max_num_batched_tokens,chunked_prefill,goodput_rps,goodput_lo_rps,goodput_hi_rps,best\n");
+    for (i, c) in sweep.cells.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{}",
+            c.max_num_seqs,
+            c.batched_tokens,
+            c.knobs.chunked_prefill,
+            c.goodput_rps,
+            c.goodput_range_rps[0],
+            c.goodput_range_rps[1],
+            i == sweep.best
+        );
+    }
+    out
+}
+
+/// Text from a plan for a Markdown table cell or heading: one line, no markup.
+fn md_text(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '|' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '#' => ' ',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect()
+}
+
+/// A Markdown summary to paste into a doc: the answer, the results table, the
+/// assumptions, the engine flags and the link. `search` is the last finished search
+/// with the plan it ran for; when that is not `plan`, the results are left out.
+pub fn markdown_summary(plan: &Plan, search: Option<(&Plan, &GoodputResult)>, link: &str) -> String {
+    let mut out = format!("# {}\n\n", md_text(&plan_title(plan)));
+    let result = search.filter(|(p, _)| *p == plan).map(|(_, r)| r);
+    match result.map(|r| (r, size_fleet(r.goodput_rps, plan))) {
+        Some((r, Ok(fleet))) => {
+            let _ = writeln!(out, "**{}.**\n", md_text(&answer_sentence(plan, &fleet)));
+            out.push_str("| result | value |\n| --- | --- |\n");
+            let rows = [
+                ("Goodput per replica", format!("{:.2} req/s (95% range {:.2}–{:.2})", r.goodput_rps, r.goodput_range_rps[0], r.goodput_range_rps[1])),
+                ("Planned rate per replica", format!("{:.2} req/s", fleet.planned_rps_per_replica)),
+                ("Replicas", format!("{} ({} for the peak + {} spare)", fleet.replicas_total, fleet.replicas_for_peak, fleet.redundancy)),
+                ("GPUs", format!("{} ({} per replica)", fleet.gpus_total, fleet.gpus_per_replica)),
+                ("Cost per hour", usd(fleet.cost_per_hour_usd)),
+                ("Cost per month", usd(fleet.cost_per_month_usd)),
+                ("Cost per compliant request", usd(fleet.cost_per_compliant_request_usd)),
+                ("Cost per million output tokens", usd(fleet.cost_per_million_output_tokens_usd)),
+            ];
+            for (k, v) in rows {
+                let _ = writeln!(out, "| {k} | {v} |");
+            }
+            out.push('\n');
+        }
+        Some((_, Err(e))) => {
+            let _ = writeln!(out, "No fleet can be sized: {}.\n", md_text(&e.to_string()));
+        }
+        None => out.push_str("_The simulation had not finished when this was exported; results are not included._\n\n"),
+    }
+    out.push_str("## Assumptions\n\n");
+    for (topic, words) in assumptions(plan) {
+        let _ = writeln!(out, "- **{topic}:** {}", md_text(&words));
+    }
+    let knobs = Knobs::of(plan);
+    let _ = writeln!(
+        out,
+        "\n## Engine settings\n\nmax_num_seqs {}, max_num_batched_tokens {}, chunked prefill {}.\n\n```sh\n{}\n```",
+        knobs.max_num_seqs,
+        knobs.max_num_batched_tokens,
+        if knobs.chunked_prefill { "on" } else { "off" },
+        launch_flags(plan, &knobs).vllm
+    );
+    if !link.is_empty() {
+        let _ = writeln!(out, "\n[Open this plan in goodput](<{link}>)");
+    }
+    out
+}
+
+/// The plan as pretty JSON: what `goodput plan --plan FILE` reads.
+pub fn plan_json(plan: &Plan) -> String {
+    serde_json::to_string_pretty(plan).unwrap_or_else(|_| "{}".into())
+}
+
+/// A file name from the plan's name: `[a-z0-9-]` only, `goodput-plan` when blank.
+pub fn file_stem(plan: &Plan) -> String {
+    let mut stem = String::new();
+    for c in plan.name.to_lowercase().chars() {
+        if c.is_ascii_alphanumeric() {
+            stem.push(c);
+        } else if !stem.ends_with('-') && !stem.is_empty() {
+            stem.push('-');
+        }
+        if stem.len() >= 48 {
+            break;
+        }
+    }
+    let stem = stem.trim_end_matches('-');
+    if stem.is_empty() {
+        "goodput-plan".into()
+    } else {
+        format!("goodput-{stem}")
+    }
+}
+
+/// Why a plan file could not be loaded; the current plan stays.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoadError {
+    /// The file is larger than [`MAX_PLAN_FILE_BYTES`] (`bytes` long); pick a goodput plan file.
+    TooLarge {
+        /// Size of the file [bytes].
+        bytes: usize,
+    },
+    /// The file is not a plan in JSON (the parser's message); export one from goodput or `goodput decode`.
+    BadJson(String),
+    /// The plan parsed but a field is out of range (field and range named); fix it in the file.
+    Invalid(String),
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::TooLarge { bytes } => write!(
+                f,
+                "the file is {} MB; a plan file is at most {} MB",
+                bytes / (1024 * 1024),
+                MAX_PLAN_FILE_BYTES / (1024 * 1024)
+            ),
+            LoadError::BadJson(m) => write!(f, "the file is not a goodput plan in JSON: {m}"),
+            LoadError::Invalid(m) => write!(f, "the plan in the file is out of range: {m}"),
+        }
+    }
+}
+
+/// One line of at most 200 characters, for messages that quote a file.
+fn one_line(text: &str) -> String {
+    text.chars()
+        .take(200)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+/// Reads a plan file (from "Export plan JSON", `goodput decode` or by hand) and validates it.
+pub fn load_plan_json(text: &str) -> Result<Plan, LoadError> {
+    if text.len() > MAX_PLAN_FILE_BYTES {
+        return Err(LoadError::TooLarge { bytes: text.len() });
+    }
+    let plan: Plan = serde_json::from_str(text).map_err(|e| LoadError::BadJson(one_line(&e.to_string())))?;
+    plan.validate()
+        .map_err(|e| LoadError::Invalid(one_line(&e.to_string())))?;
+    Ok(plan)
+}
+
+/// Renders a chart with its `draw_*` function into an SVG document.
+pub fn chart_svg(draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>, &Theme)) -> String {
+    let mut svg = String::new();
+    {
+        let area = SVGBackend::with_string(&mut svg, SVG_SIZE_PX).into_drawing_area();
+        draw(&area, &Theme::default());
+        let _ = area.present();
+    }
+    svg
+}
+
+/// Starts a download of `text` as `filename` (browser only).
+pub fn download_text(filename: &str, mime: &str, text: &str) -> Result<(), String> {
+    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type(mime);
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options)
+        .map_err(|_| "the browser could not make the file".to_string())?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob)
+        .map_err(|_| "the browser could not make the file".to_string())?;
+    let result = click_link(filename, &url);
+    // Revoke later: the download reads the object URL after the click returns.
+    let to_revoke = url.clone();
+    leptos::prelude::set_timeout(
+        move || {
+            let _ = web_sys::Url::revoke_object_url(&to_revoke);
+        },
+        std::time::Duration::from_secs(30),
+    );
+    result
+}
+
+/// Starts a download of a URL (an object URL or a `data:` URL) as `filename` (browser only).
+pub fn click_link(filename: &str, href: &str) -> Result<(), String> {
+    use wasm_bindgen::JsCast;
+    let document = leptos::prelude::document();
+    let a: web_sys::HtmlAnchorElement = document
+        .create_element("a")
+        .map_err(|_| "the browser could not start the download".to_string())?
+        .unchecked_into();
+    a.set_href(href);
+    a.set_download(filename);
+    a.set_attribute("hidden", "").ok();
+    let body = document
+        .body()
+        .ok_or_else(|| "the page has no body".to_string())?;
+    body.append_child(&a)
+        .map_err(|_| "the browser could not start the download".to_string())?;
+    a.click();
+    a.remove();
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use goodput_core::search::{CurvePoint, Knobs, LatencyDetail, SearchStatus};
+
+    fn result() -> GoodputResult {
+        let point = |rate: f64, a: f64, detail| CurvePoint {
+            rate_rps: rate,
+            attainment: a,
+            ci95: [a - 0.01, (a + 0.01).min(1.0)],
+            attainment_min: a - 0.02,
+            attainment_max: a,
+            detail,
+        };
+        GoodputResult {
+            goodput_rps: 20.0,
+            goodput_range_rps: [19.0, 21.0],
+            target: 0.9,
+            replications: 4,
+            knobs: Knobs::of(&Plan::default()),
+            status: SearchStatus::Converged,
+            reason: String::new(),
+            analytic_guess_rps: 25.0,
+            curve: vec![
+                point(
+                    20.0,
+                    0.976,
+                    Some(LatencyDetail {
+                        ttft_p50_s: 0.1,
+                        ttft_p99_s: 0.45,
+                        tpot_p50_s: 0.012,
+                        tpot_p99_s: 0.024,
+                        itl_p99_s: 0.03,
+                        output_tokens_per_s: 4400.0,
+                        mean_queue_len: 1.0,
+                        preemptions: 0,
+                    }),
+                ),
+                point(24.0, 0.44, None),
+            ],
+            jobs_run: 8,
+        }
+    }
+
+    #[test]
+    fn the_curve_csv_has_one_row_per_rate_and_exact_numbers() {
+        let csv = curve_csv(&result());
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 3);
+        let columns = lines[0].split(',').count();
+        assert!(lines.iter().all(|l| l.split(',').count() == columns), "{csv}");
+        assert!(lines[1].starts_with("20,0.976,0.966,0.986,0.956,0.976,0.1,0.45,0.012,0.024,0.03,4400"), "{}", lines[1]);
+        assert!(lines[2].ends_with(",,,,,,"));
+        let back: f64 = lines[1].split(',').nth(2).and_then(|v| v.parse().ok()).expect("number");
+        assert_eq!(back, 0.976 - 0.01);
+    }
+
+    #[test]
+    fn plan_json_loads_back_and_bad_files_are_refused() {
+        let mut plan = Plan {
+            name: "fp8 \"pilot\"".into(),
+            ..Plan::default()
+        };
+        plan.model.weight_dtype = goodput_core::plan::Dtype::Fp8;
+        assert_eq!(load_plan_json(&plan_json(&plan)), Ok(plan));
+        assert!(matches!(load_plan_json("{\"run\": {\"replications\": 0}}"), Err(LoadError::Invalid(m)) if m.contains("run.replications")));
+        assert!(matches!(load_plan_json("not json"), Err(LoadError::BadJson(_))));
+        assert!(matches!(load_plan_json("[1,2]"), Err(LoadError::BadJson(_))));
+        assert!(matches!(load_plan_json(&"[".repeat(100_000)), Err(LoadError::BadJson(_))));
+        let huge = " ".repeat(MAX_PLAN_FILE_BYTES + 1);
+        assert_eq!(load_plan_json(&huge), Err(LoadError::TooLarge { bytes: huge.len() }));
+        assert!(!LoadError::BadJson("a\nb".into()).to_string().is_empty());
+    }
+
+    #[test]
+    fn the_markdown_summary_has_the_answer_and_the_assumptions() {
+        let plan = Plan {
+            name: "chat | <b>pilot</b>".into(),
+            ..Plan::default()
+        };
+        let r = result();
+        let md = markdown_summary(&plan, Some((&plan, &r)), "http://h/#p=1dx");
+        assert!(md.starts_with("# chat    b pilot /b \n\n**4 × NVIDIA H100 SXM 80GB (3 for a 30 req/s peak + 1 spare)"), "{md}");
+        assert!(md.contains("| Goodput per replica | 20.00 req/s (95% range 19.00–21.00) |"), "{md}");
+        assert!(md.contains("| GPUs | 4 (1 per replica) |"));
+        assert!(md.contains("- **SLO:** 90% of requests within 0.5 s to first token and 25 ms per token"));
+        assert!(md.contains("--max-num-seqs 128"), "{md}");
+        assert!(md.trim_end().ends_with("(<http://h/#p=1dx>)"));
+        let other = Plan::default();
+        let stale = markdown_summary(&plan, Some((&other, &r)), "");
+        assert!(stale.contains("had not finished") && !stale.contains("| GPUs |"));
+    }
+
+    #[test]
+    fn file_stems_are_safe() {
+        let mut plan = Plan::default();
+        assert_eq!(file_stem(&plan), "goodput-plan");
+        plan.name = "  Llama 70B / fp8 <pilot>!! ".into();
+        assert_eq!(file_stem(&plan), "goodput-llama-70b-fp8-pilot");
+    }
+
+    #[test]
+    fn charts_render_to_svg() {
+        use crate::charts::attainment::{draw_attainment, AttainmentChart, CurvePoint as P};
+        let data = AttainmentChart {
+            points: vec![
+                P { rate_rps: 10.0, attainment: 1.0, lo: 1.0, hi: 1.0 },
+                P { rate_rps: 20.0, attainment: 0.95, lo: 0.93, hi: 0.97 },
+            ],
+            target: 0.9,
+            knee_rps: Some(20.0),
+        };
+        let svg = chart_svg(|area, theme| {
+            let _ = draw_attainment(area, &data, theme);
+        });
+        assert!(svg.starts_with("<svg"), "{:.80}", svg);
+        assert!(svg.contains("knee 20.00 req/s"));
+        assert!(svg.trim_end().ends_with("</svg>"));
+    }
+}

@@ -1,0 +1,364 @@
+//! Saved work in the browser's local storage: the autosaved working plan and the
+//! user's named plans.
+//!
+//! ```text
+//!   working plan ──(debounced)──▶ localStorage[CURRENT_KEY]  = SavedPlan JSON
+//!   "Save as…"   ──────────────▶ localStorage[NAMED_KEY]    = [SavedPlan, …] (≤ MAX_NAMED_PLANS)
+//! ```
+//!
+//! Everything read back is untrusted (another tab, an older release, a hand edit):
+//! entries that do not parse or validate are dropped and counted, never a panic.
+//! Storage itself may be refused (private mode, quota): every access returns a
+//! [`StorageError`] the page shows as a message.
+
+use goodput_core::Plan;
+use serde::{Deserialize, Serialize};
+
+/// Key of the autosaved working plan.
+pub const CURRENT_KEY: &str = "goodput.current.v1";
+
+/// Key of the named plans.
+pub const NAMED_KEY: &str = "goodput.named.v1";
+
+/// Most named plans kept.
+pub const MAX_NAMED_PLANS: usize = 40;
+
+/// Longest plan name [characters].
+pub const MAX_NAME_CHARS: usize = 80;
+
+/// Largest plan stored, as JSON [bytes]; a long replayed trace can exceed it.
+pub const MAX_STORED_PLAN_BYTES: usize = 256 * 1024;
+
+/// A plan as stored: its name, the plan, when, and the goodput its last finished search found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedPlan {
+    /// The name shown in the list (unique among named plans).
+    pub name: String,
+    /// The plan.
+    pub plan: Plan,
+    /// When it was saved [ms since the Unix epoch].
+    pub saved_at_ms: f64,
+    /// Goodput per replica of the last search finished for exactly this plan
+    /// [requests/s]; `None` when none had finished.
+    #[serde(default)]
+    pub goodput_rps: Option<f64>,
+}
+
+/// Why a plan could not be saved. Each message says what to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SaveError {
+    /// The name is blank; type a name.
+    EmptyName,
+    /// The name is longer than [`MAX_NAME_CHARS`]; shorten it.
+    NameTooLong,
+    /// [`MAX_NAMED_PLANS`] plans are saved already; delete one first.
+    TooMany,
+    /// The plan's JSON is `bytes` long, over [`MAX_STORED_PLAN_BYTES`]; use a shorter trace or export it as JSON.
+    TooLarge {
+        /// Size of the plan's JSON [bytes].
+        bytes: usize,
+    },
+    /// The browser refused to store it.
+    Storage(StorageError),
+}
+
+impl std::fmt::Display for SaveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SaveError::EmptyName => write!(f, "type a name for the plan first"),
+            SaveError::NameTooLong => write!(f, "the name is too long: at most {MAX_NAME_CHARS} characters"),
+            SaveError::TooMany => write!(f, "{MAX_NAMED_PLANS} plans are saved already: delete one first"),
+            SaveError::TooLarge { bytes } => write!(
+                f,
+                "the plan is {} KB as JSON, more than the {} KB kept in the browser; export it as JSON instead",
+                bytes / 1024,
+                MAX_STORED_PLAN_BYTES / 1024
+            ),
+            SaveError::Storage(e) => e.fmt(f),
+        }
+    }
+}
+
+impl From<StorageError> for SaveError {
+    fn from(e: StorageError) -> Self {
+        SaveError::Storage(e)
+    }
+}
+
+/// Why local storage could not be used.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StorageError {
+    /// The browser offers no local storage here (private mode, disabled storage, a sandboxed frame).
+    Unavailable,
+    /// Writing failed, usually because the storage quota is full.
+    WriteFailed,
+}
+
+impl std::fmt::Display for StorageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StorageError::Unavailable => write!(
+                f,
+                "this browser does not let the page keep data (private mode or storage disabled): plans are not saved; copy the link or export JSON to keep your work"
+            ),
+            StorageError::WriteFailed => write!(
+                f,
+                "the browser's storage for this page is full: delete saved plans, or copy the link or export JSON to keep your work"
+            ),
+        }
+    }
+}
+
+/// A trimmed, checked plan name.
+pub fn check_name(name: &str) -> Result<String, SaveError> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(SaveError::EmptyName);
+    }
+    if name.chars().count() > MAX_NAME_CHARS {
+        return Err(SaveError::NameTooLong);
+    }
+    Ok(name.to_string())
+}
+
+/// The JSON of one stored plan, if it is within [`MAX_STORED_PLAN_BYTES`].
+pub fn saved_json(entry: &SavedPlan) -> Result<String, SaveError> {
+    let json = serde_json::to_string(entry).map_err(|_| SaveError::TooLarge { bytes: usize::MAX })?;
+    if json.len() > MAX_STORED_PLAN_BYTES {
+        return Err(SaveError::TooLarge { bytes: json.len() });
+    }
+    Ok(json)
+}
+
+/// Reads one stored plan; `None` when it does not parse or its plan does not validate.
+pub fn parse_saved(value: serde_json::Value) -> Option<SavedPlan> {
+    let entry: SavedPlan = serde_json::from_value(value).ok()?;
+    entry.plan.validate().ok()?;
+    let finite = entry.goodput_rps.is_none_or(|g| g.is_finite() && g >= 0.0);
+    (finite && entry.saved_at_ms.is_finite()).then_some(entry)
+}
+
+/// Reads the autosaved working plan from its stored text.
+pub fn parse_current(text: &str) -> Option<SavedPlan> {
+    if text.len() > MAX_STORED_PLAN_BYTES {
+        return None;
+    }
+    parse_saved(serde_json::from_str(text).ok()?)
+}
+
+/// The named plans, newest first.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Library {
+    /// The plans, newest first.
+    pub plans: Vec<SavedPlan>,
+}
+
+impl Library {
+    /// Reads the stored list; returns it with the number of entries dropped as unreadable.
+    pub fn from_json(text: &str) -> (Library, usize) {
+        if text.len() > MAX_STORED_PLAN_BYTES * MAX_NAMED_PLANS {
+            return (Library::default(), 1);
+        }
+        let Ok(values) = serde_json::from_str::<Vec<serde_json::Value>>(text) else {
+            return (Library::default(), usize::from(!text.trim().is_empty()));
+        };
+        let total = values.len();
+        let mut plans: Vec<SavedPlan> = Vec::new();
+        for entry in values.into_iter().filter_map(parse_saved) {
+            if plans.len() < MAX_NAMED_PLANS && !plans.iter().any(|p| p.name == entry.name) {
+                plans.push(entry);
+            }
+        }
+        let dropped = total - plans.len();
+        (Library { plans }, dropped)
+    }
+
+    /// The list as stored.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(&self.plans).unwrap_or_else(|_| "[]".into())
+    }
+
+    /// Saves `entry` under its (checked) name, replacing a plan of the same name; the
+    /// newest goes first.
+    pub fn save(&mut self, mut entry: SavedPlan) -> Result<(), SaveError> {
+        entry.name = check_name(&entry.name)?;
+        saved_json(&entry)?;
+        let existing = self.plans.iter().position(|p| p.name == entry.name);
+        if existing.is_none() && self.plans.len() >= MAX_NAMED_PLANS {
+            return Err(SaveError::TooMany);
+        }
+        if let Some(i) = existing {
+            self.plans.remove(i);
+        }
+        self.plans.insert(0, entry);
+        Ok(())
+    }
+
+    /// Deletes the plan called `name`; whether there was one.
+    pub fn delete(&mut self, name: &str) -> bool {
+        let before = self.plans.len();
+        self.plans.retain(|p| p.name != name);
+        self.plans.len() != before
+    }
+
+    /// The plan called `name`.
+    pub fn get(&self, name: &str) -> Option<&SavedPlan> {
+        self.plans.iter().find(|p| p.name == name)
+    }
+
+    /// A name not taken yet: `base`, else `base (2)`, `base (3)`, …
+    pub fn free_name(&self, base: &str) -> String {
+        let base: String = base.trim().chars().take(MAX_NAME_CHARS - 6).collect();
+        if self.get(&base).is_none() {
+            return base;
+        }
+        (2..)
+            .map(|i| format!("{base} ({i})"))
+            .find(|n| self.get(n).is_none())
+            .unwrap_or(base)
+    }
+}
+
+/// The name the previous own plan is saved under when the user keeps a shared one.
+pub fn before_name(date: &str) -> String {
+    format!("My plan (before {date})")
+}
+
+fn storage() -> Result<web_sys::Storage, StorageError> {
+    leptos::prelude::window()
+        .local_storage()
+        .ok()
+        .flatten()
+        .ok_or(StorageError::Unavailable)
+}
+
+/// Reads `key` from local storage (browser only).
+pub fn read(key: &str) -> Result<Option<String>, StorageError> {
+    storage()?
+        .get_item(key)
+        .map_err(|_| StorageError::Unavailable)
+}
+
+/// Writes `key` to local storage (browser only).
+pub fn write(key: &str, value: &str) -> Result<(), StorageError> {
+    storage()?
+        .set_item(key, value)
+        .map_err(|_| StorageError::WriteFailed)
+}
+
+/// Now [ms since the Unix epoch] (browser only).
+pub fn now_ms() -> f64 {
+    js_sys::Date::now()
+}
+
+/// A date and time for names and lists, `YYYY-MM-DD HH:MM` in local time (browser only).
+pub fn date_text(ms: f64) -> String {
+    let d = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(ms));
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}",
+        d.get_full_year(),
+        d.get_month() + 1,
+        d.get_date(),
+        d.get_hours(),
+        d.get_minutes()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(name: &str) -> SavedPlan {
+        SavedPlan {
+            name: name.into(),
+            plan: Plan {
+                name: name.into(),
+                ..Plan::default()
+            },
+            saved_at_ms: 1.7e12,
+            goodput_rps: Some(19.5),
+        }
+    }
+
+    #[test]
+    fn save_replace_list_and_delete() {
+        let mut lib = Library::default();
+        lib.save(entry("bf16")).expect("saved");
+        lib.save(entry("fp8")).expect("saved");
+        assert_eq!(lib.plans.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["fp8", "bf16"]);
+        let mut again = entry("  bf16 ");
+        again.goodput_rps = None;
+        lib.save(again).expect("replaced");
+        assert_eq!(lib.plans.len(), 2);
+        assert_eq!(lib.plans[0].name, "bf16");
+        assert_eq!(lib.plans[0].goodput_rps, None);
+        assert!(lib.delete("fp8"));
+        assert!(!lib.delete("fp8"));
+        assert_eq!(lib.get("bf16").map(|p| p.saved_at_ms), Some(1.7e12));
+        let (back, dropped) = Library::from_json(&lib.to_json());
+        assert_eq!((back, dropped), (lib, 0));
+    }
+
+    #[test]
+    fn names_and_sizes_are_bounded() {
+        let mut lib = Library::default();
+        assert_eq!(lib.save(entry(" ")), Err(SaveError::EmptyName));
+        assert_eq!(lib.save(entry(&"x".repeat(MAX_NAME_CHARS + 1))), Err(SaveError::NameTooLong));
+        for i in 0..MAX_NAMED_PLANS {
+            lib.save(entry(&format!("p{i}"))).expect("room");
+        }
+        assert_eq!(lib.save(entry("one more")), Err(SaveError::TooMany));
+        lib.save(entry("p3")).expect("replacing is allowed when full");
+        let mut big = entry("trace");
+        big.plan.traffic.trace = vec![
+            goodput_core::plan::TraceRow {
+                arrival_s: 0.123456789,
+                prompt_tokens: 1000,
+                output_tokens: 100
+            };
+            20_000
+        ];
+        assert!(matches!(Library::default().save(big), Err(SaveError::TooLarge { .. })));
+        assert_eq!(lib.free_name("p1"), "p1 (2)");
+        assert_eq!(lib.free_name("new"), "new");
+        assert_eq!(before_name("2026-11-29 09:30"), "My plan (before 2026-11-29 09:30)");
+    }
+
+    #[test]
+    fn unreadable_entries_are_dropped_and_counted() {
+        let mut bad_plan = entry("bad");
+        bad_plan.plan.run.replications = 0;
+        let good = serde_json::to_value(entry("good")).expect("json");
+        let text = serde_json::to_string(&vec![
+            good.clone(),
+            serde_json::to_value(bad_plan).expect("json"),
+            serde_json::json!({"name": 3}),
+            serde_json::json!("<script>"),
+            good,
+        ])
+        .expect("json");
+        let (lib, dropped) = Library::from_json(&text);
+        assert_eq!(lib.plans.len(), 1);
+        assert_eq!(dropped, 4, "invalid, malformed, not an object, duplicate");
+        assert_eq!(Library::from_json("{not json"), (Library::default(), 1));
+        assert_eq!(Library::from_json(""), (Library::default(), 0));
+        assert_eq!(parse_current("[[[["), None);
+        let current = serde_json::to_string(&entry("mine")).expect("json");
+        assert_eq!(parse_current(&current), Some(entry("mine")));
+    }
+
+    #[test]
+    fn errors_say_what_to_do() {
+        for e in [
+            SaveError::EmptyName,
+            SaveError::NameTooLong,
+            SaveError::TooMany,
+            SaveError::TooLarge { bytes: 300_000 },
+            SaveError::Storage(StorageError::Unavailable),
+            SaveError::Storage(StorageError::WriteFailed),
+        ] {
+            let text = e.to_string();
+            assert!(text.len() > 20 && !text.contains('\n'), "{text}");
+        }
+    }
+}

@@ -1,0 +1,328 @@
+//! The numeric inputs of the plan as a table: id (the dotted path `Plan::validate` names),
+//! label, one-line help, unit, display scale and accessors. Components render from it.
+
+use goodput_core::plan::{Arrival, LengthDist, LengthSpec};
+use goodput_core::Plan;
+
+/// Which group of the inputs column a field belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    /// The model's shape.
+    Model,
+    /// The GPU, parallelism and price.
+    Hardware,
+    /// Arrival rate and length distributions.
+    Traffic,
+    /// Latency objectives.
+    Slo,
+    /// Scheduler settings.
+    Engine,
+    /// Fleet sizing and simulation effort.
+    Planning,
+}
+
+/// How a field's text is parsed and shown.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kind {
+    /// A real number; the plan stores `shown × scale`.
+    Real {
+        /// Plan units per displayed unit (e.g. `1e12` for TB/s shown, bytes/s stored).
+        scale: f64,
+    },
+    /// A real number that may be left blank (`None`: no objective).
+    OptionalReal {
+        /// Plan units per displayed unit.
+        scale: f64,
+    },
+    /// A whole number ≥ 0 that fits in 32 bits.
+    Whole,
+}
+
+impl Kind {
+    /// Formats a plan value for display (6 significant digits, no trailing zeros).
+    pub fn format(self, value: Option<f64>) -> String {
+        let Some(v) = value else {
+            return String::new();
+        };
+        let shown = match self {
+            Kind::Real { scale } | Kind::OptionalReal { scale } => v / scale,
+            Kind::Whole => v,
+        };
+        format_sig(shown)
+    }
+}
+
+/// `x` with at most 6 significant digits, in plain notation when reasonable.
+pub fn format_sig(x: f64) -> String {
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    let rounded: f64 = format!("{x:.5e}").parse().unwrap_or(x);
+    format!("{rounded}")
+}
+
+/// Parses the text of a field of kind `kind` into a plan value.
+pub fn parse_value(kind: Kind, text: &str) -> Result<Option<f64>, String> {
+    let t = text.trim().replace('_', "");
+    match kind {
+        Kind::OptionalReal { .. } if t.is_empty() => Ok(None),
+        _ if t.is_empty() => Err("required: enter a number".into()),
+        Kind::Real { scale } | Kind::OptionalReal { scale } => match t.parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(Some(v * scale)),
+            _ => Err("must be a number".into()),
+        },
+        Kind::Whole => match t.parse::<f64>() {
+            Ok(v) if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= u32::MAX as f64 => {
+                Ok(Some(v))
+            }
+            Ok(_) => Err(format!("must be a whole number in 0..={}", u32::MAX)),
+            Err(_) => Err("must be a whole number".into()),
+        },
+    }
+}
+
+/// Whether two plan values are the same for display purposes (relative 1e-9).
+pub fn values_match(a: Option<f64>, b: Option<f64>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(x), Some(y)) => x == y || (x - y).abs() <= 1e-9 * x.abs().max(y.abs()),
+        _ => false,
+    }
+}
+
+/// One numeric input.
+#[derive(Debug, Clone, Copy)]
+pub struct Field {
+    /// Dotted path of the plan field; also the `data-testid` of the input.
+    pub id: &'static str,
+    /// Where it goes in the inputs column.
+    pub group: Group,
+    /// Short label.
+    pub label: &'static str,
+    /// One line of explanation.
+    pub help: &'static str,
+    /// Unit as displayed.
+    pub unit: &'static str,
+    /// Parsing and display.
+    pub kind: Kind,
+    /// Reads the plan value.
+    pub get: fn(&Plan) -> Option<f64>,
+    /// Writes a parsed plan value.
+    pub set: fn(&mut Plan, Option<f64>),
+}
+
+/// The field with this id.
+pub fn field(id: &str) -> Option<&'static Field> {
+    FIELDS.iter().find(|f| f.id == id)
+}
+
+/// The fields of one group, in display order.
+pub fn fields_of(group: Group) -> impl Iterator<Item = &'static Field> {
+    FIELDS.iter().filter(move |f| f.group == group)
+}
+
+const Z95: f64 = 1.644_853_626_951_472_2;
+
+fn median_of(l: &LengthSpec) -> Option<f64> {
+    match l.dist {
+        LengthDist::LogNormal { median, .. } => Some(median),
+        LengthDist::Fixed { tokens } => Some(tokens as f64),
+        LengthDist::Trace => None,
+    }
+}
+
+fn sigma_of(l: &LengthSpec) -> f64 {
+    match l.dist {
+        LengthDist::LogNormal { sigma, .. } => sigma,
+        _ => 0.0,
+    }
+}
+
+fn p95_of(l: &LengthSpec) -> Option<f64> {
+    median_of(l).map(|m| m * (Z95 * sigma_of(l)).exp())
+}
+
+fn set_median(l: &mut LengthSpec, v: Option<f64>) {
+    let sigma = sigma_of(l);
+    l.dist = LengthDist::LogNormal {
+        median: v.unwrap_or(1.0),
+        sigma,
+    };
+}
+
+fn set_p95(l: &mut LengthSpec, v: Option<f64>) {
+    let median = median_of(l).unwrap_or(1.0);
+    let p95 = v.unwrap_or(median);
+    let sigma = if p95 > 0.0 && median > 0.0 {
+        LengthDist::sigma_from_p95(median, p95)
+    } else {
+        f64::NAN
+    };
+    l.dist = LengthDist::LogNormal { median, sigma };
+}
+
+fn set_sigma(l: &mut LengthSpec, v: Option<f64>) {
+    let median = median_of(l).unwrap_or(1.0);
+    l.dist = LengthDist::LogNormal {
+        median,
+        sigma: v.unwrap_or(0.0),
+    };
+}
+
+fn whole(v: Option<f64>) -> u32 {
+    v.unwrap_or(0.0) as u32
+}
+
+fn custom_model(p: &mut Plan) {
+    p.model.preset = "custom".into();
+}
+
+fn custom_gpu(p: &mut Plan) {
+    p.hardware.preset = "custom".into();
+}
+
+fn custom_slo(p: &mut Plan) {
+    p.slo.class = "custom".into();
+}
+
+macro_rules! f {
+    ($id:literal, $group:ident, $label:literal, $help:literal, $unit:literal, $kind:expr,
+     |$p:ident| $get:expr, |$q:ident, $v:ident| $set:expr) => {
+        Field {
+            id: $id,
+            group: Group::$group,
+            label: $label,
+            help: $help,
+            unit: $unit,
+            kind: $kind,
+            get: |$p: &Plan| $get,
+            set: |$q: &mut Plan, $v: Option<f64>| $set,
+        }
+    };
+}
+
+const REAL: Kind = Kind::Real { scale: 1.0 };
+const GIGA: Kind = Kind::Real { scale: 1e9 };
+const TERA: Kind = Kind::Real { scale: 1e12 };
+const MILLI: Kind = Kind::Real { scale: 1e-3 };
+const WHOLE: Kind = Kind::Whole;
+
+/// Every numeric input, in display order within each group.
+pub const FIELDS: &[Field] = &[
+    f!("model.params", Model, "Parameters", "Total weights; sets the bytes read every step.", "billion",
+       GIGA, |p| Some(p.model.params), |p, v| { p.model.params = v.unwrap_or(0.0); custom_model(p) }),
+    f!("model.active_params", Model, "Active parameters", "Weights used per token (less than total for MoE); sets FLOPs per token.", "billion",
+       GIGA, |p| Some(p.model.active_params), |p, v| { p.model.active_params = v.unwrap_or(0.0); custom_model(p) }),
+    f!("model.layers", Model, "Layers", "Transformer layers; KV bytes grow with them.", "layers",
+       WHOLE, |p| Some(p.model.layers as f64), |p, v| { p.model.layers = whole(v); custom_model(p) }),
+    f!("model.kv_heads", Model, "KV heads", "Key/value heads per layer (grouped-query attention).", "heads",
+       WHOLE, |p| Some(p.model.kv_heads as f64), |p, v| { p.model.kv_heads = whole(v); custom_model(p) }),
+    f!("model.head_dim", Model, "Head dimension", "Width of one attention head.", "values",
+       WHOLE, |p| Some(p.model.head_dim as f64), |p, v| { p.model.head_dim = whole(v); custom_model(p) }),
+    f!("hardware.mem_bandwidth_bytes_per_s", Hardware, "Memory bandwidth", "HBM bandwidth of one GPU; bounds decode steps.", "TB/s",
+       TERA, |p| Some(p.hardware.mem_bandwidth_bytes_per_s), |p, v| { p.hardware.mem_bandwidth_bytes_per_s = v.unwrap_or(0.0); custom_gpu(p) }),
+    f!("hardware.compute_flops_per_s", Hardware, "Effective compute", "Matmul throughput real kernels reach; bounds prefill.", "TFLOP/s",
+       TERA, |p| Some(p.hardware.compute_flops_per_s), |p, v| { p.hardware.compute_flops_per_s = v.unwrap_or(0.0); custom_gpu(p) }),
+    f!("hardware.memory_bytes", Hardware, "GPU memory", "Memory of one GPU; what the weights leave is KV cache.", "GB",
+       GIGA, |p| Some(p.hardware.memory_bytes), |p, v| { p.hardware.memory_bytes = v.unwrap_or(0.0); custom_gpu(p) }),
+    f!("hardware.mem_utilization", Hardware, "Memory utilisation", "Share of GPU memory the engine may use (--gpu-memory-utilization).", "0–1",
+       REAL, |p| Some(p.hardware.mem_utilization), |p, v| p.hardware.mem_utilization = v.unwrap_or(0.0)),
+    f!("hardware.step_overhead_s", Hardware, "Step overhead c0", "Fixed cost of every engine step: scheduling, sampling, launches.", "ms",
+       MILLI, |p| Some(p.hardware.step_overhead_s), |p, v| p.hardware.step_overhead_s = v.unwrap_or(0.0)),
+    f!("hardware.tp_degree", Hardware, "Tensor parallel", "GPUs per replica; weights and FLOPs split across them.", "GPUs",
+       WHOLE, |p| Some(p.hardware.tp_degree as f64), |p, v| p.hardware.tp_degree = whole(v)),
+    f!("hardware.tp_comm_overhead_s", Hardware, "TP communication", "Extra time per step when tensor parallel > 1.", "ms",
+       MILLI, |p| Some(p.hardware.tp_comm_overhead_s), |p, v| p.hardware.tp_comm_overhead_s = v.unwrap_or(0.0)),
+    f!("hardware.gpu_hour_usd", Hardware, "Price", "What one GPU-hour costs you.", "USD/GPU-h",
+       REAL, |p| Some(p.hardware.gpu_hour_usd), |p, v| p.hardware.gpu_hour_usd = v.unwrap_or(0.0)),
+    f!("traffic.peak_rate_rps", Traffic, "Peak rate", "Forecast peak arrivals for the whole fleet.", "req/s",
+       REAL, |p| Some(p.traffic.peak_rate_rps), |p, v| p.traffic.peak_rate_rps = v.unwrap_or(0.0)),
+    f!("traffic.arrival.cv", Traffic, "Burstiness (CV)", "Coefficient of variation of gaps for gamma arrivals; 1 is Poisson.", "×",
+       REAL, |p| match p.traffic.arrival { Arrival::Gamma { cv } => Some(cv), _ => Some(1.0) },
+       |p, v| p.traffic.arrival = Arrival::Gamma { cv: v.unwrap_or(1.0) }),
+    f!("traffic.prompt.median", Traffic, "Prompt median", "Typical prompt length (lognormal median).", "tokens",
+       REAL, |p| median_of(&p.traffic.prompt), |p, v| set_median(&mut p.traffic.prompt, v)),
+    f!("traffic.prompt.p95", Traffic, "Prompt p95", "95th percentile prompt length; sets the spread.", "tokens",
+       REAL, |p| p95_of(&p.traffic.prompt), |p, v| set_p95(&mut p.traffic.prompt, v)),
+    f!("traffic.prompt.sigma", Traffic, "Prompt sigma", "Spread of ln(length); same knob as p95.", "ln-tokens",
+       REAL, |p| Some(sigma_of(&p.traffic.prompt)), |p, v| set_sigma(&mut p.traffic.prompt, v)),
+    f!("traffic.prompt.max", Traffic, "Prompt max", "Longest prompt; longer ones are clipped.", "tokens",
+       WHOLE, |p| Some(p.traffic.prompt.max as f64), |p, v| p.traffic.prompt.max = whole(v)),
+    f!("traffic.output.median", Traffic, "Output median", "Typical generated length (lognormal median).", "tokens",
+       REAL, |p| median_of(&p.traffic.output), |p, v| set_median(&mut p.traffic.output, v)),
+    f!("traffic.output.p95", Traffic, "Output p95", "95th percentile output length; sets the spread.", "tokens",
+       REAL, |p| p95_of(&p.traffic.output), |p, v| set_p95(&mut p.traffic.output, v)),
+    f!("traffic.output.sigma", Traffic, "Output sigma", "Spread of ln(length); same knob as p95.", "ln-tokens",
+       REAL, |p| Some(sigma_of(&p.traffic.output)), |p, v| set_sigma(&mut p.traffic.output, v)),
+    f!("slo.ttft_s", Slo, "TTFT objective", "Time to first token each request must meet; blank for none.", "ms",
+       Kind::OptionalReal { scale: 1e-3 }, |p| p.slo.ttft_s, |p, v| { p.slo.ttft_s = v; custom_slo(p) }),
+    f!("slo.tpot_s", Slo, "TPOT objective", "Mean time per output token after the first; blank for none.", "ms",
+       Kind::OptionalReal { scale: 1e-3 }, |p| p.slo.tpot_s, |p, v| { p.slo.tpot_s = v; custom_slo(p) }),
+    f!("slo.e2e_s", Slo, "End-to-end objective", "Whole-request budget (agents); blank for none.", "s",
+       Kind::OptionalReal { scale: 1.0 }, |p| p.slo.e2e_s, |p, v| { p.slo.e2e_s = v; custom_slo(p) }),
+    f!("slo.attainment_target", Slo, "Attainment target", "Share of requests that must meet every objective at once.", "0–1",
+       REAL, |p| Some(p.slo.attainment_target), |p, v| p.slo.attainment_target = v.unwrap_or(0.0)),
+    f!("engine.max_num_seqs", Engine, "max_num_seqs", "Most sequences decoding at once.", "seqs",
+       WHOLE, |p| Some(p.engine.max_num_seqs as f64), |p, v| p.engine.max_num_seqs = whole(v)),
+    f!("engine.max_num_batched_tokens", Engine, "max_num_batched_tokens", "Token budget of one step: decodes plus prefill chunks.", "tokens",
+       WHOLE, |p| Some(p.engine.max_num_batched_tokens as f64), |p, v| p.engine.max_num_batched_tokens = whole(v)),
+    f!("traffic.output.max", Engine, "max_tokens cap", "Longest output a request may generate.", "tokens",
+       WHOLE, |p| Some(p.traffic.output.max as f64), |p, v| p.traffic.output.max = whole(v)),
+    f!("engine.spec_draft_tokens", Engine, "Speculative draft", "Draft tokens per step; 0 turns speculative decoding off.", "tokens",
+       WHOLE, |p| Some(p.engine.spec_draft_tokens as f64), |p, v| p.engine.spec_draft_tokens = whole(v)),
+    f!("engine.spec_acceptance", Engine, "Draft acceptance", "Chance one drafted token is accepted.", "0–1",
+       REAL, |p| Some(p.engine.spec_acceptance), |p, v| p.engine.spec_acceptance = v.unwrap_or(0.0)),
+    f!("planning.utilization", Planning, "Utilisation", "Share of goodput each replica is planned to run at.", "0–1",
+       REAL, |p| Some(p.planning.utilization), |p, v| p.planning.utilization = v.unwrap_or(0.0)),
+    f!("planning.redundancy", Planning, "Redundancy", "Spare replicas on top of the peak (N+1 = 1).", "replicas",
+       WHOLE, |p| Some(p.planning.redundancy as f64), |p, v| p.planning.redundancy = whole(v)),
+    f!("run.replications", Planning, "Replications", "Independent seeds per rate; more narrows the band.", "runs",
+       WHOLE, |p| Some(p.run.replications as f64), |p, v| p.run.replications = whole(v)),
+    f!("run.num_requests", Planning, "Requests per run", "Simulated requests per point, warm-up included.", "requests",
+       WHOLE, |p| Some(p.run.num_requests as f64), |p, v| p.run.num_requests = whole(v)),
+    f!("run.seed", Planning, "Seed", "Base seed; the same seed gives the same numbers everywhere.", "",
+       WHOLE, |p| Some(p.run.seed as f64), |p, v| p.run.seed = v.unwrap_or(0.0) as u64),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_rejects() {
+        assert_eq!(parse_value(TERA, "3.35"), Ok(Some(3.35e12)));
+        assert!(parse_value(TERA, "abc").is_err());
+        assert!(parse_value(TERA, "").is_err());
+        assert_eq!(parse_value(Kind::OptionalReal { scale: 1e-3 }, " "), Ok(None));
+        assert!(parse_value(WHOLE, "1.5").is_err());
+        assert!(parse_value(WHOLE, "-1").is_err());
+        assert_eq!(parse_value(WHOLE, "128"), Ok(Some(128.0)));
+    }
+
+    #[test]
+    fn every_field_round_trips_its_default() {
+        for f in FIELDS {
+            let mut plan = Plan::default();
+            let before = (f.get)(&plan);
+            let text = f.kind.format(before);
+            let parsed = parse_value(f.kind, &text).expect(f.id);
+            (f.set)(&mut plan, parsed);
+            // Display keeps 6 significant digits, so derived fields (p95) round-trip to that.
+            let (a, b) = ((f.get)(&plan).unwrap_or(0.0), before.unwrap_or(0.0));
+            assert!((a - b).abs() <= 1e-5 * b.abs(), "{}: {a} vs {b}", f.id);
+        }
+    }
+
+    #[test]
+    fn p95_and_sigma_agree() {
+        let mut plan = Plan::default();
+        let p95 = field("traffic.prompt.p95").expect("p95");
+        (p95.set)(&mut plan, Some(2000.0));
+        assert!(values_match((p95.get)(&plan), Some(2000.0)));
+        let sigma = (field("traffic.prompt.sigma").expect("sigma").get)(&plan).expect("sigma");
+        assert!((sigma - (2000.0f64 / 800.0).ln() / Z95).abs() < 1e-12);
+    }
+}

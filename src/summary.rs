@@ -1,0 +1,268 @@
+//! The plan in plain words, for the finance view, the embed card and the compare page:
+//! the answer sentence, the SLO in words and the short list of assumptions. Every
+//! number comes from the core ([`CapacityPlan`], the [`Plan`]); this only formats.
+
+use goodput_core::capacity::CapacityPlan;
+use goodput_core::plan::{Arrival, LengthDist, LengthSpec, SloSpec};
+use goodput_core::{presets, Plan};
+
+use crate::state::fields::format_sig;
+
+/// US dollars for people: whole dollars with thousands separators from $100, cents
+/// below, and enough decimals to show a fraction of a cent.
+pub fn usd(x: f64) -> String {
+    if !x.is_finite() {
+        return "—".into();
+    }
+    if x.abs() >= 100.0 {
+        format!("${}", thousands(x.round() as i64))
+    } else if x.abs() >= 0.01 || x == 0.0 {
+        format!("${x:.2}")
+    } else {
+        format!("${}", format_sig(x))
+    }
+}
+
+/// An integer with `,` between groups of three digits.
+pub fn thousands(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if n < 0 {
+        format!("-{out}")
+    } else {
+        out
+    }
+}
+
+/// A duration for people: `25 ms` below one second, `0.5 s` from 100 ms up.
+pub fn duration(s: f64) -> String {
+    if s >= 0.1 {
+        format!("{} s", format_sig(s))
+    } else {
+        format!("{} ms", format_sig(s * 1e3))
+    }
+}
+
+/// A percentage without needless decimals (`90%`, `99.5%`).
+pub fn percent(share: f64) -> String {
+    format!("{}%", format_sig((share * 1e4).round() / 1e2))
+}
+
+/// The display name of the plan's GPU (the preset's name, or "GPU" for custom hardware).
+pub fn gpu_name(plan: &Plan) -> String {
+    presets::gpu(&plan.hardware.preset)
+        .map(|g| g.name.to_string())
+        .unwrap_or_else(|| "GPU".into())
+}
+
+/// The display name of the plan's model (the preset's name, or its size).
+pub fn model_name(plan: &Plan) -> String {
+    match presets::model(&plan.model.preset) {
+        Some(m) => m.name.to_string(),
+        None => format!("custom {}B-parameter model", format_sig(plan.model.params / 1e9)),
+    }
+}
+
+/// The SLO in words: "90% of requests within 0.5 s to first token and 25 ms per token".
+pub fn slo_words(slo: &SloSpec) -> String {
+    let mut parts = Vec::new();
+    if let Some(t) = slo.ttft_s {
+        parts.push(format!("{} to first token", duration(t)));
+    }
+    if let Some(t) = slo.tpot_s {
+        parts.push(format!("{} per token", duration(t)));
+    }
+    if let Some(t) = slo.e2e_s {
+        parts.push(format!("{} end to end", duration(t)));
+    }
+    if parts.is_empty() {
+        return "no latency objective (throughput only)".into();
+    }
+    let last = parts.pop().unwrap_or_default();
+    let within = if parts.is_empty() {
+        last
+    } else {
+        format!("{} and {last}", parts.join(", "))
+    };
+    format!("{} of requests within {within}", percent(slo.attainment_target))
+}
+
+/// The answer first, in one sentence: GPUs, replicas for the peak and spares, monthly
+/// cost, cost per 1,000 compliant requests, and the SLO it holds.
+pub fn answer_sentence(plan: &Plan, fleet: &CapacityPlan) -> String {
+    let spare = match fleet.redundancy {
+        0 => "no spare".to_string(),
+        1 => "1 spare".to_string(),
+        n => format!("{n} spares"),
+    };
+    let peak = format!(
+        "{} for a {} req/s peak + {spare}",
+        fleet.replicas_for_peak,
+        format_sig(fleet.peak_rate_rps)
+    );
+    let gpus = if fleet.gpus_per_replica == 1 {
+        format!("{} × {} ({peak})", fleet.gpus_total, gpu_name(plan))
+    } else {
+        format!(
+            "{} × {} as {} replicas of {} GPUs ({peak})",
+            fleet.gpus_total,
+            gpu_name(plan),
+            fleet.replicas_total,
+            fleet.gpus_per_replica
+        )
+    };
+    format!(
+        "{gpus}, {}/month, {} per 1,000 compliant requests, at {}",
+        usd(fleet.cost_per_month_usd),
+        usd(fleet.cost_per_compliant_request_usd * 1000.0),
+        slo_words(&plan.slo)
+    )
+}
+
+fn lengths(spec: &LengthSpec) -> String {
+    match spec.dist {
+        LengthDist::LogNormal { median, .. } => format!(
+            "median {} tokens (up to {})",
+            format_sig(median),
+            thousands(spec.max as i64)
+        ),
+        LengthDist::Fixed { tokens } => format!("{} tokens each", thousands(tokens as i64)),
+        LengthDist::Trace => "from the replayed trace".into(),
+    }
+}
+
+fn arrival(a: &Arrival) -> &'static str {
+    match a {
+        Arrival::Poisson => "random (Poisson) arrivals",
+        Arrival::Gamma { .. } => "bursty arrivals",
+        Arrival::Constant => "evenly spaced arrivals",
+        Arrival::Trace => "arrivals replayed from a trace",
+    }
+}
+
+/// The assumptions behind the answer, as (topic, words) pairs: model, GPU, traffic,
+/// SLO, utilisation, price.
+pub fn assumptions(plan: &Plan) -> Vec<(&'static str, String)> {
+    let m = &plan.model;
+    let h = &plan.hardware;
+    let t = &plan.traffic;
+    let per_replica = if h.tp_degree == 1 {
+        "1 GPU per replica".to_string()
+    } else {
+        format!("{} GPUs per replica (tensor parallel)", h.tp_degree)
+    };
+    vec![
+        (
+            "Model",
+            format!(
+                "{}, weights in {}, KV cache in {}",
+                model_name(plan),
+                m.weight_dtype.name(),
+                m.kv_dtype.name()
+            ),
+        ),
+        ("GPU", format!("{}, {per_replica}", gpu_name(plan))),
+        (
+            "Traffic",
+            format!(
+                "peak {} req/s, {}; prompts {}, answers {}",
+                format_sig(t.peak_rate_rps),
+                arrival(&t.arrival),
+                lengths(&t.prompt),
+                lengths(&t.output)
+            ),
+        ),
+        ("SLO", slo_words(&plan.slo)),
+        (
+            "Utilisation",
+            format!(
+                "each replica planned at {} of its goodput, {} spare replica{}",
+                percent(plan.planning.utilization),
+                plan.planning.redundancy,
+                if plan.planning.redundancy == 1 { "" } else { "s" }
+            ),
+        ),
+        (
+            "Price",
+            format!(
+                "{} per GPU-hour, {} hours a month",
+                usd(h.gpu_hour_usd),
+                format_sig(plan.planning.hours_per_month)
+            ),
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use goodput_core::capacity::size_fleet;
+
+    #[test]
+    fn the_capacity_article_example_in_words() {
+        // The measured sweep's knee of 8 req/s at 70% utilisation: 6 replicas for a
+        // 30 req/s peak, 7 with N+1.
+        let plan = Plan::default();
+        let fleet = size_fleet(8.0, &plan).expect("sized");
+        let s = answer_sentence(&plan, &fleet);
+        assert!(
+            s.starts_with("7 × NVIDIA H100 SXM 80GB (6 for a 30 req/s peak + 1 spare), $12,775/month, "),
+            "{s}"
+        );
+        assert!(
+            s.ends_with(" per 1,000 compliant requests, at 90% of requests within 0.5 s to first token and 25 ms per token"),
+            "{s}"
+        );
+        let per_1000 = usd(fleet.cost_per_compliant_request_usd * 1000.0);
+        assert!(s.contains(&format!(", {per_1000} per 1,000")), "{s}");
+    }
+
+    #[test]
+    fn tensor_parallel_and_no_spare() {
+        let mut plan = Plan::default();
+        plan.hardware.tp_degree = 2;
+        plan.planning.redundancy = 0;
+        let fleet = size_fleet(8.0, &plan).expect("sized");
+        let s = answer_sentence(&plan, &fleet);
+        assert!(s.starts_with("12 × NVIDIA H100 SXM 80GB as 6 replicas of 2 GPUs (6 for a 30 req/s peak + no spare)"), "{s}");
+    }
+
+    #[test]
+    fn formats() {
+        assert_eq!(usd(12775.0), "$12,775");
+        assert_eq!(usd(2.5), "$2.50");
+        assert_eq!(usd(0.000124), "$0.000124");
+        assert_eq!(usd(f64::NAN), "—");
+        assert_eq!(thousands(-1234567), "-1,234,567");
+        assert_eq!(duration(0.025), "25 ms");
+        assert_eq!(duration(1.5), "1.5 s");
+        assert_eq!(percent(0.995), "99.5%");
+        let mut slo = SloSpec {
+            e2e_s: Some(30.0),
+            ..SloSpec::default()
+        };
+        assert_eq!(
+            slo_words(&slo),
+            "90% of requests within 0.5 s to first token, 25 ms per token and 30 s end to end"
+        );
+        slo.ttft_s = None;
+        slo.tpot_s = None;
+        slo.e2e_s = None;
+        assert_eq!(slo_words(&slo), "no latency objective (throughput only)");
+    }
+
+    #[test]
+    fn assumptions_cover_the_six_topics() {
+        let a = assumptions(&Plan::default());
+        let topics: Vec<_> = a.iter().map(|(t, _)| *t).collect();
+        assert_eq!(topics, ["Model", "GPU", "Traffic", "SLO", "Utilisation", "Price"]);
+        assert!(a[2].1.starts_with("peak 30 req/s, random (Poisson) arrivals; prompts median 800 tokens (up to 8,000)"), "{}", a[2].1);
+        assert_eq!(a[5].1, "$2.50 per GPU-hour, 730 hours a month");
+    }
+}

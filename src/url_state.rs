@@ -1,0 +1,271 @@
+//! The plan in the address bar: what a fragment asks the page to open, the fragment
+//! that keeps the working plan across reloads, and the links and embed snippet a
+//! user copies.
+//!
+//! ```text
+//!   #p=1d…                     shared link ─▶ finance view (the default of a link)
+//!   #p=1d…&view=planner        working plan ─▶ planner (written while the user edits)
+//!   #p=1d…&embed               iframe card  ─▶ embed view (never rewritten)
+//!   (no p= item)               own plan     ─▶ planner with the autosaved plan
+//!   #p=<broken>                message      ─▶ planner with the defaults
+//! ```
+//!
+//! The pure functions here decide; the few browser helpers at the end only read and
+//! write `location` and `history`. Nothing from a link is ever turned into HTML: the
+//! page shows it through Leptos as text or attributes, and [`embed_snippet`] escapes
+//! what it puts inside its attribute.
+
+use goodput_core::share::{self, PLAN_KEY};
+use goodput_core::Plan;
+
+use crate::app::View;
+
+/// The `view=` name written while the user edits in the planner, so a reload keeps it.
+pub const PLANNER_VIEW: &str = "planner";
+
+/// The `view=` name of the compare page.
+pub const COMPARE_VIEW: &str = "compare";
+
+/// Height of the embedded card's iframe in the snippet [CSS px].
+pub const EMBED_HEIGHT_PX: u32 = 420;
+
+/// What the address's fragment asks the page to open.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Opening {
+    /// No plan in the address: the user's own (autosaved) plan, or the defaults.
+    Own,
+    /// A plan link, decoded and validated.
+    Link {
+        /// The plan the link carries.
+        plan: Box<Plan>,
+        /// The view it asks for (finance unless it says otherwise).
+        view: View,
+    },
+    /// A link that could not be opened; the message says why, in one line.
+    Broken(String),
+}
+
+/// Whether the fragment has a `p=` item at all (a link that tries to carry a plan).
+fn has_plan_item(fragment: &str) -> bool {
+    fragment
+        .split('&')
+        .any(|item| item == PLAN_KEY || item.starts_with(&format!("{PLAN_KEY}=")))
+}
+
+/// The view a decoded link asks for: `&embed` wins, then `view=planner` or
+/// `view=compare`; anything else opens the finance view.
+pub fn view_of(embed: bool, view: Option<&str>) -> View {
+    if embed {
+        return View::Embed;
+    }
+    match view {
+        Some(PLANNER_VIEW) => View::Planner,
+        Some(COMPARE_VIEW) => View::Compare,
+        _ => View::Finance,
+    }
+}
+
+/// Reads a fragment (`location.hash`, with or without its `#`). Never panics; the
+/// decoder bounds its work on any input.
+pub fn read_fragment(fragment: &str) -> Opening {
+    let fragment = fragment.strip_prefix('#').unwrap_or(fragment);
+    if fragment.len() <= share::MAX_LINK_BYTES && !has_plan_item(fragment) {
+        return Opening::Own;
+    }
+    match share::decode(fragment) {
+        Ok(shared) => Opening::Link {
+            view: view_of(shared.embed, shared.view.as_deref()),
+            plan: Box::new(shared.plan),
+        },
+        Err(e) => Opening::Broken(e.to_string()),
+    }
+}
+
+/// The fragment (with `#`) that shows `plan` in `view`; the planner and compare pages
+/// carry their `view=` marker, the finance view is a link's default.
+pub fn fragment_for(plan: &Plan, view: View) -> String {
+    let mut out = share::share_url("", plan, view == View::Embed);
+    match view {
+        View::Planner => out.push_str(&format!("&view={PLANNER_VIEW}")),
+        View::Compare => out.push_str(&format!("&view={COMPARE_VIEW}")),
+        View::Finance | View::Embed => {}
+    }
+    out
+}
+
+/// The address without its fragment.
+pub fn base_of(href: &str) -> &str {
+    href.split('#').next().unwrap_or_default()
+}
+
+/// The link to share: opens the finance view of `plan` (no planner marker).
+pub fn share_link(base: &str, plan: &Plan) -> String {
+    share::share_url(base_of(base), plan, false)
+}
+
+/// Escapes text for an HTML attribute value in double quotes.
+pub fn escape_attr(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The title of a plan for people: its name, or a generic one.
+pub fn plan_title(plan: &Plan) -> String {
+    let name = plan.name.trim();
+    if name.is_empty() {
+        "goodput capacity plan".into()
+    } else {
+        name.chars().take(120).collect()
+    }
+}
+
+/// The `<iframe>` snippet that embeds the read-only card of `plan`.
+pub fn embed_snippet(base: &str, plan: &Plan) -> String {
+    let src = share::share_url(base_of(base), plan, true);
+    format!(
+        r#"<iframe src="{}" width="100%" height="{EMBED_HEIGHT_PX}" style="border:0" loading="lazy" title="{}"></iframe>"#,
+        escape_attr(&src),
+        escape_attr(&plan_title(plan))
+    )
+}
+
+/// The page's address without its fragment (browser only).
+pub fn page_base() -> String {
+    leptos::prelude::window()
+        .location()
+        .href()
+        .map(|h| base_of(&h).to_string())
+        .unwrap_or_default()
+}
+
+/// The page's fragment, with its `#` (browser only).
+pub fn current_fragment() -> String {
+    leptos::prelude::window()
+        .location()
+        .hash()
+        .unwrap_or_default()
+}
+
+/// Replaces the address's fragment without a new history entry or a reload (browser only).
+pub fn replace_fragment(fragment: &str) {
+    let window = leptos::prelude::window();
+    if window.location().hash().ok().as_deref() == Some(fragment) {
+        return;
+    }
+    if let Ok(history) = window.history() {
+        let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(fragment));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(name: &str) -> Plan {
+        Plan {
+            name: name.into(),
+            ..Plan::default()
+        }
+    }
+
+    #[test]
+    fn no_plan_item_means_the_own_plan() {
+        assert_eq!(read_fragment(""), Opening::Own);
+        assert_eq!(read_fragment("#"), Opening::Own);
+        assert_eq!(read_fragment("#term-goodput"), Opening::Own);
+        assert_eq!(read_fragment("#embed&view=planner"), Opening::Own);
+    }
+
+    #[test]
+    fn a_link_opens_the_finance_view_by_default() {
+        let plan = named("fp8 pilot");
+        let frag = share::share_url("", &plan, false);
+        assert_eq!(
+            read_fragment(&frag),
+            Opening::Link {
+                plan: Box::new(plan.clone()),
+                view: View::Finance
+            }
+        );
+        let link = share_link("https://example.org/app/#p=old&view=planner", &plan);
+        assert!(link.starts_with("https://example.org/app/#p="));
+        assert!(!link.contains("view="), "a shared link lands on the finance view");
+        let frag_of_link = &link[link.find('#').expect("has #")..];
+        assert!(matches!(
+            read_fragment(frag_of_link),
+            Opening::Link {
+                view: View::Finance,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn every_view_round_trips_through_its_fragment() {
+        let plan = named("round trip");
+        for view in [View::Planner, View::Finance, View::Embed, View::Compare] {
+            let frag = fragment_for(&plan, view);
+            assert!(frag.starts_with("#p="));
+            assert_eq!(
+                read_fragment(&frag),
+                Opening::Link {
+                    plan: Box::new(plan.clone()),
+                    view
+                },
+                "{frag}"
+            );
+        }
+        assert!(fragment_for(&plan, View::Planner).ends_with("&view=planner"));
+        assert!(fragment_for(&plan, View::Embed).ends_with("&embed"));
+    }
+
+    #[test]
+    fn broken_links_give_the_decoder_message() {
+        let good = share::encode(&Plan::default());
+        let cases = [
+            format!("#p={}", &good[..good.len() / 2]),
+            "#p=1d!!!!".to_string(),
+            "#p=9z".to_string(),
+            "#p=".to_string(),
+            format!("#p={}", "A".repeat(share::MAX_LINK_BYTES + 1)),
+        ];
+        for case in cases {
+            match read_fragment(&case) {
+                Opening::Broken(msg) => {
+                    assert!(!msg.is_empty() && !msg.contains('\n'), "{msg}");
+                }
+                other => panic!("{case:.40} opened as {other:?}"),
+            }
+        }
+        let mut wild = Plan::default();
+        wild.run.num_requests = u32::MAX;
+        let frag = share::share_url("", &wild, false);
+        match read_fragment(&frag) {
+            Opening::Broken(msg) => assert!(msg.contains("run.num_requests"), "{msg}"),
+            other => panic!("an unbounded plan opened: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_embed_snippet_escapes_the_plan_name() {
+        let plan = named(r#"<script>alert("x")</script> & 'co'"#);
+        let snippet = embed_snippet("http://h/app/?q=1#p=x", &plan);
+        assert!(snippet.starts_with(r#"<iframe src="http://h/app/?q=1#p="#));
+        assert!(snippet.contains(r#"&amp;embed" width="100%" height="420" style="border:0" loading="lazy""#));
+        assert!(!snippet.contains("<script>"));
+        assert!(snippet.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;co&#39;"));
+        assert_eq!(snippet.matches('<').count(), 2, "only the iframe's own tags");
+        assert!(embed_snippet("http://h/", &named("")).contains(r#"title="goodput capacity plan""#));
+    }
+}

@@ -1,0 +1,219 @@
+//! Compare two plans side by side (the current one or saved ones): every input, then
+//! the results, with the rows that differ highlighted. Results come from the core:
+//! the analytic numbers are computed now; goodput is each plan's last finished search
+//! (stored with a saved plan), and the fleet and cost are sized from it.
+
+use goodput_core::analytic::{capacity_guess_rps, kv_capacity_tokens, MeanLengths};
+use goodput_core::capacity::size_fleet;
+use goodput_core::plan::Arrival;
+use goodput_core::roofline::StepModel;
+use goodput_core::Plan;
+use leptos::prelude::*;
+
+use crate::session::Session;
+use crate::state::fields::{format_sig, FIELDS};
+use crate::state::PlanState;
+use crate::summary::{gpu_name, model_name, usd};
+
+/// One row of the comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// What the row is, with its unit.
+    pub label: String,
+    /// The first plan's value as shown.
+    pub a: String,
+    /// The second plan's value as shown.
+    pub b: String,
+}
+
+impl Row {
+    /// Whether the two plans differ here.
+    pub fn differs(&self) -> bool {
+        self.a != self.b
+    }
+}
+
+fn row(label: impl Into<String>, f: impl Fn(&Plan) -> String, a: &Plan, b: &Plan) -> Row {
+    Row { label: label.into(), a: f(a), b: f(b) }
+}
+
+/// The inputs of two plans, row by row: names, presets and choices, then every numeric field.
+pub fn input_rows(a: &Plan, b: &Plan) -> Vec<Row> {
+    let arrival = |p: &Plan| match p.traffic.arrival {
+        Arrival::Poisson => "Poisson".to_string(),
+        Arrival::Gamma { .. } => "gamma (bursty)".into(),
+        Arrival::Constant => "constant".into(),
+        Arrival::Trace => "trace".into(),
+    };
+    let mut rows = vec![
+        row("Name", |p| p.name.clone(), a, b),
+        row("Model", model_name, a, b),
+        row("Weights", |p| p.model.weight_dtype.name().into(), a, b),
+        row("KV cache", |p| p.model.kv_dtype.name().into(), a, b),
+        row("GPU", gpu_name, a, b),
+        row("SLO class", |p| p.slo.class.clone(), a, b),
+        row("Arrivals", arrival, a, b),
+        row("Chunked prefill", |p| if p.engine.chunked_prefill { "on" } else { "off" }.into(), a, b),
+        row("KV policy", |p| p.engine.kv_policy.name().into(), a, b),
+    ];
+    rows.extend(FIELDS.iter().map(|f| {
+        let label = if f.unit.is_empty() { f.label.to_string() } else { format!("{} [{}]", f.label, f.unit) };
+        row(label, |p| f.kind.format((f.get)(p)), a, b)
+    }));
+    rows
+}
+
+fn or_dash(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map(f).unwrap_or_else(|| "—".into())
+}
+
+/// A results row: its label and how to show it for a plan and its goodput.
+type ResultRow = (&'static str, fn(&Plan, Option<f64>) -> String);
+
+/// The results of two plans: analytic numbers computed now, then goodput as given
+/// (`None` = no finished search) and the fleet sized from it.
+pub fn result_rows(a: (&Plan, Option<f64>), b: (&Plan, Option<f64>)) -> Vec<Row> {
+    let rows: [ResultRow; 10] = [
+        ("Weights per replica [GB]", |p, _| format_sig(p.model.weight_bytes() / 1e9)),
+        ("KV cache per replica [tokens]", |p, _| format_sig(kv_capacity_tokens(p).round())),
+        ("Decode step, 110 × 940 tokens [ms]", |p, _| format_sig(StepModel::from_plan(p).step_time_s(110.0, 110.0 * 940.0) * 1e3)),
+        ("Mean output [tokens]", |p, _| format_sig(MeanLengths::of(p).output_tokens)),
+        ("Roofline capacity guess [req/s]", |p, _| format_sig(capacity_guess_rps(p))),
+        ("Goodput per replica [req/s]", |_, g| or_dash(g, |g| format!("{g:.2}"))),
+        ("Replicas", |p, g| or_dash(g.and_then(|g| size_fleet(g, p).ok()).map(|f| f.replicas_total as f64), format_sig)),
+        ("GPUs", |p, g| or_dash(g.and_then(|g| size_fleet(g, p).ok()).map(|f| f.gpus_total as f64), format_sig)),
+        ("Cost per month", |p, g| or_dash(g.and_then(|g| size_fleet(g, p).ok()).map(|f| f.cost_per_month_usd), usd)),
+        ("Cost per 1,000 compliant requests", |p, g| {
+            or_dash(g.and_then(|g| size_fleet(g, p).ok()).map(|f| f.cost_per_compliant_request_usd * 1000.0), usd)
+        }),
+    ];
+    rows.iter()
+        .map(|(label, f)| Row { label: label.to_string(), a: f(a.0, a.1), b: f(b.0, b.1) })
+        .collect()
+}
+
+/// The value of the "current plan" choice in the pickers.
+const CURRENT: &str = "\u{0}current";
+
+/// A plan picker: the current plan or a saved one.
+#[component]
+fn Picker(label: &'static str, testid: &'static str, choice: RwSignal<String>) -> impl IntoView {
+    let session = Session::expect_context();
+    view! {
+        <label class="compare-pick">
+            {label}
+            <select data-testid=testid on:change:target=move |ev| choice.set(ev.target().value()) prop:value=move || choice.get()>
+                <option value=CURRENT>"Current plan"</option>
+                {move || session.library.with(|l| l.plans.iter().map(|p| {
+                    let name = p.name.clone();
+                    view! { <option value=name.clone()>{name.clone()}</option> }
+                }).collect_view())}
+            </select>
+        </label>
+    }
+}
+
+fn table(title: &'static str, testid: &'static str, rows: Vec<Row>) -> impl IntoView {
+    view! {
+        <table class="compare-table" data-testid=testid>
+            <caption>{title}</caption>
+            <thead><tr><th scope="col">""</th><th scope="col">"A"</th><th scope="col">"B"</th></tr></thead>
+            <tbody>
+                {rows.into_iter().map(|r| {
+                    let differs = r.differs();
+                    view! {
+                        <tr class:differs=differs data-differs=differs.to_string()>
+                            <th scope="row">{r.label}</th><td>{r.a}</td><td>{r.b}</td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}
+
+/// The compare page.
+#[component]
+pub fn CompareView() -> impl IntoView {
+    let session = Session::expect_context();
+    let state = PlanState::expect_context();
+    let first_saved = session.library.with_untracked(|l| l.plans.first().map(|p| p.name.clone()));
+    let a = RwSignal::new(CURRENT.to_string());
+    let b = RwSignal::new(first_saved.unwrap_or_else(|| CURRENT.to_string()));
+    let resolve = move |choice: String| -> (Plan, Option<f64>, String) {
+        if choice != CURRENT {
+            if let Some(p) = session.library.with(|l| l.get(&choice).cloned()) {
+                return (p.plan, p.goodput_rps, choice);
+            }
+        }
+        let plan = state.good.get();
+        let g = session.goodput_of(&plan);
+        (plan, g, "Current plan".into())
+    };
+    let tables = move || {
+        let (pa, ga, _) = resolve(a.get());
+        let (pb, gb, _) = resolve(b.get());
+        let inputs = input_rows(&pa, &pb);
+        let changed = inputs.iter().filter(|r| r.differs()).count();
+        view! {
+            <p class="compare-summary" data-testid="compare-summary">
+                {format!("{changed} input{} differ.", if changed == 1 { "" } else { "s" })}
+            </p>
+            {table("Results", "compare-results", result_rows((&pa, ga), (&pb, gb)))}
+            {table("Inputs", "compare-inputs", inputs)}
+        }
+    };
+    view! {
+        <main class="compare" data-testid="compare-view">
+            <h2>"Compare two plans"</h2>
+            <p class="compare-intro">
+                "Pick the current plan or a saved one on each side; rows that differ are highlighted. Analytic rows are computed now by the core. Goodput is each plan's last finished search (stored when the plan was saved; for the current plan, the search on screen), and replicas and cost are sized from it. Open a plan and let its search finish before saving it to compare its goodput."
+            </p>
+            <div class="compare-picks">
+                <Picker label="A" testid="compare-a" choice=a />
+                <Picker label="B" testid="compare-b" choice=b />
+            </div>
+            {tables}
+        </main>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use goodput_core::plan::{Dtype, LengthDist};
+
+    #[test]
+    fn bf16_against_fp8_differs_in_the_weights_and_their_consequences() {
+        let a = Plan::default();
+        let mut b = Plan::default();
+        b.model.weight_dtype = Dtype::Fp8;
+        let inputs = input_rows(&a, &b);
+        let differing: Vec<&str> = inputs.iter().filter(|r| r.differs()).map(|r| r.label.as_str()).collect();
+        assert_eq!(differing, ["Weights"]);
+        let results = result_rows((&a, Some(20.0)), (&b, Some(24.0)));
+        let weights = &results[0];
+        assert_eq!((weights.a.as_str(), weights.b.as_str()), ("16", "8"));
+        assert!(results[1].differs(), "fp8 weights leave more KV cache");
+        assert!(!results[3].differs(), "same traffic");
+        let gpus = results.iter().find(|r| r.label == "GPUs").expect("row");
+        // 30 req/s at 70%: 20 → 14 per replica → 3 + 1; 24 → 16.8 → 2 + 1.
+        assert_eq!((gpus.a.as_str(), gpus.b.as_str()), ("4", "3"));
+    }
+
+    #[test]
+    fn a_fine_tune_that_doubles_output_shows_in_lengths() {
+        let a = Plan::default();
+        let mut b = Plan::default();
+        b.traffic.output.dist = LengthDist::LogNormal { median: 400.0, sigma: 0.8 };
+        let inputs = input_rows(&a, &b);
+        assert!(inputs.iter().any(|r| r.label.starts_with("Output median") && r.differs()));
+        assert!(inputs.iter().any(|r| r.label.starts_with("Output p95") && r.differs()));
+        let results = result_rows((&a, None), (&b, None));
+        let out = results.iter().find(|r| r.label.starts_with("Mean output")).expect("row");
+        assert!(out.differs());
+        let goodput = results.iter().find(|r| r.label.starts_with("Goodput")).expect("row");
+        assert_eq!((goodput.a.as_str(), goodput.b.as_str()), ("—", "—"));
+        assert!(result_rows((&a, Some(0.0)), (&a, Some(0.0))).iter().all(|r| !r.differs()));
+    }
+}

@@ -1,0 +1,157 @@
+//! The finance view, the default page of a shared link: the answer first in words,
+//! the headline numbers, the assumptions, the attainment chart; the planner one click
+//! away. It prints on one page.
+
+use goodput_core::capacity::{size_fleet, CapacityPlan};
+use leptos::prelude::*;
+
+use crate::app::View;
+use crate::components::chart_canvas::ChartCanvas;
+use crate::components::charts_panel::attainment_chart;
+use crate::charts::attainment::draw_attainment;
+use crate::compute::{Phase, RunController};
+use crate::session::Session;
+use crate::state::PlanState;
+use crate::summary::{answer_sentence, assumptions, usd};
+use crate::url_state::plan_title;
+
+/// The fleet sized from the last finished search (`None` until one finishes; the
+/// error in words when no fleet can be sized).
+pub fn use_fleet(runs: RunController) -> Memo<Option<Result<CapacityPlan, String>>> {
+    Memo::new(move |_| {
+        runs.search.with(|s| {
+            s.as_ref()
+                .map(|(plan, r)| size_fleet(r.goodput_rps, plan).map_err(|e| e.to_string()))
+        })
+    })
+}
+
+/// What to say while the numbers are not ready.
+pub fn progress_text(runs: RunController) -> String {
+    runs.status.with(|s| match &s.phase {
+        Phase::Failed(m) => format!("The computation failed: {m}"),
+        Phase::Search if s.total > 0 => format!(
+            "Computing the plan in your browser: {} of about {} simulations…",
+            s.done, s.total
+        ),
+        _ => "Computing the plan in your browser…".into(),
+    })
+}
+
+/// One headline number: label, the shown text, and the unrounded value in `data-value`.
+#[component]
+pub fn Figure(
+    /// What the number is.
+    label: &'static str,
+    /// `data-testid` of the value.
+    testid: &'static str,
+    /// Unrounded value.
+    #[prop(into)]
+    value: Signal<Option<f64>>,
+    /// Formats the value for people.
+    format: fn(f64) -> String,
+) -> impl IntoView {
+    view! {
+        <div class="figure">
+            <dt>{label}</dt>
+            <dd
+                data-testid=testid
+                data-value=move || value.get().map(|v| v.to_string())
+            >
+                {move || value.get().map(format).unwrap_or_else(|| "…".into())}
+            </dd>
+        </div>
+    }
+}
+
+/// The headline numbers as a definition list (shared by the finance view and the embed card).
+#[component]
+pub fn Figures(
+    /// Whether to include goodput per replica.
+    #[prop(default = true)]
+    goodput: bool,
+) -> impl IntoView {
+    let runs = RunController::expect_context();
+    let fleet = use_fleet(runs);
+    let pick = move |f: fn(&CapacityPlan) -> f64| {
+        Signal::derive(move || fleet.with(|c| c.as_ref().and_then(|c| c.as_ref().ok()).map(f)))
+    };
+    let goodput_rps =
+        Signal::derive(move || runs.search.with(|s| s.as_ref().map(|(_, r)| r.goodput_rps)));
+    view! {
+        <dl class="figures">
+            <Figure label="GPUs" testid="gpus-total" value=pick(|c| c.gpus_total as f64) format=|v| format!("{v}") />
+            <Figure label="Replicas" testid="replicas-total" value=pick(|c| c.replicas_total as f64) format=|v| format!("{v}") />
+            <Figure label="Cost per month" testid="cost-per-month-usd" value=pick(|c| c.cost_per_month_usd) format=usd />
+            <Figure label="Cost per compliant request" testid="cost-per-compliant-request-usd"
+                value=pick(|c| c.cost_per_compliant_request_usd) format=usd />
+            {goodput.then(|| view! {
+                <Figure label="Goodput per replica" testid="goodput-rps" value=goodput_rps
+                    format=|v| format!("{v:.2} req/s") />
+            })}
+        </dl>
+    }
+}
+
+/// The finance view.
+#[component]
+pub fn FinanceView() -> impl IntoView {
+    let state = PlanState::expect_context();
+    let runs = RunController::expect_context();
+    let session = Session::expect_context();
+    let fleet = use_fleet(runs);
+    let answer = move || {
+        let plan = runs.search.with(|s| s.as_ref().map(|(p, _)| p.clone()));
+        match (fleet.get(), plan) {
+            (Some(Ok(f)), Some(p)) => answer_sentence(&p, &f),
+            (Some(Err(e)), _) => format!("No fleet can be sized for this plan: {e}."),
+            _ => progress_text(runs),
+        }
+    };
+    let ready = move || fleet.with(|f| matches!(f, Some(Ok(_))));
+    let target = Memo::new(move |_| state.good.with(|p| p.slo.attainment_target));
+    let chart = Memo::new(move |_| attainment_chart(&runs, target.get()));
+    let print = move |_| {
+        let _ = window().print();
+    };
+    view! {
+        <main class="finance" data-testid="finance-view">
+            <p class="finance-kicker">"Capacity plan"</p>
+            <h2 class="finance-title" data-testid="plan-title">{move || state.good.with(plan_title)}</h2>
+            <p class="answer" data-testid="answer" data-ready=move || ready().to_string() aria-live="polite">
+                {answer}
+            </p>
+            <Figures />
+            <div class="finance-columns">
+                <section class="assumptions" aria-labelledby="assumptions-title">
+                    <h3 id="assumptions-title">"Assumptions"</h3>
+                    <dl data-testid="assumptions">
+                        {move || state.good.with(assumptions).into_iter().map(|(topic, words)| view! {
+                            <div class="assumption"><dt>{topic}</dt><dd>{words}</dd></div>
+                        }).collect_view()}
+                    </dl>
+                </section>
+                <section class="finance-chart" aria-labelledby="finance-chart-title">
+                    <h3 id="finance-chart-title">"Share of requests within the SLO, by load per replica"</h3>
+                    <ChartCanvas
+                        testid="chart-attainment"
+                        label="Attainment versus arrival rate per replica, with the target line and the knee"
+                        height=240.0
+                        draw=move |area, theme| chart.with(|d| draw_attainment(area, d, theme).unwrap_or_default())
+                        readout=move |_, x, _| chart.with(|d| d.readout(x))
+                    />
+                </section>
+            </div>
+            <div class="finance-actions no-print">
+                <button type="button" class="primary" data-testid="open-planner"
+                    on:click=move |_| session.view.set(View::Planner)>
+                    "Open in planner"
+                </button>
+                <button type="button" data-testid="print" on:click=print>"Print"</button>
+            </div>
+            <p class="finance-note">
+                "Every number was computed in this browser from the plan in the link, by simulating the serving engine; nothing was sent to a server. Replicas are planned at a share of their goodput, the highest load at which the SLO still holds."
+            </p>
+        </main>
+    }
+}

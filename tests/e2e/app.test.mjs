@@ -1,0 +1,225 @@
+// The planner page in headless Chromium: same numbers as the CLI, presets, validation,
+// charts, progress and cancel, and a responsive page while simulations run.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { assertNoErrors, readValue, runCliJson, screenshot, startHarness } from './harness.mjs';
+
+/** Result cells that must equal the CLI's `goodput plan --json`, by JSON key. */
+const CELLS = {
+  'goodput-rps': 'goodput_rps',
+  'replicas-total': 'replicas_total',
+  'gpus-total': 'gpus_total',
+  'cost-per-month-usd': 'cost_per_month_usd',
+  'cost-per-compliant-request-usd': 'cost_per_compliant_request_usd',
+};
+
+/** Longest wait for a whole search and knob sweep [ms]. */
+const RUN_TIMEOUT_MS = 150_000;
+
+let h;
+before(async () => {
+  h = await startHarness();
+});
+after(async () => {
+  await h?.close();
+});
+
+/** The first number stored under `key` anywhere in `obj` (depth first), or undefined. */
+function findNumber(obj, key) {
+  if (obj === null || typeof obj !== 'object') return undefined;
+  if (typeof obj[key] === 'number') return obj[key];
+  for (const v of Object.values(obj)) {
+    const found = findNumber(v, key);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+const phase = (page) => page.getAttribute('[data-testid="run-status"]', 'data-phase');
+
+/** Waits until the run leaves `done` (a new run was scheduled) and then finishes again. */
+async function waitForRerun(page) {
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid="run-status"]')?.dataset.phase !== 'done',
+    null,
+    { timeout: 5_000 },
+  );
+  await waitForDone(page);
+}
+
+async function waitForDone(page) {
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid="run-status"]')?.dataset.phase === 'done',
+    null,
+    { timeout: RUN_TIMEOUT_MS, polling: 100 },
+  );
+}
+
+async function openApp() {
+  const opened = await h.openPage('/', {
+    waitFor: '[data-testid="run-status"]',
+    viewport: { width: 1440, height: 1000 },
+  });
+  await waitForDone(opened.page);
+  return opened;
+}
+
+/** Share of sampled pixels that differ from the top-left pixel, and distinct colours seen. */
+async function canvasInk(page, testid) {
+  return page.evaluate((id) => {
+    const c = document.querySelector(`[data-testid="${id}"]`);
+    const ctx = c.getContext('2d');
+    const { data } = ctx.getImageData(0, 0, c.width, c.height);
+    const px = (x, y) => {
+      const i = 4 * (y * c.width + x);
+      return `${data[i]},${data[i + 1]},${data[i + 2]},${data[i + 3]}`;
+    };
+    const bg = px(0, 0);
+    const colours = new Set();
+    let ink = 0;
+    let n = 0;
+    for (let y = 0; y < c.height; y += 3) {
+      for (let x = 0; x < c.width; x += 3) {
+        const p = px(x, y);
+        colours.add(p);
+        if (p !== bg) ink += 1;
+        n += 1;
+      }
+    }
+    return { ink: ink / n, colours: colours.size, width: c.width, cssWidth: c.clientWidth };
+  }, testid);
+}
+
+test('first load: no console errors and the same numbers as `goodput plan --json`', async () => {
+  const { page, errors } = await openApp();
+  const cli = await runCliJson(['plan', '--json']);
+  for (const [testid, key] of Object.entries(CELLS)) {
+    const expected = findNumber(cli, key);
+    assert.equal(typeof expected, 'number', `the CLI's JSON has no number "${key}"`);
+    const shown = await readValue(page, testid);
+    assert.equal(shown, expected, `${testid}: page ${shown}, CLI ${expected}`);
+  }
+  assert.match(await page.textContent('[data-testid="run-timing"]'), /\d+ ms/);
+  await screenshot(page, 'app-default');
+  assertNoErrors(errors);
+});
+
+test('picking another GPU or model preset changes the results', async () => {
+  const { page, errors } = await openApp();
+  const before = await readValue(page, 'goodput-rps');
+  const bandwidth = await page.inputValue('[data-testid="input-hardware.mem_bandwidth_bytes_per_s"]');
+
+  await page.selectOption('[data-testid="preset-gpu"]', 'h200');
+  await waitForRerun(page);
+  assert.notEqual(await page.inputValue('[data-testid="input-hardware.mem_bandwidth_bytes_per_s"]'), bandwidth);
+  const onH200 = await readValue(page, 'goodput-rps');
+  assert.ok(onH200 > before, `H200 goodput ${onH200} should beat H100's ${before}`);
+
+  await page.selectOption('[data-testid="preset-model"]', 'mixtral-8x7b');
+  await waitForRerun(page);
+  const big = await readValue(page, 'goodput-rps');
+  assert.notEqual(big, onH200, 'a 47B MoE model must change the goodput');
+  assert.ok(big < onH200, `Mixtral goodput ${big} should be below 8B's ${onH200}`);
+  await screenshot(page, 'app-h200-mixtral');
+  assertNoErrors(errors);
+});
+
+test('an invalid value shows its message, keeps the last results dimmed, and recovers', async () => {
+  const { page, errors } = await openApp();
+  const before = await readValue(page, 'goodput-rps');
+  const field = '[data-testid="input-hardware.mem_bandwidth_bytes_per_s"]';
+  const error = '[data-testid="error-hardware.mem_bandwidth_bytes_per_s"]';
+  const original = await page.inputValue(field);
+
+  await page.fill(field, '3.3x');
+  await page.waitForSelector(`${error}:has-text("must be a number")`);
+  assert.equal(await page.getAttribute('[data-testid="results"]', 'data-stale'), 'true');
+  assert.equal(await page.getAttribute(field, 'aria-invalid'), 'true');
+  assert.equal(await readValue(page, 'goodput-rps'), before, 'the last good goodput stays');
+  assert.match(await page.textContent('[data-testid="problem-banner"]'), /must be a number/);
+  await screenshot(page, 'app-invalid-input');
+
+  await page.fill(field, original);
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid="results"]')?.dataset.stale === 'false',
+  );
+  assert.equal((await page.textContent(error)).trim(), '');
+  assert.equal(await page.$('[data-testid="problem-banner"]'), null);
+  assert.equal(await readValue(page, 'goodput-rps'), before);
+  assertNoErrors(errors);
+});
+
+test('chart canvases are drawn, HiDPI-sized and not blank', async () => {
+  const { page, errors } = await openApp();
+  for (const id of [
+    'chart-attainment',
+    'chart-latency',
+    'chart-heatmap',
+    'chart-roofline',
+    'chart-prompt-lengths',
+    'chart-output-lengths',
+  ]) {
+    const { ink, colours, width, cssWidth } = await canvasInk(page, id);
+    assert.ok(ink > 0.02, `${id}: only ${(ink * 100).toFixed(2)}% of pixels drawn`);
+    assert.ok(colours > 4, `${id}: only ${colours} colours`);
+    const dpr = await page.evaluate(() => window.devicePixelRatio);
+    assert.equal(width, Math.round(cssWidth * dpr), `${id}: backing store not sized by devicePixelRatio`);
+  }
+  assertNoErrors(errors);
+});
+
+test('a long run shows progress, keeps the page responsive, and can be cancelled', async () => {
+  const { page, errors } = await openApp();
+  const before = await readValue(page, 'goodput-rps');
+  // More replications and longer runs: enough work to watch it go.
+  await page.fill('[data-testid="input-run.num_requests"]', '20000');
+  await page.fill('[data-testid="input-run.replications"]', '200');
+  await page.waitForFunction(
+    () => {
+      const p = document.querySelector('[data-testid="run-progress"]');
+      const phase = document.querySelector('[data-testid="run-status"]')?.dataset.phase;
+      return phase === 'search' && Number(p?.dataset.done) > 0;
+    },
+    null,
+    { timeout: 60_000, polling: 50 },
+  );
+  const done = Number(await page.getAttribute('[data-testid="run-progress"]', 'data-done'));
+  const total = Number(await page.getAttribute('[data-testid="run-progress"]', 'data-total'));
+  assert.ok(done > 0 && total > done, `progress ${done}/${total}`);
+
+  // Clicks on an input while the search runs: measured inside the page, from the moment
+  // the click is queued to the moment its handler runs.
+  const latencies = await page.evaluate(async () => {
+    const el = document.querySelector('[data-testid="input-traffic.peak_rate_rps"]');
+    const out = [];
+    for (let i = 0; i < 20; i += 1) {
+      await new Promise((resolve) => {
+        const t0 = performance.now();
+        el.addEventListener(
+          'click',
+          () => {
+            out.push(performance.now() - t0);
+            resolve();
+          },
+          { once: true },
+        );
+        setTimeout(() => el.click(), 0);
+      });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return out;
+  });
+  assert.equal(await phase(page), 'search', 'the search was still running while clicking');
+  const worst = Math.max(...latencies);
+  assert.ok(worst < 100, `a click took ${worst.toFixed(1)} ms to be handled (all: ${latencies.map((x) => x.toFixed(1))})`);
+  await screenshot(page, 'app-running');
+
+  await page.click('[data-testid="cancel-run"]');
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid="run-status"]')?.dataset.phase === 'cancelled',
+  );
+  await page.waitForTimeout(500);
+  assert.equal(await phase(page), 'cancelled', 'a cancelled run stays cancelled');
+  assert.equal(await readValue(page, 'goodput-rps'), before, 'cancelling keeps the last results');
+  assertNoErrors(errors);
+});

@@ -1,0 +1,332 @@
+// Shared helpers for goodput's end-to-end tests.
+//
+// The tests drive the release build of the app (`dist/`, made by
+// `trunk build --release --offline`) in headless Chromium and compare what the
+// page shows with the native CLI (`goodput`, built by
+// `cargo build --release -p goodput-cli`). Nothing else needs to run: the
+// harness serves `dist/` itself on 127.0.0.1 at a free port.
+//
+// Usage, in a `*.test.mjs` file of this folder:
+//
+//   import { test, before, after } from 'node:test';
+//   import assert from 'node:assert/strict';
+//   import { startHarness, readValue, runCliJson, screenshot, assertNoErrors } from './harness.mjs';
+//
+//   let h;
+//   before(async () => { h = await startHarness(); });
+//   after(async () => { await h?.close(); });
+//
+//   test('shows the decode step', async () => {
+//     const { page, errors } = await h.openPage('/');   // fresh browser context
+//     const shown = await readValue(page, 'decode-step-ms');
+//     await screenshot(page, 'decode-step');
+//     assertNoErrors(errors);
+//   });
+//
+// Every page opened through `openPage` records console errors, uncaught page
+// errors, failed requests and HTTP error responses. `close()` fails the test
+// file if any page recorded one, unless that page was opened with
+// `{ allowErrors: true }`.
+//
+// Environment (all optional; scripts/test.sh sets them):
+//   GOODPUT_DIST  the built app            [default: <repo>/dist]
+//   GOODPUT_CLI   the release CLI binary   [default: <repo>/target/release/goodput]
+//   CHROMIUM      the Chromium executable  [default: /usr/bin/chromium]
+// Screenshots go to <repo>/artifacts/screenshots/.
+//
+// Run: `node --test tests/e2e/*.test.mjs` (from the repository root).
+
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, stat } from 'node:fs/promises';
+import http from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+/** The repository root. */
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** The built app served to the browser. */
+export const DIST_DIR = path.resolve(process.env.GOODPUT_DIST ?? path.join(REPO_ROOT, 'dist'));
+
+/** Where `screenshot` saves its PNG files. */
+export const SCREENSHOT_DIR = path.join(REPO_ROOT, 'artifacts', 'screenshots');
+
+/** The Chromium executable (Debian's package by default). */
+export const CHROMIUM_PATH = process.env.CHROMIUM ?? '/usr/bin/chromium';
+
+/** Flags for headless Chromium in containers and CI (same as webdriver.json). */
+export const CHROMIUM_ARGS = [
+  '--headless=new',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-quic',
+  '--no-first-run',
+];
+
+/** Longest wait for one page action or selector [ms]. */
+export const ACTION_TIMEOUT_MS = 30_000;
+
+const MIME_TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.map': 'application/json',
+  '.webmanifest': 'application/manifest+json',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.ico': 'image/x-icon',
+  '.txt': 'text/plain; charset=utf-8',
+  '.csv': 'text/csv; charset=utf-8',
+  '.md': 'text/markdown; charset=utf-8',
+  '.woff2': 'font/woff2',
+};
+
+async function isFile(p) {
+  try {
+    return (await stat(p)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Serves `root` over HTTP on 127.0.0.1 at a free port.
+ *
+ * Files are sent with their MIME type (`application/wasm` for `.wasm`). Any other
+ * path gets `index.html`, as `trunk serve` does (so app routes and the browser's
+ * `/favicon.ico` request load the app; a missing script then fails to load as HTML,
+ * which the page reports as an error).
+ *
+ * @param {string} [root] directory to serve [default: DIST_DIR]
+ * @returns {Promise<{ url: string, close: () => Promise<void> }>} base URL without a trailing slash
+ */
+export async function startServer(root = DIST_DIR) {
+  const index = path.join(root, 'index.html');
+  if (!(await isFile(index))) {
+    throw new Error(`${index} not found: build the app first with \`trunk build --release --offline\``);
+  }
+  const server = http.createServer(async (req, res) => {
+    try {
+      const { pathname } = new URL(req.url ?? '/', 'http://127.0.0.1');
+      const relative = path.normalize(decodeURIComponent(pathname)).replace(/^([/\\])+/, '');
+      let file = path.join(root, relative);
+      if (file !== root && !file.startsWith(root + path.sep)) {
+        res.writeHead(403).end('forbidden');
+        return;
+      }
+      if (!(await isFile(file))) {
+        file = index;
+      }
+      const body = await readFile(file);
+      const type = MIME_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
+      res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' });
+      res.end(req.method === 'HEAD' ? undefined : body);
+    } catch (err) {
+      res.writeHead(500, { 'content-type': 'text/plain' }).end(String(err));
+    }
+  });
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address();
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/**
+ * Launches headless Chromium with CHROMIUM_ARGS.
+ * @returns {Promise<import('playwright-core').Browser>}
+ */
+export async function launchBrowser() {
+  if (!existsSync(CHROMIUM_PATH)) {
+    throw new Error(`Chromium not found at ${CHROMIUM_PATH}: run scripts/setup.sh or set CHROMIUM`);
+  }
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, headless: true });
+}
+
+/**
+ * Starts the static server and the browser. Call `close()` in an `after` hook.
+ *
+ * @param {{ dist?: string }} [options]
+ */
+export async function startHarness({ dist = DIST_DIR } = {}) {
+  const server = await startServer(dist);
+  let browser;
+  try {
+    browser = await launchBrowser();
+  } catch (err) {
+    await server.close();
+    throw err;
+  }
+  /** @type {{ url: string, errors: string[], allowErrors: boolean }[]} */
+  const opened = [];
+  const contexts = [];
+
+  return {
+    /** Base URL of the served app, without a trailing slash. */
+    baseUrl: server.url,
+    /** The shared browser; prefer `openPage`, which isolates each page. */
+    browser,
+
+    /**
+     * Opens `urlPath` (for example `/`, `/#p=...`) in a new browser context
+     * (a fresh profile: no storage, cookies or cache from other pages) and
+     * waits until the app has mounted.
+     *
+     * @param {string} [urlPath] path, query and fragment to open [default: '/']
+     * @param {{ waitFor?: string | null, allowErrors?: boolean,
+     *           viewport?: { width: number, height: number } }} [options]
+     *   waitFor: CSS selector that shows the app has mounted [default: '[data-testid]'];
+     *   null waits only for the load event.
+     *   allowErrors: do not fail `close()` on this page's errors.
+     * @returns {Promise<{ page: import('playwright-core').Page, errors: string[] }>}
+     */
+    async openPage(urlPath = '/', options = {}) {
+      const { waitFor = '[data-testid]', allowErrors = false, viewport = { width: 1280, height: 900 } } = options;
+      const context = await browser.newContext({ viewport });
+      contexts.push(context);
+      const page = await context.newPage();
+      page.setDefaultTimeout(ACTION_TIMEOUT_MS);
+      const errors = [];
+      page.on('console', (msg) => {
+        if (msg.type() === 'error') errors.push(`console error: ${msg.text()}`);
+      });
+      page.on('pageerror', (err) => errors.push(`page error: ${err.message}`));
+      page.on('crash', () => errors.push('page crashed'));
+      page.on('requestfailed', (req) => {
+        const reason = req.failure()?.errorText ?? 'failed';
+        if (!reason.includes('ERR_ABORTED')) errors.push(`request failed: ${req.url()} (${reason})`);
+      });
+      page.on('response', (res) => {
+        if (res.status() >= 400) errors.push(`HTTP ${res.status()}: ${res.url()}`);
+      });
+      const url = server.url + (urlPath.startsWith('/') ? urlPath : `/${urlPath}`);
+      opened.push({ url, errors, allowErrors });
+      await page.goto(url, { waitUntil: 'load' });
+      if (waitFor) await page.waitForSelector(waitFor, { state: 'attached' });
+      return { page, errors };
+    },
+
+    /** Closes every context, the browser and the server; then fails if any page logged errors. */
+    async close() {
+      for (const context of contexts) await context.close().catch(() => {});
+      await browser.close().catch(() => {});
+      await server.close();
+      const unexpected = opened.filter((p) => !p.allowErrors && p.errors.length > 0);
+      if (unexpected.length > 0) {
+        const lines = unexpected.flatMap((p) => [p.url, ...p.errors.map((e) => `  ${e}`)]);
+        throw new Error(`pages logged errors:\n${lines.join('\n')}`);
+      }
+    },
+  };
+}
+
+/**
+ * Fails with every recorded error listed when `errors` is not empty.
+ * @param {string[]} errors the `errors` array from `openPage`
+ */
+export function assertNoErrors(errors) {
+  assert.deepEqual(errors, [], `the page logged errors:\n${errors.join('\n')}`);
+}
+
+/**
+ * Saves a full-page PNG screenshot as artifacts/screenshots/<name>.png.
+ * @param {import('playwright-core').Page} page
+ * @param {string} name file name without extension; other characters than [A-Za-z0-9._-] become '_'
+ * @returns {Promise<string>} the file written
+ */
+export async function screenshot(page, name) {
+  await mkdir(SCREENSHOT_DIR, { recursive: true });
+  const file = path.join(SCREENSHOT_DIR, `${name.replace(/[^A-Za-z0-9._-]/g, '_')}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+/**
+ * Reads the `data-value` attribute of the element `[data-testid=<testid>]` as a number,
+ * waiting until the element has one. Understands Rust's `inf`, `-inf` spellings.
+ *
+ * @param {import('playwright-core').Page} page
+ * @param {string} testid
+ * @returns {Promise<number>}
+ */
+export async function readValue(page, testid) {
+  const selector = `[data-testid="${testid}"][data-value]`;
+  const handle = await page.waitForSelector(selector, { state: 'attached' });
+  const raw = (await handle.getAttribute('data-value'))?.trim() ?? '';
+  const special = { inf: Infinity, '+inf': Infinity, '-inf': -Infinity };
+  const value = raw.toLowerCase() in special ? special[raw.toLowerCase()] : raw === '' ? NaN : Number(raw);
+  if (Number.isNaN(value)) {
+    throw new Error(`data-value of [data-testid="${testid}"] is not a number: "${raw}"`);
+  }
+  return value;
+}
+
+/** The release CLI binary the tests compare with. */
+export function cliPath() {
+  const cli = process.env.GOODPUT_CLI ?? path.join(REPO_ROOT, 'target', 'release', 'goodput');
+  if (!existsSync(cli)) {
+    throw new Error(`${cli} not found: run \`cargo build --release -p goodput-cli\` or set GOODPUT_CLI`);
+  }
+  return cli;
+}
+
+/**
+ * Runs the release `goodput` binary and returns its standard output.
+ * Fails with the exit status and standard error when it exits non-zero.
+ *
+ * @param {string[]} args command-line arguments, for example ['plan', '--json']
+ * @param {{ input?: string, timeoutMs?: number }} [options] standard input; time limit [ms]
+ * @returns {Promise<string>}
+ */
+export function runCli(args, { input, timeoutMs = 120_000 } = {}) {
+  const cli = cliPath();
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      cli,
+      args,
+      { cwd: REPO_ROOT, maxBuffer: 64 * 1024 * 1024, timeout: timeoutMs },
+      (err, stdout, stderr) => {
+        if (err) {
+          reject(new Error(`goodput ${args.join(' ')} failed (${err.code ?? err.signal}):\n${stderr}`));
+        } else {
+          resolve(stdout);
+        }
+      },
+    );
+    if (input !== undefined) child.stdin.end(input);
+    else child.stdin.end();
+  });
+}
+
+/**
+ * Runs the release `goodput` binary and parses its standard output as JSON.
+ * @param {string[]} args
+ * @param {{ input?: string, timeoutMs?: number }} [options]
+ */
+export async function runCliJson(args, options) {
+  const out = await runCli(args, options);
+  try {
+    return JSON.parse(out);
+  } catch (err) {
+    throw new Error(`goodput ${args.join(' ')} did not print JSON (${err.message}):\n${out.slice(0, 2000)}`);
+  }
+}

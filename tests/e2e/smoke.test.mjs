@@ -1,0 +1,42 @@
+// Smoke test: the release build loads in headless Chromium, runs the core in
+// wasm and shows its number, without a single console error.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { assertNoErrors, readValue, runCli, screenshot, startHarness } from './harness.mjs';
+
+/**
+ * The core's roofline step time for 110 decoding sequences × 940 context tokens on the
+ * default plan (8B bf16 on an H100) [s]: the article's ≈ 9.8 ms decode step.
+ */
+const DECODE_STEP_S = 0.009821744716417911;
+
+let h;
+before(async () => {
+  h = await startHarness();
+});
+after(async () => {
+  await h?.close();
+});
+
+test('the app loads and shows the core decode step time', async () => {
+  const { page, errors } = await h.openPage('/', { waitFor: '[data-testid="decode-step-ms"]' });
+  assert.match(await page.title(), /goodput/i);
+  const shown = await readValue(page, 'decode-step-ms');
+  assert.ok(
+    Math.abs(shown - DECODE_STEP_S) <= 1e-12 * DECODE_STEP_S,
+    `decode-step-ms data-value ${shown} differs from the core's ${DECODE_STEP_S}`,
+  );
+  const file = await screenshot(page, 'smoke-home');
+  assert.ok(file.endsWith('smoke-home.png'));
+  assertNoErrors(errors);
+});
+
+test('an unknown app route still serves the app', async () => {
+  const { page, errors } = await h.openPage('/no/such/route', { waitFor: '[data-testid="decode-step-ms"]' });
+  assert.ok(Number.isFinite(await readValue(page, 'decode-step-ms')));
+  assertNoErrors(errors);
+});
+
+test('the release CLI the e2e tests compare with runs', async () => {
+  assert.match(await runCli(['--version']), /^goodput \d+\.\d+\.\d+/);
+});
