@@ -191,7 +191,9 @@ mod tests {
     use goodput_core::Plan;
     use plotters::backend::SVGBackend;
 
-    fn svg(draw: impl FnOnce(&DrawingArea<SVGBackend, plotters::coord::Shift>) -> Vec<Frame>) -> (String, Vec<Frame>) {
+    fn svg(
+        draw: impl FnOnce(&DrawingArea<SVGBackend, plotters::coord::Shift>) -> Vec<Frame>,
+    ) -> (String, Vec<Frame>) {
         let mut out = String::new();
         let frames;
         {
@@ -203,11 +205,26 @@ mod tests {
     }
 
     fn curve() -> AttainmentChart {
-        let points = [(4.0, 0.99), (6.0, 0.97), (8.0, 0.93), (9.0, 0.71), (10.0, 0.38)]
-            .iter()
-            .map(|&(r, a)| CurvePoint { rate_rps: r, attainment: a, lo: a - 0.02, hi: (a + 0.02f64).min(1.0) })
-            .collect();
-        AttainmentChart { points, target: 0.92, knee_rps: Some(8.0) }
+        let points = [
+            (4.0, 0.99),
+            (6.0, 0.97),
+            (8.0, 0.93),
+            (9.0, 0.71),
+            (10.0, 0.38),
+        ]
+        .iter()
+        .map(|&(r, a)| CurvePoint {
+            rate_rps: r,
+            attainment: a,
+            lo: a - 0.02,
+            hi: (a + 0.02f64).min(1.0),
+        })
+        .collect();
+        AttainmentChart {
+            points,
+            target: 0.92,
+            knee_rps: Some(8.0),
+        }
     }
 
     #[test]
@@ -220,7 +237,10 @@ mod tests {
         assert_eq!(frames.len(), 1);
         let f = &frames[0];
         // The pixel at the middle of the plotting area maps back into the data range.
-        let mid = ((f.px_x.start + f.px_x.end) as f64 / 2.0, (f.px_y.start + f.px_y.end) as f64 / 2.0);
+        let mid = (
+            (f.px_x.start + f.px_x.end) as f64 / 2.0,
+            (f.px_y.start + f.px_y.end) as f64 / 2.0,
+        );
         let (x, y) = f.to_data(mid.0, mid.1).expect("inside");
         assert!((x - f.x.end / 2.0).abs() < 0.1 * f.x.end, "x {x}");
         assert!((y - 0.51).abs() < 0.05, "y {y}");
@@ -229,10 +249,13 @@ mod tests {
 
     #[test]
     fn empty_charts_say_so_instead_of_failing() {
-        let (out, frames) = svg(|a| draw_attainment(a, &AttainmentChart::default(), &Theme::default()).expect("draw"));
+        let (out, frames) = svg(|a| {
+            draw_attainment(a, &AttainmentChart::default(), &Theme::default()).expect("draw")
+        });
         assert!(out.contains("Waiting for the first simulated rates"));
         assert!(frames.is_empty());
-        let (out, _) = svg(|a| draw_heatmap(a, &HeatmapChart::default(), &Theme::default()).expect("draw"));
+        let (out, _) =
+            svg(|a| draw_heatmap(a, &HeatmapChart::default(), &Theme::default()).expect("draw"));
         assert!(out.contains("has not run yet"));
     }
 
@@ -263,7 +286,10 @@ mod tests {
         assert!(frames[0].px_x.end <= frames[1].px_x.start, "panels overlap");
         assert!(out.contains("Time to first token") && out.contains("Time per output token"));
         assert!(out.contains("SLO"));
-        assert!(data.readout(1, 8.1).expect("readout").contains("TPOT p50 14.0 ms"));
+        assert!(data
+            .readout(1, 8.1)
+            .expect("readout")
+            .contains("TPOT p50 14.0 ms"));
     }
 
     #[test]
@@ -284,7 +310,10 @@ mod tests {
         assert_eq!(frames.len(), 2);
         assert!(frames.iter().all(|f| f.log_x));
         assert!(out.contains("step time [ms]"));
-        assert!(chart.readout(1, 4096.0).expect("readout").contains("compute-bound"));
+        assert!(chart
+            .readout(1, 4096.0)
+            .expect("readout")
+            .contains("compute-bound"));
     }
 
     #[test]
@@ -292,14 +321,23 @@ mod tests {
         let data = HeatmapChart {
             seqs: vec![64, 128],
             budgets: vec![256, 512, 0],
-            goodput_rps: vec![vec![Some(10.0), Some(12.0), None], vec![Some(14.0), Some(20.0), Some(3.0)]],
+            goodput_rps: vec![
+                vec![Some(10.0), Some(12.0), None],
+                vec![Some(14.0), Some(20.0), Some(3.0)],
+            ],
             best: Some((1, 1)),
         };
         let (out, frames) = svg(|a| draw_heatmap(a, &data, &Theme::default()).expect("draw"));
         assert!(out.contains("20.0") && out.contains("off"));
         assert_eq!(frames[0].x, 0.0..3.0);
-        assert!(data.readout(1.5, 1.2).expect("cell").contains("goodput 20.00 req/s"));
-        assert!(data.readout(2.5, 0.5).expect("cell").contains("not simulated yet"));
+        assert!(data
+            .readout(1.5, 1.2)
+            .expect("cell")
+            .contains("goodput 20.00 req/s"));
+        assert!(data
+            .readout(2.5, 0.5)
+            .expect("cell")
+            .contains("not simulated yet"));
         assert!(data.readout(7.0, 0.5).is_none());
     }
 

@@ -13,15 +13,13 @@
 
 use std::fmt::Write as _;
 
-use goodput_core::capacity::size_fleet;
-use goodput_core::search::{launch_flags, GoodputResult, Knobs, SweepResult};
+use goodput_core::report::PlanReport;
+use goodput_core::search::{GoodputResult, SweepResult};
 use goodput_core::Plan;
 use plotters::coord::Shift;
 use plotters::prelude::{DrawingArea, IntoDrawingArea, SVGBackend};
 
 use crate::charts::Theme;
-use crate::summary::{answer_sentence, assumptions, usd};
-use crate::url_state::plan_title;
 
 /// Largest plan file "Load plan JSON" reads [bytes] (a plan with the longest trace fits).
 pub const MAX_PLAN_FILE_BYTES: usize = 16 * 1024 * 1024;
@@ -46,7 +44,12 @@ pub fn curve_csv(result: &GoodputResult) -> String {
                 let _ = writeln!(
                     out,
                     ",{},{},{},{},{},{}",
-                    d.ttft_p50_s, d.ttft_p99_s, d.tpot_p50_s, d.tpot_p99_s, d.itl_p99_s, d.output_tokens_per_s
+                    d.ttft_p50_s,
+                    d.ttft_p99_s,
+                    d.tpot_p50_s,
+                    d.tpot_p99_s,
+                    d.itl_p99_s,
+                    d.output_tokens_per_s
                 );
             }
             None => out.push_str(",,,,,,\n"),
@@ -75,62 +78,20 @@ pub fn sweep_csv(sweep: &SweepResult) -> String {
     out
 }
 
-/// Text from a plan for a Markdown table cell or heading: one line, no markup.
-fn md_text(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '|' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '#' => ' ',
-            c if c.is_control() => ' ',
-            c => c,
-        })
-        .collect()
-}
-
-/// A Markdown summary to paste into a doc: the answer, the results table, the
-/// assumptions, the engine flags and the link. `search` is the last finished search
-/// with the plan it ran for; when that is not `plan`, the results are left out.
-pub fn markdown_summary(plan: &Plan, search: Option<(&Plan, &GoodputResult)>, link: &str) -> String {
-    let mut out = format!("# {}\n\n", md_text(&plan_title(plan)));
+/// The Markdown summary to paste into a doc: the core's plan report for the last
+/// finished search when it was run for `plan` (else the report without search results),
+/// then a link back to the plan.
+pub fn markdown_summary(
+    plan: &Plan,
+    search: Option<(&Plan, &GoodputResult)>,
+    sweep: Option<&SweepResult>,
+    link: &str,
+) -> String {
     let result = search.filter(|(p, _)| *p == plan).map(|(_, r)| r);
-    match result.map(|r| (r, size_fleet(r.goodput_rps, plan))) {
-        Some((r, Ok(fleet))) => {
-            let _ = writeln!(out, "**{}.**\n", md_text(&answer_sentence(plan, &fleet)));
-            out.push_str("| result | value |\n| --- | --- |\n");
-            let rows = [
-                ("Goodput per replica", format!("{:.2} req/s (95% range {:.2}–{:.2})", r.goodput_rps, r.goodput_range_rps[0], r.goodput_range_rps[1])),
-                ("Planned rate per replica", format!("{:.2} req/s", fleet.planned_rps_per_replica)),
-                ("Replicas", format!("{} ({} for the peak + {} spare)", fleet.replicas_total, fleet.replicas_for_peak, fleet.redundancy)),
-                ("GPUs", format!("{} ({} per replica)", fleet.gpus_total, fleet.gpus_per_replica)),
-                ("Cost per hour", usd(fleet.cost_per_hour_usd)),
-                ("Cost per month", usd(fleet.cost_per_month_usd)),
-                ("Cost per compliant request", usd(fleet.cost_per_compliant_request_usd)),
-                ("Cost per million output tokens", usd(fleet.cost_per_million_output_tokens_usd)),
-            ];
-            for (k, v) in rows {
-                let _ = writeln!(out, "| {k} | {v} |");
-            }
-            out.push('\n');
-        }
-        Some((_, Err(e))) => {
-            let _ = writeln!(out, "No fleet can be sized: {}.\n", md_text(&e.to_string()));
-        }
-        None => out.push_str("_The simulation had not finished when this was exported; results are not included._\n\n"),
-    }
-    out.push_str("## Assumptions\n\n");
-    for (topic, words) in assumptions(plan) {
-        let _ = writeln!(out, "- **{topic}:** {}", md_text(&words));
-    }
-    let knobs = Knobs::of(plan);
-    let _ = writeln!(
-        out,
-        "\n## Engine settings\n\nmax_num_seqs {}, max_num_batched_tokens {}, chunked prefill {}.\n\n```sh\n{}\n```",
-        knobs.max_num_seqs,
-        knobs.max_num_batched_tokens,
-        if knobs.chunked_prefill { "on" } else { "off" },
-        launch_flags(plan, &knobs).vllm
-    );
+    let sweep = sweep.filter(|_| result.is_some());
+    let mut out = PlanReport::build(plan, result, sweep).to_markdown();
     if !link.is_empty() {
-        let _ = writeln!(out, "\n[Open this plan in goodput](<{link}>)");
+        let _ = write!(out, "\n[Open this plan in goodput](<{link}>)\n");
     }
     out
 }
@@ -203,7 +164,8 @@ pub fn load_plan_json(text: &str) -> Result<Plan, LoadError> {
     if text.len() > MAX_PLAN_FILE_BYTES {
         return Err(LoadError::TooLarge { bytes: text.len() });
     }
-    let plan: Plan = serde_json::from_str(text).map_err(|e| LoadError::BadJson(one_line(&e.to_string())))?;
+    let plan: Plan =
+        serde_json::from_str(text).map_err(|e| LoadError::BadJson(one_line(&e.to_string())))?;
     plan.validate()
         .map_err(|e| LoadError::Invalid(one_line(&e.to_string())))?;
     Ok(plan)
@@ -312,10 +274,21 @@ mod tests {
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines.len(), 3);
         let columns = lines[0].split(',').count();
-        assert!(lines.iter().all(|l| l.split(',').count() == columns), "{csv}");
-        assert!(lines[1].starts_with("20,0.976,0.966,0.986,0.956,0.976,0.1,0.45,0.012,0.024,0.03,4400"), "{}", lines[1]);
+        assert!(
+            lines.iter().all(|l| l.split(',').count() == columns),
+            "{csv}"
+        );
+        assert!(
+            lines[1].starts_with("20,0.976,0.966,0.986,0.956,0.976,0.1,0.45,0.012,0.024,0.03,4400"),
+            "{}",
+            lines[1]
+        );
         assert!(lines[2].ends_with(",,,,,,"));
-        let back: f64 = lines[1].split(',').nth(2).and_then(|v| v.parse().ok()).expect("number");
+        let back: f64 = lines[1]
+            .split(',')
+            .nth(2)
+            .and_then(|v| v.parse().ok())
+            .expect("number");
         assert_eq!(back, 0.976 - 0.01);
     }
 
@@ -327,32 +300,50 @@ mod tests {
         };
         plan.model.weight_dtype = goodput_core::plan::Dtype::Fp8;
         assert_eq!(load_plan_json(&plan_json(&plan)), Ok(plan));
-        assert!(matches!(load_plan_json("{\"run\": {\"replications\": 0}}"), Err(LoadError::Invalid(m)) if m.contains("run.replications")));
-        assert!(matches!(load_plan_json("not json"), Err(LoadError::BadJson(_))));
-        assert!(matches!(load_plan_json("[1,2]"), Err(LoadError::BadJson(_))));
-        assert!(matches!(load_plan_json(&"[".repeat(100_000)), Err(LoadError::BadJson(_))));
+        assert!(
+            matches!(load_plan_json("{\"run\": {\"replications\": 0}}"), Err(LoadError::Invalid(m)) if m.contains("run.replications"))
+        );
+        assert!(matches!(
+            load_plan_json("not json"),
+            Err(LoadError::BadJson(_))
+        ));
+        assert!(matches!(
+            load_plan_json("[1,2]"),
+            Err(LoadError::BadJson(_))
+        ));
+        assert!(matches!(
+            load_plan_json(&"[".repeat(100_000)),
+            Err(LoadError::BadJson(_))
+        ));
         let huge = " ".repeat(MAX_PLAN_FILE_BYTES + 1);
-        assert_eq!(load_plan_json(&huge), Err(LoadError::TooLarge { bytes: huge.len() }));
+        assert_eq!(
+            load_plan_json(&huge),
+            Err(LoadError::TooLarge { bytes: huge.len() })
+        );
         assert!(!LoadError::BadJson("a\nb".into()).to_string().is_empty());
     }
 
     #[test]
-    fn the_markdown_summary_has_the_answer_and_the_assumptions() {
-        let plan = Plan {
-            name: "chat | <b>pilot</b>".into(),
+    fn the_markdown_summary_is_the_core_report_plus_the_link() {
+        let plan = Plan::default();
+        let r = result();
+        let md = markdown_summary(&plan, Some((&plan, &r)), None, "http://h/#p=1dx");
+        assert!(md.starts_with(&PlanReport::build(&plan, Some(&r), None).to_markdown()));
+        assert!(
+            md.trim_end()
+                .ends_with("[Open this plan in goodput](<http://h/#p=1dx>)"),
+            "{md}"
+        );
+        let other = Plan {
+            name: "other".into(),
             ..Plan::default()
         };
-        let r = result();
-        let md = markdown_summary(&plan, Some((&plan, &r)), "http://h/#p=1dx");
-        assert!(md.starts_with("# chat    b pilot /b \n\n**4 × NVIDIA H100 SXM 80GB (3 for a 30 req/s peak + 1 spare)"), "{md}");
-        assert!(md.contains("| Goodput per replica | 20.00 req/s (95% range 19.00–21.00) |"), "{md}");
-        assert!(md.contains("| GPUs | 4 (1 per replica) |"));
-        assert!(md.contains("- **SLO:** 90% of requests within 0.5 s to first token and 25 ms per token"));
-        assert!(md.contains("--max-num-seqs 128"), "{md}");
-        assert!(md.trim_end().ends_with("(<http://h/#p=1dx>)"));
-        let other = Plan::default();
-        let stale = markdown_summary(&plan, Some((&other, &r)), "");
-        assert!(stale.contains("had not finished") && !stale.contains("| GPUs |"));
+        let stale = markdown_summary(&other, Some((&plan, &r)), None, "");
+        assert_eq!(
+            stale,
+            PlanReport::build(&other, None, None).to_markdown(),
+            "a search of another plan is left out"
+        );
     }
 
     #[test]
@@ -368,8 +359,18 @@ mod tests {
         use crate::charts::attainment::{draw_attainment, AttainmentChart, CurvePoint as P};
         let data = AttainmentChart {
             points: vec![
-                P { rate_rps: 10.0, attainment: 1.0, lo: 1.0, hi: 1.0 },
-                P { rate_rps: 20.0, attainment: 0.95, lo: 0.93, hi: 0.97 },
+                P {
+                    rate_rps: 10.0,
+                    attainment: 1.0,
+                    lo: 1.0,
+                    hi: 1.0,
+                },
+                P {
+                    rate_rps: 20.0,
+                    attainment: 0.95,
+                    lo: 0.93,
+                    hi: 0.97,
+                },
             ],
             target: 0.9,
             knee_rps: Some(20.0),

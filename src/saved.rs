@@ -123,7 +123,8 @@ pub fn check_name(name: &str) -> Result<String, SaveError> {
 
 /// The JSON of one stored plan, if it is within [`MAX_STORED_PLAN_BYTES`].
 pub fn saved_json(entry: &SavedPlan) -> Result<String, SaveError> {
-    let json = serde_json::to_string(entry).map_err(|_| SaveError::TooLarge { bytes: usize::MAX })?;
+    let json =
+        serde_json::to_string(entry).map_err(|_| SaveError::TooLarge { bytes: usize::MAX })?;
     if json.len() > MAX_STORED_PLAN_BYTES {
         return Err(SaveError::TooLarge { bytes: json.len() });
     }
@@ -285,7 +286,13 @@ mod tests {
         let mut lib = Library::default();
         lib.save(entry("bf16")).expect("saved");
         lib.save(entry("fp8")).expect("saved");
-        assert_eq!(lib.plans.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["fp8", "bf16"]);
+        assert_eq!(
+            lib.plans
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>(),
+            ["fp8", "bf16"]
+        );
         let mut again = entry("  bf16 ");
         again.goodput_rps = None;
         lib.save(again).expect("replaced");
@@ -303,12 +310,16 @@ mod tests {
     fn names_and_sizes_are_bounded() {
         let mut lib = Library::default();
         assert_eq!(lib.save(entry(" ")), Err(SaveError::EmptyName));
-        assert_eq!(lib.save(entry(&"x".repeat(MAX_NAME_CHARS + 1))), Err(SaveError::NameTooLong));
+        assert_eq!(
+            lib.save(entry(&"x".repeat(MAX_NAME_CHARS + 1))),
+            Err(SaveError::NameTooLong)
+        );
         for i in 0..MAX_NAMED_PLANS {
             lib.save(entry(&format!("p{i}"))).expect("room");
         }
         assert_eq!(lib.save(entry("one more")), Err(SaveError::TooMany));
-        lib.save(entry("p3")).expect("replacing is allowed when full");
+        lib.save(entry("p3"))
+            .expect("replacing is allowed when full");
         let mut big = entry("trace");
         big.plan.traffic.trace = vec![
             goodput_core::plan::TraceRow {
@@ -318,10 +329,16 @@ mod tests {
             };
             20_000
         ];
-        assert!(matches!(Library::default().save(big), Err(SaveError::TooLarge { .. })));
+        assert!(matches!(
+            Library::default().save(big),
+            Err(SaveError::TooLarge { .. })
+        ));
         assert_eq!(lib.free_name("p1"), "p1 (2)");
         assert_eq!(lib.free_name("new"), "new");
-        assert_eq!(before_name("2026-11-29 09:30"), "My plan (before 2026-11-29 09:30)");
+        assert_eq!(
+            before_name("2026-11-29 09:30"),
+            "My plan (before 2026-11-29 09:30)"
+        );
     }
 
     #[test]

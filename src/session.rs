@@ -90,7 +90,10 @@ pub fn boot() -> Boot {
         .ok()
         .flatten()
         .and_then(|t| saved::parse_current(&t));
-    decide(url_state::read_fragment(&url_state::current_fragment()), own)
+    decide(
+        url_state::read_fragment(&url_state::current_fragment()),
+        own,
+    )
 }
 
 /// The session, provided as context by the app root.
@@ -114,7 +117,12 @@ pub struct Session {
 impl Session {
     /// Sets up the session from `boot`: reads the named plans, keeps the address in step
     /// with the plan and autosaves the own plan.
-    pub fn start(boot: Boot, state: PlanState, runs: RunController, view: RwSignal<View>) -> Session {
+    pub fn start(
+        boot: Boot,
+        state: PlanState,
+        runs: RunController,
+        view: RwSignal<View>,
+    ) -> Session {
         let (library, problem) = match saved::read(saved::NAMED_KEY) {
             Ok(text) => {
                 let (lib, dropped) = Library::from_json(text.as_deref().unwrap_or(""));
@@ -191,21 +199,24 @@ impl Session {
                     h.clear();
                 }
             });
-            let handle = set_timeout_with_handle(move || s.write_own(&entry), AUTOSAVE_DEBOUNCE).ok();
+            let handle =
+                set_timeout_with_handle(move || s.write_own(&entry), AUTOSAVE_DEBOUNCE).ok();
             s.pending.set_value(handle);
         });
     }
 
     fn write_own(&self, entry: &SavedPlan) {
         self.pending.set_value(None);
-        let result = saved::saved_json(entry).and_then(|json| {
-            saved::write(saved::CURRENT_KEY, &json).map_err(SaveError::from)
-        });
+        let result = saved::saved_json(entry)
+            .and_then(|json| saved::write(saved::CURRENT_KEY, &json).map_err(SaveError::from));
         match result {
             Ok(()) => {
                 self.own.set(Some(entry.clone()));
-                self.storage_problem
-                    .update(|p| if p.as_deref().is_some_and(is_storage_message) { *p = None });
+                self.storage_problem.update(|p| {
+                    if p.as_deref().is_some_and(is_storage_message) {
+                        *p = None
+                    }
+                });
             }
             Err(e) => self.storage_problem.set(Some(format!("Autosave: {e}"))),
         }
@@ -236,11 +247,15 @@ impl Session {
     /// Opens what the address now asks for (the user pasted a link into the address bar).
     fn reopen(&self) {
         let fragment = url_state::current_fragment();
-        let expected = url_state::fragment_for(&self.state.good.get_untracked(), self.view.get_untracked());
+        let expected =
+            url_state::fragment_for(&self.state.good.get_untracked(), self.view.get_untracked());
         if fragment == expected {
             return;
         }
-        let boot = decide(url_state::read_fragment(&fragment), self.own.get_untracked());
+        let boot = decide(
+            url_state::read_fragment(&fragment),
+            self.own.get_untracked(),
+        );
         if boot.visit.is_some() {
             self.flush();
         }
@@ -251,7 +266,9 @@ impl Session {
 
     /// "Back to my plan": the own plan (or the defaults) in the planner.
     pub fn back_to_own(&self) {
-        let plan = self.own.with_untracked(|o| o.as_ref().map(|o| o.plan.clone()));
+        let plan = self
+            .own
+            .with_untracked(|o| o.as_ref().map(|o| o.plan.clone()));
         self.visit.set(None);
         self.state.set_plan(plan.unwrap_or_default());
         self.show(View::Planner);
@@ -269,9 +286,9 @@ impl Session {
     pub fn keep_this(&self) -> Result<(), SaveError> {
         let current = self.state.good.get_untracked();
         if let Some(own) = self.own.get_untracked().filter(|o| o.plan != current) {
-            let name = self
-                .library
-                .with_untracked(|l| l.free_name(&saved::before_name(&saved::date_text(saved::now_ms()))));
+            let name = self.library.with_untracked(|l| {
+                l.free_name(&saved::before_name(&saved::date_text(saved::now_ms())))
+            });
             self.save_named(SavedPlan { name, ..own })?;
         }
         self.visit.set(None);
@@ -355,7 +372,10 @@ mod tests {
     #[test]
     fn no_link_restores_the_own_plan() {
         let b = decide(Opening::Own, Some(own("mine")));
-        assert_eq!((b.plan.name.as_str(), b.view, b.visit), ("mine", View::Planner, None));
+        assert_eq!(
+            (b.plan.name.as_str(), b.view, b.visit),
+            ("mine", View::Planner, None)
+        );
         let b = decide(Opening::Own, None);
         assert_eq!(b.plan, Plan::default());
     }
@@ -371,7 +391,10 @@ mod tests {
         let b = decide(link("theirs", View::Planner), Some(own("mine")));
         assert_eq!((b.view, b.visit), (View::Planner, Some(Visit::Shared)));
         // The finance view of a link is a visit even in a fresh profile.
-        assert_eq!(decide(link("theirs", View::Finance), None).visit, Some(Visit::Shared));
+        assert_eq!(
+            decide(link("theirs", View::Finance), None).visit,
+            Some(Visit::Shared)
+        );
     }
 
     #[test]

@@ -126,13 +126,25 @@ impl PlanState {
                 self.draft.update(|p| (f.set)(p, value));
                 let value_at_edit = self.draft.with(|p| (f.get)(p));
                 self.edits.update(|e| {
-                    e.insert(id, Edit { text, value_at_edit });
+                    e.insert(
+                        id,
+                        Edit {
+                            text,
+                            value_at_edit,
+                        },
+                    );
                 });
             }
             Err(_) => {
                 let value_at_edit = self.draft.with(|p| (f.get)(p));
                 self.edits.update(|e| {
-                    e.insert(id, Edit { text, value_at_edit });
+                    e.insert(
+                        id,
+                        Edit {
+                            text,
+                            value_at_edit,
+                        },
+                    );
                 });
             }
         }
@@ -146,10 +158,21 @@ impl PlanState {
         {
             return Some(m);
         }
-        self.problem.with(|p| {
+        // The p95 field edits the sigma, so it shows the sigma's problems too.
+        let alias = id.strip_suffix(".p95").map(|stem| format!("{stem}.sigma"));
+        let message = self.problem.with(|p| {
             p.as_ref()
-                .filter(|p| p.field == id)
+                .filter(|p| p.field == id || alias.as_deref() == Some(p.field.as_str()))
                 .map(|p| p.message.clone())
+        })?;
+        // The core states ranges in plan units; say which unit this field is typed in.
+        Some(match field(id).map(|f| (f.kind, f.unit)) {
+            Some((fields::Kind::Real { scale } | fields::Kind::OptionalReal { scale }, unit))
+                if scale != 1.0 =>
+            {
+                format!("{message} (this field is in {unit}: 1 {unit} = {scale:e} of those)")
+            }
+            _ => message,
         })
     }
 }
@@ -170,4 +193,69 @@ fn parse_problems_of(plan: &Plan, edits: &BTreeMap<&'static str, Edit>) -> Vec<F
                 })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_state(f: impl FnOnce(PlanState)) {
+        let owner = Owner::new();
+        owner.set();
+        f(PlanState::new(Plan::default()));
+    }
+
+    #[test]
+    fn a_parse_error_keeps_the_last_good_plan_and_recovers() {
+        with_state(|s| {
+            let id = "engine.max_num_seqs";
+            s.input(id, "64".into());
+            assert_eq!(s.good.get_untracked().engine.max_num_seqs, 64);
+            s.input(id, "6x4".into());
+            assert_eq!(s.text_of(id), "6x4", "the typed text stays");
+            assert_eq!(s.message_for(id).as_deref(), Some("must be a whole number"));
+            assert!(s.is_stale());
+            assert_eq!(s.good.get_untracked().engine.max_num_seqs, 64);
+            s.input(id, "96".into());
+            assert!(!s.is_stale());
+            assert_eq!(s.message_for(id), None);
+            assert_eq!(s.good.get_untracked().engine.max_num_seqs, 96);
+        });
+    }
+
+    #[test]
+    fn a_validation_error_names_the_field_and_keeps_the_good_plan() {
+        with_state(|s| {
+            let id = "hardware.mem_utilization";
+            s.input(id, "1.5".into());
+            let problem = s.problem.get_untracked().expect("out of range");
+            assert_eq!(problem.field, id);
+            assert!(s.message_for(id).is_some());
+            assert_eq!(s.good.get_untracked().hardware.mem_utilization, 0.9);
+            s.input(id, "0.85".into());
+            assert_eq!(s.good.get_untracked().hardware.mem_utilization, 0.85);
+        });
+    }
+
+    #[test]
+    fn a_preset_overrides_typed_text() {
+        with_state(|s| {
+            let id = "hardware.mem_bandwidth_bytes_per_s";
+            s.input(id, "oops".into());
+            assert!(s.is_stale());
+            s.update(|p| p.hardware.mem_bandwidth_bytes_per_s = 4.8e12);
+            assert_eq!(s.text_of(id), "4.8");
+            assert!(!s.is_stale());
+        });
+    }
+
+    #[test]
+    fn p95_shows_the_sigma_problem() {
+        with_state(|s| {
+            s.input("traffic.prompt.dist.sigma", "9".into());
+            let p = s.problem.get_untracked().expect("sigma out of range");
+            assert_eq!(p.field, "traffic.prompt.dist.sigma");
+            assert!(s.message_for("traffic.prompt.dist.p95").is_some());
+        });
+    }
 }

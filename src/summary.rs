@@ -9,17 +9,18 @@ use goodput_core::{presets, Plan};
 use crate::state::fields::format_sig;
 
 /// US dollars for people: whole dollars with thousands separators from $100, cents
-/// below, and enough decimals to show a fraction of a cent.
+/// from $1, and three significant digits below (`$0.0438`, `$0.0000438`).
 pub fn usd(x: f64) -> String {
     if !x.is_finite() {
         return "—".into();
     }
     if x.abs() >= 100.0 {
         format!("${}", thousands(x.round() as i64))
-    } else if x.abs() >= 0.01 || x == 0.0 {
+    } else if x.abs() >= 1.0 || x == 0.0 {
         format!("${x:.2}")
     } else {
-        format!("${}", format_sig(x))
+        let decimals = (2.0 - x.abs().log10().floor()).clamp(2.0, 12.0) as usize;
+        format!("${x:.decimals$}")
     }
 }
 
@@ -65,7 +66,10 @@ pub fn gpu_name(plan: &Plan) -> String {
 pub fn model_name(plan: &Plan) -> String {
     match presets::model(&plan.model.preset) {
         Some(m) => m.name.to_string(),
-        None => format!("custom {}B-parameter model", format_sig(plan.model.params / 1e9)),
+        None => format!(
+            "custom {}B-parameter model",
+            format_sig(plan.model.params / 1e9)
+        ),
     }
 }
 
@@ -90,7 +94,10 @@ pub fn slo_words(slo: &SloSpec) -> String {
     } else {
         format!("{} and {last}", parts.join(", "))
     };
-    format!("{} of requests within {within}", percent(slo.attainment_target))
+    format!(
+        "{} of requests within {within}",
+        percent(slo.attainment_target)
+    )
 }
 
 /// The answer first, in one sentence: GPUs, replicas for the peak and spares, monthly
@@ -185,7 +192,11 @@ pub fn assumptions(plan: &Plan) -> Vec<(&'static str, String)> {
                 "each replica planned at {} of its goodput, {} spare replica{}",
                 percent(plan.planning.utilization),
                 plan.planning.redundancy,
-                if plan.planning.redundancy == 1 { "" } else { "s" }
+                if plan.planning.redundancy == 1 {
+                    ""
+                } else {
+                    "s"
+                }
             ),
         ),
         (
@@ -212,7 +223,9 @@ mod tests {
         let fleet = size_fleet(8.0, &plan).expect("sized");
         let s = answer_sentence(&plan, &fleet);
         assert!(
-            s.starts_with("7 × NVIDIA H100 SXM 80GB (6 for a 30 req/s peak + 1 spare), $12,775/month, "),
+            s.starts_with(
+                "7 × NVIDIA H100 SXM 80GB (6 for a 30 req/s peak + 1 spare), $12,775/month, "
+            ),
             "{s}"
         );
         assert!(
@@ -238,6 +251,9 @@ mod tests {
         assert_eq!(usd(12775.0), "$12,775");
         assert_eq!(usd(2.5), "$2.50");
         assert_eq!(usd(0.000124), "$0.000124");
+        assert_eq!(usd(0.0000437787), "$0.0000438");
+        assert_eq!(usd(0.0438), "$0.0438");
+        assert_eq!(usd(0.5), "$0.500");
         assert_eq!(usd(f64::NAN), "—");
         assert_eq!(thousands(-1234567), "-1,234,567");
         assert_eq!(duration(0.025), "25 ms");
@@ -261,8 +277,17 @@ mod tests {
     fn assumptions_cover_the_six_topics() {
         let a = assumptions(&Plan::default());
         let topics: Vec<_> = a.iter().map(|(t, _)| *t).collect();
-        assert_eq!(topics, ["Model", "GPU", "Traffic", "SLO", "Utilisation", "Price"]);
-        assert!(a[2].1.starts_with("peak 30 req/s, random (Poisson) arrivals; prompts median 800 tokens (up to 8,000)"), "{}", a[2].1);
+        assert_eq!(
+            topics,
+            ["Model", "GPU", "Traffic", "SLO", "Utilisation", "Price"]
+        );
+        assert!(
+            a[2].1.starts_with(
+                "peak 30 req/s, random (Poisson) arrivals; prompts median 800 tokens (up to 8,000)"
+            ),
+            "{}",
+            a[2].1
+        );
         assert_eq!(a[5].1, "$2.50 per GPU-hour, 730 hours a month");
     }
 }

@@ -200,7 +200,10 @@ mod tests {
         );
         let link = share_link("https://example.org/app/#p=old&view=planner", &plan);
         assert!(link.starts_with("https://example.org/app/#p="));
-        assert!(!link.contains("view="), "a shared link lands on the finance view");
+        assert!(
+            !link.contains("view="),
+            "a shared link lands on the finance view"
+        );
         let frag_of_link = &link[link.find('#').expect("has #")..];
         assert!(matches!(
             read_fragment(frag_of_link),
@@ -262,10 +265,16 @@ mod tests {
         let plan = named(r#"<script>alert("x")</script> & 'co'"#);
         let snippet = embed_snippet("http://h/app/?q=1#p=x", &plan);
         assert!(snippet.starts_with(r#"<iframe src="http://h/app/?q=1#p="#));
-        assert!(snippet.contains(r#"&amp;embed" width="100%" height="420" style="border:0" loading="lazy""#));
+        assert!(snippet
+            .contains(r#"&amp;embed" width="100%" height="420" style="border:0" loading="lazy""#));
         assert!(!snippet.contains("<script>"));
-        assert!(snippet.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;co&#39;"));
-        assert_eq!(snippet.matches('<').count(), 2, "only the iframe's own tags");
+        assert!(snippet
+            .contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;co&#39;"));
+        assert_eq!(
+            snippet.matches('<').count(),
+            2,
+            "only the iframe's own tags"
+        );
         assert!(embed_snippet("http://h/", &named("")).contains(r#"title="goodput capacity plan""#));
     }
 }

@@ -66,3 +66,155 @@ async fn decode_step_shows_the_core_value() {
     drop(handle);
     root.remove();
 }
+
+// ---- App components -------------------------------------------------------------
+
+/// The element `[data-testid=<testid>]` under `root`.
+fn by_testid(root: &HtmlElement, testid: &str) -> web_sys::Element {
+    let selector = format!("[data-testid=\"{testid}\"]");
+    root.query_selector(&selector)
+        .expect("a valid selector")
+        .unwrap_or_else(|| panic!("no element {selector}"))
+}
+
+/// Forgets what earlier tests left behind: the autosaved plan and the plan in the address.
+fn fresh_start() {
+    let window = web_sys::window().expect("window");
+    if let Ok(Some(storage)) = window.local_storage() {
+        let _ = storage.clear();
+    }
+    if let Ok(history) = window.history() {
+        let path = window.location().pathname().unwrap_or_else(|_| "/".into());
+        let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&path));
+    }
+}
+
+/// A bubbling event named `name`, as the browser fires for user input.
+fn bubbling(name: &str) -> web_sys::Event {
+    let init = web_sys::EventInit::new();
+    init.set_bubbles(true);
+    web_sys::Event::new_with_event_init_dict(name, &init).expect("an event")
+}
+
+/// Types `text` into the input `[data-testid=<testid>]` as a user would (an `input` event).
+fn type_into(root: &HtmlElement, testid: &str, text: &str) {
+    let input: web_sys::HtmlInputElement = by_testid(root, testid).unchecked_into();
+    input.set_value(text);
+    input.dispatch_event(&bubbling("input")).expect("dispatch");
+}
+
+#[wasm_bindgen_test]
+async fn an_invalid_value_shows_its_message_and_dims_the_results_until_fixed() {
+    fresh_start();
+    let root = mount_point();
+    let handle = mount_to(root.clone(), App);
+    tick().await;
+    let field = "input-hardware.mem_bandwidth_bytes_per_s";
+    let error = "error-hardware.mem_bandwidth_bytes_per_s";
+    let results = "results";
+    assert_eq!(
+        by_testid(&root, results)
+            .get_attribute("data-stale")
+            .as_deref(),
+        Some("false")
+    );
+    let step_before = read_value(&root, "decode-step-ms");
+
+    type_into(&root, field, "fast");
+    tick().await;
+    let message = by_testid(&root, error).text_content().unwrap_or_default();
+    assert!(message.contains("must be a number"), "message {message:?}");
+    assert_eq!(
+        by_testid(&root, results)
+            .get_attribute("data-stale")
+            .as_deref(),
+        Some("true")
+    );
+    // The last valid plan still drives the results.
+    assert_eq!(read_value(&root, "decode-step-ms"), step_before);
+
+    // A value out of range is a validation error of the core, not a parse error.
+    type_into(&root, field, "-1");
+    tick().await;
+    assert_eq!(
+        by_testid(&root, results)
+            .get_attribute("data-stale")
+            .as_deref(),
+        Some("true")
+    );
+    assert!(!by_testid(&root, error)
+        .text_content()
+        .unwrap_or_default()
+        .is_empty());
+
+    type_into(&root, field, "6.7");
+    tick().await;
+    assert_eq!(
+        by_testid(&root, results)
+            .get_attribute("data-stale")
+            .as_deref(),
+        Some("false")
+    );
+    assert_eq!(
+        by_testid(&root, error).text_content().unwrap_or_default(),
+        ""
+    );
+    // Twice the bandwidth: the memory-bound decode step gets faster.
+    let step_after = read_value(&root, "decode-step-ms");
+    assert!(step_after < step_before, "{step_after} !< {step_before}");
+
+    drop(handle);
+    root.remove();
+}
+
+#[wasm_bindgen_test]
+async fn a_gpu_preset_fills_the_hardware_fields() {
+    fresh_start();
+    let root = mount_point();
+    let handle = mount_to(root.clone(), App);
+    tick().await;
+    let select: web_sys::HtmlSelectElement = by_testid(&root, "preset-gpu").unchecked_into();
+    select.set_value("h200");
+    select
+        .dispatch_event(&bubbling("change"))
+        .expect("dispatch");
+    // The change handler, the plan memo and the input's render effect each take a turn.
+    for _ in 0..3 {
+        tick().await;
+    }
+    let bandwidth: web_sys::HtmlInputElement =
+        by_testid(&root, "input-hardware.mem_bandwidth_bytes_per_s").unchecked_into();
+    assert_eq!(bandwidth.value(), "4.8");
+    let memory: web_sys::HtmlInputElement =
+        by_testid(&root, "input-hardware.memory_bytes").unchecked_into();
+    assert_eq!(memory.value(), "141");
+    // The fields stay editable after a preset.
+    type_into(&root, "input-hardware.mem_bandwidth_bytes_per_s", "5");
+    tick().await;
+    assert_eq!(bandwidth.value(), "5");
+    assert_eq!(select.value(), "custom");
+
+    drop(handle);
+    root.remove();
+}
+
+#[wasm_bindgen_test]
+async fn chart_canvases_are_sized_for_the_device_pixel_ratio() {
+    fresh_start();
+    let root = mount_point();
+    root.set_attribute("style", "width:1200px").expect("style");
+    let handle = mount_to(root.clone(), App);
+    tick().await;
+    tick().await;
+    let canvas: web_sys::HtmlCanvasElement = by_testid(&root, "chart-roofline").unchecked_into();
+    let dpr = web_sys::window().expect("window").device_pixel_ratio();
+    assert!(canvas.client_width() > 0);
+    assert_eq!(
+        canvas.width(),
+        (canvas.client_width() as f64 * dpr).round() as u32
+    );
+    assert_eq!(canvas.height(), (280.0 * dpr).round() as u32);
+
+    drop(handle);
+    root.remove();
+}

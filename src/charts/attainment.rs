@@ -92,7 +92,10 @@ pub fn draw_attainment<DB: DrawingBackend>(
         .map(|p| (p.rate_rps, p.hi))
         .chain(pts.iter().rev().map(|p| (p.rate_rps, p.lo)))
         .collect();
-    chart.draw_series(std::iter::once(Polygon::new(band, theme.accent().mix(0.2).filled())))?;
+    chart.draw_series(std::iter::once(Polygon::new(
+        band,
+        theme.accent().mix(0.2).filled(),
+    )))?;
     let target = data.target;
     chart.draw_series(DashedLineSeries::new(
         vec![(0.0, target), (x_max, target)],
@@ -109,10 +112,13 @@ pub fn draw_attainment<DB: DrawingBackend>(
         pts.iter().map(|p| (p.rate_rps, p.attainment)),
         theme.accent().stroke_width(theme.px(2.0)),
     ))?;
-    chart.draw_series(
-        pts.iter()
-            .map(|p| Circle::new((p.rate_rps, p.attainment), theme.px(2.5), theme.accent().filled())),
-    )?;
+    chart.draw_series(pts.iter().map(|p| {
+        Circle::new(
+            (p.rate_rps, p.attainment),
+            theme.px(2.5),
+            theme.accent().filled(),
+        )
+    }))?;
     if let Some(knee) = data.knee_rps.filter(|k| k.is_finite() && *k > 0.0) {
         chart.draw_series(std::iter::once(PathElement::new(
             vec![(knee, 0.0), (knee, 1.02)],

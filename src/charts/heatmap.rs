@@ -41,7 +41,10 @@ impl HeatmapChart {
                 "max_num_seqs {seqs}, max_num_batched_tokens {}: goodput {g:.2} req/s",
                 budget_label(budget)
             ),
-            None => format!("max_num_seqs {seqs}, budget {}: not simulated yet", budget_label(budget)),
+            None => format!(
+                "max_num_seqs {seqs}, budget {}: not simulated yet",
+                budget_label(budget)
+            ),
         })
     }
 
@@ -128,7 +131,11 @@ pub fn draw_heatmap<DB: DrawingBackend>(
             )))?;
             if let Some(g) = v {
                 let light = max > 0.0 && g / max > 0.55;
-                let color = if light ^ theme.dark { WHITE } else { theme.fg() };
+                let color = if light ^ theme.dark {
+                    WHITE
+                } else {
+                    theme.fg()
+                };
                 chart.draw_series(std::iter::once(Text::new(
                     format!("{g:.1}"),
                     (x + 0.5, y + 0.5),

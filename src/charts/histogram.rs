@@ -59,7 +59,11 @@ pub fn build_histogram(title: &str, spec: &LengthSpec, n: usize) -> Option<Histo
         .map(|i| {
             let (l, h) = (edge(i), edge(i + 1));
             let low = if i == 0 { 0.0 } else { cdf(l, median, sigma) };
-            let high = if i + 1 == n { 1.0 } else { cdf(h, median, sigma) };
+            let high = if i + 1 == n {
+                1.0
+            } else {
+                cdf(h, median, sigma)
+            };
             Bin {
                 lo: l,
                 hi: h,
@@ -87,11 +91,20 @@ pub fn draw_histogram<DB: DrawingBackend>(
         return Ok(Vec::new());
     };
     let (x_lo, x_hi) = (first.lo, last.hi);
-    let y_hi = data.bins.iter().map(|b| b.share).fold(0.0, f64::max).max(1e-9) * 1.15;
+    let y_hi = data
+        .bins
+        .iter()
+        .map(|b| b.share)
+        .fold(0.0, f64::max)
+        .max(1e-9)
+        * 1.15;
     let mut chart = ChartBuilder::on(area)
         .margin(theme.px(6.0))
         .caption(
-            format!("{}: median {:.0}, p95 {:.0} tokens", data.title, data.median, data.p95),
+            format!(
+                "{}: median {:.0}, p95 {:.0} tokens",
+                data.title, data.median, data.p95
+            ),
             theme.text(11.0),
         )
         .x_label_area_size(theme.px(22.0))
@@ -107,7 +120,10 @@ pub fn draw_histogram<DB: DrawingBackend>(
         .x_label_formatter(&|v| format!("{v:.0}"))
         .draw()?;
     chart.draw_series(data.bins.iter().map(|b| {
-        Rectangle::new([(b.lo, 0.0), (b.hi, b.share)], theme.accent().mix(0.7).filled())
+        Rectangle::new(
+            [(b.lo, 0.0), (b.hi, b.share)],
+            theme.accent().mix(0.7).filled(),
+        )
     }))?;
     for (x, color) in [(data.median, theme.good()), (data.p95, theme.limit())] {
         chart.draw_series(std::iter::once(PathElement::new(

@@ -75,13 +75,20 @@ fn panel<DB: DrawingBackend>(
     index: usize,
 ) -> Result<Frame, DrawingAreaErrorKind<DB::ErrorType>> {
     let ms = |v: f64| (v * 1e3).max(1e-3);
-    let x_max = pts.iter().map(|p| p.rate_rps).fold(0.0_f64, f64::max).max(1e-6) * 1.05;
+    let x_max = pts
+        .iter()
+        .map(|p| p.rate_rps)
+        .fold(0.0_f64, f64::max)
+        .max(1e-6)
+        * 1.05;
     let values = pts
         .iter()
         .flat_map(|p| [ms(p50(p)), ms(p99(p))])
         .chain(slo_s.map(ms))
         .filter(|v| v.is_finite());
-    let (lo, hi) = values.fold((f64::INFINITY, 0.0_f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let (lo, hi) = values.fold((f64::INFINITY, 0.0_f64), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
     let (lo, hi) = if lo.is_finite() && hi > lo {
         (lo * 0.7, hi * 1.4)
     } else {
@@ -104,7 +111,12 @@ fn panel<DB: DrawingBackend>(
         .x_desc("arrival rate per replica [req/s]")
         .y_desc("latency [ms]")
         .y_labels(6)
-        .y_label_formatter(&|v| format!("{v:.3}").trim_end_matches('0').trim_end_matches('.').to_string())
+        .y_label_formatter(&|v| {
+            format!("{v:.3}")
+                .trim_end_matches('0')
+                .trim_end_matches('.')
+                .to_string()
+        })
         .draw()?;
     chart
         .draw_series(LineSeries::new(
@@ -162,7 +174,25 @@ pub fn draw_latency<DB: DrawingBackend>(
         return Ok(Vec::new());
     }
     let (left, right) = area.split_horizontally(area.dim_in_pixel().0 / 2);
-    let a = panel(&left, &pts, "Time to first token", |p| p.ttft_p50_s, |p| p.ttft_p99_s, data.ttft_slo_s, theme, 0)?;
-    let b = panel(&right, &pts, "Time per output token", |p| p.tpot_p50_s, |p| p.tpot_p99_s, data.tpot_slo_s, theme, 1)?;
+    let a = panel(
+        &left,
+        &pts,
+        "Time to first token",
+        |p| p.ttft_p50_s,
+        |p| p.ttft_p99_s,
+        data.ttft_slo_s,
+        theme,
+        0,
+    )?;
+    let b = panel(
+        &right,
+        &pts,
+        "Time per output token",
+        |p| p.tpot_p50_s,
+        |p| p.tpot_p99_s,
+        data.tpot_slo_s,
+        theme,
+        1,
+    )?;
     Ok(vec![a, b])
 }

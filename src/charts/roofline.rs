@@ -78,11 +78,27 @@ pub fn build_roofline(
 impl RooflineChart {
     /// Hover text for panel `panel` (0 = decode, 1 = prefill) at x.
     pub fn readout(&self, panel: usize, x: f64) -> Option<String> {
-        let pts = if panel == 0 { &self.decode } else { &self.prefill };
+        let pts = if panel == 0 {
+            &self.decode
+        } else {
+            &self.prefill
+        };
         let p = pts[nearest(pts.iter().map(|p| p.x), x)?];
-        let bound = if p.memory_s >= p.compute_s { "memory-bound" } else { "compute-bound" };
-        let what = if panel == 0 { "sequences" } else { "prefill tokens" };
-        Some(format!("{:.0} {what}: step {:.2} ms ({bound})", p.x, p.step_s * 1e3))
+        let bound = if p.memory_s >= p.compute_s {
+            "memory-bound"
+        } else {
+            "compute-bound"
+        };
+        let what = if panel == 0 {
+            "sequences"
+        } else {
+            "prefill tokens"
+        };
+        Some(format!(
+            "{:.0} {what}: step {:.2} ms ({bound})",
+            p.x,
+            p.step_s * 1e3
+        ))
     }
 }
 
@@ -98,7 +114,11 @@ fn panel<DB: DrawingBackend>(
     let x_lo = pts.first().map(|p| p.x).unwrap_or(1.0).max(1.0);
     let x_hi = pts.last().map(|p| p.x).unwrap_or(10.0).max(x_lo * 2.0);
     let y_hi = pts.iter().map(|p| p.step_s * 1e3).fold(0.0_f64, f64::max) * 1.1;
-    let y_hi = if y_hi.is_finite() && y_hi > 0.0 { y_hi } else { 1.0 };
+    let y_hi = if y_hi.is_finite() && y_hi > 0.0 {
+        y_hi
+    } else {
+        1.0
+    };
     let mut chart = ChartBuilder::on(area)
         .margin(theme.px(10.0))
         .caption(title, theme.text(12.0))
@@ -107,7 +127,11 @@ fn panel<DB: DrawingBackend>(
         .build_cartesian_2d((x_lo..x_hi).log_scale(), 0.0..y_hi)?;
     // Shade each interval by which term dominates at its left edge.
     for w in pts.windows(2) {
-        let color = if w[0].memory_s >= w[0].compute_s { theme.accent() } else { theme.accent2() };
+        let color = if w[0].memory_s >= w[0].compute_s {
+            theme.accent()
+        } else {
+            theme.accent2()
+        };
         chart.draw_series(std::iter::once(Rectangle::new(
             [(w[0].x, 0.0), (w[1].x, y_hi)],
             color.mix(0.08).filled(),
@@ -142,7 +166,9 @@ fn panel<DB: DrawingBackend>(
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], theme.accent()));
     chart
         .draw_series(DashedLineSeries::new(
-            pts.iter().map(|p| (p.x, p.compute_s * 1e3)).filter(|p| p.1 <= y_hi),
+            pts.iter()
+                .map(|p| (p.x, p.compute_s * 1e3))
+                .filter(|p| p.1 <= y_hi),
             theme.px(5.0),
             theme.px(3.0),
             theme.accent2().stroke_width(theme.px(1.5)),
@@ -185,7 +211,23 @@ pub fn draw_roofline<DB: DrawingBackend>(
         return Ok(Vec::new());
     }
     let (left, right) = area.split_horizontally(area.dim_in_pixel().0 / 2);
-    let a = panel(&left, &data.decode, "Decode step vs batch size", "decoding sequences (log)", data.max_num_seqs, theme, 0)?;
-    let b = panel(&right, &data.prefill, "Prefill step vs chunk size", "prefill tokens in the step (log)", data.budget_tokens, theme, 1)?;
+    let a = panel(
+        &left,
+        &data.decode,
+        "Decode step vs batch size",
+        "decoding sequences (log)",
+        data.max_num_seqs,
+        theme,
+        0,
+    )?;
+    let b = panel(
+        &right,
+        &data.prefill,
+        "Prefill step vs chunk size",
+        "prefill tokens in the step (log)",
+        data.budget_tokens,
+        theme,
+        1,
+    )?;
     Ok(vec![a, b])
 }

@@ -13,7 +13,10 @@ pub fn AlertsPanel() -> impl IntoView {
     let state = PlanState::expect_context();
     let runs = RunController::expect_context();
     let rules = Memo::new(move |_| {
-        let goodput = runs.search.with(|s| s.as_ref().map(|(_, r)| r.goodput_rps)).unwrap_or(0.0);
+        let goodput = runs
+            .search
+            .with(|s| s.as_ref().map(|(_, r)| r.goodput_rps))
+            .unwrap_or(0.0);
         state.good.with(|p| alert_rules(p, goodput))
     });
     let yaml = Signal::derive(move || rules.with(|r| r.yaml.clone()));

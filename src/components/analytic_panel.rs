@@ -12,7 +12,8 @@ fn ms(s: f64) -> String {
 }
 
 fn opt_s(v: Option<f64>) -> String {
-    v.map(|s| format!("{s:.2} s")).unwrap_or_else(|| "unstable (R·D ≥ 1)".into())
+    v.map(|s| format!("{s:.2} s"))
+        .unwrap_or_else(|| "unstable (R·D ≥ 1)".into())
 }
 
 fn pct(x: f64) -> String {
@@ -23,7 +24,11 @@ fn pct(x: f64) -> String {
 fn rows(a: &Analytics) -> Vec<(&'static str, String, &'static str)> {
     let q = &a.prefill_queue;
     vec![
-        ("Planned rate per replica", format!("{:.2} req/s", a.rate_per_replica_rps), "an-rate"),
+        (
+            "Planned rate per replica",
+            format!("{:.2} req/s", a.rate_per_replica_rps),
+            "an-rate",
+        ),
         (
             "Little's law: sequences in flight per replica",
             format!(
@@ -48,7 +53,11 @@ fn rows(a: &Analytics) -> Vec<(&'static str, String, &'static str)> {
             format!(
                 "≥ {}{} (plan: {})",
                 a.suggested_max_num_seqs,
-                if a.suggestion_capped_by_kv { ", capped by KV memory" } else { "" },
+                if a.suggestion_capped_by_kv {
+                    ", capped by KV memory"
+                } else {
+                    ""
+                },
                 a.max_num_seqs
             ),
             "an-max-num-seqs",
@@ -60,7 +69,11 @@ fn rows(a: &Analytics) -> Vec<(&'static str, String, &'static str)> {
                 .unwrap_or_else(|| "no TPOT objective".into()),
             "an-budget",
         ),
-        ("Decode-floor step at that concurrency", ms(a.decode_floor_step_s), "an-decode-floor"),
+        (
+            "Decode-floor step at that concurrency",
+            ms(a.decode_floor_step_s),
+            "an-decode-floor",
+        ),
         (
             "Prefill compute load",
             format!(
@@ -70,10 +83,17 @@ fn rows(a: &Analytics) -> Vec<(&'static str, String, &'static str)> {
             ),
             "an-prefill-load",
         ),
-        ("GPU busy share at the planned rate (lower bound)", pct(a.work_load_replica), "an-work-load"),
+        (
+            "GPU busy share at the planned rate (lower bound)",
+            pct(a.work_load_replica),
+            "an-work-load",
+        ),
         (
             "KV-cache capacity per replica",
-            format!("{:.0} tokens ≈ {:.0} sequences at the mean context", a.kv_capacity_tokens, a.kv_capacity_seqs),
+            format!(
+                "{:.0} tokens ≈ {:.0} sequences at the mean context",
+                a.kv_capacity_tokens, a.kv_capacity_seqs
+            ),
             "an-kv",
         ),
         (

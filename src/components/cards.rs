@@ -73,10 +73,13 @@ fn money(x: f64) -> String {
 pub fn HeadlineCards() -> impl IntoView {
     let runs = RunController::expect_context();
     let fleet = Memo::new(move |_| {
-        runs.search
-            .with(|s| s.as_ref().map(|(plan, r)| size_fleet(r.goodput_rps, plan).map_err(|e| e.to_string())))
+        runs.search.with(|s| {
+            s.as_ref()
+                .map(|(plan, r)| size_fleet(r.goodput_rps, plan).map_err(|e| e.to_string()))
+        })
     });
-    let goodput = Signal::derive(move || runs.search.with(|s| s.as_ref().map(|(_, r)| r.goodput_rps)));
+    let goodput =
+        Signal::derive(move || runs.search.with(|s| s.as_ref().map(|(_, r)| r.goodput_rps)));
     let cap = move |f: fn(&goodput_core::capacity::CapacityPlan) -> f64| {
         Signal::derive(move || fleet.with(|c| c.as_ref().and_then(|c| c.as_ref().ok()).map(f)))
     };
@@ -112,9 +115,19 @@ pub fn HeadlineCards() -> impl IntoView {
                 None => String::new(),
                 Some(Err(e)) => e.clone(),
                 Some(Ok(c)) => match which {
-                    0 => format!("{} for the {} req/s peak + {} spare", c.replicas_for_peak, c.peak_rate_rps, c.redundancy),
-                    1 => format!("{} per replica × {} replicas", c.gpus_per_replica, c.replicas_total),
-                    2 => format!("{}/hour at {}/GPU-hour", money(c.cost_per_hour_usd), money(c.gpu_hour_usd)),
+                    0 => format!(
+                        "{} for the {} req/s peak + {} spare",
+                        c.replicas_for_peak, c.peak_rate_rps, c.redundancy
+                    ),
+                    1 => format!(
+                        "{} per replica × {} replicas",
+                        c.gpus_per_replica, c.replicas_total
+                    ),
+                    2 => format!(
+                        "{}/hour at {}/GPU-hour",
+                        money(c.cost_per_hour_usd),
+                        money(c.gpu_hour_usd)
+                    ),
                     _ => format!(
                         "{} per 1,000; {} per million output tokens",
                         money(c.cost_per_compliant_request_usd * 1000.0),
@@ -129,8 +142,20 @@ pub fn HeadlineCards() -> impl IntoView {
             return (s.best_cell().knobs, s.flags.vllm.clone(), true);
         }
         runs.search.with(|s| match s {
-            Some((plan, _)) => (Knobs::of(plan), launch_flags(plan, &Knobs::of(plan)).vllm, false),
-            None => (Knobs { max_num_seqs: 0, max_num_batched_tokens: 0, chunked_prefill: true }, String::new(), false),
+            Some((plan, _)) => (
+                Knobs::of(plan),
+                launch_flags(plan, &Knobs::of(plan)).vllm,
+                false,
+            ),
+            None => (
+                Knobs {
+                    max_num_seqs: 0,
+                    max_num_batched_tokens: 0,
+                    chunked_prefill: true,
+                },
+                String::new(),
+                false,
+            ),
         })
     });
     let flags_text = Signal::derive(move || flags.with(|f| f.1.clone()));

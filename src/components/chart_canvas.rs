@@ -51,7 +51,7 @@ pub fn ChartCanvas(
             return;
         };
         let dpr = window().device_pixel_ratio().clamp(1.0, 4.0);
-        let css_w = el.client_width().max(200) as f64;
+        let css_w = el.client_width().max(40) as f64;
         el.set_width((css_w * dpr).round() as u32);
         el.set_height((height * dpr).round() as u32);
         let theme = Theme {

@@ -22,22 +22,39 @@ pub fn attainment_chart(runs: &RunController, target: f64) -> AttainmentChart {
                 let mean = p.attainments.iter().sum::<f64>() / n;
                 let lo = p.attainments.iter().copied().fold(1.0, f64::min);
                 let hi = p.attainments.iter().copied().fold(0.0, f64::max);
-                CurvePoint { rate_rps: p.rate_rps, attainment: mean, lo, hi }
+                CurvePoint {
+                    rate_rps: p.rate_rps,
+                    attainment: mean,
+                    lo,
+                    hi,
+                }
             })
             .collect();
-        return AttainmentChart { points, target, knee_rps: None };
+        return AttainmentChart {
+            points,
+            target,
+            knee_rps: None,
+        };
     }
     runs.search.with(|s| match s {
         Some((_, r)) => AttainmentChart {
             points: r
                 .curve
                 .iter()
-                .map(|c| CurvePoint { rate_rps: c.rate_rps, attainment: c.attainment, lo: c.ci95[0], hi: c.ci95[1] })
+                .map(|c| CurvePoint {
+                    rate_rps: c.rate_rps,
+                    attainment: c.attainment,
+                    lo: c.ci95[0],
+                    hi: c.ci95[1],
+                })
                 .collect(),
             target: r.target,
             knee_rps: Some(r.goodput_rps),
         },
-        None => AttainmentChart { target, ..Default::default() },
+        None => AttainmentChart {
+            target,
+            ..Default::default()
+        },
     })
 }
 

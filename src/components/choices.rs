@@ -52,7 +52,11 @@ fn Choice(
     }
 }
 
-const DTYPES: &[(&str, &str)] = &[("bf16", "bf16 (2 bytes)"), ("fp8", "fp8 (1 byte)"), ("int4", "int4 (½ byte)")];
+const DTYPES: &[(&str, &str)] = &[
+    ("bf16", "bf16 (2 bytes)"),
+    ("fp8", "fp8 (1 byte)"),
+    ("int4", "int4 (½ byte)"),
+];
 
 fn dtype(s: &str) -> Dtype {
     match s {

@@ -13,10 +13,10 @@ use crate::charts::latency::draw_latency;
 use crate::charts::roofline::{build_roofline, draw_roofline};
 use crate::components::charts_panel::{attainment_chart, heatmap_chart, latency_chart};
 use crate::components::header_actions::when_settled;
-use crate::compute::RunController;
+use crate::compute::{Phase, RunController};
 use crate::export::{
-    chart_svg, click_link, curve_csv, download_text, file_stem, load_plan_json, markdown_summary, plan_json,
-    sweep_csv, LoadError, MAX_PLAN_FILE_BYTES,
+    chart_svg, click_link, curve_csv, download_text, file_stem, load_plan_json, markdown_summary,
+    plan_json, sweep_csv, LoadError, MAX_PLAN_FILE_BYTES,
 };
 use crate::session::Session;
 use crate::state::PlanState;
@@ -87,23 +87,52 @@ pub fn ExportPanel() -> impl IntoView {
     let md = move |_| {
         let plan = state.good.get_untracked();
         let link = share_link(&page_base(), &plan);
-        let text = runs.search.with_untracked(|s| markdown_summary(&plan, s.as_ref().map(|(p, r)| (p, r)), &link));
-        report(download_text(&format!("{}.md", stem()), "text/markdown", &text));
+        // The sweep belongs to the search only once the whole run is done.
+        let done = runs.status.with_untracked(|s| s.phase == Phase::Done);
+        let sweep = runs.sweep.get_untracked().filter(|_| done);
+        let text = runs.search.with_untracked(|s| {
+            markdown_summary(
+                &plan,
+                s.as_ref().map(|(p, r)| (p, r)),
+                sweep.as_ref(),
+                &link,
+            )
+        });
+        report(download_text(
+            &format!("{}.md", stem()),
+            "text/markdown",
+            &text,
+        ));
     };
     let curve = move |_| match runs.search.get_untracked() {
-        Some((_, r)) => report(download_text(&format!("{}-curve.csv", stem()), "text/csv", &curve_csv(&r))),
+        Some((_, r)) => report(download_text(
+            &format!("{}-curve.csv", stem()),
+            "text/csv",
+            &curve_csv(&r),
+        )),
         None => message.set(Some((false, "The curve is not computed yet.".into()))),
     };
     let sweep = move |_| match runs.sweep.get_untracked() {
-        Some(s) => report(download_text(&format!("{}-sweep.csv", stem()), "text/csv", &sweep_csv(&s))),
+        Some(s) => report(download_text(
+            &format!("{}-sweep.csv", stem()),
+            "text/csv",
+            &sweep_csv(&s),
+        )),
         None => message.set(Some((false, "The knob sweep has not finished yet.".into()))),
     };
     let json = move |_| {
         let text = plan_json(&state.good.get_untracked());
-        report(download_text(&format!("{}.json", stem()), "application/json", &text));
+        report(download_text(
+            &format!("{}.json", stem()),
+            "application/json",
+            &text,
+        ));
     };
     let on_file = move |ev: leptos::ev::Event| {
-        let Some(input) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) else {
+        let Some(input) = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+        else {
             return;
         };
         let Some(file) = input.files().and_then(|f| f.get(0)) else {
@@ -112,7 +141,9 @@ pub fn ExportPanel() -> impl IntoView {
         input.set_value("");
         let size = file.size();
         if size > MAX_PLAN_FILE_BYTES as f64 {
-            let e = LoadError::TooLarge { bytes: size as usize };
+            let e = LoadError::TooLarge {
+                bytes: size as usize,
+            };
             message.set(Some((false, format!("{e}. Your plan is unchanged."))));
             return;
         }
@@ -124,11 +155,17 @@ pub fn ExportPanel() -> impl IntoView {
                     session.open_own(plan);
                     message.set(Some((true, format!("Loaded {name}."))));
                 }
-                Err(e) => message.set(Some((false, format!("{name}: {e}. Your plan is unchanged.")))),
+                Err(e) => message.set(Some((
+                    false,
+                    format!("{name}: {e}. Your plan is unchanged."),
+                ))),
             }
         });
         let on_fail = Closure::once_into_js(move |_: JsValue| {
-            message.set(Some((false, "The browser could not read the file. Your plan is unchanged.".into())));
+            message.set(Some((
+                false,
+                "The browser could not read the file. Your plan is unchanged.".into(),
+            )));
         });
         when_settled(&file.text(), &on_text, &on_fail);
     };

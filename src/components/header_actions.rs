@@ -76,7 +76,10 @@ fn ShareCopy(
         copy_to_clipboard(&t, move |ok| {
             if ok {
                 status.set(Copied::Done);
-                set_timeout(move || status.set(Copied::Idle), Duration::from_millis(1800));
+                set_timeout(
+                    move || status.set(Copied::Idle),
+                    Duration::from_millis(1800),
+                );
             } else {
                 status.set(Copied::Manual(for_manual));
             }

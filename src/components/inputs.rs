@@ -4,6 +4,7 @@ use goodput_core::plan::Arrival;
 use leptos::prelude::*;
 
 use crate::components::choices::{ArrivalChoice, DtypeChoices, SchedulerChoices};
+use crate::components::glossary::TermLink;
 use crate::components::length_preview::LengthPreview;
 use crate::components::number_field::NumberField;
 use crate::components::presets::{GpuPreset, ModelPreset, SloClassPreset};
@@ -69,6 +70,11 @@ pub fn InputsColumn() -> impl IntoView {
             </InputGroup>
             <InputGroup title="SLO" intro="What each request must meet, and for what share of requests.">
                 <SloClassPreset />
+                <p class="note">
+                    "Objectives per request: "<TermLink term="ttft">"TTFT"</TermLink>", "
+                    <TermLink term="tpot">"TPOT"</TermLink>"; the target is the "
+                    <TermLink term="attainment">"attainment"</TermLink>" they must reach."
+                </p>
                 {numbers(Group::Slo, &[])}
             </InputGroup>
             <InputGroup title="Engine" intro="The scheduler knobs you pass to the server.">

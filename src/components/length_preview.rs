@@ -10,8 +10,16 @@ use crate::state::PlanState;
 #[component]
 pub fn LengthPreview() -> impl IntoView {
     let state = PlanState::expect_context();
-    let prompt = Memo::new(move |_| state.draft.with(|p| build_histogram("Prompt", &p.traffic.prompt, 28)));
-    let output = Memo::new(move |_| state.draft.with(|p| build_histogram("Output", &p.traffic.output, 28)));
+    let prompt = Memo::new(move |_| {
+        state
+            .draft
+            .with(|p| build_histogram("Prompt", &p.traffic.prompt, 28))
+    });
+    let output = Memo::new(move |_| {
+        state
+            .draft
+            .with(|p| build_histogram("Output", &p.traffic.output, 28))
+    });
     view! {
         <div class="length-preview">
             <ChartCanvas

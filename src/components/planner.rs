@@ -12,6 +12,7 @@ use crate::components::inputs::InputsColumn;
 use crate::components::roofline_panel::RooflinePanel;
 use crate::components::run_status::RunStatus;
 use crate::components::saved_panel::SavedPanel;
+use crate::state::fields::field;
 use crate::state::PlanState;
 
 /// Shows the first problem of the draft plan, and that the results are from the last good plan.
@@ -22,7 +23,7 @@ fn ProblemBanner() -> impl IntoView {
         state.problem.get().map(|p| {
             view! {
                 <div class="problem-banner" role="status" data-testid="problem-banner">
-                    <strong>{p.field}</strong>
+                    <strong>{field(&p.field).map(|f| f.label.to_string()).unwrap_or(p.field)}</strong>
                     ": "
                     {p.message}
                     " — showing the results of the last valid plan."

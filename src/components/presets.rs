@@ -112,9 +112,11 @@ pub fn SloClassPreset() -> impl IntoView {
         }
     };
     let note = move || {
-        state
-            .draft
-            .with(|p| slo_class(&p.slo.class).map(|c| c.note).unwrap_or("custom objectives"))
+        state.draft.with(|p| {
+            slo_class(&p.slo.class)
+                .map(|c| c.note)
+                .unwrap_or("custom objectives")
+        })
     };
     view! {
         <PresetSelect

@@ -20,7 +20,12 @@ pub fn RooflinePanel() -> impl IntoView {
     let chart = Memo::new(move |_| {
         state.good.with(|p| {
             let ctx = MeanLengths::of(p).context_tokens;
-            build_roofline(&model.get(), ctx, p.engine.max_num_seqs, p.engine.max_num_batched_tokens)
+            build_roofline(
+                &model.get(),
+                ctx,
+                p.engine.max_num_seqs,
+                p.engine.max_num_batched_tokens,
+            )
         })
     });
     view! {

@@ -26,16 +26,26 @@ pub fn RunStatus() -> impl IntoView {
         status.with(|s| match &s.phase {
             Phase::Idle => "Starting…".to_string(),
             Phase::Waiting => "Input changed; re-running when you pause typing…".into(),
-            Phase::Search => format!("Finding the goodput: {} of ~{} simulations", s.done, s.total),
-            Phase::Sweep => format!("Sweeping engine knobs: {} of ~{} simulations", s.done, s.total),
+            Phase::Search => format!(
+                "Finding the goodput: {} of ~{} simulations",
+                s.done, s.total
+            ),
+            Phase::Sweep => format!(
+                "Sweeping engine knobs: {} of ~{} simulations",
+                s.done, s.total
+            ),
             Phase::Done => "Up to date.".into(),
-            Phase::Cancelled => "Cancelled. The results shown are from the last finished run.".into(),
+            Phase::Cancelled => {
+                "Cancelled. The results shown are from the last finished run.".into()
+            }
             Phase::Failed(m) => format!("The run failed: {m}"),
         })
     };
     let timing = move || {
         status.with(|s| match (s.search_ms, s.total_ms) {
-            (Some(a), Some(b)) => format!("Last run: goodput search {a:.0} ms, with knob sweep {b:.0} ms."),
+            (Some(a), Some(b)) => {
+                format!("Last run: goodput search {a:.0} ms, with knob sweep {b:.0} ms.")
+            }
             (None, Some(b)) => format!("Last run: {b:.0} ms."),
             _ => String::new(),
         })
@@ -43,7 +53,9 @@ pub fn RunStatus() -> impl IntoView {
     let mode_text = move || match runs.mode.get() {
         PoolMode::Starting => "Starting workers…".to_string(),
         PoolMode::Workers(n) => format!("{n} worker{}", if n == 1 { "" } else { "s" }),
-        PoolMode::MainThread => "Workers unavailable: running in small slices on this page (slower).".into(),
+        PoolMode::MainThread => {
+            "Workers unavailable: running in small slices on this page (slower).".into()
+        }
     };
     let phase_name = move || {
         status.with(|s| match s.phase {

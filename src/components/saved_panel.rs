@@ -18,7 +18,11 @@ pub fn SavedPanel() -> impl IntoView {
     let save = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let typed = name.get_untracked();
-        let typed = if typed.trim().is_empty() { state.good.with_untracked(|p| p.name.clone()) } else { typed };
+        let typed = if typed.trim().is_empty() {
+            state.good.with_untracked(|p| p.name.clone())
+        } else {
+            typed
+        };
         match session.save_current_as(&typed) {
             Ok(()) => {
                 message.set(Some((true, format!("Saved “{}”.", typed.trim()))));

@@ -17,16 +17,24 @@ pub fn ShareBanner() -> impl IntoView {
     };
     let banner = move || {
         let visit = session.visit.get()?;
+        let keep_label = if visit == Visit::Shared {
+            "Keep this plan"
+        } else {
+            "Start from the defaults"
+        };
         let (class, testid, text) = match visit {
             Visit::Shared => (
                 "share-banner",
                 "shared-banner",
-                "You are looking at a plan someone shared. Your own plan is kept as it was.".to_string(),
+                "You are looking at a plan someone shared. Your own plan is kept as it was."
+                    .to_string(),
             ),
             Visit::Broken(message) => (
                 "share-banner broken",
                 "link-error",
-                format!("This link could not be opened: {message}. Showing the default plan instead."),
+                format!(
+                    "This link could not be opened: {message}. Showing the default plan instead."
+                ),
             ),
         };
         Some(view! {
@@ -39,7 +47,7 @@ pub fn ShareBanner() -> impl IntoView {
                         </button>
                     </Show>
                     <button type="button" data-testid="keep-shared" on:click=keep>
-                        "Keep this plan"
+                        {keep_label}
                     </button>
                 </div>
                 {move || problem.get().map(|p| view! { <p class="share-banner-problem">{p}</p> })}

@@ -193,7 +193,13 @@ impl Pool {
             }
         };
         if self.mode() == PoolMode::Starting {
-            let n = self.inner.borrow().slots.iter().filter(|s| !s.failed).count();
+            let n = self
+                .inner
+                .borrow()
+                .slots
+                .iter()
+                .filter(|s| !s.failed)
+                .count();
             self.set_mode(PoolMode::Workers(n));
         }
         if let Some((body, cb)) = reply {
@@ -217,7 +223,13 @@ impl Pool {
         if all_failed {
             self.set_mode(PoolMode::MainThread);
         } else if let PoolMode::Workers(_) = self.mode() {
-            let n = self.inner.borrow().slots.iter().filter(|s| !s.failed).count();
+            let n = self
+                .inner
+                .borrow()
+                .slots
+                .iter()
+                .filter(|s| !s.failed)
+                .count();
             self.set_mode(PoolMode::Workers(n));
         }
         self.dispatch();
@@ -241,7 +253,11 @@ impl Pool {
                 return;
             };
             let slot = &mut inner.slots[index];
-            if slot.worker.post_message(&JsValue::from_str(&task.body)).is_err() {
+            if slot
+                .worker
+                .post_message(&JsValue::from_str(&task.body))
+                .is_err()
+            {
                 slot.failed = true;
                 inner.queue.push_front(task);
                 continue;

@@ -63,6 +63,9 @@ pub fn handle(body: &str) -> String {
         Err(e) => failed(0, format!("bad request: {e}")),
     };
     serde_json::to_string(&reply).unwrap_or_else(|e| {
-        format!(r#"{{"run":{},"results":[],"error":"cannot encode reply: {e}"}}"#, reply.run)
+        format!(
+            r#"{{"run":{},"results":[],"error":"cannot encode reply: {e}"}}"#,
+            reply.run
+        )
     })
 }

@@ -212,79 +212,404 @@ const WHOLE: Kind = Kind::Whole;
 
 /// Every numeric input, in display order within each group.
 pub const FIELDS: &[Field] = &[
-    f!("model.params", Model, "Parameters", "Total weights; sets the bytes read every step.", "billion",
-       GIGA, |p| Some(p.model.params), |p, v| { p.model.params = v.unwrap_or(0.0); custom_model(p) }),
-    f!("model.active_params", Model, "Active parameters", "Weights used per token (less than total for MoE); sets FLOPs per token.", "billion",
-       GIGA, |p| Some(p.model.active_params), |p, v| { p.model.active_params = v.unwrap_or(0.0); custom_model(p) }),
-    f!("model.layers", Model, "Layers", "Transformer layers; KV bytes grow with them.", "layers",
-       WHOLE, |p| Some(p.model.layers as f64), |p, v| { p.model.layers = whole(v); custom_model(p) }),
-    f!("model.kv_heads", Model, "KV heads", "Key/value heads per layer (grouped-query attention).", "heads",
-       WHOLE, |p| Some(p.model.kv_heads as f64), |p, v| { p.model.kv_heads = whole(v); custom_model(p) }),
-    f!("model.head_dim", Model, "Head dimension", "Width of one attention head.", "values",
-       WHOLE, |p| Some(p.model.head_dim as f64), |p, v| { p.model.head_dim = whole(v); custom_model(p) }),
-    f!("hardware.mem_bandwidth_bytes_per_s", Hardware, "Memory bandwidth", "HBM bandwidth of one GPU; bounds decode steps.", "TB/s",
-       TERA, |p| Some(p.hardware.mem_bandwidth_bytes_per_s), |p, v| { p.hardware.mem_bandwidth_bytes_per_s = v.unwrap_or(0.0); custom_gpu(p) }),
-    f!("hardware.compute_flops_per_s", Hardware, "Effective compute", "Matmul throughput real kernels reach; bounds prefill.", "TFLOP/s",
-       TERA, |p| Some(p.hardware.compute_flops_per_s), |p, v| { p.hardware.compute_flops_per_s = v.unwrap_or(0.0); custom_gpu(p) }),
-    f!("hardware.memory_bytes", Hardware, "GPU memory", "Memory of one GPU; what the weights leave is KV cache.", "GB",
-       GIGA, |p| Some(p.hardware.memory_bytes), |p, v| { p.hardware.memory_bytes = v.unwrap_or(0.0); custom_gpu(p) }),
-    f!("hardware.mem_utilization", Hardware, "Memory utilisation", "Share of GPU memory the engine may use (--gpu-memory-utilization).", "0–1",
-       REAL, |p| Some(p.hardware.mem_utilization), |p, v| p.hardware.mem_utilization = v.unwrap_or(0.0)),
-    f!("hardware.step_overhead_s", Hardware, "Step overhead c0", "Fixed cost of every engine step: scheduling, sampling, launches.", "ms",
-       MILLI, |p| Some(p.hardware.step_overhead_s), |p, v| p.hardware.step_overhead_s = v.unwrap_or(0.0)),
-    f!("hardware.tp_degree", Hardware, "Tensor parallel", "GPUs per replica; weights and FLOPs split across them.", "GPUs",
-       WHOLE, |p| Some(p.hardware.tp_degree as f64), |p, v| p.hardware.tp_degree = whole(v)),
-    f!("hardware.tp_comm_overhead_s", Hardware, "TP communication", "Extra time per step when tensor parallel > 1.", "ms",
-       MILLI, |p| Some(p.hardware.tp_comm_overhead_s), |p, v| p.hardware.tp_comm_overhead_s = v.unwrap_or(0.0)),
-    f!("hardware.gpu_hour_usd", Hardware, "Price", "What one GPU-hour costs you.", "USD/GPU-h",
-       REAL, |p| Some(p.hardware.gpu_hour_usd), |p, v| p.hardware.gpu_hour_usd = v.unwrap_or(0.0)),
-    f!("traffic.peak_rate_rps", Traffic, "Peak rate", "Forecast peak arrivals for the whole fleet.", "req/s",
-       REAL, |p| Some(p.traffic.peak_rate_rps), |p, v| p.traffic.peak_rate_rps = v.unwrap_or(0.0)),
-    f!("traffic.arrival.cv", Traffic, "Burstiness (CV)", "Coefficient of variation of gaps for gamma arrivals; 1 is Poisson.", "×",
-       REAL, |p| match p.traffic.arrival { Arrival::Gamma { cv } => Some(cv), _ => Some(1.0) },
-       |p, v| p.traffic.arrival = Arrival::Gamma { cv: v.unwrap_or(1.0) }),
-    f!("traffic.prompt.median", Traffic, "Prompt median", "Typical prompt length (lognormal median).", "tokens",
-       REAL, |p| median_of(&p.traffic.prompt), |p, v| set_median(&mut p.traffic.prompt, v)),
-    f!("traffic.prompt.p95", Traffic, "Prompt p95", "95th percentile prompt length; sets the spread.", "tokens",
-       REAL, |p| p95_of(&p.traffic.prompt), |p, v| set_p95(&mut p.traffic.prompt, v)),
-    f!("traffic.prompt.sigma", Traffic, "Prompt sigma", "Spread of ln(length); same knob as p95.", "ln-tokens",
-       REAL, |p| Some(sigma_of(&p.traffic.prompt)), |p, v| set_sigma(&mut p.traffic.prompt, v)),
-    f!("traffic.prompt.max", Traffic, "Prompt max", "Longest prompt; longer ones are clipped.", "tokens",
-       WHOLE, |p| Some(p.traffic.prompt.max as f64), |p, v| p.traffic.prompt.max = whole(v)),
-    f!("traffic.output.median", Traffic, "Output median", "Typical generated length (lognormal median).", "tokens",
-       REAL, |p| median_of(&p.traffic.output), |p, v| set_median(&mut p.traffic.output, v)),
-    f!("traffic.output.p95", Traffic, "Output p95", "95th percentile output length; sets the spread.", "tokens",
-       REAL, |p| p95_of(&p.traffic.output), |p, v| set_p95(&mut p.traffic.output, v)),
-    f!("traffic.output.sigma", Traffic, "Output sigma", "Spread of ln(length); same knob as p95.", "ln-tokens",
-       REAL, |p| Some(sigma_of(&p.traffic.output)), |p, v| set_sigma(&mut p.traffic.output, v)),
-    f!("slo.ttft_s", Slo, "TTFT objective", "Time to first token each request must meet; blank for none.", "ms",
-       Kind::OptionalReal { scale: 1e-3 }, |p| p.slo.ttft_s, |p, v| { p.slo.ttft_s = v; custom_slo(p) }),
-    f!("slo.tpot_s", Slo, "TPOT objective", "Mean time per output token after the first; blank for none.", "ms",
-       Kind::OptionalReal { scale: 1e-3 }, |p| p.slo.tpot_s, |p, v| { p.slo.tpot_s = v; custom_slo(p) }),
-    f!("slo.e2e_s", Slo, "End-to-end objective", "Whole-request budget (agents); blank for none.", "s",
-       Kind::OptionalReal { scale: 1.0 }, |p| p.slo.e2e_s, |p, v| { p.slo.e2e_s = v; custom_slo(p) }),
-    f!("slo.attainment_target", Slo, "Attainment target", "Share of requests that must meet every objective at once.", "0–1",
-       REAL, |p| Some(p.slo.attainment_target), |p, v| p.slo.attainment_target = v.unwrap_or(0.0)),
-    f!("engine.max_num_seqs", Engine, "max_num_seqs", "Most sequences decoding at once.", "seqs",
-       WHOLE, |p| Some(p.engine.max_num_seqs as f64), |p, v| p.engine.max_num_seqs = whole(v)),
-    f!("engine.max_num_batched_tokens", Engine, "max_num_batched_tokens", "Token budget of one step: decodes plus prefill chunks.", "tokens",
-       WHOLE, |p| Some(p.engine.max_num_batched_tokens as f64), |p, v| p.engine.max_num_batched_tokens = whole(v)),
-    f!("traffic.output.max", Engine, "max_tokens cap", "Longest output a request may generate.", "tokens",
-       WHOLE, |p| Some(p.traffic.output.max as f64), |p, v| p.traffic.output.max = whole(v)),
-    f!("engine.spec_draft_tokens", Engine, "Speculative draft", "Draft tokens per step; 0 turns speculative decoding off.", "tokens",
-       WHOLE, |p| Some(p.engine.spec_draft_tokens as f64), |p, v| p.engine.spec_draft_tokens = whole(v)),
-    f!("engine.spec_acceptance", Engine, "Draft acceptance", "Chance one drafted token is accepted.", "0–1",
-       REAL, |p| Some(p.engine.spec_acceptance), |p, v| p.engine.spec_acceptance = v.unwrap_or(0.0)),
-    f!("planning.utilization", Planning, "Utilisation", "Share of goodput each replica is planned to run at.", "0–1",
-       REAL, |p| Some(p.planning.utilization), |p, v| p.planning.utilization = v.unwrap_or(0.0)),
-    f!("planning.redundancy", Planning, "Redundancy", "Spare replicas on top of the peak (N+1 = 1).", "replicas",
-       WHOLE, |p| Some(p.planning.redundancy as f64), |p, v| p.planning.redundancy = whole(v)),
-    f!("run.replications", Planning, "Replications", "Independent seeds per rate; more narrows the band.", "runs",
-       WHOLE, |p| Some(p.run.replications as f64), |p, v| p.run.replications = whole(v)),
-    f!("run.num_requests", Planning, "Requests per run", "Simulated requests per point, warm-up included.", "requests",
-       WHOLE, |p| Some(p.run.num_requests as f64), |p, v| p.run.num_requests = whole(v)),
-    f!("run.seed", Planning, "Seed", "Base seed; the same seed gives the same numbers everywhere.", "",
-       WHOLE, |p| Some(p.run.seed as f64), |p, v| p.run.seed = v.unwrap_or(0.0) as u64),
+    f!(
+        "model.params",
+        Model,
+        "Parameters",
+        "Total weights; sets the bytes read every step.",
+        "billion",
+        GIGA,
+        |p| Some(p.model.params),
+        |p, v| {
+            p.model.params = v.unwrap_or(0.0);
+            custom_model(p)
+        }
+    ),
+    f!(
+        "model.active_params",
+        Model,
+        "Active parameters",
+        "Weights used per token (less than total for MoE); sets FLOPs per token.",
+        "billion",
+        GIGA,
+        |p| Some(p.model.active_params),
+        |p, v| {
+            p.model.active_params = v.unwrap_or(0.0);
+            custom_model(p)
+        }
+    ),
+    f!(
+        "model.layers",
+        Model,
+        "Layers",
+        "Transformer layers; KV bytes grow with them.",
+        "layers",
+        WHOLE,
+        |p| Some(p.model.layers as f64),
+        |p, v| {
+            p.model.layers = whole(v);
+            custom_model(p)
+        }
+    ),
+    f!(
+        "model.kv_heads",
+        Model,
+        "KV heads",
+        "Key/value heads per layer (grouped-query attention).",
+        "heads",
+        WHOLE,
+        |p| Some(p.model.kv_heads as f64),
+        |p, v| {
+            p.model.kv_heads = whole(v);
+            custom_model(p)
+        }
+    ),
+    f!(
+        "model.head_dim",
+        Model,
+        "Head dimension",
+        "Width of one attention head.",
+        "values",
+        WHOLE,
+        |p| Some(p.model.head_dim as f64),
+        |p, v| {
+            p.model.head_dim = whole(v);
+            custom_model(p)
+        }
+    ),
+    f!(
+        "hardware.mem_bandwidth_bytes_per_s",
+        Hardware,
+        "Memory bandwidth",
+        "HBM bandwidth of one GPU; bounds decode steps.",
+        "TB/s",
+        TERA,
+        |p| Some(p.hardware.mem_bandwidth_bytes_per_s),
+        |p, v| {
+            p.hardware.mem_bandwidth_bytes_per_s = v.unwrap_or(0.0);
+            custom_gpu(p)
+        }
+    ),
+    f!(
+        "hardware.compute_flops_per_s",
+        Hardware,
+        "Effective compute",
+        "Matmul throughput real kernels reach; bounds prefill.",
+        "TFLOP/s",
+        TERA,
+        |p| Some(p.hardware.compute_flops_per_s),
+        |p, v| {
+            p.hardware.compute_flops_per_s = v.unwrap_or(0.0);
+            custom_gpu(p)
+        }
+    ),
+    f!(
+        "hardware.memory_bytes",
+        Hardware,
+        "GPU memory",
+        "Memory of one GPU; what the weights leave is KV cache.",
+        "GB",
+        GIGA,
+        |p| Some(p.hardware.memory_bytes),
+        |p, v| {
+            p.hardware.memory_bytes = v.unwrap_or(0.0);
+            custom_gpu(p)
+        }
+    ),
+    f!(
+        "hardware.mem_utilization",
+        Hardware,
+        "Memory utilisation",
+        "Share of GPU memory the engine may use (--gpu-memory-utilization).",
+        "0–1",
+        REAL,
+        |p| Some(p.hardware.mem_utilization),
+        |p, v| p.hardware.mem_utilization = v.unwrap_or(0.0)
+    ),
+    f!(
+        "hardware.step_overhead_s",
+        Hardware,
+        "Step overhead c0",
+        "Fixed cost of every engine step: scheduling, sampling, launches.",
+        "ms",
+        MILLI,
+        |p| Some(p.hardware.step_overhead_s),
+        |p, v| p.hardware.step_overhead_s = v.unwrap_or(0.0)
+    ),
+    f!(
+        "hardware.tp_degree",
+        Hardware,
+        "Tensor parallel",
+        "GPUs per replica; weights and FLOPs split across them.",
+        "GPUs",
+        WHOLE,
+        |p| Some(p.hardware.tp_degree as f64),
+        |p, v| p.hardware.tp_degree = whole(v)
+    ),
+    f!(
+        "hardware.tp_comm_overhead_s",
+        Hardware,
+        "TP communication",
+        "Extra time per step when tensor parallel > 1.",
+        "ms",
+        MILLI,
+        |p| Some(p.hardware.tp_comm_overhead_s),
+        |p, v| p.hardware.tp_comm_overhead_s = v.unwrap_or(0.0)
+    ),
+    f!(
+        "hardware.gpu_hour_usd",
+        Hardware,
+        "Price",
+        "What one GPU-hour costs you.",
+        "USD/GPU-h",
+        REAL,
+        |p| Some(p.hardware.gpu_hour_usd),
+        |p, v| p.hardware.gpu_hour_usd = v.unwrap_or(0.0)
+    ),
+    f!(
+        "traffic.peak_rate_rps",
+        Traffic,
+        "Peak rate",
+        "Forecast peak arrivals for the whole fleet.",
+        "req/s",
+        REAL,
+        |p| Some(p.traffic.peak_rate_rps),
+        |p, v| p.traffic.peak_rate_rps = v.unwrap_or(0.0)
+    ),
+    f!(
+        "traffic.arrival.cv",
+        Traffic,
+        "Burstiness (CV)",
+        "Coefficient of variation of gaps for gamma arrivals; 1 is Poisson.",
+        "×",
+        REAL,
+        |p| match p.traffic.arrival {
+            Arrival::Gamma { cv } => Some(cv),
+            _ => Some(1.0),
+        },
+        |p, v| p.traffic.arrival = Arrival::Gamma {
+            cv: v.unwrap_or(1.0)
+        }
+    ),
+    f!(
+        "traffic.prompt.dist.median",
+        Traffic,
+        "Prompt median",
+        "Typical prompt length (lognormal median).",
+        "tokens",
+        REAL,
+        |p| median_of(&p.traffic.prompt),
+        |p, v| set_median(&mut p.traffic.prompt, v)
+    ),
+    f!(
+        "traffic.prompt.dist.p95",
+        Traffic,
+        "Prompt p95",
+        "95th percentile prompt length; sets the spread.",
+        "tokens",
+        REAL,
+        |p| p95_of(&p.traffic.prompt),
+        |p, v| set_p95(&mut p.traffic.prompt, v)
+    ),
+    f!(
+        "traffic.prompt.dist.sigma",
+        Traffic,
+        "Prompt sigma",
+        "Spread of ln(length); same knob as p95.",
+        "ln-tokens",
+        REAL,
+        |p| Some(sigma_of(&p.traffic.prompt)),
+        |p, v| set_sigma(&mut p.traffic.prompt, v)
+    ),
+    f!(
+        "traffic.prompt.max",
+        Traffic,
+        "Prompt max",
+        "Longest prompt; longer ones are clipped.",
+        "tokens",
+        WHOLE,
+        |p| Some(p.traffic.prompt.max as f64),
+        |p, v| p.traffic.prompt.max = whole(v)
+    ),
+    f!(
+        "traffic.output.dist.median",
+        Traffic,
+        "Output median",
+        "Typical generated length (lognormal median).",
+        "tokens",
+        REAL,
+        |p| median_of(&p.traffic.output),
+        |p, v| set_median(&mut p.traffic.output, v)
+    ),
+    f!(
+        "traffic.output.dist.p95",
+        Traffic,
+        "Output p95",
+        "95th percentile output length; sets the spread.",
+        "tokens",
+        REAL,
+        |p| p95_of(&p.traffic.output),
+        |p, v| set_p95(&mut p.traffic.output, v)
+    ),
+    f!(
+        "traffic.output.dist.sigma",
+        Traffic,
+        "Output sigma",
+        "Spread of ln(length); same knob as p95.",
+        "ln-tokens",
+        REAL,
+        |p| Some(sigma_of(&p.traffic.output)),
+        |p, v| set_sigma(&mut p.traffic.output, v)
+    ),
+    f!(
+        "slo.ttft_s",
+        Slo,
+        "TTFT objective",
+        "Time to first token each request must meet; blank for none.",
+        "ms",
+        Kind::OptionalReal { scale: 1e-3 },
+        |p| p.slo.ttft_s,
+        |p, v| {
+            p.slo.ttft_s = v;
+            custom_slo(p)
+        }
+    ),
+    f!(
+        "slo.tpot_s",
+        Slo,
+        "TPOT objective",
+        "Mean time per output token after the first; blank for none.",
+        "ms",
+        Kind::OptionalReal { scale: 1e-3 },
+        |p| p.slo.tpot_s,
+        |p, v| {
+            p.slo.tpot_s = v;
+            custom_slo(p)
+        }
+    ),
+    f!(
+        "slo.e2e_s",
+        Slo,
+        "End-to-end objective",
+        "Whole-request budget (agents); blank for none.",
+        "s",
+        Kind::OptionalReal { scale: 1.0 },
+        |p| p.slo.e2e_s,
+        |p, v| {
+            p.slo.e2e_s = v;
+            custom_slo(p)
+        }
+    ),
+    f!(
+        "slo.attainment_target",
+        Slo,
+        "Attainment target",
+        "Share of requests that must meet every objective at once.",
+        "0–1",
+        REAL,
+        |p| Some(p.slo.attainment_target),
+        |p, v| p.slo.attainment_target = v.unwrap_or(0.0)
+    ),
+    f!(
+        "engine.max_num_seqs",
+        Engine,
+        "max_num_seqs",
+        "Most sequences decoding at once.",
+        "seqs",
+        WHOLE,
+        |p| Some(p.engine.max_num_seqs as f64),
+        |p, v| p.engine.max_num_seqs = whole(v)
+    ),
+    f!(
+        "engine.max_num_batched_tokens",
+        Engine,
+        "max_num_batched_tokens",
+        "Token budget of one step: decodes plus prefill chunks.",
+        "tokens",
+        WHOLE,
+        |p| Some(p.engine.max_num_batched_tokens as f64),
+        |p, v| p.engine.max_num_batched_tokens = whole(v)
+    ),
+    f!(
+        "traffic.output.max",
+        Engine,
+        "max_tokens cap",
+        "Longest output a request may generate.",
+        "tokens",
+        WHOLE,
+        |p| Some(p.traffic.output.max as f64),
+        |p, v| p.traffic.output.max = whole(v)
+    ),
+    f!(
+        "engine.spec_draft_tokens",
+        Engine,
+        "Speculative draft",
+        "Draft tokens per step; 0 turns speculative decoding off.",
+        "tokens",
+        WHOLE,
+        |p| Some(p.engine.spec_draft_tokens as f64),
+        |p, v| p.engine.spec_draft_tokens = whole(v)
+    ),
+    f!(
+        "engine.spec_acceptance",
+        Engine,
+        "Draft acceptance",
+        "Chance one drafted token is accepted.",
+        "0–1",
+        REAL,
+        |p| Some(p.engine.spec_acceptance),
+        |p, v| p.engine.spec_acceptance = v.unwrap_or(0.0)
+    ),
+    f!(
+        "planning.utilization",
+        Planning,
+        "Utilisation",
+        "Share of goodput each replica is planned to run at.",
+        "0–1",
+        REAL,
+        |p| Some(p.planning.utilization),
+        |p, v| p.planning.utilization = v.unwrap_or(0.0)
+    ),
+    f!(
+        "planning.redundancy",
+        Planning,
+        "Redundancy",
+        "Spare replicas on top of the peak (N+1 = 1).",
+        "replicas",
+        WHOLE,
+        |p| Some(p.planning.redundancy as f64),
+        |p, v| p.planning.redundancy = whole(v)
+    ),
+    f!(
+        "run.replications",
+        Planning,
+        "Replications",
+        "Independent seeds per rate; more narrows the band.",
+        "runs",
+        WHOLE,
+        |p| Some(p.run.replications as f64),
+        |p, v| p.run.replications = whole(v)
+    ),
+    f!(
+        "run.num_requests",
+        Planning,
+        "Requests per run",
+        "Simulated requests per point, warm-up included.",
+        "requests",
+        WHOLE,
+        |p| Some(p.run.num_requests as f64),
+        |p, v| p.run.num_requests = whole(v)
+    ),
+    f!(
+        "run.seed",
+        Planning,
+        "Seed",
+        "Base seed; the same seed gives the same numbers everywhere.",
+        "",
+        WHOLE,
+        |p| Some(p.run.seed as f64),
+        |p, v| p.run.seed = v.unwrap_or(0.0) as u64
+    ),
 ];
 
 #[cfg(test)]
@@ -296,7 +621,10 @@ mod tests {
         assert_eq!(parse_value(TERA, "3.35"), Ok(Some(3.35e12)));
         assert!(parse_value(TERA, "abc").is_err());
         assert!(parse_value(TERA, "").is_err());
-        assert_eq!(parse_value(Kind::OptionalReal { scale: 1e-3 }, " "), Ok(None));
+        assert_eq!(
+            parse_value(Kind::OptionalReal { scale: 1e-3 }, " "),
+            Ok(None)
+        );
         assert!(parse_value(WHOLE, "1.5").is_err());
         assert!(parse_value(WHOLE, "-1").is_err());
         assert_eq!(parse_value(WHOLE, "128"), Ok(Some(128.0)));
@@ -319,10 +647,10 @@ mod tests {
     #[test]
     fn p95_and_sigma_agree() {
         let mut plan = Plan::default();
-        let p95 = field("traffic.prompt.p95").expect("p95");
+        let p95 = field("traffic.prompt.dist.p95").expect("p95");
         (p95.set)(&mut plan, Some(2000.0));
         assert!(values_match((p95.get)(&plan), Some(2000.0)));
-        let sigma = (field("traffic.prompt.sigma").expect("sigma").get)(&plan).expect("sigma");
+        let sigma = (field("traffic.prompt.dist.sigma").expect("sigma").get)(&plan).expect("sigma");
         assert!((sigma - (2000.0f64 / 800.0).ln() / Z95).abs() < 1e-12);
     }
 }

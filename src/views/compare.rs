@@ -34,7 +34,11 @@ impl Row {
 }
 
 fn row(label: impl Into<String>, f: impl Fn(&Plan) -> String, a: &Plan, b: &Plan) -> Row {
-    Row { label: label.into(), a: f(a), b: f(b) }
+    Row {
+        label: label.into(),
+        a: f(a),
+        b: f(b),
+    }
 }
 
 /// The inputs of two plans, row by row: names, presets and choices, then every numeric field.
@@ -53,11 +57,27 @@ pub fn input_rows(a: &Plan, b: &Plan) -> Vec<Row> {
         row("GPU", gpu_name, a, b),
         row("SLO class", |p| p.slo.class.clone(), a, b),
         row("Arrivals", arrival, a, b),
-        row("Chunked prefill", |p| if p.engine.chunked_prefill { "on" } else { "off" }.into(), a, b),
+        row(
+            "Chunked prefill",
+            |p| {
+                if p.engine.chunked_prefill {
+                    "on"
+                } else {
+                    "off"
+                }
+                .into()
+            },
+            a,
+            b,
+        ),
         row("KV policy", |p| p.engine.kv_policy.name().into(), a, b),
     ];
     rows.extend(FIELDS.iter().map(|f| {
-        let label = if f.unit.is_empty() { f.label.to_string() } else { format!("{} [{}]", f.label, f.unit) };
+        let label = if f.unit.is_empty() {
+            f.label.to_string()
+        } else {
+            format!("{} [{}]", f.label, f.unit)
+        };
         row(label, |p| f.kind.format((f.get)(p)), a, b)
     }));
     rows
@@ -74,21 +94,59 @@ type ResultRow = (&'static str, fn(&Plan, Option<f64>) -> String);
 /// (`None` = no finished search) and the fleet sized from it.
 pub fn result_rows(a: (&Plan, Option<f64>), b: (&Plan, Option<f64>)) -> Vec<Row> {
     let rows: [ResultRow; 10] = [
-        ("Weights per replica [GB]", |p, _| format_sig(p.model.weight_bytes() / 1e9)),
-        ("KV cache per replica [tokens]", |p, _| format_sig(kv_capacity_tokens(p).round())),
-        ("Decode step, 110 × 940 tokens [ms]", |p, _| format_sig(StepModel::from_plan(p).step_time_s(110.0, 110.0 * 940.0) * 1e3)),
-        ("Mean output [tokens]", |p, _| format_sig(MeanLengths::of(p).output_tokens)),
-        ("Roofline capacity guess [req/s]", |p, _| format_sig(capacity_guess_rps(p))),
-        ("Goodput per replica [req/s]", |_, g| or_dash(g, |g| format!("{g:.2}"))),
-        ("Replicas", |p, g| or_dash(g.and_then(|g| size_fleet(g, p).ok()).map(|f| f.replicas_total as f64), format_sig)),
-        ("GPUs", |p, g| or_dash(g.and_then(|g| size_fleet(g, p).ok()).map(|f| f.gpus_total as f64), format_sig)),
-        ("Cost per month", |p, g| or_dash(g.and_then(|g| size_fleet(g, p).ok()).map(|f| f.cost_per_month_usd), usd)),
+        ("Weights per replica [GB]", |p, _| {
+            format_sig(p.model.weight_bytes() / 1e9)
+        }),
+        ("KV cache per replica [tokens]", |p, _| {
+            format_sig(kv_capacity_tokens(p).round())
+        }),
+        ("Decode step, 110 × 940 tokens [ms]", |p, _| {
+            format_sig(StepModel::from_plan(p).step_time_s(110.0, 110.0 * 940.0) * 1e3)
+        }),
+        ("Mean output [tokens]", |p, _| {
+            format_sig(MeanLengths::of(p).output_tokens)
+        }),
+        ("Roofline capacity guess [req/s]", |p, _| {
+            format_sig(capacity_guess_rps(p))
+        }),
+        ("Goodput per replica [req/s]", |_, g| {
+            or_dash(g, |g| format!("{g:.2}"))
+        }),
+        ("Replicas", |p, g| {
+            or_dash(
+                g.and_then(|g| size_fleet(g, p).ok())
+                    .map(|f| f.replicas_total as f64),
+                format_sig,
+            )
+        }),
+        ("GPUs", |p, g| {
+            or_dash(
+                g.and_then(|g| size_fleet(g, p).ok())
+                    .map(|f| f.gpus_total as f64),
+                format_sig,
+            )
+        }),
+        ("Cost per month", |p, g| {
+            or_dash(
+                g.and_then(|g| size_fleet(g, p).ok())
+                    .map(|f| f.cost_per_month_usd),
+                usd,
+            )
+        }),
         ("Cost per 1,000 compliant requests", |p, g| {
-            or_dash(g.and_then(|g| size_fleet(g, p).ok()).map(|f| f.cost_per_compliant_request_usd * 1000.0), usd)
+            or_dash(
+                g.and_then(|g| size_fleet(g, p).ok())
+                    .map(|f| f.cost_per_compliant_request_usd * 1000.0),
+                usd,
+            )
         }),
     ];
     rows.iter()
-        .map(|(label, f)| Row { label: label.to_string(), a: f(a.0, a.1), b: f(b.0, b.1) })
+        .map(|(label, f)| Row {
+            label: label.to_string(),
+            a: f(a.0, a.1),
+            b: f(b.0, b.1),
+        })
         .collect()
 }
 
@@ -137,9 +195,12 @@ fn table(title: &'static str, testid: &'static str, rows: Vec<Row>) -> impl Into
 pub fn CompareView() -> impl IntoView {
     let session = Session::expect_context();
     let state = PlanState::expect_context();
-    let first_saved = session.library.with_untracked(|l| l.plans.first().map(|p| p.name.clone()));
+    let first_saved = session
+        .library
+        .with_untracked(|l| l.plans.first().map(|p| p.name.clone()));
     let a = RwSignal::new(CURRENT.to_string());
     let b = RwSignal::new(first_saved.unwrap_or_else(|| CURRENT.to_string()));
+    let only_differences = RwSignal::new(false);
     let resolve = move |choice: String| -> (Plan, Option<f64>, String) {
         if choice != CURRENT {
             if let Some(p) = session.library.with(|l| l.get(&choice).cloned()) {
@@ -153,11 +214,18 @@ pub fn CompareView() -> impl IntoView {
     let tables = move || {
         let (pa, ga, _) = resolve(a.get());
         let (pb, gb, _) = resolve(b.get());
-        let inputs = input_rows(&pa, &pb);
+        let mut inputs = input_rows(&pa, &pb);
         let changed = inputs.iter().filter(|r| r.differs()).count();
+        if only_differences.get() {
+            inputs.retain(Row::differs);
+        }
         view! {
             <p class="compare-summary" data-testid="compare-summary">
-                {format!("{changed} input{} differ.", if changed == 1 { "" } else { "s" })}
+                {match changed {
+                    0 => "The two plans have the same inputs.".to_string(),
+                    1 => "1 input differs.".to_string(),
+                    n => format!("{n} inputs differ."),
+                }}
             </p>
             {table("Results", "compare-results", result_rows((&pa, ga), (&pb, gb)))}
             {table("Inputs", "compare-inputs", inputs)}
@@ -172,6 +240,12 @@ pub fn CompareView() -> impl IntoView {
             <div class="compare-picks">
                 <Picker label="A" testid="compare-a" choice=a />
                 <Picker label="B" testid="compare-b" choice=b />
+                <label class="compare-only">
+                    <input type="checkbox" data-testid="compare-only-differences"
+                        prop:checked=move || only_differences.get()
+                        on:change:target=move |ev| only_differences.set(ev.target().checked()) />
+                    "Only inputs that differ"
+                </label>
             </div>
             {tables}
         </main>
@@ -189,7 +263,11 @@ mod tests {
         let mut b = Plan::default();
         b.model.weight_dtype = Dtype::Fp8;
         let inputs = input_rows(&a, &b);
-        let differing: Vec<&str> = inputs.iter().filter(|r| r.differs()).map(|r| r.label.as_str()).collect();
+        let differing: Vec<&str> = inputs
+            .iter()
+            .filter(|r| r.differs())
+            .map(|r| r.label.as_str())
+            .collect();
         assert_eq!(differing, ["Weights"]);
         let results = result_rows((&a, Some(20.0)), (&b, Some(24.0)));
         let weights = &results[0];
@@ -205,15 +283,30 @@ mod tests {
     fn a_fine_tune_that_doubles_output_shows_in_lengths() {
         let a = Plan::default();
         let mut b = Plan::default();
-        b.traffic.output.dist = LengthDist::LogNormal { median: 400.0, sigma: 0.8 };
+        b.traffic.output.dist = LengthDist::LogNormal {
+            median: 400.0,
+            sigma: 0.8,
+        };
         let inputs = input_rows(&a, &b);
-        assert!(inputs.iter().any(|r| r.label.starts_with("Output median") && r.differs()));
-        assert!(inputs.iter().any(|r| r.label.starts_with("Output p95") && r.differs()));
+        assert!(inputs
+            .iter()
+            .any(|r| r.label.starts_with("Output median") && r.differs()));
+        assert!(inputs
+            .iter()
+            .any(|r| r.label.starts_with("Output p95") && r.differs()));
         let results = result_rows((&a, None), (&b, None));
-        let out = results.iter().find(|r| r.label.starts_with("Mean output")).expect("row");
+        let out = results
+            .iter()
+            .find(|r| r.label.starts_with("Mean output"))
+            .expect("row");
         assert!(out.differs());
-        let goodput = results.iter().find(|r| r.label.starts_with("Goodput")).expect("row");
+        let goodput = results
+            .iter()
+            .find(|r| r.label.starts_with("Goodput"))
+            .expect("row");
         assert_eq!((goodput.a.as_str(), goodput.b.as_str()), ("—", "—"));
-        assert!(result_rows((&a, Some(0.0)), (&a, Some(0.0))).iter().all(|r| !r.differs()));
+        assert!(result_rows((&a, Some(0.0)), (&a, Some(0.0)))
+            .iter()
+            .all(|r| !r.differs()));
     }
 }

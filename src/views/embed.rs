@@ -33,12 +33,12 @@ pub fn EmbedView() -> impl IntoView {
                 <h2 data-testid="plan-title">{move || state.good.with(plan_title)}</h2>
                 <p class="embed-slo">{move || state.good.with(|p| format!("At {}", slo_words(&p.slo)))}</p>
             </header>
-            <Figures goodput=false />
+            <Figures goodput=false compact=true />
             {move || status().map(|s| view! { <p class="embed-status" aria-live="polite">{s}</p> })}
             <ChartCanvas
                 testid="chart-attainment"
                 label="Attainment versus arrival rate per replica, with the target line and the knee"
-                height=170.0
+                height=160.0
                 draw=move |area, theme| chart.with(|d| draw_attainment(area, d, theme).unwrap_or_default())
                 readout=move |_, x, _| chart.with(|d| d.readout(x))
             />

@@ -2,26 +2,43 @@
 //! the headline numbers, the assumptions, the attainment chart; the planner one click
 //! away. It prints on one page.
 
-use goodput_core::capacity::{size_fleet, CapacityPlan};
+use goodput_core::capacity::CapacityPlan;
+use goodput_core::report::PlanReport;
 use leptos::prelude::*;
 
 use crate::app::View;
+use crate::charts::attainment::draw_attainment;
 use crate::components::chart_canvas::ChartCanvas;
 use crate::components::charts_panel::attainment_chart;
-use crate::charts::attainment::draw_attainment;
 use crate::compute::{Phase, RunController};
 use crate::session::Session;
 use crate::state::PlanState;
 use crate::summary::{answer_sentence, assumptions, usd};
 use crate::url_state::plan_title;
 
-/// The fleet sized from the last finished search (`None` until one finishes; the
-/// error in words when no fleet can be sized).
-pub fn use_fleet(runs: RunController) -> Memo<Option<Result<CapacityPlan, String>>> {
+/// The core's plan report for the last finished search, as `goodput plan` builds it
+/// (`None` until a search finishes). Goodput comes from the search, or from the knee of
+/// a measured sweep when the plan has one.
+pub fn use_report(runs: RunController) -> Memo<Option<PlanReport>> {
     Memo::new(move |_| {
         runs.search.with(|s| {
             s.as_ref()
-                .map(|(plan, r)| size_fleet(r.goodput_rps, plan).map_err(|e| e.to_string()))
+                .map(|(plan, r)| PlanReport::build(plan, Some(r), None))
+        })
+    })
+}
+
+/// The fleet of the report (`None` until a search finishes; the error in words when no
+/// fleet can be sized).
+pub fn use_fleet(runs: RunController) -> Memo<Option<Result<CapacityPlan, String>>> {
+    let report = use_report(runs);
+    Memo::new(move |_| {
+        report.with(|r| {
+            r.as_ref().map(|r| match (&r.capacity, &r.capacity_error) {
+                (Some(c), _) => Ok(c.clone()),
+                (None, Some(e)) => Err(e.clone()),
+                (None, None) => Err("no goodput to size the fleet from".into()),
+            })
         })
     })
 }
@@ -70,20 +87,29 @@ pub fn Figures(
     /// Whether to include goodput per replica.
     #[prop(default = true)]
     goodput: bool,
+    /// Shorter labels, for the embed card.
+    #[prop(default = false)]
+    compact: bool,
 ) -> impl IntoView {
+    let (month, per_request) = if compact {
+        ("Per month", "Per compliant request")
+    } else {
+        ("Cost per month", "Cost per compliant request")
+    };
     let runs = RunController::expect_context();
+    let report = use_report(runs);
     let fleet = use_fleet(runs);
     let pick = move |f: fn(&CapacityPlan) -> f64| {
         Signal::derive(move || fleet.with(|c| c.as_ref().and_then(|c| c.as_ref().ok()).map(f)))
     };
     let goodput_rps =
-        Signal::derive(move || runs.search.with(|s| s.as_ref().map(|(_, r)| r.goodput_rps)));
+        Signal::derive(move || report.with(|r| r.as_ref().map(|r| r.goodput.goodput_rps)));
     view! {
         <dl class="figures">
             <Figure label="GPUs" testid="gpus-total" value=pick(|c| c.gpus_total as f64) format=|v| format!("{v}") />
             <Figure label="Replicas" testid="replicas-total" value=pick(|c| c.replicas_total as f64) format=|v| format!("{v}") />
-            <Figure label="Cost per month" testid="cost-per-month-usd" value=pick(|c| c.cost_per_month_usd) format=usd />
-            <Figure label="Cost per compliant request" testid="cost-per-compliant-request-usd"
+            <Figure label=month testid="cost-per-month-usd" value=pick(|c| c.cost_per_month_usd) format=usd />
+            <Figure label=per_request testid="cost-per-compliant-request-usd"
                 value=pick(|c| c.cost_per_compliant_request_usd) format=usd />
             {goodput.then(|| view! {
                 <Figure label="Goodput per replica" testid="goodput-rps" value=goodput_rps

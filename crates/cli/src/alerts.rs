@@ -1,8 +1,42 @@
-//! Placeholder until this command lands.
+//! `goodput alerts`: Prometheus burn-rate alert rules for the plan's SLO.
+
+use goodput_core::alerts::alert_rules;
+use goodput_core::capacity::knee_from_sweep;
+use goodput_core::search::search_goodput_threads;
 
 use crate::args::Args;
 
+const USAGE: &str = "\
+usage: goodput alerts [--plan FILE | --link URL] [plan flags] [--goodput R] [--threads N]
+
+Prints Prometheus rules: multi-window burn-rate alerts (page 14.4x over 1h and 5m,
+page 6x over 6h and 30m, ticket 1x over 3d and 6h) on slo_met_total / slo_total, and a
+queue-depth warning on vllm:num_requests_waiting whose threshold is the queue one
+replica drains in half the TTFT objective at its goodput.
+  --goodput R   the replica goodput for the queue threshold [req/s]; default: the knee
+                of planning.measured_sweep, else the simulator's goodput search";
+
 /// Runs the command.
-pub fn run(_args: &mut Args) -> Result<String, String> {
-    Err("this command is not built yet".into())
+pub fn run(args: &mut Args) -> Result<String, String> {
+    if args.flag("--help") || args.flag("-h") {
+        return Ok(USAGE.to_string());
+    }
+    let goodput = args.f64("--goodput")?;
+    let threads = crate::search::threads(args)?;
+    let plan = args.plan()?;
+    args.clone().finish()?;
+    let g = match goodput {
+        Some(g) if g.is_finite() && g >= 0.0 => g,
+        Some(g) => return Err(format!("--goodput: must be ≥ 0 req/s, got {g}")),
+        None if !plan.planning.measured_sweep.is_empty() => {
+            knee_from_sweep(&plan.planning.measured_sweep, plan.slo.attainment_target)
+                .unwrap_or(0.0)
+        }
+        None => {
+            search_goodput_threads(&plan, threads, &mut |_| true)
+                .map_err(|e| e.to_string())?
+                .goodput_rps
+        }
+    };
+    Ok(alert_rules(&plan, g).yaml.trim_end().to_string())
 }

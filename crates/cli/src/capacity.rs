@@ -1,8 +1,149 @@
-//! Placeholder until this command lands.
+//! `goodput capacity`: replicas, GPUs and cost from a goodput or a measured sweep.
+
+use std::io::Read;
+
+use goodput_core::capacity::{knee_from_sweep, parse_sweep_csv, size_fleet, CapacityPlan};
+use goodput_core::report::format_usd;
+use goodput_core::search::search_goodput_threads;
 
 use crate::args::Args;
 
+const USAGE: &str = "\
+usage: goodput capacity [--goodput R | --sweep FILE.csv] [--slo-attainment A] [--peak-rate R]
+                        [--utilization U] [--redundancy N] [--gpus-per-replica G]
+                        [--gpu-hour-usd P] [--plan FILE | --link URL] [plan flags] [--json]
+
+Sizes the fleet from one replica's goodput:
+  --goodput R      goodput of one replica [req/s]
+  --sweep FILE     a measured load test, lines of 'rate,attainment' (header optional,
+                   attainment as a fraction or percent; '-' reads stdin); the goodput is
+                   the knee at --slo-attainment
+Without either, the plan's measured sweep is used if it has rows, else the simulator's
+goodput search.
+  --json           print {goodput_rps, planned_rps_per_replica, replicas_for_peak,
+                   replicas_total, gpus_total, cost_per_hour_usd, cost_per_month_usd,
+                   cost_per_compliant_request_usd, ...}";
+
+fn read_sweep(path: &str) -> Result<String, String> {
+    if path == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .take(8 << 20)
+            .read_to_string(&mut s)
+            .map_err(|e| format!("--sweep: cannot read stdin: {e}"))?;
+        return Ok(s);
+    }
+    let meta =
+        std::fs::metadata(path).map_err(|e| format!("--sweep: cannot read '{path}': {e}"))?;
+    if meta.len() > 8 << 20 {
+        return Err(format!("--sweep: '{path}' is larger than 8 MiB"));
+    }
+    std::fs::read_to_string(path).map_err(|e| format!("--sweep: cannot read '{path}': {e}"))
+}
+
 /// Runs the command.
-pub fn run(_args: &mut Args) -> Result<String, String> {
-    Err("this command is not built yet".into())
+pub fn run(args: &mut Args) -> Result<String, String> {
+    if args.flag("--help") || args.flag("-h") {
+        return Ok(USAGE.to_string());
+    }
+    let json = args.flag("--json");
+    let goodput = args.f64("--goodput")?;
+    let sweep = args.value("--sweep")?;
+    let threads = crate::search::threads(args)?;
+    let plan = args.plan()?;
+    args.clone().finish()?;
+    let target = plan.slo.attainment_target;
+    let (goodput, source) = match (goodput, sweep) {
+        (Some(_), Some(_)) => return Err("--goodput and --sweep: give one, not both".into()),
+        (Some(g), None) => (g, "given".to_string()),
+        (None, Some(path)) => {
+            let rows = parse_sweep_csv(&read_sweep(&path)?).map_err(|e| format!("--sweep: {e}"))?;
+            let g = knee_from_sweep(&rows, target).map_err(|e| format!("--sweep: {e}"))?;
+            (
+                g,
+                format!(
+                    "knee of the measured sweep at {}% attainment",
+                    target * 100.0
+                ),
+            )
+        }
+        (None, None) if !plan.planning.measured_sweep.is_empty() => {
+            let g = knee_from_sweep(&plan.planning.measured_sweep, target)
+                .map_err(|e| format!("planning.measured_sweep: {e}"))?;
+            (
+                g,
+                format!(
+                    "knee of the plan's measured sweep at {}% attainment",
+                    target * 100.0
+                ),
+            )
+        }
+        (None, None) => {
+            let r =
+                search_goodput_threads(&plan, threads, &mut |_| true).map_err(|e| e.to_string())?;
+            (
+                r.goodput_rps,
+                format!("simulated, {} replications per rate", r.replications),
+            )
+        }
+    };
+    let c = size_fleet(goodput, &plan).map_err(|e| e.to_string())?;
+    if json {
+        let mut v = serde_json::to_value(&c).map_err(|e| format!("capacity: {e}"))?;
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert("goodput_source".into(), serde_json::Value::String(source));
+        }
+        return serde_json::to_string_pretty(&v).map_err(|e| format!("capacity: {e}"));
+    }
+    Ok(text(&c, &source))
+}
+
+fn num(x: f64) -> String {
+    goodput_core::alerts::fmt_num((x * 1e4).round() / 1e4)
+}
+
+/// The fleet in plain lines.
+pub fn text(c: &CapacityPlan, source: &str) -> String {
+    [
+        format!(
+            "goodput_rps                     {} ({source})",
+            num(c.goodput_rps)
+        ),
+        format!(
+            "planned_rps_per_replica         {} ({}% of goodput)",
+            num(c.planned_rps_per_replica),
+            num(c.utilization * 100.0)
+        ),
+        format!(
+            "replicas_for_peak               {} (peak {} req/s)",
+            c.replicas_for_peak,
+            num(c.peak_rate_rps)
+        ),
+        format!(
+            "replicas_total                  {} (+{} redundancy)",
+            c.replicas_total, c.redundancy
+        ),
+        format!(
+            "gpus_total                      {} ({} per replica)",
+            c.gpus_total, c.gpus_per_replica
+        ),
+        format!(
+            "cost_per_hour_usd               {}",
+            format_usd(c.cost_per_hour_usd)
+        ),
+        format!(
+            "cost_per_month_usd              {}",
+            format_usd(c.cost_per_month_usd)
+        ),
+        format!(
+            "cost_per_compliant_request_usd  {}",
+            format_usd(c.cost_per_compliant_request_usd)
+        ),
+        format!(
+            "cost_per_million_output_tokens  {} (mean output {:.0} tokens)",
+            format_usd(c.cost_per_million_output_tokens_usd),
+            c.mean_output_tokens
+        ),
+    ]
+    .join("\n")
 }

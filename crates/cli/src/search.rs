@@ -1,8 +1,78 @@
-//! Placeholder until this command lands.
+//! `goodput search`: the goodput of the plan's engine settings, with its curve.
+
+use goodput_core::search::{default_threads, search_goodput_threads, GoodputResult};
 
 use crate::args::Args;
 
+const USAGE: &str = "\
+usage: goodput search [--plan FILE | --link URL] [plan flags] [--threads N] [--json]
+
+Finds the highest arrival rate whose mean joint attainment over run.replications
+seeds meets slo.attainment_target, and prints it with its 95% range and the curve.
+  --threads N   simulation threads (default: every core); the answer does not depend on it
+  --json        print {goodput_rps, goodput_range_rps, curve: [{rate_rps, attainment, ci95, ...}], ...}";
+
+/// Reads `--threads N` (default: every core).
+pub fn threads(args: &mut Args) -> Result<usize, String> {
+    match args.u32("--threads")? {
+        None => Ok(default_threads()),
+        Some(0) => Err("--threads: must be at least 1".into()),
+        Some(n) if n > 256 => Err(format!("--threads: at most 256, got {n}")),
+        Some(n) => Ok(n as usize),
+    }
+}
+
 /// Runs the command.
-pub fn run(_args: &mut Args) -> Result<String, String> {
-    Err("this command is not built yet".into())
+pub fn run(args: &mut Args) -> Result<String, String> {
+    if args.flag("--help") || args.flag("-h") {
+        return Ok(USAGE.to_string());
+    }
+    let json = args.flag("--json");
+    let threads = threads(args)?;
+    let plan = args.plan()?;
+    args.clone().finish()?;
+    let r = search_goodput_threads(&plan, threads, &mut |_| true).map_err(|e| e.to_string())?;
+    if json {
+        return serde_json::to_string_pretty(&r).map_err(|e| format!("search: {e}"));
+    }
+    Ok(text(&r))
+}
+
+/// The result as a table.
+pub fn text(r: &GoodputResult) -> String {
+    let mut s = format!(
+        "goodput: {:.2} req/s (95% range {:.2} to {:.2}) at {}% attainment, {} replications per rate\n{}\n\n",
+        r.goodput_rps,
+        r.goodput_range_rps[0],
+        r.goodput_range_rps[1],
+        r.target * 100.0,
+        r.replications,
+        r.reason
+    );
+    s.push_str(
+        "rate_rps  attainment  ci95            ttft_p50_s  ttft_p99_s  tpot_p50_ms  tpot_p99_ms\n",
+    );
+    for c in &r.curve {
+        let d = c.detail.map_or(
+            "          –           –            –            –".to_string(),
+            |d| {
+                format!(
+                    "{:>10.3}  {:>10.3}  {:>11.1}  {:>11.1}",
+                    d.ttft_p50_s,
+                    d.ttft_p99_s,
+                    d.tpot_p50_s * 1e3,
+                    d.tpot_p99_s * 1e3
+                )
+            },
+        );
+        s.push_str(&format!(
+            "{:>8.3}  {:>9.1}%  {:>5.1}%–{:>5.1}%  {d}\n",
+            c.rate_rps,
+            c.attainment * 100.0,
+            c.ci95[0] * 100.0,
+            c.ci95[1] * 100.0
+        ));
+    }
+    s.push_str(&format!("{} simulations", r.jobs_run));
+    s
 }

@@ -1,8 +1,94 @@
-//! Placeholder until this command lands.
+//! `goodput sweep`: goodput over a grid of max_num_seqs × max_num_batched_tokens.
+
+use goodput_core::search::{sweep_knobs_threads, SweepResult};
 
 use crate::args::Args;
 
+const USAGE: &str = "\
+usage: goodput sweep [--plan FILE | --link URL] [plan flags] [--seqs LIST] [--budgets LIST] [--threads N] [--json]
+
+Runs a goodput search per grid cell (min(run.replications, 5) seeds per rate) and
+prints the grid, the best setting and its launch flags.
+  --seqs LIST     max_num_seqs values, comma-separated (default run.sweep_max_num_seqs)
+  --budgets LIST  token budgets, comma-separated; 0 = chunked prefill off
+                  (default run.sweep_batched_tokens)
+  --threads N     simulation threads (default: every core)
+  --json          print {max_num_seqs, batched_tokens, cells, best, flags, ...}";
+
+fn list(args: &mut Args, flag: &str) -> Result<Option<Vec<u32>>, String> {
+    let Some(v) = args.value(flag)? else {
+        return Ok(None);
+    };
+    v.split(',')
+        .map(|t| {
+            t.trim().parse::<u32>().map_err(|_| {
+                format!("{flag}: expected whole numbers separated by commas, got '{t}'")
+            })
+        })
+        .collect::<Result<Vec<u32>, String>>()
+        .map(Some)
+}
+
 /// Runs the command.
-pub fn run(_args: &mut Args) -> Result<String, String> {
-    Err("this command is not built yet".into())
+pub fn run(args: &mut Args) -> Result<String, String> {
+    if args.flag("--help") || args.flag("-h") {
+        return Ok(USAGE.to_string());
+    }
+    let json = args.flag("--json");
+    let threads = crate::search::threads(args)?;
+    let seqs = list(args, "--seqs")?;
+    let budgets = list(args, "--budgets")?;
+    let mut plan = args.plan()?;
+    args.clone().finish()?;
+    if let Some(s) = seqs {
+        plan.run.sweep_max_num_seqs = s;
+    }
+    if let Some(b) = budgets {
+        plan.run.sweep_batched_tokens = b;
+    }
+    let r = sweep_knobs_threads(&plan, threads, &mut |_| true).map_err(|e| e.to_string())?;
+    if json {
+        return serde_json::to_string_pretty(&r).map_err(|e| format!("sweep: {e}"));
+    }
+    Ok(text(&r))
+}
+
+/// The grid as a table, then the best cell and its flags.
+pub fn text(r: &SweepResult) -> String {
+    let mut s = format!(
+        "goodput (req/s) by max_num_seqs × max_num_batched_tokens, {} replications per rate\n\n",
+        r.replications
+    );
+    s.push_str(&format!("{:>12}", "seqs \\ budget"));
+    for b in &r.batched_tokens {
+        if *b == 0 {
+            s.push_str(&format!("{:>10}", "no-chunk"));
+        } else {
+            s.push_str(&format!("{b:>10}"));
+        }
+    }
+    s.push('\n');
+    let cols = r.batched_tokens.len().max(1);
+    for (i, n) in r.max_num_seqs.iter().enumerate() {
+        s.push_str(&format!("{n:>13}"));
+        for j in 0..cols {
+            let idx = i * cols + j;
+            if let Some(c) = r.cells.get(idx) {
+                let mark = if idx == r.best { "*" } else { " " };
+                s.push_str(&format!("{:>9.2}{mark}", c.goodput_rps));
+            }
+        }
+        s.push('\n');
+    }
+    let b = r.best_cell();
+    let budget = if b.batched_tokens == 0 {
+        "chunked prefill off".to_string()
+    } else {
+        format!("budget {}", b.batched_tokens)
+    };
+    s.push_str(&format!(
+        "\nbest: {} seqs, {budget}: {:.2} req/s\n{}\n{}\n{} simulations",
+        b.max_num_seqs, b.goodput_rps, r.flags.vllm, r.flags.sglang, r.jobs_run
+    ));
+    s
 }

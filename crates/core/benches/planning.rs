@@ -7,12 +7,19 @@
 //!   off, 5 replications per rate), on one thread and on every core;
 //!
 //! and the number of simulations each ran. Pass `--quick` for one round each.
+//!
+//! Built for `wasm32-unknown-unknown`, the binary exports `bench_search` and
+//! `bench_sweep` (each runs one single-threaded search or sweep and returns the goodput)
+//! for a JavaScript host to time; see BENCHMARKS.md.
 
+#[cfg(not(target_arch = "wasm32"))]
+use goodput_core::search::default_threads;
+use goodput_core::search::{search_goodput_threads, sweep_knobs_threads};
+use goodput_core::Plan;
+#[cfg(not(target_arch = "wasm32"))]
 use std::time::Instant;
 
-use goodput_core::search::{default_threads, search_goodput_threads, sweep_knobs_threads};
-use goodput_core::Plan;
-
+#[cfg(not(target_arch = "wasm32"))]
 fn median_s(rounds: usize, mut f: impl FnMut() -> u32) -> (f64, u32) {
     let mut times = Vec::with_capacity(rounds);
     let mut jobs = 0;
@@ -25,6 +32,25 @@ fn median_s(rounds: usize, mut f: impl FnMut() -> u32) -> (f64, u32) {
     (times[times.len() / 2], jobs)
 }
 
+/// One goodput search of the default plan on one thread [requests/s] (wasm entry point).
+#[cfg(target_arch = "wasm32")]
+#[no_mangle]
+pub extern "C" fn bench_search() -> f64 {
+    search_goodput_threads(&Plan::default(), 1, &mut |_| true).map_or(-1.0, |r| r.goodput_rps)
+}
+
+/// One default 6 × 6 knob sweep on one thread: the best goodput [requests/s] (wasm entry point).
+#[cfg(target_arch = "wasm32")]
+#[no_mangle]
+pub extern "C" fn bench_sweep() -> f64 {
+    sweep_knobs_threads(&Plan::default(), 1, &mut |_| true)
+        .map_or(-1.0, |r| r.best_cell().goodput_rps)
+}
+
+#[cfg(target_arch = "wasm32")]
+fn main() {}
+
+#[cfg(not(target_arch = "wasm32"))]
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let rounds = if quick { 1 } else { 5 };

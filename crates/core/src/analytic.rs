@@ -17,6 +17,7 @@
 //! (a finite sum of normal tail probabilities), so they match what the simulator draws.
 
 use crate::plan::{LengthDist, LengthSpec, Plan, TraceRow};
+use crate::roofline::StepModel;
 use serde::{Deserialize, Serialize};
 
 /// How serious a [`Warning`] is.
@@ -71,7 +72,8 @@ pub fn littles_law_concurrency(rate_rps: f64, time_in_system_s: f64) -> f64 {
 /// `rate_rps` is R [requests/s], `service_s` is D [s]. `None` when `R·D ≥ 1` (unstable).
 pub fn md1_ttft_s(rate_rps: f64, service_s: f64) -> Option<f64> {
     let rho = rate_rps * service_s;
-    (0.0..1.0).contains(&rho)
+    (0.0..1.0)
+        .contains(&rho)
         .then(|| service_s + rate_rps * service_s * service_s / (2.0 * (1.0 - rho)))
 }
 
@@ -79,7 +81,8 @@ pub fn md1_ttft_s(rate_rps: f64, service_s: f64) -> Option<f64> {
 /// `D + R·D² / (4(2 − R·D))`. `None` when `R·D ≥ 2` (unstable).
 pub fn md1_ttft_inter_op_s(rate_rps: f64, service_s: f64) -> Option<f64> {
     let rho = rate_rps * service_s;
-    (0.0..2.0).contains(&rho)
+    (0.0..2.0)
+        .contains(&rho)
         .then(|| service_s + rate_rps * service_s * service_s / (4.0 * (2.0 - rho)))
 }
 
@@ -175,46 +178,6 @@ pub fn mean_length_tokens(spec: &LengthSpec, trace: &[TraceRow], which: LengthOf
     }
 }
 
-/// The roofline of one replica, with tensor parallelism folded in (see design notes).
-#[derive(Debug, Clone, Copy)]
-struct Roof {
-    c0_s: f64,
-    weight_bytes: f64,
-    kv_bytes_per_token: f64,
-    bandwidth: f64,
-    flops: f64,
-    active_params: f64,
-}
-
-impl Roof {
-    fn from_plan(plan: &Plan) -> Roof {
-        let h = &plan.hardware;
-        let g = h.tp_degree.max(1) as f64;
-        let comm = if h.tp_degree > 1 {
-            h.tp_comm_overhead_s
-        } else {
-            0.0
-        };
-        Roof {
-            c0_s: h.step_overhead_s + comm,
-            weight_bytes: plan.model.weight_bytes(),
-            kv_bytes_per_token: plan.model.kv_bytes_per_token(),
-            bandwidth: h.mem_bandwidth_bytes_per_s * g,
-            flops: h.compute_flops_per_s * g,
-            active_params: plan.model.active_params,
-        }
-    }
-    fn memory_s(&self, ctx_tokens: f64) -> f64 {
-        (self.weight_bytes + self.kv_bytes_per_token * ctx_tokens) / self.bandwidth
-    }
-    fn compute_s(&self, n_tok: f64) -> f64 {
-        2.0 * self.active_params * n_tok / self.flops
-    }
-    fn step_s(&self, n_tok: f64, ctx_tokens: f64) -> f64 {
-        self.c0_s + self.memory_s(ctx_tokens).max(self.compute_s(n_tok))
-    }
-}
-
 /// Mean lengths of the plan's traffic.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct MeanLengths {
@@ -249,9 +212,9 @@ impl MeanLengths {
 /// `N / (mean output × t_step(N))`, with `N` = `max_num_seqs` capped by KV memory.
 /// The goodput search starts its scan from this.
 pub fn capacity_guess_rps(plan: &Plan) -> f64 {
-    let roof = Roof::from_plan(plan);
+    let roof = StepModel::from_plan(plan);
     let len = MeanLengths::of(plan);
-    let per_request_flop_s = roof.compute_s(len.prefill_tokens + len.output_tokens);
+    let per_request_flop_s = roof.compute_time_s(len.prefill_tokens + len.output_tokens);
     let compute_bound = if per_request_flop_s > 0.0 {
         1.0 / per_request_flop_s
     } else {
@@ -264,7 +227,7 @@ pub fn capacity_guess_rps(plan: &Plan) -> f64 {
         f64::INFINITY
     };
     let n = (plan.engine.max_num_seqs.max(1) as f64).min(kv_seqs.max(1.0));
-    let step = roof.step_s(n, n * len.context_tokens);
+    let step = roof.step_time_s(n, n * len.context_tokens);
     let slot_bound = n / (len.output_tokens.max(1.0) * step);
     let guess = compute_bound.min(slot_bound);
     if guess.is_finite() && guess > 0.0 {
@@ -356,7 +319,7 @@ pub struct Analytics {
 /// (`None` = not known yet: the roofline guess stands in). The per-replica checks use the
 /// planned rate, goodput × `planning.utilization`.
 pub fn analyze(plan: &Plan, goodput_rps: Option<f64>) -> Analytics {
-    let roof = Roof::from_plan(plan);
+    let roof = StepModel::from_plan(plan);
     let len = MeanLengths::of(plan);
     let util = plan.planning.utilization.clamp(0.0, 1.0);
     let goodput = goodput_rps
@@ -366,7 +329,7 @@ pub fn analyze(plan: &Plan, goodput_rps: Option<f64>) -> Analytics {
     let peak = plan.traffic.peak_rate_rps.max(0.0);
     let n_cap = plan.engine.max_num_seqs.max(1) as f64;
 
-    let prefill_one_s = roof.c0_s + roof.compute_s(len.prefill_tokens);
+    let prefill_one_s = roof.fixed_time_s() + roof.compute_time_s(len.prefill_tokens);
     let kv_tokens = kv_capacity_tokens(plan);
     let kv_seqs = if len.context_tokens > 0.0 {
         kv_tokens / len.context_tokens
@@ -374,14 +337,14 @@ pub fn analyze(plan: &Plan, goodput_rps: Option<f64>) -> Analytics {
         0.0
     };
     // Decode floor at the concurrency Little's law gives with the SLO's TPOT (or a first guess).
-    let tpot_guess = roof.step_s(n_cap, n_cap * len.context_tokens);
+    let tpot_guess = roof.step_time_s(n_cap, n_cap * len.context_tokens);
     let littles_tpot = plan.slo.tpot_s.unwrap_or(tpot_guess);
     let littles_ttft = plan.slo.ttft_s.unwrap_or(prefill_one_s);
     let time_in_system = littles_ttft + len.output_tokens * littles_tpot;
     let conc_replica = littles_law_concurrency(rate, time_in_system);
     let conc_fleet = littles_law_concurrency(peak, time_in_system);
     let n_live = conc_replica.clamp(1.0, n_cap);
-    let decode_floor = roof.step_s(n_live, n_live * len.context_tokens);
+    let decode_floor = roof.step_time_s(n_live, n_live * len.context_tokens);
     let tpot_for_rule = plan.slo.tpot_s.unwrap_or(decode_floor);
 
     let rule = MAX_NUM_SEQS_HEADROOM * rate * len.output_tokens * tpot_for_rule;
@@ -391,8 +354,8 @@ pub fn analyze(plan: &Plan, goodput_rps: Option<f64>) -> Analytics {
     let suggested = rule.min(kv_cap).min(u32::MAX as f64) as u32;
 
     let token_budget_max = plan.slo.tpot_s.map(|tpot| {
-        let per_token = roof.compute_s(1.0);
-        let room = tpot - roof.c0_s;
+        let per_token = roof.compute_time_s(1.0);
+        let room = tpot - roof.fixed_time_s();
         if room <= 0.0 || per_token <= 0.0 {
             0
         } else {
@@ -400,13 +363,12 @@ pub fn analyze(plan: &Plan, goodput_rps: Option<f64>) -> Analytics {
         }
     });
 
-    let pi = roof.flops;
-    let prefill_flop_per_req = 2.0 * roof.active_params * len.prefill_tokens;
-    let prefill_load_replica = rate * prefill_flop_per_req / pi;
-    let prefill_load_fleet = peak * prefill_flop_per_req / pi;
-    let compute_load = rate * roof.compute_s(len.prefill_tokens + len.output_tokens);
+    let prefill_load_replica = roof.compute_load(rate * len.prefill_tokens);
+    let prefill_load_fleet = roof.compute_load(peak * len.prefill_tokens);
+    let compute_load = rate * roof.compute_time_s(len.prefill_tokens + len.output_tokens);
     let steps_per_s = rate * len.output_tokens / n_live;
-    let memory_load = steps_per_s * (roof.c0_s + roof.memory_s(n_live * len.context_tokens));
+    let memory_load =
+        steps_per_s * (roof.fixed_time_s() + roof.memory_time_s(n_live * len.context_tokens));
     let work_load = compute_load.max(memory_load);
 
     let prefill_queue = PrefillQueue {
@@ -454,7 +416,7 @@ pub fn analyze(plan: &Plan, goodput_rps: Option<f64>) -> Analytics {
     a
 }
 
-fn warnings(plan: &Plan, a: &Analytics, roof: &Roof) -> Vec<Warning> {
+fn warnings(plan: &Plan, a: &Analytics, roof: &StepModel) -> Vec<Warning> {
     let mut w = Vec::new();
     let e = &plan.engine;
     if a.kv_capacity_tokens <= 0.0 {
@@ -481,13 +443,13 @@ fn warnings(plan: &Plan, a: &Analytics, roof: &Roof) -> Vec<Warning> {
         ));
     }
     if let Some(tpot) = plan.slo.tpot_s {
-        if roof.c0_s + roof.memory_s(0.0) > tpot {
+        if roof.fixed_time_s() + roof.memory_time_s(0.0) > tpot {
             w.push(Warning::new(
                 "tpot_target_unreachable",
                 Severity::Critical,
                 format!(
                     "even an empty decode step takes {:.1} ms (weights read + overhead), above the {:.1} ms TPOT objective; use faster memory, tensor parallelism or a smaller weight dtype",
-                    (roof.c0_s + roof.memory_s(0.0)) * 1e3,
+                    (roof.fixed_time_s() + roof.memory_time_s(0.0)) * 1e3,
                     tpot * 1e3
                 ),
             ));
@@ -525,21 +487,23 @@ fn warnings(plan: &Plan, a: &Analytics, roof: &Roof) -> Vec<Warning> {
                 format!(
                     "a full {}-token step takes {:.1} ms of compute; budgets above {} tokens can break the TPOT objective for every decoding request in that step",
                     e.max_num_batched_tokens,
-                    (roof.c0_s + roof.compute_s(e.max_num_batched_tokens as f64)) * 1e3,
+                    (roof.fixed_time_s() + roof.compute_time_s(e.max_num_batched_tokens as f64)) * 1e3,
                     max_budget
                 ),
             ));
         }
         if !e.chunked_prefill {
             let longest = plan.traffic.prompt.max.max(plan.traffic.prompt.min) as f64;
-            if roof.c0_s + roof.compute_s(longest) > plan.slo.tpot_s.unwrap_or(f64::INFINITY) {
+            if roof.fixed_time_s() + roof.compute_time_s(longest)
+                > plan.slo.tpot_s.unwrap_or(f64::INFINITY)
+            {
                 w.push(Warning::new(
                     "chunked_prefill_off",
                     Severity::Warning,
                     format!(
                         "with chunked prefill off a {:.0}-token prompt runs in one {:.0} ms step, stalling every decoding request; turn chunking on with a budget ≤ {}",
                         longest,
-                        (roof.c0_s + roof.compute_s(longest)) * 1e3,
+                        (roof.fixed_time_s() + roof.compute_time_s(longest)) * 1e3,
                         max_budget
                     ),
                 ));

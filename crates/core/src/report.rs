@@ -219,6 +219,11 @@ impl PlanReport {
     }
 }
 
+/// Dollars for display: `$12,775.00` from $1 up, four significant digits below (`$0.0001240`).
+pub fn format_usd(usd: f64) -> String {
+    markdown::usd(usd)
+}
+
 fn knob_hint(plan: &Plan, s: &SweepResult, goodput_rps: f64) -> KnobHint {
     let best = *s.best_cell();
     let knobs = Knobs::of(plan);
@@ -302,8 +307,8 @@ fn assumptions(plan: &Plan) -> Vec<String> {
             plan.planning.redundancy
         ),
         format!(
-            "A GPU-hour costs ${}; a month is {} hours.",
-            crate::alerts::fmt_num(h.gpu_hour_usd),
+            "A GPU-hour costs {}; a month is {} hours.",
+            markdown::usd(h.gpu_hour_usd),
             crate::alerts::fmt_num(plan.planning.hours_per_month)
         ),
     ]

@@ -42,6 +42,7 @@ impl Rng {
     }
 
     /// The next 64 random bits.
+    #[inline]
     pub fn next_u64(&mut self) -> u64 {
         let s = &mut self.s;
         let result = s[0].wrapping_add(s[3]).rotate_left(23).wrapping_add(s[0]);
@@ -56,6 +57,7 @@ impl Rng {
     }
 
     /// Uniform on `[0, 1)` with 53 random bits.
+    #[inline]
     pub fn next_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
@@ -72,7 +74,12 @@ impl Rng {
 
     /// Exponential with mean 1 (ziggurat, 256 layers).
     pub fn standard_exponential(&mut self) -> f64 {
-        let z = tables();
+        self.exponential_with(Ziggurat::get())
+    }
+
+    /// [`Rng::standard_exponential`] with the tables already at hand.
+    #[inline]
+    pub fn exponential_with(&mut self, z: &Ziggurat) -> f64 {
         loop {
             let u = self.next_u64();
             let j = (u >> 32) as u32;
@@ -92,7 +99,12 @@ impl Rng {
 
     /// Standard normal N(0, 1) (ziggurat, 128 layers).
     pub fn standard_normal(&mut self) -> f64 {
-        let z = tables();
+        self.normal_with(Ziggurat::get())
+    }
+
+    /// [`Rng::standard_normal`] with the tables already at hand.
+    #[inline]
+    pub fn normal_with(&mut self, z: &Ziggurat) -> f64 {
         loop {
             let u = self.next_u64();
             let h = (u >> 32) as u32 as i32;
@@ -157,7 +169,9 @@ const EXP_R: f64 = 7.697_117_470_131_487;
 const EXP_V: f64 = 3.949_659_822_581_572e-3;
 
 /// Ziggurat tables: acceptance thresholds `k`, widths `w` and densities `f` per layer.
-struct Tables {
+/// Built once per process with `libm`; fetch them with [`Ziggurat::get`].
+#[derive(Debug)]
+pub struct Ziggurat {
     kn: [u32; 128],
     wn: [f64; 128],
     fn_: [f64; 128],
@@ -166,13 +180,16 @@ struct Tables {
     fe: [f64; 256],
 }
 
-fn tables() -> &'static Tables {
-    static TABLES: OnceLock<Tables> = OnceLock::new();
-    TABLES.get_or_init(build_tables)
+impl Ziggurat {
+    /// The shared tables (built on first use).
+    pub fn get() -> &'static Ziggurat {
+        static TABLES: OnceLock<Ziggurat> = OnceLock::new();
+        TABLES.get_or_init(build_tables)
+    }
 }
 
-fn build_tables() -> Tables {
-    let mut t = Tables {
+fn build_tables() -> Ziggurat {
+    let mut t = Ziggurat {
         kn: [0; 128],
         wn: [0.0; 128],
         fn_: [0.0; 128],

@@ -401,8 +401,9 @@ impl GoodputSearch {
             });
         }
         let p = knobs.apply(plan);
-        let guess = capacity_guess_rps(&p);
-        SimConfig::from_plan(&p, guess.min(sim::MAX_RATE_RPS))?;
+        // Keep every rate the search may try (up to MAX_RATE_FACTOR × guess) simulable.
+        let guess = capacity_guess_rps(&p).min(sim::MAX_RATE_RPS / MAX_RATE_FACTOR);
+        SimConfig::from_plan(&p, guess)?;
         Ok(GoodputSearch {
             cell,
             knobs,

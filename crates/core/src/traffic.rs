@@ -49,19 +49,19 @@ pub fn lognormal_length(rng: &mut Rng, ln_median: f64, sigma: f64, min: u32, max
 /// A degree-9 polynomial gives `exp(x)` to about 1e-11 relative; only when that lands
 /// within 1e-9 (relative) of an integer, where the floor could differ, is the exact
 /// `libm::exp` consulted (about one draw in 10⁵ at lengths near 8,000).
+#[inline]
 pub fn floor_exp(x: f64) -> f64 {
+    // 1.5 × 2^52: adding it rounds to an integer, which then sits in the low mantissa bits.
+    const ROUND: f64 = 6_755_399_441_055_744.0;
+    const TWO52: f64 = 4_503_599_627_370_496.0;
     if !(-700.0..=700.0).contains(&x) {
         return libm::floor(libm::exp(x));
     }
     let y = x * core::f64::consts::LOG2_E;
-    // n = round(y) via an integer cast (truncation, corrected for negative values).
-    let h = y + 0.5;
-    let mut n = h as i64;
-    if (n as f64) > h {
-        n -= 1;
-    }
+    let shifted = y + ROUND;
+    let n = shifted.to_bits() as u32 as i32;
     // e^t with t = (y − n) ln 2, |t| <= 0.347: Taylor to t^9, evaluated by Estrin's scheme.
-    let t = (y - n as f64) * core::f64::consts::LN_2;
+    let t = (y - (shifted - ROUND)) * core::f64::consts::LN_2;
     let t2 = t * t;
     let t4 = t2 * t2;
     let p01 = 1.0 + t;
@@ -70,15 +70,16 @@ pub fn floor_exp(x: f64) -> f64 {
     let p67 = 1.0 / 720.0 + t * (1.0 / 5_040.0);
     let p89 = 1.0 / 40_320.0 + t * (1.0 / 362_880.0);
     let p = (p01 + t2 * p23) + t4 * ((p45 + t2 * p67) + t4 * p89);
-    // Scale by 2^n through two factors, each a normal power of two.
-    let n = n as i32;
-    let (a, b) = (n / 2, n - n / 2);
-    let v = p * f64::from_bits(((1023 + a) as u64) << 52) * f64::from_bits(((1023 + b) as u64) << 52);
-    // v >= 0 and below 2^1011: for v < 2^52 the cast is an exact floor.
-    if v >= 4_503_599_627_370_496.0 {
+    // |n| <= 1010: 2^n is a normal double.
+    let v = p * f64::from_bits(((1023 + n) as u64) << 52);
+    if v >= TWO52 {
         return libm::floor(libm::exp(x));
     }
-    let k = (v as u64) as f64;
+    // Floor of 0 <= v < 2^52: round to an integer, then step down if that went up.
+    let mut k = (v + TWO52) - TWO52;
+    if k > v {
+        k -= 1.0;
+    }
     let tol = v * 1e-9 + 1e-300;
     if v - k < tol || k + 1.0 - v < tol {
         return libm::floor(libm::exp(x));
@@ -86,10 +87,16 @@ pub fn floor_exp(x: f64) -> f64 {
     k
 }
 
-/// Truncates a positive real length to an integer and clips it to `[min, max]`.
+/// Truncates a non-negative real length to an integer and clips it to `[min, max]`
+/// (NaN becomes `min`).
 fn clip_length(v: f64, min: u32, max: u32) -> u32 {
-    let v = if v.is_nan() { min as f64 } else { v };
-    let k = if v >= max as f64 { max } else { libm::floor(v.max(0.0)) as u32 };
+    let k = if v >= max as f64 {
+        max
+    } else if v >= 0.0 {
+        v as u32
+    } else {
+        0
+    };
     k.clamp(min, max.max(min))
 }
 
@@ -130,11 +137,12 @@ impl TrafficModel {
         let mean_gap = 1.0 / self.rate_rps;
         match self.arrival {
             Arrival::Poisson => {
+                let z = crate::rng::Ziggurat::get();
                 let mut t = 0.0;
-                for _ in 0..n {
-                    t += rng.exponential(mean_gap);
-                    out.push(t);
-                }
+                out.extend((0..n).map(|_| {
+                    t += mean_gap * rng.exponential_with(z);
+                    t
+                }));
             }
             Arrival::Gamma { cv } => {
                 let shape = 1.0 / (cv * cv);
@@ -188,9 +196,11 @@ fn fill_lengths(
     match spec.dist {
         LengthDist::LogNormal { median, sigma } => {
             let ln_median = libm::log(median);
-            for _ in 0..n {
-                out.push(lognormal_length(rng, ln_median, sigma, spec.min, spec.max));
-            }
+            let z = crate::rng::Ziggurat::get();
+            out.extend((0..n).map(|_| {
+                let v = floor_exp(ln_median + sigma * rng.normal_with(z));
+                clip_length(v, spec.min, spec.max)
+            }));
         }
         LengthDist::Fixed { tokens } => {
             out.extend(std::iter::repeat_n(tokens.clamp(spec.min, spec.max.max(spec.min)), n));

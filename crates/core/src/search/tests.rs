@@ -312,3 +312,26 @@ fn sweep_is_order_independent_and_picks_the_best() {
         serde_json::to_string(&b).expect("json")
     );
 }
+
+#[test]
+fn extreme_plans_end_cleanly() {
+    // A tiny model: the roofline guess is enormous, yet every rate stays simulable.
+    let mut p = quick_plan();
+    p.model.params = 1e6;
+    p.model.active_params = 1e6;
+    p.run.replications = 2;
+    let r = search_goodput_threads(&p, 1, &mut |_| true).expect("search");
+    assert!(r
+        .curve
+        .iter()
+        .all(|c| c.rate_rps <= crate::sim::MAX_RATE_RPS));
+    assert!(r.goodput_rps > 0.0);
+    // A TTFT objective no request can meet: goodput 0 with a reason, not a hang.
+    let mut p = quick_plan();
+    p.slo.ttft_s = Some(1e-4);
+    p.run.replications = 2;
+    let r = search_goodput_threads(&p, 1, &mut |_| true).expect("search");
+    assert_eq!(r.status, SearchStatus::ZeroGoodput);
+    assert_eq!(r.goodput_rps, 0.0);
+    assert_eq!(r.goodput_range_rps, [0.0, 0.0]);
+}

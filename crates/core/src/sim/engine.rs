@@ -20,8 +20,72 @@ enum State {
     Gone,
 }
 
+/// Parameters of a stretch of identical-shape steps (see `Engine::stretch`).
+struct Stretch {
+    /// Tokens computed per step.
+    n_tok: u64,
+    /// Decoders' context before the first step [tokens].
+    ctx: f64,
+    /// Context growth per step [tokens].
+    growth: f64,
+    /// Prefill tokens the front prompt gets per step.
+    chunk: u64,
+    /// Step count at which the stretch must end.
+    stop: u64,
+    /// Whether an arriving request could be admitted and change the next step.
+    can_admit: bool,
+}
+
 /// End of an intrusive list.
 const NIL: u32 = u32::MAX;
+
+/// A FIFO of prefilling sequences over one `Vec` (cheaper to scan than a `VecDeque`).
+#[derive(Debug, Default)]
+struct Fifo {
+    items: Vec<Prefilling>,
+    head: usize,
+}
+
+impl Fifo {
+    fn len(&self) -> usize {
+        self.items.len() - self.head
+    }
+
+    fn is_empty(&self) -> bool {
+        self.head == self.items.len()
+    }
+
+    fn push_back(&mut self, p: Prefilling) {
+        if self.head > 0 && (self.is_empty() || self.head >= 4096) {
+            self.items.drain(..self.head);
+            self.head = 0;
+        }
+        self.items.push(p);
+    }
+
+    fn pop_front(&mut self) -> Option<Prefilling> {
+        let p = self.items.get(self.head).copied();
+        if p.is_some() {
+            self.head += 1;
+        }
+        p
+    }
+
+    fn front_mut(&mut self) -> Option<&mut Prefilling> {
+        self.items.get_mut(self.head)
+    }
+
+    fn live(&mut self) -> &mut [Prefilling] {
+        &mut self.items[self.head..]
+    }
+
+    /// Removes sequence `id` (the newest admitted is at the back, so this is quick).
+    fn remove_id(&mut self, id: u32) {
+        if let Some(pos) = self.items[self.head..].iter().rposition(|p| p.id == id) {
+            self.items.remove(self.head + pos);
+        }
+    }
+}
 
 /// A running sequence whose prompt is not yet fully computed.
 #[derive(Debug, Clone, Copy)]
@@ -114,7 +178,7 @@ struct Engine<'a, const FULL: bool> {
     next_admit: usize,
     next_arr: usize,
     // Running.
-    pre: VecDeque<Prefilling>,
+    pre: Fifo,
     /// Timing wheel of decoders by finish step: `wheel[f & mask]` heads an intrusive
     /// list (`next`/`prev`) of the decoders whose last token comes in step `f`. Every
     /// finish lies less than `wheel.len()` steps ahead, so a slot holds one step only.
@@ -175,7 +239,7 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
             preempted: VecDeque::new(),
             next_admit: 0,
             next_arr: 0,
-            pre: VecDeque::with_capacity(cfg.max_num_seqs.min(4096) as usize),
+            pre: Fifo::default(),
             wheel: vec![NIL; wheel_len],
             mask: wheel_len as u64 - 1,
             next: vec![NIL; n],
@@ -230,13 +294,14 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
     /// Context of the decoders before the next step [tokens].
     fn ctx(&self, e: f64) -> f64 {
         let grown = self.n_dec * self.s - self.dec_start_sum;
-        self.dec_base_sum as f64 + e * grown as f64
+        // Signed conversions: one instruction each, unlike u64 -> f64 on x86-64.
+        self.dec_base_sum as i64 as f64 + e * grown as i64 as f64
     }
 
     /// KV tokens in use (paged policy) [tokens].
     fn kv_used(&self, e: f64) -> f64 {
         let grown = self.n_dec * self.s - self.dec_start_sum;
-        self.kv_static as f64 + e * grown as f64
+        self.kv_static as i64 as f64 + e * grown as i64 as f64
     }
 
     fn absorb_arrivals(&mut self) {
@@ -315,11 +380,7 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
                 continue;
             }
             let generated = if self.state[i] == State::Prefill {
-                if self.pre.back().map(|p| p.id) == Some(id) {
-                    self.pre.pop_back();
-                } else if let Some(pos) = self.pre.iter().position(|p| p.id == id) {
-                    self.pre.remove(pos);
-                }
+                self.pre.remove_id(id);
                 0
             } else {
                 let start = self.dec_start[i];
@@ -425,6 +486,42 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
         }
     }
 
+    /// Plans a stretch from the current state, if the next steps are all alike: pure
+    /// decode, decoders filling the whole budget, or the front prompt taking the rest of
+    /// the budget without completing. None when a prompt completes in the next step.
+    fn stretch(&mut self, budget: i64, compute_per_decoder: u64, e: f64) -> Option<Stretch> {
+        let cfg = self.cfg;
+        let paged = cfg.kv_policy == KvPolicy::Paged;
+        let left = budget - self.n_dec as i64;
+        let (chunk, chunk_steps, arrivals_matter) = match self.pre.front_mut() {
+            // Pure decode: an admitted arrival would prefill at once.
+            None => (0, u64::MAX, true),
+            // Decoders fill the budget: prefill waits, and so would an arrival.
+            Some(_) if left <= 0 => (0, u64::MAX, FULL || paged),
+            // The front prompt takes the whole rest of the budget without completing;
+            // an arrival admitted meanwhile would get no tokens either.
+            Some(p) if cfg.chunked_prefill && p.remaining as i64 > left => {
+                (left as u64, (p.remaining as u64 - 1) / left as u64, FULL || paged)
+            }
+            Some(_) => return None,
+        };
+        let growth = self.n_dec as f64 * e;
+        let room_steps = if paged && growth > 0.0 {
+            let free = cfg.kv_capacity_tokens - self.kv_used(e);
+            libm::floor(free / growth).max(1.0) as u64
+        } else {
+            u64::MAX
+        };
+        Some(Stretch {
+            n_tok: self.n_dec * compute_per_decoder + chunk,
+            ctx: self.ctx(e),
+            growth,
+            chunk,
+            stop: self.s.saturating_add(room_steps.min(chunk_steps)).min(cfg.max_steps),
+            can_admit: arrivals_matter && self.running() < cfg.max_num_seqs as u64,
+        })
+    }
+
     /// Books one step of `dt` seconds.
     fn account(&mut self, dt: f64) {
         self.t += dt;
@@ -478,42 +575,47 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
                 continue; // everything waiting was refused
             }
 
-            if self.pre.is_empty() {
-                // Pure decode: nothing changes but the clock and the context until a
-                // decoder finishes or an arrival can be admitted.
-                let n_tok = self.n_dec * compute_per_decoder;
-                let mut ctx = self.ctx(e);
-                let growth = self.n_dec as f64 * e;
-                let room_steps = if paged {
-                    let free = cfg.kv_capacity_tokens - self.kv_used(e);
-                    if growth > 0.0 {
-                        libm::floor(free / growth) as u64
-                    } else {
-                        u64::MAX
-                    }
-                } else {
-                    u64::MAX
-                };
-                let stop = self.s.saturating_add(room_steps.max(1)).min(cfg.max_steps);
-                let can_admit = self.running() < max_seqs;
+            // A stretch: steps in which nothing changes but the clock, the decoders'
+            // context and the front prompt's progress by a partial chunk; see `stretch`.
+            if let Some(mut st) = self.stretch(budget, compute_per_decoder, e) {
                 loop {
-                    let dt = step_time(n_tok, ctx);
-                    self.account(dt);
-                    ctx += growth;
-                    if self.s >= stop || self.finishing_now() {
-                        break;
-                    }
-                    if can_admit {
-                        let before = self.next_arr;
-                        self.absorb_arrivals();
-                        if self.next_arr != before || self.waiting() > 0 {
+                    let s0 = self.s;
+                    let mut ctx = st.ctx;
+                    loop {
+                        let dt = step_time(st.n_tok, ctx);
+                        self.account(dt);
+                        ctx += st.growth;
+                        if self.s >= st.stop || self.finishing_now() {
                             break;
                         }
-                    } else if FULL {
-                        self.absorb_arrivals();
+                        if st.can_admit {
+                            let before = self.next_arr;
+                            self.absorb_arrivals();
+                            if self.next_arr != before || self.waiting() > 0 {
+                                break;
+                            }
+                        } else if FULL {
+                            self.absorb_arrivals();
+                        }
+                    }
+                    if let Some(p) = self.pre.front_mut() {
+                        p.remaining -= (st.chunk * (self.s - s0)) as u32;
+                    }
+                    if !self.finishing_now() {
+                        break;
+                    }
+                    // Decoders finish: carry on with new counts, unless a slot now
+                    // opens for a waiting request or a prompt would complete.
+                    self.pop_finished();
+                    self.absorb_arrivals();
+                    if paged || self.running() == 0 || (self.running() < max_seqs && self.waiting() > 0) {
+                        break;
+                    }
+                    match self.stretch(budget, compute_per_decoder, e) {
+                        Some(next) => st = next,
+                        None => break,
                     }
                 }
-                self.pop_finished();
                 continue;
             }
 
@@ -522,7 +624,7 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
             let ctx = self.ctx(e);
             let mut left = budget - self.n_dec as i64;
             let mut completed = 0usize;
-            for p in self.pre.iter_mut() {
+            for p in self.pre.live() {
                 if left <= 0 {
                     break;
                 }
@@ -582,7 +684,7 @@ pub(super) fn step_time_fn(cfg: &SimConfig) -> impl Fn(u64, f64) -> f64 {
     let s_per_tok = 2.0 * sm.params / (gpus * sm.compute_flops_per_s);
     move |n_tok: u64, ctx: f64| -> f64 {
         let mem = (w_bytes + kappa * ctx) * inv_bw;
-        let comp = n_tok as f64 * s_per_tok;
+        let comp = n_tok as i64 as f64 * s_per_tok;
         fixed + if mem >= comp { mem } else { comp }
     }
 }

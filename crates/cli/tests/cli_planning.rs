@@ -1,0 +1,303 @@
+//! `goodput search`, `sweep`, `capacity`, `plan` and `alerts`, run as a user would run them.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+fn goodput(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_goodput"))
+        .args(args)
+        .output()
+        .expect("the goodput binary runs")
+}
+
+fn goodput_stdin(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_goodput"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the goodput binary runs");
+    let mut pipe = child.stdin.take().expect("stdin is piped");
+    let _ = pipe.write_all(stdin);
+    drop(pipe);
+    child
+        .wait_with_output()
+        .expect("the goodput binary finishes")
+}
+
+fn stdout(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}, stderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).expect("UTF-8 output")
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_str(&stdout(out)).expect("JSON output")
+}
+
+/// A failed run: non-zero exit, one line on stderr, no panic.
+fn failure(out: &Output) -> String {
+    assert!(!out.status.success(), "expected a failure");
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+/// A temporary file that removes itself.
+struct TempFile(std::path::PathBuf);
+
+impl TempFile {
+    fn new(name: &str, body: &str) -> TempFile {
+        let path = std::env::temp_dir().join(format!("goodput-{}-{name}", std::process::id()));
+        std::fs::write(&path, body).expect("write temp file");
+        TempFile(path)
+    }
+    fn path(&self) -> &str {
+        self.0.to_str().expect("UTF-8 path")
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+const ARTICLE_SWEEP: &str = "rate,attainment\n4,99%\n6,97%\n8,93%\n9,71%\n10,38%\n";
+const ARTICLE_FLAGS: [&str; 8] = [
+    "--slo-attainment",
+    "0.92",
+    "--peak-rate",
+    "30",
+    "--utilization",
+    "0.7",
+    "--redundancy",
+    "1",
+];
+
+/// Small simulations so the tests stay quick.
+const QUICK: [&str; 6] = [
+    "--num-requests",
+    "500",
+    "--warmup-requests",
+    "50",
+    "--replications",
+    "3",
+];
+
+#[test]
+fn capacity_reproduces_the_article_example() {
+    let csv = TempFile::new("sweep.csv", ARTICLE_SWEEP);
+    let mut args = vec!["capacity", "--sweep", csv.path()];
+    args.extend(ARTICLE_FLAGS);
+    let text = stdout(&goodput(&args));
+    assert!(
+        text.contains("goodput_rps                     8 "),
+        "{text}"
+    );
+    assert!(
+        text.contains("planned_rps_per_replica         5.6 "),
+        "{text}"
+    );
+    assert!(
+        text.contains("replicas_for_peak               6 "),
+        "{text}"
+    );
+    assert!(
+        text.contains("replicas_total                  7 "),
+        "{text}"
+    );
+    args.push("--json");
+    let v = json(&goodput(&args));
+    assert_eq!(v["goodput_rps"], 8.0);
+    assert!((v["planned_rps_per_replica"].as_f64().expect("number") - 5.6).abs() < 1e-12);
+    assert_eq!(v["replicas_for_peak"], 6);
+    assert_eq!(v["replicas_total"], 7);
+    assert_eq!(v["gpus_total"], 7);
+    for key in [
+        "cost_per_hour_usd",
+        "cost_per_month_usd",
+        "cost_per_compliant_request_usd",
+    ] {
+        assert!(v[key].as_f64().is_some_and(|x| x > 0.0), "{key}");
+    }
+    // From stdin, with two GPUs per replica at $4/h: 14 GPUs, $56/h.
+    let mut args = vec![
+        "capacity",
+        "--sweep",
+        "-",
+        "--gpus-per-replica",
+        "2",
+        "--gpu-hour-usd",
+        "4",
+        "--json",
+    ];
+    args.extend(ARTICLE_FLAGS);
+    let v = json(&goodput_stdin(&args, ARTICLE_SWEEP.as_bytes()));
+    assert_eq!(v["gpus_total"], 14);
+    assert_eq!(v["cost_per_hour_usd"], 56.0);
+}
+
+#[test]
+fn capacity_errors_are_one_clear_line() {
+    let err = failure(&goodput(&["capacity", "--goodput", "0"]));
+    assert!(err.contains("no replica"), "{err}");
+    let err = failure(&goodput_stdin(
+        &["capacity", "--sweep", "-"],
+        b"4,0.99\n6,lots\n",
+    ));
+    assert!(err.contains("line 2"), "{err}");
+    let err = failure(&goodput_stdin(
+        &["capacity", "--sweep", "-", "--slo-attainment", "0.999"],
+        ARTICLE_SWEEP.as_bytes(),
+    ));
+    assert!(err.contains("lowest measured rate"), "{err}");
+    let err = failure(&goodput(&[
+        "capacity",
+        "--goodput",
+        "8",
+        "--sweep",
+        "x.csv",
+    ]));
+    assert!(err.contains("not both"), "{err}");
+    failure(&goodput(&["capacity", "--sweep", "/nonexistent/sweep.csv"]));
+}
+
+#[test]
+fn search_prints_the_contract_keys_and_is_thread_independent() {
+    let mut args = vec!["search", "--json", "--threads", "1"];
+    args.extend(QUICK);
+    let one = stdout(&goodput(&args));
+    args[3] = "2";
+    let two = stdout(&goodput(&args));
+    assert_eq!(one, two, "the answer does not depend on the thread count");
+    let v: Value = serde_json::from_str(&one).expect("JSON");
+    let g = v["goodput_rps"].as_f64().expect("goodput");
+    assert!(g > 10.0 && g < 35.0, "{g}");
+    let range = v["goodput_range_rps"].as_array().expect("range");
+    assert_eq!(range.len(), 2);
+    let curve = v["curve"].as_array().expect("curve");
+    assert!(curve.len() >= 3);
+    for row in curve {
+        assert!(row["rate_rps"].as_f64().is_some());
+        assert!(row["attainment"].as_f64().is_some());
+        assert_eq!(row["ci95"].as_array().map(Vec::len), Some(2));
+    }
+    let mut args = vec!["search"];
+    args.extend(QUICK);
+    let text = stdout(&goodput(&args));
+    assert!(text.starts_with("goodput: "), "{text}");
+    let err = failure(&goodput(&["search", "--ttft-slo", "-1"]));
+    assert!(err.contains("ttft"), "{err}");
+    failure(&goodput(&["search", "--threads", "0"]));
+}
+
+#[test]
+fn sweep_prints_grid_best_and_flags() {
+    let mut args = vec!["sweep", "--seqs", "16,128", "--budgets", "512,0", "--json"];
+    args.extend(QUICK);
+    let v = json(&goodput(&args));
+    assert_eq!(v["cells"].as_array().map(Vec::len), Some(4));
+    let best = v["best"].as_u64().expect("best") as usize;
+    assert_eq!(v["cells"][best]["max_num_seqs"], 128);
+    let vllm = v["flags"]["vllm"].as_str().expect("flags");
+    assert!(vllm.starts_with("vllm serve "), "{vllm}");
+    assert!(vllm.contains("--max-num-seqs 128"), "{vllm}");
+    assert!(v["flags"]["sglang"]
+        .as_str()
+        .is_some_and(|s| s.contains("--max-running-requests 128")));
+    let mut args = vec!["sweep", "--seqs", "16,128", "--budgets", "512"];
+    args.extend(QUICK);
+    let text = stdout(&goodput(&args));
+    assert!(text.contains("best: 128 seqs, budget 512"), "{text}");
+    let err = failure(&goodput(&["sweep", "--seqs", "16,x"]));
+    assert!(err.contains("--seqs"), "{err}");
+}
+
+#[test]
+fn plan_report_json_and_markdown() {
+    let file = TempFile::new("plan.json", "");
+    // A plan file with the article's measured sweep: no simulation for the goodput.
+    let plan = serde_json::json!({
+        "slo": {"attainment_target": 0.92},
+        "traffic": {"peak_rate_rps": 30.0},
+        "planning": {"measured_sweep": [
+            {"rate_rps": 4.0, "attainment": 0.99}, {"rate_rps": 6.0, "attainment": 0.97},
+            {"rate_rps": 8.0, "attainment": 0.93}, {"rate_rps": 9.0, "attainment": 0.71},
+            {"rate_rps": 10.0, "attainment": 0.38}
+        ]}
+    });
+    std::fs::write(&file.0, plan.to_string()).expect("write plan");
+    let v = json(&goodput(&[
+        "plan",
+        "--plan",
+        file.path(),
+        "--no-sweep",
+        "--json",
+    ]));
+    assert_eq!(v["goodput"]["source"], "measured");
+    assert_eq!(v["goodput"]["goodput_rps"], 8.0);
+    assert_eq!(v["capacity"]["replicas_total"], 7);
+    assert!(v["analytics"]["warnings"].is_array());
+    assert!(v["alerts"]["yaml"]
+        .as_str()
+        .is_some_and(|y| y.contains("groups:")));
+    let md = stdout(&goodput(&[
+        "plan",
+        "--plan",
+        file.path(),
+        "--no-sweep",
+        "--markdown",
+    ]));
+    assert!(md.starts_with("# "), "{md}");
+    assert!(
+        md.contains("| Replicas | 7 (6 for the 30 req/s peak + 1 spare) |"),
+        "{md}"
+    );
+    // Simulated, with the knob sweep.
+    let mut args = vec!["plan", "--json"];
+    args.extend(QUICK);
+    let v = json(&goodput(&args));
+    assert_eq!(v["goodput"]["source"], "simulated");
+    assert!(v["knob_hint"]["flags"]["vllm"].as_str().is_some());
+    failure(&goodput(&["plan", "--json", "--markdown"]));
+}
+
+#[test]
+fn alerts_print_rule_yaml() {
+    let y = stdout(&goodput(&[
+        "alerts",
+        "--goodput",
+        "22",
+        "--slo-attainment",
+        "0.99",
+    ]));
+    assert!(
+        y.contains("groups:\n  - name: goodput-slo-chat\n    rules:\n"),
+        "{y}"
+    );
+    for name in [
+        "LlmSloBurnRateFast",
+        "LlmSloBurnRateMedium",
+        "LlmSloBurnRateSlow",
+        "LlmQueueDepthHigh",
+    ] {
+        assert!(y.contains(&format!("- alert: {name}\n")), "{name}");
+    }
+    assert!(y.contains("[1h]") && y.contains("[5m]") && y.contains("[3d]") && y.contains("[6h]"));
+    assert!(y.contains("(vllm:num_requests_waiting) > 6"), "{y}");
+    assert!(y.contains("severity: page") && y.contains("severity: ticket"));
+    // Without --goodput the threshold comes from the simulated goodput.
+    let mut args = vec!["alerts"];
+    args.extend(QUICK);
+    assert!(stdout(&goodput(&args)).contains("vllm:num_requests_waiting"));
+    failure(&goodput(&["alerts", "--goodput", "-3"]));
+}

@@ -1,0 +1,53 @@
+//! The simulator in a browser: the golden value native code also asserts, bit for bit,
+//! and a timing of 20 simulation points (printed, not asserted).
+//!
+//! Run with `cargo test --target wasm32-unknown-unknown -p goodput-core --test wasm`
+//! (headless Chromium through chromedriver; see `webdriver.json`).
+#![cfg(target_arch = "wasm32")]
+
+use goodput_core::plan::KvPolicy;
+use goodput_core::sim::{attainment, simulate, SimConfig};
+use goodput_core::Plan;
+use wasm_bindgen_test::{console_log, wasm_bindgen_test, wasm_bindgen_test_configure};
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+/// Same plan, seed and constants as `golden_value` in `tests/vectors/sim.rs`.
+#[wasm_bindgen_test]
+fn golden_value_matches_native() {
+    let cfg = SimConfig::from_plan(&Plan::default(), 21.0).expect("default plan is valid");
+    let r = simulate(&cfg, 42).expect("runs");
+    assert_eq!(r.attainment.to_bits(), 0.9678260869565217f64.to_bits(), "attainment {}", r.attainment);
+    assert_eq!(r.ttft_s.p99.to_bits(), 0.6079216000843904f64.to_bits(), "ttft p99 {}", r.ttft_s.p99);
+}
+
+fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or(0.0, |p| p.now())
+}
+
+/// The benchmark point: 2,500 requests at the article's 20 req/s, 128 seqs, budget 512.
+#[wasm_bindgen_test]
+fn time_twenty_points() {
+    let mut plan = Plan::default();
+    plan.engine.kv_policy = KvPolicy::None;
+    let cfg = SimConfig::from_plan(&plan, 20.0).expect("article plan is valid");
+    // Warm up (tables, allocator), then time the fast path and the full report.
+    let mut sink = attainment(&cfg, 1000).expect("runs");
+    let t0 = now_ms();
+    for seed in 0..20 {
+        sink += attainment(&cfg, seed).expect("runs");
+    }
+    let t1 = now_ms();
+    for seed in 0..20 {
+        sink += simulate(&cfg, seed).expect("runs").ttft_s.p99;
+    }
+    let t2 = now_ms();
+    console_log!(
+        "wasm: attainment() {:.0} µs/point, simulate() {:.0} µs/point (20 points each; checksum {sink:.3})",
+        (t1 - t0) * 1e3 / 20.0,
+        (t2 - t1) * 1e3 / 20.0
+    );
+    assert!(sink.is_finite());
+}

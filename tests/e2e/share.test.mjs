@@ -1,0 +1,310 @@
+// Share links, the finance view, the embed card, saved work and exports, in a real
+// browser: a link made by the CLI shows the CLI's numbers, hostile links show their
+// message over the defaults, the embed card fits 320 px, saved plans survive a
+// reload, and exports download the right content.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, writeFile, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { REPO_ROOT, assertNoErrors, readValue, runCli, runCliJson, screenshot, startHarness } from './harness.mjs';
+
+/** Headline cells the page and the CLI must agree on, with the CLI's JSON key for each. */
+const CELLS = [
+  ['goodput-rps', 'goodput_rps'],
+  ['replicas-total', 'replicas_total'],
+  ['gpus-total', 'gpus_total'],
+  ['cost-per-month-usd', 'cost_per_month_usd'],
+  ['cost-per-compliant-request-usd', 'cost_per_compliant_request_usd'],
+];
+
+/** A small plan (few requests and replications) so each search is quick. */
+const SMALL = ['--num-requests', '1000', '--warmup-requests', '100', '--replications', '4'];
+
+/** Longest wait for a finished search [ms]. */
+const SEARCH_TIMEOUT_MS = 150_000;
+
+/** The default plan's decode step [s] (also checked by the smoke test): shows the defaults are on screen. */
+const DEFAULT_DECODE_STEP_S = 0.009821744716417911;
+
+let h;
+before(async () => {
+  h = await startHarness();
+});
+after(async () => {
+  await h?.close();
+});
+
+/** The first value of `key` anywhere in a JSON document (depth first). */
+function findKey(doc, key) {
+  if (doc === null || typeof doc !== 'object') return undefined;
+  if (Object.hasOwn(doc, key) && typeof doc[key] === 'number') return doc[key];
+  for (const v of Object.values(doc)) {
+    const found = findKey(v, key);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** The part of a link from `#` on. */
+const fragmentOf = (link) => link.slice(link.indexOf('#'));
+
+/** Waits for the finance answer to be ready and reads the headline cells. */
+async function financeValues(page) {
+  await page.waitForSelector('[data-testid="answer"][data-ready="true"]', { timeout: SEARCH_TIMEOUT_MS });
+  const out = {};
+  for (const [cell] of CELLS) out[cell] = await readValue(page, cell);
+  return out;
+}
+
+/** Elements a hostile link might have injected, and the marker its script would set. */
+async function injected(page) {
+  return page.evaluate(() => ({
+    scripts: [...document.scripts].filter((s) => !s.src && s.textContent.includes('pwned')).length,
+    imgs: document.querySelectorAll('img[src="x"], [onerror]').length,
+    pwned: typeof window.__pwned,
+  }));
+}
+
+test('a link made by the CLI opens in a fresh profile with the CLI numbers', async () => {
+  const link = (await runCli(['link', '--base-url', `${h.baseUrl}/`, '--peak-rate', '45', ...SMALL])).trim();
+  assert.ok(link.startsWith(`${h.baseUrl}/#p=`), link);
+  assert.ok(link.length < 1000, `a typical link stays under 1,000 characters (${link.length})`);
+  const cli = await runCliJson(['plan', '--link', link, '--json']);
+  const { page, errors } = await h.openPage(`/${fragmentOf(link)}`, {
+    waitFor: '[data-testid="finance-view"]',
+  });
+  const shown = await financeValues(page);
+  for (const [cell, key] of CELLS) {
+    const expected = findKey(cli, key);
+    assert.equal(typeof expected, 'number', `the CLI JSON has ${key}`);
+    assert.equal(shown[cell], expected, `${cell}: page ${shown[cell]}, CLI ${expected}`);
+  }
+  const answer = await page.textContent('[data-testid="answer"]');
+  assert.match(answer, new RegExp(`^${shown['gpus-total']} × .*\\(\\d+ for a 45 req/s peak \\+ 1 spare\\)`));
+  assert.match(answer, /at 90% of requests within 0\.5 s to first token and 25 ms per token/);
+  assert.equal(await page.locator('[data-testid="shared-banner"]').count(), 1);
+  assert.equal(await page.locator('[data-testid="assumptions"] dt').count(), 6);
+  await screenshot(page, 'share-finance');
+  // The finance view prints on one page.
+  await page.emulateMedia({ media: 'print' });
+  const pdf = (await page.pdf({ format: 'A4' })).toString('latin1');
+  assert.equal(pdf.match(/\/Type\s*\/Page[^s]/g)?.length, 1, 'one printed page');
+  await page.emulateMedia({ media: 'screen' });
+  // "Open in planner" shows the full view of the same plan, and the address keeps it.
+  await page.click('[data-testid="open-planner"]');
+  await page.waitForSelector('[data-testid="input-traffic.peak_rate_rps"]');
+  assert.equal(await page.inputValue('[data-testid="input-traffic.peak_rate_rps"]'), '45');
+  await page.waitForFunction(() => location.hash.endsWith('&view=planner'));
+  assertNoErrors(errors);
+});
+
+/** The hostile corpus of the core: [variant, fragment, why] for the cases picked by `why`. */
+async function hostileCases(picks) {
+  const text = await readFile(path.join(REPO_ROOT, 'crates/core/tests/share_corpus/hostile.txt'), 'utf8');
+  const rows = text
+    .split('\n')
+    .filter((l) => l && !l.startsWith('#'))
+    .map((l) => l.split('\t'));
+  return picks.map((why) => {
+    const row = rows.find((r) => r[2] === why);
+    assert.ok(row, `corpus case "${why}"`);
+    return [row[0], row[1].slice(row[1].indexOf('#')), why];
+  });
+}
+
+/** The start of each decode error's message, by variant. */
+const MESSAGES = {
+  BadHeader: 'the plan data does not start with a version',
+  BadVersion: 'the link uses format version',
+  BadBase64: 'the plan data has an invalid character',
+  Decompress: 'the compressed plan is corrupt or cut short',
+  TooLargeDecompressed: 'the plan expands to more than',
+  TooDeep: 'the plan nests deeper than',
+  BadJson: "the link's data is not a valid plan",
+  Invalid: 'the plan in the link is out of range',
+  TooLong: 'the link is',
+};
+
+test('hostile links show their message over the defaults, with nothing injected', async () => {
+  const good = (await runCli(['link', '--base-url', `${h.baseUrl}/`])).trim();
+  const payload = fragmentOf(good).slice('#p='.length);
+  const b64 = (json) => Buffer.from(json).toString('base64url');
+  const cases = [
+    // Cut the body at a whole number of base64 quads, so the deflate stream is what breaks.
+    ['Decompress', `#p=${payload.slice(0, 2 + Math.floor((payload.length - 2) / 8) * 4)}`, 'truncated'],
+    ['BadBase64', `#p=${payload.slice(0, 3)}!!${payload.slice(3)}`, 'bad base64'],
+    ['BadVersion', `#p=7${payload.slice(1)}`, 'wrong version'],
+    ['Invalid', `#p=1j${b64('{"run":{"num_requests":4000000000}}')}`, 'absurd request count'],
+    ['Invalid', `#p=1j${b64('{"traffic":{"peak_rate_rps":1e300},"hardware":{"tp_degree":0}}')}`, 'absurd values'],
+    ['TooLong', `#p=1j${'A'.repeat(70_000)}`, 'oversized'],
+    ...(await hostileCases([
+      'two mebibytes of spaces: a small zip bomb',
+      '100,000 open brackets',
+      'markup instead of data',
+      '1e308 requests',
+      'a dictionary-mode bomb (the dictionary is not needed to inflate it)',
+    ])),
+  ];
+  for (const [variant, fragment, why] of cases) {
+    const { page, errors } = await h.openPage(`/${fragment}`, { waitFor: '[data-testid="link-error"]' });
+    const text = await page.textContent('[data-testid="share-banner-text"]');
+    assert.ok(text.includes(MESSAGES[variant]), `${why}: "${text}" should include "${MESSAGES[variant]}"`);
+    assert.ok(text.length < 600, `${why}: the message is short`);
+    assert.equal(await readValue(page, 'decode-step-ms'), DEFAULT_DECODE_STEP_S, `${why}: defaults shown`);
+    assert.equal(await page.inputValue('[data-testid="input-traffic.peak_rate_rps"]'), '30', why);
+    assert.deepEqual(await injected(page), { scripts: 0, imgs: 0, pwned: 'undefined' }, why);
+    assertNoErrors(errors);
+    await page.close();
+  }
+});
+
+test('markup in a plan name is shown as text, in the page and in the embed snippet', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'goodput-share-'));
+  try {
+    const name = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">';
+    const planFile = path.join(dir, 'plan.json');
+    await writeFile(planFile, JSON.stringify({ name }));
+    const link = (await runCli(['link', '--plan', planFile, '--base-url', `${h.baseUrl}/`])).trim();
+    const { page, errors } = await h.openPage(`/${fragmentOf(link)}`, { waitFor: '[data-testid="plan-title"]' });
+    assert.equal(await page.textContent('[data-testid="plan-title"]'), name);
+    await page.waitForTimeout(300);
+    assert.deepEqual(await injected(page), { scripts: 0, imgs: 0, pwned: 'undefined' });
+    // When the clipboard refuses, a text box shows the snippet to copy by hand, escaped.
+    await page.evaluate(() => {
+      navigator.clipboard.writeText = () => Promise.reject(new DOMException('refused', 'NotAllowedError'));
+    });
+    await page.click('[data-testid="copy-embed"]');
+    const snippet = await page.inputValue('[data-testid="copy-embed-fallback"]');
+    assert.match(snippet, /^<iframe src="http:\/\/127\.0\.0\.1:\d+\/#p=1[a-z][A-Za-z0-9_-]+&amp;embed" width="100%" height="420"/);
+    assert.ok(snippet.includes('title="&lt;script&gt;window.__pwned=1&lt;/script&gt;&lt;img src=x onerror=&quot;'), snippet);
+    assertNoErrors(errors);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('copy link gives a finance link of the plan on screen', async () => {
+  const { page, errors } = await h.openPage('/', { waitFor: '[data-testid="input-traffic.peak_rate_rps"]' });
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.baseUrl });
+  await page.fill('[data-testid="input-traffic.peak_rate_rps"]', '12');
+  await page.waitForFunction(() => location.hash.includes('view=planner'));
+  await page.click('[data-testid="copy-link"]');
+  await page.waitForSelector('[data-testid="copy-link"]:has-text("Copied")');
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  assert.ok(copied.startsWith(`${h.baseUrl}/#p=1`) && !copied.includes('view='), copied);
+  const decoded = JSON.parse(await runCli(['decode', copied]));
+  assert.equal(decoded.traffic.peak_rate_rps, 12);
+  assertNoErrors(errors);
+});
+
+test('the embed card renders at 320 px with its numbers and a link out', async () => {
+  const link = (await runCli(['link', '--base-url', `${h.baseUrl}/`, '--embed', ...SMALL])).trim();
+  assert.ok(link.endsWith('&embed'), link);
+  const { page, errors } = await h.openPage(`/${fragmentOf(link)}`, {
+    waitFor: '[data-testid="embed-view"]',
+    viewport: { width: 320, height: 420 },
+  });
+  await page.waitForSelector('[data-testid="gpus-total"][data-value]', { timeout: SEARCH_TIMEOUT_MS });
+  assert.equal(await page.locator('input, select, textarea, .app-header').count(), 0, 'no inputs, no header');
+  const out = page.locator('[data-testid="embed-open"]');
+  assert.equal(await out.getAttribute('target'), '_blank');
+  const href = await out.getAttribute('href');
+  assert.ok(href.startsWith(`${h.baseUrl}/#p=1`) && !href.includes('embed'), href);
+  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  assert.ok(width <= 320, `no horizontal scrolling at 320 px (content is ${width} px wide)`);
+  assert.equal(await page.evaluate(() => location.hash.endsWith('&embed')), true, 'the embed address is kept');
+  await page.waitForTimeout(300);
+  await screenshot(page, 'share-embed-320');
+  assertNoErrors(errors);
+});
+
+test('the autosaved plan and a named plan survive a reload; a shared link leaves them intact', async () => {
+  const { page, errors } = await h.openPage('/', { waitFor: '[data-testid="input-traffic.peak_rate_rps"]' });
+  await page.fill('[data-testid="input-traffic.peak_rate_rps"]', '17');
+  await page.fill('[data-testid="save-name"]', 'peak 17');
+  await page.click('[data-testid="save-plan"]');
+  await page.waitForSelector('[data-testid="saved-plan"][data-name="peak 17"]');
+  await page.fill('[data-testid="input-traffic.peak_rate_rps"]', '19');
+  await page.waitForFunction(() => (localStorage.getItem('goodput.current.v1') ?? '').includes('"peak_rate_rps":19'));
+  await page.goto(`${h.baseUrl}/`);
+  await page.waitForSelector('[data-testid="input-traffic.peak_rate_rps"]');
+  assert.equal(await page.inputValue('[data-testid="input-traffic.peak_rate_rps"]'), '19', 'autosaved plan restored');
+  assert.equal(await page.locator('[data-testid="saved-plan"][data-name="peak 17"]').count(), 1, 'named plan listed');
+  // A shared link opens without touching the own plan; one click goes back to it.
+  const shared = (await runCli(['link', '--base-url', `${h.baseUrl}/`, '--peak-rate', '88'])).trim();
+  await page.goto(shared);
+  await page.waitForSelector('[data-testid="shared-banner"]');
+  await page.waitForTimeout(1000);
+  assert.ok((await page.evaluate(() => localStorage.getItem('goodput.current.v1'))).includes('"peak_rate_rps":19'));
+  await page.click('[data-testid="back-to-own"]');
+  await page.waitForSelector('[data-testid="input-traffic.peak_rate_rps"]');
+  assert.equal(await page.inputValue('[data-testid="input-traffic.peak_rate_rps"]'), '19');
+  // "Keep this plan" first saves the own plan under a dated name.
+  await page.goto(shared);
+  await page.waitForSelector('[data-testid="shared-banner"]');
+  await page.click('[data-testid="keep-shared"]');
+  await page.waitForFunction(() => (localStorage.getItem('goodput.current.v1') ?? '').includes('"peak_rate_rps":88'));
+  const named = JSON.parse(await page.evaluate(() => localStorage.getItem('goodput.named.v1')));
+  const before = named.find((p) => p.name.startsWith('My plan (before '));
+  assert.equal(before?.plan.traffic.peak_rate_rps, 19);
+  // Load the named plan back, then compare it with the current one.
+  await page.click('[data-testid="view-planner"]');
+  await page.click('[data-testid="saved-plan"][data-name="peak 17"] [data-testid="saved-load"]');
+  assert.equal(await page.inputValue('[data-testid="input-traffic.peak_rate_rps"]'), '17');
+  await page.click('[data-testid="view-compare"]');
+  await page.selectOption('[data-testid="compare-b"]', before.name);
+  const row = page.locator('[data-testid="compare-inputs"] tr', { hasText: 'Peak rate' });
+  assert.equal(await row.getAttribute('data-differs'), 'true');
+  assert.deepEqual(await row.locator('td').allTextContents(), ['17', '19']);
+  await screenshot(page, 'share-compare');
+  assertNoErrors(errors);
+});
+
+test('exports download the plan JSON and the Markdown summary; a bad plan file is refused', async () => {
+  const { page, errors } = await h.openPage('/', { waitFor: '[data-testid="input-traffic.peak_rate_rps"]' });
+  await page.fill('[data-testid="input-run.replications"]', '4');
+  await page.fill('[data-testid="input-run.num_requests"]', '1000');
+  const [json] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-plan-json"]')]);
+  assert.match(json.suggestedFilename(), /\.json$/);
+  const plan = JSON.parse(await readFile(await json.path(), 'utf8'));
+  assert.equal(plan.run.replications, 4);
+  // The CLI reads the exported file and gives the same goodput as the page.
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'goodput-share-'));
+  try {
+    const file = path.join(dir, 'plan.json');
+    await writeFile(file, JSON.stringify(plan));
+    const cli = await runCliJson(['plan', '--plan', file, '--json']);
+    await page.waitForSelector('[data-testid="run-status"][data-phase="done"]', { timeout: SEARCH_TIMEOUT_MS });
+    assert.equal(await readValue(page, 'goodput-rps'), findKey(cli, 'goodput_rps'));
+    const [md] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-markdown"]')]);
+    const text = await readFile(await md.path(), 'utf8');
+    const gpus = await readValue(page, 'gpus-total');
+    assert.ok(text.startsWith('# goodput plan\n\n## Answer'), text.slice(0, 200));
+    assert.ok(text.includes(`| GPUs | ${gpus} (1 per replica) |`), text);
+    assert.match(text, /\[Open this plan in goodput\]\(<http:\/\/127\.0\.0\.1:\d+\/#p=1[a-z][A-Za-z0-9_-]+>\)\n$/);
+    // The same report as the CLI's, word for word: same core, same plan, same seeds.
+    const cliMarkdown = await runCli(['plan', '--plan', file, '--markdown']);
+    assert.equal(text.slice(0, text.lastIndexOf('\n[Open this plan')).trimEnd(), cliMarkdown.trimEnd());
+    const [svg] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-chart-attainment-svg"]')]);
+    assert.match(await readFile(await svg.path(), 'utf8'), /^<svg[\s\S]*<\/svg>\s*$/);
+    const [png] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-chart-attainment-png"]')]);
+    assert.deepEqual([...(await readFile(await png.path())).subarray(1, 4)], [0x50, 0x4e, 0x47]);
+    // A bad file is refused with a message and the plan stays.
+    const bad = path.join(dir, 'bad.json');
+    await writeFile(bad, '{"run": {"replications": 0}}');
+    await page.setInputFiles('[data-testid="load-plan-json"]', bad);
+    await page.waitForSelector('[data-testid="export-message"].error');
+    assert.match(await page.textContent('[data-testid="export-message"]'), /run\.replications/);
+    assert.equal(await page.inputValue('[data-testid="input-run.replications"]'), '4');
+    const good = path.join(dir, 'good.json');
+    await writeFile(good, JSON.stringify({ ...plan, traffic: { ...plan.traffic, peak_rate_rps: 64 } }));
+    await page.setInputFiles('[data-testid="load-plan-json"]', good);
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid="input-traffic.peak_rate_rps"]')?.value === '64',
+    );
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  assertNoErrors(errors);
+});
