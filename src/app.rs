@@ -13,8 +13,8 @@ use crate::views::compare::CompareView;
 use crate::views::embed::EmbedView;
 use crate::views::finance::FinanceView;
 
-/// Which page the root shows. The planner is the full view; other views (a finance
-/// summary, an embeddable card) can be added here and picked from the URL.
+/// Which page the root shows. The planner is the full view; a share link opens the
+/// finance summary (or the embed card with `&embed`); see `url_state`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum View {
     /// Inputs on the left, results on the right.

@@ -144,6 +144,15 @@ impl Frame {
     }
 }
 
+/// A short thick line for a series legend at `(x, y)`.
+pub fn legend_mark(x: i32, y: i32, color: RGBColor, theme: &Theme) -> PathElement<(i32, i32)> {
+    let len = theme.px(16.0) as i32;
+    PathElement::new(
+        vec![(x, y), (x + len, y)],
+        color.stroke_width(theme.px(2.5)),
+    )
+}
+
 /// Draws "no data yet" (or another note) in the middle of an area.
 pub fn draw_note<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,

@@ -144,12 +144,24 @@ impl RunController {
             protocol::handle,
             Rc::new(move |body: String| c.on_reply(&body)),
             Rc::new(move |mode| c.mode.set(mode)),
+            Rc::new(move |task: Task| {
+                if task.run == c.driver.with_value(|d| d.run) {
+                    c.fail(
+                        "a simulation worker stopped unexpectedly twice on the same jobs".into(),
+                    );
+                }
+            }),
             Duration::from_secs(8),
         );
         c.driver.update_value(|d| d.pool = Some(pool));
-        Effect::new(move |_| {
+        Effect::new(move |first: Option<()>| {
             let plan = good.get();
-            c.schedule(plan);
+            // The first plan runs at once; later edits wait for a pause in typing.
+            if first.is_none() {
+                c.start(plan);
+            } else {
+                c.schedule(plan);
+            }
         });
         c
     }
@@ -261,7 +273,11 @@ impl RunController {
                         jobs: part.to_vec(),
                     };
                     if let Ok(body) = serde_json::to_string(&req) {
-                        pool.submit(Task { run: d.run, body });
+                        pool.submit(Task {
+                            run: d.run,
+                            body,
+                            attempts: 0,
+                        });
                     }
                 }
             }

@@ -3,7 +3,8 @@
 //! ```text
 //!   App ── PlanState (draft → good plan) ──┬─ memos: roofline, analytic, alerts (instant, in core)
 //!    │                                     └─ RunController ── worker pool ── core search jobs
-//!    └─ view: Planner (inputs column │ results column)
+//!    ├─ view: Planner (inputs column │ results column) | Finance | Embed | Compare
+//!    └─ Session: plan ⇄ address fragment (url_state), autosave and named plans (saved)
 //! ```
 //!
 //! Components only read signals, call the core and render; every number comes from

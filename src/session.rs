@@ -64,9 +64,13 @@ pub fn decide(opening: Opening, own: Option<SavedPlan>) -> Boot {
             own,
         },
         Opening::Link { plan, view } => {
-            let reload = view != View::Finance
-                && view != View::Embed
-                && own_plan.as_ref().is_none_or(|o| *o == *plan);
+            // A reload of the user's own page: the planner (or compare) with the own plan,
+            // or a fresh profile's first planner link; the summary only with the own plan.
+            let reload = match view {
+                View::Embed => false,
+                View::Finance => own_plan.as_ref().is_some_and(|o| *o == *plan),
+                View::Planner | View::Compare => own_plan.as_ref().is_none_or(|o| *o == *plan),
+            };
             Boot {
                 plan: *plan,
                 view,
@@ -403,6 +407,14 @@ mod tests {
         assert_eq!((b.view, b.visit), (View::Planner, None));
         let b = decide(link("fresh", View::Planner), None);
         assert_eq!(b.visit, None);
+        let b = decide(link("mine", View::Finance), Some(own("mine")));
+        assert_eq!((b.view, b.visit), (View::Finance, None));
+        let b = decide(link("mine", View::Embed), Some(own("mine")));
+        assert_eq!(
+            b.visit,
+            Some(Visit::Shared),
+            "an embed card never becomes the working plan"
+        );
     }
 
     #[test]

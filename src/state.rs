@@ -170,7 +170,7 @@ impl PlanState {
             Some((fields::Kind::Real { scale } | fields::Kind::OptionalReal { scale }, unit))
                 if scale != 1.0 =>
             {
-                format!("{message} (this field is in {unit}: 1 {unit} = {scale:e} of those)")
+                format!("{message} (this field is entered in {unit}, i.e. ×{scale:e})")
             }
             _ => message,
         })

@@ -218,3 +218,82 @@ async fn chart_canvases_are_sized_for_the_device_pixel_ratio() {
     drop(handle);
     root.remove();
 }
+
+// ---- Share links in the address ----------------------------------------------------
+
+/// Puts `fragment` (with its `#`) into the address without a reload, as opening a link does.
+fn open_fragment(fragment: &str) {
+    let window = web_sys::window().expect("window");
+    let path = window.location().pathname().unwrap_or_else(|_| "/".into());
+    let history = window.history().expect("history");
+    history
+        .replace_state_with_url(
+            &wasm_bindgen::JsValue::NULL,
+            "",
+            Some(&format!("{path}{fragment}")),
+        )
+        .expect("replaceState");
+}
+
+#[wasm_bindgen_test]
+async fn a_share_link_opens_its_plan_in_the_finance_view_as_text() {
+    fresh_start();
+    let name = "<b id=\"injected\">fp8</b> pilot";
+    let mut plan = Plan {
+        name: name.into(),
+        ..Plan::default()
+    };
+    plan.traffic.peak_rate_rps = 12.5;
+    open_fragment(&goodput_core::share::share_url("", &plan, false));
+    let root = mount_point();
+    let handle = mount_to(root.clone(), App);
+    tick().await;
+
+    by_testid(&root, "finance-view");
+    assert_eq!(
+        by_testid(&root, "plan-title").text_content().as_deref(),
+        Some(name)
+    );
+    assert!(root
+        .query_selector("#injected")
+        .expect("selector")
+        .is_none());
+    by_testid(&root, "shared-banner");
+    let assumptions = by_testid(&root, "assumptions")
+        .text_content()
+        .unwrap_or_default();
+    assert!(assumptions.contains("peak 12.5 req/s"), "{assumptions}");
+
+    drop(handle);
+    root.remove();
+    fresh_start();
+}
+
+#[wasm_bindgen_test]
+async fn a_broken_link_shows_its_message_over_the_defaults() {
+    fresh_start();
+    open_fragment("#p=1dAAAA");
+    let root = mount_point();
+    let handle = mount_to(root.clone(), App);
+    tick().await;
+
+    let banner = by_testid(&root, "link-error")
+        .text_content()
+        .unwrap_or_default();
+    let expected = goodput_core::share::decode("#p=1dAAAA")
+        .expect_err("a broken link")
+        .to_string();
+    assert!(banner.contains(&expected), "{banner}");
+    let step = read_value(&root, "decode-step-ms");
+    assert_eq!(step, step_time_s(&Plan::default(), 110.0, 110.0 * 940.0));
+    assert!(
+        web_sys::window()
+            .and_then(|w| w.location().hash().ok())
+            .is_some_and(|h| h == "#p=1dAAAA"),
+        "the broken link stays in the address until the user acts"
+    );
+
+    drop(handle);
+    root.remove();
+    fresh_start();
+}

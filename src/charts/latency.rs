@@ -3,7 +3,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{draw_note, nearest, Frame, Theme};
+use super::{draw_note, legend_mark, nearest, Frame, Theme};
 
 /// Latency percentiles at one rate.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -124,14 +124,14 @@ fn panel<DB: DrawingBackend>(
             theme.accent().stroke_width(theme.px(2.0)),
         ))?
         .label("p50")
-        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], theme.accent()));
+        .legend(move |(x, y)| legend_mark(x, y, theme.accent(), theme));
     chart
         .draw_series(LineSeries::new(
             pts.iter().map(|p| (p.rate_rps, ms(p99(p)))),
             theme.accent2().stroke_width(theme.px(2.0)),
         ))?
         .label("p99")
-        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], theme.accent2()));
+        .legend(move |(x, y)| legend_mark(x, y, theme.accent2(), theme));
     if let Some(slo) = slo_s {
         chart
             .draw_series(DashedLineSeries::new(
@@ -141,7 +141,7 @@ fn panel<DB: DrawingBackend>(
                 theme.limit().stroke_width(theme.px(1.5)),
             ))?
             .label("SLO")
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], theme.limit()));
+            .legend(move |(x, y)| legend_mark(x, y, theme.limit(), theme));
     }
     chart
         .configure_series_labels()

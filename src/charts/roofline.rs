@@ -5,7 +5,7 @@ use goodput_core::roofline::StepModel;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{draw_note, nearest, Frame, Theme};
+use super::{draw_note, legend_mark, nearest, Frame, Theme};
 
 /// One x of a roofline panel.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -154,7 +154,7 @@ fn panel<DB: DrawingBackend>(
             theme.fg().stroke_width(theme.px(2.0)),
         ))?
         .label("step time")
-        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], theme.fg()));
+        .legend(move |(x, y)| legend_mark(x, y, theme.fg(), theme));
     chart
         .draw_series(DashedLineSeries::new(
             pts.iter().map(|p| (p.x, p.memory_s * 1e3)),
@@ -163,7 +163,7 @@ fn panel<DB: DrawingBackend>(
             theme.accent().stroke_width(theme.px(1.5)),
         ))?
         .label("memory term (shaded blue: memory-bound)")
-        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], theme.accent()));
+        .legend(move |(x, y)| legend_mark(x, y, theme.accent(), theme));
     chart
         .draw_series(DashedLineSeries::new(
             pts.iter()
@@ -174,7 +174,7 @@ fn panel<DB: DrawingBackend>(
             theme.accent2().stroke_width(theme.px(1.5)),
         ))?
         .label("compute term (shaded amber: compute-bound)")
-        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], theme.accent2()));
+        .legend(move |(x, y)| legend_mark(x, y, theme.accent2(), theme));
     if mark >= x_lo && mark <= x_hi {
         chart.draw_series(std::iter::once(PathElement::new(
             vec![(mark, 0.0), (mark, y_hi)],

@@ -105,20 +105,29 @@ pub fn ExportPanel() -> impl IntoView {
         ));
     };
     let curve = move |_| match runs.search.get_untracked() {
-        Some((_, r)) => report(download_text(
+        Some((p, r)) if state.good.with_untracked(|g| *g == p) => report(download_text(
             &format!("{}-curve.csv", stem()),
             "text/csv",
             &curve_csv(&r),
         )),
-        None => message.set(Some((false, "The curve is not computed yet.".into()))),
+        _ => message.set(Some((
+            false,
+            "The curve of this plan is still being computed.".into(),
+        ))),
     };
-    let sweep = move |_| match runs.sweep.get_untracked() {
-        Some(s) => report(download_text(
-            &format!("{}-sweep.csv", stem()),
-            "text/csv",
-            &sweep_csv(&s),
-        )),
-        None => message.set(Some((false, "The knob sweep has not finished yet.".into()))),
+    let sweep = move |_| {
+        let done = runs.status.with_untracked(|s| s.phase == Phase::Done);
+        match runs.sweep.get_untracked().filter(|_| done) {
+            Some(s) => report(download_text(
+                &format!("{}-sweep.csv", stem()),
+                "text/csv",
+                &sweep_csv(&s),
+            )),
+            None => message.set(Some((
+                false,
+                "The knob sweep of this plan has not finished yet.".into(),
+            ))),
+        }
     };
     let json = move |_| {
         let text = plan_json(&state.good.get_untracked());

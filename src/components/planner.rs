@@ -12,6 +12,7 @@ use crate::components::inputs::InputsColumn;
 use crate::components::roofline_panel::RooflinePanel;
 use crate::components::run_status::RunStatus;
 use crate::components::saved_panel::SavedPanel;
+use crate::compute::{Phase, RunController};
 use crate::state::fields::field;
 use crate::state::PlanState;
 
@@ -37,6 +38,11 @@ fn ProblemBanner() -> impl IntoView {
 #[component]
 pub fn Planner() -> impl IntoView {
     let state = PlanState::expect_context();
+    let runs = RunController::expect_context();
+    // Dim the results while they belong to another plan than the one on screen.
+    let stale = Memo::new(move |_| {
+        state.is_stale() || runs.status.with(|s| matches!(s.phase, Phase::Failed(_)))
+    });
     view! {
         <main class="layout">
             <section class="inputs" aria-label="Inputs">
@@ -47,9 +53,9 @@ pub fn Planner() -> impl IntoView {
                 <RunStatus />
                 <div
                     class="results-body"
-                    class:stale=move || state.is_stale()
+                    class:stale=move || stale.get()
                     data-testid="results"
-                    data-stale=move || state.is_stale().to_string()
+                    data-stale=move || stale.get().to_string()
                 >
                     <HeadlineCards />
                     <ChartsPanel />

@@ -32,6 +32,8 @@ pub struct Task {
     pub run: u32,
     /// JSON request body.
     pub body: String,
+    /// Times a worker died while running it.
+    pub attempts: u8,
 }
 
 struct Slot {
@@ -48,6 +50,7 @@ struct Inner {
     executor: Executor,
     on_reply: Rc<dyn Fn(String)>,
     on_mode: Rc<dyn Fn(PoolMode)>,
+    on_lost: Rc<dyn Fn(Task)>,
     pumping: bool,
 }
 
@@ -87,13 +90,15 @@ fn spawn_worker() -> Option<Worker> {
 }
 
 impl Pool {
-    /// Starts `size` workers. `on_reply` gets every reply body; `on_mode` every mode change.
+    /// Starts `size` workers. `on_reply` gets every reply body; `on_mode` every mode change;
+    /// `on_lost` a request that two workers died running (it is not retried again).
     /// Falls back to the main thread when no worker is ready after `ready_timeout`.
     pub fn start(
         size: usize,
         executor: Executor,
         on_reply: Rc<dyn Fn(String)>,
         on_mode: Rc<dyn Fn(PoolMode)>,
+        on_lost: Rc<dyn Fn(Task)>,
         ready_timeout: Duration,
     ) -> Pool {
         let pool = Pool {
@@ -104,6 +109,7 @@ impl Pool {
                 executor,
                 on_reply,
                 on_mode,
+                on_lost,
                 pumping: false,
             })),
         };
@@ -209,17 +215,27 @@ impl Pool {
     }
 
     fn failed(&self, index: usize) {
-        let all_failed = {
+        let (all_failed, lost) = {
             let mut inner = self.inner.borrow_mut();
+            let mut lost = None;
             if let Some(slot) = inner.slots.get_mut(index) {
                 slot.failed = true;
                 slot.worker.terminate();
-                if let Some(task) = slot.busy.take() {
-                    inner.queue.push_front(task);
+                if let Some(mut task) = slot.busy.take() {
+                    // Retry once elsewhere; a request that kills a second worker is reported.
+                    if task.attempts == 0 {
+                        task.attempts = 1;
+                        inner.queue.push_front(task);
+                    } else {
+                        lost = Some((task, inner.on_lost.clone()));
+                    }
                 }
             }
-            inner.slots.iter().all(|s| s.failed)
+            (inner.slots.iter().all(|s| s.failed), lost)
         };
+        if let Some((task, cb)) = lost {
+            cb(task);
+        }
         if all_failed {
             self.set_mode(PoolMode::MainThread);
         } else if let PoolMode::Workers(_) = self.mode() {

@@ -223,3 +223,42 @@ test('a long run shows progress, keeps the page responsive, and can be cancelled
   assert.equal(await readValue(page, 'goodput-rps'), before, 'cancelling keeps the last results');
   assertNoErrors(errors);
 });
+
+test('without workers the page says so, runs in slices on its own thread, and gets the same goodput', async () => {
+  const { page: reference } = await openApp();
+  const expected = await readValue(reference, 'goodput-rps');
+
+  const context = await h.browser.newContext({ viewport: { width: 1280, height: 900 } });
+  try {
+    const page = await context.newPage();
+    // The worker script cannot load: every worker fails to start.
+    await page.route('**/worker.js', (route) => route.abort());
+    await page.goto(`${h.baseUrl}/`);
+    await page.waitForFunction(
+      () => /Workers unavailable/.test(document.querySelector('[data-testid="run-mode"]')?.textContent ?? ''),
+      null,
+      { timeout: 30_000 },
+    );
+    await waitForDone(page);
+    assert.equal(await readValue(page, 'goodput-rps'), expected);
+  } finally {
+    await context.close();
+  }
+});
+
+test('a plan whose weights do not fit says why and keeps the old results dimmed', async () => {
+  const { page, errors } = await openApp();
+  const before = await readValue(page, 'goodput-rps');
+  await page.selectOption('[data-testid="preset-model"]', 'llama-3.1-405b');
+  const banner = await page.waitForSelector('[data-testid="problem-banner"]');
+  assert.match(await banner.textContent(), /weights/);
+  assert.equal(await page.getAttribute('[data-testid="results"]', 'data-stale'), 'true');
+  assert.equal(await readValue(page, 'goodput-rps'), before);
+  // More GPUs per replica make room: the plan is valid again and a new run starts.
+  await page.fill('[data-testid="input-hardware.tp_degree"]', '16');
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid="results"]')?.dataset.stale === 'false',
+  );
+  assert.equal(await page.$('[data-testid="problem-banner"]'), null);
+  assertNoErrors(errors);
+});

@@ -111,7 +111,8 @@ async function isFile(p) {
  * @param {string} [root] directory to serve [default: DIST_DIR]
  * @returns {Promise<{ url: string, close: () => Promise<void> }>} base URL without a trailing slash
  */
-export async function startServer(root = DIST_DIR) {
+export async function startServer(dir = DIST_DIR) {
+  const root = path.resolve(dir);
   const index = path.join(root, 'index.html');
   if (!(await isFile(index))) {
     throw new Error(`${index} not found: build the app first with \`trunk build --release --offline\``);

@@ -261,6 +261,26 @@ test('the autosaved plan and a named plan survive a reload; a shared link leaves
   assertNoErrors(errors);
 });
 
+test('refused local storage gives a message, never a broken page', async () => {
+  const { page, errors } = await h.openPage('/', { waitFor: '[data-testid="input-traffic.peak_rate_rps"]' });
+  await page.context().addInitScript(() => {
+    Object.defineProperty(window, 'localStorage', {
+      get() {
+        throw new DOMException('storage is disabled', 'SecurityError');
+      },
+    });
+  });
+  await page.reload();
+  await page.waitForSelector('[data-testid="storage-problem"]');
+  assert.match(await page.textContent('[data-testid="storage-problem"]'), /does not let the page keep data/);
+  assert.equal(await readValue(page, 'decode-step-ms'), DEFAULT_DECODE_STEP_S);
+  await page.fill('[data-testid="save-name"]', 'nowhere');
+  await page.click('[data-testid="save-plan"]');
+  await page.waitForSelector('[data-testid="saved-message"].error');
+  assert.match(await page.textContent('[data-testid="saved-message"]'), /^Not saved: this browser does not let/);
+  assertNoErrors(errors);
+});
+
 test('exports download the plan JSON and the Markdown summary; a bad plan file is refused', async () => {
   const { page, errors } = await h.openPage('/', { waitFor: '[data-testid="input-traffic.peak_rate_rps"]' });
   await page.fill('[data-testid="input-run.replications"]', '4');
@@ -286,6 +306,14 @@ test('exports download the plan JSON and the Markdown summary; a bad plan file i
     // The same report as the CLI's, word for word: same core, same plan, same seeds.
     const cliMarkdown = await runCli(['plan', '--plan', file, '--markdown']);
     assert.equal(text.slice(0, text.lastIndexOf('\n[Open this plan')).trimEnd(), cliMarkdown.trimEnd());
+    const [curve] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-curve-csv"]')]);
+    const curveRows = (await readFile(await curve.path(), 'utf8')).trim().split('\n');
+    assert.match(curveRows[0], /^rate_rps,attainment,ci95_lo,ci95_hi,/);
+    assert.ok(curveRows.length > 3, `the curve has rates (${curveRows.length - 1})`);
+    const [sweep] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-sweep-csv"]')]);
+    const sweepRows = (await readFile(await sweep.path(), 'utf8')).trim().split('\n');
+    assert.equal(sweepRows.length, 1 + plan.run.sweep_max_num_seqs.length * plan.run.sweep_batched_tokens.length);
+    assert.equal(sweepRows.filter((r) => r.endsWith(',true')).length, 1, 'one best cell');
     const [svg] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-chart-attainment-svg"]')]);
     assert.match(await readFile(await svg.path(), 'utf8'), /^<svg[\s\S]*<\/svg>\s*$/);
     const [png] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-chart-attainment-png"]')]);

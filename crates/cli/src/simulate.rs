@@ -35,7 +35,11 @@ pub fn run(args: &mut Args) -> Result<String, String> {
     let replications = match args.u32("--replications")? {
         None => 1,
         Some(n) if (1..=MAX_REPLICATIONS).contains(&n) => n,
-        Some(n) => return Err(format!("--replications: must be in 1..={MAX_REPLICATIONS}, got {n}")),
+        Some(n) => {
+            return Err(format!(
+                "--replications: must be in 1..={MAX_REPLICATIONS}, got {n}"
+            ))
+        }
     };
     let plan = args.plan()?;
     args.clone().finish()?;
@@ -123,7 +127,12 @@ fn text(v: &Value) -> String {
         s.push_str(&format!(" (95% CI {lo:.4} to {hi:.4})"));
     }
     s.push_str("\n\nmetric      mean_ms     p50_ms     p90_ms     p95_ms     p99_ms\n");
-    for (name, key) in [("ttft", "ttft_s"), ("tpot", "tpot_s"), ("e2e", "e2e_s"), ("itl", "itl_s")] {
+    for (name, key) in [
+        ("ttft", "ttft_s"),
+        ("tpot", "tpot_s"),
+        ("e2e", "e2e_s"),
+        ("itl", "itl_s"),
+    ] {
         let m = summary(v, key);
         s.push_str(&format!(
             "{name:<8}{:>11.1}{:>11.1}{:>11.1}{:>11.1}{:>11.1}\n",

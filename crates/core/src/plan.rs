@@ -102,7 +102,10 @@ impl ModelSpec {
         if let Some(b) = self.kv_bytes_per_token_override {
             return b;
         }
-        2.0 * self.layers as f64 * self.kv_heads as f64 * self.head_dim as f64 * self.kv_dtype.bytes()
+        2.0 * self.layers as f64
+            * self.kv_heads as f64
+            * self.head_dim as f64
+            * self.kv_dtype.bytes()
     }
 }
 
@@ -501,7 +504,10 @@ fn in_range(field: &'static str, x: f64, lo: f64, hi: f64, unit: &str) -> Result
         Ok(())
     } else {
         let (lo, hi, u) = (num(lo), num(hi), unit_suffix(unit));
-        Err(err(field, format!("must be a number in [{lo}, {hi}]{u}, got {x}")))
+        Err(err(
+            field,
+            format!("must be a number in [{lo}, {hi}]{u}, got {x}"),
+        ))
     }
 }
 
@@ -511,7 +517,10 @@ fn positive(field: &'static str, x: f64, hi: f64, unit: &str) -> Result<(), Plan
         Ok(())
     } else {
         let (hi, u) = (num(hi), unit_suffix(unit));
-        Err(err(field, format!("must be a number in (0, {hi}]{u}, got {x}")))
+        Err(err(
+            field,
+            format!("must be a number in (0, {hi}]{u}, got {x}"),
+        ))
     }
 }
 
@@ -520,7 +529,10 @@ fn count(field: &'static str, x: u64, lo: u64, hi: u64) -> Result<(), PlanError>
     if (lo..=hi).contains(&x) {
         Ok(())
     } else {
-        Err(err(field, format!("must be a whole number in {lo}..={hi}, got {x}")))
+        Err(err(
+            field,
+            format!("must be a whole number in {lo}..={hi}, got {x}"),
+        ))
     }
 }
 
@@ -570,7 +582,10 @@ impl Plan {
         if !(m.active_params.is_finite() && m.active_params > 0.0 && m.active_params <= m.params) {
             return Err(err(
                 "model.active_params",
-                format!("must be a number in (0, params = {:e}] parameters, got {}", m.params, m.active_params),
+                format!(
+                    "must be a number in (0, params = {:e}] parameters, got {}",
+                    m.params, m.active_params
+                ),
             ));
         }
         count("model.layers", m.layers as u64, 1, 1000)?;
@@ -587,13 +602,36 @@ impl Plan {
 
     fn validate_hardware(&self) -> Result<(), PlanError> {
         let h = &self.hardware;
-        in_range("hardware.mem_bandwidth_bytes_per_s", h.mem_bandwidth_bytes_per_s, 1e9, 1e15, "bytes/s")?;
-        in_range("hardware.compute_flops_per_s", h.compute_flops_per_s, 1e11, 1e18, "FLOP/s")?;
+        in_range(
+            "hardware.mem_bandwidth_bytes_per_s",
+            h.mem_bandwidth_bytes_per_s,
+            1e9,
+            1e15,
+            "bytes/s",
+        )?;
+        in_range(
+            "hardware.compute_flops_per_s",
+            h.compute_flops_per_s,
+            1e11,
+            1e18,
+            "FLOP/s",
+        )?;
         in_range("hardware.memory_bytes", h.memory_bytes, 1e9, 1e13, "bytes")?;
-        positive("hardware.mem_utilization", h.mem_utilization, 1.0, "(share of memory)")?;
+        positive(
+            "hardware.mem_utilization",
+            h.mem_utilization,
+            1.0,
+            "(share of memory)",
+        )?;
         in_range("hardware.step_overhead_s", h.step_overhead_s, 0.0, 1.0, "s")?;
         count("hardware.tp_degree", h.tp_degree as u64, 1, 64)?;
-        in_range("hardware.tp_comm_overhead_s", h.tp_comm_overhead_s, 0.0, 1.0, "s")?;
+        in_range(
+            "hardware.tp_comm_overhead_s",
+            h.tp_comm_overhead_s,
+            0.0,
+            1.0,
+            "s",
+        )?;
         in_range("hardware.gpu_hour_usd", h.gpu_hour_usd, 0.0, 1e4, "USD")?;
         Ok(())
     }
@@ -620,12 +658,20 @@ impl Plan {
             "traffic.output.dist.sigma",
             "traffic.output.dist.tokens",
         )?;
-        count("traffic.prefix_tokens", t.prefix_tokens as u64, 0, MAX_TOKENS as u64)?;
+        count(
+            "traffic.prefix_tokens",
+            t.prefix_tokens as u64,
+            0,
+            MAX_TOKENS as u64,
+        )?;
         in_range("traffic.prefix_hit_rate", t.prefix_hit_rate, 0.0, 1.0, "")?;
         if t.trace.len() > MAX_TRACE_ROWS {
             return Err(err(
                 "traffic.trace",
-                format!("must have at most {MAX_TRACE_ROWS} rows, got {}", t.trace.len()),
+                format!(
+                    "must have at most {MAX_TRACE_ROWS} rows, got {}",
+                    t.trace.len()
+                ),
             ));
         }
         let uses_trace = t.arrival == Arrival::Trace
@@ -634,20 +680,26 @@ impl Plan {
         if uses_trace && t.trace.is_empty() {
             return Err(err(
                 "traffic.trace",
-                "must have 1..=100000 rows when arrivals or lengths come from the trace, got 0".into(),
+                "must have 1..=100000 rows when arrivals or lengths come from the trace, got 0"
+                    .into(),
             ));
         }
         for (i, r) in t.trace.iter().enumerate() {
             if !(r.arrival_s.is_finite() && (0.0..=1e9).contains(&r.arrival_s)) {
                 return Err(err(
                     "traffic.trace.arrival_s",
-                    format!("row {i}: must be a number in [0, 1e9] s, got {}", r.arrival_s),
+                    format!(
+                        "row {i}: must be a number in [0, 1e9] s, got {}",
+                        r.arrival_s
+                    ),
                 ));
             }
             if r.prompt_tokens > MAX_TOKENS || r.output_tokens > MAX_TOKENS {
                 return Err(err(
                     "traffic.trace.tokens",
-                    format!("row {i}: prompt and output lengths must be in 0..={MAX_TOKENS} tokens"),
+                    format!(
+                        "row {i}: prompt and output lengths must be in 0..={MAX_TOKENS} tokens"
+                    ),
                 ));
             }
         }
@@ -665,38 +717,82 @@ impl Plan {
         if let Some(x) = s.e2e_s {
             positive("slo.e2e_s", x, 86_400.0, "s")?;
         }
-        positive("slo.attainment_target", s.attainment_target, 1.0, "(share of requests)")
+        positive(
+            "slo.attainment_target",
+            s.attainment_target,
+            1.0,
+            "(share of requests)",
+        )
     }
 
     fn validate_engine(&self) -> Result<(), PlanError> {
         let e = &self.engine;
         count("engine.max_num_seqs", e.max_num_seqs as u64, 1, 16_384)?;
-        count("engine.max_num_batched_tokens", e.max_num_batched_tokens as u64, 1, 1 << 20)?;
-        count("engine.spec_draft_tokens", e.spec_draft_tokens as u64, 0, 16)?;
+        count(
+            "engine.max_num_batched_tokens",
+            e.max_num_batched_tokens as u64,
+            1,
+            1 << 20,
+        )?;
+        count(
+            "engine.spec_draft_tokens",
+            e.spec_draft_tokens as u64,
+            0,
+            16,
+        )?;
         in_range("engine.spec_acceptance", e.spec_acceptance, 0.0, 1.0, "")
     }
 
     fn validate_planning(&self) -> Result<(), PlanError> {
         let p = &self.planning;
-        positive("planning.utilization", p.utilization, 1.0, "(share of goodput)")?;
+        positive(
+            "planning.utilization",
+            p.utilization,
+            1.0,
+            "(share of goodput)",
+        )?;
         count("planning.redundancy", p.redundancy as u64, 0, 1000)?;
-        positive("planning.hours_per_month", p.hours_per_month, 744.0, "hours")?;
+        positive(
+            "planning.hours_per_month",
+            p.hours_per_month,
+            744.0,
+            "hours",
+        )?;
         if p.measured_sweep.len() > MAX_SWEEP_ROWS {
             return Err(err(
                 "planning.measured_sweep",
-                format!("must have at most {MAX_SWEEP_ROWS} rows, got {}", p.measured_sweep.len()),
+                format!(
+                    "must have at most {MAX_SWEEP_ROWS} rows, got {}",
+                    p.measured_sweep.len()
+                ),
             ));
         }
         for r in &p.measured_sweep {
-            positive("planning.measured_sweep.rate_rps", r.rate_rps, 1e6, "requests/s")?;
-            in_range("planning.measured_sweep.attainment", r.attainment, 0.0, 1.0, "")?;
+            positive(
+                "planning.measured_sweep.rate_rps",
+                r.rate_rps,
+                1e6,
+                "requests/s",
+            )?;
+            in_range(
+                "planning.measured_sweep.attainment",
+                r.attainment,
+                0.0,
+                1.0,
+                "",
+            )?;
         }
         Ok(())
     }
 
     fn validate_run(&self) -> Result<(), PlanError> {
         let r = &self.run;
-        count("run.num_requests", r.num_requests as u64, 1, MAX_NUM_REQUESTS as u64)?;
+        count(
+            "run.num_requests",
+            r.num_requests as u64,
+            1,
+            MAX_NUM_REQUESTS as u64,
+        )?;
         if r.warmup_requests >= r.num_requests {
             return Err(err(
                 "run.warmup_requests",
@@ -708,19 +804,40 @@ impl Plan {
                 ),
             ));
         }
-        count("run.replications", r.replications as u64, 1, MAX_REPLICATIONS as u64)?;
+        count(
+            "run.replications",
+            r.replications as u64,
+            1,
+            MAX_REPLICATIONS as u64,
+        )?;
         for (field, list, lo, hi) in [
-            ("run.sweep_max_num_seqs", &r.sweep_max_num_seqs, 1u64, 16_384u64),
-            ("run.sweep_batched_tokens", &r.sweep_batched_tokens, 0, 1 << 20),
+            (
+                "run.sweep_max_num_seqs",
+                &r.sweep_max_num_seqs,
+                1u64,
+                16_384u64,
+            ),
+            (
+                "run.sweep_batched_tokens",
+                &r.sweep_batched_tokens,
+                0,
+                1 << 20,
+            ),
         ] {
             if list.is_empty() || list.len() > MAX_SWEEP_VALUES {
                 return Err(err(
                     field,
-                    format!("must list 1..={MAX_SWEEP_VALUES} values, got {}", list.len()),
+                    format!(
+                        "must list 1..={MAX_SWEEP_VALUES} values, got {}",
+                        list.len()
+                    ),
                 ));
             }
             if let Some(&v) = list.iter().find(|&&v| !(lo..=hi).contains(&(v as u64))) {
-                return Err(err(field, format!("every value must be in {lo}..={hi}, got {v}")));
+                return Err(err(
+                    field,
+                    format!("every value must be in {lo}..={hi}, got {v}"),
+                ));
             }
         }
         Ok(())

@@ -315,7 +315,11 @@ mod tests {
         let mixtral = model("mixtral-8x7b").expect("mixtral");
         assert!(mixtral.active_params < 0.3 * mixtral.params);
         assert!(gpu("nope").is_none() && model("nope").is_none());
-        let mut ids: Vec<&str> = GPUS.iter().map(|g| g.id).chain(MODELS.iter().map(|m| m.id)).collect();
+        let mut ids: Vec<&str> = GPUS
+            .iter()
+            .map(|g| g.id)
+            .chain(MODELS.iter().map(|m| m.id))
+            .collect();
         let n = ids.len();
         ids.sort_unstable();
         ids.dedup();

@@ -286,17 +286,32 @@ mod tests {
         assert!(mean.abs() < 0.01, "normal mean {mean}");
         assert!((var - 1.0).abs() < 0.02, "normal var {var}");
         // Normal CDF at a few points, the ziggurat's tail (beyond 3.44) included.
-        for (x, p) in [(-2.0, 0.022_75), (-1.0, 0.158_655), (0.0, 0.5), (0.5, 0.691_462), (1.959_964, 0.975), (3.5, 0.999_767)] {
+        for (x, p) in [
+            (-2.0, 0.022_75),
+            (-1.0, 0.158_655),
+            (0.0, 0.5),
+            (0.5, 0.691_462),
+            (1.959_964, 0.975),
+            (3.5, 0.999_767),
+        ] {
             let got = z.iter().filter(|&&v| v < x).count() as f64 / n as f64;
             assert!((got - p).abs() < 0.004, "P(z < {x}) = {got}, want {p}");
         }
         let tail = z.iter().filter(|v| v.abs() > 3.442_62).count();
-        assert!((60..180).contains(&tail), "tail draws {tail} (expect about 115)");
+        assert!(
+            (60..180).contains(&tail),
+            "tail draws {tail} (expect about 115)"
+        );
 
         let e: Vec<f64> = (0..n).map(|_| r.exponential(0.05)).collect();
         let em = e.iter().sum::<f64>() / n as f64;
         assert!((em - 0.05).abs() < 0.001, "exponential mean {em}");
-        for (x, p) in [(0.01, 0.181_269), (0.05, 0.632_121), (0.2, 0.981_684), (0.4, 0.999_665)] {
+        for (x, p) in [
+            (0.01, 0.181_269),
+            (0.05, 0.632_121),
+            (0.2, 0.981_684),
+            (0.4, 0.999_665),
+        ] {
             let got = e.iter().filter(|&&v| v < x).count() as f64 / n as f64;
             assert!((got - p).abs() < 0.004, "P(e < {x}) = {got}, want {p}");
         }
@@ -308,8 +323,14 @@ mod tests {
             let gv = g.iter().map(|x| (x - gm) * (x - gm)).sum::<f64>() / n as f64;
             let want_m = shape * scale;
             let want_v = shape * scale * scale;
-            assert!((gm - want_m).abs() < 0.02 * want_m, "gamma({shape}) mean {gm}");
-            assert!((gv - want_v).abs() < 0.06 * want_v, "gamma({shape}) var {gv}");
+            assert!(
+                (gm - want_m).abs() < 0.02 * want_m,
+                "gamma({shape}) mean {gm}"
+            );
+            assert!(
+                (gv - want_v).abs() < 0.06 * want_v,
+                "gamma({shape}) var {gv}"
+            );
         }
     }
 }

@@ -80,7 +80,10 @@ impl StepModel {
     /// Time of one engine step [s] that processes `n_tok` tokens while its decoding
     /// sequences hold `ctx_tokens` of context.
     pub fn step_time_s(&self, n_tok: f64, ctx_tokens: f64) -> f64 {
-        self.fixed_time_s() + self.memory_time_s(ctx_tokens).max(self.compute_time_s(n_tok))
+        self.fixed_time_s()
+            + self
+                .memory_time_s(ctx_tokens)
+                .max(self.compute_time_s(n_tok))
     }
 
     /// Compute demand of `tokens_per_s` prompt tokens as a share of the effective FLOP/s [0..].

@@ -33,7 +33,7 @@
 mod engine;
 mod replicate;
 
-pub use replicate::{replicate, replication_seed, Replicated};
+pub use replicate::{replicate, replication_seed, Replicated, MAX_REPLICATED_REQUESTS};
 
 use crate::plan::{KvPolicy, Plan, PlanError};
 use crate::roofline::StepModel;
@@ -172,10 +172,16 @@ impl std::fmt::Display for SimError {
         match self {
             SimError::Plan(e) => write!(f, "{e}"),
             SimError::Rate { rate_rps } => {
-                write!(f, "request rate {rate_rps} req/s: must be a finite number in (0, {MAX_RATE_RPS}]")
+                write!(
+                    f,
+                    "request rate {rate_rps} req/s: must be a finite number in (0, {MAX_RATE_RPS}]"
+                )
             }
             SimError::TooMuchWork { field, value, max } => {
-                write!(f, "{field} = {value} is too much work: allowed at most {max}")
+                write!(
+                    f,
+                    "{field} = {value} is too much work: allowed at most {max}"
+                )
             }
             SimError::Config { field, message } => write!(f, "{field}: {message}"),
         }
@@ -279,10 +285,17 @@ impl SimConfig {
             return cfg_err("warmup_requests", "must be smaller than num_requests");
         }
         if self.max_num_seqs == 0 || self.max_num_batched_tokens == 0 {
-            return cfg_err("max_num_seqs / max_num_batched_tokens", "must be at least 1");
+            return cfg_err(
+                "max_num_seqs / max_num_batched_tokens",
+                "must be at least 1",
+            );
         }
         if self.max_steps > MAX_STEPS {
-            return Err(SimError::TooMuchWork { field: "max_steps", value: self.max_steps, max: MAX_STEPS });
+            return Err(SimError::TooMuchWork {
+                field: "max_steps",
+                value: self.max_steps,
+                max: MAX_STEPS,
+            });
         }
         let s = &self.step;
         let positive = |x: f64| x.is_finite() && x > 0.0;
@@ -295,14 +308,20 @@ impl SimConfig {
             && non_negative(s.step_overhead_s)
             && non_negative(s.tp_comm_overhead_s))
         {
-            return cfg_err("step", "every step-model constant must be finite, rates positive");
+            return cfg_err(
+                "step",
+                "every step-model constant must be finite, rates positive",
+            );
         }
         // Every step must advance time, or a run could spin without end.
         if !positive(s.step_time_s(1.0, 0.0)) {
             return cfg_err("step", "a step must take a positive time");
         }
         if self.kv_policy != KvPolicy::None && !positive(self.kv_capacity_tokens) {
-            return cfg_err("kv_capacity_tokens", "must be positive: the weights must fit in memory");
+            return cfg_err(
+                "kv_capacity_tokens",
+                "must be positive: the weights must fit in memory",
+            );
         }
         if !(0.0..=1.0).contains(&self.spec_acceptance) {
             return cfg_err("spec_acceptance", "must be in [0, 1]");
@@ -314,21 +333,33 @@ impl SimConfig {
         let uses_trace = matches!(tr.arrival, crate::plan::Arrival::Trace)
             || matches!(tr.prompt.dist, crate::plan::LengthDist::Trace)
             || matches!(tr.output.dist, crate::plan::LengthDist::Trace);
+        if tr.trace.len() > crate::plan::MAX_TRACE_ROWS {
+            return cfg_err("traffic.trace", "must have at most 100000 rows");
+        }
         if uses_trace && tr.trace.is_empty() {
-            return cfg_err("traffic.trace", "must have rows when trace arrivals or lengths are used");
+            return cfg_err(
+                "traffic.trace",
+                "must have rows when trace arrivals or lengths are used",
+            );
         }
         if let crate::plan::Arrival::Gamma { cv } = tr.arrival {
             if !(cv.is_finite() && (0.05..=10.0).contains(&cv)) {
                 return cfg_err("traffic.arrival.cv", "must be in [0.05, 10]");
             }
         }
-        for (field, l) in [("traffic.prompt", &tr.prompt), ("traffic.output", &tr.output)] {
-            if l.min > l.max || l.max == 0 {
-                return cfg_err(field, "needs 1 <= max and min <= max");
+        for (field, l) in [
+            ("traffic.prompt", &tr.prompt),
+            ("traffic.output", &tr.output),
+        ] {
+            if l.min > l.max || l.max == 0 || l.max > crate::plan::MAX_TOKENS {
+                return cfg_err(field, "needs min <= max and max in 1..=1000000");
             }
             if let crate::plan::LengthDist::LogNormal { median, sigma } = l.dist {
                 if !(positive(median) && non_negative(sigma) && sigma <= 5.0) {
-                    return cfg_err(field, "lognormal median must be positive and sigma in [0, 5]");
+                    return cfg_err(
+                        field,
+                        "lognormal median must be positive and sigma in [0, 5]",
+                    );
                 }
             }
         }

@@ -34,7 +34,7 @@ impl Summary {
         if values.is_empty() {
             return Summary::EMPTY;
         }
-        values.sort_unstable_by(f64::total_cmp);
+        sort_floats(values);
         let mean = values.iter().sum::<f64>() / values.len() as f64;
         Summary {
             mean,
@@ -47,13 +47,18 @@ impl Summary {
 
     /// Summarises a weighted sample: `(value, count)` pairs, as if each value were repeated
     /// `count` times (sorted in place). Pairs with a zero count are ignored.
-    pub fn of_weighted(pairs: &mut Vec<(f64, u32)>) -> Summary {
+    pub fn of_weighted(pairs: &mut Vec<(f64, u64)>) -> Summary {
         pairs.retain(|&(v, w)| w > 0 && !v.is_nan());
         if pairs.is_empty() {
             return Summary::EMPTY;
         }
-        pairs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
-        let total: u64 = pairs.iter().map(|&(_, w)| w as u64).sum();
+        if pairs.iter().all(|p| p.0.is_sign_positive()) {
+            // Non-negative doubles order like their bit patterns: integer compares.
+            pairs.sort_unstable_by_key(|p| p.0.to_bits());
+        } else {
+            pairs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+        }
+        let total: u64 = pairs.iter().map(|&(_, w)| w).sum();
         let mean = pairs.iter().map(|&(v, w)| v * w as f64).sum::<f64>() / total as f64;
         Summary {
             mean,
@@ -62,6 +67,20 @@ impl Summary {
             p95: percentile_weighted_sorted(pairs, total, 95.0),
             p99: percentile_weighted_sorted(pairs, total, 99.0),
         }
+    }
+}
+
+/// Sorts ascending (NaN-free input). Non-negative doubles order like their bit
+/// patterns, so those are sorted as integers, which is several times faster.
+fn sort_floats(values: &mut [f64]) {
+    if values.iter().all(|v| v.is_sign_positive()) {
+        let mut bits: Vec<u64> = values.iter().map(|v| v.to_bits()).collect();
+        bits.sort_unstable();
+        for (v, b) in values.iter_mut().zip(bits) {
+            *v = f64::from_bits(b);
+        }
+    } else {
+        values.sort_unstable_by(f64::total_cmp);
     }
 }
 
@@ -99,10 +118,10 @@ pub fn percentile_sorted(sorted: &[f64], pct: f64) -> f64 {
 }
 
 /// Value at rank `k` (0-based) of the expanded sample behind ascending `(value, count)` pairs.
-fn value_at_rank(pairs: &[(f64, u32)], k: u64) -> f64 {
+fn value_at_rank(pairs: &[(f64, u64)], k: u64) -> f64 {
     let mut seen = 0u64;
     for &(v, w) in pairs {
-        seen += w as u64;
+        seen += w;
         if k < seen {
             return v;
         }
@@ -112,7 +131,7 @@ fn value_at_rank(pairs: &[(f64, u32)], k: u64) -> f64 {
 
 /// The `pct`-th percentile of ascending `(value, count)` pairs holding `total` counts;
 /// identical to [`percentile_sorted`] on the expanded sample.
-pub fn percentile_weighted_sorted(pairs: &[(f64, u32)], total: u64, pct: f64) -> f64 {
+pub fn percentile_weighted_sorted(pairs: &[(f64, u64)], total: u64, pct: f64) -> f64 {
     if total == 0 || pairs.is_empty() {
         return f64::NAN;
     }
@@ -181,6 +200,18 @@ mod tests {
         assert_eq!(percentile_sorted(&[7.0], 99.0), 7.0);
         assert!(percentile_sorted(&[], 50.0).is_nan());
         assert!(Summary::of(&mut Vec::new()).p50.is_nan());
+    }
+
+    #[test]
+    fn integer_sort_path_agrees_with_total_order() {
+        let mut a = vec![3.5, 0.0, 1e-300, 2.0, 1e300, 0.25];
+        let mut b = a.clone();
+        sort_floats(&mut a);
+        b.sort_by(f64::total_cmp);
+        assert_eq!(a, b);
+        let mut c = vec![1.0, -0.0, -2.0, 0.5];
+        sort_floats(&mut c);
+        assert_eq!(c, vec![-2.0, -0.0, 0.5, 1.0]);
     }
 
     #[test]

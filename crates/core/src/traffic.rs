@@ -110,8 +110,22 @@ impl TrafficModel {
             cached_tokens: Vec::new(),
         };
         self.fill_arrivals(n, rng, &mut w.arrival_s);
-        fill_lengths(&self.prompt, &self.trace, n, rng, |r| r.prompt_tokens, &mut w.prompt_tokens);
-        fill_lengths(&self.output, &self.trace, n, rng, |r| r.output_tokens, &mut w.output_tokens);
+        fill_lengths(
+            &self.prompt,
+            &self.trace,
+            n,
+            rng,
+            |r| r.prompt_tokens,
+            &mut w.prompt_tokens,
+        );
+        fill_lengths(
+            &self.output,
+            &self.trace,
+            n,
+            rng,
+            |r| r.output_tokens,
+            &mut w.output_tokens,
+        );
         for o in w.output_tokens.iter_mut() {
             *o = (*o).max(1);
         }
@@ -203,13 +217,18 @@ fn fill_lengths(
             }));
         }
         LengthDist::Fixed { tokens } => {
-            out.extend(std::iter::repeat_n(tokens.clamp(spec.min, spec.max.max(spec.min)), n));
+            out.extend(std::iter::repeat_n(
+                tokens.clamp(spec.min, spec.max.max(spec.min)),
+                n,
+            ));
         }
         LengthDist::Trace => {
             if trace.is_empty() {
                 out.extend(std::iter::repeat_n(spec.min, n));
             } else {
-                out.extend((0..n).map(|i| field(&trace[i % trace.len()]).clamp(spec.min, spec.max.max(spec.min))));
+                out.extend((0..n).map(|i| {
+                    field(&trace[i % trace.len()]).clamp(spec.min, spec.max.max(spec.min))
+                }));
             }
         }
     }
@@ -238,12 +257,20 @@ mod tests {
         let mut r = Rng::new(11);
         for _ in 0..300_000 {
             let x = -3.0 + 20.0 * r.next_f64();
-            assert_eq!(floor_exp(x).to_bits(), libm::floor(libm::exp(x)).to_bits(), "x = {x}");
+            assert_eq!(
+                floor_exp(x).to_bits(),
+                libm::floor(libm::exp(x)).to_bits(),
+                "x = {x}"
+            );
         }
         // Right at the integer boundaries, where the floor flips.
         for k in 1..20_000u32 {
             let l = libm::log(k as f64);
-            for x in [l, f64::from_bits(l.to_bits() + 1), f64::from_bits(l.to_bits().saturating_sub(1))] {
+            for x in [
+                l,
+                f64::from_bits(l.to_bits() + 1),
+                f64::from_bits(l.to_bits().saturating_sub(1)),
+            ] {
                 assert_eq!(floor_exp(x), libm::floor(libm::exp(x)), "x = {x}");
             }
         }
@@ -265,10 +292,16 @@ mod tests {
         // floor() shifts the median down by about half a token.
         assert!((780..=820).contains(&median), "prompt median {median}");
         let mean_p = p.iter().map(|&x| x as f64).sum::<f64>() / n;
-        assert!((1050.0..1150.0).contains(&mean_p), "prompt mean {mean_p} (article: about 1,100)");
+        assert!(
+            (1050.0..1150.0).contains(&mean_p),
+            "prompt mean {mean_p} (article: about 1,100)"
+        );
         assert!(p[0] >= 16 && p[p.len() - 1] <= 8000);
         let mean_o = w.output_tokens.iter().map(|&x| x as f64).sum::<f64>() / n;
-        assert!((260.0..290.0).contains(&mean_o), "output mean {mean_o} (article: about 275)");
+        assert!(
+            (260.0..290.0).contains(&mean_o),
+            "output mean {mean_o} (article: about 275)"
+        );
         assert!(w.output_tokens.iter().all(|&o| (1..=1024).contains(&o)));
     }
 
@@ -281,7 +314,8 @@ mod tests {
             .chain(w.arrival_s.windows(2).map(|p| p[1] - p[0]))
             .collect();
         let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
-        let sd = (gaps.iter().map(|g| (g - mean) * (g - mean)).sum::<f64>() / gaps.len() as f64).sqrt();
+        let sd =
+            (gaps.iter().map(|g| (g - mean) * (g - mean)).sum::<f64>() / gaps.len() as f64).sqrt();
         assert!((mean - 0.1).abs() < 0.005, "gamma mean gap {mean}");
         assert!((sd / mean - 2.0).abs() < 0.15, "gamma cv {}", sd / mean);
 
@@ -293,9 +327,21 @@ mod tests {
         m.prompt.dist = LengthDist::Trace;
         m.output.dist = LengthDist::Trace;
         m.trace = vec![
-            TraceRow { arrival_s: 5.0, prompt_tokens: 100, output_tokens: 10 },
-            TraceRow { arrival_s: 6.0, prompt_tokens: 20_000, output_tokens: 0 },
-            TraceRow { arrival_s: 7.0, prompt_tokens: 300, output_tokens: 30 },
+            TraceRow {
+                arrival_s: 5.0,
+                prompt_tokens: 100,
+                output_tokens: 10,
+            },
+            TraceRow {
+                arrival_s: 6.0,
+                prompt_tokens: 20_000,
+                output_tokens: 0,
+            },
+            TraceRow {
+                arrival_s: 7.0,
+                prompt_tokens: 300,
+                output_tokens: 30,
+            },
         ];
         // The trace's own rate is 1/s; at 10/s gaps shrink tenfold and it repeats.
         let w = m.generate(4, &mut Rng::new(5));

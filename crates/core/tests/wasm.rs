@@ -17,8 +17,18 @@ wasm_bindgen_test_configure!(run_in_browser);
 fn golden_value_matches_native() {
     let cfg = SimConfig::from_plan(&Plan::default(), 21.0).expect("default plan is valid");
     let r = simulate(&cfg, 42).expect("runs");
-    assert_eq!(r.attainment.to_bits(), 0.9678260869565217f64.to_bits(), "attainment {}", r.attainment);
-    assert_eq!(r.ttft_s.p99.to_bits(), 0.6079216000843904f64.to_bits(), "ttft p99 {}", r.ttft_s.p99);
+    assert_eq!(
+        r.attainment.to_bits(),
+        0.9678260869565217f64.to_bits(),
+        "attainment {}",
+        r.attainment
+    );
+    assert_eq!(
+        r.ttft_s.p99.to_bits(),
+        0.6079216000843904f64.to_bits(),
+        "ttft p99 {}",
+        r.ttft_s.p99
+    );
 }
 
 fn now_ms() -> f64 {
@@ -28,26 +38,36 @@ fn now_ms() -> f64 {
 }
 
 /// The benchmark point: 2,500 requests at the article's 20 req/s, 128 seqs, budget 512.
+/// Five rounds of 20 points each; later rounds run V8's optimised tier.
 #[wasm_bindgen_test]
 fn time_twenty_points() {
     let mut plan = Plan::default();
     plan.engine.kv_policy = KvPolicy::None;
     let cfg = SimConfig::from_plan(&plan, 20.0).expect("article plan is valid");
-    // Warm up (tables, allocator), then time the fast path and the full report.
-    let mut sink = attainment(&cfg, 1000).expect("runs");
-    let t0 = now_ms();
-    for seed in 0..20 {
-        sink += attainment(&cfg, seed).expect("runs");
+    let mut sink = 0.0;
+    let mut best = [f64::INFINITY; 2];
+    for round in 0..5 {
+        let t0 = now_ms();
+        for seed in 0..20 {
+            sink += attainment(&cfg, seed).expect("runs");
+        }
+        let t1 = now_ms();
+        for seed in 0..20 {
+            sink += simulate(&cfg, seed).expect("runs").ttft_s.p99;
+        }
+        let t2 = now_ms();
+        let us = [(t1 - t0) * 1e3 / 20.0, (t2 - t1) * 1e3 / 20.0];
+        console_log!(
+            "round {round}: attainment() {:.0} µs/point, simulate() {:.0} µs/point",
+            us[0],
+            us[1]
+        );
+        best = [best[0].min(us[0]), best[1].min(us[1])];
     }
-    let t1 = now_ms();
-    for seed in 0..20 {
-        sink += simulate(&cfg, seed).expect("runs").ttft_s.p99;
-    }
-    let t2 = now_ms();
     console_log!(
-        "wasm: attainment() {:.0} µs/point, simulate() {:.0} µs/point (20 points each; checksum {sink:.3})",
-        (t1 - t0) * 1e3 / 20.0,
-        (t2 - t1) * 1e3 / 20.0
+        "wasm best of 5 rounds of 20 points: attainment() {:.0} µs/point, simulate() {:.0} µs/point (checksum {sink:.3})",
+        best[0],
+        best[1]
     );
     assert!(sink.is_finite());
 }

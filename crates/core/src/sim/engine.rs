@@ -112,7 +112,9 @@ pub(super) struct Outcome {
     ttft: Vec<f64>,
     tpot: Vec<f64>,
     e2e: Vec<f64>,
-    itl: Vec<(f64, u32)>,
+    /// Inter-token gaps as (step duration, decoders living through it); consecutive
+    /// steps of the same duration share one pair.
+    itl: Vec<(f64, u64)>,
 }
 
 impl Outcome {
@@ -209,11 +211,18 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
         let prefill_need: Vec<u32> = if w.cached_tokens.is_empty() {
             w.prompt_tokens.clone()
         } else {
-            w.prompt_tokens.iter().zip(&w.cached_tokens).map(|(&p, &c)| p - c).collect()
+            w.prompt_tokens
+                .iter()
+                .zip(&w.cached_tokens)
+                .map(|(&p, &c)| p - c)
+                .collect()
         };
         let out_max = cfg.traffic.output.max;
         let reserve = if cfg.kv_policy == KvPolicy::Reserve {
-            w.prompt_tokens.iter().map(|&p| p.saturating_add(out_max)).collect()
+            w.prompt_tokens
+                .iter()
+                .map(|&p| p.saturating_add(out_max))
+                .collect()
         } else {
             Vec::new()
         };
@@ -374,7 +383,9 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
     fn make_room(&mut self, e: f64) {
         let cap = self.cfg.kv_capacity_tokens;
         while self.running() > 0 && self.kv_used(e) + self.n_dec as f64 * e > cap {
-            let Some((id, ep)) = self.admitted.pop() else { break };
+            let Some((id, ep)) = self.admitted.pop() else {
+                break;
+            };
             let i = id as usize;
             if self.epoch[i] != ep || !matches!(self.state[i], State::Prefill | State::Decode) {
                 continue;
@@ -500,9 +511,11 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
             Some(_) if left <= 0 => (0, u64::MAX, FULL || paged),
             // The front prompt takes the whole rest of the budget without completing;
             // an arrival admitted meanwhile would get no tokens either.
-            Some(p) if cfg.chunked_prefill && p.remaining as i64 > left => {
-                (left as u64, (p.remaining as u64 - 1) / left as u64, FULL || paged)
-            }
+            Some(p) if cfg.chunked_prefill && p.remaining as i64 > left => (
+                left as u64,
+                (p.remaining as u64 - 1) / left as u64,
+                FULL || paged,
+            ),
             Some(_) => return None,
         };
         let growth = self.n_dec as f64 * e;
@@ -517,7 +530,10 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
             ctx: self.ctx(e),
             growth,
             chunk,
-            stop: self.s.saturating_add(room_steps.min(chunk_steps)).min(cfg.max_steps),
+            stop: self
+                .s
+                .saturating_add(room_steps.min(chunk_steps))
+                .min(cfg.max_steps),
             can_admit: arrivals_matter && self.running() < cfg.max_num_seqs as u64,
         })
     }
@@ -532,7 +548,11 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
             self.out.running_area += self.running() as f64 * dt;
             self.out.peak_queue = self.out.peak_queue.max(q);
             if self.n_dec_measured > 0 {
-                self.out.itl.push((dt, self.n_dec_measured));
+                let w = self.n_dec_measured as u64;
+                match self.out.itl.last_mut() {
+                    Some(last) if last.0 == dt => last.1 += w,
+                    _ => self.out.itl.push((dt, w)),
+                }
             }
         }
     }
@@ -608,7 +628,10 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
                     // opens for a waiting request or a prompt would complete.
                     self.pop_finished();
                     self.absorb_arrivals();
-                    if paged || self.running() == 0 || (self.running() < max_seqs && self.waiting() > 0) {
+                    if paged
+                        || self.running() == 0
+                        || (self.running() < max_seqs && self.waiting() > 0)
+                    {
                         break;
                     }
                     match self.stretch(budget, compute_per_decoder, e) {

@@ -6,6 +6,10 @@ use super::{simulate, SimConfig, SimError, Summary, MAX_REPLICATIONS};
 use crate::rng::splitmix64;
 use crate::stats::mean_ci95;
 
+/// Most requests one [`replicate`] call simulates over all its replications
+/// (about ten seconds of work).
+pub const MAX_REPLICATED_REQUESTS: u64 = 20_000_000;
+
 /// Mean results over independent replications of one point.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Replicated {
@@ -61,13 +65,26 @@ fn mean_summary(xs: &[Summary]) -> Summary {
 }
 
 /// Runs `replications` independent simulations (seeds from [`replication_seed`]) and
-/// averages them. Needs 1 ..= [`MAX_REPLICATIONS`] replications.
-pub fn replicate(cfg: &SimConfig, base_seed: u64, replications: u32) -> Result<Replicated, SimError> {
+/// averages them. Needs 1 ..= [`MAX_REPLICATIONS`] replications and at most
+/// [`MAX_REPLICATED_REQUESTS`] requests in all.
+pub fn replicate(
+    cfg: &SimConfig,
+    base_seed: u64,
+    replications: u32,
+) -> Result<Replicated, SimError> {
     if replications == 0 || replications > MAX_REPLICATIONS {
         return Err(SimError::TooMuchWork {
             field: "run.replications",
             value: replications as u64,
             max: MAX_REPLICATIONS as u64,
+        });
+    }
+    let total = cfg.num_requests as u64 * replications as u64;
+    if total > MAX_REPLICATED_REQUESTS {
+        return Err(SimError::TooMuchWork {
+            field: "run.replications",
+            value: replications as u64,
+            max: (MAX_REPLICATED_REQUESTS / cfg.num_requests.max(1) as u64).max(1),
         });
     }
     let reports = (0..replications)

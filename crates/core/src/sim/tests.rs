@@ -65,7 +65,11 @@ fn reference(cfg: &SimConfig, seed: u64) -> (Vec<f64>, Vec<f64>) {
                 break;
             }
             let rem = pl[q[0] as usize] as i64 - q[1] as i64;
-            let c = if cfg.chunked_prefill { rem.min(left) } else { rem };
+            let c = if cfg.chunked_prefill {
+                rem.min(left)
+            } else {
+                rem
+            };
             chunks.push((k, c as u64));
             left -= c;
             n_tok += c as u64;
@@ -109,7 +113,11 @@ fn assert_same_bits(a: &Summary, b: &Summary, what: &str) {
         (a.p95, b.p95, "p95"),
         (a.p99, b.p99, "p99"),
     ] {
-        assert_eq!(x.to_bits(), y.to_bits(), "{what}.{f}: engine {x} vs reference {y}");
+        assert_eq!(
+            x.to_bits(),
+            y.to_bits(),
+            "{what}.{f}: engine {x} vs reference {y}"
+        );
     }
 }
 
@@ -135,7 +143,10 @@ fn engine_matches_the_naive_reference_exactly() {
     let mut q = p.clone();
     q.engine.max_num_seqs = 3;
     q.traffic.output.min = 1;
-    q.traffic.output.dist = LengthDist::LogNormal { median: 2.0, sigma: 1.0 };
+    q.traffic.output.dist = LengthDist::LogNormal {
+        median: 2.0,
+        sigma: 1.0,
+    };
     cases.push((q, 5.0));
     for (k, (plan, rate)) in cases.iter().enumerate() {
         let cfg = cfg_of(plan, *rate);
@@ -147,7 +158,11 @@ fn engine_matches_the_naive_reference_exactly() {
                 .zip(&tpot)
                 .filter(|&(&a, &b)| cfg.slo.meets(a, b, f64::NAN.max(0.0)))
                 .count();
-            assert_eq!(r.attainment, hits as f64 / ttft.len() as f64, "case {k} seed {seed}");
+            assert_eq!(
+                r.attainment,
+                hits as f64 / ttft.len() as f64,
+                "case {k} seed {seed}"
+            );
             assert_same_bits(&r.ttft_s, &Summary::of(&mut ttft), "ttft");
             assert_same_bits(&r.tpot_s, &Summary::of(&mut tpot), "tpot");
             assert_eq!(attainment(&cfg, seed).expect("runs"), r.attainment);
@@ -171,13 +186,29 @@ fn report_numbers_are_consistent() {
     let cfg = cfg_of(&plan_none(), 20.0);
     let r = simulate(&cfg, 3).expect("runs");
     assert_eq!(r.measured_requests, 2300);
-    assert!(r.ttft_s.p50 <= r.ttft_s.p90 && r.ttft_s.p90 <= r.ttft_s.p95 && r.ttft_s.p95 <= r.ttft_s.p99);
+    assert!(
+        r.ttft_s.p50 <= r.ttft_s.p90
+            && r.ttft_s.p90 <= r.ttft_s.p95
+            && r.ttft_s.p95 <= r.ttft_s.p99
+    );
     assert!(r.e2e_s.mean > r.ttft_s.mean);
     // Every request arrives in about 125 s; throughput ≈ rate × mean output (about 275).
-    assert!((4500.0..6500.0).contains(&r.output_tokens_per_s), "{}", r.output_tokens_per_s);
+    assert!(
+        (4500.0..6500.0).contains(&r.output_tokens_per_s),
+        "{}",
+        r.output_tokens_per_s
+    );
     // Pure decode of ~100 sequences takes about 9 to 10 ms; chunked steps about 14 ms.
-    assert!((0.008..0.02).contains(&r.itl_s.p50), "itl p50 {}", r.itl_s.p50);
-    assert!(r.mean_running > 50.0 && r.mean_running <= 128.0, "running {}", r.mean_running);
+    assert!(
+        (0.008..0.02).contains(&r.itl_s.p50),
+        "itl p50 {}",
+        r.itl_s.p50
+    );
+    assert!(
+        r.mean_running > 50.0 && r.mean_running <= 128.0,
+        "running {}",
+        r.mean_running
+    );
     assert!(r.steps > 1000 && !r.truncated && r.preemptions == 0);
 }
 
@@ -303,13 +334,23 @@ fn prefix_cache_hits_cut_ttft() {
     p.traffic.prefix_hit_rate = 1.0;
     let warm = simulate(&cfg_of(&p, 6.0), 1).expect("runs");
     // 3,000 tokens need 6 steps at budget 512; 500 need one.
-    assert!(warm.ttft_s.p50 < 0.5 * cold.ttft_s.p50, "{} vs {}", warm.ttft_s.p50, cold.ttft_s.p50);
+    assert!(
+        warm.ttft_s.p50 < 0.5 * cold.ttft_s.p50,
+        "{} vs {}",
+        warm.ttft_s.p50,
+        cold.ttft_s.p50
+    );
     // Context still counts the cached prefix: decoding reads 3,000 tokens of KV per
     // sequence, dearer than a genuinely short 500-token prompt.
     p.traffic.prefix_tokens = 0;
     p.traffic.prompt.dist = LengthDist::Fixed { tokens: 500 };
     let short = simulate(&cfg_of(&p, 6.0), 1).expect("runs");
-    assert!(warm.itl_s.p50 > 1.1 * short.itl_s.p50, "{} vs {}", warm.itl_s.p50, short.itl_s.p50);
+    assert!(
+        warm.itl_s.p50 > 1.1 * short.itl_s.p50,
+        "{} vs {}",
+        warm.itl_s.p50,
+        short.itl_s.p50
+    );
     assert!((warm.ttft_s.p50 - short.ttft_s.p50).abs() < 0.2 * short.ttft_s.p50);
 }
 
@@ -348,7 +389,10 @@ fn errors_name_the_field_and_range() {
     let mut p = Plan::default();
     p.run.num_requests = 100_000_000;
     let e = SimConfig::from_plan(&p, 20.0).expect_err("too many requests");
-    assert!(e.to_string().contains("run.num_requests") && e.to_string().contains("200000"), "{e}");
+    assert!(
+        e.to_string().contains("run.num_requests") && e.to_string().contains("200000"),
+        "{e}"
+    );
 
     let e = SimConfig::from_plan(&Plan::default(), -3.0).expect_err("negative rate");
     assert!(matches!(e, SimError::Rate { .. }) && e.to_string().contains("rate"));
@@ -359,6 +403,10 @@ fn errors_name_the_field_and_range() {
     let e = replicate(&cfg, 0, 1001).expect_err("too many replications");
     assert!(e.to_string().contains("run.replications"), "{e}");
     assert!(replicate(&cfg, 0, 0).is_err());
+    let mut big = cfg.clone();
+    big.num_requests = MAX_REQUESTS;
+    let e = replicate(&big, 0, 500).expect_err("200,000 × 500 requests is minutes of work");
+    assert!(matches!(e, SimError::TooMuchWork { max: 100, .. }), "{e}");
 
     let mut bad = cfg.clone();
     bad.warmup_requests = bad.num_requests;
@@ -366,6 +414,12 @@ fn errors_name_the_field_and_range() {
     let mut bad = cfg.clone();
     bad.step.mem_bandwidth_bytes_per_s = 0.0;
     assert!(attainment(&bad, 0).is_err());
+    let mut bad = cfg.clone();
+    bad.traffic.output.max = u32::MAX;
+    assert!(
+        simulate(&bad, 0).is_err(),
+        "a huge max_tokens must not size the timing wheel"
+    );
     let mut bad = cfg;
     bad.max_num_batched_tokens = 0;
     assert!(simulate(&bad, 0).is_err());
@@ -381,29 +435,102 @@ fn plan_validation_messages() {
         assert!(e.message.contains(needle), "{e}");
     };
     assert!(Plan::default().validate().is_ok());
-    check(&|p| p.engine.max_num_batched_tokens = 0, "engine.max_num_batched_tokens", "1..=1048576");
-    check(&|p| p.engine.max_num_seqs = 0, "engine.max_num_seqs", "1..=16384");
-    check(&|p| p.traffic.prompt.min = 9000, "traffic.prompt.min", "at most the max");
-    check(&|p| p.traffic.peak_rate_rps = -1.0, "traffic.peak_rate_rps", "(0, 1e6]");
-    check(&|p| p.hardware.mem_utilization = 1.5, "hardware.mem_utilization", "(0, 1]");
-    check(&|p| p.hardware.tp_degree = 65, "hardware.tp_degree", "1..=64");
-    check(&|p| p.hardware.compute_flops_per_s = f64::NAN, "hardware.compute_flops_per_s", "got NaN");
-    check(&|p| p.model.active_params = 9e9, "model.active_params", "params");
-    check(&|p| p.run.warmup_requests = 2500, "run.warmup_requests", "0..=2499");
-    check(&|p| p.run.replications = 5000, "run.replications", "1..=1000");
-    check(&|p| p.run.sweep_max_num_seqs.clear(), "run.sweep_max_num_seqs", "1..=16");
-    check(&|p| p.run.sweep_batched_tokens = vec![512; 17], "run.sweep_batched_tokens", "1..=16");
-    check(&|p| p.slo.tpot_s = Some(0.0), "slo.tpot_s", "(0, 60]");
-    check(&|p| p.traffic.prefix_hit_rate = 2.0, "traffic.prefix_hit_rate", "[0, 1]");
-    check(&|p| p.traffic.arrival = Arrival::Trace, "traffic.trace", "got 0");
-    check(&|p| p.traffic.arrival = Arrival::Gamma { cv: 0.0 }, "traffic.arrival.cv", "[0.05, 10]");
     check(
-        &|p| p.traffic.output.dist = LengthDist::LogNormal { median: 200.0, sigma: -1.0 },
+        &|p| p.engine.max_num_batched_tokens = 0,
+        "engine.max_num_batched_tokens",
+        "1..=1048576",
+    );
+    check(
+        &|p| p.engine.max_num_seqs = 0,
+        "engine.max_num_seqs",
+        "1..=16384",
+    );
+    check(
+        &|p| p.traffic.prompt.min = 9000,
+        "traffic.prompt.min",
+        "at most the max",
+    );
+    check(
+        &|p| p.traffic.peak_rate_rps = -1.0,
+        "traffic.peak_rate_rps",
+        "(0, 1e6]",
+    );
+    check(
+        &|p| p.hardware.mem_utilization = 1.5,
+        "hardware.mem_utilization",
+        "(0, 1]",
+    );
+    check(
+        &|p| p.hardware.tp_degree = 65,
+        "hardware.tp_degree",
+        "1..=64",
+    );
+    check(
+        &|p| p.hardware.compute_flops_per_s = f64::NAN,
+        "hardware.compute_flops_per_s",
+        "got NaN",
+    );
+    check(
+        &|p| p.model.active_params = 9e9,
+        "model.active_params",
+        "params",
+    );
+    check(
+        &|p| p.run.warmup_requests = 2500,
+        "run.warmup_requests",
+        "0..=2499",
+    );
+    check(
+        &|p| p.run.replications = 5000,
+        "run.replications",
+        "1..=1000",
+    );
+    check(
+        &|p| p.run.sweep_max_num_seqs.clear(),
+        "run.sweep_max_num_seqs",
+        "1..=16",
+    );
+    check(
+        &|p| p.run.sweep_batched_tokens = vec![512; 17],
+        "run.sweep_batched_tokens",
+        "1..=16",
+    );
+    check(&|p| p.slo.tpot_s = Some(0.0), "slo.tpot_s", "(0, 60]");
+    check(
+        &|p| p.traffic.prefix_hit_rate = 2.0,
+        "traffic.prefix_hit_rate",
+        "[0, 1]",
+    );
+    check(
+        &|p| p.traffic.arrival = Arrival::Trace,
+        "traffic.trace",
+        "got 0",
+    );
+    check(
+        &|p| p.traffic.arrival = Arrival::Gamma { cv: 0.0 },
+        "traffic.arrival.cv",
+        "[0.05, 10]",
+    );
+    check(
+        &|p| {
+            p.traffic.output.dist = LengthDist::LogNormal {
+                median: 200.0,
+                sigma: -1.0,
+            }
+        },
         "traffic.output.dist.sigma",
         "[0, 5]",
     );
-    check(&|p| p.engine.spec_acceptance = 1.5, "engine.spec_acceptance", "[0, 1]");
-    check(&|p| p.planning.utilization = 0.0, "planning.utilization", "(0, 1]");
+    check(
+        &|p| p.engine.spec_acceptance = 1.5,
+        "engine.spec_acceptance",
+        "[0, 1]",
+    );
+    check(
+        &|p| p.planning.utilization = 0.0,
+        "planning.utilization",
+        "(0, 1]",
+    );
     // Weights that do not fit leave no KV memory: named with the model and hardware.
     check(
         &|p| {
@@ -417,7 +544,10 @@ fn plan_validation_messages() {
     p.model.params = 70e9;
     p.model.active_params = 70e9;
     p.engine.kv_policy = KvPolicy::None;
-    assert!(p.validate().is_ok(), "no KV limit: the weights need not fit");
+    assert!(
+        p.validate().is_ok(),
+        "no KV limit: the weights need not fit"
+    );
 }
 
 #[test]
@@ -436,5 +566,8 @@ fn replications_are_independent_and_summarised() {
     let mean = rep.by_replication.iter().sum::<f64>() / 8.0;
     assert!((rep.mean_attainment - mean).abs() < 1e-15);
     assert!(rep.ci95[0] <= mean && mean <= rep.ci95[1]);
-    assert_eq!(rep.by_replication[2], attainment(&cfg, replication_seed(7, 2)).expect("runs"));
+    assert_eq!(
+        rep.by_replication[2],
+        attainment(&cfg, replication_seed(7, 2)).expect("runs")
+    );
 }

@@ -15,7 +15,11 @@ fn decode_step_of_110_sequences() {
     let s = StepModel::from_plan(&Plan::default());
     let ctx = 110.0 * 940.0;
     // 16 GB of weights + 110 × 940 × 131,072 bytes of KV ≈ 29.5 GB.
-    assert!(close(s.bytes_read(ctx), 29.5e9, 0.1e9), "{}", s.bytes_read(ctx));
+    assert!(
+        close(s.bytes_read(ctx), 29.5e9, 0.1e9),
+        "{}",
+        s.bytes_read(ctx)
+    );
     assert!(close(s.memory_time_s(ctx), 8.8e-3, 0.05e-3));
     assert!(close(s.step_time_s(110.0, ctx), 9.8e-3, 0.05e-3));
 }
@@ -35,7 +39,9 @@ fn prefill_chunks_and_load() {
 #[test]
 fn article_presets_give_the_article_constants() {
     let mut plan = Plan::default();
-    presets::model("article-8b").expect("preset").apply(&mut plan);
+    presets::model("article-8b")
+        .expect("preset")
+        .apply(&mut plan);
     presets::gpu("h100-sxm").expect("preset").apply(&mut plan);
     let s = StepModel::from_plan(&plan);
     assert_eq!(s.weight_bytes, 16e9);
@@ -56,7 +62,9 @@ fn article(rate: f64, budget: u32, chunked: bool) -> SimConfig {
 
 /// Attainment over seeds 0..100, sorted, and its mean.
 fn seeds(cfg: &SimConfig) -> (Vec<f64>, f64) {
-    let mut xs: Vec<f64> = (0..100).map(|s| attainment(cfg, s).expect("runs")).collect();
+    let mut xs: Vec<f64> = (0..100)
+        .map(|s| attainment(cfg, s).expect("runs"))
+        .collect();
     xs.sort_by(f64::total_cmp);
     let mean = xs.iter().sum::<f64>() / xs.len() as f64;
     (xs, mean)
@@ -66,20 +74,34 @@ fn seeds(cfg: &SimConfig) -> (Vec<f64>, f64) {
 /// (between the 3rd lowest and the 3rd highest of 100).
 fn assert_inside(name: &str, xs: &[f64], article: f64) {
     let (lo, hi) = (xs[2], xs[97]);
-    assert!(lo <= article && article <= hi, "{name}: article {article} outside [{lo}, {hi}]");
+    assert!(
+        lo <= article && article <= hi,
+        "{name}: article {article} outside [{lo}, {hi}]"
+    );
 }
 
 #[test]
 fn article_table_rates_in_distribution() {
     let mut means = Vec::new();
-    for (rate, article_figure) in [(16.0, 1.0), (18.0, 1.0), (20.0, 0.976), (22.0, 0.913), (24.0, 0.44), (26.0, 0.11)] {
+    for (rate, article_figure) in [
+        (16.0, 1.0),
+        (18.0, 1.0),
+        (20.0, 0.976),
+        (22.0, 0.913),
+        (24.0, 0.44),
+        (26.0, 0.11),
+    ] {
         let (xs, mean) = seeds(&article(rate, 512, true));
         assert_inside(&format!("{rate} req/s"), &xs, article_figure);
         means.push(mean);
     }
     // The cliff: flat near 100% up to 18, about 0.97 at 20, then a steep fall.
     assert!(means[0] > 0.99 && means[1] > 0.98, "{means:?}");
-    assert!((0.95..=0.99).contains(&means[2]), "mean at 20 req/s {}", means[2]);
+    assert!(
+        (0.95..=0.99).contains(&means[2]),
+        "mean at 20 req/s {}",
+        means[2]
+    );
     assert!(means.windows(2).all(|w| w[0] >= w[1]), "{means:?}");
     assert!(means[4] < 0.8 && means[5] < 0.3, "{means:?}");
 }
@@ -94,7 +116,10 @@ fn article_table_budgets_in_distribution() {
     assert_inside("no chunking", &nochunk, 0.15);
     // 512 is the sweet spot; both other budgets and no chunking do worse on average.
     let (_, m512) = seeds(&article(20.0, 512, true));
-    assert!(m256 < m512 && m2048 < m512 && mnc < m512, "{m256} {m2048} {mnc} {m512}");
+    assert!(
+        m256 < m512 && m2048 < m512 && mnc < m512,
+        "{m256} {m2048} {mnc} {m512}"
+    );
 }
 
 /// A fixed plan and seed give these exact bits natively and in wasm32 (see `tests/wasm.rs`).
@@ -102,8 +127,18 @@ fn article_table_budgets_in_distribution() {
 fn golden_value() {
     let cfg = SimConfig::from_plan(&Plan::default(), 21.0).expect("default plan is valid");
     let r = simulate(&cfg, 42).expect("runs");
-    assert_eq!(r.attainment.to_bits(), GOLDEN_ATTAINMENT.to_bits(), "attainment {}", r.attainment);
-    assert_eq!(r.ttft_s.p99.to_bits(), GOLDEN_TTFT_P99_S.to_bits(), "ttft p99 {}", r.ttft_s.p99);
+    assert_eq!(
+        r.attainment.to_bits(),
+        GOLDEN_ATTAINMENT.to_bits(),
+        "attainment {}",
+        r.attainment
+    );
+    assert_eq!(
+        r.ttft_s.p99.to_bits(),
+        GOLDEN_TTFT_P99_S.to_bits(),
+        "ttft p99 {}",
+        r.ttft_s.p99
+    );
 }
 
 const GOLDEN_ATTAINMENT: f64 = 0.9678260869565217;
