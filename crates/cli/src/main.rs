@@ -50,7 +50,11 @@ fn main() {
         other => Err(format!("unknown command '{other}'; run `goodput help`")),
     };
     match result {
-        Ok(out) => println!("{out}"),
+        Ok(out) => {
+            // A closed pipe (`goodput plan | head`) is not an error worth a panic.
+            use std::io::Write;
+            let _ = writeln!(std::io::stdout().lock(), "{out}");
+        }
         Err(msg) => {
             eprintln!("goodput: {msg}");
             std::process::exit(2);

@@ -38,12 +38,6 @@ pub struct Workload {
     pub cached_tokens: Vec<u32>,
 }
 
-/// Lognormal length: `floor(exp(ln(median) + sigma·z))` with `z ~ N(0, 1)`, clipped to `[min, max]`.
-pub fn lognormal_length(rng: &mut Rng, ln_median: f64, sigma: f64, min: u32, max: u32) -> u32 {
-    let v = floor_exp(ln_median + sigma * rng.standard_normal());
-    clip_length(v, min, max)
-}
-
 /// `floor(libm::exp(x))`, bit for bit, mostly without calling `libm::exp`.
 ///
 /// A degree-9 polynomial gives `exp(x)` to about 1e-11 relative; only when that lands
@@ -209,6 +203,7 @@ fn fill_lengths(
 ) {
     match spec.dist {
         LengthDist::LogNormal { median, sigma } => {
+            // floor(exp(ln(median) + sigma·z)) with z ~ N(0, 1), clipped to [min, max].
             let ln_median = libm::log(median);
             let z = crate::rng::Ziggurat::get();
             out.extend((0..n).map(|_| {
