@@ -265,7 +265,7 @@ mod tests {
         assert!(frames.is_empty());
         let (out, _) =
             svg(|a| draw_heatmap(a, &HeatmapChart::default(), &Theme::default()).expect("draw"));
-        assert!(out.contains("has not run yet"));
+        assert!(out.contains("runs after the goodput search"));
     }
 
     #[test]

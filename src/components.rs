@@ -2,6 +2,7 @@
 
 pub mod alerts_panel;
 pub mod analytic_panel;
+pub mod best_settings;
 pub mod cards;
 pub mod chart_canvas;
 pub mod charts_panel;

@@ -297,6 +297,8 @@ impl RunController {
         };
         self.search.set(Some((plan.clone(), result)));
         self.partial.set(Vec::new());
+        // The old sweep belongs to another plan: drop it rather than mix the two.
+        self.sweep.set(None);
         match KnobSweep::new(&plan) {
             Ok(sweep) => {
                 self.sweep_error.set(None);

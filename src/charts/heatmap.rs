@@ -80,7 +80,7 @@ pub fn draw_heatmap<DB: DrawingBackend>(
     area.fill(&theme.bg())?;
     let (cols, rows) = (data.budgets.len(), data.seqs.len());
     if cols == 0 || rows == 0 {
-        draw_note(area, "The knob sweep has not run yet", theme)?;
+        draw_note(area, "The knob sweep runs after the goodput search…", theme)?;
         return Ok(Vec::new());
     }
     let max = data.max();

@@ -1,10 +1,10 @@
 //! Headline cards: goodput, replicas, GPUs, cost, cost per compliant request, best settings.
 
 use goodput_core::capacity::size_fleet;
-use goodput_core::search::{launch_flags, Knobs, SearchStatus};
+use goodput_core::search::SearchStatus;
 use leptos::prelude::*;
 
-use crate::components::copy_button::CopyButton;
+use crate::components::best_settings::BestSettings;
 use crate::components::glossary::TermLink;
 use crate::compute::RunController;
 
@@ -137,28 +137,6 @@ pub fn HeadlineCards() -> impl IntoView {
             })
         })
     };
-    let flags = Signal::derive(move || {
-        if let Some(s) = runs.sweep.get() {
-            return (s.best_cell().knobs, s.flags.vllm.clone(), true);
-        }
-        runs.search.with(|s| match s {
-            Some((plan, _)) => (
-                Knobs::of(plan),
-                launch_flags(plan, &Knobs::of(plan)).vllm,
-                false,
-            ),
-            None => (
-                Knobs {
-                    max_num_seqs: 0,
-                    max_num_batched_tokens: 0,
-                    chunked_prefill: true,
-                },
-                String::new(),
-                false,
-            ),
-        })
-    });
-    let flags_text = Signal::derive(move || flags.with(|f| f.1.clone()));
     view! {
         <section class="cards" aria-label="Headline results">
             <Card title="Goodput per replica" term="goodput" testid="goodput-rps" value=goodput
@@ -171,15 +149,7 @@ pub fn HeadlineCards() -> impl IntoView {
                 shown=or_dash(month, money) detail=fleet_detail(2) />
             <Card title="Cost per compliant request" term="attainment" testid="cost-per-compliant-request-usd"
                 value=per_request shown=or_dash(per_request, money) detail=fleet_detail(3) />
-            <article class="card card-wide">
-                <h3>{move || if flags.with(|f| f.2) { "Best engine settings (knob sweep)" } else { "Engine settings (sweep running)" }}</h3>
-                <p class="card-value small" data-testid="best-settings">
-                    {move || flags.with(|f| format!("max_num_seqs {}, budget {}{}", f.0.max_num_seqs, f.0.max_num_batched_tokens,
-                        if f.0.chunked_prefill { "" } else { ", chunked prefill off" }))}
-                </p>
-                <pre class="flags" data-testid="launch-flags">{flags_text}</pre>
-                <CopyButton text=flags_text label="Copy flags" testid="copy-flags" />
-            </article>
+            <BestSettings />
         </section>
     }
 }

@@ -7,6 +7,8 @@ use leptos::prelude::*;
 use plotters::coord::Shift;
 use plotters::prelude::{DrawingArea, IntoDrawingArea};
 use plotters_canvas::CanvasBackend;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::JsCast;
 
 use crate::charts::{Frame, Theme};
 
@@ -40,11 +42,28 @@ pub fn ChartCanvas(
     readout: impl Fn(usize, f64, f64) -> Option<String> + 'static,
 ) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
+    let readout = std::rc::Rc::new(readout);
+    let readout_key = readout.clone();
     let frames = StoredValue::new_local(Vec::<Frame>::new());
     let (hover, set_hover) = signal(None::<String>);
     let (resized, set_resized) = signal(0u32);
     let listener = window_event_listener(ev::resize, move |_| set_resized.update(|n| *n += 1));
     on_cleanup(move || listener.remove());
+    // Redraw in the new colours when the system switches between light and dark.
+    if let Ok(Some(query)) = window().match_media("(prefers-color-scheme: dark)") {
+        let on_change = Closure::<dyn Fn()>::new(move || set_resized.update(|n| *n += 1));
+        let _ =
+            query.add_event_listener_with_callback("change", on_change.as_ref().unchecked_ref());
+        let held = StoredValue::new_local(Some((query, on_change)));
+        on_cleanup(move || {
+            if let Some((query, on_change)) = held.try_update_value(Option::take).flatten() {
+                let _ = query.remove_event_listener_with_callback(
+                    "change",
+                    on_change.as_ref().unchecked_ref(),
+                );
+            }
+        });
+    }
     Effect::new(move |_| {
         resized.track();
         let Some(el) = canvas.get() else {
@@ -75,6 +94,26 @@ pub fn ChartCanvas(
         });
         set_hover.set(text.and_then(|(panel, x, y)| readout(panel, x, y)));
     };
+    // Keyboard: arrows move a cursor across the first panel; the readout follows it.
+    let cursor = StoredValue::new(0.5_f64);
+    let on_key = move |ev: ev::KeyboardEvent| {
+        let step = match ev.key().as_str() {
+            "ArrowRight" => 0.02,
+            "ArrowLeft" => -0.02,
+            _ => return,
+        };
+        ev.prevent_default();
+        cursor.update_value(|c| *c = (*c + step).clamp(0.0, 1.0));
+        let at = cursor.get_value();
+        let text = frames.with_value(|fs| {
+            fs.first().and_then(|f| {
+                let px = f.px_x.start as f64 + at * (f.px_x.end - f.px_x.start) as f64;
+                let py = (f.px_y.start + f.px_y.end) as f64 / 2.0;
+                f.to_data(px, py).map(|(x, y)| (f.panel, x, y))
+            })
+        });
+        set_hover.set(text.and_then(|(panel, x, y)| readout_key(panel, x, y)));
+    };
     view! {
         <figure class="chart">
             <canvas
@@ -83,11 +122,13 @@ pub fn ChartCanvas(
                 role="img"
                 aria-label=label
                 style=format!("width:100%;height:{height}px")
+                tabindex="0"
+                on:keydown=on_key
                 on:mousemove=on_move
                 on:mouseleave=move |_| set_hover.set(None)
             ></canvas>
             <figcaption class="readout" aria-live="polite" data-testid=format!("{testid}-readout")>
-                {move || hover.get().unwrap_or_else(|| "Hover the chart for values.".into())}
+                {move || hover.get().unwrap_or_else(|| "Hover the chart, or focus it and use ← →, for values.".into())}
             </figcaption>
         </figure>
     }

@@ -44,7 +44,7 @@ pub fn RunStatus() -> impl IntoView {
     let timing = move || {
         status.with(|s| match (s.search_ms, s.total_ms) {
             (Some(a), Some(b)) => {
-                format!("Last run: goodput search {a:.0} ms, with knob sweep {b:.0} ms.")
+                format!("Last run: goodput search {a:.0} ms; search and knob sweep {b:.0} ms.")
             }
             (None, Some(b)) => format!("Last run: {b:.0} ms."),
             _ => String::new(),
@@ -102,7 +102,7 @@ pub fn RunStatus() -> impl IntoView {
             ></progress>
             <p class="run-meta">
                 <span data-testid="run-mode">{mode_text}</span>
-                " "
+                " · "
                 <span data-testid="run-timing">{timing}</span>
             </p>
         </div>

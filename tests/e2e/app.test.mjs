@@ -165,6 +165,17 @@ test('chart canvases are drawn, HiDPI-sized and not blank', async () => {
     const dpr = await page.evaluate(() => window.devicePixelRatio);
     assert.equal(width, Math.round(cssWidth * dpr), `${id}: backing store not sized by devicePixelRatio`);
   }
+  // Readouts: by pointer, and by keyboard for people who do not use one.
+  const chart = await page.$('[data-testid="chart-attainment"]');
+  await chart.scrollIntoViewIfNeeded();
+  const box = await chart.boundingBox();
+  await page.mouse.move(box.x + box.width * 0.6, box.y + box.height * 0.5);
+  await page.waitForFunction(() =>
+    /req\/s: [\d.]+% of requests/.test(document.querySelector('[data-testid="chart-attainment-readout"]').textContent),
+  );
+  await page.focus('[data-testid="chart-roofline"]');
+  await page.keyboard.press('ArrowRight');
+  assert.match(await page.textContent('[data-testid="chart-roofline-readout"]'), /sequences: step [\d.]+ ms/);
   assertNoErrors(errors);
 });
 
@@ -211,6 +222,7 @@ test('a long run shows progress, keeps the page responsive, and can be cancelled
   });
   assert.equal(await phase(page), 'search', 'the search was still running while clicking');
   const worst = Math.max(...latencies);
+  console.log(`click latency during a search: max ${worst.toFixed(1)} ms over ${latencies.length} clicks`);
   assert.ok(worst < 100, `a click took ${worst.toFixed(1)} ms to be handled (all: ${latencies.map((x) => x.toFixed(1))})`);
   await screenshot(page, 'app-running');
 
