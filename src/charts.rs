@@ -233,7 +233,88 @@ mod tests {
             points,
             target: 0.92,
             knee_rps: Some(8.0),
+            measured: Vec::new(),
         }
+    }
+
+    /// The `<text …>` tag of the SVG text element that starts with `prefix`, and its x.
+    fn text_tag<'a>(svg: &'a str, prefix: &str) -> (&'a str, f64) {
+        let end = svg.find(prefix).expect("text present");
+        let start = svg[..end].rfind("<text").expect("a text tag");
+        let tag = &svg[start..end];
+        assert!(
+            !tag.contains("</text>"),
+            "{prefix} is the content of a text element"
+        );
+        let x = tag
+            .split("x=\"")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .and_then(|v| v.parse().ok())
+            .expect("an x");
+        (tag, x)
+    }
+
+    #[test]
+    fn the_knee_label_stays_inside_the_plot() {
+        // Knee at the last rate: the label flips to the left of the line.
+        let mut right = curve();
+        right.knee_rps = Some(10.0);
+        let (out, frames) = svg(|a| draw_attainment(a, &right, &Theme::default()).expect("draw"));
+        let f = &frames[0];
+        let (tag, x) = text_tag(&out, "knee 10.00 req/s");
+        assert!(tag.contains("text-anchor=\"end\""), "{tag}");
+        let knee_px = f.px_x.start as f64 + 10.0 / f.x.end * (f.px_x.end - f.px_x.start) as f64;
+        assert!(
+            x < knee_px && x <= f.px_x.end as f64,
+            "ends at {x}, knee at {knee_px}"
+        );
+        assert!(
+            x - 16.0 * 11.0 * 0.62 > f.px_x.start as f64,
+            "starts inside"
+        );
+        // Knee in the middle: the label reads to the right of the line, inside the plot.
+        let (out, frames) = svg(|a| draw_attainment(a, &curve(), &Theme::default()).expect("draw"));
+        let (tag, x) = text_tag(&out, "knee 8.00 req/s");
+        assert!(!tag.contains("text-anchor=\"end\""), "{tag}");
+        assert!(
+            x + 15.0 * 11.0 * 0.62 <= frames[0].px_x.end as f64,
+            "ends inside"
+        );
+        assert!(attainment::knee_label_on_left(790, 100, 4, 800));
+        assert!(!attainment::knee_label_on_left(500, 100, 4, 800));
+    }
+
+    #[test]
+    fn a_measured_sweep_is_drawn_as_its_own_series_without_a_simulation() {
+        let data = AttainmentChart {
+            target: 0.92,
+            knee_rps: Some(8.0),
+            measured: vec![
+                (4.0, 0.99),
+                (6.0, 0.97),
+                (8.0, 0.93),
+                (9.0, 0.71),
+                (10.0, 0.38),
+            ],
+            ..Default::default()
+        };
+        let (out, frames) = svg(|a| draw_attainment(a, &data, &Theme::default()).expect("draw"));
+        assert!(!out.contains("Waiting"), "measured rows are enough to draw");
+        text_tag(&out, "measured\n");
+        assert!(out.contains("knee 8.00 req/s"));
+        assert_eq!(frames.len(), 1);
+        assert!(frames[0].x.end >= 10.0);
+        let r = data.readout(8.9).expect("readout");
+        assert!(r.contains("measured 9.00 req/s: 71.0%"), "{r}");
+        // Beside a simulated curve both series are named.
+        let both = AttainmentChart {
+            measured: data.measured.clone(),
+            ..curve()
+        };
+        let (out, _) = svg(|a| draw_attainment(a, &both, &Theme::default()).expect("draw"));
+        text_tag(&out, "simulated\n");
+        text_tag(&out, "measured\n");
     }
 
     #[test]

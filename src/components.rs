@@ -21,3 +21,4 @@ pub mod roofline_panel;
 pub mod run_status;
 pub mod saved_panel;
 pub mod share_banner;
+pub mod sweep_field;

@@ -374,6 +374,7 @@ mod tests {
             ],
             target: 0.9,
             knee_rps: Some(20.0),
+            ..Default::default()
         };
         let svg = chart_svg(|area, theme| {
             let _ = draw_attainment(area, &data, theme);
@@ -381,5 +382,26 @@ mod tests {
         assert!(svg.starts_with("<svg"), "{:.80}", svg);
         assert!(svg.contains("knee 20.00 req/s"));
         assert!(svg.trim_end().ends_with("</svg>"));
+    }
+
+    #[test]
+    fn a_measured_sweep_survives_the_json_export_and_the_share_link() {
+        use crate::app::View;
+        use crate::state::parse_sweep_text;
+        use crate::url_state::{fragment_for, read_fragment, Opening};
+        let mut plan = Plan::default();
+        plan.planning.measured_sweep =
+            parse_sweep_text("4,0.99\n6,0.97\n8,0.93\n9,0.71\n10,0.38").expect("rows");
+        assert_eq!(load_plan_json(&plan_json(&plan)), Ok(plan.clone()));
+        let opened = read_fragment(&fragment_for(&plan, View::Planner));
+        assert_eq!(
+            opened,
+            Opening::Link {
+                plan: Box::new(plan.clone()),
+                view: View::Planner
+            }
+        );
+        let md = markdown_summary(&plan, None, None, "");
+        assert!(md.contains("measured"), "{md}");
     }
 }

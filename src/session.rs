@@ -25,6 +25,7 @@ use crate::compute::RunController;
 use crate::saved::{self, Library, SaveError, SavedPlan, StorageError};
 use crate::state::PlanState;
 use crate::url_state::{self, Opening};
+use crate::views::finance::goodput_for;
 
 /// Delay between the last change and the autosave.
 pub const AUTOSAVE_DEBOUNCE: Duration = Duration::from_millis(600);
@@ -184,11 +185,7 @@ impl Session {
         let s = *self;
         Effect::new(move |_| {
             let plan = s.state.good.get();
-            let goodput = s.runs.search.with(|r| {
-                r.as_ref()
-                    .filter(|(p, _)| *p == plan)
-                    .map(|(_, g)| g.goodput_rps)
-            });
+            let goodput = s.runs.search.with(|r| goodput_for(&plan, r.as_ref()));
             if s.visit.with(Option::is_some) || s.view.get_untracked() == View::Embed {
                 return;
             }
@@ -232,11 +229,10 @@ impl Session {
             return;
         }
         let plan = self.state.good.get_untracked();
-        let goodput = self.runs.search.with_untracked(|r| {
-            r.as_ref()
-                .filter(|(p, _)| *p == plan)
-                .map(|(_, g)| g.goodput_rps)
-        });
+        let goodput = self
+            .runs
+            .search
+            .with_untracked(|r| goodput_for(&plan, r.as_ref()));
         if let Some(h) = self.pending.try_update_value(Option::take).flatten() {
             h.clear();
         }
@@ -299,13 +295,10 @@ impl Session {
         Ok(())
     }
 
-    /// The goodput of the last finished search, if it was run for exactly `plan`.
+    /// The goodput of exactly `plan`: its measured knee, else the last finished search if
+    /// it was run for this plan.
     pub fn goodput_of(&self, plan: &Plan) -> Option<f64> {
-        self.runs.search.with(|r| {
-            r.as_ref()
-                .filter(|(p, _)| p == plan)
-                .map(|(_, g)| g.goodput_rps)
-        })
+        self.runs.search.with(|r| goodput_for(plan, r.as_ref()))
     }
 
     /// Saves the plan on screen as a named plan.

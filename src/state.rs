@@ -10,6 +10,8 @@ pub mod fields;
 
 use std::collections::BTreeMap;
 
+use goodput_core::capacity::parse_sweep_csv;
+use goodput_core::plan::SweepRow;
 use goodput_core::Plan;
 use leptos::prelude::*;
 
@@ -31,12 +33,49 @@ struct Edit {
     value_at_edit: Option<f64>,
 }
 
+/// Raw text typed into the measured-sweep box, and the plan's rows at that moment.
+#[derive(Debug, Clone, PartialEq)]
+struct SweepEdit {
+    text: String,
+    rows_at_edit: Vec<SweepRow>,
+}
+
+/// Id of the measured-sweep input: the dotted path `Plan::validate` names its rows by.
+pub const SWEEP_FIELD: &str = "planning.measured_sweep";
+
+/// Parses the measured-sweep text: blank (or comments only) is no sweep, which means
+/// simulated goodput; otherwise `rate,attainment` rows, with a line-numbered message.
+pub fn parse_sweep_text(text: &str) -> Result<Vec<SweepRow>, String> {
+    let blank = text
+        .lines()
+        .all(|l| l.split('#').next().unwrap_or("").trim().is_empty());
+    if blank {
+        return Ok(Vec::new());
+    }
+    parse_sweep_csv(text).map_err(|e| e.to_string())
+}
+
+/// The rows of a measured sweep as text, one `rate,attainment` line each.
+pub fn format_sweep(rows: &[SweepRow]) -> String {
+    rows.iter()
+        .map(|r| {
+            format!(
+                "{},{}",
+                fields::format_sig(r.rate_rps),
+                fields::format_sig(r.attainment)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The plan state shared by every component (provided as context by `App`).
 #[derive(Clone, Copy)]
 pub struct PlanState {
     /// The plan as typed so far (may be invalid).
     pub draft: RwSignal<Plan>,
     edits: RwSignal<BTreeMap<&'static str, Edit>>,
+    sweep_edit: RwSignal<Option<SweepEdit>>,
     /// Every field whose text does not parse, with its message.
     pub parse_problems: Memo<Vec<FieldProblem>>,
     /// The first problem of the draft: a parse error, else the `Plan::validate` error.
@@ -50,9 +89,15 @@ impl PlanState {
     pub fn new(plan: Plan) -> PlanState {
         let draft = RwSignal::new(plan);
         let edits: RwSignal<BTreeMap<&'static str, Edit>> = RwSignal::new(BTreeMap::new());
+        let sweep_edit: RwSignal<Option<SweepEdit>> = RwSignal::new(None);
         let parse_problems = Memo::new(move |_| {
             let edits = edits.get();
-            draft.with(|p| parse_problems_of(p, &edits))
+            let sweep = sweep_edit.get();
+            draft.with(|p| {
+                let mut problems = parse_problems_of(p, &edits);
+                problems.extend(sweep_problem_of(p, sweep.as_ref()));
+                problems
+            })
         });
         let problem = Memo::new(move |_| {
             if let Some(first) = parse_problems.with(|v| v.first().cloned()) {
@@ -75,6 +120,7 @@ impl PlanState {
         PlanState {
             draft,
             edits,
+            sweep_edit,
             parse_problems,
             problem,
             good,
@@ -89,13 +135,36 @@ impl PlanState {
     /// Replaces the whole plan (a loaded link, a saved plan) and drops typed text.
     pub fn set_plan(&self, plan: Plan) {
         self.edits.set(BTreeMap::new());
+        self.sweep_edit.set(None);
         self.draft.set(plan);
     }
 
-    /// Changes the plan from code (a preset, a select) and drops typed text.
+    /// Changes the plan from code (a preset, a select) and drops typed numeric text.
     pub fn update(&self, f: impl FnOnce(&mut Plan)) {
         self.edits.set(BTreeMap::new());
         self.draft.update(f);
+    }
+
+    /// The text the measured-sweep box shows: what the user typed, unless the rows
+    /// changed since (a loaded link or saved plan), else the plan's rows.
+    pub fn sweep_text(&self) -> String {
+        let typed = self.sweep_edit.get();
+        self.draft.with(|p| match typed {
+            Some(e) if e.rows_at_edit == p.planning.measured_sweep => e.text,
+            _ => format_sweep(&p.planning.measured_sweep),
+        })
+    }
+
+    /// Handles typing into the measured-sweep box: keeps the text, and applies the rows
+    /// if it parses (blank text clears the sweep: goodput is simulated again).
+    pub fn input_sweep(&self, text: String) {
+        if let Ok(rows) = parse_sweep_text(&text) {
+            self.draft.update(|p| p.planning.measured_sweep = rows);
+        }
+        let rows_at_edit = self
+            .draft
+            .with_untracked(|p| p.planning.measured_sweep.clone());
+        self.sweep_edit.set(Some(SweepEdit { text, rows_at_edit }));
     }
 
     /// Whether the results on screen are stale (the draft has a problem).
@@ -158,11 +227,16 @@ impl PlanState {
         {
             return Some(m);
         }
-        // The p95 field edits the sigma, so it shows the sigma's problems too.
+        // The p95 field edits the sigma, so it shows the sigma's problems too; the sweep
+        // box shows the problems of its rows' fields.
         let alias = id.strip_suffix(".p95").map(|stem| format!("{stem}.sigma"));
         let message = self.problem.with(|p| {
             p.as_ref()
-                .filter(|p| p.field == id || alias.as_deref() == Some(p.field.as_str()))
+                .filter(|p| {
+                    p.field == id
+                        || alias.as_deref() == Some(p.field.as_str())
+                        || (id == SWEEP_FIELD && p.field.starts_with(SWEEP_FIELD))
+                })
                 .map(|p| p.message.clone())
         })?;
         // The core states ranges in plan units; say which unit this field is typed in.
@@ -193,6 +267,16 @@ fn parse_problems_of(plan: &Plan, edits: &BTreeMap<&'static str, Edit>) -> Vec<F
                 })
         })
         .collect()
+}
+
+fn sweep_problem_of(plan: &Plan, edit: Option<&SweepEdit>) -> Option<FieldProblem> {
+    let edit = edit.filter(|e| e.rows_at_edit == plan.planning.measured_sweep)?;
+    parse_sweep_text(&edit.text)
+        .err()
+        .map(|message| FieldProblem {
+            field: SWEEP_FIELD.to_string(),
+            message,
+        })
 }
 
 #[cfg(test)]
@@ -256,6 +340,69 @@ mod tests {
             let p = s.problem.get_untracked().expect("sigma out of range");
             assert_eq!(p.field, "traffic.prompt.dist.sigma");
             assert!(s.message_for("traffic.prompt.dist.p95").is_some());
+        });
+    }
+
+    const ARTICLE_SWEEP: &str = "4,0.99\n6,0.97\n8,0.93\n9,0.71\n10,0.38";
+
+    #[test]
+    fn a_pasted_sweep_reaches_the_good_plan_and_a_bad_row_names_its_line() {
+        with_state(|s| {
+            s.input_sweep(ARTICLE_SWEEP.into());
+            let rows = s.good.get_untracked().planning.measured_sweep;
+            assert_eq!(rows.len(), 5);
+            assert_eq!((rows[2].rate_rps, rows[2].attainment), (8.0, 0.93));
+            assert!(!s.is_stale());
+            assert_eq!(s.sweep_text(), ARTICLE_SWEEP, "the typed text stays");
+
+            s.input_sweep("4,0.99\n6,oops".into());
+            let m = s.message_for(SWEEP_FIELD).expect("a parse problem");
+            assert!(m.contains("line 2"), "{m}");
+            assert!(s.is_stale());
+            assert_eq!(s.sweep_text(), "4,0.99\n6,oops");
+            assert_eq!(s.good.get_untracked().planning.measured_sweep, rows);
+
+            s.input_sweep("  \n# none yet\n".into());
+            assert!(!s.is_stale());
+            assert!(s.good.get_untracked().planning.measured_sweep.is_empty());
+        });
+    }
+
+    #[test]
+    fn sweep_rows_out_of_range_show_at_the_sweep_box() {
+        with_state(|s| {
+            s.input_sweep("4,0.99\n-6,0.97".into());
+            let m = s.message_for(SWEEP_FIELD).expect("a problem");
+            assert!(m.contains("line 2"), "{m}");
+            // Text that parses but that the plan rejects: the field is the sweep's.
+            s.update(|p| {
+                p.planning.measured_sweep = vec![SweepRow {
+                    rate_rps: 4.0,
+                    attainment: 1.5,
+                }]
+            });
+            assert!(s.is_stale());
+            assert!(s.message_for(SWEEP_FIELD).is_some());
+            assert_eq!(
+                s.sweep_text(),
+                "4,1.5",
+                "the plan's rows show once they changed"
+            );
+        });
+    }
+
+    #[test]
+    fn a_loaded_plan_replaces_the_typed_sweep() {
+        with_state(|s| {
+            s.input_sweep("4,bad".into());
+            let mut plan = Plan::default();
+            plan.planning.measured_sweep = vec![SweepRow {
+                rate_rps: 5.0,
+                attainment: 0.95,
+            }];
+            s.set_plan(plan);
+            assert!(!s.is_stale());
+            assert_eq!(s.sweep_text(), "5,0.95");
         });
     }
 }

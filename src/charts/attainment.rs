@@ -2,8 +2,9 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{draw_note, nearest, Frame, Theme};
+use super::{draw_note, legend_mark, nearest, Frame, Theme};
 
 /// One rate of the curve.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -27,9 +28,37 @@ pub struct AttainmentChart {
     pub target: f64,
     /// The knee: the highest rate meeting the target (goodput) [requests/s].
     pub knee_rps: Option<f64>,
+    /// Rows of a measured load-test sweep: (rate [requests/s], attainment [0..1]).
+    pub measured: Vec<(f64, f64)>,
+}
+
+/// Font size of the knee label [CSS px].
+const KNEE_LABEL_PX: f64 = 11.0;
+
+/// Whether the knee label goes to the left of the knee line: when, placed to the right
+/// (starting `gap_px` after `knee_px`), a label `label_px` wide would pass `right_px`,
+/// the right edge of the plotting area. All in backing pixels.
+pub fn knee_label_on_left(knee_px: i32, label_px: i32, gap_px: i32, right_px: i32) -> bool {
+    knee_px + gap_px + label_px > right_px
+}
+
+/// A generous width estimate of `text` at `size_px` in a sans-serif font [px].
+fn text_width_px(text: &str, size_px: f64) -> i32 {
+    (text.chars().count() as f64 * size_px * 0.62).ceil() as i32
 }
 
 impl AttainmentChart {
+    fn measured_sorted(&self) -> Vec<(f64, f64)> {
+        let mut m: Vec<(f64, f64)> = self
+            .measured
+            .iter()
+            .copied()
+            .filter(|(r, a)| r.is_finite() && a.is_finite())
+            .collect();
+        m.sort_by(|a, b| a.0.total_cmp(&b.0));
+        m
+    }
+
     fn sorted(&self) -> Vec<CurvePoint> {
         let mut p: Vec<CurvePoint> = self
             .points
@@ -41,18 +70,26 @@ impl AttainmentChart {
         p
     }
 
-    /// Hover text for the point nearest rate `x`.
+    /// Hover text for the simulated point and the measured row nearest rate `x`.
     pub fn readout(&self, x: f64) -> Option<String> {
         let p = self.sorted();
-        let i = nearest(p.iter().map(|p| p.rate_rps), x)?;
-        let q = p[i];
-        Some(format!(
-            "{:.2} req/s: {:.1}% of requests meet the SLO (band {:.1}–{:.1}%)",
-            q.rate_rps,
-            q.attainment * 100.0,
-            q.lo * 100.0,
-            q.hi * 100.0
-        ))
+        let simulated = nearest(p.iter().map(|p| p.rate_rps), x).map(|i| {
+            let q = p[i];
+            format!(
+                "{:.2} req/s: {:.1}% of requests meet the SLO (band {:.1}–{:.1}%)",
+                q.rate_rps,
+                q.attainment * 100.0,
+                q.lo * 100.0,
+                q.hi * 100.0
+            )
+        });
+        let m = self.measured_sorted();
+        let measured = nearest(m.iter().map(|r| r.0), x)
+            .map(|i| format!("measured {:.2} req/s: {:.1}%", m[i].0, m[i].1 * 100.0));
+        match (simulated, measured) {
+            (Some(s), Some(m)) => Some(format!("{s}; {m}")),
+            (s, m) => s.or(m),
+        }
     }
 }
 
@@ -64,11 +101,17 @@ pub fn draw_attainment<DB: DrawingBackend>(
 ) -> Result<Vec<Frame>, DrawingAreaErrorKind<DB::ErrorType>> {
     area.fill(&theme.bg())?;
     let pts = data.sorted();
-    if pts.is_empty() {
+    let measured = data.measured_sorted();
+    if pts.is_empty() && measured.is_empty() {
         draw_note(area, "Waiting for the first simulated rates…", theme)?;
         return Ok(Vec::new());
     }
-    let x_max = pts.iter().map(|p| p.rate_rps).fold(0.0_f64, f64::max) * 1.05;
+    let x_max = pts
+        .iter()
+        .map(|p| p.rate_rps)
+        .chain(measured.iter().map(|m| m.0))
+        .fold(0.0_f64, f64::max)
+        * 1.05;
     let x_max = if x_max > 0.0 { x_max } else { 1.0 };
     let mut chart = ChartBuilder::on(area)
         .margin(theme.px(10.0))
@@ -108,10 +151,15 @@ pub fn draw_attainment<DB: DrawingBackend>(
         (x_max * 0.01, (target - 0.05).max(0.0)),
         theme.text(11.0).color(&theme.limit()),
     )))?;
-    chart.draw_series(LineSeries::new(
+    let theme = *theme;
+    let line = chart.draw_series(LineSeries::new(
         pts.iter().map(|p| (p.rate_rps, p.attainment)),
         theme.accent().stroke_width(theme.px(2.0)),
     ))?;
+    if !pts.is_empty() && !measured.is_empty() {
+        line.label("simulated")
+            .legend(move |(x, y)| legend_mark(x, y, theme.accent(), &theme));
+    }
     chart.draw_series(pts.iter().map(|p| {
         Circle::new(
             (p.rate_rps, p.attainment),
@@ -119,18 +167,53 @@ pub fn draw_attainment<DB: DrawingBackend>(
             theme.accent().filled(),
         )
     }))?;
+    if !measured.is_empty() {
+        let half = theme.px(4.0) as i32;
+        chart
+            .draw_series(LineSeries::new(
+                measured.iter().copied(),
+                theme.accent2().stroke_width(theme.px(1.5)),
+            ))?
+            .label("measured")
+            .legend(move |(x, y)| legend_mark(x, y, theme.accent2(), &theme));
+        chart.draw_series(measured.iter().map(|&(r, a)| {
+            EmptyElement::at((r, a))
+                + Rectangle::new([(-half, -half), (half, half)], theme.accent2().filled())
+        }))?;
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::MiddleLeft)
+            .background_style(theme.bg().mix(0.85))
+            .border_style(theme.grid())
+            .label_font(theme.text(11.0))
+            .draw()?;
+    }
+    let (px_x, px_y) = chart.plotting_area().get_pixel_range();
     if let Some(knee) = data.knee_rps.filter(|k| k.is_finite() && *k > 0.0) {
         chart.draw_series(std::iter::once(PathElement::new(
             vec![(knee, 0.0), (knee, 1.02)],
             theme.good().stroke_width(theme.px(1.5)),
         )))?;
+        let label = format!("knee {knee:.2} req/s");
+        let gap = theme.px(4.0) as i32;
+        let width = text_width_px(&label, KNEE_LABEL_PX * theme.scale);
+        let knee_px = chart.backend_coord(&(knee, 0.12)).0;
+        let left = knee_label_on_left(knee_px, width, gap, px_x.end);
+        let data_per_px = x_max / (px_x.end - px_x.start).max(1) as f64;
+        let (x, hpos) = if left {
+            (knee - gap as f64 * data_per_px, HPos::Right)
+        } else {
+            (knee + gap as f64 * data_per_px, HPos::Left)
+        };
         chart.draw_series(std::iter::once(Text::new(
-            format!("knee {knee:.2} req/s"),
-            (knee, 0.12),
-            theme.text(11.0).color(&theme.good()),
+            label,
+            (x, 0.12),
+            theme
+                .text(KNEE_LABEL_PX)
+                .color(&theme.good())
+                .pos(Pos::new(hpos, VPos::Top)),
         )))?;
     }
-    let (px_x, px_y) = chart.plotting_area().get_pixel_range();
     Ok(vec![Frame {
         px_x,
         px_y,

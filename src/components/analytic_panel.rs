@@ -6,6 +6,7 @@ use leptos::prelude::*;
 
 use crate::compute::RunController;
 use crate::state::PlanState;
+use crate::views::finance::use_report;
 
 fn ms(s: f64) -> String {
     format!("{:.1} ms", s * 1e3)
@@ -119,14 +120,17 @@ fn rows(a: &Analytics) -> Vec<(&'static str, String, &'static str)> {
     ]
 }
 
-/// The analytic panel (instant; uses the simulated goodput once known).
+/// The analytic panel (instant; uses the plan's goodput, measured or simulated, once known).
 #[component]
 pub fn AnalyticPanel() -> impl IntoView {
     let state = PlanState::expect_context();
     let runs = RunController::expect_context();
+    let report = use_report(state, runs);
     let analytics = Memo::new(move |_| {
-        let goodput = runs.search.with(|s| s.as_ref().map(|(_, r)| r.goodput_rps));
-        state.good.with(|p| analyze(p, goodput))
+        let goodput = report.with(|r| r.as_ref().map(|(_, r)| r.goodput.goodput_rps));
+        state
+            .good
+            .with(|p| analyze(p, goodput.filter(|g| *g > 0.0)))
     });
     view! {
         <section class="panel" aria-labelledby="analytic-title">

@@ -1,12 +1,17 @@
 //! Headline cards: goodput, replicas, GPUs, cost, cost per compliant request, best settings.
+//! The numbers are the core's plan report, the same one the finance view, the exports and
+//! `goodput plan --json` show.
 
-use goodput_core::capacity::size_fleet;
+use goodput_core::report::{GoodputSource, PlanReport};
 use goodput_core::search::SearchStatus;
+use goodput_core::Plan;
 use leptos::prelude::*;
 
 use crate::components::best_settings::BestSettings;
 use crate::components::glossary::TermLink;
 use crate::compute::RunController;
+use crate::state::PlanState;
+use crate::views::finance::{use_fleet, use_report};
 
 /// One result card: a title, the value (with `data-testid` and the unrounded `data-value`)
 /// and a line of detail.
@@ -68,18 +73,46 @@ fn money(x: f64) -> String {
     }
 }
 
-/// The headline numbers of the last finished run.
+/// The goodput card's detail line: where the number comes from and how sure it is.
+pub fn goodput_detail(plan: &Plan, report: &PlanReport) -> String {
+    let g = &report.goodput;
+    let at = format!("at {:.0}% attainment", g.target * 100.0);
+    match g.source {
+        GoodputSource::Measured if g.goodput_rps > 0.0 => format!(
+            "measured (knee of {} rows) {at}",
+            plan.planning.measured_sweep.len()
+        ),
+        GoodputSource::Measured => format!("measured: {}", g.note),
+        GoodputSource::None => "Simulating…".into(),
+        GoodputSource::Simulated => {
+            let note = match report.search.as_ref().map(|r| r.status) {
+                Some(SearchStatus::ZeroGoodput) => " — no rate meets the SLO",
+                Some(SearchStatus::NotBracketed) => " — at least this; every rate tried passed",
+                Some(SearchStatus::BudgetExhausted) => " — search budget ran out",
+                _ => "",
+            };
+            let [lo, hi] = g.goodput_range_rps.unwrap_or([g.goodput_rps; 2]);
+            format!("simulated, range {lo:.2}–{hi:.2} req/s {at}{note}")
+        }
+    }
+}
+
+/// The headline numbers: the core's plan report for the good plan (a measured sweep's
+/// knee at once, else the last finished search), as the finance view and
+/// `goodput plan --json` show them.
 #[component]
 pub fn HeadlineCards() -> impl IntoView {
+    let state = PlanState::expect_context();
     let runs = RunController::expect_context();
-    let fleet = Memo::new(move |_| {
-        runs.search.with(|s| {
-            s.as_ref()
-                .map(|(plan, r)| size_fleet(r.goodput_rps, plan).map_err(|e| e.to_string()))
+    let report = use_report(state, runs);
+    let fleet = use_fleet(report);
+    let goodput = Signal::derive(move || {
+        report.with(|r| {
+            r.as_ref()
+                .filter(|(_, r)| r.goodput.source != GoodputSource::None)
+                .map(|(_, r)| r.goodput.goodput_rps)
         })
     });
-    let goodput =
-        Signal::derive(move || runs.search.with(|s| s.as_ref().map(|(_, r)| r.goodput_rps)));
     let cap = move |f: fn(&goodput_core::capacity::CapacityPlan) -> f64| {
         Signal::derive(move || fleet.with(|c| c.as_ref().and_then(|c| c.as_ref().ok()).map(f)))
     };
@@ -91,22 +124,9 @@ pub fn HeadlineCards() -> impl IntoView {
         Signal::derive(move || v.get().map(f).unwrap_or_else(|| "—".into()))
     };
     let goodput_detail = Signal::derive(move || {
-        runs.search.with(|s| match s {
+        report.with(|r| match r {
             None => "Simulating…".into(),
-            Some((_, r)) => {
-                let note = match r.status {
-                    SearchStatus::Converged => "",
-                    SearchStatus::ZeroGoodput => " — no rate meets the SLO",
-                    SearchStatus::NotBracketed => " — at least this; every rate tried passed",
-                    SearchStatus::BudgetExhausted => " — search budget ran out",
-                };
-                format!(
-                    "range {:.2}–{:.2} req/s at {:.0}% attainment{note}",
-                    r.goodput_range_rps[0],
-                    r.goodput_range_rps[1],
-                    r.target * 100.0
-                )
-            }
+            Some((p, r)) => goodput_detail(p, r),
         })
     });
     let fleet_detail = move |which: u8| {

@@ -1,5 +1,7 @@
 //! The simulation charts: attainment vs rate, latency percentiles vs rate, knob heatmap.
 
+use goodput_core::capacity::knee_from_sweep;
+use goodput_core::Plan;
 use leptos::prelude::*;
 
 use crate::charts::attainment::{draw_attainment, AttainmentChart, CurvePoint};
@@ -10,8 +12,27 @@ use crate::components::glossary::TermLink;
 use crate::compute::RunController;
 use crate::state::PlanState;
 
-/// Builds the attainment chart: the running search's partial points, else the last result.
-pub fn attainment_chart(runs: &RunController, target: f64) -> AttainmentChart {
+/// Builds the attainment chart for `plan`: the running search's partial points, else the
+/// last result; with a measured sweep in the plan, its rows as a second series and its
+/// knee as the knee.
+pub fn attainment_chart(runs: &RunController, plan: &Plan) -> AttainmentChart {
+    let mut chart = simulated_chart(runs, plan.slo.attainment_target);
+    with_measured(&mut chart, plan);
+    chart
+}
+
+/// Adds the plan's measured sweep to `chart`: its rows, and its knee at the plan's target.
+pub fn with_measured(chart: &mut AttainmentChart, plan: &Plan) {
+    let rows = &plan.planning.measured_sweep;
+    if rows.is_empty() {
+        return;
+    }
+    chart.target = plan.slo.attainment_target;
+    chart.measured = rows.iter().map(|r| (r.rate_rps, r.attainment)).collect();
+    chart.knee_rps = knee_from_sweep(rows, chart.target).ok();
+}
+
+fn simulated_chart(runs: &RunController, target: f64) -> AttainmentChart {
     let partial = runs.partial.get();
     if !partial.is_empty() {
         let points = partial
@@ -34,6 +55,7 @@ pub fn attainment_chart(runs: &RunController, target: f64) -> AttainmentChart {
             points,
             target,
             knee_rps: None,
+            ..Default::default()
         };
     }
     runs.search.with(|s| match s {
@@ -50,6 +72,7 @@ pub fn attainment_chart(runs: &RunController, target: f64) -> AttainmentChart {
                 .collect(),
             target: r.target,
             knee_rps: Some(r.goodput_rps),
+            ..Default::default()
         },
         None => AttainmentChart {
             target,
@@ -109,8 +132,7 @@ pub fn heatmap_chart(runs: &RunController) -> HeatmapChart {
 pub fn ChartsPanel() -> impl IntoView {
     let runs = RunController::expect_context();
     let state = PlanState::expect_context();
-    let target = Memo::new(move |_| state.good.with(|p| p.slo.attainment_target));
-    let att = Memo::new(move |_| attainment_chart(&runs, target.get()));
+    let att = Memo::new(move |_| state.good.with(|p| attainment_chart(&runs, p)));
     let lat = Memo::new(move |_| latency_chart(&runs));
     let heat = Memo::new(move |_| heatmap_chart(&runs));
     view! {

@@ -35,7 +35,7 @@ fn svg_of(testid: &str, state: PlanState, runs: RunController) -> String {
     let plan = state.good.get_untracked();
     match testid {
         "chart-attainment" => {
-            let data = attainment_chart(&runs, plan.slo.attainment_target);
+            let data = attainment_chart(&runs, &plan);
             chart_svg(|a, t| drop(draw_attainment(a, &data, t)))
         }
         "chart-latency" => {

@@ -8,6 +8,7 @@ use crate::components::glossary::TermLink;
 use crate::components::length_preview::LengthPreview;
 use crate::components::number_field::NumberField;
 use crate::components::presets::{GpuPreset, ModelPreset, SloClassPreset};
+use crate::components::sweep_field::SweepField;
 use crate::state::fields::{fields_of, Group};
 use crate::state::PlanState;
 
@@ -83,6 +84,7 @@ pub fn InputsColumn() -> impl IntoView {
             </InputGroup>
             <InputGroup title="Planning" intro="How hard each replica is driven, spares, and simulation effort.">
                 {numbers(Group::Planning, &[])}
+                <SweepField />
             </InputGroup>
         </form>
     }

@@ -14,7 +14,15 @@ use crate::components::run_status::RunStatus;
 use crate::components::saved_panel::SavedPanel;
 use crate::compute::{Phase, RunController};
 use crate::state::fields::field;
-use crate::state::PlanState;
+use crate::state::{PlanState, SWEEP_FIELD};
+
+/// The label of the input a problem belongs to (its dotted path when unknown).
+fn problem_label(id: &str) -> String {
+    if id.starts_with(SWEEP_FIELD) {
+        return "Measured sweep".into();
+    }
+    field(id).map_or_else(|| id.to_string(), |f| f.label.to_string())
+}
 
 /// Shows the first problem of the draft plan, and that the results are from the last good plan.
 #[component]
@@ -24,7 +32,7 @@ fn ProblemBanner() -> impl IntoView {
         state.problem.get().map(|p| {
             view! {
                 <div class="problem-banner" role="status" data-testid="problem-banner">
-                    <strong>{field(&p.field).map(|f| f.label.to_string()).unwrap_or(p.field)}</strong>
+                    <strong>{problem_label(&p.field)}</strong>
                     ": "
                     {p.message}
                     " — showing the results of the last valid plan."

@@ -11,16 +11,15 @@ use crate::compute::RunController;
 use crate::state::PlanState;
 use crate::summary::slo_words;
 use crate::url_state::{page_base, plan_title, share_link};
-use crate::views::finance::{progress_text, use_fleet, Figures};
+use crate::views::finance::{progress_text, use_fleet, use_report, Figures};
 
 /// The embed card.
 #[component]
 pub fn EmbedView() -> impl IntoView {
     let state = PlanState::expect_context();
     let runs = RunController::expect_context();
-    let fleet = use_fleet(runs);
-    let target = Memo::new(move |_| state.good.with(|p| p.slo.attainment_target));
-    let chart = Memo::new(move |_| attainment_chart(&runs, target.get()));
+    let fleet = use_fleet(use_report(state, runs));
+    let chart = Memo::new(move |_| state.good.with(|p| attainment_chart(&runs, p)));
     let status = move || match fleet.get() {
         Some(Ok(_)) => None,
         Some(Err(e)) => Some(format!("No fleet can be sized: {e}")),

@@ -274,3 +274,73 @@ test('a plan whose weights do not fit says why and keeps the old results dimmed'
   assert.equal(await page.$('[data-testid="problem-banner"]'), null);
   assertNoErrors(errors);
 });
+
+test('a pasted measured sweep sizes the fleet from its knee, at once, as the CLI does', async () => {
+  const { page, errors } = await openApp();
+  const sweepBox = '[data-testid="input-planning.measured_sweep"]';
+  const sweepError = '[data-testid="error-planning.measured_sweep"]';
+  const rows = '4,0.99\n6,0.97\n8,0.93\n9,0.71\n10,0.38';
+  assert.match(await page.getAttribute(sweepBox, 'placeholder'), /4,0\.99\n6,0\.97\n8,0\.93\n9,0\.71\n10,0\.38/);
+  for (const [id, value] of [
+    ['slo.attainment_target', '0.92'],
+    ['traffic.peak_rate_rps', '30'],
+    ['planning.utilization', '0.7'],
+    ['planning.redundancy', '1'],
+  ]) {
+    await page.fill(`[data-testid="input-${id}"]`, value);
+  }
+  await page.fill(sweepBox, rows);
+  // The measured numbers appear without waiting for the re-run the edit scheduled.
+  const phaseAtAnswer = await (
+    await page.waitForFunction(() => {
+      const g = document.querySelector('[data-testid="goodput-rps"]')?.dataset.value;
+      const r = document.querySelector('[data-testid="replicas-total"]')?.dataset.value;
+      return g === '8' && r === '7' && document.querySelector('[data-testid="run-status"]').dataset.phase;
+    })
+  ).jsonValue();
+  assert.notEqual(phaseAtAnswer, 'done', 'the cards did not wait for the simulation');
+  assert.equal(await readValue(page, 'goodput-rps'), 8);
+  assert.equal(await readValue(page, 'replicas-total'), 7);
+  const card = await page.locator('.card', { has: page.locator('[data-testid="goodput-rps"]') }).textContent();
+  assert.match(card, /measured \(knee of 5 rows\)/);
+  await waitForDone(page);
+  assert.equal(await readValue(page, 'goodput-rps'), 8, 'the finished simulation does not replace the knee');
+  await screenshot(page, 'app-measured-sweep');
+
+  // The share link carries the sweep: the CLI reads the same plan from it and agrees.
+  const link = await page.evaluate(() => location.href);
+  const cli = await runCliJson(['plan', '--link', link, '--json', '--no-sweep']);
+  assert.equal(cli.goodput.source, 'measured');
+  for (const [testid, key] of Object.entries(CELLS)) {
+    const expected = findNumber(cli, key);
+    assert.equal(await readValue(page, testid), expected, `${testid} vs the CLI's ${key}`);
+  }
+  const capacity = await runCliJson(
+    ['capacity', '--sweep', '-', '--slo-attainment', '0.92', '--peak-rate', '30',
+      '--utilization', '0.7', '--redundancy', '1', '--json'],
+    { input: `${rows}\n` },
+  );
+  assert.equal(capacity.goodput_rps, 8);
+  assert.equal(capacity.replicas_total, 7);
+
+  // A bad row names its line, keeps the last good numbers, and recovers.
+  await page.fill(sweepBox, '4,0.99\n6,0.97\n8,lots');
+  await page.waitForSelector(`${sweepError}:has-text("line 3")`);
+  assert.equal(await page.getAttribute('[data-testid="results"]', 'data-stale'), 'true');
+  assert.equal(await readValue(page, 'goodput-rps'), 8);
+  assert.match(await page.textContent('[data-testid="problem-banner"]'), /Measured sweep.*line 3/);
+  await page.fill(sweepBox, rows);
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid="results"]')?.dataset.stale === 'false',
+  );
+  assert.equal((await page.textContent(sweepError)).trim(), '');
+
+  // Clearing the box goes back to the simulated goodput.
+  await page.fill(sweepBox, '');
+  await waitForRerun(page);
+  assert.match(
+    await page.locator('.card', { has: page.locator('[data-testid="goodput-rps"]') }).textContent(),
+    /simulated, range/,
+  );
+  assertNoErrors(errors);
+});
