@@ -315,6 +315,15 @@ test('a pasted measured sweep sizes the fleet from its knee, at once, as the CLI
     const expected = findNumber(cli, key);
     assert.equal(await readValue(page, testid), expected, `${testid} vs the CLI's ${key}`);
   }
+  // Opened as a shared link (the finance view), the same numbers show without a run.
+  const shared = await h.openPage(`/${link.slice(link.indexOf('#')).replace('&view=planner', '')}`, {
+    waitFor: '[data-testid="finance-view"]',
+  });
+  await shared.page.waitForSelector('[data-testid="answer"][data-ready="true"]');
+  assert.equal(await readValue(shared.page, 'goodput-rps'), 8);
+  assert.equal(await readValue(shared.page, 'replicas-total'), 7);
+  assertNoErrors(shared.errors);
+  await shared.page.close();
   const capacity = await runCliJson(
     ['capacity', '--sweep', '-', '--slo-attainment', '0.92', '--peak-rate', '30',
       '--utilization', '0.7', '--redundancy', '1', '--json'],
