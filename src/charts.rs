@@ -10,6 +10,8 @@ pub mod roofline;
 
 use std::ops::Range;
 
+use plotters::chart::MeshStyle;
+use plotters::coord::ranged1d::Ranged;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -103,6 +105,38 @@ impl Theme {
     /// A text style of `size` CSS pixels, centered.
     pub fn text_centered(&self, size: f64) -> TextStyle<'static> {
         self.text(size).pos(Pos::new(HPos::Center, VPos::Center))
+    }
+    /// The house axis style: axis lines, 11 px tick labels and 12 px axis descriptions.
+    pub fn style_axes<'m, 'a, 'b, X, Y, DB>(
+        &self,
+        mesh: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
+    ) -> &'m mut MeshStyle<'a, 'b, X, Y, DB>
+    where
+        X: Ranged,
+        Y: Ranged,
+        DB: DrawingBackend,
+    {
+        let label: TextStyle<'b> = self.text(11.0);
+        let desc: TextStyle<'b> = self.text(12.0);
+        mesh.axis_style(self.fg())
+            .label_style(label)
+            .axis_desc_style(desc)
+    }
+    /// The house mesh: [`Theme::style_axes`] plus a bold grid line per tick and one faint
+    /// line between ticks.
+    pub fn style_mesh<'m, 'a, 'b, X, Y, DB>(
+        &self,
+        mesh: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
+    ) -> &'m mut MeshStyle<'a, 'b, X, Y, DB>
+    where
+        X: Ranged,
+        Y: Ranged,
+        DB: DrawingBackend,
+    {
+        self.style_axes(mesh)
+            .max_light_lines(1)
+            .light_line_style(self.grid().mix(0.5))
+            .bold_line_style(self.grid())
     }
 }
 
@@ -441,6 +475,146 @@ mod tests {
         assert!((h.p95 - 800.0 * (1.6448536269514722f64 * 0.8).exp()).abs() < 1e-9);
         let (out, _) = svg(|a| draw_histogram(a, &h, &Theme::default()).expect("draw"));
         assert!(out.contains("median 800"));
+    }
+
+    /// How many `<line>`s of `color` at `opacity` an SVG holds.
+    fn lines(svg: &str, opacity: &str, color: RGBColor) -> usize {
+        let tag = format!(
+            "<line opacity=\"{opacity}\" stroke=\"#{:02X}{:02X}{:02X}\"",
+            color.0, color.1, color.2
+        );
+        svg.matches(&tag).count()
+    }
+
+    #[test]
+    fn the_house_mesh_style_is_shared_by_every_grid_chart() {
+        let plan = Plan::default();
+        let model = StepModel::from_plan(&plan);
+        let roof = build_roofline(&model, 940.0, 128, 512);
+        let lat = LatencyChart {
+            points: (1..=4)
+                .map(|i| LatencyPoint {
+                    rate_rps: i as f64 * 5.0,
+                    ttft_p50_s: 0.1 * i as f64,
+                    ttft_p99_s: 0.3 * i as f64,
+                    tpot_p50_s: 0.015,
+                    tpot_p99_s: 0.02,
+                })
+                .collect(),
+            ttft_slo_s: Some(0.5),
+            tpot_slo_s: Some(0.025),
+        };
+        for theme in [
+            Theme::default(),
+            Theme {
+                dark: true,
+                scale: 2.0,
+            },
+        ] {
+            let charts = [
+                svg(|a| draw_attainment(a, &curve(), &theme).expect("draw")).0,
+                svg(|a| draw_latency(a, &lat, &theme).expect("draw")).0,
+                svg(|a| draw_roofline(a, &roof, &theme).expect("draw")).0,
+            ];
+            for out in &charts {
+                // Faint lines between ticks, bold lines on ticks, axes in the text colour.
+                assert!(lines(out, "0.5", theme.grid()) > 0, "no light grid lines");
+                assert!(lines(out, "1", theme.grid()) > 0, "no bold grid lines");
+                let (r, g, b) = (theme.fg().0, theme.fg().1, theme.fg().2);
+                assert!(out.contains(&format!("stroke=\"#{r:02X}{g:02X}{b:02X}\"")));
+            }
+            // The heatmap and histogram share the axes but draw no grid.
+            let heat = HeatmapChart {
+                seqs: vec![64],
+                budgets: vec![512],
+                goodput_rps: vec![vec![Some(3.0)]],
+                best: Some((0, 0)),
+            };
+            let out = svg(|a| draw_heatmap(a, &heat, &theme).expect("draw")).0;
+            assert_eq!(lines(&out, "0.5", theme.grid()), 0);
+            assert!(out.contains("max_num_seqs"));
+        }
+    }
+
+    /// A knob sweep driven with a synthetic cliff per cell, fed one result at a time;
+    /// returns a heatmap snapshot after every result, and the final heatmap.
+    fn synthetic_sweep() -> (Vec<HeatmapChart>, HeatmapChart) {
+        use goodput_core::search::{JobResult, KnobSweep};
+        let mut plan = Plan::default();
+        plan.run.num_requests = 300;
+        plan.run.warmup_requests = 30;
+        plan.run.replications = 2;
+        plan.run.sweep_max_num_seqs = vec![16, 64, 128];
+        plan.run.sweep_batched_tokens = vec![256, 512, 0];
+        let mut s = KnobSweep::new(&plan).expect("sweep");
+        let mut snaps = Vec::new();
+        let mut rounds = 0;
+        while !s.is_done() && rounds < 200 {
+            rounds += 1;
+            for j in s.next_batch() {
+                let k = j.knobs;
+                let cliff = k.max_num_seqs as f64 * 0.1 + k.max_num_batched_tokens as f64 / 200.0;
+                s.feed(&[JobResult {
+                    id: j.id,
+                    attainment: if j.rate_rps <= cliff { 1.0 } else { 0.5 },
+                    detail: None,
+                }]);
+                snaps.push(HeatmapChart::from_partial(&s.partial()));
+            }
+        }
+        let done = s.result().expect("sweep finished");
+        (snaps, HeatmapChart::from_sweep(&done))
+    }
+
+    #[test]
+    fn the_partial_heatmap_shows_final_values_and_waits_for_the_best() {
+        let (snaps, last) = synthetic_sweep();
+        assert_eq!(last.goodput_rps.len(), 3);
+        assert!(last.goodput_rps.iter().flatten().all(Option::is_some));
+        let (r, c) = last.best.expect("best cell at the end");
+        let best = last.goodput_rps[r][c].expect("value");
+        assert!(last
+            .goodput_rps
+            .iter()
+            .flatten()
+            .flatten()
+            .all(|&g| g <= best));
+        let mut partly = 0;
+        for snap in &snaps {
+            assert_eq!(snap.best, None, "the best cell is marked only at the end");
+            assert_eq!((&snap.seqs, &snap.budgets), (&last.seqs, &last.budgets));
+            let done = snap.goodput_rps.iter().flatten().flatten().count();
+            if done > 0 && done < 9 {
+                partly += 1;
+            }
+            for (row, final_row) in snap.goodput_rps.iter().zip(&last.goodput_rps) {
+                for (v, f) in row.iter().zip(final_row) {
+                    assert!(v.is_none() || v == f, "{v:?} vs {f:?}");
+                }
+            }
+        }
+        assert!(partly > 0, "some snapshot shows a partly finished grid");
+        // Unfinished cells carry an ellipsis; the final grid has none and marks the best.
+        let mid = snaps
+            .iter()
+            .find(|s| {
+                let n = s.goodput_rps.iter().flatten().flatten().count();
+                n > 0 && n < 9
+            })
+            .expect("a partly finished grid");
+        let (out, _) = svg(|a| draw_heatmap(a, mid, &Theme::default()).expect("draw"));
+        assert!(out.contains('…'));
+        assert_eq!(lines_of_good(&out), 0);
+        let (out, _) = svg(|a| draw_heatmap(a, &last, &Theme::default()).expect("draw"));
+        assert!(!out.contains('…'));
+        assert!(lines_of_good(&out) > 0, "best cell outlined");
+    }
+
+    /// Shapes drawn in the "good" colour (the best-cell outline).
+    fn lines_of_good(svg: &str) -> usize {
+        let g = Theme::default().good();
+        svg.matches(&format!("stroke=\"#{:02X}{:02X}{:02X}\"", g.0, g.1, g.2))
+            .count()
     }
 
     #[test]

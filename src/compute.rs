@@ -18,7 +18,9 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Duration;
 
-use goodput_core::search::{GoodputResult, GoodputSearch, Job, KnobSweep, SweepResult};
+use goodput_core::search::{
+    GoodputResult, GoodputSearch, Job, KnobSweep, PartialSweep, SweepResult,
+};
 use goodput_core::Plan;
 use leptos::prelude::*;
 
@@ -106,6 +108,8 @@ pub struct RunController {
     pub sweep_error: RwSignal<Option<String>>,
     /// Rates of the running search, as results arrive.
     pub partial: RwSignal<Vec<PartialPoint>>,
+    /// Cells of the running knob sweep finished so far (cleared when the sweep ends).
+    pub sweep_partial: RwSignal<Option<PartialSweep>>,
     /// Where simulations run.
     pub mode: RwSignal<PoolMode>,
     driver: StoredValue<Driver, LocalStorage>,
@@ -127,6 +131,7 @@ impl RunController {
             sweep: RwSignal::new(None),
             sweep_error: RwSignal::new(None),
             partial: RwSignal::new(Vec::new()),
+            sweep_partial: RwSignal::new(None),
             mode: RwSignal::new(PoolMode::Starting),
             driver: StoredValue::new_local(Driver {
                 pool: None,
@@ -302,6 +307,7 @@ impl RunController {
         match KnobSweep::new(&plan) {
             Ok(sweep) => {
                 self.sweep_error.set(None);
+                self.sweep_partial.set(Some(sweep.partial()));
                 self.driver.update_value(|d| {
                     d.search_ms = Some(elapsed);
                     d.machine = Machine::Sweep(Box::new(sweep));
@@ -318,6 +324,7 @@ impl RunController {
             Err(e) => {
                 self.sweep_error.set(Some(e.to_string()));
                 self.sweep.set(None);
+                self.sweep_partial.set(None);
                 self.finish(Some(elapsed));
             }
         }
@@ -325,6 +332,7 @@ impl RunController {
 
     fn sweep_done(&self, result: Option<SweepResult>) {
         self.sweep.set(result);
+        self.sweep_partial.set(None);
         let search_ms = self.driver.with_value(|d| d.search_ms);
         self.finish(search_ms);
     }
@@ -372,6 +380,18 @@ impl RunController {
         let Some(Some((progress, fresh))) = update else {
             return;
         };
+        let cells = self.driver.with_value(|d| match &d.machine {
+            Machine::Sweep(s) => Some(s.partial()),
+            _ => None,
+        });
+        if let Some(cells) = cells {
+            if self
+                .sweep_partial
+                .with_untracked(|p| p.as_ref() != Some(&cells))
+            {
+                self.sweep_partial.set(Some(cells));
+            }
+        }
         if !fresh.is_empty() {
             self.partial.update(|pts| {
                 for (rate, a) in fresh {

@@ -118,14 +118,8 @@ pub fn draw_attainment<DB: DrawingBackend>(
         .x_label_area_size(theme.px(36.0))
         .y_label_area_size(theme.px(48.0))
         .build_cartesian_2d(0.0..x_max, 0.0..1.02)?;
-    chart
-        .configure_mesh()
-        .max_light_lines(1)
-        .light_line_style(theme.grid().mix(0.5))
-        .bold_line_style(theme.grid())
-        .axis_style(theme.fg())
-        .label_style(theme.text(11.0))
-        .axis_desc_style(theme.text(12.0))
+    theme
+        .style_mesh(&mut chart.configure_mesh())
         .x_desc("arrival rate per replica [req/s]")
         .y_desc("attainment [%]")
         .y_label_formatter(&|v| format!("{:.0}", v * 100.0))

@@ -1,5 +1,6 @@
 //! Heatmap of the knob sweep: goodput over `max_num_seqs` × `max_num_batched_tokens`.
 
+use goodput_core::search::{PartialSweep, SweepResult};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -14,8 +15,26 @@ pub struct HeatmapChart {
     pub budgets: Vec<u32>,
     /// Goodput of each cell, row-major `[row][col]` [requests/s]; `None` = not done yet.
     pub goodput_rps: Vec<Vec<Option<f64>>>,
-    /// `(row, col)` of the best cell.
+    /// `(row, col)` of the best cell; `None` while the sweep runs.
     pub best: Option<(usize, usize)>,
+}
+
+/// A `rows` × `cols` grid filled row-major from `cells`.
+fn grid(
+    rows: usize,
+    cols: usize,
+    cells: impl Iterator<Item = Option<f64>>,
+) -> Vec<Vec<Option<f64>>> {
+    let mut grid = vec![vec![None; cols]; rows];
+    for (i, v) in cells.enumerate() {
+        if let Some(cell) = grid
+            .get_mut(i / cols.max(1))
+            .and_then(|r| r.get_mut(i % cols.max(1)))
+        {
+            *cell = v;
+        }
+    }
+    grid
 }
 
 fn budget_label(b: u32) -> String {
@@ -27,6 +46,35 @@ fn budget_label(b: u32) -> String {
 }
 
 impl HeatmapChart {
+    /// The finished sweep, with its best cell.
+    pub fn from_sweep(s: &SweepResult) -> HeatmapChart {
+        let cols = s.batched_tokens.len().max(1);
+        HeatmapChart {
+            seqs: s.max_num_seqs.clone(),
+            budgets: s.batched_tokens.clone(),
+            goodput_rps: grid(
+                s.max_num_seqs.len(),
+                s.batched_tokens.len(),
+                s.cells.iter().map(|c| Some(c.goodput_rps)),
+            ),
+            best: (!s.cells.is_empty()).then(|| (s.best / cols, s.best % cols)),
+        }
+    }
+
+    /// A running sweep: the cells finished so far, no best cell yet.
+    pub fn from_partial(p: &PartialSweep) -> HeatmapChart {
+        HeatmapChart {
+            seqs: p.max_num_seqs.clone(),
+            budgets: p.batched_tokens.clone(),
+            goodput_rps: grid(
+                p.max_num_seqs.len(),
+                p.batched_tokens.len(),
+                p.cells.iter().map(|c| c.map(|c| c.goodput_rps)),
+            ),
+            best: None,
+        }
+    }
+
     /// Hover text for the cell at data coordinates `(x, y)` (column, row).
     pub fn readout(&self, x: f64, y: f64) -> Option<String> {
         if x < 0.0 || y < 0.0 {
@@ -91,12 +139,9 @@ pub fn draw_heatmap<DB: DrawingBackend>(
         .build_cartesian_2d(0.0..cols as f64, 0.0..rows as f64)?;
     let budgets = data.budgets.clone();
     let seqs = data.seqs.clone();
-    chart
-        .configure_mesh()
+    theme
+        .style_axes(&mut chart.configure_mesh())
         .disable_mesh()
-        .axis_style(theme.fg())
-        .label_style(theme.text(11.0))
-        .axis_desc_style(theme.text(12.0))
         .x_labels(cols * 2 + 1)
         .y_labels(rows * 2 + 1)
         .x_label_formatter(&|v| {
@@ -129,19 +174,24 @@ pub fn draw_heatmap<DB: DrawingBackend>(
                 [(x + 0.02, y + 0.02), (x + 0.98, y + 0.98)],
                 fill.filled(),
             )))?;
-            if let Some(g) = v {
-                let light = max > 0.0 && g / max > 0.55;
-                let color = if light ^ theme.dark {
-                    WHITE
-                } else {
-                    theme.fg()
-                };
-                chart.draw_series(std::iter::once(Text::new(
-                    format!("{g:.1}"),
-                    (x + 0.5, y + 0.5),
-                    theme.text_centered(11.0).color(&color),
-                )))?;
-            }
+            let (label, color) = match v {
+                Some(g) => {
+                    let light = max > 0.0 && g / max > 0.55;
+                    let color = if light ^ theme.dark {
+                        WHITE
+                    } else {
+                        theme.fg()
+                    };
+                    (format!("{g:.1}"), color.to_rgba())
+                }
+                // Still searching: a muted ellipsis on the neutral fill.
+                None => ("…".to_string(), theme.fg().mix(0.45)),
+            };
+            chart.draw_series(std::iter::once(Text::new(
+                label,
+                (x + 0.5, y + 0.5),
+                theme.text_centered(11.0).color(&color),
+            )))?;
         }
     }
     if let Some((r, c)) = data.best {

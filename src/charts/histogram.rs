@@ -110,11 +110,10 @@ pub fn draw_histogram<DB: DrawingBackend>(
         .x_label_area_size(theme.px(22.0))
         .y_label_area_size(theme.px(8.0))
         .build_cartesian_2d((x_lo..x_hi).log_scale(), 0.0..y_hi)?;
-    chart
-        .configure_mesh()
+    theme
+        .style_axes(&mut chart.configure_mesh())
         .disable_mesh()
         .disable_y_axis()
-        .axis_style(theme.fg())
         .label_style(theme.text(10.0))
         .x_labels(5)
         .x_label_formatter(&|v| format!("{v:.0}"))

@@ -100,14 +100,8 @@ fn panel<DB: DrawingBackend>(
         .x_label_area_size(theme.px(36.0))
         .y_label_area_size(theme.px(52.0))
         .build_cartesian_2d(0.0..x_max, (lo..hi).log_scale())?;
-    chart
-        .configure_mesh()
-        .max_light_lines(1)
-        .light_line_style(theme.grid().mix(0.5))
-        .bold_line_style(theme.grid())
-        .axis_style(theme.fg())
-        .label_style(theme.text(11.0))
-        .axis_desc_style(theme.text(12.0))
+    theme
+        .style_mesh(&mut chart.configure_mesh())
         .x_desc("arrival rate per replica [req/s]")
         .y_desc("latency [ms]")
         .y_labels(6)

@@ -137,14 +137,8 @@ fn panel<DB: DrawingBackend>(
             color.mix(0.08).filled(),
         )))?;
     }
-    chart
-        .configure_mesh()
-        .max_light_lines(1)
-        .light_line_style(theme.grid().mix(0.5))
-        .bold_line_style(theme.grid())
-        .axis_style(theme.fg())
-        .label_style(theme.text(11.0))
-        .axis_desc_style(theme.text(12.0))
+    theme
+        .style_mesh(&mut chart.configure_mesh())
         .x_desc(x_desc)
         .y_desc("step time [ms]")
         .draw()?;

@@ -9,7 +9,7 @@ use crate::charts::heatmap::{draw_heatmap, HeatmapChart};
 use crate::charts::latency::{draw_latency, LatencyChart, LatencyPoint};
 use crate::components::chart_canvas::ChartCanvas;
 use crate::components::glossary::TermLink;
-use crate::compute::RunController;
+use crate::compute::{Phase, RunController};
 use crate::state::PlanState;
 
 /// Builds the attainment chart for `plan`: the running search's partial points, else the
@@ -105,24 +105,16 @@ pub fn latency_chart(runs: &RunController) -> LatencyChart {
     })
 }
 
-/// Builds the knob heatmap from the last sweep.
+/// Builds the knob heatmap: the running sweep's finished cells, else the last sweep.
 pub fn heatmap_chart(runs: &RunController) -> HeatmapChart {
+    if let Some(chart) = runs
+        .sweep_partial
+        .with(|p| p.as_ref().map(HeatmapChart::from_partial))
+    {
+        return chart;
+    }
     runs.sweep.with(|s| match s {
-        Some(s) => {
-            let cols = s.batched_tokens.len().max(1);
-            let mut grid = vec![vec![None; s.batched_tokens.len()]; s.max_num_seqs.len()];
-            for (i, c) in s.cells.iter().enumerate() {
-                if let Some(cell) = grid.get_mut(i / cols).and_then(|r| r.get_mut(i % cols)) {
-                    *cell = Some(c.goodput_rps);
-                }
-            }
-            HeatmapChart {
-                seqs: s.max_num_seqs.clone(),
-                budgets: s.batched_tokens.clone(),
-                goodput_rps: grid,
-                best: (!s.cells.is_empty()).then(|| (s.best / cols, s.best % cols)),
-            }
-        }
+        Some(s) => HeatmapChart::from_sweep(s),
         None => HeatmapChart::default(),
     })
 }
@@ -135,6 +127,24 @@ pub fn ChartsPanel() -> impl IntoView {
     let att = Memo::new(move |_| state.good.with(|p| attainment_chart(&runs, p)));
     let lat = Memo::new(move |_| latency_chart(&runs));
     let heat = Memo::new(move |_| heatmap_chart(&runs));
+    let sweep_cells = move || {
+        let running = runs.status.with(|s| s.phase == Phase::Sweep);
+        runs.sweep_partial.with(|p| {
+            p.as_ref().map(|p| {
+                let (done, total) = (p.finished(), p.cells.len());
+                let text = if running {
+                    format!("{done} of {total} cells done; the best cell is marked when all are.")
+                } else {
+                    format!("Sweep stopped after {done} of {total} cells.")
+                };
+                view! {
+                    <p class="run-meta" data-testid="heatmap-progress" data-value=done>
+                        {text}
+                    </p>
+                }
+            })
+        })
+    };
     view! {
         <section class="panel" aria-labelledby="charts-title">
             <h2 id="charts-title">"Simulation"</h2>
@@ -158,6 +168,7 @@ pub fn ChartsPanel() -> impl IntoView {
                 readout=move |panel, x, _| lat.with(|d| d.readout(panel, x))
             />
             <h3>"Knob sweep: goodput per replica [req/s]"</h3>
+            {sweep_cells}
             <ChartCanvas
                 testid="chart-heatmap"
                 label="Goodput over max_num_seqs and max_num_batched_tokens"

@@ -51,7 +51,7 @@ pub fn RunStatus() -> impl IntoView {
         })
     };
     let mode_text = move || match runs.mode.get() {
-        PoolMode::Starting => "Starting workers…".to_string(),
+        PoolMode::Starting => "Starting workers; running on this page meanwhile…".to_string(),
         PoolMode::Workers(n) => format!("{n} worker{}", if n == 1 { "" } else { "s" }),
         PoolMode::MainThread => {
             "Workers unavailable: running in small slices on this page (slower).".into()

@@ -1,11 +1,18 @@
 //! A pool of Web Workers that run JSON requests through `protocol::handle`, with a
-//! main-thread fallback that runs one small request per `setTimeout` tick.
+//! main-thread executor that runs requests in short slices.
+//!
+//! The main thread works while the workers are still loading (so the first run does not
+//! wait for their wasm to download and compile) and when no worker can start at all.
+//! Once a worker is ready, queued requests go to the workers only. Each slice runs
+//! requests until [`SLICE_MS`] has passed, then yields to the browser through a
+//! `MessageChannel` message (no timer clamping), so input is handled between slices.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 use std::time::Duration;
 
+use js_sys::{Function, Reflect};
 use leptos::prelude::{set_timeout, window};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
@@ -14,10 +21,14 @@ use web_sys::{Blob, BlobPropertyBag, MessageEvent, Url, Worker};
 /// Runs one request body and returns the reply body (the code a worker runs).
 pub type Executor = fn(&str) -> String;
 
+/// Longest the main thread keeps running requests before it yields to the page [ms].
+/// A request started before the limit runs to its end, so a slice can be longer.
+pub const SLICE_MS: f64 = 8.0;
+
 /// Where requests run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PoolMode {
-    /// Workers are loading.
+    /// Workers are loading; meanwhile requests run on the page's thread in small slices.
     Starting,
     /// Requests run in this many Web Workers.
     Workers(usize),
@@ -52,6 +63,15 @@ struct Inner {
     on_mode: Rc<dyn Fn(PoolMode)>,
     on_lost: Rc<dyn Fn(Task)>,
     pumping: bool,
+    /// Posts a message to itself to resume the main-thread executor (`None`: use a timer).
+    wake: Option<Function>,
+}
+
+impl PoolMode {
+    /// Whether requests run on the page's own thread in this mode.
+    pub fn runs_on_page(self) -> bool {
+        matches!(self, PoolMode::Starting | PoolMode::MainThread)
+    }
 }
 
 /// The worker pool; clone-cheap handle.
@@ -89,10 +109,44 @@ fn spawn_worker() -> Option<Worker> {
     Worker::new(&url).ok()
 }
 
+/// Name of the page global where `index.html` leaves the workers it started early: an
+/// array of `Worker`s, each with boolean `goodputReady` / `goodputFailed` properties set
+/// by the page's own listeners until the pool takes the worker over.
+pub const EARLY_WORKERS_GLOBAL: &str = "goodputEarlyWorkers";
+
+/// Takes the workers the page started before the app loaded (see
+/// [`EARLY_WORKERS_GLOBAL`]): `(worker, ready, failed)` each. Empty when there are none.
+fn take_early_workers() -> Vec<(Worker, bool, bool)> {
+    let global = js_sys::global();
+    let key = JsValue::from_str(EARLY_WORKERS_GLOBAL);
+    let Ok(list) = Reflect::get(&global, &key) else {
+        return Vec::new();
+    };
+    // Taken once: a second pool (tests) spawns its own.
+    let _ = Reflect::set(&global, &key, &JsValue::UNDEFINED);
+    let Ok(list) = list.dyn_into::<js_sys::Array>() else {
+        return Vec::new();
+    };
+    let flag = |w: &JsValue, name: &str| {
+        Reflect::get(w, &JsValue::from_str(name))
+            .ok()
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false)
+    };
+    list.iter()
+        .filter_map(|w| {
+            let ready = flag(&w, "goodputReady");
+            let failed = flag(&w, "goodputFailed");
+            w.dyn_into::<Worker>().ok().map(|w| (w, ready, failed))
+        })
+        .collect()
+}
+
 impl Pool {
-    /// Starts `size` workers. `on_reply` gets every reply body; `on_mode` every mode change;
-    /// `on_lost` a request that two workers died running (it is not retried again).
-    /// Falls back to the main thread when no worker is ready after `ready_timeout`.
+    /// Starts `size` workers, adopting those the page started early. `on_reply` gets every
+    /// reply body; `on_mode` every mode change; `on_lost` a request that two workers died
+    /// running (it is not retried again). Requests run on the main thread until a worker is
+    /// ready, and for good when none is ready after `ready_timeout`.
     pub fn start(
         size: usize,
         executor: Executor,
@@ -111,12 +165,29 @@ impl Pool {
                 on_mode,
                 on_lost,
                 pumping: false,
+                wake: None,
             })),
         };
-        for index in 0..size {
-            let Some(worker) = spawn_worker() else {
-                continue;
+        let wake = {
+            let p = pool.clone();
+            wake_channel(move || p.slice())
+        };
+        pool.inner.borrow_mut().wake = wake;
+        // Workers the page started before the app loaded come first; spawn the rest.
+        let mut early = take_early_workers().into_iter();
+        for _ in 0..size {
+            let (worker, ready, failed) = match early.next() {
+                Some(w) => w,
+                None => match spawn_worker() {
+                    Some(worker) => (worker, false, false),
+                    None => continue,
+                },
             };
+            if failed {
+                worker.terminate();
+                continue;
+            }
+            let index = pool.inner.borrow().slots.len();
             let p = pool.clone();
             let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
                 p.message(index, ev.data().as_string());
@@ -132,10 +203,19 @@ impl Pool {
             on_error.forget();
             pool.inner.borrow_mut().slots.push(Slot {
                 worker,
-                ready: false,
+                ready,
                 failed: false,
                 busy: None,
             });
+        }
+        // Extra early workers (a smaller pool was asked for) are not needed.
+        for (worker, _, _) in early {
+            worker.terminate();
+        }
+        let ready = pool.inner.borrow().slots.iter().filter(|s| s.ready).count();
+        if ready > 0 {
+            let n = pool.inner.borrow().slots.len();
+            pool.set_mode(PoolMode::Workers(n));
         }
         if pool.inner.borrow().slots.is_empty() {
             pool.set_mode(PoolMode::MainThread);
@@ -198,7 +278,16 @@ impl Pool {
                 None => None,
             }
         };
-        if self.mode() == PoolMode::Starting {
+        // A worker that becomes ready takes over from the page, even after the page gave
+        // up waiting (a slow network can outlast `ready_timeout`).
+        if self.mode().runs_on_page()
+            && self
+                .inner
+                .borrow()
+                .slots
+                .iter()
+                .any(|s| s.ready && !s.failed)
+        {
             let n = self
                 .inner
                 .borrow()
@@ -252,7 +341,7 @@ impl Pool {
     }
 
     fn dispatch(&self) {
-        if self.mode() == PoolMode::MainThread {
+        if self.mode().runs_on_page() {
             self.pump();
             return;
         }
@@ -282,29 +371,102 @@ impl Pool {
         }
     }
 
-    /// Main-thread fallback: one request per tick, so input events get through in between.
+    /// Schedules a main-thread slice unless one is already scheduled or running.
     fn pump(&self) {
-        if self.inner.borrow().pumping {
-            return;
+        let wake = {
+            let mut inner = self.inner.borrow_mut();
+            if inner.pumping {
+                return;
+            }
+            inner.pumping = true;
+            inner.wake.clone()
+        };
+        self.resume_later(wake);
+    }
+
+    fn resume_later(&self, wake: Option<Function>) {
+        if let Some(f) = wake {
+            if f.call1(&JsValue::NULL, &JsValue::from_f64(0.0)).is_ok() {
+                return;
+            }
         }
-        self.inner.borrow_mut().pumping = true;
         let p = self.clone();
-        set_timeout(
-            move || {
-                let next = {
-                    let mut inner = p.inner.borrow_mut();
-                    inner.pumping = false;
-                    inner
-                        .queue
-                        .pop_front()
-                        .map(|t| (t, inner.executor, inner.on_reply.clone()))
+        set_timeout(move || p.slice(), Duration::ZERO);
+    }
+
+    /// Runs queued requests on this thread for about [`SLICE_MS`], then yields. Stops as
+    /// soon as the queue is empty or workers have taken over.
+    fn slice(&self) {
+        let started = now_ms();
+        loop {
+            let next = {
+                let mut inner = self.inner.borrow_mut();
+                let task = if inner.mode.runs_on_page() {
+                    inner.queue.pop_front()
+                } else {
+                    None
                 };
-                if let Some((task, exec, cb)) = next {
-                    cb(exec(&task.body));
-                    p.pump();
+                match task {
+                    Some(t) => (t, inner.executor, inner.on_reply.clone()),
+                    None => {
+                        inner.pumping = false;
+                        return;
+                    }
                 }
-            },
-            Duration::ZERO,
-        );
+            };
+            let (task, exec, cb) = next;
+            // The reply may queue more requests: `pumping` is still set, so they wait
+            // for this loop instead of scheduling a second one.
+            cb(exec(&task.body));
+            if now_ms() - started >= SLICE_MS {
+                break;
+            }
+        }
+        let wake = self.inner.borrow().wake.clone();
+        self.resume_later(wake);
+    }
+}
+
+fn now_ms() -> f64 {
+    window().performance().map(|p| p.now()).unwrap_or(0.0)
+}
+
+/// A function that posts an empty message on a `MessageChannel` whose other port calls
+/// `on_wake`: a zero-delay way to yield to the browser and come back. `None` when the
+/// browser has no `MessageChannel`.
+fn wake_channel(on_wake: impl Fn() + 'static) -> Option<Function> {
+    let global = js_sys::global();
+    let ctor: Function = Reflect::get(&global, &JsValue::from_str("MessageChannel"))
+        .ok()?
+        .dyn_into()
+        .ok()?;
+    let channel = Reflect::construct(&ctor, &js_sys::Array::new()).ok()?;
+    let port1 = Reflect::get(&channel, &JsValue::from_str("port1")).ok()?;
+    let port2 = Reflect::get(&channel, &JsValue::from_str("port2")).ok()?;
+    let post: Function = Reflect::get(&port2, &JsValue::from_str("postMessage"))
+        .ok()?
+        .dyn_into()
+        .ok()?;
+    let on_message = Closure::<dyn Fn(JsValue)>::new(move |_: JsValue| on_wake());
+    Reflect::set(
+        &port1,
+        &JsValue::from_str("onmessage"),
+        on_message.as_ref().unchecked_ref(),
+    )
+    .ok()?;
+    on_message.forget();
+    Some(post.bind0(&port2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PoolMode;
+
+    #[test]
+    fn the_page_runs_requests_until_a_worker_is_ready_and_when_none_can_start() {
+        assert!(PoolMode::Starting.runs_on_page());
+        assert!(PoolMode::MainThread.runs_on_page());
+        assert!(!PoolMode::Workers(1).runs_on_page());
+        assert!(!PoolMode::Workers(8).runs_on_page());
     }
 }

@@ -1,6 +1,6 @@
 //! Messages between the page and its workers, as JSON strings, and the code a worker runs.
 
-use goodput_core::search::{run_job_with, Job, JobResult};
+use goodput_core::search::{run_job_with, GoodputSearch, Job, JobResult};
 use goodput_core::sim::SimConfig;
 use goodput_core::Plan;
 use serde::{Deserialize, Serialize};
@@ -68,4 +68,55 @@ pub fn handle(body: &str) -> String {
             reply.run
         )
     })
+}
+
+/// Runs up to `max_jobs` simulations of the default plan (the first with latency detail)
+/// and throws the results away, stopping early when `keep_going` says so (it is asked
+/// before every job but the first). A fresh worker calls this while the page is still
+/// loading, so the engine optimises the simulator's hot code before the first real
+/// request instead of during it. Returns the simulations run.
+pub fn warm_up(max_jobs: usize, mut keep_going: impl FnMut() -> bool) -> usize {
+    let plan = Plan::default();
+    let Ok(mut search) = GoodputSearch::new(&plan) else {
+        return 0;
+    };
+    let jobs = search.next_batch();
+    let Some(first) = jobs.first() else {
+        return 0;
+    };
+    let Ok(base) = SimConfig::from_plan(&plan, first.rate_rps) else {
+        return 0;
+    };
+    let mut run = 0;
+    for job in jobs.iter().take(max_jobs) {
+        if run > 0 && !keep_going() {
+            break;
+        }
+        if run_job_with(&base, job).is_err() {
+            break;
+        }
+        run += 1;
+    }
+    run
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warm_up_runs_real_simulations_and_stops_when_told() {
+        assert_eq!(warm_up(0, || true), 0);
+        assert_eq!(warm_up(3, || true), 3);
+        // The first job always runs; the budget is checked before each later one.
+        assert_eq!(warm_up(5, || false), 1);
+        let mut asked = 0;
+        assert_eq!(
+            warm_up(4, || {
+                asked += 1;
+                asked < 2
+            }),
+            2
+        );
+    }
 }

@@ -258,6 +258,62 @@ test('without workers the page says so, runs in slices on its own thread, and ge
   }
 });
 
+test('while the workers load, the first search runs on the page; then the early workers take over', async () => {
+  const { page: reference } = await openApp();
+  const expected = await readValue(reference, 'goodput-rps');
+
+  const context = await h.browser.newContext({ viewport: { width: 1280, height: 900 } });
+  let release = () => {};
+  const held = new Promise((resolve) => {
+    release = resolve;
+  });
+  try {
+    const page = await context.newPage();
+    await page.addInitScript(() => {
+      window.workersCreated = 0;
+      const Native = window.Worker;
+      window.Worker = class extends Native {
+        constructor(...args) {
+          super(...args);
+          window.workersCreated += 1;
+        }
+      };
+    });
+    // The workers' wasm is held back until the first search has finished.
+    await page.route('**/worker_bg.wasm', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto(`${h.baseUrl}/`);
+    await page.waitForFunction(
+      () => ['sweep', 'done'].includes(document.querySelector('[data-testid="run-status"]')?.dataset.phase),
+      null,
+      { timeout: RUN_TIMEOUT_MS, polling: 50 },
+    );
+    assert.doesNotMatch(await page.textContent('[data-testid="run-mode"]'), /^\d+ workers?$/);
+    assert.equal(await readValue(page, 'goodput-rps'), expected);
+
+    release();
+    await page.waitForFunction(
+      () => /^\d+ workers?$/.test(document.querySelector('[data-testid="run-mode"]')?.textContent ?? ''),
+      null,
+      { timeout: 30_000 },
+    );
+    // The workers the page started before the app loaded were adopted, not started twice.
+    const { created, cores } = await page.evaluate(() => ({
+      created: window.workersCreated,
+      cores: navigator.hardwareConcurrency,
+    }));
+    const poolSize = cores >= 1 ? Math.min(Math.floor(cores), 8) : 2;
+    assert.equal(created, poolSize, `${created} workers created for a pool of ${poolSize}`);
+    await waitForDone(page);
+    assert.equal(await readValue(page, 'goodput-rps'), expected);
+  } finally {
+    release();
+    await context.close();
+  }
+});
+
 test('a plan whose weights do not fit says why and keeps the old results dimmed', async () => {
   const { page, errors } = await openApp();
   const before = await readValue(page, 'goodput-rps');

@@ -1,55 +1,9 @@
 //! `goodput search`, `sweep`, `capacity`, `plan` and `alerts`, run as a user would run them.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
+use common::{failure, goodput, goodput_stdin, json, stdout};
 use serde_json::Value;
-
-fn goodput(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_goodput"))
-        .args(args)
-        .output()
-        .expect("the goodput binary runs")
-}
-
-fn goodput_stdin(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_goodput"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the goodput binary runs");
-    let mut pipe = child.stdin.take().expect("stdin is piped");
-    let _ = pipe.write_all(stdin);
-    drop(pipe);
-    child
-        .wait_with_output()
-        .expect("the goodput binary finishes")
-}
-
-fn stdout(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "exit {:?}, stderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).expect("UTF-8 output")
-}
-
-fn json(out: &Output) -> Value {
-    serde_json::from_str(&stdout(out)).expect("JSON output")
-}
-
-/// A failed run: non-zero exit, one line on stderr, no panic.
-fn failure(out: &Output) -> String {
-    assert!(!out.status.success(), "expected a failure");
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
 
 /// A temporary file that removes itself.
 struct TempFile(std::path::PathBuf);
@@ -148,27 +102,30 @@ fn capacity_reproduces_the_article_example() {
 
 #[test]
 fn capacity_errors_are_one_clear_line() {
-    let err = failure(&goodput(&["capacity", "--goodput", "0"]));
+    let err = failure(&goodput(&["capacity", "--goodput", "0"]), "zero goodput");
     assert!(err.contains("no replica"), "{err}");
-    let err = failure(&goodput_stdin(
-        &["capacity", "--sweep", "-"],
-        b"4,0.99\n6,lots\n",
-    ));
+    let err = failure(
+        &goodput_stdin(&["capacity", "--sweep", "-"], b"4,0.99\n6,lots\n"),
+        "bad sweep row",
+    );
     assert!(err.contains("line 2"), "{err}");
-    let err = failure(&goodput_stdin(
-        &["capacity", "--sweep", "-", "--slo-attainment", "0.999"],
-        ARTICLE_SWEEP.as_bytes(),
-    ));
+    let err = failure(
+        &goodput_stdin(
+            &["capacity", "--sweep", "-", "--slo-attainment", "0.999"],
+            ARTICLE_SWEEP.as_bytes(),
+        ),
+        "unreachable target",
+    );
     assert!(err.contains("lowest measured rate"), "{err}");
-    let err = failure(&goodput(&[
-        "capacity",
-        "--goodput",
-        "8",
-        "--sweep",
-        "x.csv",
-    ]));
+    let err = failure(
+        &goodput(&["capacity", "--goodput", "8", "--sweep", "x.csv"]),
+        "goodput and sweep",
+    );
     assert!(err.contains("not both"), "{err}");
-    failure(&goodput(&["capacity", "--sweep", "/nonexistent/sweep.csv"]));
+    failure(
+        &goodput(&["capacity", "--sweep", "/nonexistent/sweep.csv"]),
+        "missing sweep file",
+    );
 }
 
 #[test]
@@ -195,9 +152,9 @@ fn search_prints_the_contract_keys_and_is_thread_independent() {
     args.extend(QUICK);
     let text = stdout(&goodput(&args));
     assert!(text.starts_with("goodput: "), "{text}");
-    let err = failure(&goodput(&["search", "--ttft-slo", "-1"]));
+    let err = failure(&goodput(&["search", "--ttft-slo", "-1"]), "negative TTFT");
     assert!(err.contains("ttft"), "{err}");
-    failure(&goodput(&["search", "--threads", "0"]));
+    failure(&goodput(&["search", "--threads", "0"]), "zero threads");
 }
 
 #[test]
@@ -218,7 +175,7 @@ fn sweep_prints_grid_best_and_flags() {
     args.extend(QUICK);
     let text = stdout(&goodput(&args));
     assert!(text.contains("best: 128 seqs, budget 512"), "{text}");
-    let err = failure(&goodput(&["sweep", "--seqs", "16,x"]));
+    let err = failure(&goodput(&["sweep", "--seqs", "16,x"]), "bad grid");
     assert!(err.contains("--seqs"), "{err}");
 }
 
@@ -268,7 +225,7 @@ fn plan_report_json_and_markdown() {
     let v = json(&goodput(&args));
     assert_eq!(v["goodput"]["source"], "simulated");
     assert!(v["knob_hint"]["flags"]["vllm"].as_str().is_some());
-    failure(&goodput(&["plan", "--json", "--markdown"]));
+    failure(&goodput(&["plan", "--json", "--markdown"]), "two formats");
 }
 
 #[test]
@@ -299,5 +256,5 @@ fn alerts_print_rule_yaml() {
     let mut args = vec!["alerts"];
     args.extend(QUICK);
     assert!(stdout(&goodput(&args)).contains("vllm:num_requests_waiting"));
-    failure(&goodput(&["alerts", "--goodput", "-3"]));
+    failure(&goodput(&["alerts", "--goodput", "-3"]), "negative goodput");
 }

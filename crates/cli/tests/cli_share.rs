@@ -1,53 +1,8 @@
 //! `goodput link` and `goodput decode`, run as a user would run them.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn goodput(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_goodput"))
-        .args(args)
-        .output()
-        .expect("the goodput binary runs")
-}
-
-fn goodput_stdin(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_goodput"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the goodput binary runs");
-    let mut pipe = child.stdin.take().expect("stdin is piped");
-    // The binary stops reading at its size limit; a closed pipe is fine then.
-    let _ = pipe.write_all(stdin);
-    drop(pipe);
-    child
-        .wait_with_output()
-        .expect("the goodput binary finishes")
-}
-
-fn stdout(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "exit {:?}, stderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).expect("UTF-8 output")
-}
-
-/// A failed run: non-zero exit, nothing on stdout, exactly one line on stderr, no panic.
-fn assert_clean_failure(out: &Output, what: &str) -> String {
-    assert!(!out.status.success(), "{what}: should fail");
-    assert_eq!(out.status.code(), Some(2), "{what}: exit code");
-    assert!(out.stdout.is_empty(), "{what}: printed to stdout");
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(err.lines().count(), 1, "{what}: stderr {err:?}");
-    assert!(err.starts_with("goodput: "), "{what}: {err:?}");
-    assert!(!err.contains("panicked"), "{what}: {err:?}");
-    err
-}
+use common::{failure, goodput, goodput_stdin, stdout};
 
 #[test]
 fn link_then_decode_round_trips_the_plan() {
@@ -119,15 +74,15 @@ fn hostile_links_fail_with_one_line() {
         ),
     ];
     for (what, link) in &cases {
-        let err = assert_clean_failure(&goodput(&["decode", link]), what);
+        let err = failure(&goodput(&["decode", link]), what);
         assert!(err.contains("decode:"), "{what}: {err}");
     }
     let huge = "A".repeat(200_000);
-    let err = assert_clean_failure(&goodput_stdin(&["decode", "-"], huge.as_bytes()), "huge");
+    let err = failure(&goodput_stdin(&["decode", "-"], huge.as_bytes()), "huge");
     assert!(err.contains("at most"), "{err}");
-    let err = assert_clean_failure(&goodput_stdin(&["decode", "-"], &[0xff, 0xfe]), "binary");
+    let err = failure(&goodput_stdin(&["decode", "-"], &[0xff, 0xfe]), "binary");
     assert!(err.contains("UTF-8"), "{err}");
-    assert_clean_failure(&goodput(&["decode"]), "no link");
-    assert_clean_failure(&goodput(&["link", "--bogus"]), "unknown flag");
-    assert_clean_failure(&goodput(&["link", "--max-num-seqs", "lots"]), "bad number");
+    failure(&goodput(&["decode"]), "no link");
+    failure(&goodput(&["link", "--bogus"]), "unknown flag");
+    failure(&goodput(&["link", "--max-num-seqs", "lots"]), "bad number");
 }

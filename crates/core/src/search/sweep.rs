@@ -56,6 +56,27 @@ pub struct SweepResult {
     pub jobs_run: u32,
 }
 
+/// A sweep in progress: the grid and the cells finished so far.
+///
+/// A finished cell is final: its goodput and range are exactly what
+/// [`KnobSweep::result`] will report for it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartialSweep {
+    /// `max_num_seqs` axis, ascending.
+    pub max_num_seqs: Vec<u32>,
+    /// Token-budget axis, ascending, 0 (chunking off) last.
+    pub batched_tokens: Vec<u32>,
+    /// Cells in row-major order, as in [`SweepResult::cells`]; `None` = still searching.
+    pub cells: Vec<Option<SweepCell>>,
+}
+
+impl PartialSweep {
+    /// Cells finished so far.
+    pub fn finished(&self) -> usize {
+        self.cells.iter().flatten().count()
+    }
+}
+
 impl SweepResult {
     /// The best cell.
     pub fn best_cell(&self) -> &SweepCell {
@@ -164,6 +185,48 @@ impl KnobSweep {
         self.cells.len()
     }
 
+    /// The `max_num_seqs` axis, ascending.
+    pub fn max_num_seqs_axis(&self) -> &[u32] {
+        &self.seqs
+    }
+
+    /// The token-budget axis, ascending, 0 (chunking off) last [tokens].
+    pub fn batched_tokens_axis(&self) -> &[u32] {
+        &self.budgets
+    }
+
+    /// The cell at row-major index `i`, once its search has finished.
+    fn finished_cell(&self, i: usize) -> Option<(SweepCell, u32)> {
+        let r = self.cells.get(i)?.result()?;
+        let cols = self.budgets.len().max(1);
+        let cell = SweepCell {
+            max_num_seqs: self.seqs.get(i / cols).copied()?,
+            batched_tokens: self.budgets.get(i % cols).copied()?,
+            knobs: r.knobs,
+            goodput_rps: r.goodput_rps,
+            goodput_range_rps: r.goodput_range_rps,
+            status: r.status,
+        };
+        Some((cell, r.jobs_run))
+    }
+
+    /// The cells finished so far, in row-major order (`None` = still searching). Each
+    /// finished cell is exactly what [`KnobSweep::result`] will report for it.
+    pub fn finished_cells(&self) -> Vec<Option<SweepCell>> {
+        (0..self.cells.len())
+            .map(|i| self.finished_cell(i).map(|(c, _)| c))
+            .collect()
+    }
+
+    /// The grid and the cells finished so far: what a page draws while the sweep runs.
+    pub fn partial(&self) -> PartialSweep {
+        PartialSweep {
+            max_num_seqs: self.seqs.clone(),
+            batched_tokens: self.budgets.clone(),
+            cells: self.finished_cells(),
+        }
+    }
+
     /// The next step of every cell that is ready; empty when all are waiting or done.
     pub fn next_batch(&mut self) -> Vec<Job> {
         let mut jobs = Vec::new();
@@ -212,17 +275,10 @@ impl KnobSweep {
     pub fn result(&self) -> Option<SweepResult> {
         let mut cells = Vec::with_capacity(self.cells.len());
         let mut jobs_run = 0;
-        for (i, c) in self.cells.iter().enumerate() {
-            let r = c.result()?;
-            jobs_run += r.jobs_run;
-            cells.push(SweepCell {
-                max_num_seqs: self.seqs[i / self.budgets.len()],
-                batched_tokens: self.budgets[i % self.budgets.len()],
-                knobs: r.knobs,
-                goodput_rps: r.goodput_rps,
-                goodput_range_rps: r.goodput_range_rps,
-                status: r.status,
-            });
+        for i in 0..self.cells.len() {
+            let (cell, jobs) = self.finished_cell(i)?;
+            jobs_run += jobs;
+            cells.push(cell);
         }
         let mut best = 0;
         for (i, c) in cells.iter().enumerate() {
@@ -270,4 +326,86 @@ pub fn sweep_knobs_threads(
         }
     }
     s.result().ok_or(SearchError::Cancelled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small_sweep_plan() -> Plan {
+        let mut p = Plan::default();
+        p.run.num_requests = 300;
+        p.run.warmup_requests = 30;
+        p.run.replications = 2;
+        p.run.sweep_max_num_seqs = vec![128, 16];
+        p.run.sweep_batched_tokens = vec![0, 512];
+        p
+    }
+
+    #[test]
+    fn finished_cells_are_final_and_match_the_result() {
+        let plan = small_sweep_plan();
+        let mut s = KnobSweep::new(&plan).expect("sweep");
+        let start = s.partial();
+        assert_eq!(start.max_num_seqs, vec![16, 128]);
+        assert_eq!(start.batched_tokens, vec![512, 0]);
+        assert_eq!(start.cells.len(), 4);
+        assert_eq!(start.finished(), 0);
+
+        // Feed one result at a time and keep every snapshot.
+        let mut snapshots = Vec::new();
+        while !s.is_done() {
+            let jobs = s.next_batch();
+            assert!(!jobs.is_empty(), "a sweep that is not done hands out work");
+            for r in run_jobs(&plan, &jobs, 1).expect("sim") {
+                s.feed(&[r]);
+                snapshots.push(s.finished_cells());
+            }
+        }
+        let done = s.result().expect("done");
+        assert!(
+            snapshots.iter().any(|c| {
+                let n = c.iter().flatten().count();
+                n > 0 && n < c.len()
+            }),
+            "some snapshot shows a partly finished grid"
+        );
+        for snap in &snapshots {
+            for (cell, final_cell) in snap.iter().zip(&done.cells) {
+                if let Some(c) = cell {
+                    assert_eq!(c, final_cell);
+                    assert_eq!(c.goodput_rps.to_bits(), final_cell.goodput_rps.to_bits());
+                }
+            }
+        }
+        // A finished cell never goes back to running.
+        for w in snapshots.windows(2) {
+            for (a, b) in w[0].iter().zip(&w[1]) {
+                assert!(a.is_none() || a == b);
+            }
+        }
+        let end = s.partial();
+        assert_eq!(end.finished(), 4);
+        let cells: Vec<SweepCell> = end.cells.iter().flatten().copied().collect();
+        assert_eq!(cells, done.cells);
+        // The in-process driver (whole batches at once) reports the same cells.
+        let batched = sweep_knobs_threads(&plan, 2, &mut |_| true).expect("sweep");
+        assert_eq!(batched.cells, done.cells);
+    }
+
+    #[test]
+    fn unknown_results_leave_the_partial_grid_empty() {
+        let plan = small_sweep_plan();
+        let mut s = KnobSweep::new(&plan).expect("sweep");
+        let jobs = s.next_batch();
+        s.feed(&[JobResult {
+            id: u32::MAX,
+            attainment: 1.0,
+            detail: None,
+        }]);
+        assert_eq!(s.partial().finished(), 0);
+        assert!(jobs.iter().all(|j| (j.cell as usize) < s.cell_count()));
+        assert_eq!(s.max_num_seqs_axis(), &[16, 128]);
+        assert_eq!(s.batched_tokens_axis(), &[512, 0]);
+    }
 }
