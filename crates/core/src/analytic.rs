@@ -94,7 +94,7 @@ pub fn md1_ttft_intra_op_s(rate_rps: f64, service_s: f64, k: f64) -> Option<f64>
         .then(|| service_s / k + rate_rps * service_s * service_s / (2.0 * k * (k - rho)))
 }
 
-/// Standard error of an attainment fraction `p` estimated from `n` requests: `sqrt(p(1−p)/n)`.
+/// How far a measured attainment `p` over `n` requests may sit from the true one (one standard error): `sqrt(p(1−p)/n)`.
 ///
 /// Returns 0 for `n = 0` is never meaningful, so it returns `f64::INFINITY` then.
 pub fn attainment_std_error(p: f64, n: u64) -> f64 {

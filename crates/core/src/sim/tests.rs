@@ -20,87 +20,114 @@ fn cfg_of(plan: &Plan, rate: f64) -> SimConfig {
     }
 }
 
-/// The reference scheduler written the obvious way: a list of running sequences
-/// `[id, prefilled, context, generated]` scanned every step (no KV limit, no extras).
-/// Returns the measured requests' TTFT and TPOT (NaN when unfinished).
+/// One running sequence of the naive reference.
+struct Running {
+    /// Request index (arrival order).
+    request: usize,
+    /// Prompt tokens prefilled so far.
+    prefilled: u64,
+    /// Context held: prefilled prompt plus decoded tokens.
+    context: u64,
+    /// Output tokens emitted so far (the first one at the end of prefill).
+    emitted: u64,
+}
+
+/// The scheduler of the design notes, spelled out step by step with no shortcuts: every
+/// step scans all running sequences (no KV limit, no extras). Slow on purpose; it is the
+/// yardstick for the fast engine.
 fn reference(cfg: &SimConfig, seed: u64) -> (Vec<f64>, Vec<f64>) {
     let n = cfg.num_requests as usize;
     let w = cfg.traffic.generate(n, &mut Rng::new(seed));
-    let (arr, pl, ol) = (&w.arrival_s, &w.prompt_tokens, &w.output_tokens);
+    let prompt = |r: usize| w.prompt_tokens[r] as u64;
+    let output = |r: usize| w.output_tokens[r] as u64;
     let step = engine::step_time_fn(cfg);
     let budget = if cfg.chunked_prefill {
-        cfg.max_num_batched_tokens as i64
+        cfg.max_num_batched_tokens as u64
     } else {
-        cfg.max_num_batched_tokens.max(cfg.traffic.prompt.max) as i64
+        cfg.max_num_batched_tokens.max(cfg.traffic.prompt.max) as u64
     };
-    let (mut t, mut i) = (0.0, 0usize);
-    let mut wait: VecDeque<usize> = VecDeque::new();
-    let mut run: Vec<[u64; 4]> = Vec::new();
-    let mut first = vec![f64::NAN; n];
-    let mut done = vec![f64::NAN; n];
-    while i < n || !wait.is_empty() || !run.is_empty() {
-        while i < n && arr[i] <= t {
-            wait.push_back(i);
-            i += 1;
+    let mut now = 0.0;
+    let mut next_arrival = 0usize;
+    let mut queue: VecDeque<usize> = VecDeque::new();
+    let mut running: Vec<Running> = Vec::new();
+    let mut first_token = vec![f64::NAN; n];
+    let mut finish = vec![f64::NAN; n];
+    loop {
+        while next_arrival < n && w.arrival_s[next_arrival] <= now {
+            queue.push_back(next_arrival);
+            next_arrival += 1;
         }
-        if wait.is_empty() && run.is_empty() {
-            t = arr[i];
-            continue;
-        }
-        while run.len() < cfg.max_num_seqs as usize {
-            let Some(id) = wait.pop_front() else { break };
-            run.push([id as u64, 0, 0, 0]);
-        }
-        let is_dec = |q: &[u64; 4]| q[1] >= pl[q[0] as usize] as u64;
-        let n_dec = run.iter().filter(|q| is_dec(q)).count() as i64;
-        let ctx: u64 = run.iter().filter(|q| is_dec(q)).map(|q| q[2]).sum();
-        let mut n_tok = n_dec as u64;
-        let mut left = budget - n_dec;
-        let mut chunks = Vec::new();
-        for (k, q) in run.iter().enumerate() {
-            if is_dec(q) {
-                continue;
-            }
-            if left <= 0 {
+        if queue.is_empty() && running.is_empty() {
+            if next_arrival == n {
                 break;
             }
-            let rem = pl[q[0] as usize] as i64 - q[1] as i64;
-            let c = if cfg.chunked_prefill {
-                rem.min(left)
+            now = w.arrival_s[next_arrival];
+            continue;
+        }
+        while running.len() < cfg.max_num_seqs as usize {
+            match queue.pop_front() {
+                Some(request) => running.push(Running {
+                    request,
+                    prefilled: 0,
+                    context: 0,
+                    emitted: 0,
+                }),
+                None => break,
+            }
+        }
+        // Plan the step: decoders first, then prefill chunks in admission order.
+        let decoding = |s: &Running| s.prefilled >= prompt(s.request);
+        let decoders = running.iter().filter(|s| decoding(s)).count() as u64;
+        let context: u64 = running
+            .iter()
+            .filter(|s| decoding(s))
+            .map(|s| s.context)
+            .sum();
+        let mut room = budget.saturating_sub(decoders);
+        let mut chunk = vec![0u64; running.len()];
+        for (slot, s) in running.iter().enumerate() {
+            if room == 0 {
+                break;
+            }
+            if decoding(s) {
+                continue;
+            }
+            let rest = prompt(s.request) - s.prefilled;
+            chunk[slot] = if cfg.chunked_prefill {
+                rest.min(room)
             } else {
-                rem
+                rest
             };
-            chunks.push((k, c as u64));
-            left -= c;
-            n_tok += c as u64;
+            room = room.saturating_sub(chunk[slot]);
         }
-        t += step(n_tok, ctx as f64);
-        for q in run.iter_mut().filter(|q| q[1] >= pl[q[0] as usize] as u64) {
-            q[2] += 1;
-            q[3] += 1;
-        }
-        for (k, c) in chunks {
-            let q = &mut run[k];
-            q[1] += c;
-            q[2] += c;
-            if q[1] >= pl[q[0] as usize] as u64 {
-                q[3] = 1;
-                first[q[0] as usize] = t;
+        let tokens = decoders + chunk.iter().sum::<u64>();
+        now += step(tokens, context as f64);
+        // Apply it.
+        for (slot, s) in running.iter_mut().enumerate() {
+            if s.prefilled >= prompt(s.request) {
+                s.context += 1;
+                s.emitted += 1;
+            } else if chunk[slot] > 0 {
+                s.prefilled += chunk[slot];
+                s.context += chunk[slot];
+                if s.prefilled >= prompt(s.request) {
+                    s.emitted = 1;
+                    first_token[s.request] = now;
+                }
             }
         }
-        run.retain(|q| {
-            let id = q[0] as usize;
-            let finished = q[1] >= pl[id] as u64 && q[3] >= ol[id] as u64;
-            if finished {
-                done[id] = t;
+        running.retain(|s| {
+            let over = s.prefilled >= prompt(s.request) && s.emitted >= output(s.request);
+            if over {
+                finish[s.request] = now;
             }
-            !finished
+            !over
         });
     }
     let warm = cfg.warmup_requests as usize;
-    let ttft = (warm..n).map(|k| first[k] - arr[k]).collect();
+    let ttft = (warm..n).map(|r| first_token[r] - w.arrival_s[r]).collect();
     let tpot = (warm..n)
-        .map(|k| (done[k] - first[k]) / (ol[k].saturating_sub(1).max(1)) as f64)
+        .map(|r| (finish[r] - first_token[r]) / output(r).saturating_sub(1).max(1) as f64)
         .collect();
     (ttft, tpot)
 }
