@@ -781,16 +781,61 @@ pub fn search_goodput_threads(
     threads: usize,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<GoodputResult, SearchError> {
-    let mut s = GoodputSearch::new(plan)?;
-    while !s.is_done() {
-        let jobs = s.next_batch();
+    drive(plan, GoodputSearch::new(plan)?, threads, progress)
+}
+
+/// The job-handing shape shared by [`GoodputSearch`] and [`KnobSweep`], so one
+/// in-process loop drives both.
+trait Driver {
+    /// What a finished run yields.
+    type Output;
+    fn next_batch(&mut self) -> Vec<Job>;
+    fn feed(&mut self, results: &[JobResult]);
+    fn is_done(&self) -> bool;
+    fn progress(&self) -> Progress;
+    fn result(&self) -> Option<Self::Output>;
+}
+
+impl Driver for GoodputSearch {
+    type Output = GoodputResult;
+    fn next_batch(&mut self) -> Vec<Job> {
+        GoodputSearch::next_batch(self)
+    }
+    fn feed(&mut self, results: &[JobResult]) {
+        GoodputSearch::feed(self, results)
+    }
+    fn is_done(&self) -> bool {
+        GoodputSearch::is_done(self)
+    }
+    fn progress(&self) -> Progress {
+        GoodputSearch::progress(self)
+    }
+    fn result(&self) -> Option<GoodputResult> {
+        GoodputSearch::result(self)
+    }
+}
+
+/// Runs a driver's batches in-process until it is done. A driver that hands out no
+/// jobs before it is done ends the loop rather than spinning; `progress` returning
+/// `false` cancels.
+fn drive<D: Driver>(
+    plan: &Plan,
+    mut d: D,
+    threads: usize,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<D::Output, SearchError> {
+    while !d.is_done() {
+        let jobs = d.next_batch();
+        if jobs.is_empty() {
+            break;
+        }
         let results = run_jobs(plan, &jobs, threads)?;
-        s.feed(&results);
-        if !progress(s.progress()) {
+        d.feed(&results);
+        if !progress(d.progress()) {
             return Err(SearchError::Cancelled);
         }
     }
-    s.result().ok_or(SearchError::Cancelled)
+    d.result().ok_or(SearchError::Cancelled)
 }
 
 #[cfg(test)]

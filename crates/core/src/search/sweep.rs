@@ -8,8 +8,8 @@
 //! goodput (ties go to the earlier cell in grid order: fewer sequences, smaller budget).
 
 use super::{
-    default_threads, launch_flags, run_jobs, GoodputSearch, Job, JobResult, Knobs, LaunchFlags,
-    Progress, SearchError, SearchStatus, MAX_RATES, MAX_WORK_REQUESTS,
+    default_threads, launch_flags, GoodputSearch, Job, JobResult, Knobs, LaunchFlags, Progress,
+    SearchError, SearchStatus, MAX_RATES, MAX_WORK_REQUESTS,
 };
 use crate::plan::Plan;
 use serde::{Deserialize, Serialize};
@@ -313,24 +313,32 @@ pub fn sweep_knobs_threads(
     threads: usize,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<SweepResult, SearchError> {
-    let mut s = KnobSweep::new(plan)?;
-    while !s.is_done() {
-        let jobs = s.next_batch();
-        if jobs.is_empty() {
-            break;
-        }
-        let results = run_jobs(plan, &jobs, threads)?;
-        s.feed(&results);
-        if !progress(s.progress()) {
-            return Err(SearchError::Cancelled);
-        }
+    super::drive(plan, KnobSweep::new(plan)?, threads, progress)
+}
+
+impl super::Driver for KnobSweep {
+    type Output = SweepResult;
+    fn next_batch(&mut self) -> Vec<Job> {
+        KnobSweep::next_batch(self)
     }
-    s.result().ok_or(SearchError::Cancelled)
+    fn feed(&mut self, results: &[JobResult]) {
+        KnobSweep::feed(self, results)
+    }
+    fn is_done(&self) -> bool {
+        KnobSweep::is_done(self)
+    }
+    fn progress(&self) -> Progress {
+        KnobSweep::progress(self)
+    }
+    fn result(&self) -> Option<SweepResult> {
+        KnobSweep::result(self)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::run_jobs;
 
     fn small_sweep_plan() -> Plan {
         let mut p = Plan::default();
