@@ -150,6 +150,7 @@ fn arrival(a: &Arrival) -> &'static str {
         Arrival::Gamma { .. } => "bursty arrivals",
         Arrival::Constant => "evenly spaced arrivals",
         Arrival::Trace => "arrivals replayed from a trace",
+        Arrival::Closed { .. } => "a fixed number of clients, each waiting for its answer",
     }
 }
 

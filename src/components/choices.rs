@@ -105,17 +105,13 @@ pub fn ArrivalChoice() -> impl IntoView {
             id="choice-arrival"
             label="Arrivals"
             help="How requests are spaced in time."
-            options=&[("poisson", "Poisson"), ("gamma", "Bursty (gamma)"), ("constant", "Evenly spaced")]
-            get=|p| match p.traffic.arrival {
-                Arrival::Poisson => "poisson",
-                Arrival::Gamma { .. } => "gamma",
-                Arrival::Constant => "constant",
-                Arrival::Trace => "trace",
-            }
+            options=&[("poisson", "Poisson"), ("gamma", "Bursty (gamma)"), ("constant", "Evenly spaced"), ("closed", "Closed loop (N clients)")]
+            get=|p| p.traffic.arrival.name()
             set=|p, v| {
                 p.traffic.arrival = match v {
                     "gamma" => Arrival::Gamma { cv: 2.0 },
                     "constant" => Arrival::Constant,
+                    "closed" => Arrival::Closed { concurrency: 64, think_s: 0.0 },
                     _ => Arrival::Poisson,
                 }
             }

@@ -106,6 +106,7 @@ pub fn SloClassPreset() -> impl IntoView {
                 let pct = Percentile::from_target(target).unwrap_or(Percentile::P90);
                 p.slo = SloSpec {
                     attainment_target: target,
+                    mode: p.slo.mode,
                     ..c.to_spec(pct)
                 };
             });

@@ -48,6 +48,7 @@ pub fn input_rows(a: &Plan, b: &Plan) -> Vec<Row> {
         Arrival::Gamma { .. } => "gamma (bursty)".into(),
         Arrival::Constant => "constant".into(),
         Arrival::Trace => "trace".into(),
+        Arrival::Closed { concurrency, .. } => format!("closed loop, {concurrency} clients"),
     };
     let mut rows = vec![
         row("Name", |p| p.name.clone(), a, b),

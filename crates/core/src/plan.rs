@@ -166,7 +166,43 @@ pub enum Arrival {
     Constant,
     /// Arrival times taken from [`TrafficSpec::trace`], scaled to the requested rate.
     Trace,
+    /// Closed loop: `concurrency` clients, each sending its next request `think_s` after
+    /// its previous one ended (a benchmark's `--max-concurrency` with every request ready
+    /// at once). The arrival rate is an outcome here, not an input: a simulation ignores
+    /// the rate it is given, and the goodput search, which asks about open-loop
+    /// production traffic, runs Poisson arrivals at the same lengths instead.
+    Closed {
+        /// Clients, each with at most one request outstanding.
+        concurrency: u32,
+        /// Pause between one request's end and the same client's next request [s].
+        think_s: f64,
+    },
 }
+
+impl Arrival {
+    /// The lowercase name used on the command line and in plan files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arrival::Poisson => "poisson",
+            Arrival::Gamma { .. } => "gamma",
+            Arrival::Constant => "constant",
+            Arrival::Trace => "trace",
+            Arrival::Closed { .. } => "closed",
+        }
+    }
+
+    /// The open-loop process the goodput search uses for this arrival: itself, or
+    /// Poisson for a closed loop.
+    pub fn open_loop(self) -> Arrival {
+        match self {
+            Arrival::Closed { .. } => Arrival::Poisson,
+            a => a,
+        }
+    }
+}
+
+/// Most closed-loop clients a plan may ask for.
+pub const MAX_CONCURRENCY: u32 = 16_384;
 
 /// A token-length distribution, clipped to `[min, max]`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -285,8 +321,36 @@ pub struct SloSpec {
     pub tpot_s: Option<f64>,
     /// End-to-end objective [s]; `None` means none.
     pub e2e_s: Option<f64>,
-    /// Share of requests that must meet every objective at once [0..1].
+    /// Share of requests that must meet the objectives [0..1]: every objective at once
+    /// ([`SloMode::Joint`]) or each on its own ([`SloMode::Marginal`]).
     pub attainment_target: f64,
+    /// How the objectives combine: per request (the articles' joint attainment) or as
+    /// marginal percentiles ("p99 TTFT ≤ 1 s and p99 TPOT ≤ 60 ms").
+    pub mode: SloMode,
+}
+
+/// How an SLO's objectives are checked against the target share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SloMode {
+    /// A request counts when it meets every objective at once; attainment is the share
+    /// of such requests (the articles' definition).
+    #[default]
+    Joint,
+    /// Each objective is a percentile on its own: the share of requests meeting it must
+    /// reach the target, objective by objective. Attainment is the smallest of those
+    /// shares, so "p99 TTFT ≤ 1 s and p99 TPOT ≤ 60 ms" is target 0.99 in this mode.
+    Marginal,
+}
+
+impl SloMode {
+    /// The lowercase name used on the command line and in plan files.
+    pub fn name(self) -> &'static str {
+        match self {
+            SloMode::Joint => "joint",
+            SloMode::Marginal => "marginal",
+        }
+    }
 }
 
 impl Default for SloSpec {
@@ -298,6 +362,7 @@ impl Default for SloSpec {
             tpot_s: Some(0.025),
             e2e_s: None,
             attainment_target: 0.9,
+            mode: SloMode::Joint,
         }
     }
 }
@@ -443,6 +508,150 @@ pub struct Plan {
     pub planning: PlanningSpec,
     /// Simulation effort.
     pub run: RunSpec,
+    /// Step-model constants fitted to measured benchmark results, when the plan was
+    /// calibrated (see `calibrate`); applied by [`crate::roofline::StepModel::from_plan`]
+    /// while `enabled`.
+    pub calibration: Option<Calibration>,
+}
+
+/// A fit of the step model to measurements, and where it came from.
+///
+/// The fitted constants scale the plan's own hardware figures, so the calibration
+/// stays meaningful when the price or the engine settings change; it describes one
+/// model on one GPU type and TP degree, named in [`CalibrationSource`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Calibration {
+    /// Apply the fit; off plans with the datasheet constants (the fit is kept).
+    pub enabled: bool,
+    /// Achieved share of `hardware.mem_bandwidth_bytes_per_s` [0..].
+    pub bandwidth_efficiency: Fitted,
+    /// Achieved share of `hardware.compute_flops_per_s` [0..].
+    pub compute_efficiency: Fitted,
+    /// Fixed per-step overhead; replaces `hardware.step_overhead_s` [s].
+    pub step_overhead_s: Fitted,
+    /// Where the measurements came from.
+    pub source: CalibrationSource,
+    /// Errors of the fit.
+    pub error: CalibrationError,
+    /// The measured points, summarised, so an overlay can be redrawn anywhere.
+    pub points: Vec<MeasuredSummary>,
+}
+
+impl Default for Calibration {
+    fn default() -> Self {
+        Calibration {
+            enabled: true,
+            bandwidth_efficiency: Fitted::exact(1.0),
+            compute_efficiency: Fitted::exact(1.0),
+            step_overhead_s: Fitted::exact(1e-3),
+            source: CalibrationSource::default(),
+            error: CalibrationError::default(),
+            points: Vec::new(),
+        }
+    }
+}
+
+/// A fitted constant with its uncertainty.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Fitted {
+    /// The best fit.
+    pub value: f64,
+    /// Standard deviation over bootstrap refits of the measured points (0 when unknown).
+    pub sd: f64,
+}
+
+impl Fitted {
+    /// A value with no uncertainty stated.
+    pub fn exact(value: f64) -> Fitted {
+        Fitted { value, sd: 0.0 }
+    }
+}
+
+/// Where a calibration's measurements came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct CalibrationSource {
+    /// File names, as given.
+    pub files: Vec<String>,
+    /// The benchmark tool that wrote them (`vllm bench serve`, `guidellm`, `csv`).
+    pub tool: String,
+    /// The model named in the files, when they name one.
+    pub model: String,
+    /// The serving engine or backend named in the files, when they name one.
+    pub engine: String,
+}
+
+/// How far a calibration can be trusted: mean absolute percentage errors [0..].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct CalibrationError {
+    /// In sample: fitted on every point, error on the same points.
+    pub in_sample: MetricErrors,
+    /// Held out: each point predicted by a fit made without it (leave-one-out).
+    pub held_out: MetricErrors,
+    /// The datasheet constants' error on the same points, for comparison.
+    pub uncalibrated: MetricErrors,
+}
+
+/// Mean absolute percentage error per metric, over every statistic the files give [0..].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct MetricErrors {
+    /// Time to first token.
+    pub ttft: f64,
+    /// Time per output token.
+    pub tpot: f64,
+    /// End-to-end latency.
+    pub e2e: f64,
+    /// All of them together.
+    pub overall: f64,
+}
+
+/// How a measured point loaded the server.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum MeasuredLoad {
+    /// Open loop at a request rate, with gamma gaps of this CV (1 = Poisson).
+    Rate {
+        /// Offered rate [requests/s].
+        rate_rps: f64,
+        /// Coefficient of variation of the gaps.
+        cv: f64,
+    },
+    /// Closed loop with this many clients.
+    Concurrency {
+        /// Clients.
+        concurrency: u32,
+    },
+}
+
+/// One measured load point, reduced to what the overlay and the fit need. Latencies in
+/// seconds; a statistic the file did not give is `None`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeasuredSummary {
+    /// The load.
+    pub load: MeasuredLoad,
+    /// Completed requests per second, as measured [requests/s].
+    pub achieved_rps: f64,
+    /// Mean TTFT [s].
+    pub ttft_mean_s: Option<f64>,
+    /// Median TTFT [s].
+    pub ttft_p50_s: Option<f64>,
+    /// 99th-percentile TTFT [s].
+    pub ttft_p99_s: Option<f64>,
+    /// Mean TPOT [s].
+    pub tpot_mean_s: Option<f64>,
+    /// Median TPOT [s].
+    pub tpot_p50_s: Option<f64>,
+    /// 99th-percentile TPOT [s].
+    pub tpot_p99_s: Option<f64>,
+    /// Mean end-to-end latency [s].
+    pub e2e_mean_s: Option<f64>,
+    /// Median end-to-end latency [s].
+    pub e2e_p50_s: Option<f64>,
+    /// 99th-percentile end-to-end latency [s].
+    pub e2e_p99_s: Option<f64>,
 }
 
 /// Why a plan is invalid: the field (as a dotted path, e.g. `engine.max_num_batched_tokens`)
@@ -475,6 +684,14 @@ pub const MAX_SWEEP_ROWS: usize = 1_000;
 pub const MAX_SWEEP_VALUES: usize = 16;
 /// Longest prompt or output length a plan may ask for [tokens].
 pub const MAX_TOKENS: u32 = 1_000_000;
+/// Most measured points (and files) a calibration may carry.
+pub const MAX_CALIBRATION_POINTS: usize = 64;
+/// Longest file, tool, model or engine name a calibration may carry [characters].
+pub const MAX_LABEL_CHARS: usize = 200;
+/// Smallest fitted efficiency (share of a datasheet figure) a plan accepts.
+pub const MIN_EFFICIENCY: f64 = 0.01;
+/// Largest fitted efficiency a plan accepts: above 1 means the plan's figure was low.
+pub const MAX_EFFICIENCY: f64 = 4.0;
 
 fn err(field: &'static str, message: String) -> PlanError {
     PlanError { field, message }
@@ -573,7 +790,102 @@ impl Plan {
         self.validate_engine()?;
         self.validate_planning()?;
         self.validate_run()?;
+        self.validate_calibration()?;
         self.validate_kv_capacity()
+    }
+
+    fn validate_calibration(&self) -> Result<(), PlanError> {
+        let Some(c) = &self.calibration else {
+            return Ok(());
+        };
+        for (field, f) in [
+            ("calibration.bandwidth_efficiency", c.bandwidth_efficiency),
+            ("calibration.compute_efficiency", c.compute_efficiency),
+        ] {
+            in_range(field, f.value, MIN_EFFICIENCY, MAX_EFFICIENCY, "")?;
+            in_range(field, f.sd, 0.0, MAX_EFFICIENCY, "")?;
+        }
+        in_range(
+            "calibration.step_overhead_s",
+            c.step_overhead_s.value,
+            0.0,
+            1.0,
+            "s",
+        )?;
+        in_range("calibration.step_overhead_s", c.step_overhead_s.sd, 0.0, 1.0, "s")?;
+        if c.points.len() > MAX_CALIBRATION_POINTS {
+            return Err(err(
+                "calibration.points",
+                format!(
+                    "must have at most {MAX_CALIBRATION_POINTS} measured points, got {}",
+                    c.points.len()
+                ),
+            ));
+        }
+        if c.source.files.len() > MAX_CALIBRATION_POINTS {
+            return Err(err(
+                "calibration.source.files",
+                format!(
+                    "must name at most {MAX_CALIBRATION_POINTS} files, got {}",
+                    c.source.files.len()
+                ),
+            ));
+        }
+        let texts = c.source.files.iter().chain([
+            &c.source.tool,
+            &c.source.model,
+            &c.source.engine,
+        ]);
+        if texts.into_iter().any(|t| t.chars().count() > MAX_LABEL_CHARS) {
+            return Err(err(
+                "calibration.source",
+                format!("file, tool, model and engine names must be at most {MAX_LABEL_CHARS} characters"),
+            ));
+        }
+        let e = &c.error;
+        for m in [e.in_sample, e.held_out, e.uncalibrated] {
+            for x in [m.ttft, m.tpot, m.e2e, m.overall] {
+                in_range("calibration.error", x, 0.0, 1e6, "")?;
+            }
+        }
+        for p in &c.points {
+            match p.load {
+                MeasuredLoad::Rate { rate_rps, cv } => {
+                    positive("calibration.points.rate_rps", rate_rps, 1e6, "requests/s")?;
+                    in_range("calibration.points.cv", cv, 0.0, 100.0, "")?;
+                }
+                MeasuredLoad::Concurrency { concurrency } => count(
+                    "calibration.points.concurrency",
+                    concurrency as u64,
+                    1,
+                    MAX_CONCURRENCY as u64,
+                )?,
+            }
+            in_range(
+                "calibration.points.achieved_rps",
+                p.achieved_rps,
+                0.0,
+                1e6,
+                "requests/s",
+            )?;
+            for x in [
+                p.ttft_mean_s,
+                p.ttft_p50_s,
+                p.ttft_p99_s,
+                p.tpot_mean_s,
+                p.tpot_p50_s,
+                p.tpot_p99_s,
+                p.e2e_mean_s,
+                p.e2e_p50_s,
+                p.e2e_p99_s,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                in_range("calibration.points.latency", x, 0.0, 86_400.0, "s")?;
+            }
+        }
+        Ok(())
     }
 
     fn validate_model(&self) -> Result<(), PlanError> {
@@ -639,8 +951,21 @@ impl Plan {
     fn validate_traffic(&self) -> Result<(), PlanError> {
         let t = &self.traffic;
         positive("traffic.peak_rate_rps", t.peak_rate_rps, 1e6, "requests/s")?;
-        if let Arrival::Gamma { cv } = t.arrival {
-            in_range("traffic.arrival.cv", cv, 0.05, 10.0, "")?;
+        match t.arrival {
+            Arrival::Gamma { cv } => in_range("traffic.arrival.cv", cv, 0.05, 10.0, "")?,
+            Arrival::Closed {
+                concurrency,
+                think_s,
+            } => {
+                count(
+                    "traffic.arrival.concurrency",
+                    concurrency as u64,
+                    1,
+                    MAX_CONCURRENCY as u64,
+                )?;
+                in_range("traffic.arrival.think_s", think_s, 0.0, 3600.0, "s")?;
+            }
+            _ => {}
         }
         validate_length(
             &t.prompt,

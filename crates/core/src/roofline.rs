@@ -32,8 +32,22 @@ pub struct StepModel {
 }
 
 impl StepModel {
-    /// The step model of a plan's model and hardware (no validation; see [`Plan::validate`]).
+    /// The step model of a plan's model and hardware, with the plan's calibration
+    /// applied while it is enabled (no validation; see [`Plan::validate`]).
     pub fn from_plan(plan: &Plan) -> StepModel {
+        let base = StepModel::datasheet(plan);
+        match &plan.calibration {
+            Some(c) if c.enabled => base.calibrated(
+                c.bandwidth_efficiency.value,
+                c.compute_efficiency.value,
+                c.step_overhead_s.value,
+            ),
+            _ => base,
+        }
+    }
+
+    /// The step model from the plan's own figures, ignoring any calibration.
+    pub fn datasheet(plan: &Plan) -> StepModel {
         let m = &plan.model;
         let h = &plan.hardware;
         StepModel {
@@ -45,6 +59,22 @@ impl StepModel {
             step_overhead_s: h.step_overhead_s,
             tp_degree: h.tp_degree.max(1),
             tp_comm_overhead_s: h.tp_comm_overhead_s,
+        }
+    }
+
+    /// This model with fitted constants: bandwidth and compute scaled by the achieved
+    /// shares, and the fixed per-step overhead replaced.
+    pub fn calibrated(
+        &self,
+        bandwidth_efficiency: f64,
+        compute_efficiency: f64,
+        step_overhead_s: f64,
+    ) -> StepModel {
+        StepModel {
+            mem_bandwidth_bytes_per_s: self.mem_bandwidth_bytes_per_s * bandwidth_efficiency,
+            compute_flops_per_s: self.compute_flops_per_s * compute_efficiency,
+            step_overhead_s,
+            ..*self
         }
     }
 

@@ -152,6 +152,7 @@ impl SloClass {
             tpot_s: self.tpot_s,
             e2e_s: None,
             attainment_target: percentile.attainment_target(),
+            ..SloSpec::default()
         }
     }
 

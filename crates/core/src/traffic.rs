@@ -167,6 +167,8 @@ impl TrafficModel {
                 }
             }
             Arrival::Trace => self.trace_arrivals(n, out),
+            // Every request is ready at once; the engine releases them to its clients.
+            Arrival::Closed { .. } => out.extend(std::iter::repeat_n(0.0, n)),
         }
     }
 
