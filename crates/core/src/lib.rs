@@ -15,6 +15,7 @@
 
 pub mod alerts;
 pub mod analytic;
+pub mod calibrate;
 pub mod measure;
 pub mod capacity;
 pub mod plan;

@@ -588,8 +588,9 @@ pub struct CalibrationSource {
 pub struct CalibrationError {
     /// In sample: fitted on every point, error on the same points.
     pub in_sample: MetricErrors,
-    /// Held out: each point predicted by a fit made without it (leave-one-out).
-    pub held_out: MetricErrors,
+    /// Held out: each point predicted by a fit made without it (leave-one-out); `None`
+    /// with a single measured point, where nothing can be held out.
+    pub held_out: Option<MetricErrors>,
     /// The datasheet constants' error on the same points, for comparison.
     pub uncalibrated: MetricErrors,
 }
@@ -843,7 +844,10 @@ impl Plan {
             ));
         }
         let e = &c.error;
-        for m in [e.in_sample, e.held_out, e.uncalibrated] {
+        for m in [Some(e.in_sample), e.held_out, Some(e.uncalibrated)]
+            .into_iter()
+            .flatten()
+        {
             for x in [m.ttft, m.tpot, m.e2e, m.overall] {
                 in_range("calibration.error", x, 0.0, 1e6, "")?;
             }
