@@ -12,6 +12,20 @@
 //! [`MAX_POINTS`], [`MAX_REQUESTS_PER_POINT`]) and answers a bad file with one
 //! [`ImportError`] naming the file and the field, never a panic.
 //!
+//! Formats and the versions read (field names checked against each tool's source):
+//! - vLLM: the `--save-result` JSON of `vllm bench serve` (`vllm/benchmarks/serve.py`)
+//!   and of the older `benchmarks/benchmark_serving.py`, which writes the same keys;
+//!   one point per file, or one per line of a file written with `--append-result`.
+//!   Latency statistics are in milliseconds there (`mean_ttft_ms`, `p99.9_ttft_ms`, …).
+//! - GuideLLM: the JSON report, current layout (0.4 to 0.7: `benchmarks[].config`,
+//!   `.metrics`) and the 0.2/0.3 layout (`benchmarks[].args`, `.worker`); one point per
+//!   benchmark. TTFT and ITL in milliseconds, `request_latency` in seconds.
+//! - Table: CSV, TSV or semicolon-separated, with a header row naming the columns;
+//!   latency columns carry their unit (`ttft_p50_ms`, `e2e_p99_s`). See `table`.
+//!
+//! Python's `json.dump` writes bare `NaN` and `Infinity`; they are read, and refused
+//! only in a field a point needs. [`write`] writes each format back, for tests.
+//!
 //! Units: every latency here is in seconds, every length in tokens. TPOT follows
 //! vLLM's definition, (E2E − TTFT) / (output tokens − 1): GuideLLM's own
 //! `time_per_output_token_ms` counts the first token, so its inter-token latency is the

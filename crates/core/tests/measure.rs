@@ -647,7 +647,20 @@ fn mutated_files_never_panic_and_stay_finite() {
         for _ in 0..1 + rng.next_u64() % 4 {
             let len = bytes.len().max(1);
             let at = (rng.next_u64() % len as u64) as usize;
-            match rng.next_u64() % 6 {
+            match rng.next_u64() % 8 {
+                // Replace a whole number with a hostile one (NaN, negative, huge, …).
+                6 | 7 => {
+                    let start = (at..bytes.len()).find(|&j| {
+                        bytes[j].is_ascii_digit() && j > 0 && b" :[,\t\n".contains(&bytes[j - 1])
+                    });
+                    if let Some(j) = start {
+                        let end = (j..bytes.len())
+                            .find(|&k| !b"0123456789.eE+-".contains(&bytes[k]))
+                            .unwrap_or(bytes.len());
+                        let t = tokens[(rng.next_u64() % 5) as usize];
+                        bytes.splice(j..end, t.iter().copied());
+                    }
+                }
                 0 => bytes.truncate(at),
                 1 if at < bytes.len() => bytes[at] = (rng.next_u64() & 0xff) as u8,
                 2 => {
@@ -686,4 +699,31 @@ fn mutated_files_never_panic_and_stay_finite() {
     }
     // Some mutants still import: the test exercises the success path too.
     assert!(ok > total / 20, "{ok} of {total} imported");
+}
+
+#[test]
+fn guidellm_strategies_and_table_loads() {
+    let g = String::from_utf8(fixture("guidellm_sweep3.json")).expect("utf8");
+    let constant = g.replacen("\"type_\": \"poisson\"", "\"type_\": \"constant\"", 1);
+    let p = import_file("g.json", constant.as_bytes()).expect("constant");
+    assert_eq!(
+        p[1].load,
+        MeasuredLoad::Rate {
+            rate_rps: 2.5,
+            cv: 0.0
+        }
+    );
+    let tp = g.replacen("\"type_\": \"poisson\"", "\"type_\": \"throughput\"", 1);
+    let e = err("g.json", tp.as_bytes());
+    assert!(
+        e.message.contains("throughput") && e.file == "g.json#2",
+        "{e}"
+    );
+    // A table row with rate `inf` and a concurrency is a closed-loop point.
+    let t = b"rate,concurrency,achieved_rps,prompt_tokens,output_tokens,ttft_mean_ms\ninf,4,3.1,100,10,20\n";
+    let p = import_file("t.csv", t).expect("ok");
+    assert_eq!(p[0].load, MeasuredLoad::Concurrency { concurrency: 4 });
+    // A concurrency row needs the achieved rate.
+    let t = b"concurrency,prompt_tokens,output_tokens,ttft_mean_ms\n4,100,10,20\n";
+    assert!(err("t.csv", t).field.contains("achieved_rps"));
 }
