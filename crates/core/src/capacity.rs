@@ -286,10 +286,15 @@ impl std::error::Error for SweepParseError {}
 /// Most rows a pasted sweep may have.
 pub const MAX_SWEEP_ROWS: usize = 10_000;
 
+/// Names an attainment column may have in a sweep header (matched case-insensitively).
+const ATTAINMENT: [&str; 3] = ["attainment", "slo_attainment", "goodput_share"];
+
 /// Parses sweep text: one `rate,attainment` row per line (commas, semicolons, tabs or
 /// spaces separate), `#` comments and blank lines ignored. An optional header names the
-/// columns; with a header, the columns whose names contain `rate` and `attain` are used,
-/// else the first two. Attainment may be a fraction (`0.93`) or a percent (`93` or `93%`):
+/// columns, matched as in [`crate::measure`]'s tables: the rate column is `rate`
+/// (`rate_rps`, `request_rate`, `qps`), the attainment column `attainment`
+/// (`slo_attainment`, `goodput_share`), and other columns are ignored; without a header
+/// the first two columns are used. Attainment may be a fraction (`0.93`) or a percent (`93` or `93%`):
 /// a `%` sign, or any value above 1 in the column, makes the whole column percent.
 pub fn parse_sweep_csv(text: &str) -> Result<Vec<SweepRow>, SweepParseError> {
     let err = |line: usize, message: String| SweepParseError { line, message };
@@ -311,15 +316,27 @@ pub fn parse_sweep_csv(text: &str) -> Result<Vec<SweepRow>, SweepParseError> {
             .first()
             .is_some_and(|f| f.trim_end_matches('%').parse::<f64>().is_ok());
         if !seen_data && !looks_numeric {
-            let lower: Vec<String> = fields.iter().map(|f| f.to_ascii_lowercase()).collect();
-            let rate = lower.iter().position(|f| f.contains("rate"));
-            let att = lower.iter().position(|f| f.contains("attain"));
+            // The same column matching as the measured-results table importer.
+            // A header split on its comma, semicolon or tab keeps names like
+            // `TTFT p99 (ms)` whole; a space-separated header splits on spaces.
+            let header = match ['\t', ';', ','].into_iter().find(|&d| body.contains(d)) {
+                Some(d) => {
+                    let cells = crate::measure::table::split_row(body, d);
+                    crate::measure::table::Header::new(cells.iter().map(String::as_str))
+                }
+                None => crate::measure::table::Header::new(fields.iter().copied()),
+            };
+            let rate = header.find(&crate::measure::table::RATE);
+            let att = header.find(&ATTAINMENT);
             match (rate, att) {
                 (Some(r), Some(a)) if r != a => cols = (r, a),
                 _ => {
                     return Err(err(
                         n,
-                        format!("header '{body}' must name a 'rate' and an 'attainment' column"),
+                        format!(
+                            "header '{body}' must name a 'rate' (or rate_rps, request_rate, \
+                             qps) and an 'attainment' (or slo_attainment, goodput_share) column"
+                        ),
                     ))
                 }
             }
@@ -501,6 +518,23 @@ mod tests {
         assert_eq!(parse_sweep_csv("foo,bar\n1,2").unwrap_err().line, 1);
         assert_eq!(parse_sweep_csv("4\n").unwrap_err().line, 1);
         assert_eq!(parse_sweep_csv("-4,0.5\n").unwrap_err().line, 1);
+        // A measured table: columns picked by name, in any order, the rest ignored.
+        let t = parse_sweep_csv(
+            "# from a load test\nTTFT p99 (ms),QPS,goodput_share,prompt_tokens\n900,4,0.97,512\n1400,8,0.91,512\n",
+        )
+        .expect("ok");
+        assert_eq!(t.len(), 2);
+        assert_eq!(t[1].rate_rps, 8.0);
+        assert!((t[1].attainment - 0.91).abs() < 1e-12);
+        let s = parse_sweep_csv("request_rate\tslo_attainment\n6\t97%\n").expect("ok");
+        assert!((s[0].attainment - 0.97).abs() < 1e-12);
+        // "rate" inside another name is not the rate column.
+        assert_eq!(
+            parse_sweep_csv("rate_limit_hits,attainment\n4,0.9\n")
+                .unwrap_err()
+                .line,
+            1
+        );
         assert_eq!(parse_sweep_csv("4,150\n").unwrap_err().line, 1);
     }
 }

@@ -12,6 +12,20 @@
 //! [`MAX_POINTS`], [`MAX_REQUESTS_PER_POINT`]) and answers a bad file with one
 //! [`ImportError`] naming the file and the field, never a panic.
 //!
+//! Formats and the versions read (field names checked against each tool's source):
+//! - vLLM: the `--save-result` JSON of `vllm bench serve` (`vllm/benchmarks/serve.py`)
+//!   and of the older `benchmarks/benchmark_serving.py`, which writes the same keys;
+//!   one point per file, or one per line of a file written with `--append-result`.
+//!   Latency statistics are in milliseconds there (`mean_ttft_ms`, `p99.9_ttft_ms`, …).
+//! - GuideLLM: the JSON report, current layout (0.4 to 0.7: `benchmarks[].config`,
+//!   `.metrics`) and the 0.2/0.3 layout (`benchmarks[].args`, `.worker`); one point per
+//!   benchmark. TTFT and ITL in milliseconds, `request_latency` in seconds.
+//! - Table: CSV, TSV or semicolon-separated, with a header row naming the columns;
+//!   latency columns carry their unit (`ttft_p50_ms`, `e2e_p99_s`). See `table`.
+//!
+//! Python's `json.dump` writes bare `NaN` and `Infinity`; they are read, and refused
+//! only in a field a point needs. [`write`] writes each format back, for tests.
+//!
 //! Units: every latency here is in seconds, every length in tokens. TPOT follows
 //! vLLM's definition, (E2E − TTFT) / (output tokens − 1): GuideLLM's own
 //! `time_per_output_token_ms` counts the first token, so its inter-token latency is the
@@ -19,6 +33,12 @@
 
 use crate::plan::{MeasuredLoad, MeasuredSummary};
 use serde::{Deserialize, Serialize};
+
+mod guidellm;
+mod pyjson;
+pub(crate) mod table;
+mod vllm;
+pub mod write;
 
 /// Largest file an importer reads [bytes]; larger files are refused unread.
 pub const MAX_FILE_BYTES: usize = 32 * 1024 * 1024;
@@ -88,8 +108,9 @@ pub struct MeasuredRequest {
 /// One measured load point.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MeasuredPoint {
-    /// The file it came from, as given (with `#k` appended for the k-th benchmark of a
-    /// GuideLLM report).
+    /// The file it came from, as given, with `#k` appended when the file holds several
+    /// points: the k-th benchmark of a GuideLLM report, the k-th data row of a table, the
+    /// k-th result of a vLLM file written with `--append-result` (k from 1).
     pub source: String,
     /// The format it was read as.
     pub format: Format,
@@ -121,6 +142,12 @@ pub struct MeasuredPoint {
     pub model: Option<String>,
     /// The engine or backend the file names, when it names one.
     pub engine: Option<String>,
+    /// A cap on requests in flight on top of an open-loop rate (vLLM's
+    /// `--max-concurrency` with a finite `--request-rate`, GuideLLM's `max_concurrency`
+    /// on a `constant` or `poisson` strategy) [requests]; `None` when uncapped, and always
+    /// `None` for a [`MeasuredLoad::Concurrency`] point, whose load is the cap itself.
+    #[serde(default)]
+    pub max_concurrency: Option<u32>,
 }
 
 impl MeasuredPoint {
@@ -179,3 +206,224 @@ impl std::fmt::Display for ImportError {
 }
 
 impl std::error::Error for ImportError {}
+
+/// Builds latency statistics from a mean, a median and percentile pairs, all [s]; the
+/// percentiles are sorted by percent and a repeated percent keeps its first value.
+fn stats(
+    mean_s: Option<f64>,
+    median_s: Option<f64>,
+    mut percentiles: Vec<(f64, f64)>,
+) -> LatencyStats {
+    percentiles.sort_by(|a, b| a.0.total_cmp(&b.0));
+    percentiles.dedup_by(|b, a| (a.0 - b.0).abs() < 1e-9);
+    LatencyStats {
+        mean_s,
+        median_s,
+        percentiles,
+    }
+}
+
+impl LatencyStats {
+    /// True when the file gave no statistic at all for this metric.
+    pub fn is_empty(&self) -> bool {
+        self.mean_s.is_none() && self.median_s.is_none() && self.percentiles.is_empty()
+    }
+}
+
+/// The error for a point whose run completed no request.
+fn nothing_completed(file: &str, field: &str) -> ImportError {
+    pyjson::bad(
+        file,
+        field,
+        "0 requests completed: nothing to calibrate from".into(),
+    )
+}
+
+/// A parsed file, before it is read into points.
+enum Detected {
+    /// JSON values (one, or several written back to back) and the format they are.
+    Json(Format, Vec<serde_json::Value>),
+    /// Text that looks like a table with a header row.
+    Table(String),
+}
+
+/// Checks the size and the encoding, and tells the format (parsing JSON once).
+fn detect(name: &str, bytes: &[u8]) -> Result<Detected, ImportError> {
+    let whole = |m: String| pyjson::whole(name, m);
+    if bytes.len() > MAX_FILE_BYTES {
+        return Err(whole(format!(
+            "is {:.1} MB; files over {} MB are not read (a benchmark result is far smaller)",
+            bytes.len() as f64 / 1e6,
+            MAX_FILE_BYTES / (1024 * 1024)
+        )));
+    }
+    let bytes = bytes
+        .strip_prefix(b"\xEF\xBB\xBF".as_slice())
+        .unwrap_or(bytes);
+    if bytes.contains(&0) {
+        return Err(whole(
+            "is binary, not a text file: expected JSON or CSV".into(),
+        ));
+    }
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        whole(format!(
+            "is not UTF-8 text (bad byte at offset {}): expected JSON or CSV",
+            e.valid_up_to()
+        ))
+    })?;
+    let body = text.trim_start();
+    if body.is_empty() {
+        return Err(whole("is empty".into()));
+    }
+    if body.starts_with('{') || body.starts_with('[') {
+        let values = pyjson::parse_all(name, body, MAX_POINTS)?;
+        let format = json_format(&values[0]).ok_or_else(|| {
+            whole(
+                "is JSON from another tool: expected a `vllm bench serve --save-result` file \
+                 (with request_throughput, completed, …) or a GuideLLM report (with benchmarks)"
+                    .into(),
+            )
+        })?;
+        if format == Format::Guidellm && values.len() > 1 {
+            return Err(whole(
+                "holds several JSON documents; a GuideLLM report is one".into(),
+            ));
+        }
+        return Ok(Detected::Json(format, values));
+    }
+    if table::looks_like_table(body) {
+        return Ok(Detected::Table(body.to_string()));
+    }
+    Err(whole(
+        "is neither JSON (a vllm bench serve result or a GuideLLM report) nor a table \
+         with a header row (CSV or TSV)"
+            .into(),
+    ))
+}
+
+/// Which importer reads a JSON value, from the keys it has.
+fn json_format(v: &serde_json::Value) -> Option<Format> {
+    let obj = v.as_object()?;
+    if obj.get("benchmarks").is_some_and(|b| b.is_array()) {
+        return Some(Format::Guidellm);
+    }
+    let vllm_keys = obj.contains_key("request_throughput")
+        || (obj.contains_key("completed")
+            && (obj.contains_key("total_input_tokens") || obj.contains_key("model_id")));
+    vllm_keys.then_some(Format::Vllm)
+}
+
+/// The format of a file, when it is one the importers read: the file must fit in
+/// [`MAX_FILE_BYTES`], be UTF-8, and be a vLLM result, a GuideLLM report or a table.
+pub fn sniff(bytes: &[u8]) -> Option<Format> {
+    match detect("", bytes).ok()? {
+        Detected::Json(f, _) => Some(f),
+        Detected::Table(_) => Some(Format::Table),
+    }
+}
+
+/// Reads one file (format sniffed from its content) into its measured points: one per
+/// vLLM result, per GuideLLM benchmark, per table row.
+pub fn import_file(name: &str, bytes: &[u8]) -> Result<Vec<MeasuredPoint>, ImportError> {
+    match detect(name, bytes)? {
+        Detected::Json(Format::Vllm, values) => vllm::parse(name, &values),
+        Detected::Json(_, values) => guidellm::parse(name, &values[0]),
+        Detected::Table(text) => table::parse(name, &text),
+    }
+}
+
+/// Reads several files as one set, as `(name, bytes)`: they must describe one model on
+/// one engine setup (the first file to name a model or an engine sets it; another file
+/// naming a different one is an error naming both). The points come sorted by load:
+/// rate points by rate, then concurrency points by concurrency; at most [`MAX_POINTS`].
+pub fn import_files(files: &[(&str, &[u8])]) -> Result<MeasuredSet, ImportError> {
+    let Some(&(first, first_bytes)) = files.first() else {
+        return Err(pyjson::whole(
+            "(no files)",
+            "no files given: choose one or more benchmark result files".into(),
+        ));
+    };
+    if files.len() > MAX_POINTS {
+        return Err(pyjson::whole(
+            first,
+            format!(
+                "{} files given; at most {MAX_POINTS} are read at once",
+                files.len()
+            ),
+        ));
+    }
+    let format = sniff(first_bytes).unwrap_or(Format::Table);
+    let mut points: Vec<MeasuredPoint> = Vec::new();
+    let mut model: Option<(String, String)> = None;
+    // Engines are compared within a format: vLLM's `backend` (the client's endpoint
+    // type) and GuideLLM's backend `kind` do not name the same thing.
+    let mut engine: [Option<(String, String)>; 3] = Default::default();
+    for &(name, bytes) in files {
+        let got = import_file(name, bytes)?;
+        for p in &got {
+            same(&mut model, name, p.model.as_deref(), "model")?;
+            same(
+                &mut engine[p.format as usize],
+                name,
+                p.engine.as_deref(),
+                "backend/engine",
+            )?;
+        }
+        if points.len() + got.len() > MAX_POINTS {
+            return Err(pyjson::whole(
+                name,
+                format!(
+                    "brings the set to {} measured points; at most {MAX_POINTS} are read",
+                    points.len() + got.len()
+                ),
+            ));
+        }
+        points.extend(got);
+    }
+    points.sort_by(|a, b| {
+        let (ka, kb) = (load_key(&a.load), load_key(&b.load));
+        ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
+    });
+    Ok(MeasuredSet {
+        points,
+        files: files.iter().map(|(n, _)| n.to_string()).collect(),
+        format,
+        model: model.map(|m| m.1),
+        engine: engine.into_iter().flatten().next().map(|e| e.1),
+    })
+}
+
+/// Records the first file's value of a label, or errs when a later file names another.
+fn same(
+    seen: &mut Option<(String, String)>,
+    file: &str,
+    value: Option<&str>,
+    what: &str,
+) -> Result<(), ImportError> {
+    let Some(value) = value.filter(|v| !v.is_empty()) else {
+        return Ok(());
+    };
+    match seen {
+        None => *seen = Some((file.to_string(), value.to_string())),
+        Some((f, v)) if v != value => {
+            return Err(pyjson::bad(
+                file,
+                what,
+                format!(
+                    "names {what} '{value}', but {f} names '{v}': import measurements of one \
+                     {what} at a time"
+                ),
+            ))
+        }
+        Some(_) => {}
+    }
+    Ok(())
+}
+
+/// Sort key of a load: rate points first (by rate), then concurrency points.
+fn load_key(load: &MeasuredLoad) -> (u8, f64) {
+    match *load {
+        MeasuredLoad::Rate { rate_rps, .. } => (0, rate_rps),
+        MeasuredLoad::Concurrency { concurrency } => (1, f64::from(concurrency)),
+    }
+}
