@@ -84,7 +84,10 @@ impl std::fmt::Display for CalibrateError {
         match self {
             CalibrateError::Plan(e) => write!(f, "{e}"),
             CalibrateError::NoPoints => {
-                write!(f, "no measured points: import at least one benchmark result")
+                write!(
+                    f,
+                    "no measured points: import at least one benchmark result"
+                )
             }
             CalibrateError::Point { point, message } => write!(f, "{point}: {message}"),
             CalibrateError::Sim(e) => write!(f, "simulation failed: {e}"),
@@ -149,7 +152,11 @@ fn clamp_theta(t: Theta) -> Theta {
     let (lo_e, hi_e) = (libm::log(MIN_EFFICIENCY), libm::log(MAX_EFFICIENCY));
     let (lo_f, hi_f) = (libm::log(1e-3), libm::log(1e4));
     let c = |x: f64, lo: f64, hi: f64| if x.is_nan() { lo } else { x.clamp(lo, hi) };
-    [c(t[0], lo_e, hi_e), c(t[1], lo_e, hi_e), c(t[2], lo_f, hi_f)]
+    [
+        c(t[0], lo_e, hi_e),
+        c(t[1], lo_e, hi_e),
+        c(t[2], lo_f, hi_f),
+    ]
 }
 
 impl Constants {
@@ -988,11 +995,7 @@ fn workload_traffic(problem: &CalibrationProblem) -> TrafficSpec {
     if rows.is_empty() {
         let n = cases.len() as f64;
         let mean_of = |f: fn(&PointCase) -> &LengthSpec| {
-            cases
-                .iter()
-                .map(|c| length_mean(f(c)))
-                .sum::<f64>()
-                / n
+            cases.iter().map(|c| length_mean(f(c))).sum::<f64>() / n
         };
         t.prompt = length_with_mean(&t.prompt, mean_of(|c| &c.traffic.prompt));
         t.output = length_with_mean(&t.output, mean_of(|c| &c.traffic.output));

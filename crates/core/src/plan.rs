@@ -326,6 +326,7 @@ pub struct SloSpec {
     pub attainment_target: f64,
     /// How the objectives combine: per request (the articles' joint attainment) or as
     /// marginal percentiles ("p99 TTFT ≤ 1 s and p99 TPOT ≤ 60 ms").
+    #[serde(skip_serializing_if = "SloMode::is_joint")]
     pub mode: SloMode,
 }
 
@@ -344,6 +345,11 @@ pub enum SloMode {
 }
 
 impl SloMode {
+    /// Whether this is the default, [`SloMode::Joint`] (left out of plan files and links).
+    pub fn is_joint(&self) -> bool {
+        *self == SloMode::Joint
+    }
+
     /// The lowercase name used on the command line and in plan files.
     pub fn name(self) -> &'static str {
         match self {
@@ -511,6 +517,7 @@ pub struct Plan {
     /// Step-model constants fitted to measured benchmark results, when the plan was
     /// calibrated (see `calibrate`); applied by [`crate::roofline::StepModel::from_plan`]
     /// while `enabled`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub calibration: Option<Calibration>,
 }
 
@@ -813,7 +820,13 @@ impl Plan {
             1.0,
             "s",
         )?;
-        in_range("calibration.step_overhead_s", c.step_overhead_s.sd, 0.0, 1.0, "s")?;
+        in_range(
+            "calibration.step_overhead_s",
+            c.step_overhead_s.sd,
+            0.0,
+            1.0,
+            "s",
+        )?;
         if c.points.len() > MAX_CALIBRATION_POINTS {
             return Err(err(
                 "calibration.points",
@@ -832,12 +845,15 @@ impl Plan {
                 ),
             ));
         }
-        let texts = c.source.files.iter().chain([
-            &c.source.tool,
-            &c.source.model,
-            &c.source.engine,
-        ]);
-        if texts.into_iter().any(|t| t.chars().count() > MAX_LABEL_CHARS) {
+        let texts =
+            c.source
+                .files
+                .iter()
+                .chain([&c.source.tool, &c.source.model, &c.source.engine]);
+        if texts
+            .into_iter()
+            .any(|t| t.chars().count() > MAX_LABEL_CHARS)
+        {
             return Err(err(
                 "calibration.source",
                 format!("file, tool, model and engine names must be at most {MAX_LABEL_CHARS} characters"),

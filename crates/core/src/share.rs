@@ -4,7 +4,7 @@
 //!   https://host/path/#p=1d<base64url>&embed&view=finance
 //!                      │ ││ └─ body: the whole plan as compact JSON, in the shortest mode
 //!                      │ │└─── mode: `j` raw JSON, `z` deflate, `d` deflate with a preset dictionary
-//!                      │ └──── version tag: decimal digits (1 today)
+//!                      │ └──── version tag: decimal digits (2 today; 1 still read)
 //!                      └────── fragment items, `&`-separated; unknown items are ignored
 //! ```
 //!
@@ -35,6 +35,7 @@
 
 mod base64url;
 mod v1;
+mod v2;
 
 use crate::plan::{Plan, PlanError};
 
@@ -54,7 +55,7 @@ pub const MAX_VIEW_CHARS: usize = 32;
 pub const PLAN_KEY: &str = "p";
 
 /// The version [`encode`] writes.
-pub const CURRENT_VERSION: u32 = v1::VERSION;
+pub const CURRENT_VERSION: u32 = v2::VERSION;
 
 /// What a share link carries: the plan and how to show it.
 #[derive(Debug, Clone, PartialEq)]
@@ -174,7 +175,7 @@ impl From<PlanError> for DecodeError {
 /// Encode a validated plan: a non-finite number is written as JSON `null`,
 /// which does not decode back to the same plan.
 pub fn encode(plan: &Plan) -> String {
-    format!("{CURRENT_VERSION}{}", v1::encode_body(plan))
+    format!("{CURRENT_VERSION}{}", v2::encode_body(plan))
 }
 
 /// A full share link: `base` (any fragment it had is dropped), then `#p=` and
@@ -227,6 +228,7 @@ fn decode_unvalidated(input: &str) -> Result<SharedPlan, DecodeError> {
     let (version, body) = split_version(payload)?;
     let plan = match version {
         v1::VERSION => v1::decode_body(body)?,
+        v2::VERSION => v2::decode_body(body)?,
         other => return Err(DecodeError::BadVersion(other)),
     };
     Ok(SharedPlan {
@@ -462,7 +464,7 @@ mod tests {
             .expect("decodes");
         assert!(s.embed);
         assert_eq!(s.view.as_deref(), Some("finance"));
-        assert_eq!(s.version, 1);
+        assert_eq!(s.version, CURRENT_VERSION);
         let s = decode_unvalidated(&format!("p={payload}&embed=0&view=<b>")).expect("decodes");
         assert!(!s.embed);
         assert_eq!(s.view, None, "odd view names are dropped, never echoed");

@@ -100,7 +100,7 @@ fn typical_links_are_short() {
 fn share_url_shape() {
     let plan = tuned_plan();
     let payload = share::encode(&plan);
-    assert!(payload.starts_with('1'), "{payload}");
+    assert!(payload.starts_with('2'), "{payload}");
     assert!(payload
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
@@ -126,7 +126,7 @@ fn decode_returns_plan_and_flags() {
             plan,
             embed: true,
             view: Some("finance".into()),
-            version: 1,
+            version: 2,
         }
     );
 }
@@ -465,4 +465,98 @@ fn base64url(bytes: &[u8]) -> String {
         out.push(char::from(A[((bits << (6 - n)) & 63) as usize]));
     }
     out
+}
+
+/// A plan calibrated from eight `vllm bench serve` files (one per rate), with every
+/// statistic the files give, as the app and the CLI write it.
+fn calibrated_plan() -> Plan {
+    use goodput_core::plan::{
+        Calibration, CalibrationError, CalibrationSource, Fitted, MeasuredLoad, MeasuredSummary,
+        MetricErrors,
+    };
+    let rates = [1.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0];
+    let mut plan = Plan::default();
+    let err = |x: f64| MetricErrors {
+        ttft: x * 1.7,
+        tpot: x * 0.61,
+        e2e: x * 0.93,
+        overall: x,
+    };
+    plan.calibration = Some(Calibration {
+        enabled: true,
+        bandwidth_efficiency: Fitted {
+            value: 0.813_456_789_012_345_6,
+            sd: 0.021_234_567_890_123_4,
+        },
+        compute_efficiency: Fitted {
+            value: 0.687_654_321_098_765_4,
+            sd: 0.034_567_890_123_456_7,
+        },
+        step_overhead_s: Fitted {
+            value: 0.003_123_456_789_012_3,
+            sd: 0.000_212_345_678_901_2,
+        },
+        source: CalibrationSource {
+            files: rates
+                .iter()
+                .map(|r| format!("vllm-0.14.1-llama-3.1-70b-fp8-h200-qps{r}.json"))
+                .collect(),
+            tool: "vllm bench serve".into(),
+            model: "meta-llama/Llama-3.1-70B-Instruct-FP8".into(),
+            engine: "vllm".into(),
+        },
+        error: CalibrationError {
+            in_sample: err(0.061_234_567_890_123),
+            held_out: Some(err(0.083_456_789_012_345)),
+            uncalibrated: err(0.271_234_567_890_123),
+        },
+        points: rates
+            .iter()
+            .map(|&r| {
+                let x = |k: f64| Some(k * (1.0 + r / 7.0) * 1.000_000_123_456_7);
+                MeasuredSummary {
+                    load: MeasuredLoad::Rate {
+                        rate_rps: r,
+                        cv: 1.0,
+                    },
+                    achieved_rps: r * 0.981_234_567,
+                    ttft_mean_s: x(0.212),
+                    ttft_p50_s: x(0.181),
+                    ttft_p99_s: x(0.743),
+                    tpot_mean_s: x(0.0312),
+                    tpot_p50_s: x(0.0301),
+                    tpot_p99_s: x(0.0512),
+                    e2e_mean_s: x(8.91),
+                    e2e_p50_s: x(7.12),
+                    e2e_p99_s: x(24.3),
+                }
+            })
+            .collect(),
+    });
+    plan
+}
+
+#[test]
+fn a_calibrated_plan_travels_whole_and_stays_short() {
+    let plan = calibrated_plan();
+    plan.validate().expect("valid calibrated plan");
+    let url = share::share_url(BASE, &plan, false);
+    println!("calibrated from 8 files: link {} chars", url.len());
+    let shared = share::decode(&url).expect("opens");
+    assert_eq!(shared.plan, plan);
+    assert_eq!(shared.version, 2);
+    // Measured for docs/calibration.md; a link this long still pastes into chat.
+    assert!(url.len() < 4_000, "{} chars", url.len());
+}
+
+#[test]
+fn version_2_bodies_are_version_1_bodies_with_more_words() {
+    // A v1 link re-tagged as v2 opens to the same plan: v2 only adds fields.
+    let cases = read_corpus(include_str!("share_corpus/v1.txt"));
+    for case in cases {
+        let v1 = share::decode(&case.link).expect("v1 opens");
+        let v2 = share::decode(&case.link.replacen("p=1", "p=2", 1)).expect("v2 opens");
+        assert_eq!(v1.plan, v2.plan, "{}", case.title);
+        assert_eq!(v2.version, 2);
+    }
 }

@@ -50,7 +50,11 @@ pub(crate) fn synthetic_points(
             MeasuredPoint {
                 source: format!("run-{rate}rps.json"),
                 format: Format::Vllm,
-                load: MeasuredLoad::Rate { rate_rps: rate, cv: 1.0 },
+                load: MeasuredLoad::Rate {
+                    rate_rps: rate,
+                    cv: 1.0,
+                },
+                max_concurrency: None,
                 completed: 1000,
                 failed: 0,
                 duration_s: rep.sim_time_s,
@@ -103,7 +107,11 @@ fn recovers_known_constants_from_noisy_measurements() {
     let c = &report.calibration;
     eprintln!(
         "bw {:?} compute {:?} c0 {:?} errors {:?} evals {}",
-        c.bandwidth_efficiency, c.compute_efficiency, c.step_overhead_s, c.error, report.evaluations
+        c.bandwidth_efficiency,
+        c.compute_efficiency,
+        c.step_overhead_s,
+        c.error,
+        report.evaluations
     );
     // What light-load TPOT pins down, the empty-cache decode step (overhead plus the
     // weight read), comes back within 3%; the compute share within 10%. How that step
@@ -129,13 +137,24 @@ fn recovers_known_constants_from_noisy_measurements() {
     // The calibrated plan validates and uses the fit.
     report.plan.validate().unwrap();
     let sm = StepModel::from_plan(&report.plan);
-    assert!(rel(sm.mem_bandwidth_bytes_per_s, 3.35e12 * c.bandwidth_efficiency.value) < 1e-12);
+    assert!(
+        rel(
+            sm.mem_bandwidth_bytes_per_s,
+            3.35e12 * c.bandwidth_efficiency.value
+        ) < 1e-12
+    );
 }
 
 #[test]
 fn the_state_machine_gives_the_same_answer_however_jobs_are_run() {
     let plan = Plan::default();
-    let set = set_of(synthetic_points(&plan, &TRUTH, &[4.0, 12.0, 17.0], 0.0, false));
+    let set = set_of(synthetic_points(
+        &plan,
+        &TRUTH,
+        &[4.0, 12.0, 17.0],
+        0.0,
+        false,
+    ));
     let one = calibrate_threads(&plan, &set, 1, &mut |_| true).unwrap();
     // Results fed back in reverse order, one at a time.
     let mut c = Calibrator::new(&plan, &set).unwrap();
@@ -178,7 +197,10 @@ fn bad_inputs_are_named() {
     let mut bad = plan.clone();
     bad.engine.max_num_seqs = 0;
     assert!(matches!(
-        Calibrator::new(&bad, &set_of(synthetic_points(&plan, &TRUTH, &[1.0], 0.0, false))),
+        Calibrator::new(
+            &bad,
+            &set_of(synthetic_points(&plan, &TRUTH, &[1.0], 0.0, false))
+        ),
         Err(CalibrateError::Plan(_))
     ));
 }
@@ -216,4 +238,3 @@ fn constants_round_trip_through_theta_and_clamp() {
     assert!(rel(wild.compute_efficiency, MIN_EFFICIENCY) < 1e-12);
     assert!(rel(wild.step_overhead_s, MIN_OVERHEAD_S) < 1e-12);
 }
-
