@@ -5,6 +5,7 @@
 
 mod alerts;
 mod args;
+mod calibrate;
 mod capacity;
 mod link;
 mod plan_cmd;
@@ -25,6 +26,7 @@ commands:
   sweep      goodput over a grid of max_num_seqs x max_num_batched_tokens
   capacity   replicas, GPUs and cost from --goodput R or a measured --sweep FILE.csv
   plan       the whole plan: goodput, capacity, cost, analytic companions
+  calibrate  fit the step model to vllm bench serve / GuideLLM / CSV results
   alerts     Prometheus burn-rate alert rules for the plan's SLO
   link       print a share link for the plan (--base-url URL)
   decode     print the plan inside a share link as JSON
@@ -42,6 +44,7 @@ fn main() {
         "sweep" => sweep::run(&mut args),
         "capacity" => capacity::run(&mut args),
         "plan" => plan_cmd::run(&mut args),
+        "calibrate" => calibrate::run(&mut args),
         "alerts" => alerts::run(&mut args),
         "link" => link::run_link(&mut args),
         "decode" => link::run_decode(&mut args),

@@ -1085,6 +1085,159 @@ fn warnings(problem: &CalibrationProblem, files: &[String]) -> Vec<String> {
     w
 }
 
+/// A percentage with one decimal.
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+/// One sentence on a plan's calibration, for assumptions, the finance view and the
+/// embed: where it came from and how well it matched the measurements.
+pub fn calibration_words(c: &Calibration) -> String {
+    let n = c.points.len();
+    let what = if n == 1 {
+        "1 measurement".to_string()
+    } else {
+        format!("{n} measurements")
+    };
+    let tool = if c.source.tool.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", c.source.tool)
+    };
+    let model = if c.source.model.is_empty() {
+        String::new()
+    } else {
+        format!(" of {}", c.source.model)
+    };
+    if !c.enabled {
+        return format!(
+            "A calibration from {what}{tool}{model} is stored but switched off: these numbers use the datasheet constants."
+        );
+    }
+    let e = &c.error;
+    let held = match e.held_out {
+        Some(h) => format!(
+            "predictions were within {} of measured latency on held-out runs (in sample {}, datasheet constants {})",
+            pct(h.overall),
+            pct(e.in_sample.overall),
+            pct(e.uncalibrated.overall)
+        ),
+        None => format!(
+            "the fit matches it within {} (datasheet constants {}), but one point cannot be checked on held-out data",
+            pct(e.in_sample.overall),
+            pct(e.uncalibrated.overall)
+        ),
+    };
+    format!(
+        "Step times calibrated from {what}{tool}{model}: {held}. Fitted: {} of the datasheet memory bandwidth, {} of its compute, {} ms fixed per step.",
+        pct(c.bandwidth_efficiency.value),
+        pct(c.compute_efficiency.value),
+        crate::report::markdown::ms(c.step_overhead_s.value)
+    )
+}
+
+fn opt_ms(x: Option<f64>) -> String {
+    x.map_or("–".into(), crate::report::markdown::ms)
+}
+
+fn load_label(l: &MeasuredLoad) -> String {
+    match *l {
+        MeasuredLoad::Rate { rate_rps, cv } if (cv - 1.0).abs() < 1e-9 => {
+            format!("{} req/s", crate::report::markdown::sig4(rate_rps))
+        }
+        MeasuredLoad::Rate { rate_rps, cv } => format!(
+            "{} req/s cv {}",
+            crate::report::markdown::sig4(rate_rps),
+            crate::report::markdown::sig4(cv)
+        ),
+        MeasuredLoad::Concurrency { concurrency } => format!("{concurrency} clients"),
+    }
+}
+
+impl CalibrationReport {
+    /// The report as plain text: constants, errors, the per-point table, warnings.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let c = &self.calibration;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{}
+",
+            calibration_words(c)
+        );
+        let _ = writeln!(s, "files: {}", c.source.files.join(", "));
+        let _ = writeln!(
+            s,
+            "\nconstant            fitted      ± sd (bootstrap)\n\
+             bandwidth share     {:<11} {}\n\
+             compute share       {:<11} {}\n\
+             step overhead       {:<11} {}",
+            format!("{:.3}", c.bandwidth_efficiency.value),
+            format!("{:.3}", c.bandwidth_efficiency.sd),
+            format!("{:.3}", c.compute_efficiency.value),
+            format!("{:.3}", c.compute_efficiency.sd),
+            format!(
+                "{} ms",
+                crate::report::markdown::ms(c.step_overhead_s.value)
+            ),
+            format!("{} ms", crate::report::markdown::ms(c.step_overhead_s.sd)),
+        );
+        let row = |name: &str, m: &MetricErrors| {
+            format!(
+                "{name:<20}{:>8}{:>8}{:>8}{:>8}",
+                pct(m.ttft),
+                pct(m.tpot),
+                pct(m.e2e),
+                pct(m.overall)
+            )
+        };
+        let _ = writeln!(
+            s,
+            "\nmean abs. error      {:>8}{:>8}{:>8}{:>8}",
+            "TTFT", "TPOT", "E2E", "all"
+        );
+        let _ = writeln!(s, "{}", row("datasheet", &c.error.uncalibrated));
+        let _ = writeln!(s, "{}", row("in sample", &c.error.in_sample));
+        match &c.error.held_out {
+            Some(h) => {
+                let _ = writeln!(s, "{}", row("held out (LOO)", h));
+            }
+            None => {
+                let _ = writeln!(s, "held out (LOO)      n/a (one point)");
+            }
+        }
+        let _ = writeln!(
+            s,
+            "\nmeans in ms: measured / fitted / held out\n{:<26}{:<26}{:<26}{}",
+            "point", "TTFT", "TPOT", "E2E"
+        );
+        for p in &self.points {
+            let cell = |meas: Option<f64>, f: fn(&Prediction) -> f64| {
+                format!(
+                    "{} / {} / {}",
+                    opt_ms(meas),
+                    crate::report::markdown::ms(f(&p.predicted)),
+                    p.held_out
+                        .map_or("–".into(), |h| crate::report::markdown::ms(f(&h)))
+                )
+            };
+            let _ = writeln!(
+                s,
+                "{:<26}{:<26}{:<26}{}",
+                format!("{} ({})", load_label(&p.measured.load), p.source),
+                cell(p.measured.ttft_mean_s, |x| x.ttft_s.mean),
+                cell(p.measured.tpot_mean_s, |x| x.tpot_s.mean),
+                cell(p.measured.e2e_mean_s, |x| x.e2e_s.mean),
+            );
+        }
+        for w in &self.warnings {
+            let _ = writeln!(s, "\nwarning: {w}");
+        }
+        s.trim_end().to_string()
+    }
+}
+
 /// Calibrates in-process on `threads` OS threads; `progress` returning `false` cancels.
 pub fn calibrate_threads(
     plan: &Plan,

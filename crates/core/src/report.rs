@@ -12,7 +12,7 @@
 //! web app, which gathers the same results from its workers, show the same numbers.
 //! [`evaluate_plan`] runs the searches in-process and builds the report.
 
-mod markdown;
+pub(crate) mod markdown;
 
 use crate::alerts::{alert_rules, AlertRules};
 use crate::analytic::{analyze, Analytics, MeanLengths, Severity, Warning};
@@ -271,7 +271,7 @@ fn assumptions(plan: &Plan) -> Vec<String> {
     let m = &plan.model;
     let h = &plan.hardware;
     let len = MeanLengths::of(plan);
-    vec![
+    let mut lines = vec![
         format!(
             "Model {} ({:.1}B parameters, {} weights, {:.1} GB) on {} × {} per replica.",
             m.preset,
@@ -311,7 +311,11 @@ fn assumptions(plan: &Plan) -> Vec<String> {
             markdown::usd(h.gpu_hour_usd),
             crate::alerts::fmt_num(plan.planning.hours_per_month)
         ),
-    ]
+    ];
+    if let Some(c) = &plan.calibration {
+        lines.push(crate::calibrate::calibration_words(c));
+    }
+    lines
 }
 
 /// What [`evaluate_plan_with`] runs.

@@ -27,7 +27,8 @@ pub(crate) fn usd(x: f64) -> String {
     }
 }
 
-fn sig4(x: f64) -> String {
+/// Four significant digits.
+pub(crate) fn sig4(x: f64) -> String {
     if x == 0.0 {
         return "0".into();
     }
@@ -36,7 +37,8 @@ fn sig4(x: f64) -> String {
     format!("{x:.decimals$}")
 }
 
-fn ms(x: f64) -> String {
+/// Seconds as milliseconds with one decimal (– when not finite).
+pub(crate) fn ms(x: f64) -> String {
     if x.is_finite() {
         format!("{:.1}", x * 1e3)
     } else {

@@ -1,0 +1,81 @@
+//! `goodput calibrate`: fit the step model to `vllm bench serve`, GuideLLM or CSV
+//! results and print the fit, or write the calibrated plan.
+
+use goodput_core::calibrate::calibrate_threads;
+use goodput_core::measure::{import_files, MAX_FILE_BYTES};
+
+use crate::args::Args;
+
+const USAGE: &str = "\
+usage: goodput calibrate [--plan FILE | --link URL] [plan flags] FILE... [--out PLAN.json]
+                         [--threads N] [--json]
+
+Reads benchmark results (vllm bench serve --save-result JSON, one file per rate;
+GuideLLM JSON reports; or a CSV/TSV table with a header), simulates each measured
+load on the plan's model, GPU and engine settings, and fits three step-model
+constants: the achieved share of memory bandwidth, the achieved share of compute and
+the fixed per-step overhead. Prints the constants with bootstrap uncertainties, the
+datasheet, in-sample and leave-one-out (held-out) errors, and a per-point table.
+Set the plan flags to what the benchmarked server ran: model, GPU, TP degree,
+--max-num-seqs and --max-num-batched-tokens.
+  FILE...       result files (any mix of the three formats; one model, one engine)
+  --out FILE    write the calibrated plan as JSON (read it back with --plan FILE)
+  --threads N   simulation threads (default: every core)
+  --json        the whole calibration report as JSON";
+
+/// Runs the command.
+pub fn run(args: &mut Args) -> Result<String, String> {
+    if args.flag("--help") || args.flag("-h") {
+        return Ok(USAGE.to_string());
+    }
+    let json = args.flag("--json");
+    let out = args.value("--out")?;
+    let threads = crate::search::threads(args)?;
+    let plan = args.plan()?;
+    let files = args.positionals();
+    args.clone().finish()?;
+    if files.is_empty() {
+        return Err(
+            "calibrate: give at least one result file; run `goodput calibrate --help`".into(),
+        );
+    }
+    let mut contents = Vec::with_capacity(files.len());
+    for path in &files {
+        let size = std::fs::metadata(path)
+            .map_err(|e| format!("{path}: cannot read: {e}"))?
+            .len();
+        if size > MAX_FILE_BYTES as u64 {
+            return Err(format!(
+                "{path}: {:.1} MB is larger than the {} MB a result file may be; is it really a benchmark result?",
+                size as f64 / 1e6,
+                MAX_FILE_BYTES / (1024 * 1024)
+            ));
+        }
+        let bytes = std::fs::read(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
+        let name = std::path::Path::new(path)
+            .file_name()
+            .map_or(path.clone(), |n| n.to_string_lossy().into_owned());
+        contents.push((name, bytes));
+    }
+    let refs: Vec<(&str, &[u8])> = contents
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.as_slice()))
+        .collect();
+    let set = import_files(&refs).map_err(|e| e.to_string())?;
+    let report =
+        calibrate_threads(&plan, &set, threads, &mut |_| true).map_err(|e| e.to_string())?;
+    if let Some(path) = &out {
+        let text = serde_json::to_string_pretty(&report.plan)
+            .map_err(|e| format!("--out: cannot encode the plan: {e}"))?;
+        std::fs::write(path, text + "\n")
+            .map_err(|e| format!("--out: cannot write '{path}': {e}"))?;
+    }
+    if json {
+        return serde_json::to_string_pretty(&report).map_err(|e| format!("calibrate: {e}"));
+    }
+    let mut text = report.to_text();
+    if let Some(path) = &out {
+        text.push_str(&format!("\n\nwrote the calibrated plan to {path}"));
+    }
+    Ok(text)
+}
