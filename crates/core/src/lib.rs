@@ -15,8 +15,8 @@
 
 pub mod alerts;
 pub mod analytic;
-pub mod measure;
 pub mod capacity;
+pub mod measure;
 pub mod plan;
 pub mod presets;
 pub mod report;

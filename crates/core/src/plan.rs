@@ -201,7 +201,7 @@ impl Arrival {
     }
 }
 
-/// Most closed-loop clients a plan may ask for.
+/// Most closed-loop clients (or `traffic.max_concurrency`) a plan may ask for.
 pub const MAX_CONCURRENCY: u32 = 16_384;
 
 /// A token-length distribution, clipped to `[min, max]`.
@@ -285,6 +285,12 @@ pub struct TrafficSpec {
     pub prefix_hit_rate: f64,
     /// Replayed requests, when `arrival` or a length distribution is `trace`.
     pub trace: Vec<TraceRow>,
+    /// Client-side cap on requests in flight, like `vllm bench serve --max-concurrency`;
+    /// None = unbounded. Applies to open-loop arrivals (a closed loop's cap is its
+    /// `concurrency`); the goodput search and the knob sweep ignore it [requests].
+    /// Left out of the JSON when unset, so plans and share links without it are unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<u32>,
 }
 
 impl Default for TrafficSpec {
@@ -305,6 +311,7 @@ impl Default for TrafficSpec {
             prefix_tokens: 0,
             prefix_hit_rate: 0.0,
             trace: Vec::new(),
+            max_concurrency: None,
         }
     }
 }
@@ -326,6 +333,8 @@ pub struct SloSpec {
     pub attainment_target: f64,
     /// How the objectives combine: per request (the articles' joint attainment) or as
     /// marginal percentiles ("p99 TTFT ≤ 1 s and p99 TPOT ≤ 60 ms").
+    /// Left out of the JSON when joint, so plans and share links without it are unchanged.
+    #[serde(skip_serializing_if = "SloMode::is_joint")]
     pub mode: SloMode,
 }
 
@@ -344,6 +353,11 @@ pub enum SloMode {
 }
 
 impl SloMode {
+    /// True for [`SloMode::Joint`], the default.
+    pub fn is_joint(&self) -> bool {
+        *self == SloMode::Joint
+    }
+
     /// The lowercase name used on the command line and in plan files.
     pub fn name(self) -> &'static str {
         match self {
@@ -511,6 +525,8 @@ pub struct Plan {
     /// Step-model constants fitted to measured benchmark results, when the plan was
     /// calibrated (see `calibrate`); applied by [`crate::roofline::StepModel::from_plan`]
     /// while `enabled`.
+    /// Left out of the JSON when unset, so plans and share links without it are unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub calibration: Option<Calibration>,
 }
 
@@ -812,7 +828,13 @@ impl Plan {
             1.0,
             "s",
         )?;
-        in_range("calibration.step_overhead_s", c.step_overhead_s.sd, 0.0, 1.0, "s")?;
+        in_range(
+            "calibration.step_overhead_s",
+            c.step_overhead_s.sd,
+            0.0,
+            1.0,
+            "s",
+        )?;
         if c.points.len() > MAX_CALIBRATION_POINTS {
             return Err(err(
                 "calibration.points",
@@ -831,12 +853,15 @@ impl Plan {
                 ),
             ));
         }
-        let texts = c.source.files.iter().chain([
-            &c.source.tool,
-            &c.source.model,
-            &c.source.engine,
-        ]);
-        if texts.into_iter().any(|t| t.chars().count() > MAX_LABEL_CHARS) {
+        let texts =
+            c.source
+                .files
+                .iter()
+                .chain([&c.source.tool, &c.source.model, &c.source.engine]);
+        if texts
+            .into_iter()
+            .any(|t| t.chars().count() > MAX_LABEL_CHARS)
+        {
             return Err(err(
                 "calibration.source",
                 format!("file, tool, model and engine names must be at most {MAX_LABEL_CHARS} characters"),
@@ -966,6 +991,14 @@ impl Plan {
                 in_range("traffic.arrival.think_s", think_s, 0.0, 3600.0, "s")?;
             }
             _ => {}
+        }
+        if let Some(c) = t.max_concurrency {
+            count(
+                "traffic.max_concurrency",
+                c as u64,
+                1,
+                MAX_CONCURRENCY as u64,
+            )?;
         }
         validate_length(
             &t.prompt,
