@@ -477,7 +477,8 @@ pub struct SweepRow {
 pub struct RunSpec {
     /// Requests simulated per point, warm-up included.
     pub num_requests: u32,
-    /// Requests dropped from the front, in arrival order.
+    /// Requests dropped from the front, in generated order (with a client gate the
+    /// first requests generated, not the first to reach the server).
     pub warmup_requests: u32,
     /// Independent replications (seeds) per rate.
     pub replications: u32,

@@ -8,8 +8,9 @@
 //! both the generated times and `end + think` are non-decreasing, so the array stays
 //! sorted and every reader (`absorb_arrivals`, the idle jump, the stretch's arrival
 //! checks) works unchanged. An unreleased request is never needed early: an idle
-//! replica has ended every released request, so the next one is already released, and
-//! a release happens only at an end, which stops the stretch it falls in.
+//! replica has ended every released request, so the next one is already released; and
+//! a release happens only at an end (a finish ends the stretch it falls in, a refusal
+//! happens while admitting), so every stretch is planned with the releases made so far.
 
 use std::collections::VecDeque;
 
@@ -640,6 +641,11 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
                     break;
                 }
                 let next = self.arrival[self.next_arr];
+                debug_assert!(
+                    next.is_finite(),
+                    "idle with request {} unreleased",
+                    self.next_arr
+                );
                 if next == f64::INFINITY {
                     // Unreachable: an idle replica has ended every released request,
                     // so the gate has released the next one (see the module docs).
