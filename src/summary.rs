@@ -3,7 +3,7 @@
 //! number comes from the core ([`CapacityPlan`], the [`Plan`]); this only formats.
 
 use goodput_core::capacity::CapacityPlan;
-use goodput_core::plan::{Arrival, LengthDist, LengthSpec, SloSpec};
+use goodput_core::plan::{Arrival, LengthDist, LengthSpec, SloMode, SloSpec};
 use goodput_core::{presets, Plan};
 
 use crate::state::fields::format_sig;
@@ -73,8 +73,13 @@ pub fn model_name(plan: &Plan) -> String {
     }
 }
 
-/// The SLO in words: "90% of requests within 0.5 s to first token and 25 ms per token".
+/// The SLO in words, saying which mode is in force: joint, "90% of requests within
+/// 0.5 s to first token and 25 ms per token"; marginal, "p90 TTFT ≤ 0.5 s and p90 TPOT
+/// ≤ 25 ms, each on its own".
 pub fn slo_words(slo: &SloSpec) -> String {
+    if slo.mode == SloMode::Marginal {
+        return marginal_words(slo);
+    }
     let mut parts = Vec::new();
     if let Some(t) = slo.ttft_s {
         parts.push(format!("{} to first token", duration(t)));
@@ -98,6 +103,36 @@ pub fn slo_words(slo: &SloSpec) -> String {
         "{} of requests within {within}",
         percent(slo.attainment_target)
     )
+}
+
+/// Joins `parts` as "a, b and c".
+fn and_list(mut parts: Vec<String>) -> String {
+    let last = parts.pop().unwrap_or_default();
+    if parts.is_empty() {
+        last
+    } else {
+        format!("{} and {last}", parts.join(", "))
+    }
+}
+
+fn marginal_words(slo: &SloSpec) -> String {
+    let p = format!(
+        "p{}",
+        format_sig((slo.attainment_target * 1e4).round() / 1e2)
+    );
+    let parts: Vec<String> = [
+        ("TTFT", slo.ttft_s),
+        ("TPOT", slo.tpot_s),
+        ("E2E", slo.e2e_s),
+    ]
+    .into_iter()
+    .filter_map(|(name, t)| t.map(|t| format!("{p} {name} ≤ {}", duration(t))))
+    .collect();
+    match parts.len() {
+        0 => "no latency objective (throughput only)".into(),
+        1 => and_list(parts),
+        _ => format!("{}, each on its own", and_list(parts)),
+    }
 }
 
 /// The answer first, in one sentence: GPUs, replicas for the peak and spares, monthly
@@ -154,6 +189,26 @@ fn arrival(a: &Arrival) -> &'static str {
     }
 }
 
+fn arrival_words(a: &Arrival) -> String {
+    match *a {
+        Arrival::Closed {
+            concurrency,
+            think_s,
+        } => {
+            let next = if think_s > 0.0 {
+                format!("{} after its answer", duration(think_s))
+            } else {
+                "as soon as it has its answer".to_string()
+            };
+            format!(
+                "{concurrency} clients in a closed loop, each sending its next request {next} \
+                 (the goodput search uses Poisson arrivals)"
+            )
+        }
+        _ => arrival(a).to_string(),
+    }
+}
+
 /// The assumptions behind the answer, as (topic, words) pairs: model, GPU, traffic,
 /// SLO, utilisation, price.
 pub fn assumptions(plan: &Plan) -> Vec<(&'static str, String)> {
@@ -181,7 +236,7 @@ pub fn assumptions(plan: &Plan) -> Vec<(&'static str, String)> {
             format!(
                 "peak {} req/s, {}; prompts {}, answers {}",
                 format_sig(t.peak_rate_rps),
-                arrival(&t.arrival),
+                arrival_words(&t.arrival),
                 lengths(&t.prompt),
                 lengths(&t.output)
             ),
@@ -268,9 +323,22 @@ mod tests {
             slo_words(&slo),
             "90% of requests within 0.5 s to first token, 25 ms per token and 30 s end to end"
         );
-        slo.ttft_s = None;
-        slo.tpot_s = None;
+        slo.mode = SloMode::Marginal;
+        assert_eq!(
+            slo_words(&slo),
+            "p90 TTFT ≤ 0.5 s, p90 TPOT ≤ 25 ms and p90 E2E ≤ 30 s, each on its own"
+        );
         slo.e2e_s = None;
+        assert_eq!(
+            slo_words(&slo),
+            "p90 TTFT ≤ 0.5 s and p90 TPOT ≤ 25 ms, each on its own"
+        );
+        slo.attainment_target = 0.995;
+        slo.tpot_s = None;
+        assert_eq!(slo_words(&slo), "p99.5 TTFT ≤ 0.5 s");
+        slo.ttft_s = None;
+        assert_eq!(slo_words(&slo), "no latency objective (throughput only)");
+        slo.mode = SloMode::Joint;
         assert_eq!(slo_words(&slo), "no latency objective (throughput only)");
     }
 

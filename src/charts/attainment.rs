@@ -11,7 +11,7 @@ use super::{draw_note, legend_mark, nearest, Frame, Theme};
 pub struct CurvePoint {
     /// Offered rate per replica [requests/s].
     pub rate_rps: f64,
-    /// Mean joint attainment over replications [0..1].
+    /// Mean attainment over replications (joint or marginal, per the SLO mode) [0..1].
     pub attainment: f64,
     /// Lower edge of the confidence band [0..1].
     pub lo: f64,

@@ -1,6 +1,6 @@
 //! Enumerated inputs: dtypes, arrival process, KV policy and chunked prefill.
 
-use goodput_core::plan::{Arrival, Dtype, KvPolicy};
+use goodput_core::plan::{Arrival, Dtype, KvPolicy, SloMode};
 use goodput_core::presets;
 use goodput_core::Plan;
 use leptos::prelude::*;
@@ -114,6 +114,23 @@ pub fn ArrivalChoice() -> impl IntoView {
                     "closed" => Arrival::Closed { concurrency: 64, think_s: 0.0 },
                     _ => Arrival::Poisson,
                 }
+            }
+        />
+    }
+}
+
+/// How the SLO's objectives combine: per request, or each as a percentile on its own.
+#[component]
+pub fn SloModeChoice() -> impl IntoView {
+    view! {
+        <Choice
+            id="choice-slo-mode"
+            label="SLO mode"
+            help="Joint: the target share of requests meets every objective at once. Marginal: each objective is a percentile on its own (p90 TTFT and p90 TPOT)."
+            options=&[("joint", "Joint (per request)"), ("marginal", "Marginal percentiles")]
+            get=|p| p.slo.mode.name()
+            set=|p, v| {
+                p.slo.mode = if v == "marginal" { SloMode::Marginal } else { SloMode::Joint }
             }
         />
     }

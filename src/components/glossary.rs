@@ -5,7 +5,7 @@ use leptos::prelude::*;
 const TERMS: &[(&str, &str, &str)] = &[
     ("ttft", "TTFT (time to first token)", "From the moment a request arrives until its first output token is emitted: queueing plus prefill of the prompt. It is what a user feels as responsiveness."),
     ("tpot", "TPOT (time per output token)", "The average gap between output tokens after the first, per request: the step time of the batches the request decodes in. Streaming has to stay ahead of the reader."),
-    ("attainment", "Attainment", "The share of requests that meet every objective at once (TTFT and TPOT, and end-to-end if set). A request that never finishes counts as a miss."),
+    ("attainment", "Attainment", "The share of requests that meet every objective at once (TTFT and TPOT, and end-to-end if set); in marginal SLO mode, the smallest share meeting one objective on its own. A request that never finishes counts as a miss."),
     ("goodput", "Goodput", "The highest arrival rate per replica at which attainment still reaches the target. Throughput counts every token; goodput counts only requests served within the SLO."),
     ("knee", "Knee", "Where the attainment curve falls off: below it queues stay short, above it they grow without bound and attainment collapses within a few requests per second."),
     ("budget", "Token budget", "max_num_batched_tokens: how many tokens one engine step may process, decodes plus prefill chunks. Larger budgets finish prompts sooner but stretch every step, which raises TPOT."),

@@ -3,7 +3,7 @@
 use goodput_core::plan::Arrival;
 use leptos::prelude::*;
 
-use crate::components::choices::{ArrivalChoice, DtypeChoices, SchedulerChoices};
+use crate::components::choices::{ArrivalChoice, DtypeChoices, SchedulerChoices, SloModeChoice};
 use crate::components::glossary::TermLink;
 use crate::components::length_preview::LengthPreview;
 use crate::components::number_field::NumberField;
@@ -49,6 +49,11 @@ pub fn InputsColumn() -> impl IntoView {
             .draft
             .with(|p| matches!(p.traffic.arrival, Arrival::Gamma { .. }))
     });
+    let closed = Memo::new(move |_| {
+        state
+            .draft
+            .with(|p| matches!(p.traffic.arrival, Arrival::Closed { .. }))
+    });
     view! {
         <form class="inputs-form" on:submit=|ev| ev.prevent_default() novalidate=true>
             <InputGroup title="Model" intro="What is served: its size sets bytes per step, its shape the KV cache.">
@@ -66,7 +71,22 @@ pub fn InputsColumn() -> impl IntoView {
                 <Show when=move || bursty.get()>
                     <NumberField id="traffic.arrival.cv" />
                 </Show>
-                {numbers(Group::Traffic, &["traffic.peak_rate_rps", "traffic.arrival.cv"])}
+                <Show when=move || closed.get()>
+                    <NumberField id="traffic.arrival.concurrency" />
+                    <NumberField id="traffic.arrival.think_s" />
+                    <p class="note">
+                        "Simulate runs the clients as given; the goodput search asks about open-loop traffic and uses Poisson arrivals."
+                    </p>
+                </Show>
+                {numbers(
+                    Group::Traffic,
+                    &[
+                        "traffic.peak_rate_rps",
+                        "traffic.arrival.cv",
+                        "traffic.arrival.concurrency",
+                        "traffic.arrival.think_s",
+                    ],
+                )}
                 <LengthPreview />
             </InputGroup>
             <InputGroup title="SLO" intro="What each request must meet, and for what share of requests.">
@@ -77,6 +97,7 @@ pub fn InputsColumn() -> impl IntoView {
                     <TermLink term="attainment">"attainment"</TermLink>" they must reach."
                 </p>
                 {numbers(Group::Slo, &[])}
+                <SloModeChoice />
             </InputGroup>
             <InputGroup title="Engine" intro="The scheduler knobs you pass to the server.">
                 <SchedulerChoices />

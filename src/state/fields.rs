@@ -172,6 +172,14 @@ fn set_sigma(l: &mut LengthSpec, v: Option<f64>) {
     };
 }
 
+/// The closed loop's think time (0 for any other arrival) [s].
+fn closed_think(p: &Plan) -> f64 {
+    match p.traffic.arrival {
+        Arrival::Closed { think_s, .. } => think_s,
+        _ => 0.0,
+    }
+}
+
 fn whole(v: Option<f64>) -> u32 {
     v.unwrap_or(0.0) as u32
 }
@@ -392,6 +400,44 @@ pub const FIELDS: &[Field] = &[
         }
     ),
     f!(
+        "traffic.arrival.concurrency",
+        Traffic,
+        "Clients",
+        "Closed loop: clients, each with one request in flight (a benchmark's --max-concurrency).",
+        "clients",
+        WHOLE,
+        |p| match p.traffic.arrival {
+            Arrival::Closed { concurrency, .. } => Some(concurrency as f64),
+            _ => Some(64.0),
+        },
+        |p, v| {
+            let think_s = closed_think(p);
+            p.traffic.arrival = Arrival::Closed {
+                concurrency: whole(v),
+                think_s,
+            }
+        }
+    ),
+    f!(
+        "traffic.arrival.think_s",
+        Traffic,
+        "Think time",
+        "Closed loop: pause between a client's answer and its next request.",
+        "s",
+        REAL,
+        |p| Some(closed_think(p)),
+        |p, v| {
+            let concurrency = match p.traffic.arrival {
+                Arrival::Closed { concurrency, .. } => concurrency,
+                _ => 64,
+            };
+            p.traffic.arrival = Arrival::Closed {
+                concurrency,
+                think_s: v.unwrap_or(0.0),
+            }
+        }
+    ),
+    f!(
         "traffic.prompt.dist.median",
         Traffic,
         "Prompt median",
@@ -504,7 +550,7 @@ pub const FIELDS: &[Field] = &[
         "slo.attainment_target",
         Slo,
         "Attainment target",
-        "Share of requests that must meet every objective at once.",
+        "Share of requests that must meet every objective at once (joint), or each objective on its own (marginal).",
         "0–1",
         REAL,
         |p| Some(p.slo.attainment_target),

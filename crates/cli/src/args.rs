@@ -5,7 +5,7 @@
 //! with [`Args::finish`], which rejects anything left over by name. Numbers accept
 //! scientific notation (`8e9`). Errors are one line and name the flag.
 
-use goodput_core::plan::{Arrival, Dtype, KvPolicy, LengthDist, LengthSpec, Plan};
+use goodput_core::plan::{Arrival, Dtype, KvPolicy, LengthDist, LengthSpec, Plan, SloMode};
 
 /// The arguments after the command name.
 #[derive(Debug, Clone)]
@@ -254,9 +254,16 @@ impl Args {
                 "gamma" => Arrival::Gamma { cv },
                 "constant" => Arrival::Constant,
                 "trace" => Arrival::Trace,
+                "closed" => match p.traffic.arrival {
+                    a @ Arrival::Closed { .. } => a,
+                    _ => Arrival::Closed {
+                        concurrency: 0,
+                        think_s: 0.0,
+                    },
+                },
                 _ => {
                     return Err(format!(
-                        "--arrival: expected poisson|gamma|constant|trace, got '{v}'"
+                        "--arrival: expected poisson|gamma|constant|trace|closed, got '{v}'"
                     ))
                 }
             };
@@ -264,6 +271,42 @@ impl Args {
         if let Some(cv) = self.f64("--arrival-cv")? {
             p.traffic.arrival = Arrival::Gamma { cv };
             self.note("traffic.arrival.cv", "--arrival-cv");
+        }
+        let concurrency = self.u32("--concurrency")?;
+        let think = self.f64("--think-time")?;
+        match &mut p.traffic.arrival {
+            Arrival::Closed {
+                concurrency: c,
+                think_s,
+            } => {
+                match concurrency {
+                    Some(n) => *c = n,
+                    None if *c == 0 => {
+                        return Err(
+                            "--arrival closed: needs --concurrency N (clients, 1..=16384)".into(),
+                        )
+                    }
+                    None => {}
+                }
+                if let Some(t) = think {
+                    *think_s = t;
+                    self.note("traffic.arrival.think_s", "--think-time");
+                }
+                if concurrency.is_some() {
+                    self.note("traffic.arrival.concurrency", "--concurrency");
+                }
+            }
+            _ if concurrency.is_some() => {
+                return Err("--concurrency: only with --arrival closed (for an open-loop cap, use --max-concurrency)".into())
+            }
+            _ if think.is_some() => {
+                return Err("--think-time: only with --arrival closed".into())
+            }
+            _ => {}
+        }
+        if let Some(n) = self.u32("--max-concurrency")? {
+            p.traffic.max_concurrency = Some(n);
+            self.note("traffic.max_concurrency", "--max-concurrency");
         }
         self.set_f64(
             "--peak-rate",
@@ -298,6 +341,13 @@ impl Args {
             "slo.attainment_target",
             &mut p.slo.attainment_target,
         )?;
+        if let Some(v) = self.value("--slo-mode")? {
+            p.slo.mode = match v.as_str() {
+                "joint" => SloMode::Joint,
+                "marginal" => SloMode::Marginal,
+                _ => return Err(format!("--slo-mode: expected joint|marginal, got '{v}'")),
+            };
+        }
         // Model and roofline constants.
         if let Some(x) = self.f64("--params")? {
             p.model.params = x;
@@ -543,6 +593,63 @@ mod tests {
                 assert!((sigma - (6000.0f64 / 900.0).ln() / 1.6448536).abs() < 1e-6);
             }
             other => panic!("expected lognormal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn closed_loop_cap_and_slo_mode_flags() {
+        let mut a = args("--arrival closed --concurrency 32 --think-time 0.5 --slo-mode marginal");
+        let p = a.plan().expect("valid");
+        assert_eq!(
+            p.traffic.arrival,
+            Arrival::Closed {
+                concurrency: 32,
+                think_s: 0.5
+            }
+        );
+        assert_eq!(p.slo.mode, SloMode::Marginal);
+        a.finish().expect("all taken");
+        let p = args("--arrival closed --concurrency 8")
+            .plan()
+            .expect("valid");
+        assert_eq!(
+            p.traffic.arrival,
+            Arrival::Closed {
+                concurrency: 8,
+                think_s: 0.0
+            }
+        );
+        assert_eq!(p.slo.mode, SloMode::Joint);
+        let p = args("--max-concurrency 64").plan().expect("valid");
+        assert_eq!(p.traffic.max_concurrency, Some(64));
+        assert_eq!(p.traffic.arrival, Arrival::Poisson);
+        for (line, needle) in [
+            ("--arrival closed", "--arrival closed: needs --concurrency"),
+            (
+                "--concurrency 4",
+                "--concurrency: only with --arrival closed",
+            ),
+            ("--think-time 1", "--think-time: only with --arrival closed"),
+            (
+                "--arrival closed --concurrency 0",
+                "--concurrency: traffic.arrival.concurrency",
+            ),
+            (
+                "--arrival closed --concurrency 2 --think-time -1",
+                "--think-time: traffic.arrival.think_s",
+            ),
+            (
+                "--max-concurrency 0",
+                "--max-concurrency: traffic.max_concurrency",
+            ),
+            ("--slo-mode both", "--slo-mode: expected joint|marginal"),
+            (
+                "--arrival open",
+                "--arrival: expected poisson|gamma|constant|trace|closed",
+            ),
+        ] {
+            let e = args(line).plan().unwrap_err();
+            assert!(e.starts_with(needle), "{line}: {e}");
         }
     }
 

@@ -7,8 +7,11 @@ use crate::args::Args;
 const USAGE: &str = "\
 usage: goodput search [--plan FILE | --link URL] [plan flags] [--threads N] [--json]
 
-Finds the highest arrival rate whose mean joint attainment over run.replications
-seeds meets slo.attainment_target, and prints it with its 95% range and the curve.
+Finds the highest arrival rate whose mean attainment over run.replications seeds
+meets slo.attainment_target (joint, or per objective with --slo-mode marginal), and
+prints it with its 95% range and the curve. The search asks about open-loop traffic:
+a closed loop (--arrival closed) is searched with Poisson arrivals of the same lengths,
+and --max-concurrency is ignored.
   --threads N   simulation threads (default: every core); the answer does not depend on it
   --json        print {goodput_rps, goodput_range_rps, curve: [{rate_rps, attainment, ci95, ...}], ...}";
 

@@ -1,5 +1,6 @@
 //! `goodput simulate`: one simulation point, with latency percentiles.
 
+use goodput_core::plan::Arrival;
 use goodput_core::sim::{replicate, simulate, SimConfig, SimReport, Summary, MAX_REPLICATIONS};
 use serde_json::{json, Value};
 
@@ -13,16 +14,27 @@ usage: goodput simulate [--plan FILE | --link URL] [plan flags] [--request-rate 
                         [--seed S] [--replications N] [--json]
 
 Simulates one continuous-batching replica at R requests/s (default 20) and prints the
-joint SLO attainment with TTFT, TPOT, E2E and inter-token latency percentiles.
-  --request-rate R    arrival rate [requests/s]
+SLO attainment with TTFT, TPOT, E2E and inter-token latency percentiles, and the
+achieved throughput (completed requests/s).
+  --request-rate R    arrival rate [requests/s]; ignored by a closed loop
   --seed S            seed (default: the plan's run.seed)
   --replications N    independent seeds, 1..=1000 (default 1); N > 1 adds a 95% interval
-  --json              print {attainment, ttft_s: {mean, p50, p90, p95, p99}, tpot_s, e2e_s, ...}
+  --json              print {attainment, completed_rps, ttft_s: {mean, p50, p90, p95, p99},
+                      tpot_s, e2e_s, ...}
+Arrivals (like `vllm bench serve`):
+  --arrival poisson|gamma|constant|trace|closed   (--arrival-cv C for gamma gaps)
+  --arrival closed --concurrency N [--think-time S]
+                      N clients, each sending its next request S seconds (default 0)
+                      after its previous one ended; the rate is an outcome, not an input
+  --max-concurrency N at most N requests in flight for an open-loop arrival (a client
+                      takes a slot, then starts the request's timer)
+SLO: --ttft-slo S, --tpot-slo S, --e2e-slo S, --slo-attainment A,
+  --slo-mode joint|marginal   joint: A of requests meet every objective at once;
+                              marginal: each objective is a percentile on its own
 Plan flags include --max-num-seqs, --max-num-batched-tokens, --no-chunked-prefill,
 --kv-policy none|reserve|paged, --num-requests, --warmup-requests, --input-len-median,
---input-len-sigma, --input-len-min, --input-len-max (and --output-len-*), --ttft-slo,
---tpot-slo, --params, --weight-bytes, --mem-bandwidth, --compute-flops,
---kv-bytes-per-token, --step-overhead.";
+--input-len-sigma, --input-len-min, --input-len-max (and --output-len-*), --params,
+--weight-bytes, --mem-bandwidth, --compute-flops, --kv-bytes-per-token, --step-overhead.";
 
 /// Runs the command.
 pub fn run(args: &mut Args) -> Result<String, String> {
@@ -48,7 +60,7 @@ pub fn run(args: &mut Args) -> Result<String, String> {
         e => e.to_string(),
     })?;
     let seed = plan.run.seed;
-    let out = if replications == 1 {
+    let mut out = if replications == 1 {
         let r = simulate(&cfg, seed).map_err(|e| e.to_string())?;
         single_json(&r, rate, seed)
     } else {
@@ -65,7 +77,9 @@ pub fn run(args: &mut Args) -> Result<String, String> {
             "e2e_s": r.e2e_s,
             "itl_s": r.itl_s,
             "output_tokens_per_s": r.output_tokens_per_s,
+            "completed_rps": r.completed_rps,
             "mean_queue_len": r.mean_queue_len,
+            "mean_running": r.mean_running,
             "peak_queue_len": r.peak_queue_len,
             "preemptions": r.preemptions,
             "unfinished_requests": r.unfinished_requests,
@@ -77,6 +91,27 @@ pub fn run(args: &mut Args) -> Result<String, String> {
         }
         v
     };
+    // A closed loop has no input rate: say so, and name the clients instead.
+    if let (
+        Arrival::Closed {
+            concurrency,
+            think_s,
+        },
+        Some(o),
+    ) = (plan.traffic.arrival, out.as_object_mut())
+    {
+        o.insert("request_rate_rps".into(), Value::Null);
+        o.insert("clients".into(), json!(concurrency));
+        o.insert("think_s".into(), json!(think_s));
+    }
+    if let (false, Some(o)) = (plan.slo.mode.is_joint(), out.as_object_mut()) {
+        o.insert("slo_mode".into(), json!(plan.slo.mode.name()));
+    }
+    if let (Some(cap), Some(o)) = (plan.traffic.max_concurrency, out.as_object_mut()) {
+        if !matches!(plan.traffic.arrival, Arrival::Closed { .. }) {
+            o.insert("max_concurrency".into(), json!(cap));
+        }
+    }
     if json {
         return serde_json::to_string_pretty(&out).map_err(|e| format!("simulate: {e}"));
     }
@@ -84,7 +119,12 @@ pub fn run(args: &mut Args) -> Result<String, String> {
 }
 
 fn slo_json(cfg: &SimConfig) -> Value {
-    json!({ "ttft_s": cfg.slo.ttft_s, "tpot_s": cfg.slo.tpot_s, "e2e_s": cfg.slo.e2e_s })
+    let mut v =
+        json!({ "ttft_s": cfg.slo.ttft_s, "tpot_s": cfg.slo.tpot_s, "e2e_s": cfg.slo.e2e_s });
+    if let (false, Some(o)) = (cfg.slo.mode.is_joint(), v.as_object_mut()) {
+        o.insert("mode".into(), json!(cfg.slo.mode.name()));
+    }
+    v
 }
 
 fn single_json(r: &SimReport, rate: f64, seed: u64) -> Value {
@@ -114,13 +154,28 @@ fn summary(v: &Value, key: &str) -> Summary {
 
 /// The result as a short table (times in ms).
 fn text(v: &Value) -> String {
+    let load = match v.get("clients").and_then(Value::as_u64) {
+        Some(n) => format!(
+            "closed loop, {n} clients, think time {} s (--request-rate ignored)",
+            num(v, "think_s")
+        ),
+        None => match v.get("max_concurrency").and_then(Value::as_u64) {
+            Some(cap) => format!(
+                "rate {} req/s, at most {cap} in flight",
+                num(v, "request_rate_rps")
+            ),
+            None => format!("rate {} req/s", num(v, "request_rate_rps")),
+        },
+    };
     let mut s = format!(
-        "rate {} req/s, seed {}, {} replication(s)\nattainment {:.4}",
-        num(v, "request_rate_rps"),
+        "{load}, seed {}, {} replication(s)\nattainment {:.4}",
         v.get("seed").and_then(Value::as_u64).unwrap_or(0),
         v.get("replications").and_then(Value::as_u64).unwrap_or(1),
         num(v, "attainment"),
     );
+    if v.get("slo_mode").and_then(Value::as_str) == Some("marginal") {
+        s.push_str(" (marginal: the worst objective's share, each objective on its own)");
+    }
     if let Some(ci) = v.get("attainment_ci95").and_then(Value::as_array) {
         let lo = ci.first().and_then(Value::as_f64).unwrap_or(f64::NAN);
         let hi = ci.get(1).and_then(Value::as_f64).unwrap_or(f64::NAN);
@@ -143,6 +198,11 @@ fn text(v: &Value) -> String {
             m.p99 * 1e3
         ));
     }
+    s.push_str(&format!(
+        "\nthroughput {:.2} req/s completed, mean running {:.1}",
+        num(v, "completed_rps"),
+        num(v, "mean_running"),
+    ));
     s.push_str(&format!(
         "\noutput {:.0} tokens/s, queue mean {:.1} peak {}, preemptions {}, steps {}, unfinished {}{}",
         num(v, "output_tokens_per_s"),

@@ -258,3 +258,112 @@ fn alerts_print_rule_yaml() {
     assert!(stdout(&goodput(&args)).contains("vllm:num_requests_waiting"));
     failure(&goodput(&["alerts", "--goodput", "-3"]), "negative goodput");
 }
+
+#[test]
+fn simulate_closed_loop_cap_and_marginal_mode() {
+    let quick = ["--num-requests", "600", "--warmup-requests", "50"];
+    let mut args = vec!["simulate", "--arrival", "closed", "--concurrency", "32"];
+    args.extend(quick);
+    let text = stdout(&goodput(&args));
+    assert!(
+        text.starts_with("closed loop, 32 clients, think time 0 s (--request-rate ignored)"),
+        "{text}"
+    );
+    assert!(text.contains(" req/s completed, mean running "), "{text}");
+    args.push("--json");
+    let v = json(&goodput(&args));
+    assert_eq!(v["request_rate_rps"], Value::Null);
+    assert_eq!(v["clients"], 32);
+    let running = v["mean_running"].as_f64().expect("number");
+    assert!(running > 26.0 && running <= 32.0, "{running}");
+    let done = v["completed_rps"].as_f64().expect("number");
+    assert!(done > 5.0, "{done}");
+    // The rate is ignored: the same run at any rate.
+    args.extend(["--request-rate", "3"]);
+    let mut w = json(&goodput(&args));
+    w["request_rate_rps"] = Value::Null;
+    assert_eq!(v, w);
+    // Think time lowers the achieved rate.
+    args.extend(["--think-time", "2"]);
+    let t = json(&goodput(&args));
+    assert_eq!(t["think_s"], 2.0);
+    assert!(t["completed_rps"].as_f64().expect("number") < done);
+
+    // An open-loop cap: overload is held at the client, not in the server queue.
+    let mut capped = vec![
+        "simulate",
+        "--request-rate",
+        "40",
+        "--max-concurrency",
+        "16",
+    ];
+    capped.extend(quick);
+    assert!(stdout(&goodput(&capped)).starts_with("rate 40 req/s, at most 16 in flight"));
+    capped.push("--json");
+    let c = json(&goodput(&capped));
+    assert_eq!(c["peak_queue_len"], 0);
+    assert_eq!(c["max_concurrency"], 16);
+
+    // Marginal attainment is never below joint attainment on the same run.
+    let mut joint = vec![
+        "simulate",
+        "--request-rate",
+        "26",
+        "--tpot-slo",
+        "0.014",
+        "--json",
+    ];
+    joint.extend(quick);
+    let j = json(&goodput(&joint));
+    let mut marginal = joint.clone();
+    marginal.extend(["--slo-mode", "marginal"]);
+    let m = json(&goodput(&marginal));
+    assert_eq!(m["slo_mode"], "marginal");
+    assert!(j.get("slo_mode").is_none());
+    assert!(
+        m["attainment"].as_f64() > j["attainment"].as_f64(),
+        "{m} vs {j}"
+    );
+    marginal.retain(|a| *a != "--json");
+    assert!(stdout(&goodput(&marginal)).contains("(marginal: the worst objective's share"));
+
+    for (line, needle) in [
+        (
+            "simulate --arrival closed",
+            "--arrival closed: needs --concurrency",
+        ),
+        (
+            "simulate --concurrency 8",
+            "--concurrency: only with --arrival closed",
+        ),
+        (
+            "simulate --max-concurrency 0",
+            "--max-concurrency: traffic.max_concurrency",
+        ),
+        (
+            "simulate --slo-mode p99",
+            "--slo-mode: expected joint|marginal",
+        ),
+    ] {
+        let args: Vec<&str> = line.split(' ').collect();
+        let err = failure(&goodput(&args), line);
+        assert!(err.contains(needle), "{line}: {err}");
+    }
+}
+
+#[test]
+fn search_ignores_the_closed_loop_and_the_cap() {
+    let mut base = vec!["search", "--json", "--threads", "1"];
+    base.extend(QUICK);
+    let open = json(&goodput(&base));
+    let mut closed = base.clone();
+    closed.extend([
+        "--arrival",
+        "closed",
+        "--concurrency",
+        "4",
+        "--max-concurrency",
+        "2",
+    ]);
+    assert_eq!(json(&goodput(&closed)), open);
+}

@@ -244,10 +244,7 @@ impl CalibrationProblem {
             ttft.push(rep.ttft_s);
             tpot.push(rep.tpot_s);
             e2e.push(rep.e2e_s);
-            let finished = rep.measured_requests - rep.unfinished_requests;
-            if rep.sim_time_s > 0.0 {
-                rps += finished as f64 / rep.sim_time_s;
-            }
+            rps += rep.completed_rps;
         }
         Ok(Prediction {
             ttft_s: mean_summary(&ttft),
@@ -354,6 +351,8 @@ fn point_case(base: &Plan, p: &MeasuredPoint) -> Result<PointCase, CalibrateErro
                     cv: cv.clamp(0.05, 10.0),
                 }
             };
+            // The client's own cap (`--max-concurrency` beside a finite rate).
+            traffic.max_concurrency = p.max_concurrency;
             rate_rps
         }
         MeasuredLoad::Concurrency { concurrency } => {

@@ -201,7 +201,7 @@ impl Arrival {
     }
 }
 
-/// Most closed-loop clients a plan may ask for.
+/// Most closed-loop clients (or `traffic.max_concurrency`) a plan may ask for.
 pub const MAX_CONCURRENCY: u32 = 16_384;
 
 /// A token-length distribution, clipped to `[min, max]`.
@@ -285,6 +285,12 @@ pub struct TrafficSpec {
     pub prefix_hit_rate: f64,
     /// Replayed requests, when `arrival` or a length distribution is `trace`.
     pub trace: Vec<TraceRow>,
+    /// Client-side cap on requests in flight, like `vllm bench serve --max-concurrency`;
+    /// None = unbounded. Applies to open-loop arrivals (a closed loop's cap is its
+    /// `concurrency`); the goodput search and the knob sweep ignore it [requests].
+    /// Left out of the JSON when unset, so plans and share links without it are unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<u32>,
 }
 
 impl Default for TrafficSpec {
@@ -305,6 +311,7 @@ impl Default for TrafficSpec {
             prefix_tokens: 0,
             prefix_hit_rate: 0.0,
             trace: Vec::new(),
+            max_concurrency: None,
         }
     }
 }
@@ -469,7 +476,8 @@ pub struct SweepRow {
 pub struct RunSpec {
     /// Requests simulated per point, warm-up included.
     pub num_requests: u32,
-    /// Requests dropped from the front, in arrival order.
+    /// Requests dropped from the front, in generated order (with a client gate the
+    /// first requests generated, not the first to reach the server).
     pub warmup_requests: u32,
     /// Independent replications (seeds) per rate.
     pub replications: u32,
@@ -986,6 +994,14 @@ impl Plan {
                 in_range("traffic.arrival.think_s", think_s, 0.0, 3600.0, "s")?;
             }
             _ => {}
+        }
+        if let Some(c) = t.max_concurrency {
+            count(
+                "traffic.max_concurrency",
+                c as u64,
+                1,
+                MAX_CONCURRENCY as u64,
+            )?;
         }
         validate_length(
             &t.prompt,

@@ -282,13 +282,19 @@ fn assumptions(plan: &Plan) -> Vec<String> {
             h.preset
         ),
         format!(
-            "Traffic peaks at {} req/s; prompts average {:.0} tokens and outputs {:.0} tokens.",
+            "Traffic peaks at {} req/s; prompts average {:.0} tokens and outputs {:.0} tokens.{}",
             crate::alerts::fmt_num(plan.traffic.peak_rate_rps),
             len.prompt_tokens,
-            len.output_tokens
+            len.output_tokens,
+            match plan.traffic.arrival {
+                crate::plan::Arrival::Closed { concurrency, .. } => format!(
+                    " The plan's arrivals are a closed loop of {concurrency} clients; goodput is searched with Poisson arrivals."
+                ),
+                _ => String::new(),
+            }
         ),
         format!(
-            "SLO ({}): TTFT {}, TPOT {}, E2E {}, met together by {}% of requests.",
+            "SLO ({}): TTFT {}, TPOT {}, E2E {}, {} {}% of requests.",
             plan.slo.class,
             plan.slo.ttft_s.map_or("none".into(), |v| format!(
                 "{} s",
@@ -299,6 +305,11 @@ fn assumptions(plan: &Plan) -> Vec<String> {
                 "{} s",
                 crate::alerts::fmt_num(v)
             )),
+            match plan.slo.mode {
+                crate::plan::SloMode::Joint => "met together by",
+                crate::plan::SloMode::Marginal =>
+                    "marginal percentiles: each objective met on its own by",
+            },
             crate::alerts::fmt_num(plan.slo.attainment_target * 100.0)
         ),
         format!(

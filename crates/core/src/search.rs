@@ -1,7 +1,9 @@
 //! Goodput search and knob sweep, as resumable state machines.
 //!
-//! Goodput is the highest arrival rate at which the mean joint attainment over `R`
-//! replications stays at or above the target. The search never runs a simulation
+//! Goodput is the highest arrival rate at which the mean attainment (joint, or marginal
+//! per `slo.mode`) over `R` replications stays at or above the target, under open-loop
+//! traffic: a closed-loop plan is searched with Poisson arrivals of the same lengths and
+//! a client-side `max_concurrency` is ignored (see [`run_job_with`]). The search never runs a simulation
 //! itself: it hands out independent [`Job`]s and takes [`JobResult`]s back, so the
 //! same driver runs in-process (the CLI) or spread over Web Workers (the app), and
 //! both give bit-identical answers.
@@ -142,7 +144,7 @@ pub struct LatencyDetail {
 pub struct JobResult {
     /// The job's id.
     pub id: u32,
-    /// Joint attainment of the run [0..1].
+    /// Attainment of the run, joint or marginal per the plan's SLO mode [0..1].
     pub attainment: f64,
     /// Latency percentiles, when the job asked for them.
     pub detail: Option<LatencyDetail>,
@@ -159,8 +161,14 @@ pub fn run_job(plan: &Plan, job: &Job) -> Result<JobResult, SimError> {
 
 /// Runs one job on a resolved configuration (the job's rate and knobs override `base`'s).
 /// Workers that run many jobs of one plan resolve it once and call this.
+///
+/// Every search and sweep job runs through here, so this is where they turn to open-loop
+/// production traffic: a closed loop runs as Poisson arrivals at the job's rate
+/// ([`crate::plan::Arrival::open_loop`]) and a client-side `max_concurrency` is dropped.
 pub fn run_job_with(base: &SimConfig, job: &Job) -> Result<JobResult, SimError> {
     let mut cfg = base.with_rate(job.rate_rps)?;
+    cfg.traffic.arrival = cfg.traffic.arrival.open_loop();
+    cfg.traffic.max_concurrency = None;
     cfg.max_num_seqs = job.knobs.max_num_seqs;
     cfg.max_num_batched_tokens = job.knobs.max_num_batched_tokens;
     cfg.chunked_prefill = job.knobs.chunked_prefill;

@@ -11,6 +11,17 @@
 //! The reference semantics (the latency-SLO tuning article's scheduler):
 //! - time starts at 0; arrivals up to `t` join the waiting queue; an idle replica jumps
 //!   to the next arrival;
+//! - with a client gate of N slots (a closed loop of N clients, or an open loop with
+//!   `max_concurrency` N, like `vllm bench serve --max-concurrency`), a client takes a
+//!   slot and then starts the request's timer: the first N requests (generated order)
+//!   arrive at their generated times, and the j-th request to end (finish, or be
+//!   refused for KV memory), counted in time order from 0, releases request N + j at
+//!   `max(generated time, end + think_s)` (think_s is 0 for an open-loop cap). That
+//!   release time is the request's arrival for TTFT and E2E. A closed loop's generated
+//!   times are all 0, so its N clients start at once and the rate passed to
+//!   [`SimConfig::from_plan`] is ignored: throughput is an outcome
+//!   ([`SimReport::completed_rps`]). A request released while the scheduler admits
+//!   (after a refusal) joins the queue at once, as any arrival at `t` does;
 //! - waiting requests are admitted first-come-first-served while fewer than
 //!   `max_num_seqs` run (and, per [`KvPolicy`], KV memory allows);
 //! - each step gives one token to every decoding sequence, then fills the rest of the
@@ -23,7 +34,10 @@
 //!
 //! Metrics per request: TTFT = first − arrival, TPOT = (finish − first)/max(out − 1, 1),
 //! E2E = finish − arrival; ITL is every step duration each decoder lives through. The first
-//! `warmup_requests` (arrival order) are dropped; unfinished requests are misses.
+//! `warmup_requests` (generated order) are dropped; unfinished requests are misses.
+//! Attainment is, per [`SloMode`], the share of measured requests meeting every objective
+//! (joint) or the smallest, over the objectives set, of the share meeting that objective
+//! (marginal); an unfinished request misses every objective.
 //!
 //! The engine keeps per-step work independent of the batch size: decoders are counters
 //! (count, context sum) plus a min-heap of finish steps; prefilling sequences sit in a
@@ -35,7 +49,7 @@ mod replicate;
 
 pub use replicate::{replicate, replication_seed, Replicated, MAX_REPLICATED_REQUESTS};
 
-use crate::plan::{KvPolicy, Plan, PlanError};
+use crate::plan::{Arrival, KvPolicy, Plan, PlanError, SloMode, MAX_CONCURRENCY};
 use crate::roofline::StepModel;
 pub use crate::stats::Summary;
 use crate::traffic::TrafficModel;
@@ -59,14 +73,45 @@ pub struct SloTargets {
     pub tpot_s: Option<f64>,
     /// End-to-end objective [s].
     pub e2e_s: Option<f64>,
+    /// How the objectives combine into attainment.
+    #[serde(default)]
+    pub mode: SloMode,
 }
 
 impl SloTargets {
     /// True when a request with these latencies meets every objective.
     pub fn meets(&self, ttft_s: f64, tpot_s: f64, e2e_s: f64) -> bool {
-        self.ttft_s.is_none_or(|x| ttft_s <= x)
-            && self.tpot_s.is_none_or(|x| tpot_s <= x)
-            && self.e2e_s.is_none_or(|x| e2e_s <= x)
+        let [a, b, c] = self.meets_each(ttft_s, tpot_s, e2e_s);
+        a && b && c
+    }
+
+    /// Whether a request with these latencies meets the TTFT, TPOT and E2E objectives,
+    /// each on its own (an objective that is not set is met).
+    pub fn meets_each(&self, ttft_s: f64, tpot_s: f64, e2e_s: f64) -> [bool; 3] {
+        [
+            self.ttft_s.is_none_or(|x| ttft_s <= x),
+            self.tpot_s.is_none_or(|x| tpot_s <= x),
+            self.e2e_s.is_none_or(|x| e2e_s <= x),
+        ]
+    }
+
+    /// Attainment from counts over `measured` requests [0..1]: `joint` requests met
+    /// every objective, `each[k]` met objective k (TTFT, TPOT, E2E). Joint mode gives
+    /// `joint / measured`; marginal mode the smallest `each[k] / measured` over the
+    /// objectives set (with none set, the same as joint: the share that finished).
+    pub fn attainment(&self, measured: u32, joint: u32, each: [u32; 3]) -> f64 {
+        if measured == 0 {
+            return 0.0;
+        }
+        let share = |k: u32| k as f64 / measured as f64;
+        match self.mode {
+            SloMode::Joint => share(joint),
+            SloMode::Marginal => {
+                let set = [self.ttft_s, self.tpot_s, self.e2e_s].map(|o| o.is_some());
+                let worst = (0..3).filter(|&k| set[k]).map(|k| each[k]).min();
+                share(worst.unwrap_or(joint))
+            }
+        }
     }
 }
 
@@ -95,7 +140,7 @@ pub struct SimConfig {
     pub slo: SloTargets,
     /// Requests simulated, warm-up included.
     pub num_requests: u32,
-    /// Requests dropped from the front, in arrival order.
+    /// Requests dropped from the front, in generated order.
     pub warmup_requests: u32,
     /// Step cap; reaching it stops the run and marks it truncated.
     pub max_steps: u64,
@@ -104,7 +149,9 @@ pub struct SimConfig {
 /// Results of one simulation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SimReport {
-    /// Share of measured requests that met every objective; unfinished ones are misses [0..1].
+    /// SLO attainment of the measured requests, per [`SloTargets::mode`]: the share that
+    /// met every objective (joint) or the smallest share meeting one objective
+    /// (marginal); unfinished ones are misses [0..1].
     pub attainment: f64,
     /// Time to first token of measured finished requests [s].
     pub ttft_s: Summary,
@@ -122,6 +169,11 @@ pub struct SimReport {
     pub rejected_requests: u32,
     /// Output tokens of all finished requests over the simulated time [tokens/s].
     pub output_tokens_per_s: f64,
+    /// Achieved throughput: measured requests finished, over the time from the first
+    /// measured request's arrival to the end of the run (0 when that span is empty). For
+    /// a closed loop this is the outcome the rate would be for an open one [requests/s].
+    #[serde(default)]
+    pub completed_rps: f64,
     /// Waiting-queue length seen at each step start, weighted by step duration [requests].
     pub mean_queue_len: f64,
     /// Longest waiting queue seen at a step start [requests].
@@ -206,7 +258,9 @@ pub fn check_rate(rate_rps: f64) -> Result<(), SimError> {
 }
 
 impl SimConfig {
-    /// Validates the plan and resolves it at arrival rate `rate_rps`.
+    /// Validates the plan and resolves it at arrival rate `rate_rps` [requests/s] (which
+    /// must be valid, but is ignored by a closed-loop arrival: its clients set the pace).
+    /// The plan's arrival and `max_concurrency` are used as they are.
     pub fn from_plan(plan: &Plan, rate_rps: f64) -> Result<SimConfig, SimError> {
         plan.validate()?;
         check_rate(rate_rps)?;
@@ -230,11 +284,13 @@ impl SimConfig {
                 prefix_tokens: t.prefix_tokens,
                 prefix_hit_rate: t.prefix_hit_rate,
                 trace,
+                max_concurrency: t.max_concurrency,
             },
             slo: SloTargets {
                 ttft_s: plan.slo.ttft_s,
                 tpot_s: plan.slo.tpot_s,
                 e2e_s: plan.slo.e2e_s,
+                mode: plan.slo.mode,
             },
             num_requests: plan.run.num_requests,
             warmup_requests: plan.run.warmup_requests,
@@ -347,6 +403,19 @@ impl SimConfig {
                 return cfg_err("traffic.arrival.cv", "must be in [0.05, 10]");
             }
         }
+        if let Arrival::Closed { think_s, .. } = tr.arrival {
+            if !(think_s.is_finite() && (0.0..=3600.0).contains(&think_s)) {
+                return cfg_err("traffic.arrival.think_s", "must be in [0, 3600] s");
+            }
+        }
+        if let Some((n, _)) = tr.gate() {
+            if !(1..=MAX_CONCURRENCY).contains(&n) {
+                return cfg_err(
+                    "traffic.arrival.concurrency / traffic.max_concurrency",
+                    "must be in 1..=16384",
+                );
+            }
+        }
         for (field, l) in [
             ("traffic.prompt", &tr.prompt),
             ("traffic.output", &tr.output),
@@ -376,8 +445,8 @@ pub fn simulate(cfg: &SimConfig, seed: u64) -> Result<SimReport, SimError> {
     Ok(engine::run_full(cfg, seed))
 }
 
-/// Runs one simulation with `seed` and returns only the joint attainment [0..1]:
-/// the fast path (no latency vectors, no percentiles).
+/// Runs one simulation with `seed` and returns only the attainment (joint or marginal,
+/// per [`SloTargets::mode`]) [0..1]: the fast path (no latency vectors, no percentiles).
 pub fn attainment(cfg: &SimConfig, seed: u64) -> Result<f64, SimError> {
     cfg.check()?;
     Ok(engine::run_attainment(cfg, seed))

@@ -23,9 +23,14 @@ pub struct TrafficModel {
     pub prefix_hit_rate: f64,
     /// Replayed rows, sorted by arrival (used by `trace` arrivals or lengths).
     pub trace: Vec<TraceRow>,
+    /// Client-side cap on requests in flight for an open-loop arrival (None = unbounded);
+    /// ignored by [`Arrival::Closed`], whose cap is its `concurrency` [requests].
+    pub max_concurrency: Option<u32>,
 }
 
-/// A generated request stream, in arrival order.
+/// A generated request stream, in arrival order. With a client gate
+/// ([`TrafficModel::gate`]) these are the times requests become ready; the simulator
+/// releases them to the server later when every client slot is busy.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Workload {
     /// Arrival times, non-decreasing [s].
@@ -95,6 +100,24 @@ fn clip_length(v: f64, min: u32, max: u32) -> u32 {
 }
 
 impl TrafficModel {
+    /// The client gate, when there is one: (requests in flight at most, pause between
+    /// one request's end and the release of the next [s]). A closed loop gives its
+    /// clients and think time; an open-loop arrival with a `max_concurrency` gives the
+    /// cap and no pause.
+    pub fn gate(&self) -> Option<(u32, f64)> {
+        match (self.arrival, self.max_concurrency) {
+            (
+                Arrival::Closed {
+                    concurrency,
+                    think_s,
+                },
+                _,
+            ) => Some((concurrency, think_s)),
+            (_, Some(cap)) => Some((cap, 0.0)),
+            (_, None) => None,
+        }
+    }
+
     /// Generates `n` requests from `rng`.
     pub fn generate(&self, n: usize, rng: &mut Rng) -> Workload {
         let mut w = Workload {
@@ -246,6 +269,7 @@ mod tests {
             prefix_tokens: 0,
             prefix_hit_rate: 0.0,
             trace: Vec::new(),
+            max_concurrency: None,
         }
     }
 

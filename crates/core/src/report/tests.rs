@@ -103,3 +103,30 @@ fn dollars_format() {
     assert_eq!(markdown::usd(0.000124), "$0.0001240");
     assert_eq!(markdown::usd(f64::NAN), "n/a");
 }
+
+#[test]
+fn markdown_states_the_slo_mode_and_a_closed_loop() {
+    let mut plan = article_measured_plan();
+    let md = PlanReport::build(&plan, None, None).to_markdown();
+    assert!(
+        md.contains("TTFT 0.5 s, TPOT 25 ms, E2E none, met together by 92% of requests."),
+        "{md}"
+    );
+    assert!(!md.contains("closed loop"));
+    plan.slo.mode = crate::plan::SloMode::Marginal;
+    plan.traffic.arrival = crate::plan::Arrival::Closed {
+        concurrency: 32,
+        think_s: 0.0,
+    };
+    let md = PlanReport::build(&plan, None, None).to_markdown();
+    assert!(
+        md.contains(
+            "TTFT 0.5 s, TPOT 25 ms, E2E none, marginal percentiles: each objective met on its own by 92% of requests."
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains("a closed loop of 32 clients; goodput is searched with Poisson arrivals."),
+        "{md}"
+    );
+}

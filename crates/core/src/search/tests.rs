@@ -335,3 +335,117 @@ fn extreme_plans_end_cleanly() {
     assert_eq!(r.goodput_rps, 0.0);
     assert_eq!(r.goodput_range_rps, [0.0, 0.0]);
 }
+
+#[test]
+fn search_and_sweep_simulate_open_loop_traffic() {
+    let mut poisson = quick_plan();
+    poisson.run.replications = 2;
+    poisson.run.sweep_max_num_seqs = vec![32, 128];
+    poisson.run.sweep_batched_tokens = vec![512];
+    let mut closed = poisson.clone();
+    closed.traffic.arrival = crate::plan::Arrival::Closed {
+        concurrency: 4,
+        think_s: 1.0,
+    };
+    let mut capped = poisson.clone();
+    capped.traffic.max_concurrency = Some(3);
+    // Every job runs the open-loop process: Poisson for a closed loop, and no cap.
+    let job = Job {
+        id: 0,
+        cell: 0,
+        rate_rps: 25.0,
+        replication: 0,
+        seed: 5,
+        knobs: Knobs::of(&poisson),
+        detail: true,
+    };
+    let want = run_job(&poisson, &job).expect("sim");
+    assert_eq!(run_job(&closed, &job).expect("sim"), want);
+    assert_eq!(run_job(&capped, &job).expect("sim"), want);
+    // While a plain simulation of those plans honours the gate: 3 or 4 clients are
+    // far from loading the replica, so every request meets the SLO.
+    for p in [&closed, &capped] {
+        let cfg = SimConfig::from_plan(p, 25.0).expect("valid");
+        let r = sim::simulate(&cfg, 5).expect("sim");
+        assert!(
+            r.attainment > want.attainment,
+            "{} vs {}",
+            r.attainment,
+            want.attainment
+        );
+    }
+    let json = |r: &GoodputResult| serde_json::to_string(r).expect("json");
+    let a = search_goodput_threads(&poisson, 2, &mut |_| true).expect("search");
+    assert_eq!(
+        json(&a),
+        json(&search_goodput_threads(&closed, 2, &mut |_| true).expect("search"))
+    );
+    assert_eq!(
+        json(&a),
+        json(&search_goodput_threads(&capped, 1, &mut |_| true).expect("search"))
+    );
+    let s = sweep_knobs_threads(&poisson, 2, &mut |_| true).expect("sweep");
+    assert_eq!(
+        s,
+        sweep_knobs_threads(&closed, 2, &mut |_| true).expect("sweep")
+    );
+    assert_eq!(
+        s,
+        sweep_knobs_threads(&capped, 2, &mut |_| true).expect("sweep")
+    );
+}
+
+#[test]
+fn marginal_goodput_is_at_least_joint_goodput() {
+    // Meeting every objective at once is harder than meeting each on its own, so the
+    // marginal curve lies on or above the joint one at every rate. On the default SLO
+    // the TPOT objective hardly binds and the two nearly agree; a TPOT objective close
+    // to the decode step makes both bind, and marginal goodput is then higher.
+    for (tpot, strictly) in [(0.025, false), (0.014, true)] {
+        let mut joint = Plan::default();
+        joint.run.replications = 4;
+        joint.slo.tpot_s = Some(tpot);
+        let mut marginal = joint.clone();
+        marginal.slo.mode = crate::plan::SloMode::Marginal;
+        let j = search_goodput(&joint, &mut |_| true).expect("search");
+        let m = search_goodput(&marginal, &mut |_| true).expect("search");
+        assert_eq!(j.status, SearchStatus::Converged);
+        assert_eq!(m.status, SearchStatus::Converged);
+        assert!(
+            m.goodput_rps >= j.goodput_rps,
+            "tpot {tpot}: marginal {} vs joint {}",
+            m.goodput_rps,
+            j.goodput_rps
+        );
+        if strictly {
+            assert!(
+                m.goodput_rps > j.goodput_rps,
+                "{} vs {}",
+                m.goodput_rps,
+                j.goodput_rps
+            );
+        }
+        let mut above = 0;
+        for c in &j.curve {
+            let job = Job {
+                id: 0,
+                cell: 0,
+                rate_rps: c.rate_rps,
+                replication: 0,
+                seed: crate::sim::replication_seed(joint.run.seed, 0),
+                knobs: Knobs::of(&joint),
+                detail: false,
+            };
+            let a = run_job(&joint, &job).expect("sim").attainment;
+            let b = run_job(&marginal, &job).expect("sim").attainment;
+            assert!(b >= a, "rate {}: marginal {b} < joint {a}", c.rate_rps);
+            above += (b > a) as u32;
+        }
+        if strictly {
+            assert!(
+                above > 0,
+                "marginal attainment is above joint where both bind"
+            );
+        }
+    }
+}

@@ -1,5 +1,16 @@
 //! The event loop. One generic body serves the full report (`FULL = true`: latency
 //! vectors and ITL pairs) and the attainment fast path (`FULL = false`: counters only).
+//!
+//! **Arrivals.** `Engine::arrival` holds each request's arrival, non-decreasing in
+//! request order. Without a client gate it is the generated stream. With a gate of N
+//! slots, requests N.. start at +∞ (not yet released) and `release_next` sets them one
+//! by one as requests end (finish or refusal): ends come in non-decreasing time, and
+//! both the generated times and `end + think` are non-decreasing, so the array stays
+//! sorted and every reader (`absorb_arrivals`, the idle jump, the stretch's arrival
+//! checks) works unchanged. An unreleased request is never needed early: an idle
+//! replica has ended every released request, so the next one is already released; and
+//! a release happens only at an end (a finish ends the stretch it falls in, a refusal
+//! happens while admitting), so every stretch is planned with the releases made so far.
 
 use std::collections::VecDeque;
 
@@ -97,7 +108,12 @@ struct Prefilling {
 
 /// Everything one run produces; the public report is derived from it.
 pub(super) struct Outcome {
+    /// Measured requests meeting every objective.
     hits: u32,
+    /// Measured requests meeting the TTFT, TPOT and E2E objective, each on its own.
+    hits_each: [u32; 3],
+    /// Arrival of the first measured request (+∞ if never released) [s].
+    window_start: f64,
     measured: u32,
     finished_measured: u32,
     rejected: u32,
@@ -118,25 +134,28 @@ pub(super) struct Outcome {
 }
 
 impl Outcome {
-    fn attainment(&self) -> f64 {
-        if self.measured == 0 {
-            return 0.0;
-        }
-        self.hits as f64 / self.measured as f64
+    fn attainment(&self, cfg: &SimConfig) -> f64 {
+        cfg.slo.attainment(self.measured, self.hits, self.hits_each)
     }
 }
 
 /// Runs the fast path: attainment only.
 pub(super) fn run_attainment(cfg: &SimConfig, seed: u64) -> f64 {
-    run::<false>(cfg, seed).attainment()
+    run::<false>(cfg, seed).attainment(cfg)
 }
 
 /// Runs the full path and builds the report.
 pub(super) fn run_full(cfg: &SimConfig, seed: u64) -> SimReport {
     let mut o = run::<true>(cfg, seed);
     let per_s = |x: f64| if o.t_end > 0.0 { x / o.t_end } else { 0.0 };
+    let window = o.t_end - o.window_start;
+    let completed_rps = if window > 0.0 && window.is_finite() {
+        o.finished_measured as f64 / window
+    } else {
+        0.0
+    };
     SimReport {
-        attainment: o.attainment(),
+        attainment: o.attainment(cfg),
         ttft_s: Summary::of(&mut o.ttft),
         tpot_s: Summary::of(&mut o.tpot),
         e2e_s: Summary::of(&mut o.e2e),
@@ -145,6 +164,7 @@ pub(super) fn run_full(cfg: &SimConfig, seed: u64) -> SimReport {
         unfinished_requests: o.measured - o.finished_measured,
         rejected_requests: o.rejected,
         output_tokens_per_s: per_s(o.output_tokens as f64),
+        completed_rps,
         mean_queue_len: per_s(o.queue_area),
         peak_queue_len: o.peak_queue,
         mean_running: per_s(o.running_area),
@@ -159,7 +179,14 @@ pub(super) fn run_full(cfg: &SimConfig, seed: u64) -> SimReport {
 struct Engine<'a, const FULL: bool> {
     cfg: &'a SimConfig,
     // Per request.
+    /// Arrival (release) times, non-decreasing; +∞ until released (see the module docs) [s].
     arrival: Vec<f64>,
+    /// Generated arrival times (client gate only; empty otherwise) [s].
+    base: Vec<f64>,
+    /// Next request an end releases; `arrival.len()` when there is no gate (or all are out).
+    next_release: usize,
+    /// Pause between an end and the release it causes (closed loop) [s].
+    think: f64,
     /// Tokens to compute when (re)admitted [tokens].
     prefill_need: Vec<u32>,
     /// Context once the prefill is done [tokens].
@@ -232,9 +259,21 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
         let wheel_len = (cfg.traffic.output.max as usize + 1).next_power_of_two();
         let measured = cfg.num_requests - cfg.warmup_requests;
         let cap = if FULL { measured as usize } else { 0 };
+        let mut arrival = w.arrival_s;
+        let (base, next_release, think) = match cfg.traffic.gate() {
+            Some((slots, think)) if (slots as usize) < n => {
+                let base = arrival.clone();
+                arrival[slots as usize..].fill(f64::INFINITY);
+                (base, slots as usize, think)
+            }
+            _ => (Vec::new(), n, 0.0),
+        };
         Engine {
             cfg,
-            arrival: w.arrival_s,
+            arrival,
+            base,
+            next_release,
+            think,
             prefill_need,
             out_left: w.output_tokens.clone(),
             ctx_base: w.prompt_tokens,
@@ -264,6 +303,8 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
             s: 0,
             out: Outcome {
                 hits: 0,
+                hits_each: [0; 3],
+                window_start: 0.0,
                 measured,
                 finished_measured: 0,
                 rejected: 0,
@@ -313,6 +354,18 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
         self.kv_static as i64 as f64 + e * grown as i64 as f64
     }
 
+    /// A request ended at `t` (finished or refused): with a client gate, its slot
+    /// releases the next request. O(1).
+    fn release_next(&mut self) {
+        let k = self.next_release;
+        if k < self.arrival.len() {
+            let at = self.t + self.think;
+            let b = self.base[k];
+            self.arrival[k] = if b > at { b } else { at };
+            self.next_release = k + 1;
+        }
+    }
+
     fn absorb_arrivals(&mut self) {
         let n = self.arrival.len();
         while self.next_arr < n && self.arrival[self.next_arr] <= self.t {
@@ -356,6 +409,10 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
                     self.pop_head();
                     self.state[i] = State::Gone;
                     self.out.rejected += 1;
+                    // The refusal frees the client's slot; a request it releases at `t`
+                    // is an arrival at `t` and may be admitted in this same pass.
+                    self.release_next();
+                    self.absorb_arrivals();
                     continue;
                 }
                 break;
@@ -419,6 +476,7 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
     fn finish(&mut self, id: u32) {
         let i = id as usize;
         self.state[i] = State::Gone;
+        self.release_next();
         self.out.output_tokens += self.out_total[i] as u64;
         if self.cfg.kv_policy == KvPolicy::Reserve {
             self.kv_static -= self.reserve[i] as u64;
@@ -432,8 +490,10 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
         let tpot = (self.t - first) / self.out_total[i].saturating_sub(1).max(1) as f64;
         let e2e = self.t - arrival;
         self.out.finished_measured += 1;
-        if self.cfg.slo.meets(ttft, tpot, e2e) {
-            self.out.hits += 1;
+        let each = self.cfg.slo.meets_each(ttft, tpot, e2e);
+        self.out.hits += (each[0] && each[1] && each[2]) as u32;
+        for (h, m) in self.out.hits_each.iter_mut().zip(each) {
+            *h += m as u32;
         }
         if FULL {
             self.out.ttft.push(ttft);
@@ -580,7 +640,18 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
                 if self.next_arr >= n {
                     break;
                 }
-                self.t = self.arrival[self.next_arr];
+                let next = self.arrival[self.next_arr];
+                debug_assert!(
+                    next.is_finite(),
+                    "idle with request {} unreleased",
+                    self.next_arr
+                );
+                if next == f64::INFINITY {
+                    // Unreachable: an idle replica has ended every released request,
+                    // so the gate has released the next one (see the module docs).
+                    break;
+                }
+                self.t = next;
                 continue;
             }
             if self.s >= cfg.max_steps {
@@ -691,6 +762,11 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
         }
         self.out.steps = self.s;
         self.out.t_end = self.t;
+        self.out.window_start = self
+            .arrival
+            .get(self.warmup as usize)
+            .copied()
+            .unwrap_or(0.0);
         self.out
     }
 }

@@ -13,7 +13,7 @@ pub const MAX_REPLICATED_REQUESTS: u64 = 20_000_000;
 /// Mean results over independent replications of one point.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Replicated {
-    /// Mean joint attainment over the replications [0..1].
+    /// Mean attainment over the replications (joint or marginal, per the SLO mode) [0..1].
     pub mean_attainment: f64,
     /// 95% confidence interval of the mean attainment (Student's t), clamped to [0, 1].
     pub ci95: [f64; 2],
@@ -29,8 +29,14 @@ pub struct Replicated {
     pub itl_s: Summary,
     /// Mean output throughput [tokens/s].
     pub output_tokens_per_s: f64,
+    /// Mean achieved throughput ([`super::SimReport::completed_rps`]) [requests/s].
+    #[serde(default)]
+    pub completed_rps: f64,
     /// Mean of the time-weighted waiting-queue length [requests].
     pub mean_queue_len: f64,
+    /// Mean of the time-weighted count of running sequences [sequences].
+    #[serde(default)]
+    pub mean_running: f64,
     /// Longest waiting queue in any replication [requests].
     pub peak_queue_len: u32,
     /// Mean preemptions per replication.
@@ -103,7 +109,9 @@ pub fn replicate(
         e2e_s: mean_summary(&pick(|r| r.e2e_s)),
         itl_s: mean_summary(&pick(|r| r.itl_s)),
         output_tokens_per_s: avg(|r| r.output_tokens_per_s),
+        completed_rps: avg(|r| r.completed_rps),
         mean_queue_len: avg(|r| r.mean_queue_len),
+        mean_running: avg(|r| r.mean_running),
         peak_queue_len: reports.iter().map(|r| r.peak_queue_len).max().unwrap_or(0),
         preemptions: avg(|r| r.preemptions as f64),
         unfinished_requests: avg(|r| r.unfinished_requests as f64),

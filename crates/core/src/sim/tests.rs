@@ -4,7 +4,8 @@
 use std::collections::VecDeque;
 
 use super::*;
-use crate::plan::{Arrival, LengthDist, TraceRow};
+use crate::plan::MAX_CONCURRENCY;
+use crate::plan::{Arrival, LengthDist, SloMode, TraceRow};
 use crate::rng::Rng;
 
 fn plan_none() -> Plan {
@@ -22,24 +23,117 @@ fn cfg_of(plan: &Plan, rate: f64) -> SimConfig {
 
 /// One running sequence of the naive reference.
 struct Running {
-    /// Request index (arrival order).
+    /// Request index (generated order).
     request: usize,
-    /// Prompt tokens prefilled so far.
+    /// Prompt tokens prefilled so far in this admission.
     prefilled: u64,
-    /// Context held: prefilled prompt plus decoded tokens.
-    context: u64,
-    /// Output tokens emitted so far (the first one at the end of prefill).
-    emitted: u64,
+    /// Decode steps run so far in this admission.
+    decoded: u64,
+}
+
+/// The client gate of the naive reference: with `slots` clients, the j-th request to
+/// end (in time order) releases request `slots + j` at `max(generated, end + think)`.
+struct Gate {
+    slots: usize,
+    think: f64,
+    ended: usize,
+    generated: Vec<f64>,
+    /// When each request reaches the server; None until released.
+    release: Vec<Option<f64>>,
+}
+
+impl Gate {
+    fn new(cfg: &SimConfig, generated: &[f64]) -> Gate {
+        let n = generated.len();
+        let (slots, think) = cfg
+            .traffic
+            .gate()
+            .map_or((n, 0.0), |(c, t)| (c as usize, t));
+        Gate {
+            slots,
+            think,
+            ended: 0,
+            generated: generated.to_vec(),
+            release: (0..n).map(|r| (r < slots).then(|| generated[r])).collect(),
+        }
+    }
+
+    /// A request ended (finished or refused) at `now`.
+    fn end(&mut self, now: f64) {
+        let k = self.slots + self.ended;
+        if k < self.release.len() {
+            self.release[k] = Some(self.generated[k].max(now + self.think));
+        }
+        self.ended += 1;
+    }
+}
+
+/// What the naive reference reports.
+struct RefOut {
+    /// Per measured request (generated order): (TTFT, TPOT, E2E) when it finished.
+    latencies: Vec<Option<(f64, f64, f64)>>,
+    rejected: u32,
+    preemptions: u32,
+}
+
+impl RefOut {
+    fn column(&self, k: usize) -> Vec<f64> {
+        self.latencies
+            .iter()
+            .flatten()
+            .map(|&(a, b, c)| [a, b, c][k])
+            .collect()
+    }
+
+    /// Attainment computed request by request from the latencies, in either mode.
+    fn attainment(&self, slo: &SloTargets) -> f64 {
+        let n = self.latencies.len() as f64;
+        let share = |f: &dyn Fn(f64, f64, f64) -> bool| {
+            self.latencies
+                .iter()
+                .flatten()
+                .filter(|&&(a, b, c)| f(a, b, c))
+                .count() as f64
+                / n
+        };
+        match slo.mode {
+            SloMode::Joint => share(&|a, b, c| slo.meets(a, b, c)),
+            SloMode::Marginal => {
+                let mut worst = f64::INFINITY;
+                for k in 0..3 {
+                    if [slo.ttft_s, slo.tpot_s, slo.e2e_s][k].is_some() {
+                        worst = worst.min(share(&|a, b, c| slo.meets_each(a, b, c)[k]));
+                    }
+                }
+                if worst.is_finite() {
+                    worst
+                } else {
+                    share(&|_, _, _| true)
+                }
+            }
+        }
+    }
 }
 
 /// The scheduler of the design notes, spelled out step by step with no shortcuts: every
-/// step scans all running sequences (no KV limit, no extras). Slow on purpose; it is the
-/// yardstick for the fast engine.
-fn reference(cfg: &SimConfig, seed: u64) -> (Vec<f64>, Vec<f64>) {
+/// step scans all running sequences and recomputes KV use from scratch. It models the
+/// client gate, every KV policy (paged preemption by recompute, refusals) and warm-up;
+/// not speculative decoding or prefix caching. Slow on purpose; it is the yardstick
+/// for the fast engine.
+fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
+    assert_eq!(cfg.spec_draft_tokens, 0, "the reference has no speculation");
+    assert_eq!(cfg.traffic.prefix_hit_rate, 0.0, "nor prefix caching");
     let n = cfg.num_requests as usize;
     let w = cfg.traffic.generate(n, &mut Rng::new(seed));
+    let mut gate = Gate::new(cfg, &w.arrival_s);
     let prompt = |r: usize| w.prompt_tokens[r] as u64;
     let output = |r: usize| w.output_tokens[r] as u64;
+    // Tokens to prefill on (re)admission, and tokens still to produce (the first, at
+    // the end of prefill, included); a preemption moves generated tokens to the first.
+    let mut need: Vec<u64> = (0..n).map(prompt).collect();
+    let mut left: Vec<u64> = (0..n).map(output).collect();
+    let reserve = |r: usize| prompt(r).saturating_add(cfg.traffic.output.max as u64);
+    let cap = cfg.kv_capacity_tokens;
     let step = engine::step_time_fn(cfg);
     let budget = if cfg.chunked_prefill {
         cfg.max_num_batched_tokens as u64
@@ -47,52 +141,118 @@ fn reference(cfg: &SimConfig, seed: u64) -> (Vec<f64>, Vec<f64>) {
         cfg.max_num_batched_tokens.max(cfg.traffic.prompt.max) as u64
     };
     let mut now = 0.0;
+    let mut steps = 0u64;
     let mut next_arrival = 0usize;
     let mut queue: VecDeque<usize> = VecDeque::new();
+    // Running sequences in admission order.
     let mut running: Vec<Running> = Vec::new();
     let mut first_token = vec![f64::NAN; n];
     let mut finish = vec![f64::NAN; n];
-    loop {
-        while next_arrival < n && w.arrival_s[next_arrival] <= now {
-            queue.push_back(next_arrival);
-            next_arrival += 1;
+    let (mut rejected, mut preemptions) = (0u32, 0u32);
+    let absorb = |now: f64, next: &mut usize, queue: &mut VecDeque<usize>, gate: &Gate| {
+        while *next < n && gate.release[*next].is_some_and(|t| t <= now) {
+            queue.push_back(*next);
+            *next += 1;
         }
+    };
+    loop {
+        absorb(now, &mut next_arrival, &mut queue, &gate);
         if queue.is_empty() && running.is_empty() {
             if next_arrival == n {
                 break;
             }
-            now = w.arrival_s[next_arrival];
+            now = gate.release[next_arrival].expect("an idle replica has released the next");
             continue;
         }
-        while running.len() < cfg.max_num_seqs as usize {
-            match queue.pop_front() {
-                Some(request) => running.push(Running {
-                    request,
-                    prefilled: 0,
-                    context: 0,
-                    emitted: 0,
-                }),
-                None => break,
+        if steps >= cfg.max_steps {
+            break;
+        }
+        let need_ref = &need;
+        let is_decoding = move |s: &Running| s.prefilled >= need_ref[s.request];
+        let decoders = |run: &[Running]| run.iter().filter(|s| is_decoding(s)).count() as u64;
+        // Paged KV: a sequence holds its whole prefill need from admission, plus one
+        // token per decode step.
+        let kv_used = |run: &[Running]| -> u64 {
+            run.iter()
+                .map(|s| match cfg.kv_policy {
+                    KvPolicy::None => 0,
+                    KvPolicy::Reserve => reserve(s.request),
+                    KvPolicy::Paged => need_ref[s.request] + s.decoded,
+                })
+                .sum()
+        };
+        // Paged: preempt the newest admitted until the next step's growth fits.
+        let mut preempted = Vec::new();
+        if cfg.kv_policy == KvPolicy::Paged {
+            while !running.is_empty() && (kv_used(&running) + decoders(&running)) as f64 > cap {
+                let Some(s) = running.pop() else { break };
+                let generated = if is_decoding(&s) { 1 + s.decoded } else { 0 };
+                preempted.push((s.request, generated));
             }
         }
+        for &(r, generated) in &preempted {
+            need[r] += generated;
+            left[r] -= generated;
+            queue.push_front(r);
+            preemptions += 1;
+        }
+        let need_ref = &need;
+        let is_decoding = move |s: &Running| s.prefilled >= need_ref[s.request];
+        let decoders = |run: &[Running]| run.iter().filter(|s| is_decoding(s)).count() as u64;
+        let kv_used = |run: &[Running]| -> u64 {
+            run.iter()
+                .map(|s| match cfg.kv_policy {
+                    KvPolicy::None => 0,
+                    KvPolicy::Reserve => reserve(s.request),
+                    KvPolicy::Paged => need_ref[s.request] + s.decoded,
+                })
+                .sum()
+        };
+        // Admit first-come-first-served while slots and KV memory allow.
+        while running.len() < cfg.max_num_seqs as usize {
+            absorb(now, &mut next_arrival, &mut queue, &gate);
+            let Some(&r) = queue.front() else { break };
+            let fits = match cfg.kv_policy {
+                KvPolicy::None => true,
+                KvPolicy::Reserve => (kv_used(&running) + reserve(r)) as f64 <= cap,
+                KvPolicy::Paged => (kv_used(&running) + decoders(&running) + need[r]) as f64 <= cap,
+            };
+            if !fits {
+                if running.is_empty() {
+                    queue.pop_front();
+                    rejected += 1;
+                    gate.end(now);
+                    continue;
+                }
+                break;
+            }
+            queue.pop_front();
+            running.push(Running {
+                request: r,
+                prefilled: 0,
+                decoded: 0,
+            });
+        }
+        if running.is_empty() {
+            continue;
+        }
         // Plan the step: decoders first, then prefill chunks in admission order.
-        let decoding = |s: &Running| s.prefilled >= prompt(s.request);
-        let decoders = running.iter().filter(|s| decoding(s)).count() as u64;
+        let n_dec = decoders(&running);
         let context: u64 = running
             .iter()
-            .filter(|s| decoding(s))
-            .map(|s| s.context)
+            .filter(|s| is_decoding(s))
+            .map(|s| need[s.request] + s.decoded)
             .sum();
-        let mut room = budget.saturating_sub(decoders);
+        let mut room = budget.saturating_sub(n_dec);
         let mut chunk = vec![0u64; running.len()];
         for (slot, s) in running.iter().enumerate() {
             if room == 0 {
                 break;
             }
-            if decoding(s) {
+            if is_decoding(s) {
                 continue;
             }
-            let rest = prompt(s.request) - s.prefilled;
+            let rest = need[s.request] - s.prefilled;
             chunk[slot] = if cfg.chunked_prefill {
                 rest.min(room)
             } else {
@@ -100,39 +260,85 @@ fn reference(cfg: &SimConfig, seed: u64) -> (Vec<f64>, Vec<f64>) {
             };
             room = room.saturating_sub(chunk[slot]);
         }
-        let tokens = decoders + chunk.iter().sum::<u64>();
+        let tokens = n_dec + chunk.iter().sum::<u64>();
         now += step(tokens, context as f64);
-        // Apply it.
+        steps += 1;
+        // Apply it; a sequence is done once it has produced what it has left.
+        let mut over = vec![false; running.len()];
         for (slot, s) in running.iter_mut().enumerate() {
-            if s.prefilled >= prompt(s.request) {
-                s.context += 1;
-                s.emitted += 1;
+            let r = s.request;
+            if s.prefilled >= need[r] {
+                s.decoded += 1;
+                over[slot] = 1 + s.decoded >= left[r];
             } else if chunk[slot] > 0 {
                 s.prefilled += chunk[slot];
-                s.context += chunk[slot];
-                if s.prefilled >= prompt(s.request) {
-                    s.emitted = 1;
-                    first_token[s.request] = now;
+                if s.prefilled >= need[r] {
+                    if first_token[r].is_nan() {
+                        first_token[r] = now;
+                    }
+                    over[slot] = left[r] <= 1;
                 }
             }
         }
+        let mut slot = 0;
         running.retain(|s| {
-            let over = s.prefilled >= prompt(s.request) && s.emitted >= output(s.request);
-            if over {
+            let done = over[slot];
+            slot += 1;
+            if done {
                 finish[s.request] = now;
+                gate.end(now);
             }
-            !over
+            !done
         });
     }
     let warm = cfg.warmup_requests as usize;
-    let ttft = (warm..n).map(|r| first_token[r] - w.arrival_s[r]).collect();
-    let tpot = (warm..n)
-        .map(|r| (finish[r] - first_token[r]) / output(r).saturating_sub(1).max(1) as f64)
+    let latencies = (warm..n)
+        .map(|r| {
+            let arrival = gate.release[r]?;
+            if finish[r].is_nan() {
+                return None;
+            }
+            let tpot = (finish[r] - first_token[r]) / output(r).saturating_sub(1).max(1) as f64;
+            Some((first_token[r] - arrival, tpot, finish[r] - arrival))
+        })
         .collect();
-    (ttft, tpot)
+    RefOut {
+        latencies,
+        rejected,
+        preemptions,
+    }
+}
+
+/// Checks the fast engine against the reference on both paths, bit for bit.
+fn assert_matches_reference(cfg: &SimConfig, seed: u64, what: &str) -> SimReport {
+    let r = simulate(cfg, seed).expect("runs");
+    let want = reference(cfg, seed);
+    assert_eq!(
+        r.attainment,
+        want.attainment(&cfg.slo),
+        "{what} seed {seed}"
+    );
+    for (k, (got, name)) in [(&r.ttft_s, "ttft"), (&r.tpot_s, "tpot"), (&r.e2e_s, "e2e")]
+        .into_iter()
+        .enumerate()
+    {
+        let label = format!("{what} seed {seed} {name}");
+        assert_same_bits(got, &Summary::of(&mut want.column(k)), &label);
+    }
+    assert_eq!(attainment(cfg, seed).expect("runs"), r.attainment, "{what}");
+    let unfinished = want.latencies.iter().filter(|l| l.is_none()).count() as u32;
+    assert_eq!(r.unfinished_requests, unfinished, "{what} seed {seed}");
+    assert_eq!(r.rejected_requests, want.rejected, "{what} seed {seed}");
+    assert_eq!(r.preemptions, want.preemptions, "{what} seed {seed}");
+    r
 }
 
 fn assert_same_bits(a: &Summary, b: &Summary, what: &str) {
+    assert_eq!(
+        a.mean.is_nan(),
+        b.mean.is_nan(),
+        "{what}: one side is empty"
+    );
     for (x, y, f) in [
         (a.mean, b.mean, "mean"),
         (a.p50, b.p50, "p50"),
@@ -178,21 +384,7 @@ fn engine_matches_the_naive_reference_exactly() {
     for (k, (plan, rate)) in cases.iter().enumerate() {
         let cfg = cfg_of(plan, *rate);
         for seed in [1u64, 77] {
-            let r = simulate(&cfg, seed).expect("runs");
-            let (mut ttft, mut tpot) = reference(&cfg, seed);
-            let hits = ttft
-                .iter()
-                .zip(&tpot)
-                .filter(|&(&a, &b)| cfg.slo.meets(a, b, f64::NAN.max(0.0)))
-                .count();
-            assert_eq!(
-                r.attainment,
-                hits as f64 / ttft.len() as f64,
-                "case {k} seed {seed}"
-            );
-            assert_same_bits(&r.ttft_s, &Summary::of(&mut ttft), "ttft");
-            assert_same_bits(&r.tpot_s, &Summary::of(&mut tpot), "tpot");
-            assert_eq!(attainment(&cfg, seed).expect("runs"), r.attainment);
+            let r = assert_matches_reference(&cfg, seed, &format!("case {k}"));
             assert_eq!(r.unfinished_requests, 0);
         }
     }
@@ -597,4 +789,261 @@ fn replications_are_independent_and_summarised() {
         rep.by_replication[2],
         attainment(&cfg, replication_seed(7, 2)).expect("runs")
     );
+}
+
+/// A closed loop of `concurrency` clients pausing `think_s` between requests.
+fn closed(concurrency: u32, think_s: f64) -> Arrival {
+    Arrival::Closed {
+        concurrency,
+        think_s,
+    }
+}
+
+#[test]
+fn client_gate_and_kv_policies_match_the_naive_reference_exactly() {
+    let mut base = plan_none();
+    base.run.num_requests = 600;
+    base.run.warmup_requests = 40;
+    let mut cases: Vec<(String, Plan, f64)> = Vec::new();
+    let mut add = |name: &str, f: &dyn Fn(&mut Plan), rate: f64| {
+        let mut p = base.clone();
+        f(&mut p);
+        cases.push((name.to_string(), p, rate));
+    };
+    add("closed 16", &|p| p.traffic.arrival = closed(16, 0.0), 1.0);
+    add("closed 1", &|p| p.traffic.arrival = closed(1, 0.0), 1.0);
+    // More clients than sequences: a waiting queue forms at the server.
+    add("closed 200", &|p| p.traffic.arrival = closed(200, 0.0), 1.0);
+    add(
+        "closed 24 think",
+        &|p| p.traffic.arrival = closed(24, 0.7),
+        1.0,
+    );
+    add(
+        "closed 48 no chunking",
+        &|p| {
+            p.traffic.arrival = closed(48, 0.05);
+            p.engine.chunked_prefill = false;
+        },
+        1.0,
+    );
+    add(
+        "closed budget-bound",
+        &|p| {
+            p.traffic.arrival = closed(96, 0.0);
+            p.engine.max_num_seqs = 96;
+            p.engine.max_num_batched_tokens = 64;
+        },
+        1.0,
+    );
+    add(
+        "open capped",
+        &|p| p.traffic.max_concurrency = Some(40),
+        30.0,
+    );
+    add(
+        "open capped light",
+        &|p| p.traffic.max_concurrency = Some(8),
+        4.0,
+    );
+    add(
+        "gamma capped",
+        &|p| {
+            p.traffic.arrival = Arrival::Gamma { cv: 3.0 };
+            p.traffic.max_concurrency = Some(64);
+        },
+        25.0,
+    );
+    // Paged KV with about 30,000 tokens: preemption by recompute, with and without a gate.
+    let tight = (16e9 + 30_000.0 * 131_072.0) / 0.9;
+    add(
+        "paged open",
+        &|p| {
+            p.engine.kv_policy = KvPolicy::Paged;
+            p.hardware.memory_bytes = tight;
+        },
+        12.0,
+    );
+    add(
+        "paged closed 64",
+        &|p| {
+            p.engine.kv_policy = KvPolicy::Paged;
+            p.hardware.memory_bytes = tight;
+            p.traffic.arrival = closed(64, 0.0);
+        },
+        1.0,
+    );
+    add(
+        "paged capped",
+        &|p| {
+            p.engine.kv_policy = KvPolicy::Paged;
+            p.hardware.memory_bytes = tight;
+            p.traffic.max_concurrency = Some(50);
+        },
+        20.0,
+    );
+    add(
+        "reserve closed think",
+        &|p| {
+            p.engine.kv_policy = KvPolicy::Reserve;
+            p.hardware.memory_bytes = tight;
+            p.traffic.arrival = closed(32, 0.2);
+        },
+        1.0,
+    );
+    // About 1,500 KV tokens: long requests are refused, and a refusal frees its slot.
+    let tiny = 16.2e9 / 0.9;
+    for policy in [KvPolicy::Paged, KvPolicy::Reserve] {
+        add(
+            &format!("{policy:?} refusals closed"),
+            &|p| {
+                p.engine.kv_policy = policy;
+                p.hardware.memory_bytes = tiny;
+                p.traffic.arrival = closed(6, 0.0);
+            },
+            1.0,
+        );
+        add(
+            &format!("{policy:?} refusals closed think"),
+            &|p| {
+                p.engine.kv_policy = policy;
+                p.hardware.memory_bytes = tiny;
+                p.traffic.arrival = closed(3, 0.3);
+            },
+            1.0,
+        );
+        add(
+            &format!("{policy:?} refusals capped"),
+            &|p| {
+                p.engine.kv_policy = policy;
+                p.hardware.memory_bytes = tiny;
+                p.traffic.max_concurrency = Some(4);
+            },
+            20.0,
+        );
+    }
+    let mut saw = (0, 0);
+    for (name, plan, rate) in &cases {
+        for mode in [SloMode::Joint, SloMode::Marginal] {
+            let mut plan = plan.clone();
+            plan.slo.mode = mode;
+            plan.slo.e2e_s = Some(12.0);
+            let cfg = cfg_of(&plan, *rate);
+            for seed in [3u64, 41] {
+                let r = assert_matches_reference(&cfg, seed, &format!("{name} {mode:?}"));
+                saw.0 += r.preemptions;
+                saw.1 += r.rejected_requests;
+            }
+        }
+    }
+    assert!(
+        saw.0 > 0 && saw.1 > 0,
+        "preemptions and refusals exercised: {saw:?}"
+    );
+}
+
+#[test]
+fn closed_loop_keeps_n_sequences_running_and_obeys_littles_law() {
+    let mut p = Plan::default();
+    p.run.warmup_requests = 200;
+    for n in [8u32, 32, 96] {
+        // The drain at the end (fewer than N clients left) biases the throughput by
+        // about N × E2E over the run; enough requests keep that under a few percent.
+        p.run.num_requests = 3000 + 80 * n;
+        p.traffic.arrival = closed(n, 0.0);
+        // The rate is ignored: any valid one gives the same run.
+        let r = simulate(&cfg_of(&p, 1.0), 7).expect("runs");
+        assert_eq!(r, simulate(&cfg_of(&p, 500.0), 7).expect("runs"));
+        assert!(r.unfinished_requests == 0 && r.rejected_requests == 0);
+        // Zero think time and n <= max_num_seqs: every client's request is always on
+        // the server, short of the drain at the end and the steps between an end and
+        // the next admission.
+        let nf = n as f64;
+        assert!(
+            r.mean_running > 0.95 * nf && r.mean_running <= nf,
+            "n {n}: mean running {}",
+            r.mean_running
+        );
+        assert!(
+            r.mean_queue_len < 0.05 * nf,
+            "n {n}: queue {}",
+            r.mean_queue_len
+        );
+        // Little's law: throughput = clients in the system / time each spends there.
+        let little = nf / r.e2e_s.mean;
+        assert!(
+            (r.completed_rps / little - 1.0).abs() < 0.03,
+            "n {n}: completed {} req/s vs N / mean E2E {little}",
+            r.completed_rps
+        );
+    }
+    // With think time, clients spend part of each cycle away: N = X · (E2E + think).
+    p.run.num_requests = 3000;
+    p.traffic.arrival = closed(32, 0.5);
+    let r = simulate(&cfg_of(&p, 1.0), 7).expect("runs");
+    let little = 32.0 / (r.e2e_s.mean + 0.5);
+    assert!(
+        (r.completed_rps / little - 1.0).abs() < 0.03,
+        "completed {} vs {little}",
+        r.completed_rps
+    );
+    assert!(r.mean_running < 32.0 * r.e2e_s.mean / (r.e2e_s.mean + 0.5) * 1.05);
+}
+
+#[test]
+fn open_loop_cap_bounds_requests_in_flight() {
+    let mut p = plan_none();
+    p.run.num_requests = 1500;
+    let free = simulate(&cfg_of(&p, 40.0), 2).expect("runs");
+    p.traffic.max_concurrency = Some(24);
+    let capped = simulate(&cfg_of(&p, 40.0), 2).expect("runs");
+    // Overload: uncapped, the server queue grows; capped, at most 24 are in flight
+    // and the excess waits at the client, outside the measured latencies.
+    assert!(free.peak_queue_len > 100);
+    assert_eq!(capped.peak_queue_len, 0);
+    assert!(capped.mean_running <= 24.0);
+    assert!(capped.ttft_s.p99 < free.ttft_s.p99);
+    assert!(capped.completed_rps < free.completed_rps);
+    // A cap above the request count changes nothing.
+    p.traffic.max_concurrency = Some(MAX_CONCURRENCY);
+    let wide = simulate(&cfg_of(&p, 40.0), 2).expect("runs");
+    assert_eq!(wide, free);
+}
+
+#[test]
+fn marginal_attainment_is_the_worst_objective_share() {
+    let mut p = Plan::default();
+    p.run.num_requests = 1500;
+    // A TPOT objective close to the decode step, so that both objectives bind: on the
+    // default SLO almost no request misses TPOT, and both modes agree.
+    p.slo.tpot_s = Some(0.014);
+    let cfg = cfg_of(&p, 24.0);
+    let joint = simulate(&cfg, 4).expect("runs");
+    let mut m = cfg.clone();
+    m.slo.mode = SloMode::Marginal;
+    let marginal = simulate(&m, 4).expect("runs");
+    assert!(marginal.attainment > joint.attainment);
+    assert_eq!(attainment(&m, 4).expect("runs"), marginal.attainment);
+    // Everything but the attainment is the same run.
+    assert_eq!(
+        SimReport {
+            attainment: joint.attainment,
+            ..marginal.clone()
+        },
+        joint
+    );
+    // Each objective alone: marginal and joint agree, and the marginal attainment is
+    // the smaller of the two single-objective ones.
+    let single = |ttft: Option<f64>, tpot: Option<f64>| {
+        let mut c = m.clone();
+        c.slo.ttft_s = ttft;
+        c.slo.tpot_s = tpot;
+        let a = attainment(&c, 4).expect("runs");
+        c.slo.mode = SloMode::Joint;
+        assert_eq!(attainment(&c, 4).expect("runs"), a);
+        a
+    };
+    let only_ttft = single(cfg.slo.ttft_s, None);
+    let only_tpot = single(None, cfg.slo.tpot_s);
+    assert_eq!(marginal.attainment, only_ttft.min(only_tpot));
 }
