@@ -2,7 +2,7 @@
 //! plus noise), fitted back.
 
 use super::*;
-use crate::measure::{Format, LatencyStats, MeasuredPoint, MeasuredRequest};
+use crate::measure::{Format, MeasuredPoint};
 use crate::plan::Plan;
 
 /// The constants the synthetic "server" runs with.
@@ -12,76 +12,9 @@ pub(crate) const TRUTH: Constants = Constants {
     step_overhead_s: 3e-3,
 };
 
-fn stats(s: &Summary, noise: f64) -> LatencyStats {
-    LatencyStats {
-        mean_s: Some(s.mean * noise),
-        median_s: Some(s.p50 * noise),
-        percentiles: vec![(90.0, s.p90 * noise), (99.0, s.p99 * noise)],
-    }
-}
-
-/// Measured points at `rates`, simulated with `truth` on `plan`, seed 0xBEEF, with
-/// multiplicative noise of up to ±`noise` on every statistic; `detailed` keeps the
-/// per-request lengths, as `vllm bench serve --save-detailed` does.
-pub(crate) fn synthetic_points(
-    plan: &Plan,
-    truth: &Constants,
-    rates: &[f64],
-    noise: f64,
-    detailed: bool,
-) -> Vec<MeasuredPoint> {
-    let mut rng = Rng::new(42);
-    rates
-        .iter()
-        .map(|&rate| {
-            let mut p = plan.clone();
-            p.run.num_requests = 1000;
-            p.run.warmup_requests = 0;
-            let mut cfg = SimConfig::from_plan(&p, rate).unwrap();
-            cfg.step = StepModel::datasheet(&p).calibrated(
-                truth.bandwidth_efficiency,
-                truth.compute_efficiency,
-                truth.step_overhead_s,
-            );
-            let rep = sim::simulate(&cfg, 0xBEEF).unwrap();
-            let mut n = || 1.0 + noise * (2.0 * rng.next_f64() - 1.0);
-            let w = cfg.traffic.generate(1000, &mut Rng::new(0xBEEF));
-            let mean = |v: &[u32]| v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64;
-            MeasuredPoint {
-                source: format!("run-{rate}rps.json"),
-                format: Format::Vllm,
-                load: MeasuredLoad::Rate {
-                    rate_rps: rate,
-                    cv: 1.0,
-                },
-                max_concurrency: None,
-                completed: 1000,
-                failed: 0,
-                duration_s: rep.sim_time_s,
-                achieved_rps: 1000.0 / rep.sim_time_s,
-                mean_prompt_tokens: mean(&w.prompt_tokens),
-                mean_output_tokens: mean(&w.output_tokens),
-                ttft: stats(&rep.ttft_s, n()),
-                tpot: stats(&rep.tpot_s, n()),
-                itl: stats(&rep.itl_s, 1.0),
-                e2e: stats(&rep.e2e_s, n()),
-                requests: if detailed {
-                    w.prompt_tokens
-                        .iter()
-                        .zip(&w.output_tokens)
-                        .map(|(&prompt_tokens, &output_tokens)| MeasuredRequest {
-                            prompt_tokens,
-                            output_tokens,
-                        })
-                        .collect()
-                } else {
-                    Vec::new()
-                },
-                model: Some("meta-llama/Llama-3.1-8B-Instruct".into()),
-                engine: Some("vllm".into()),
-            }
-        })
-        .collect()
+/// Synthetic points of 1,000 requests with the [`TRUTH`] constants, seed 0xBEEF.
+pub(crate) fn pts(plan: &Plan, rates: &[f64], noise: f64, detailed: bool) -> Vec<MeasuredPoint> {
+    synthetic_points(plan, &TRUTH, rates, 1000, noise, detailed, 0xBEEF).unwrap()
 }
 
 pub(crate) fn set_of(points: Vec<MeasuredPoint>) -> MeasuredSet {
@@ -102,7 +35,7 @@ pub(crate) fn rel(a: f64, b: f64) -> f64 {
 fn recovers_known_constants_from_noisy_measurements() {
     let plan = Plan::default();
     let rates = [2.0, 6.0, 10.0, 13.0, 16.0, 18.0];
-    let set = set_of(synthetic_points(&plan, &TRUTH, &rates, 0.03, true));
+    let set = set_of(pts(&plan, &rates, 0.03, true));
     let report = calibrate_threads(&plan, &set, 2, &mut |_| true).unwrap();
     let c = &report.calibration;
     eprintln!(
@@ -148,13 +81,7 @@ fn recovers_known_constants_from_noisy_measurements() {
 #[test]
 fn the_state_machine_gives_the_same_answer_however_jobs_are_run() {
     let plan = Plan::default();
-    let set = set_of(synthetic_points(
-        &plan,
-        &TRUTH,
-        &[4.0, 12.0, 17.0],
-        0.0,
-        false,
-    ));
+    let set = set_of(pts(&plan, &[4.0, 12.0, 17.0], 0.0, false));
     let one = calibrate_threads(&plan, &set, 1, &mut |_| true).unwrap();
     // Results fed back in reverse order, one at a time.
     let mut c = Calibrator::new(&plan, &set).unwrap();
@@ -174,7 +101,7 @@ fn the_state_machine_gives_the_same_answer_however_jobs_are_run() {
 #[test]
 fn a_single_point_fits_without_a_held_out_error_and_says_so() {
     let plan = Plan::default();
-    let set = set_of(synthetic_points(&plan, &TRUTH, &[10.0], 0.0, false));
+    let set = set_of(pts(&plan, &[10.0], 0.0, false));
     let r = calibrate_threads(&plan, &set, 1, &mut |_| true).unwrap();
     assert!(r.calibration.error.held_out.is_none());
     assert!(r.warnings.iter().any(|w| w.contains("one measured point")));
@@ -184,23 +111,20 @@ fn a_single_point_fits_without_a_held_out_error_and_says_so() {
 #[test]
 fn bad_inputs_are_named() {
     let plan = Plan::default();
-    let mut set = set_of(synthetic_points(&plan, &TRUTH, &[10.0], 0.0, false));
+    let mut set = set_of(pts(&plan, &[10.0], 0.0, false));
     set.points.clear();
     assert_eq!(
         Calibrator::new(&plan, &set).unwrap_err(),
         CalibrateError::NoPoints
     );
-    let mut set = set_of(synthetic_points(&plan, &TRUTH, &[10.0], 0.0, false));
+    let mut set = set_of(pts(&plan, &[10.0], 0.0, false));
     set.points[0].mean_prompt_tokens = 0.0;
     let e = Calibrator::new(&plan, &set).unwrap_err().to_string();
-    assert!(e.starts_with("run-10rps.json: mean prompt"), "{e}");
+    assert!(e.starts_with("synthetic-10rps.json: mean prompt"), "{e}");
     let mut bad = plan.clone();
     bad.engine.max_num_seqs = 0;
     assert!(matches!(
-        Calibrator::new(
-            &bad,
-            &set_of(synthetic_points(&plan, &TRUTH, &[1.0], 0.0, false))
-        ),
+        Calibrator::new(&bad, &set_of(pts(&plan, &[1.0], 0.0, false))),
         Err(CalibrateError::Plan(_))
     ));
 }
@@ -208,7 +132,7 @@ fn bad_inputs_are_named() {
 #[test]
 fn cancelling_stops_the_fit() {
     let plan = Plan::default();
-    let set = set_of(synthetic_points(&plan, &TRUTH, &[4.0, 12.0], 0.0, false));
+    let set = set_of(pts(&plan, &[4.0, 12.0], 0.0, false));
     assert_eq!(
         calibrate_threads(&plan, &set, 1, &mut |_| false).unwrap_err(),
         CalibrateError::Cancelled
@@ -237,4 +161,48 @@ fn constants_round_trip_through_theta_and_clamp() {
     assert_eq!(wild.bandwidth_efficiency, MAX_EFFICIENCY);
     assert!(rel(wild.compute_efficiency, MIN_EFFICIENCY) < 1e-12);
     assert!(rel(wild.step_overhead_s, MIN_OVERHEAD_S) < 1e-12);
+}
+
+#[test]
+fn recovers_the_constants_from_files_in_every_format() {
+    use crate::measure::{import_files, write};
+    let plan = Plan::default();
+    let rates = [2.0, 6.0, 10.0, 14.0, 17.0];
+    let points = pts(&plan, &rates, 0.02, true);
+    let vllm: Vec<(String, String)> = points
+        .iter()
+        .map(|p| (p.source.clone(), write::vllm_json(p)))
+        .collect();
+    let guidellm = vec![("report.json".to_string(), write::guidellm_json(&points))];
+    let table = vec![("sweep.csv".to_string(), write::table_csv(&points))];
+    let wt = 16e9 / 3.35e12;
+    let floor = |c: &Calibration| c.step_overhead_s.value + wt / c.bandwidth_efficiency.value;
+    let truth_floor = TRUTH.step_overhead_s + wt / TRUTH.bandwidth_efficiency;
+    for (what, files) in [("vllm", vllm), ("guidellm", guidellm), ("csv", table)] {
+        let refs: Vec<(&str, &[u8])> = files
+            .iter()
+            .map(|(n, t)| (n.as_str(), t.as_bytes()))
+            .collect();
+        let set = import_files(&refs).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(set.points.len(), rates.len(), "{what}");
+        let r = calibrate_threads(&plan, &set, 2, &mut |_| true).unwrap();
+        let c = &r.calibration;
+        eprintln!("{what}: {}", calibration_words(c));
+        assert!(
+            rel(floor(c), truth_floor) < 0.05,
+            "{what}: floor {}",
+            floor(c)
+        );
+        assert!(
+            rel(c.compute_efficiency.value, TRUTH.compute_efficiency) < 0.15,
+            "{what}: compute {:?}",
+            c.compute_efficiency
+        );
+        assert!(
+            c.error.held_out.unwrap().overall < 0.15,
+            "{what}: {:?}",
+            c.error
+        );
+        assert_eq!(c.source.files.len(), files.len());
+    }
 }

@@ -1,0 +1,130 @@
+//! `goodput calibrate`, run as a user would: result files in, a calibrated plan out.
+
+mod common;
+
+use common::{failure, goodput, json, stdout};
+use goodput_core::calibrate::{synthetic_points, Constants};
+use goodput_core::measure::write;
+use goodput_core::Plan;
+
+/// A temporary folder that removes itself.
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let path = std::env::temp_dir().join(format!("goodput-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&path).expect("temp dir");
+        TempDir(path)
+    }
+    fn file(&self, name: &str, body: &str) -> String {
+        let p = self.0.join(name);
+        std::fs::write(&p, body).expect("write");
+        p.to_str().expect("UTF-8 path").to_string()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+const TRUTH: Constants = Constants {
+    bandwidth_efficiency: 0.8,
+    compute_efficiency: 0.7,
+    step_overhead_s: 3e-3,
+};
+
+/// Four `vllm bench serve` files of a server that runs at the TRUTH constants.
+fn vllm_files(dir: &TempDir) -> Vec<String> {
+    let points = synthetic_points(
+        &Plan::default(),
+        &TRUTH,
+        &[3.0, 8.0, 12.0, 15.0],
+        600,
+        0.02,
+        true,
+        0xBEEF,
+    )
+    .expect("synthetic points");
+    points
+        .iter()
+        .map(|p| dir.file(&p.source, &write::vllm_json(p)))
+        .collect()
+}
+
+#[test]
+fn calibrates_writes_a_plan_that_every_command_reads() {
+    let dir = TempDir::new("calibrate");
+    let files = vllm_files(&dir);
+    let out_path = dir.0.join("plan.json");
+    let out = out_path.to_str().unwrap();
+    let mut args = vec!["calibrate", "--json", "--out", out];
+    args.extend(files.iter().map(String::as_str));
+    let report = json(&goodput(&args));
+    let cal = &report["calibration"];
+    let held = cal["error"]["held_out"]["overall"]
+        .as_f64()
+        .expect("held-out error");
+    let datasheet = cal["error"]["uncalibrated"]["overall"].as_f64().unwrap();
+    assert!(
+        held < 0.15 && datasheet > 0.3,
+        "held {held}, datasheet {datasheet}"
+    );
+    assert_eq!(report["points"].as_array().unwrap().len(), 4);
+    assert_eq!(cal["source"]["tool"], "vllm bench serve");
+    assert!(cal["bandwidth_efficiency"]["sd"].as_f64().unwrap() > 0.0);
+
+    // The written plan carries the fit; simulate at a rate that was not measured.
+    let sim = json(&goodput(&[
+        "simulate",
+        "--plan",
+        out,
+        "--request-rate",
+        "10",
+        "--num-requests",
+        "400",
+        "--warmup-requests",
+        "0",
+        "--json",
+    ]));
+    let calibrated_tpot = sim["tpot_s"]["mean"].as_f64().unwrap();
+    let plain = json(&goodput(&[
+        "simulate",
+        "--request-rate",
+        "10",
+        "--num-requests",
+        "400",
+        "--warmup-requests",
+        "0",
+        "--json",
+    ]));
+    let datasheet_tpot = plain["tpot_s"]["mean"].as_f64().unwrap();
+    assert!(
+        calibrated_tpot > datasheet_tpot * 1.3,
+        "calibrated {calibrated_tpot} vs datasheet {datasheet_tpot}"
+    );
+
+    // The link carries it too, and the plan report names it.
+    let link = stdout(&goodput(&["link", "--plan", out]));
+    let decoded = json(&goodput(&["decode", link.trim(), "--json"]));
+    assert!(decoded["calibration"]["enabled"].as_bool().unwrap());
+    let text = stdout(&goodput(&["calibrate", &files[0], &files[1], &files[2]]));
+    assert!(text.contains("held out (LOO)"), "{text}");
+    assert!(text.contains("Step times calibrated from 3 vllm bench serve measurements"));
+}
+
+#[test]
+fn bad_files_get_one_line_naming_the_file() {
+    let dir = TempDir::new("calibrate-bad");
+    let not_json = dir.file("notes.txt", "hello, this is not a benchmark\n");
+    let e = failure(&goodput(&["calibrate", &not_json]), "not a result");
+    assert!(e.contains("notes.txt"), "{e}");
+    let e = failure(&goodput(&["calibrate"]), "no files");
+    assert!(e.contains("at least one result file"), "{e}");
+    let e = failure(&goodput(&["calibrate", "no-such-file.json"]), "missing");
+    assert!(e.contains("no-such-file.json"), "{e}");
+    let other = dir.file("package.json", r#"{"name":"x","version":"1.0.0"}"#);
+    let e = failure(&goodput(&["calibrate", &other]), "another tool's JSON");
+    assert!(e.contains("package.json"), "{e}");
+}
