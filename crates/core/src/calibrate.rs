@@ -826,6 +826,9 @@ impl Calibrator {
             tool: set.format.tool_name().to_string(),
             model: set.model.clone().unwrap_or_default(),
             engine: set.engine.clone().unwrap_or_default(),
+            fitted_model: plan.model.preset.clone(),
+            fitted_gpu: plan.hardware.preset.clone(),
+            fitted_tp_degree: plan.hardware.tp_degree,
         };
         Ok(Calibrator {
             problem,

@@ -595,6 +595,46 @@ pub struct CalibrationSource {
     pub model: String,
     /// The serving engine or backend named in the files, when they name one.
     pub engine: String,
+    /// The plan's model preset when it was calibrated.
+    pub fitted_model: String,
+    /// The plan's GPU preset when it was calibrated.
+    pub fitted_gpu: String,
+    /// The plan's tensor-parallel degree when it was calibrated (0 = not recorded).
+    pub fitted_tp_degree: u32,
+}
+
+impl Calibration {
+    /// Why this calibration may not describe `plan`'s model and hardware (another
+    /// model, GPU or TP degree than it was fitted on), in plain words; `None` when it
+    /// matches or nothing was recorded.
+    pub fn mismatch(&self, plan: &Plan) -> Option<String> {
+        let s = &self.source;
+        let mut diffs = Vec::new();
+        if !s.fitted_model.is_empty() && s.fitted_model != plan.model.preset {
+            diffs.push(format!(
+                "model {} (plan: {})",
+                s.fitted_model, plan.model.preset
+            ));
+        }
+        if !s.fitted_gpu.is_empty() && s.fitted_gpu != plan.hardware.preset {
+            diffs.push(format!(
+                "GPU {} (plan: {})",
+                s.fitted_gpu, plan.hardware.preset
+            ));
+        }
+        if s.fitted_tp_degree > 0 && s.fitted_tp_degree != plan.hardware.tp_degree {
+            diffs.push(format!(
+                "TP {} (plan: {})",
+                s.fitted_tp_degree, plan.hardware.tp_degree
+            ));
+        }
+        (!diffs.is_empty()).then(|| {
+            format!(
+                "the calibration was fitted on {}: its constants may not hold here; calibrate again with measurements of this setup, or switch the calibration off",
+                diffs.join(", ")
+            )
+        })
+    }
 }
 
 /// How far a calibration can be trusted: mean absolute percentage errors [0..].
@@ -853,11 +893,13 @@ impl Plan {
                 ),
             ));
         }
-        let texts =
-            c.source
-                .files
-                .iter()
-                .chain([&c.source.tool, &c.source.model, &c.source.engine]);
+        let texts = c.source.files.iter().chain([
+            &c.source.tool,
+            &c.source.model,
+            &c.source.engine,
+            &c.source.fitted_model,
+            &c.source.fitted_gpu,
+        ]);
         if texts
             .into_iter()
             .any(|t| t.chars().count() > MAX_LABEL_CHARS)
@@ -867,6 +909,12 @@ impl Plan {
                 format!("file, tool, model and engine names must be at most {MAX_LABEL_CHARS} characters"),
             ));
         }
+        count(
+            "calibration.source.fitted_tp_degree",
+            c.source.fitted_tp_degree as u64,
+            0,
+            64,
+        )?;
         let e = &c.error;
         for m in [Some(e.in_sample), e.held_out, Some(e.uncalibrated)]
             .into_iter()

@@ -195,6 +195,14 @@ impl PlanReport {
                 warnings.push(warn("better_knobs", Severity::Info, h.message.clone()));
             }
         }
+        if let Some(why) = plan
+            .calibration
+            .as_ref()
+            .filter(|c| c.enabled)
+            .and_then(|c| c.mismatch(plan))
+        {
+            warnings.push(warn("calibration_mismatch", Severity::Warning, why));
+        }
         warnings.extend(analytics.warnings.iter().cloned());
         warnings.sort_by_key(|w| std::cmp::Reverse(w.severity));
         PlanReport {

@@ -504,6 +504,9 @@ fn calibrated_plan() -> Plan {
             tool: "vllm bench serve".into(),
             model: "meta-llama/Llama-3.1-70B-Instruct-FP8".into(),
             engine: "vllm".into(),
+            fitted_model: "llama-3.1-70b".into(),
+            fitted_gpu: "h200".into(),
+            fitted_tp_degree: 1,
         },
         error: CalibrationError {
             in_sample: err(0.061_234_567_890_123),

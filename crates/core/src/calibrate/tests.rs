@@ -206,3 +206,31 @@ fn recovers_the_constants_from_files_in_every_format() {
         assert_eq!(c.source.files.len(), files.len());
     }
 }
+
+#[test]
+fn a_calibration_moved_to_another_gpu_is_flagged() {
+    let plan = Plan::default();
+    let set = set_of(pts(&plan, &[4.0, 12.0], 0.0, false));
+    let r = calibrate_threads(&plan, &set, 1, &mut |_| true).unwrap();
+    let c = r.calibration.clone();
+    assert_eq!(c.mismatch(&r.plan), None);
+    let mut moved = r.plan.clone();
+    moved.hardware.preset = "b200".into();
+    moved.hardware.tp_degree = 2;
+    let why = c.mismatch(&moved).expect("flagged");
+    assert!(
+        why.contains("GPU h100-sxm (plan: b200)") && why.contains("TP 1 (plan: 2)"),
+        "{why}"
+    );
+    let report = crate::report::PlanReport::build(&moved, None, None);
+    assert!(report
+        .warnings
+        .iter()
+        .any(|w| w.id == "calibration_mismatch"));
+    moved.calibration.as_mut().unwrap().enabled = false;
+    let report = crate::report::PlanReport::build(&moved, None, None);
+    assert!(!report
+        .warnings
+        .iter()
+        .any(|w| w.id == "calibration_mismatch"));
+}
