@@ -1118,53 +1118,105 @@ fn pct(x: f64) -> String {
     format!("{:.1}%", x * 100.0)
 }
 
-/// One sentence on a plan's calibration, for assumptions, the finance view and the
-/// embed: where it came from and how well it matched the measurements.
-pub fn calibration_words(c: &Calibration) -> String {
+/// A plan's calibration in words: one source for the report, the finance view, the
+/// embed card and the CLI, so they never disagree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CalibrationWords {
+    /// Where the fit came from and how well it matched, for finance, e.g. "Calibrated
+    /// from 8 vllm bench serve measurements (Llama-3.1-70B-Instruct-FP8): predictions
+    /// were within 8% of measured latency on held-out runs (datasheet constants: 27%)."
+    pub sentence: String,
+    /// A few words for a badge: `calibrated · held-out error 8%`, or `datasheet constants`.
+    pub badge: String,
+    /// The fitted constants, for engineers: "Fitted: 81% of the datasheet memory
+    /// bandwidth, 69% of its compute, 3.1 ms fixed per step."
+    pub constants: String,
+}
+
+/// A share as a whole percentage ("under 1%" below half a percent).
+fn pct_whole(x: f64) -> String {
+    if x < 0.005 {
+        "under 1%".into()
+    } else {
+        format!("{:.0}%", x * 100.0)
+    }
+}
+
+/// The words for a calibration; see [`CalibrationWords`].
+pub fn calibration_summary(c: &Calibration) -> CalibrationWords {
     let n = c.points.len();
     let tool = if c.source.tool.is_empty() {
         String::new()
     } else {
         format!("{} ", c.source.tool)
     };
-    let what = format!(
-        "{n} {tool}{}",
-        if n == 1 {
-            "measurement"
-        } else {
-            "measurements"
-        }
-    );
-    let model = if c.source.model.is_empty() {
+    let noun = if n == 1 {
+        "measurement"
+    } else {
+        "measurements"
+    };
+    let named: Vec<&str> = [c.source.model.as_str(), c.source.engine.as_str()]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect();
+    let named = if named.is_empty() {
         String::new()
     } else {
-        format!(" of {}", c.source.model)
+        format!(" ({})", named.join(", "))
     };
-    if !c.enabled {
-        return format!(
-            "A calibration from {what}{model} is stored but switched off: these numbers use the datasheet constants."
-        );
-    }
-    let e = &c.error;
-    let held = match e.held_out {
-        Some(h) => format!(
-            "predictions were within {} of measured latency on held-out runs (in sample {}, datasheet constants {})",
-            pct(h.overall),
-            pct(e.in_sample.overall),
-            pct(e.uncalibrated.overall)
-        ),
-        None => format!(
-            "the fit matches it within {} (datasheet constants {}), but one point cannot be checked on held-out data",
-            pct(e.in_sample.overall),
-            pct(e.uncalibrated.overall)
-        ),
-    };
-    format!(
-        "Step times calibrated from {what}{model}: {held}. Fitted: {} of the datasheet memory bandwidth, {} of its compute, {} ms fixed per step.",
-        pct(c.bandwidth_efficiency.value),
-        pct(c.compute_efficiency.value),
+    let from = format!("{n} {tool}{noun}{named}");
+    let sheet = pct_whole(c.error.uncalibrated.overall);
+    let constants = format!(
+        "Fitted: {} of the datasheet memory bandwidth, {} of its compute, {} ms fixed per step.",
+        pct_whole(c.bandwidth_efficiency.value),
+        pct_whole(c.compute_efficiency.value),
         crate::report::markdown::ms(c.step_overhead_s.value)
-    )
+    );
+    if !c.enabled {
+        return CalibrationWords {
+            sentence: format!(
+                "Calibrated from {from}, but the calibration is switched off: the numbers use \
+                 the datasheet constants (their error on the measurements: {sheet})."
+            ),
+            badge: "datasheet constants".into(),
+            constants,
+        };
+    }
+    match c.error.held_out {
+        Some(h) => CalibrationWords {
+            sentence: format!(
+                "Calibrated from {from}: predictions were within {} of measured latency on \
+                 held-out runs (datasheet constants: {sheet}).",
+                pct_whole(h.overall)
+            ),
+            badge: format!("calibrated · held-out error {}", pct_whole(h.overall)),
+            constants,
+        },
+        None => CalibrationWords {
+            sentence: format!(
+                "Calibrated from {from}: predictions were within {} of measured latency on \
+                 the measured run itself, which cannot be checked on held-out data \
+                 (datasheet constants: {sheet}).",
+                pct_whole(c.error.in_sample.overall)
+            ),
+            badge: format!(
+                "calibrated · in-sample error {}",
+                pct_whole(c.error.in_sample.overall)
+            ),
+            constants,
+        },
+    }
+}
+
+/// The calibration in one line for the plan's assumptions and the CLI: the sentence,
+/// then the fitted constants while the calibration is in force.
+pub fn calibration_words(c: &Calibration) -> String {
+    let w = calibration_summary(c);
+    if c.enabled {
+        format!("{} {}", w.sentence, w.constants)
+    } else {
+        w.sentence
+    }
 }
 
 fn opt_ms(x: Option<f64>) -> String {

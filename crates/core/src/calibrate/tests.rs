@@ -234,3 +234,52 @@ fn a_calibration_moved_to_another_gpu_is_flagged() {
         .iter()
         .any(|w| w.id == "calibration_mismatch"));
 }
+
+#[test]
+fn calibration_in_words_says_where_it_came_from_and_how_well_it_held() {
+    let plan = Plan::default();
+    let set = set_of(pts(&plan, &[4.0, 12.0], 0.0, false));
+    let mut c = calibrate_threads(&plan, &set, 1, &mut |_| true)
+        .unwrap()
+        .calibration;
+    c.source.model = "Llama-3.1-70B-Instruct-FP8".into();
+    c.source.engine = String::new();
+    c.error.held_out = Some(MetricErrors {
+        overall: 0.0812,
+        ..MetricErrors::default()
+    });
+    c.error.uncalibrated.overall = 0.2687;
+    c.bandwidth_efficiency.value = 0.81;
+    c.compute_efficiency.value = 0.69;
+    c.step_overhead_s.value = 0.0031;
+    let w = calibration_summary(&c);
+    assert_eq!(
+        w.sentence,
+        "Calibrated from 2 vllm bench serve measurements (Llama-3.1-70B-Instruct-FP8): \
+         predictions were within 8% of measured latency on held-out runs (datasheet \
+         constants: 27%)."
+    );
+    assert_eq!(w.badge, "calibrated · held-out error 8%");
+    assert_eq!(
+        calibration_words(&c),
+        format!(
+            "{} Fitted: 81% of the datasheet memory bandwidth, 69% of its compute, 3.1 ms fixed per step.",
+            w.sentence
+        )
+    );
+    c.enabled = false;
+    let w = calibration_summary(&c);
+    assert!(w
+        .sentence
+        .contains("switched off: the numbers use the datasheet constants (their error on the measurements: 27%)"));
+    assert_eq!(w.badge, "datasheet constants");
+    assert_eq!(calibration_words(&c), w.sentence);
+    c.enabled = true;
+    c.error.held_out = None;
+    c.error.in_sample.overall = 0.05;
+    let w = calibration_summary(&c);
+    assert!(w
+        .sentence
+        .contains("within 5% of measured latency on the measured run itself"));
+    assert_eq!(w.badge, "calibrated · in-sample error 5%");
+}
