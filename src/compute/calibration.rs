@@ -131,6 +131,8 @@ impl FitController {
             Err(e) => return self.stop(FitPhase::Failed(e.to_string())),
         };
         self.stop(FitPhase::Running);
+        let total = calibrator.progress().total;
+        self.status.update(|s| s.total = total);
         self.ensure_pool();
         self.driver.update_value(|d| {
             d.calibrator = Some(calibrator);

@@ -77,6 +77,17 @@ async function waitForDone(page) {
   );
 }
 
+/** Waits for the re-run an edit schedules (if it has not already finished) to finish. */
+async function waitForRerun(page) {
+  await page
+    .waitForFunction(() => document.querySelector('[data-testid="run-status"]')?.dataset.phase !== 'done', null, {
+      timeout: 3_000,
+      polling: 20,
+    })
+    .catch(() => {});
+  await waitForDone(page);
+}
+
 async function cards(page) {
   const out = {};
   for (const id of CARDS) out[id] = await readValue(page, id);
@@ -132,12 +143,7 @@ test('calibrating from uploaded vLLM files changes the cards, and a link carries
   assert.match(await page.textContent('[data-testid="calibrate-provenance"]'), /calibrated from 4 measurements: vllm-rate-1\.json/);
 
   // The calibrated plan re-runs; the cards follow it.
-  await page.waitForFunction(
-    () => document.querySelector('[data-testid="run-status"]')?.dataset.phase !== 'done',
-    null,
-    { timeout: 10_000 },
-  ).catch(() => {});
-  await waitForDone(page);
+  await waitForRerun(page);
   const calibrated = await cards(page);
   assert.notDeepEqual(calibrated, before, 'the calibrated plan gives other numbers');
 
@@ -168,12 +174,13 @@ test('calibrating from uploaded vLLM files changes the cards, and a link carries
   // Switching to the datasheet constants re-runs the cards; undo restores the old plan.
   await page.click('[data-testid="calibrate-toggle"]');
   await page.waitForSelector('[data-testid="calibration-result"][data-enabled="false"]');
-  await waitForDone(page);
+  await waitForRerun(page);
+  assert.notDeepEqual(await cards(page), calibrated, 'the datasheet constants give other numbers');
   assert.match(await page.textContent('[data-testid="calibrate-in-force"]'), /datasheet/);
   await page.click('[data-testid="calibrate-toggle"]');
   await page.click('[data-testid="calibrate-undo"]');
   await page.waitForSelector('[data-testid="calibration-result"]', { state: 'detached' });
-  await waitForDone(page);
+  await waitForRerun(page);
   assert.deepEqual(await cards(page), before, 'undo gives back the plan before calibration');
   assertNoErrors(errors);
   assertNoErrors(fresh.errors);
