@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { assertNoErrors, readValue, screenshot, startHarness } from './harness.mjs';
+import { assertNoErrors, readValue, screenshot, SCREENSHOT_DIR, startHarness } from './harness.mjs';
 
 /** Longest wait for a search and knob sweep, and for a whole calibration [ms]. */
 const RUN_TIMEOUT_MS = 240_000;
@@ -153,6 +153,7 @@ test('calibrating from uploaded vLLM files changes the cards, and a link carries
   assert.ok(ink.n >= 4 * 2 * 30, `measured markers drawn (${ink.n} pixels)`);
   assert.ok(ink.columns >= 8, `markers at several loads (${ink.columns} columns)`);
   await screenshot(page, 'calibrate-after-fit');
+  await page.locator('[data-testid="calibrate-panel"]').screenshot({ path: path.join(SCREENSHOT_DIR, 'calibrate-panel.png') });
 
   // The share link opens the same calibrated plan in a fresh browser.
   await page.click('[data-testid="copy-link"]');
