@@ -3,6 +3,7 @@
 //! chart renders to a canvas in the page and to SVG for exports and tests.
 
 pub mod attainment;
+pub mod calibration;
 pub mod heatmap;
 pub mod histogram;
 pub mod latency;

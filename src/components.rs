@@ -3,6 +3,9 @@
 pub mod alerts_panel;
 pub mod analytic_panel;
 pub mod best_settings;
+pub mod calibrate_panel;
+pub mod calibration_overlay;
+pub mod calibration_result;
 pub mod cards;
 pub mod chart_canvas;
 pub mod charts_panel;

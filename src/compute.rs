@@ -11,6 +11,7 @@
 //! The state machines live in the core and match results by job id, so the page gets the
 //! same numbers as the CLI however the jobs are spread.
 
+pub mod calibration;
 pub mod pool;
 pub mod protocol;
 
@@ -25,7 +26,7 @@ use goodput_core::Plan;
 use leptos::prelude::*;
 
 use pool::{pool_size, Pool, PoolMode, Task};
-use protocol::{Reply, Request};
+use protocol::{Reply, Request, WorkerReply, WorkerRequest};
 
 /// What the controller is doing.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -277,7 +278,7 @@ impl RunController {
                         plan: d.plan.clone(),
                         jobs: part.to_vec(),
                     };
-                    if let Ok(body) = serde_json::to_string(&req) {
+                    if let Ok(body) = serde_json::to_string(&WorkerRequest::Sim(req)) {
                         pool.submit(Task {
                             run: d.run,
                             body,
@@ -348,8 +349,11 @@ impl RunController {
     }
 
     fn on_reply(&self, body: &str) {
-        let Ok(reply) = serde_json::from_str::<Reply>(body) else {
-            return self.fail("a worker sent an unreadable reply".into());
+        let reply: Reply = match serde_json::from_str::<WorkerReply>(body) {
+            Ok(WorkerReply::Sim(r)) => r,
+            // Fit replies belong to the calibration's own pool, never to this one.
+            Ok(WorkerReply::Fit(_)) => return,
+            Err(_) => return self.fail("a worker sent an unreadable reply".into()),
         };
         if reply.run != self.driver.with_value(|d| d.run) {
             return;

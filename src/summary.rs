@@ -167,6 +167,76 @@ pub fn answer_sentence(plan: &Plan, fleet: &CapacityPlan) -> String {
     )
 }
 
+/// How a calibrated plan's numbers came about, in words: the long sentence for the
+/// finance view and the short badge for the embed card. One function for both, so the
+/// two never disagree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CalibrationWords {
+    /// The full sentence, e.g. "Calibrated from 8 vllm bench serve measurements (…)".
+    pub sentence: String,
+    /// A few words for a badge: `calibrated · held-out error 8%`, or `datasheet constants`.
+    pub badge: String,
+}
+
+/// The words for the plan's calibration; `None` for a plan that was never calibrated.
+pub fn calibration_words(plan: &Plan) -> Option<CalibrationWords> {
+    let c = plan.calibration.as_ref()?;
+    let n = c.points.len();
+    let noun = if n == 1 {
+        "measurement"
+    } else {
+        "measurements"
+    };
+    let tool = if c.source.tool.is_empty() {
+        String::new()
+    } else {
+        format!("{} ", c.source.tool)
+    };
+    let named: Vec<&str> = [c.source.model.as_str(), c.source.engine.as_str()]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect();
+    let named = if named.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", named.join(", "))
+    };
+    let from = format!("{n} {tool}{noun}{named}");
+    let pct = |x: f64| format!("{}%", format_sig((x * 100.0).round().max(0.0)));
+    let sheet = pct(c.error.uncalibrated.overall);
+    if !c.enabled {
+        return Some(CalibrationWords {
+            sentence: format!(
+                "Calibrated from {from}, but the calibration is switched off: the numbers use \
+                 the datasheet constants (their error on the measurements: {sheet})."
+            ),
+            badge: "datasheet constants".into(),
+        });
+    }
+    Some(match c.error.held_out {
+        Some(h) => CalibrationWords {
+            sentence: format!(
+                "Calibrated from {from}: predictions were within {} of measured latency on \
+                 held-out runs (datasheet constants: {sheet}).",
+                pct(h.overall)
+            ),
+            badge: format!("calibrated · held-out error {}", pct(h.overall)),
+        },
+        None => CalibrationWords {
+            sentence: format!(
+                "Calibrated from {from}: predictions were within {} of measured latency on \
+                 the measured run itself, which cannot be checked on held-out data \
+                 (datasheet constants: {sheet}).",
+                pct(c.error.in_sample.overall)
+            ),
+            badge: format!(
+                "calibrated · in-sample error {}",
+                pct(c.error.in_sample.overall)
+            ),
+        },
+    })
+}
+
 fn lengths(spec: &LengthSpec) -> String {
     match spec.dist {
         LengthDist::LogNormal { median, .. } => format!(
@@ -270,6 +340,76 @@ pub fn assumptions(plan: &Plan) -> Vec<(&'static str, String)> {
 mod tests {
     use super::*;
     use goodput_core::capacity::size_fleet;
+    use goodput_core::plan::{Calibration, CalibrationSource, MetricErrors};
+
+    #[test]
+    fn calibration_in_words_for_the_finance_view_and_the_embed_card() {
+        let mut plan = Plan::default();
+        assert_eq!(calibration_words(&plan), None);
+        let errors = |overall: f64| MetricErrors {
+            overall,
+            ..MetricErrors::default()
+        };
+        let mut c = Calibration {
+            source: CalibrationSource {
+                files: vec!["a.json".into()],
+                tool: "vllm bench serve".into(),
+                model: "Llama-3.1-70B-Instruct-FP8".into(),
+                engine: String::new(),
+            },
+            ..Calibration::default()
+        };
+        c.error.held_out = Some(errors(0.0812));
+        c.error.uncalibrated = errors(0.2687);
+        c.error.in_sample = errors(0.05);
+        c.points = (1..=8)
+            .map(|i| goodput_core::plan::MeasuredSummary {
+                load: goodput_core::plan::MeasuredLoad::Rate {
+                    rate_rps: f64::from(i),
+                    cv: 1.0,
+                },
+                achieved_rps: f64::from(i),
+                ttft_mean_s: Some(0.1),
+                ttft_p50_s: None,
+                ttft_p99_s: None,
+                tpot_mean_s: None,
+                tpot_p50_s: None,
+                tpot_p99_s: None,
+                e2e_mean_s: None,
+                e2e_p50_s: None,
+                e2e_p99_s: None,
+            })
+            .collect();
+        plan.calibration = Some(c);
+        let w = calibration_words(&plan).expect("calibrated");
+        assert_eq!(
+            w.sentence,
+            "Calibrated from 8 vllm bench serve measurements (Llama-3.1-70B-Instruct-FP8): \
+             predictions were within 8% of measured latency on held-out runs (datasheet \
+             constants: 27%)."
+        );
+        assert_eq!(w.badge, "calibrated · held-out error 8%");
+        // Switched off: the numbers use the datasheet constants, and say so.
+        plan.calibration.as_mut().unwrap().enabled = false;
+        let w = calibration_words(&plan).expect("calibrated");
+        assert!(w
+            .sentence
+            .contains("switched off: the numbers use the datasheet constants"));
+        assert_eq!(w.badge, "datasheet constants");
+        // One point: no held-out error, and the words say what the number is instead.
+        let c = plan.calibration.as_mut().unwrap();
+        c.enabled = true;
+        c.error.held_out = None;
+        c.points.truncate(1);
+        let w = calibration_words(&plan).expect("calibrated");
+        assert!(w
+            .sentence
+            .starts_with("Calibrated from 1 vllm bench serve measurement ("));
+        assert!(w
+            .sentence
+            .contains("within 5% of measured latency on the measured run itself"));
+        assert_eq!(w.badge, "calibrated · in-sample error 5%");
+    }
 
     #[test]
     fn the_capacity_article_example_in_words() {

@@ -297,3 +297,56 @@ async fn a_broken_link_shows_its_message_over_the_defaults() {
     root.remove();
     fresh_start();
 }
+
+/// Types `text` into the textarea `[data-testid=<testid>]` as a user would.
+fn type_into_area(root: &HtmlElement, testid: &str, text: &str) {
+    let area: web_sys::HtmlTextAreaElement = by_testid(root, testid).unchecked_into();
+    area.set_value(text);
+    area.dispatch_event(&bubbling("input")).expect("dispatch");
+}
+
+#[wasm_bindgen_test]
+async fn the_calibration_panel_imports_a_pasted_result_and_reports_a_bad_one() {
+    fresh_start();
+    let root = mount_point();
+    let handle = mount_to(root.clone(), App);
+    tick().await;
+    let run_disabled = || by_testid(&root, "calibrate-run").has_attribute("disabled");
+    assert!(run_disabled(), "nothing to fit before an import");
+    let import: HtmlElement = by_testid(&root, "calibrate-import").unchecked_into();
+
+    type_into_area(
+        &root,
+        "calibrate-paste",
+        "{\"request_rate\": 2, \"completed\": \"many\"}",
+    );
+    tick().await;
+    import.click();
+    tick().await;
+    let message = by_testid(&root, "calibrate-error")
+        .text_content()
+        .unwrap_or_default();
+    assert!(message.starts_with("pasted text: "), "message {message:?}");
+    assert!(run_disabled());
+
+    let good = r#"{"backend":"vllm","model_id":"m","request_rate":2.0,"burstiness":1.0,
+        "duration":50.0,"completed":100,"failed":0,"total_input_tokens":100000,
+        "total_output_tokens":20000,"request_throughput":2.0,"mean_ttft_ms":80.0,
+        "median_ttft_ms":75.0,"mean_tpot_ms":12.0,"median_tpot_ms":12.0,
+        "mean_e2el_ms":2500.0,"median_e2el_ms":2400.0}"#;
+    type_into_area(&root, "calibrate-paste", good);
+    tick().await;
+    import.click();
+    tick().await;
+    assert_eq!(read_value(&root, "calibrate-found"), 1.0);
+    assert!(
+        root.query_selector("[data-testid=\"calibrate-error\"]")
+            .expect("a valid selector")
+            .is_none(),
+        "the message goes once a good file is read"
+    );
+    assert!(!run_disabled(), "ready to fit");
+
+    drop(handle);
+    root.remove();
+}

@@ -4,6 +4,7 @@ use leptos::prelude::*;
 
 use crate::components::alerts_panel::AlertsPanel;
 use crate::components::analytic_panel::AnalyticPanel;
+use crate::components::calibrate_panel::CalibratePanel;
 use crate::components::cards::HeadlineCards;
 use crate::components::charts_panel::ChartsPanel;
 use crate::components::export_panel::ExportPanel;
@@ -71,6 +72,7 @@ pub fn Planner() -> impl IntoView {
                     <AnalyticPanel />
                     <AlertsPanel />
                 </div>
+                <CalibratePanel />
                 <ExportPanel />
                 <SavedPanel />
                 <Glossary />

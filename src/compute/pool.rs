@@ -63,6 +63,9 @@ struct Inner {
     on_mode: Rc<dyn Fn(PoolMode)>,
     on_lost: Rc<dyn Fn(Task)>,
     pumping: bool,
+    /// Whether requests may run on the page while the workers load (long requests, such
+    /// as calibration fits, wait for a worker instead).
+    page_while_starting: bool,
     /// Posts a message to itself to resume the main-thread executor (`None`: use a timer).
     wake: Option<Function>,
 }
@@ -165,6 +168,7 @@ impl Pool {
                 on_mode,
                 on_lost,
                 pumping: false,
+                page_while_starting: true,
                 wake: None,
             })),
         };
@@ -232,6 +236,21 @@ impl Pool {
             );
         }
         pool
+    }
+
+    /// Keeps requests off the page while the workers load: for requests too long for a
+    /// main-thread slice. They still run on the page when no worker can start at all.
+    pub fn wait_for_workers(&self) {
+        self.inner.borrow_mut().page_while_starting = false;
+    }
+
+    /// Whether queued requests run on the page now.
+    fn runs_here(inner: &Inner) -> bool {
+        match inner.mode {
+            PoolMode::Starting => inner.page_while_starting,
+            PoolMode::MainThread => true,
+            PoolMode::Workers(_) => false,
+        }
     }
 
     /// Where requests currently run.
@@ -342,7 +361,9 @@ impl Pool {
 
     fn dispatch(&self) {
         if self.mode().runs_on_page() {
-            self.pump();
+            if Pool::runs_here(&self.inner.borrow()) {
+                self.pump();
+            }
             return;
         }
         let mut inner = self.inner.borrow_mut();
@@ -401,7 +422,7 @@ impl Pool {
         loop {
             let next = {
                 let mut inner = self.inner.borrow_mut();
-                let task = if inner.mode.runs_on_page() {
+                let task = if Pool::runs_here(&inner) {
                     inner.queue.pop_front()
                 } else {
                     None

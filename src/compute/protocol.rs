@@ -1,5 +1,10 @@
 //! Messages between the page and its workers, as JSON strings, and the code a worker runs.
+//!
+//! Two kinds of request share the workers, told apart by a `kind` tag: simulation batches
+//! of the goodput search and the knob sweep ([`Request`]), and calibration fits
+//! ([`FitRequest`]). Each is answered by a reply of the same kind.
 
+use goodput_core::calibrate::{run_fit_job, CalibrationProblem, FitJob, FitJobResult};
 use goodput_core::search::{run_job_with, GoodputSearch, Job, JobResult};
 use goodput_core::sim::SimConfig;
 use goodput_core::Plan;
@@ -25,6 +30,70 @@ pub struct Reply {
     pub results: Vec<JobResult>,
     /// Why the batch failed, if it did.
     pub error: Option<String>,
+}
+
+/// A batch of calibration fits of one problem.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FitRequest {
+    /// Run id of the calibration, echoed back so stale replies can be ignored.
+    pub run: u32,
+    /// The measured points and the plan being fitted.
+    pub problem: CalibrationProblem,
+    /// The fits to run.
+    pub jobs: Vec<FitJob>,
+}
+
+/// The results of one [`FitRequest`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FitReply {
+    /// The request's run id.
+    pub run: u32,
+    /// One result per job, in job order.
+    pub results: Vec<FitJobResult>,
+    /// Why the batch failed, if it did.
+    pub error: Option<String>,
+}
+
+/// Any request a worker takes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WorkerRequest {
+    /// Simulations of the search or the sweep.
+    Sim(Request),
+    /// Calibration fits.
+    Fit(FitRequest),
+}
+
+/// Any reply a worker sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WorkerReply {
+    /// Answer to [`WorkerRequest::Sim`].
+    Sim(Reply),
+    /// Answer to [`WorkerRequest::Fit`].
+    Fit(FitReply),
+}
+
+/// Runs every fit of a request; never panics on bad input.
+pub fn run_fit_request(req: &FitRequest) -> FitReply {
+    let mut results = Vec::with_capacity(req.jobs.len());
+    for job in &req.jobs {
+        match run_fit_job(&req.problem, job) {
+            Ok(r) => results.push(r),
+            Err(e) => {
+                return FitReply {
+                    run: req.run,
+                    results: Vec::new(),
+                    error: Some(e.to_string()),
+                }
+            }
+        }
+    }
+    FitReply {
+        run: req.run,
+        results,
+        error: None,
+    }
 }
 
 /// Runs every job of a request; never panics on bad input.
@@ -58,14 +127,18 @@ fn failed(run: u32, error: String) -> Reply {
 
 /// Handles one JSON request body and returns the JSON reply body.
 pub fn handle(body: &str) -> String {
-    let reply = match serde_json::from_str::<Request>(body) {
-        Ok(req) => run_request(&req),
-        Err(e) => failed(0, format!("bad request: {e}")),
+    let reply = match serde_json::from_str::<WorkerRequest>(body) {
+        Ok(WorkerRequest::Sim(req)) => WorkerReply::Sim(run_request(&req)),
+        Ok(WorkerRequest::Fit(req)) => WorkerReply::Fit(run_fit_request(&req)),
+        Err(e) => WorkerReply::Sim(failed(0, format!("bad request: {e}"))),
     };
     serde_json::to_string(&reply).unwrap_or_else(|e| {
+        let (kind, run) = match &reply {
+            WorkerReply::Sim(r) => ("sim", r.run),
+            WorkerReply::Fit(r) => ("fit", r.run),
+        };
         format!(
-            r#"{{"run":{},"results":[],"error":"cannot encode reply: {e}"}}"#,
-            reply.run
+            r#"{{"kind":"{kind}","run":{run},"results":[],"error":"cannot encode reply: {e}"}}"#
         )
     })
 }
@@ -103,6 +176,84 @@ pub fn warm_up(max_jobs: usize, mut keep_going: impl FnMut() -> bool) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use goodput_core::calibrate::{Calibrator, FitTask};
+    use goodput_core::measure::import_files;
+
+    /// A small vLLM result file at `rate` with plausible latencies for the default plan.
+    fn vllm_file(rate: f64, ttft_ms: f64, tpot_ms: f64) -> String {
+        let e2e_ms = ttft_ms + tpot_ms * 199.0;
+        format!(
+            r#"{{"backend":"vllm","model_id":"test-model","request_rate":{rate},"burstiness":1.0,
+            "duration":{dur},"completed":100,"failed":0,"num_prompts":100,
+            "total_input_tokens":100000,"total_output_tokens":20000,"request_throughput":{rate},
+            "mean_ttft_ms":{ttft_ms},"median_ttft_ms":{ttft_ms},"p99_ttft_ms":{p99t},
+            "mean_tpot_ms":{tpot_ms},"median_tpot_ms":{tpot_ms},"p99_tpot_ms":{p99p},
+            "mean_e2el_ms":{e2e_ms},"median_e2el_ms":{e2e_ms},"p99_e2el_ms":{p99e}}}"#,
+            dur = 100.0 / rate,
+            p99t = ttft_ms * 2.0,
+            p99p = tpot_ms * 1.3,
+            p99e = e2e_ms * 1.3,
+        )
+    }
+
+    #[test]
+    fn a_fit_request_round_trips_and_runs_like_the_core() {
+        let a = vllm_file(1.0, 90.0, 12.0);
+        let b = vllm_file(3.0, 120.0, 15.0);
+        let set = import_files(&[("a.json", a.as_bytes()), ("b.json", b.as_bytes())])
+            .expect("the test files import");
+        let plan = Plan::default();
+        let mut cal = Calibrator::new(&plan, &set).expect("a problem");
+        let mut jobs = cal.next_batch();
+        assert_eq!(jobs[0].task, FitTask::Full);
+        // A cheap job: a leave-one-out refit is the same message shape as the full fit.
+        jobs[0].task = FitTask::LeaveOut { point: 1 };
+        let req = WorkerRequest::Fit(FitRequest {
+            run: 7,
+            problem: cal.problem().clone(),
+            jobs: jobs.clone(),
+        });
+        let body = serde_json::to_string(&req).expect("encodes");
+        assert!(body.contains(r#""kind":"fit""#), "{}", &body[..40]);
+        assert_eq!(
+            serde_json::from_str::<WorkerRequest>(&body).expect("decodes"),
+            req
+        );
+        let reply: WorkerReply = serde_json::from_str(&handle(&body)).expect("a reply");
+        let WorkerReply::Fit(reply) = reply else {
+            panic!("a fit request gets a fit reply, got {reply:?}");
+        };
+        assert_eq!(reply.run, 7);
+        assert_eq!(reply.error, None);
+        let direct = run_fit_job(cal.problem(), &jobs[0]).expect("runs");
+        assert_eq!(
+            reply.results,
+            vec![direct],
+            "the worker runs exactly the core's fit"
+        );
+    }
+
+    #[test]
+    fn simulation_requests_still_get_simulation_replies() {
+        let plan = Plan::default();
+        let mut search = GoodputSearch::new(&plan).expect("a search");
+        let jobs: Vec<Job> = search.next_batch().into_iter().take(1).collect();
+        let body = serde_json::to_string(&WorkerRequest::Sim(Request { run: 3, plan, jobs }))
+            .expect("encodes");
+        assert!(body.starts_with(r#"{"kind":"sim""#));
+        match serde_json::from_str::<WorkerReply>(&handle(&body)).expect("a reply") {
+            WorkerReply::Sim(r) => {
+                assert_eq!((r.run, r.results.len(), r.error), (3, 1, None));
+            }
+            other => panic!("expected a simulation reply, got {other:?}"),
+        }
+        // Garbage is answered, not panicked on.
+        let bad: WorkerReply = serde_json::from_str(&handle("{nope")).expect("a reply");
+        assert!(matches!(
+            bad,
+            WorkerReply::Sim(Reply { error: Some(_), .. })
+        ));
+    }
 
     #[test]
     fn warm_up_runs_real_simulations_and_stops_when_told() {

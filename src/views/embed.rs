@@ -9,7 +9,7 @@ use crate::components::chart_canvas::ChartCanvas;
 use crate::components::charts_panel::attainment_chart;
 use crate::compute::RunController;
 use crate::state::PlanState;
-use crate::summary::slo_words;
+use crate::summary::{calibration_words, slo_words};
 use crate::url_state::{page_base, plan_title, share_link};
 use crate::views::finance::{progress_text, use_fleet, use_report, Figures};
 
@@ -31,6 +31,9 @@ pub fn EmbedView() -> impl IntoView {
             <header class="embed-head">
                 <h2 data-testid="plan-title">{move || state.good.with(plan_title)}</h2>
                 <p class="embed-slo">{move || state.good.with(|p| format!("At {}", slo_words(&p.slo)))}</p>
+                {move || state.good.with(calibration_words).map(|w| view! {
+                    <p class="embed-calibration" data-testid="embed-calibration" title=w.sentence>{w.badge}</p>
+                })}
             </header>
             <Figures goodput=false compact=true />
             {move || status().map(|s| view! { <p class="embed-status" aria-live="polite">{s}</p> })}

@@ -15,7 +15,7 @@ use crate::components::charts_panel::attainment_chart;
 use crate::compute::{Phase, RunController};
 use crate::session::Session;
 use crate::state::PlanState;
-use crate::summary::{answer_sentence, assumptions, usd};
+use crate::summary::{answer_sentence, assumptions, calibration_words, usd};
 use crate::url_state::plan_title;
 
 /// The plan the numbers belong to and the core's plan report for it, as `goodput plan`
@@ -176,6 +176,9 @@ pub fn FinanceView() -> impl IntoView {
             <p class="answer" data-testid="answer" data-ready=move || ready().to_string() aria-live="polite">
                 {answer}
             </p>
+            {move || state.good.with(calibration_words).map(|w| view! {
+                <p class="finance-calibration" data-testid="finance-calibration">{w.sentence}</p>
+            })}
             <Figures />
             <div class="finance-columns">
                 <section class="assumptions" aria-labelledby="assumptions-title">

@@ -1,0 +1,159 @@
+//! The plan's calibration: fitted constants ± sd, errors beside the datasheet's, where the
+//! measurements came from, the fit's cautions, and the switch between fitted and
+//! datasheet constants (with the replicas and cost each gave).
+
+use goodput_core::plan::{Fitted, MetricErrors};
+use goodput_core::Plan;
+use leptos::prelude::*;
+
+use crate::compute::calibration::FitController;
+use crate::compute::RunController;
+use crate::state::PlanState;
+use crate::summary::usd;
+use crate::views::finance::{use_fleet, use_report};
+
+/// Replicas and monthly cost seen for one calibrated plan, with the fit on and off.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Seen {
+    key: Option<Plan>,
+    /// Index 0: datasheet constants, 1: fitted.
+    by: [Option<(u32, f64)>; 2],
+}
+
+fn pm(f: Fitted, scale: f64, unit: &str) -> String {
+    format!("{:.1} ± {:.1}{unit}", f.value * scale, f.sd * scale)
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+/// One row of the error table.
+fn error_row(label: &'static str, e: Option<MetricErrors>) -> impl IntoView {
+    let cell =
+        move |f: fn(&MetricErrors) -> f64| e.as_ref().map(f).map(pct).unwrap_or_else(|| "—".into());
+    view! {
+        <tr><th scope="row">{label}</th><td>{cell(|e| e.ttft)}</td><td>{cell(|e| e.tpot)}</td>
+            <td>{cell(|e| e.e2e)}</td><td>{cell(|e| e.overall)}</td></tr>
+    }
+}
+
+/// The calibration block; shows nothing for a plan that was never calibrated.
+#[component]
+pub fn CalibrationResult() -> impl IntoView {
+    let state = PlanState::expect_context();
+    let runs = RunController::expect_context();
+    let fits = FitController::expect_context();
+    let fleet = use_fleet(use_report(state, runs));
+    let report = use_report(state, runs);
+    let seen = Memo::new(move |prev: Option<&Seen>| {
+        let plan = state.good.get();
+        let Some(on) = plan.calibration.as_ref().map(|c| c.enabled) else {
+            return Seen::default();
+        };
+        let mut key = plan.clone();
+        if let Some(c) = key.calibration.as_mut() {
+            c.enabled = true;
+        }
+        let mut s = prev
+            .cloned()
+            .filter(|s| s.key.as_ref() == Some(&key))
+            .unwrap_or_default();
+        s.key = Some(key);
+        let current = report.with(|r| r.as_ref().is_some_and(|(p, _)| *p == plan));
+        if let (true, Some(Ok(f))) = (current, fleet.get()) {
+            s.by[usize::from(on)] = Some((f.replicas_total, f.cost_per_month_usd));
+        }
+        s
+    });
+    let warnings = move || {
+        fits.report.with(|r| {
+            r.as_ref()
+                .filter(|r| {
+                    state.good.with(|p| {
+                        p.calibration
+                            .as_ref()
+                            .map(|c| c.points == r.calibration.points)
+                            .unwrap_or(false)
+                    })
+                })
+                .map(|r| r.warnings.clone())
+                .unwrap_or_default()
+        })
+    };
+    let undo = move || {
+        fits.undo.with(Option::is_some).then(|| view! {
+        <button type="button" data-testid="calibrate-undo" on:click=move |_| fits.undo_calibration()>"Undo calibration"</button>
+    })
+    };
+    let body = move || {
+        let c = state.good.with(|p| p.calibration.clone())?;
+        let src = &c.source;
+        let named = [src.model.as_str(), src.engine.as_str()]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let provenance = format!(
+            "calibrated from {} measurement{}: {}{}",
+            c.points.len(),
+            if c.points.len() == 1 { "" } else { "s" },
+            src.files.join(", "),
+            if named.is_empty() {
+                String::new()
+            } else {
+                format!(", {named}")
+            }
+        );
+        let held = c.error.held_out.map(|h| h.overall);
+        let in_force = if c.enabled {
+            "In force: the fitted constants."
+        } else {
+            "In force: the datasheet constants (the fit is kept, switched off)."
+        };
+        let compare = move || {
+            let s = seen.get();
+            let show = |k: usize| {
+                s.by[k]
+                    .map(|(r, cost)| format!("{r} replicas, {}/month", usd(cost)))
+                    .unwrap_or_else(|| "switch to see".into())
+            };
+            format!("Fitted: {} · Datasheet: {}", show(1), show(0))
+        };
+        Some(view! {
+            <div class="calibration-result" data-testid="calibration-result" data-enabled=c.enabled.to_string()>
+                <p data-testid="calibrate-provenance">{provenance}</p>
+                <p><strong data-testid="calibrate-in-force">{in_force}</strong></p>
+                <ul class="calibrate-constants" data-testid="calibrate-constants">
+                    <li>"Bandwidth share: " {pm(c.bandwidth_efficiency, 100.0, "%")}</li>
+                    <li>"Compute share: " {pm(c.compute_efficiency, 100.0, "%")}</li>
+                    <li>"Step overhead: " {pm(c.step_overhead_s, 1e3, " ms")}</li>
+                </ul>
+                <table class="calibrate-errors">
+                    <caption>"Mean absolute error against the measurements"</caption>
+                    <thead><tr><th></th><th>"TTFT"</th><th>"TPOT"</th><th>"E2E"</th><th>"All"</th></tr></thead>
+                    <tbody>
+                        {error_row("Fitted, in sample", Some(c.error.in_sample))}
+                        {error_row("Fitted, held out", c.error.held_out)}
+                        {error_row("Datasheet", Some(c.error.uncalibrated))}
+                    </tbody>
+                </table>
+                <p data-testid="calibrate-held-out" data-value=held.map(|h| h.to_string()).unwrap_or_default()>
+                    {match held { Some(h) => format!("Held-out error: {}", pct(h)), None => "Held-out error: not available with one point.".into() }}
+                </p>
+                <label class="toggle">
+                    <input type="checkbox" data-testid="calibrate-toggle" prop:checked=c.enabled on:change=move |_| fits.toggle() />
+                    " Use the fitted constants"
+                </label>
+                <p data-testid="calibrate-compare">{compare}</p>
+            </div>
+        })
+    };
+    view! {
+        {body}
+        <ul class="warnings" data-testid="calibrate-warnings">
+            {move || warnings().into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}
+        </ul>
+        {undo}
+    }
+}

@@ -1,0 +1,211 @@
+// Calibration in the browser: upload vLLM benchmark files, fit in the workers, see the
+// held-out error and the overlay, the cards follow the calibrated plan, the share link
+// carries it to a fresh browser, and a bad file changes nothing.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { assertNoErrors, readValue, screenshot, SCREENSHOT_DIR, startHarness } from './harness.mjs';
+
+/** Longest wait for a search and knob sweep, and for a whole calibration [ms]. */
+const RUN_TIMEOUT_MS = 240_000;
+/** Cards that must follow the calibrated plan. */
+const CARDS = ['goodput-rps', 'replicas-total', 'gpus-total', 'cost-per-month-usd'];
+
+let h;
+let dir;
+before(async () => {
+  h = await startHarness();
+  dir = await mkdtemp(path.join(tmpdir(), 'goodput-calibrate-'));
+});
+after(async () => {
+  await h?.close();
+});
+
+/**
+ * A `vllm bench serve --save-result` file at `rate` req/s for the default plan's model,
+ * measured on a server slower than the datasheet (latencies grow with the load).
+ */
+function vllmResult(rate) {
+  const completed = 200;
+  const ttft = 60 + 25 * rate;
+  const tpot = 14 + 1.6 * rate;
+  const outTokens = 200;
+  const e2e = ttft + tpot * (outTokens - 1);
+  return JSON.stringify({
+    date: '20250101-120000',
+    backend: 'vllm',
+    model_id: 'meta-llama/Llama-3.1-8B-Instruct',
+    num_prompts: completed,
+    request_rate: rate,
+    burstiness: 1.0,
+    max_concurrency: null,
+    duration: completed / rate,
+    completed,
+    failed: 0,
+    total_input_tokens: completed * 1000,
+    total_output_tokens: completed * outTokens,
+    request_throughput: rate * 0.99,
+    mean_ttft_ms: ttft,
+    median_ttft_ms: ttft * 0.9,
+    p99_ttft_ms: ttft * 2.5,
+    mean_tpot_ms: tpot,
+    median_tpot_ms: tpot,
+    p99_tpot_ms: tpot * 1.4,
+    mean_e2el_ms: e2e,
+    median_e2el_ms: e2e * 0.95,
+    p99_e2el_ms: e2e * 1.8,
+  });
+}
+
+async function writeResults(rates) {
+  const files = [];
+  for (const rate of rates) {
+    const file = path.join(dir, `vllm-rate-${rate}.json`);
+    await writeFile(file, vllmResult(rate));
+    files.push(file);
+  }
+  return files;
+}
+
+async function waitForDone(page) {
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid="run-status"]')?.dataset.phase === 'done',
+    null,
+    { timeout: RUN_TIMEOUT_MS, polling: 100 },
+  );
+}
+
+/** Waits for the re-run an edit schedules (if it has not already finished) to finish. */
+async function waitForRerun(page) {
+  await page
+    .waitForFunction(() => document.querySelector('[data-testid="run-status"]')?.dataset.phase !== 'done', null, {
+      timeout: 3_000,
+      polling: 20,
+    })
+    .catch(() => {});
+  await waitForDone(page);
+}
+
+async function cards(page) {
+  const out = {};
+  for (const id of CARDS) out[id] = await readValue(page, id);
+  return out;
+}
+
+/** Pixels of the canvas in the measured-marker colour, and the distinct x columns (by 8 px) they fall in. */
+async function markerPixels(page, rgb) {
+  return page.evaluate(([r, g, b]) => {
+    const c = document.querySelector('[data-testid="calibration-chart"]');
+    const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+    let n = 0;
+    const columns = new Set();
+    for (let y = 0; y < c.height; y += 1) {
+      for (let x = 0; x < c.width; x += 1) {
+        const i = 4 * (y * c.width + x);
+        if (Math.abs(data[i] - r) < 6 && Math.abs(data[i + 1] - g) < 6 && Math.abs(data[i + 2] - b) < 6) {
+          n += 1;
+          columns.add(Math.floor(x / 8));
+        }
+      }
+    }
+    return { n, columns: columns.size };
+  }, rgb);
+}
+
+test('calibrating from uploaded vLLM files changes the cards, and a link carries it', async () => {
+  const files = await writeResults([1, 2, 4, 6]);
+  const { page, errors } = await h.openPage('/', {
+    waitFor: '[data-testid="calibrate-panel"]',
+    viewport: { width: 1440, height: 1000 },
+  });
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.baseUrl });
+  await page.emulateMedia({ colorScheme: 'light' });
+  await waitForDone(page);
+  const before = await cards(page);
+
+  await page.setInputFiles('[data-testid="calibrate-files"]', files);
+  await page.waitForSelector('[data-testid="calibrate-found"][data-value="4"]');
+  assert.match(await page.textContent('[data-testid="calibrate-panel"]'), /Llama-3\.1-8B-Instruct/);
+  await page.click('[data-testid="calibrate-run"]');
+  await page.waitForSelector('[data-testid="calibrate-progress"][data-total]:not([data-total="0"])', {
+    timeout: RUN_TIMEOUT_MS,
+  });
+  const heldOut = await page.waitForSelector('[data-testid="calibrate-held-out"][data-value]:not([data-value=""])', {
+    timeout: RUN_TIMEOUT_MS,
+  });
+  const err = Number(await heldOut.getAttribute('data-value'));
+  assert.ok(err >= 0 && err < 1, `held-out error ${err}`);
+  const progress = page.locator('[data-testid="calibrate-progress"]');
+  assert.equal(await progress.getAttribute('data-done'), await progress.getAttribute('data-total'));
+  assert.equal(await page.getAttribute('[data-testid="calibration-result"]', 'data-enabled'), 'true');
+  assert.match(await page.textContent('[data-testid="calibrate-provenance"]'), /calibrated from 4 measurements: vllm-rate-1\.json/);
+
+  // The calibrated plan re-runs; the cards follow it.
+  await waitForRerun(page);
+  const calibrated = await cards(page);
+  assert.notDeepEqual(calibrated, before, 'the calibrated plan gives other numbers');
+
+  // The overlay has the measured markers (light theme: accent2 #b45309), not only axes.
+  await page.locator('[data-testid="calibration-chart"]').scrollIntoViewIfNeeded();
+  const ink = await markerPixels(page, [0xb4, 0x53, 0x09]);
+  assert.ok(ink.n >= 4 * 2 * 30, `measured markers drawn (${ink.n} pixels)`);
+  assert.ok(ink.columns >= 8, `markers at several loads (${ink.columns} columns)`);
+  await screenshot(page, 'calibrate-after-fit');
+  await page.locator('[data-testid="calibrate-panel"]').screenshot({ path: path.join(SCREENSHOT_DIR, 'calibrate-panel.png') });
+
+  // The share link opens the same calibrated plan in a fresh browser.
+  await page.click('[data-testid="copy-link"]');
+  await page.waitForSelector('[data-testid="copy-link"]:has-text("Copied")');
+  const link = await page.evaluate(() => navigator.clipboard.readText());
+  assert.ok(link.startsWith(`${h.baseUrl}/#p=2`), link);
+  const fresh = await h.openPage(`/${link.slice(link.indexOf('#'))}`, { waitFor: '[data-testid="finance-view"]' });
+  await fresh.page.waitForSelector('[data-testid="answer"][data-ready="true"]', { timeout: RUN_TIMEOUT_MS });
+  const words = await fresh.page.textContent('[data-testid="finance-calibration"]');
+  assert.match(words, /^Calibrated from 4 vllm bench serve measurements \(meta-llama\/Llama-3\.1-8B-Instruct[^)]*\): predictions were within \d+% of measured latency on held-out runs \(datasheet constants: \d+%\)\.$/);
+  await fresh.page.click('[data-testid="open-planner"]');
+  await waitForDone(fresh.page);
+  assert.deepEqual(await cards(fresh.page), calibrated, 'the link gives the same cards');
+  // Redrawn from the link: the measured points, predicted on this page.
+  await fresh.page.waitForSelector('[data-testid="calibration-chart"]');
+  const again = await markerPixels(fresh.page, [0xb4, 0x53, 0x09]);
+  assert.ok(again.n >= 4 * 2 * 30, `markers redrawn from the link (${again.n} pixels)`);
+
+  // Switching to the datasheet constants re-runs the cards; undo restores the old plan.
+  await page.click('[data-testid="calibrate-toggle"]');
+  await page.waitForSelector('[data-testid="calibration-result"][data-enabled="false"]');
+  await waitForRerun(page);
+  assert.notDeepEqual(await cards(page), calibrated, 'the datasheet constants give other numbers');
+  assert.match(await page.textContent('[data-testid="calibrate-in-force"]'), /datasheet/);
+  await page.click('[data-testid="calibrate-toggle"]');
+  await page.click('[data-testid="calibrate-undo"]');
+  await page.waitForSelector('[data-testid="calibration-result"]', { state: 'detached' });
+  await waitForRerun(page);
+  assert.deepEqual(await cards(page), before, 'undo gives back the plan before calibration');
+  assertNoErrors(errors);
+  assertNoErrors(fresh.errors);
+});
+
+test('a bad file shows its one-line message and the cards stay as they were', async () => {
+  const good = await writeResults([1]);
+  const bad = path.join(dir, 'broken.json');
+  await writeFile(bad, '{"request_rate": 2, "completed": "many"');
+  const { page, errors } = await h.openPage('/', { waitFor: '[data-testid="calibrate-panel"]' });
+  await waitForDone(page);
+  const before = await cards(page);
+  const hash = await page.evaluate(() => location.hash);
+  await page.setInputFiles('[data-testid="calibrate-files"]', [good[0], bad]);
+  const msg = (await page.textContent('[data-testid="calibrate-error"]')).trim();
+  assert.match(msg, /^broken\.json: /);
+  assert.ok(!msg.includes('\n'), `one line: ${msg}`);
+  assert.equal(await page.isDisabled('[data-testid="calibrate-run"]'), true, 'nothing to fit');
+  // Pasting garbage says so too.
+  await page.fill('[data-testid="calibrate-paste"]', 'not,a\nbenchmark');
+  await page.click('[data-testid="calibrate-import"]');
+  await page.waitForSelector('[data-testid="calibrate-error"]:has-text("pasted text")');
+  await page.waitForTimeout(500);
+  assert.equal(await page.evaluate(() => location.hash), hash, 'the plan in the address is unchanged');
+  assert.deepEqual(await cards(page), before);
+  assertNoErrors(errors);
+});
