@@ -2,6 +2,7 @@
 //! the answer sentence, the SLO in words and the short list of assumptions. Every
 //! number comes from the core ([`CapacityPlan`], the [`Plan`]); this only formats.
 
+use goodput_core::calibrate::{calibration_summary, CalibrationWords};
 use goodput_core::capacity::CapacityPlan;
 use goodput_core::plan::{Arrival, LengthDist, LengthSpec, SloMode, SloSpec};
 use goodput_core::{presets, Plan};
@@ -167,74 +168,11 @@ pub fn answer_sentence(plan: &Plan, fleet: &CapacityPlan) -> String {
     )
 }
 
-/// How a calibrated plan's numbers came about, in words: the long sentence for the
-/// finance view and the short badge for the embed card. One function for both, so the
-/// two never disagree.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CalibrationWords {
-    /// The full sentence, e.g. "Calibrated from 8 vllm bench serve measurements (…)".
-    pub sentence: String,
-    /// A few words for a badge: `calibrated · held-out error 8%`, or `datasheet constants`.
-    pub badge: String,
-}
-
-/// The words for the plan's calibration; `None` for a plan that was never calibrated.
+/// How a calibrated plan's numbers came about, in words (the core's one wording, for the
+/// finance view's sentence and the embed card's badge); `None` for a plan that was never
+/// calibrated.
 pub fn calibration_words(plan: &Plan) -> Option<CalibrationWords> {
-    let c = plan.calibration.as_ref()?;
-    let n = c.points.len();
-    let noun = if n == 1 {
-        "measurement"
-    } else {
-        "measurements"
-    };
-    let tool = if c.source.tool.is_empty() {
-        String::new()
-    } else {
-        format!("{} ", c.source.tool)
-    };
-    let named: Vec<&str> = [c.source.model.as_str(), c.source.engine.as_str()]
-        .into_iter()
-        .filter(|s| !s.is_empty())
-        .collect();
-    let named = if named.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", named.join(", "))
-    };
-    let from = format!("{n} {tool}{noun}{named}");
-    let pct = |x: f64| format!("{}%", format_sig((x * 100.0).round().max(0.0)));
-    let sheet = pct(c.error.uncalibrated.overall);
-    if !c.enabled {
-        return Some(CalibrationWords {
-            sentence: format!(
-                "Calibrated from {from}, but the calibration is switched off: the numbers use \
-                 the datasheet constants (their error on the measurements: {sheet})."
-            ),
-            badge: "datasheet constants".into(),
-        });
-    }
-    Some(match c.error.held_out {
-        Some(h) => CalibrationWords {
-            sentence: format!(
-                "Calibrated from {from}: predictions were within {} of measured latency on \
-                 held-out runs (datasheet constants: {sheet}).",
-                pct(h.overall)
-            ),
-            badge: format!("calibrated · held-out error {}", pct(h.overall)),
-        },
-        None => CalibrationWords {
-            sentence: format!(
-                "Calibrated from {from}: predictions were within {} of measured latency on \
-                 the measured run itself, which cannot be checked on held-out data \
-                 (datasheet constants: {sheet}).",
-                pct(c.error.in_sample.overall)
-            ),
-            badge: format!(
-                "calibrated · in-sample error {}",
-                pct(c.error.in_sample.overall)
-            ),
-        },
-    })
+    plan.calibration.as_ref().map(calibration_summary)
 }
 
 fn lengths(spec: &LengthSpec) -> String {
@@ -355,7 +293,7 @@ mod tests {
                 files: vec!["a.json".into()],
                 tool: "vllm bench serve".into(),
                 model: "Llama-3.1-70B-Instruct-FP8".into(),
-                engine: String::new(),
+                ..CalibrationSource::default()
             },
             ..Calibration::default()
         };

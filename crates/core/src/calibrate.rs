@@ -739,7 +739,13 @@ pub fn run_fit_job(problem: &CalibrationProblem, job: &FitJob) -> Result<FitJobR
             let budget = FULL_FIT_EVALS.saturating_sub(obj.evaluations);
             nelder_mead(&mut obj, t1, 0.05, budget)?
         }
-        _ => nelder_mead(&mut obj, job.start, 0.05, REFIT_EVALS)?,
+        // A refit starts from the full fit with a simplex wide enough (±15%) to leave
+        // its basin when the held-out point was what held it there, then restarts small.
+        _ => {
+            let (t1, _) = nelder_mead(&mut obj, job.start, 0.15, REFIT_EVALS * 2 / 3)?;
+            let budget = REFIT_EVALS.saturating_sub(obj.evaluations);
+            nelder_mead(&mut obj, t1, 0.05, budget)?
+        }
     };
     let fitted = problem.constants(theta);
     let (predictions, datasheet) = match &job.task {
