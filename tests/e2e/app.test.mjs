@@ -2,7 +2,7 @@
 // charts, progress and cancel, and a responsive page while simulations run.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertNoErrors, readValue, runCliJson, screenshot, startHarness } from './harness.mjs';
+import { assertNoErrors, findNumber, readValue, runCliJson, screenshot, startHarness } from './harness.mjs';
 
 /** Result cells that must equal the CLI's `goodput plan --json`, by JSON key. */
 const CELLS = {
@@ -24,16 +24,6 @@ after(async () => {
   await h?.close();
 });
 
-/** The first number stored under `key` anywhere in `obj` (depth first), or undefined. */
-function findNumber(obj, key) {
-  if (obj === null || typeof obj !== 'object') return undefined;
-  if (typeof obj[key] === 'number') return obj[key];
-  for (const v of Object.values(obj)) {
-    const found = findNumber(v, key);
-    if (found !== undefined) return found;
-  }
-  return undefined;
-}
 
 const phase = (page) => page.getAttribute('[data-testid="run-status"]', 'data-phase');
 

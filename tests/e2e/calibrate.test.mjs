@@ -6,12 +6,19 @@ import assert from 'node:assert/strict';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { assertNoErrors, readValue, screenshot, SCREENSHOT_DIR, startHarness } from './harness.mjs';
+import { assertNoErrors, findNumber, readValue, runCliJson, screenshot, SCREENSHOT_DIR, startHarness } from './harness.mjs';
 
 /** Longest wait for a search and knob sweep, and for a whole calibration [ms]. */
 const RUN_TIMEOUT_MS = 240_000;
 /** Cards that must follow the calibrated plan. */
 const CARDS = ['goodput-rps', 'replicas-total', 'gpus-total', 'cost-per-month-usd'];
+/** The CLI report's key for each card. */
+const CLI_KEYS = {
+  'goodput-rps': 'goodput_rps',
+  'replicas-total': 'replicas_total',
+  'gpus-total': 'gpus_total',
+  'cost-per-month-usd': 'cost_per_month_usd',
+};
 
 let h;
 let dir;
@@ -167,6 +174,12 @@ test('calibrating from uploaded vLLM files changes the cards, and a link carries
   await fresh.page.click('[data-testid="open-planner"]');
   await waitForDone(fresh.page);
   assert.deepEqual(await cards(fresh.page), calibrated, 'the link gives the same cards');
+  // And the CLI reads the same calibrated plan from the link: the same numbers, bit for bit.
+  const cli = await runCliJson(['plan', '--link', link, '--json']);
+  assert.match(cli.assumptions.join(' '), /Calibrated from 4 vllm bench serve measurements/);
+  for (const id of CARDS) {
+    assert.equal(calibrated[id], findNumber(cli, CLI_KEYS[id]), `${id} vs the CLI's ${CLI_KEYS[id]}`);
+  }
   // Redrawn from the link: the measured points, predicted on this page.
   await fresh.page.waitForSelector('[data-testid="calibration-chart"]');
   const again = await markerPixels(fresh.page, [0xb4, 0x53, 0x09]);

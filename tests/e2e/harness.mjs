@@ -323,6 +323,17 @@ export function runCli(args, { input, timeoutMs = 120_000 } = {}) {
  * @param {string[]} args
  * @param {{ input?: string, timeoutMs?: number }} [options]
  */
+/** The first number under `key` anywhere in a JSON document (depth first), or undefined. */
+export function findNumber(doc, key) {
+  if (doc === null || typeof doc !== 'object') return undefined;
+  if (typeof doc[key] === 'number') return doc[key];
+  for (const v of Object.values(doc)) {
+    const found = findNumber(v, key);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 export async function runCliJson(args, options) {
   const out = await runCli(args, options);
   try {

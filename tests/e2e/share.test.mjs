@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { REPO_ROOT, assertNoErrors, readValue, runCli, runCliJson, screenshot, startHarness } from './harness.mjs';
+import { REPO_ROOT, assertNoErrors, findNumber as findKey, readValue, runCli, runCliJson, screenshot, startHarness } from './harness.mjs';
 
 /** Headline cells the page and the CLI must agree on, with the CLI's JSON key for each. */
 const CELLS = [
@@ -35,16 +35,6 @@ after(async () => {
   await h?.close();
 });
 
-/** The first value of `key` anywhere in a JSON document (depth first). */
-function findKey(doc, key) {
-  if (doc === null || typeof doc !== 'object') return undefined;
-  if (Object.hasOwn(doc, key) && typeof doc[key] === 'number') return doc[key];
-  for (const v of Object.values(doc)) {
-    const found = findKey(v, key);
-    if (found !== undefined) return found;
-  }
-  return undefined;
-}
 
 /** The part of a link from `#` on. */
 const fragmentOf = (link) => link.slice(link.indexOf('#'));
