@@ -4,10 +4,12 @@
 //! vendors' datasheets (dense, i.e. without structured sparsity), model shapes from each
 //! model's published `config.json`.
 
+use serde::Serialize;
+
 use crate::plan::{Dtype, Plan};
 
 /// A GPU: its datasheet figures and a default share of peak that real kernels reach.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct GpuPreset {
     /// Stable id used in plans and URLs (e.g. `h100-sxm`).
     pub id: &'static str,
@@ -31,7 +33,7 @@ pub struct GpuPreset {
 }
 
 /// A model: the shape that sets weight bytes, FLOPs per token and KV bytes per token.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ModelPreset {
     /// Stable id used in plans and URLs (e.g. `llama-3.1-8b`).
     pub id: &'static str,
