@@ -123,6 +123,53 @@ pub const GPUS: &[GpuPreset] = &[
         gpu_hour_usd: 3.0,
         source: "AMD Instinct MI300X accelerator datasheet",
     },
+    GpuPreset {
+        id: "h20",
+        name: "NVIDIA H20 96GB",
+        mem_bandwidth_bytes_per_s: 4.0e12,
+        bf16_dense_flops_per_s: 148e12,
+        fp8_dense_flops_per_s: 296e12,
+        memory_bytes: 96e9,
+        achievable_fraction: 0.6,
+        gpu_hour_usd: 1.5,
+        source: "NVIDIA H20 product brief (HGX H20: 96 GB HBM3, 4.0 TB/s, BF16 148 / FP8 296 TFLOP/s dense)",
+    },
+    GpuPreset {
+        id: "l4",
+        name: "NVIDIA L4 24GB",
+        mem_bandwidth_bytes_per_s: 300e9,
+        // Datasheet: 242 (BF16) and 485 (FP8) TFLOP/s with sparsity; dense is half.
+        bf16_dense_flops_per_s: 121e12,
+        fp8_dense_flops_per_s: 242.5e12,
+        memory_bytes: 24e9,
+        achievable_fraction: 0.6,
+        gpu_hour_usd: 0.8,
+        source: "NVIDIA L4 Tensor Core GPU datasheet (sparse figures halved)",
+    },
+    GpuPreset {
+        id: "mi325x",
+        name: "AMD Instinct MI325X 256GB",
+        mem_bandwidth_bytes_per_s: 6.0e12,
+        bf16_dense_flops_per_s: 1307.4e12,
+        fp8_dense_flops_per_s: 2614.9e12,
+        memory_bytes: 256e9,
+        achievable_fraction: 0.5,
+        gpu_hour_usd: 3.5,
+        source: "AMD Instinct MI325X accelerator datasheet",
+    },
+    GpuPreset {
+        id: "gb200",
+        name: "NVIDIA GB200 NVL72, one Blackwell GPU's share",
+        // The rack's 576 TB/s, 13.4 TB HBM3e, and 360 (BF16) / 720 (FP8) PFLOP/s
+        // with sparsity, divided by its 72 GPUs; dense is half the sparse figure.
+        mem_bandwidth_bytes_per_s: 576e12 / 72.0,
+        bf16_dense_flops_per_s: 360e15 / 72.0 / 2.0,
+        fp8_dense_flops_per_s: 720e15 / 72.0 / 2.0,
+        memory_bytes: 13.4e12 / 72.0,
+        achievable_fraction: 0.6,
+        gpu_hour_usd: 7.0,
+        source: "NVIDIA GB200 NVL72 datasheet, per-GPU share of the 72-GPU rack (sparse figures halved)",
+    },
 ];
 
 /// Every model preset, the article's 8B first.
@@ -206,6 +253,36 @@ pub const MODELS: &[ModelPreset] = &[
         kv_heads: 8,
         head_dim: 128,
         source: "mistralai/Mixtral-8x7B-v0.1 config.json and model card",
+    },
+    ModelPreset {
+        id: "llama-3.3-70b",
+        name: "Llama 3.3 70B",
+        params: 70.6e9,
+        active_params: 70.6e9,
+        layers: 80,
+        kv_heads: 8,
+        head_dim: 128,
+        source: "meta-llama/Llama-3.3-70B-Instruct config.json (the Llama 3.1 70B architecture)",
+    },
+    ModelPreset {
+        id: "qwen3-30b-a3b",
+        name: "Qwen3-30B-A3B (MoE, 8 of 128 experts active)",
+        params: 30.5e9,
+        active_params: 3.3e9,
+        layers: 48,
+        kv_heads: 4,
+        head_dim: 128,
+        source: "Qwen/Qwen3-30B-A3B config.json and model card",
+    },
+    ModelPreset {
+        id: "qwen3-235b-a22b",
+        name: "Qwen3-235B-A22B (MoE, 8 of 128 experts active)",
+        params: 235e9,
+        active_params: 22e9,
+        layers: 94,
+        kv_heads: 4,
+        head_dim: 128,
+        source: "Qwen/Qwen3-235B-A22B config.json and model card",
     },
 ];
 
@@ -294,7 +371,18 @@ mod tests {
 
     #[test]
     fn presets_are_complete_and_sane() {
-        for id in ["h100-sxm", "h200", "b200", "a100-80gb", "l40s", "mi300x"] {
+        for id in [
+            "h100-sxm",
+            "h200",
+            "b200",
+            "a100-80gb",
+            "l40s",
+            "mi300x",
+            "h20",
+            "l4",
+            "mi325x",
+            "gb200",
+        ] {
             let g = gpu(id).unwrap_or_else(|| panic!("missing gpu {id}"));
             assert!(g.mem_bandwidth_bytes_per_s > 1e11 && g.memory_bytes > 1e10);
             assert!(g.fp8_dense_flops_per_s >= g.bf16_dense_flops_per_s);
@@ -310,10 +398,23 @@ mod tests {
             "qwen2.5-72b",
             "mistral-7b",
             "mixtral-8x7b",
+            "llama-3.3-70b",
+            "qwen3-30b-a3b",
+            "qwen3-235b-a22b",
         ] {
             let m = model(id).unwrap_or_else(|| panic!("missing model {id}"));
             assert!(m.active_params <= m.params && m.layers > 0 && m.kv_heads > 0);
         }
+        // One GB200 GPU's share of the NVL72 rack: 8 TB/s, 2.5 / 5 PFLOP/s dense, 186 GB.
+        let gb = gpu("gb200").expect("gb200");
+        assert_eq!(gb.mem_bandwidth_bytes_per_s, 8e12);
+        assert_eq!(gb.bf16_dense_flops_per_s, 2.5e15);
+        assert_eq!(gb.fp8_dense_flops_per_s, 5e15);
+        assert!((gb.memory_bytes - 186.1e9).abs() < 0.1e9);
+        // Qwen3-235B-A22B: 94 layers × 2 × 4 KV heads × 128 × 2 bytes = 192,512 bytes/token.
+        let mut plan = Plan::default();
+        model("qwen3-235b-a22b").expect("qwen3").apply(&mut plan);
+        assert_eq!(plan.model.kv_bytes_per_token(), 192_512.0);
         let mixtral = model("mixtral-8x7b").expect("mixtral");
         assert!(mixtral.active_params < 0.3 * mixtral.params);
         assert!(gpu("nope").is_none() && model("nope").is_none());
