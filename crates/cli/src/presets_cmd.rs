@@ -1,6 +1,7 @@
 //! `goodput presets`: every model and GPU preset with its figures and its source.
 
-use goodput_core::presets::{GPUS, MODELS};
+use goodput_core::plan::AttentionKind;
+use goodput_core::presets::{ModelPreset, GPUS, MODELS};
 
 use crate::args::Args;
 
@@ -25,18 +26,19 @@ pub fn run(args: &mut Args) -> Result<String, String> {
     }
     let mut out = String::from("models\n");
     out.push_str(&format!(
-        "  {:<18} {:>9} {:>9} {:>6} {:>8} {:>8}  {}\n",
-        "id", "params[B]", "active[B]", "layers", "kv_heads", "head_dim", "source"
+        "  {:<18} {:>9} {:>9} {:>6} {:>8} {:>8}  {:<28} {}\n",
+        "id", "params[B]", "active[B]", "layers", "kv_heads", "head_dim", "attention", "source"
     ));
     for m in MODELS {
         out.push_str(&format!(
-            "  {:<18} {:>9.2} {:>9.2} {:>6} {:>8} {:>8}  {}\n",
+            "  {:<18} {:>9.2} {:>9.2} {:>6} {:>8} {:>8}  {:<28} {}\n",
             m.id,
             m.params / 1e9,
             m.active_params / 1e9,
             m.layers,
             m.kv_heads,
             m.head_dim,
+            attention(m),
             m.source
         ));
     }
@@ -59,4 +61,21 @@ pub fn run(args: &mut Args) -> Result<String, String> {
         ));
     }
     Ok(out.trim_end().to_string())
+}
+
+/// The attention kind in a few words: `gqa`, `mla 512+64`, `gqa; 18 layers window 128`.
+fn attention(m: &ModelPreset) -> String {
+    let kind = match m.attention {
+        AttentionKind::GroupedQuery => "gqa".to_string(),
+        AttentionKind::MultiHeadLatent => {
+            format!("mla {}+{}", m.kv_lora_rank, m.qk_rope_head_dim)
+        }
+    };
+    if m.sliding_window_layers == 0 {
+        return kind;
+    }
+    format!(
+        "{kind}; {} layers window {}",
+        m.sliding_window_layers, m.sliding_window_tokens
+    )
 }
