@@ -82,3 +82,49 @@ fn an_unknown_preset_lists_the_known_ids() {
         "{err}"
     );
 }
+
+/// Small simulations so the tests stay quick.
+const QUICK: [&str; 6] = [
+    "--num-requests",
+    "300",
+    "--warmup-requests",
+    "30",
+    "--replications",
+    "2",
+];
+
+#[test]
+fn plan_shows_the_kv_capacity_and_the_memory_fit() {
+    let mut args = vec!["plan", "--no-sweep"];
+    args.extend(QUICK);
+    let mut with_json = args.clone();
+    with_json.push("--json");
+    let v = json(&goodput(&with_json));
+    // H100 80 GB × 0.9 − 16 GB weights − (1 GiB + 1.6 GB) reserve, / 131,072 bytes/token.
+    let pool = 72e9 - 16e9 - (1024.0 * 1024.0 * 1024.0 + 1.6e9);
+    let tokens = v["memory"]["kv_capacity_tokens"].as_f64().expect("tokens");
+    assert!((tokens - pool / 131_072.0).abs() < 1e-6, "{tokens}");
+    assert_eq!(v["memory"]["weights_fit"], true);
+    let text = stdout(&goodput(&args));
+    assert!(
+        text.contains("| KV cache | 406847 tokens per replica"),
+        "{text}"
+    );
+    // Llama 3.1 70B in bf16 on two H100s: 70.6 GB of weights per GPU do not fit.
+    let mut args = vec![
+        "plan",
+        "--no-sweep",
+        "--model",
+        "llama-3.1-70b",
+        "--tp",
+        "2",
+        "--kv-policy",
+        "none",
+    ];
+    args.extend(QUICK);
+    let text = stdout(&goodput(&args));
+    assert!(
+        text.contains("the weights do not fit") && text.contains("it needs 3 GPUs per replica"),
+        "{text}"
+    );
+}
