@@ -158,6 +158,21 @@ impl ModelSpec {
         values * self.kv_dtype.bytes()
     }
 
+    /// How many times a replica of `tp_degree` GPUs stores each cached value: 1 while
+    /// the KV heads split evenly over the GPUs; `tp / kv_heads` when there are fewer
+    /// heads than GPUs (each head is copied); `tp` for multi-head latent attention, whose
+    /// one latent per layer every GPU holds in full. 1 with the byte override.
+    pub fn kv_replication(&self, tp_degree: u32) -> f64 {
+        let g = tp_degree.max(1) as f64;
+        if self.kv_bytes_per_token_override.is_some() {
+            return 1.0;
+        }
+        match self.attention {
+            AttentionKind::MultiHeadLatent => g,
+            AttentionKind::GroupedQuery => (g / self.kv_heads.max(1) as f64).max(1.0),
+        }
+    }
+
     /// Layers that attend to the whole context (all layers but the sliding-window ones).
     pub fn global_layers(&self) -> u32 {
         self.layers.saturating_sub(self.sliding_window_layers)
@@ -1387,12 +1402,17 @@ impl Plan {
     /// this is exactly [`ModelSpec::kv_bytes_per_token`]. With them, `kv_bytes` is
     /// concave in the context, so by Jensen's inequality charging every token at the mean
     /// context's rate never under-counts the bytes of a batch whose mean context is c̄.
+    ///
+    /// Multiplied by [`ModelSpec::kv_replication`]: tensor parallelism splits the KV
+    /// heads over the GPUs, but a latent cache, or heads fewer than GPUs, is held in
+    /// full (or in part) by every GPU, so the replica stores and reads it several times.
     pub fn kv_bytes_per_token_effective(&self) -> f64 {
+        let r = self.model.kv_replication(self.hardware.tp_degree);
         if self.model.sliding_window_layers == 0 || self.model.kv_bytes_per_token_override.is_some()
         {
-            return self.model.kv_bytes_per_token();
+            return r * self.model.kv_bytes_per_token();
         }
-        self.model.kv_bytes_per_token_at(self.mean_context_tokens())
+        r * self.model.kv_bytes_per_token_at(self.mean_context_tokens())
     }
 
     /// KV-cache capacity of one replica [tokens]:
@@ -1492,6 +1512,25 @@ mod attention_tests {
             p.validate().unwrap_err().field,
             "model.sliding_window_tokens"
         );
+    }
+
+    #[test]
+    fn tensor_parallelism_copies_latents_and_scarce_heads() {
+        // 8 KV heads: TP 1..=8 splits them; TP 16 holds every head twice.
+        let mut p = Plan::default();
+        for (tp, r) in [(1, 1.0), (2, 1.0), (8, 1.0), (16, 2.0)] {
+            p.hardware.tp_degree = tp;
+            assert_eq!(p.model.kv_replication(tp), r);
+            assert_eq!(p.kv_bytes_per_token_effective(), r * 131_072.0);
+        }
+        // A latent cache is held whole by every GPU: at TP 8, 8 × 70,272 bytes per token
+        // of context for the replica (61 layers × 576 values × 2 bytes on each GPU).
+        p.model.attention = AttentionKind::MultiHeadLatent;
+        p.model.layers = 61;
+        p.model.kv_lora_rank = 512;
+        p.model.qk_rope_head_dim = 64;
+        p.hardware.tp_degree = 8;
+        assert_eq!(p.kv_bytes_per_token_effective(), 8.0 * 70_272.0);
     }
 
     #[test]
