@@ -6,6 +6,7 @@
 //! scientific notation (`8e9`). Errors are one line and name the flag.
 
 use goodput_core::plan::{Arrival, Dtype, KvPolicy, LengthDist, LengthSpec, Plan, SloMode};
+use goodput_core::presets;
 
 /// The arguments after the command name.
 #[derive(Debug, Clone)]
@@ -185,7 +186,34 @@ impl Args {
         Ok(())
     }
 
+    /// `--model ID` and `--gpu ID`: fill the model shape and the hardware from a preset,
+    /// before any single-field flag, wherever they stand on the command line. The weight
+    /// dtype is read first because the GPU's effective FLOP/s depend on it.
+    fn apply_presets(&mut self, p: &mut Plan) -> Result<(), String> {
+        let model = self.value("--model")?;
+        let gpu = self.value("--gpu")?;
+        if let Some(id) = model {
+            let m = presets::model(&id).ok_or_else(|| {
+                let known: Vec<&str> = presets::MODELS.iter().map(|m| m.id).collect();
+                format!("--model: unknown model '{id}'; known: {}", known.join(", "))
+            })?;
+            m.apply(p);
+        }
+        if let Some(d) = self.dtype("--weight-dtype")? {
+            p.model.weight_dtype = d;
+        }
+        if let Some(id) = gpu {
+            let g = presets::gpu(&id).ok_or_else(|| {
+                let known: Vec<&str> = presets::GPUS.iter().map(|g| g.id).collect();
+                format!("--gpu: unknown GPU '{id}'; known: {}", known.join(", "))
+            })?;
+            g.apply(p);
+        }
+        Ok(())
+    }
+
     fn apply_overrides(&mut self, p: &mut Plan) -> Result<(), String> {
+        self.apply_presets(p)?;
         // Scheduler.
         self.set_u32(
             "--max-num-seqs",
@@ -361,9 +389,6 @@ impl Args {
             "model.active_params",
             &mut p.model.active_params,
         )?;
-        if let Some(d) = self.dtype("--weight-dtype")? {
-            p.model.weight_dtype = d;
-        }
         if let Some(d) = self.dtype("--kv-dtype")? {
             p.model.kv_dtype = d;
         }
@@ -651,6 +676,33 @@ mod tests {
             let e = args(line).plan().unwrap_err();
             assert!(e.starts_with(needle), "{line}: {e}");
         }
+    }
+
+    #[test]
+    fn presets_apply_before_single_field_flags_wherever_they_stand() {
+        let mut a =
+            args("--memory-bytes 100e9 --gpu h200 --model llama-3.1-70b --weight-dtype fp8");
+        let p = a.plan().expect("valid");
+        a.finish().expect("all taken");
+        assert_eq!(p.model.preset, "llama-3.1-70b");
+        assert_eq!(p.model.layers, 80);
+        assert_eq!(p.model.weight_dtype, Dtype::Fp8);
+        assert_eq!(p.hardware.preset, "h200");
+        assert_eq!(p.hardware.mem_bandwidth_bytes_per_s, 4.8e12);
+        // The flag wins over the preset although it comes first.
+        assert_eq!(p.hardware.memory_bytes, 100e9);
+        // The GPU's effective FLOP/s follow the FP8 weights given after it.
+        assert!((p.hardware.compute_flops_per_s - 1978.9e12 * 0.6).abs() < 1e6);
+        let e = args("--gpu h900").plan().unwrap_err();
+        assert!(
+            e.starts_with("--gpu: unknown GPU 'h900'; known: h100-sxm, h200"),
+            "{e}"
+        );
+        let e = args("--model gpt-5").plan().unwrap_err();
+        assert!(
+            e.starts_with("--model: unknown model 'gpt-5'; known: article-8b"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod calibrate;
 mod capacity;
 mod link;
 mod plan_cmd;
+mod presets_cmd;
 mod search;
 mod simulate;
 mod sweep;
@@ -26,6 +27,7 @@ commands:
   sweep      goodput over a grid of max_num_seqs x max_num_batched_tokens
   capacity   replicas, GPUs and cost from --goodput R or a measured --sweep FILE.csv
   plan       the whole plan: goodput, capacity, cost, analytic companions
+  presets    list the model and GPU presets (--model ID, --gpu ID) with figures and sources
   calibrate  fit the step model to vllm bench serve / GuideLLM / CSV results
   alerts     Prometheus burn-rate alert rules for the plan's SLO
   link       print a share link for the plan (--base-url URL)
@@ -44,6 +46,7 @@ fn main() {
         "sweep" => sweep::run(&mut args),
         "capacity" => capacity::run(&mut args),
         "plan" => plan_cmd::run(&mut args),
+        "presets" => presets_cmd::run(&mut args),
         "calibrate" => calibrate::run(&mut args),
         "alerts" => alerts::run(&mut args),
         "link" => link::run_link(&mut args),

@@ -242,7 +242,7 @@ pub fn capacity_guess_rps(plan: &Plan) -> f64 {
 pub fn kv_capacity_tokens(plan: &Plan) -> f64 {
     let h = &plan.hardware;
     let usable = h.tp_degree.max(1) as f64 * h.memory_bytes * h.mem_utilization;
-    let kappa = plan.model.kv_bytes_per_token();
+    let kappa = plan.kv_bytes_per_token_effective();
     if kappa <= 0.0 {
         return 0.0;
     }

@@ -17,6 +17,7 @@ pub mod alerts;
 pub mod analytic;
 pub mod calibrate;
 pub mod capacity;
+pub mod fleet;
 pub mod measure;
 pub mod plan;
 pub mod presets;

@@ -43,6 +43,20 @@ impl Dtype {
     }
 }
 
+/// How the attention layers cache keys and values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum AttentionKind {
+    /// Grouped-query (and multi-head / multi-query) attention: every layer caches a key
+    /// and a value of `head_dim` for each of its `kv_heads` [2 × kv_heads × head_dim values].
+    #[default]
+    GroupedQuery,
+    /// Multi-head latent attention (DeepSeek-V2/V3): every layer caches one compressed
+    /// latent of `kv_lora_rank` plus the shared rotary key part of `qk_rope_head_dim`
+    /// [kv_lora_rank + qk_rope_head_dim values].
+    MultiHeadLatent,
+}
+
 /// The model being served.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -68,6 +82,35 @@ pub struct ModelSpec {
     pub weight_bytes_override: Option<f64>,
     /// KV bytes per token, when set by hand instead of derived from the shape [bytes/token].
     pub kv_bytes_per_token_override: Option<f64>,
+    // The attention fields are left out of the JSON at their defaults, so a plan that
+    // does not use them encodes (and links) exactly as before they existed.
+    /// How the layers cache keys and values (grouped-query unless stated).
+    #[serde(skip_serializing_if = "AttentionKind::is_grouped_query")]
+    pub attention: AttentionKind,
+    /// Rank of the compressed KV latent, multi-head latent attention only [values].
+    #[serde(skip_serializing_if = "is_zero")]
+    pub kv_lora_rank: u32,
+    /// Dimension of the decoupled rotary key, multi-head latent attention only [values].
+    #[serde(skip_serializing_if = "is_zero")]
+    pub qk_rope_head_dim: u32,
+    /// Layers with sliding-window (local) attention, out of `layers`; 0 when every layer
+    /// attends to the whole context [layers].
+    #[serde(skip_serializing_if = "is_zero")]
+    pub sliding_window_layers: u32,
+    /// Window of the sliding-window layers [tokens]; ignored when they are 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub sliding_window_tokens: u32,
+}
+
+fn is_zero(x: &u32) -> bool {
+    *x == 0
+}
+
+impl AttentionKind {
+    /// True for the default, grouped-query attention.
+    pub fn is_grouped_query(&self) -> bool {
+        *self == AttentionKind::GroupedQuery
+    }
 }
 
 impl Default for ModelSpec {
@@ -84,6 +127,11 @@ impl Default for ModelSpec {
             kv_dtype: Dtype::Bf16,
             weight_bytes_override: None,
             kv_bytes_per_token_override: None,
+            attention: AttentionKind::GroupedQuery,
+            kv_lora_rank: 0,
+            qk_rope_head_dim: 0,
+            sliding_window_layers: 0,
+            sliding_window_tokens: 0,
         }
     }
 }
@@ -97,15 +145,72 @@ impl ModelSpec {
         self.params * self.weight_dtype.bytes()
     }
 
-    /// KV bytes per token: 2 (K and V) × layers × KV heads × head dim × KV bytes [bytes/token].
+    /// KV bytes one layer caches per token [bytes/token/layer]: 2 (K and V) × KV heads ×
+    /// head dim × KV bytes for grouped-query attention; (kv_lora_rank + qk_rope_head_dim) ×
+    /// KV bytes for multi-head latent attention.
+    pub fn kv_bytes_per_token_per_layer(&self) -> f64 {
+        let values = match self.attention {
+            AttentionKind::GroupedQuery => 2.0 * self.kv_heads as f64 * self.head_dim as f64,
+            AttentionKind::MultiHeadLatent => {
+                self.kv_lora_rank as f64 + self.qk_rope_head_dim as f64
+            }
+        };
+        values * self.kv_dtype.bytes()
+    }
+
+    /// How many times a replica of `tp_degree` GPUs stores each cached value: 1 while
+    /// the KV heads split evenly over the GPUs; `tp / kv_heads` when there are fewer
+    /// heads than GPUs (each head is copied); `tp` for multi-head latent attention, whose
+    /// one latent per layer every GPU holds in full. 1 with the byte override.
+    pub fn kv_replication(&self, tp_degree: u32) -> f64 {
+        let g = tp_degree.max(1) as f64;
+        if self.kv_bytes_per_token_override.is_some() {
+            return 1.0;
+        }
+        match self.attention {
+            AttentionKind::MultiHeadLatent => g,
+            AttentionKind::GroupedQuery => (g / self.kv_heads.max(1) as f64).max(1.0),
+        }
+    }
+
+    /// Layers that attend to the whole context (all layers but the sliding-window ones).
+    pub fn global_layers(&self) -> u32 {
+        self.layers.saturating_sub(self.sliding_window_layers)
+    }
+
+    /// KV bytes per token of context in the full-attention layers [bytes/token]: global
+    /// layers × bytes per layer (for a model without sliding windows, every layer: the
+    /// grouped-query `2 × layers × KV heads × head dim × KV bytes`), or the override.
+    /// Sliding-window layers are not in it; see [`ModelSpec::kv_bytes`].
     pub fn kv_bytes_per_token(&self) -> f64 {
         if let Some(b) = self.kv_bytes_per_token_override {
             return b;
         }
-        2.0 * self.layers as f64
-            * self.kv_heads as f64
-            * self.head_dim as f64
-            * self.kv_dtype.bytes()
+        self.global_layers() as f64 * self.kv_bytes_per_token_per_layer()
+    }
+
+    /// KV bytes one sequence holding `context_tokens` of context caches [bytes]:
+    /// bytes per layer × (global layers × c + window layers × min(c, window)). With the
+    /// override, `override × c`.
+    pub fn kv_bytes(&self, context_tokens: f64) -> f64 {
+        let c = context_tokens.max(0.0);
+        if let Some(b) = self.kv_bytes_per_token_override {
+            return b * c;
+        }
+        let windowed = if self.sliding_window_layers > 0 {
+            self.sliding_window_layers as f64 * c.min(self.sliding_window_tokens as f64)
+        } else {
+            0.0
+        };
+        self.kv_bytes_per_token_per_layer() * (self.global_layers() as f64 * c + windowed)
+    }
+
+    /// Average KV bytes per token of a sequence holding `context_tokens` [bytes/token]:
+    /// `kv_bytes(c) / c`. Equal to [`ModelSpec::kv_bytes_per_token`] without sliding
+    /// windows; larger with them, and falling towards it as the context outgrows the window.
+    pub fn kv_bytes_per_token_at(&self, context_tokens: f64) -> f64 {
+        let c = context_tokens.max(1.0);
+        self.kv_bytes(c) / c
     }
 }
 
@@ -985,6 +1090,36 @@ impl Plan {
         if let Some(b) = m.kv_bytes_per_token_override {
             positive("model.kv_bytes_per_token_override", b, 1e9, "bytes/token")?;
         }
+        if m.attention == AttentionKind::MultiHeadLatent {
+            count("model.kv_lora_rank", m.kv_lora_rank as u64, 1, 65_536)?;
+        } else {
+            count("model.kv_lora_rank", m.kv_lora_rank as u64, 0, 65_536)?;
+        }
+        count("model.qk_rope_head_dim", m.qk_rope_head_dim as u64, 0, 4096)?;
+        if m.sliding_window_layers > m.layers {
+            return Err(err(
+                "model.sliding_window_layers",
+                format!(
+                    "must be in 0..=layers ({}) layers, got {}",
+                    m.layers, m.sliding_window_layers
+                ),
+            ));
+        }
+        if m.sliding_window_layers > 0 {
+            count(
+                "model.sliding_window_tokens",
+                m.sliding_window_tokens as u64,
+                1,
+                MAX_TOKENS as u64,
+            )?;
+        } else {
+            count(
+                "model.sliding_window_tokens",
+                m.sliding_window_tokens as u64,
+                0,
+                MAX_TOKENS as u64,
+            )?;
+        }
         Ok(())
     }
 
@@ -1252,13 +1387,41 @@ impl Plan {
         Ok(())
     }
 
+    /// Mean context a decoding sequence holds [tokens]: mean prompt + half the mean output.
+    pub fn mean_context_tokens(&self) -> f64 {
+        use crate::analytic::{mean_length_tokens, LengthOf};
+        let t = &self.traffic;
+        let prompt = mean_length_tokens(&t.prompt, &t.trace, LengthOf::Prompt);
+        let output = mean_length_tokens(&t.output, &t.trace, LengthOf::Output);
+        prompt + output / 2.0
+    }
+
+    /// KV bytes per token of context the simulator and the roofline charge
+    /// [bytes/token]: the model's average at the plan's mean context,
+    /// `kv_bytes(c̄) / c̄` (see [`Plan::mean_context_tokens`]). Without sliding windows
+    /// this is exactly [`ModelSpec::kv_bytes_per_token`]. With them, `kv_bytes` is
+    /// concave in the context, so by Jensen's inequality charging every token at the mean
+    /// context's rate never under-counts the bytes of a batch whose mean context is c̄.
+    ///
+    /// Multiplied by [`ModelSpec::kv_replication`]: tensor parallelism splits the KV
+    /// heads over the GPUs, but a latent cache, or heads fewer than GPUs, is held in
+    /// full (or in part) by every GPU, so the replica stores and reads it several times.
+    pub fn kv_bytes_per_token_effective(&self) -> f64 {
+        let r = self.model.kv_replication(self.hardware.tp_degree);
+        if self.model.sliding_window_layers == 0 || self.model.kv_bytes_per_token_override.is_some()
+        {
+            return r * self.model.kv_bytes_per_token();
+        }
+        r * self.model.kv_bytes_per_token_at(self.mean_context_tokens())
+    }
+
     /// KV-cache capacity of one replica [tokens]:
-    /// `(memory × tp_degree × mem_utilization − weight bytes) / KV bytes per token`.
+    /// `(memory × tp_degree × mem_utilization − weight bytes) / effective KV bytes per token`.
     /// Zero or negative when the weights do not fit.
     pub fn kv_capacity_tokens(&self) -> f64 {
         let h = &self.hardware;
         let usable = h.memory_bytes * h.tp_degree.max(1) as f64 * h.mem_utilization;
-        (usable - self.model.weight_bytes()) / self.model.kv_bytes_per_token()
+        (usable - self.model.weight_bytes()) / self.kv_bytes_per_token_effective()
     }
 
     fn validate_kv_capacity(&self) -> Result<(), PlanError> {
@@ -1279,5 +1442,120 @@ impl Plan {
                 usable / 1e9
             ),
         ))
+    }
+}
+
+#[cfg(test)]
+mod attention_tests {
+    use super::*;
+
+    #[test]
+    fn a_plan_without_the_attention_fields_decodes_to_grouped_query() {
+        // A model section as written before attention kinds existed.
+        let json = r#"{"model":{"preset":"article-8b","params":8e9,"active_params":8e9,
+            "layers":32,"kv_heads":8,"head_dim":128,"weight_dtype":"bf16","kv_dtype":"bf16",
+            "weight_bytes_override":null,"kv_bytes_per_token_override":null}}"#;
+        let plan: Plan = serde_json::from_str(json).expect("old plan decodes");
+        assert_eq!(plan.model, ModelSpec::default());
+        assert_eq!(plan.model.attention, AttentionKind::GroupedQuery);
+        assert_eq!(plan.model.kv_bytes_per_token(), 131_072.0);
+        assert_eq!(plan.kv_bytes_per_token_effective(), 131_072.0);
+        let text = serde_json::to_string(&plan).expect("encode");
+        assert!(
+            !text.contains("attention") && !text.contains("sliding"),
+            "{text}"
+        );
+        let back: Plan = serde_json::from_str(&text).expect("decode");
+        assert_eq!(back, plan);
+        let mut mla = plan.clone();
+        mla.model.attention = AttentionKind::MultiHeadLatent;
+        mla.model.kv_lora_rank = 512;
+        let text = serde_json::to_string(&mla).expect("encode");
+        assert!(
+            text.contains(r#""attention":"multi_head_latent""#),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<Plan>(&text).expect("decode"), mla);
+    }
+
+    #[test]
+    fn every_attention_field_is_validated_by_name() {
+        let base = || {
+            let mut p = Plan::default();
+            p.engine.kv_policy = KvPolicy::None;
+            p
+        };
+        let mut p = base();
+        p.model.attention = AttentionKind::MultiHeadLatent;
+        let e = p.validate().unwrap_err();
+        assert_eq!(e.field, "model.kv_lora_rank", "{e}");
+        p.model.kv_lora_rank = 512;
+        p.model.qk_rope_head_dim = 64;
+        p.validate().expect("a latent cache of 576 values");
+        p.model.qk_rope_head_dim = 5000;
+        assert_eq!(p.validate().unwrap_err().field, "model.qk_rope_head_dim");
+        let mut p = base();
+        p.model.sliding_window_layers = 33;
+        let e = p.validate().unwrap_err();
+        assert_eq!(e.field, "model.sliding_window_layers");
+        assert!(e.to_string().contains("0..=layers (32)"), "{e}");
+        p.model.sliding_window_layers = 16;
+        let e = p.validate().unwrap_err();
+        assert_eq!(
+            e.field, "model.sliding_window_tokens",
+            "a window of 0 tokens"
+        );
+        p.model.sliding_window_tokens = 4096;
+        p.validate().expect("half the layers windowed");
+        p.model.sliding_window_tokens = MAX_TOKENS + 1;
+        assert_eq!(
+            p.validate().unwrap_err().field,
+            "model.sliding_window_tokens"
+        );
+    }
+
+    #[test]
+    fn tensor_parallelism_copies_latents_and_scarce_heads() {
+        // 8 KV heads: TP 1..=8 splits them; TP 16 holds every head twice.
+        let mut p = Plan::default();
+        for (tp, r) in [(1, 1.0), (2, 1.0), (8, 1.0), (16, 2.0)] {
+            p.hardware.tp_degree = tp;
+            assert_eq!(p.model.kv_replication(tp), r);
+            assert_eq!(p.kv_bytes_per_token_effective(), r * 131_072.0);
+        }
+        // A latent cache is held whole by every GPU: at TP 8, 8 × 70,272 bytes per token
+        // of context for the replica (61 layers × 576 values × 2 bytes on each GPU).
+        p.model.attention = AttentionKind::MultiHeadLatent;
+        p.model.layers = 61;
+        p.model.kv_lora_rank = 512;
+        p.model.qk_rope_head_dim = 64;
+        p.hardware.tp_degree = 8;
+        assert_eq!(p.kv_bytes_per_token_effective(), 8.0 * 70_272.0);
+    }
+
+    #[test]
+    fn sliding_windows_charge_the_mean_context_rate() {
+        // 32 layers of 8 × 128 (4,096 bytes per layer per token), half of them windowed
+        // at 512 tokens; a fixed 1,000-token prompt and 200-token output hold a mean
+        // context of 1,000 + 200 / 2 = 1,100 tokens:
+        // kv_bytes(1,100) = 4,096 × (16 × 1,100 + 16 × 512) = 105,644,032 bytes,
+        // 96,040.0279… bytes/token, between the 65,536 of the 16 global layers and the
+        // 131,072 of all 32.
+        let mut p = Plan::default();
+        p.model.sliding_window_layers = 16;
+        p.model.sliding_window_tokens = 512;
+        p.traffic.prompt.dist = LengthDist::Fixed { tokens: 1000 };
+        p.traffic.output.dist = LengthDist::Fixed { tokens: 200 };
+        p.validate().expect("valid");
+        assert_eq!(p.mean_context_tokens(), 1100.0);
+        assert_eq!(p.model.kv_bytes_per_token(), 65_536.0);
+        assert_eq!(p.model.kv_bytes(1100.0), 105_644_032.0);
+        assert_eq!(p.kv_bytes_per_token_effective(), 105_644_032.0 / 1100.0);
+        let usable = 80e9 * 0.9 - 16e9;
+        assert_eq!(p.kv_capacity_tokens(), usable / (105_644_032.0 / 1100.0));
+        assert_eq!(
+            crate::roofline::StepModel::datasheet(&p).kv_bytes_per_token,
+            105_644_032.0 / 1100.0
+        );
     }
 }

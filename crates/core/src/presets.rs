@@ -4,10 +4,12 @@
 //! vendors' datasheets (dense, i.e. without structured sparsity), model shapes from each
 //! model's published `config.json`.
 
-use crate::plan::{Dtype, Plan};
+use serde::Serialize;
+
+use crate::plan::{AttentionKind, Dtype, Plan};
 
 /// A GPU: its datasheet figures and a default share of peak that real kernels reach.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct GpuPreset {
     /// Stable id used in plans and URLs (e.g. `h100-sxm`).
     pub id: &'static str,
@@ -31,7 +33,7 @@ pub struct GpuPreset {
 }
 
 /// A model: the shape that sets weight bytes, FLOPs per token and KV bytes per token.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ModelPreset {
     /// Stable id used in plans and URLs (e.g. `llama-3.1-8b`).
     pub id: &'static str,
@@ -47,6 +49,16 @@ pub struct ModelPreset {
     pub kv_heads: u32,
     /// Dimension of one attention head.
     pub head_dim: u32,
+    /// How the layers cache keys and values.
+    pub attention: AttentionKind,
+    /// Rank of the compressed KV latent (multi-head latent attention only) [values].
+    pub kv_lora_rank: u32,
+    /// Dimension of the decoupled rotary key (multi-head latent attention only) [values].
+    pub qk_rope_head_dim: u32,
+    /// Layers with sliding-window attention, out of `layers` [layers].
+    pub sliding_window_layers: u32,
+    /// Window of the sliding-window layers [tokens].
+    pub sliding_window_tokens: u32,
     /// Where the figures come from.
     pub source: &'static str,
 }
@@ -121,6 +133,53 @@ pub const GPUS: &[GpuPreset] = &[
         gpu_hour_usd: 3.0,
         source: "AMD Instinct MI300X accelerator datasheet",
     },
+    GpuPreset {
+        id: "h20",
+        name: "NVIDIA H20 96GB",
+        mem_bandwidth_bytes_per_s: 4.0e12,
+        bf16_dense_flops_per_s: 148e12,
+        fp8_dense_flops_per_s: 296e12,
+        memory_bytes: 96e9,
+        achievable_fraction: 0.6,
+        gpu_hour_usd: 1.5,
+        source: "NVIDIA H20 product brief (HGX H20: 96 GB HBM3, 4.0 TB/s, BF16 148 / FP8 296 TFLOP/s dense)",
+    },
+    GpuPreset {
+        id: "l4",
+        name: "NVIDIA L4 24GB",
+        mem_bandwidth_bytes_per_s: 300e9,
+        // Datasheet: 242 (BF16) and 485 (FP8) TFLOP/s with sparsity; dense is half.
+        bf16_dense_flops_per_s: 121e12,
+        fp8_dense_flops_per_s: 242.5e12,
+        memory_bytes: 24e9,
+        achievable_fraction: 0.6,
+        gpu_hour_usd: 0.8,
+        source: "NVIDIA L4 Tensor Core GPU datasheet (sparse figures halved)",
+    },
+    GpuPreset {
+        id: "mi325x",
+        name: "AMD Instinct MI325X 256GB",
+        mem_bandwidth_bytes_per_s: 6.0e12,
+        bf16_dense_flops_per_s: 1307.4e12,
+        fp8_dense_flops_per_s: 2614.9e12,
+        memory_bytes: 256e9,
+        achievable_fraction: 0.5,
+        gpu_hour_usd: 3.5,
+        source: "AMD Instinct MI325X accelerator datasheet",
+    },
+    GpuPreset {
+        id: "gb200",
+        name: "NVIDIA GB200 NVL72, one Blackwell GPU's share",
+        // The rack's 576 TB/s, 13.4 TB HBM3e, and 360 (BF16) / 720 (FP8) PFLOP/s
+        // with sparsity, divided by its 72 GPUs; dense is half the sparse figure.
+        mem_bandwidth_bytes_per_s: 576e12 / 72.0,
+        bf16_dense_flops_per_s: 360e15 / 72.0 / 2.0,
+        fp8_dense_flops_per_s: 720e15 / 72.0 / 2.0,
+        memory_bytes: 13.4e12 / 72.0,
+        achievable_fraction: 0.6,
+        gpu_hour_usd: 7.0,
+        source: "NVIDIA GB200 NVL72 datasheet, per-GPU share of the 72-GPU rack (sparse figures halved)",
+    },
 ];
 
 /// Every model preset, the article's 8B first.
@@ -133,6 +192,11 @@ pub const MODELS: &[ModelPreset] = &[
         layers: 32,
         kv_heads: 8,
         head_dim: 128,
+        attention: AttentionKind::GroupedQuery,
+        kv_lora_rank: 0,
+        qk_rope_head_dim: 0,
+        sliding_window_layers: 0,
+        sliding_window_tokens: 0,
         source: "the worked example of the latency-SLO tuning article",
     },
     ModelPreset {
@@ -143,6 +207,11 @@ pub const MODELS: &[ModelPreset] = &[
         layers: 32,
         kv_heads: 8,
         head_dim: 128,
+        attention: AttentionKind::GroupedQuery,
+        kv_lora_rank: 0,
+        qk_rope_head_dim: 0,
+        sliding_window_layers: 0,
+        sliding_window_tokens: 0,
         source: "meta-llama/Llama-3.1-8B config.json",
     },
     ModelPreset {
@@ -153,6 +222,11 @@ pub const MODELS: &[ModelPreset] = &[
         layers: 80,
         kv_heads: 8,
         head_dim: 128,
+        attention: AttentionKind::GroupedQuery,
+        kv_lora_rank: 0,
+        qk_rope_head_dim: 0,
+        sliding_window_layers: 0,
+        sliding_window_tokens: 0,
         source: "meta-llama/Llama-3.1-70B config.json",
     },
     ModelPreset {
@@ -163,6 +237,11 @@ pub const MODELS: &[ModelPreset] = &[
         layers: 126,
         kv_heads: 8,
         head_dim: 128,
+        attention: AttentionKind::GroupedQuery,
+        kv_lora_rank: 0,
+        qk_rope_head_dim: 0,
+        sliding_window_layers: 0,
+        sliding_window_tokens: 0,
         source: "meta-llama/Llama-3.1-405B config.json",
     },
     ModelPreset {
@@ -173,6 +252,11 @@ pub const MODELS: &[ModelPreset] = &[
         layers: 28,
         kv_heads: 4,
         head_dim: 128,
+        attention: AttentionKind::GroupedQuery,
+        kv_lora_rank: 0,
+        qk_rope_head_dim: 0,
+        sliding_window_layers: 0,
+        sliding_window_tokens: 0,
         source: "Qwen/Qwen2.5-7B config.json",
     },
     ModelPreset {
@@ -183,6 +267,11 @@ pub const MODELS: &[ModelPreset] = &[
         layers: 80,
         kv_heads: 8,
         head_dim: 128,
+        attention: AttentionKind::GroupedQuery,
+        kv_lora_rank: 0,
+        qk_rope_head_dim: 0,
+        sliding_window_layers: 0,
+        sliding_window_tokens: 0,
         source: "Qwen/Qwen2.5-72B config.json",
     },
     ModelPreset {
@@ -193,6 +282,11 @@ pub const MODELS: &[ModelPreset] = &[
         layers: 32,
         kv_heads: 8,
         head_dim: 128,
+        attention: AttentionKind::GroupedQuery,
+        kv_lora_rank: 0,
+        qk_rope_head_dim: 0,
+        sliding_window_layers: 0,
+        sliding_window_tokens: 0,
         source: "mistralai/Mistral-7B-v0.3 config.json",
     },
     ModelPreset {
@@ -203,7 +297,121 @@ pub const MODELS: &[ModelPreset] = &[
         layers: 32,
         kv_heads: 8,
         head_dim: 128,
+        attention: AttentionKind::GroupedQuery,
+        kv_lora_rank: 0,
+        qk_rope_head_dim: 0,
+        sliding_window_layers: 0,
+        sliding_window_tokens: 0,
         source: "mistralai/Mixtral-8x7B-v0.1 config.json and model card",
+    },
+    ModelPreset {
+        id: "llama-3.3-70b",
+        name: "Llama 3.3 70B",
+        params: 70.6e9,
+        active_params: 70.6e9,
+        layers: 80,
+        kv_heads: 8,
+        head_dim: 128,
+        attention: AttentionKind::GroupedQuery,
+        kv_lora_rank: 0,
+        qk_rope_head_dim: 0,
+        sliding_window_layers: 0,
+        sliding_window_tokens: 0,
+        source: "meta-llama/Llama-3.3-70B-Instruct config.json (the Llama 3.1 70B architecture)",
+    },
+    ModelPreset {
+        id: "qwen3-30b-a3b",
+        name: "Qwen3-30B-A3B (MoE, 8 of 128 experts active)",
+        params: 30.5e9,
+        active_params: 3.3e9,
+        layers: 48,
+        kv_heads: 4,
+        head_dim: 128,
+        attention: AttentionKind::GroupedQuery,
+        kv_lora_rank: 0,
+        qk_rope_head_dim: 0,
+        sliding_window_layers: 0,
+        sliding_window_tokens: 0,
+        source: "Qwen/Qwen3-30B-A3B config.json and model card",
+    },
+    ModelPreset {
+        id: "qwen3-235b-a22b",
+        name: "Qwen3-235B-A22B (MoE, 8 of 128 experts active)",
+        params: 235e9,
+        active_params: 22e9,
+        layers: 94,
+        kv_heads: 4,
+        head_dim: 128,
+        attention: AttentionKind::GroupedQuery,
+        kv_lora_rank: 0,
+        qk_rope_head_dim: 0,
+        sliding_window_layers: 0,
+        sliding_window_tokens: 0,
+        source: "Qwen/Qwen3-235B-A22B config.json and model card",
+    },
+    ModelPreset {
+        id: "deepseek-v3",
+        name: "DeepSeek-V3 (MoE with multi-head latent attention)",
+        params: 671e9,
+        active_params: 37e9,
+        layers: 61,
+        // config.json: num_key_value_heads 128, v_head_dim 128; unused by the latent cache.
+        kv_heads: 128,
+        head_dim: 128,
+        attention: AttentionKind::MultiHeadLatent,
+        kv_lora_rank: 512,
+        qk_rope_head_dim: 64,
+        sliding_window_layers: 0,
+        sliding_window_tokens: 0,
+        source: "deepseek-ai/DeepSeek-V3 config.json and model card",
+    },
+    ModelPreset {
+        id: "gpt-oss-20b",
+        name: "gpt-oss-20b (MoE, alternating 128-token sliding window)",
+        params: 21e9,
+        active_params: 3.6e9,
+        layers: 24,
+        kv_heads: 8,
+        head_dim: 64,
+        attention: AttentionKind::GroupedQuery,
+        kv_lora_rank: 0,
+        qk_rope_head_dim: 0,
+        // layer_types alternates sliding_attention and full_attention: 12 of 24.
+        sliding_window_layers: 12,
+        sliding_window_tokens: 128,
+        source: "openai/gpt-oss-20b config.json and model card",
+    },
+    ModelPreset {
+        id: "gpt-oss-120b",
+        name: "gpt-oss-120b (MoE, alternating 128-token sliding window)",
+        params: 117e9,
+        active_params: 5.1e9,
+        layers: 36,
+        kv_heads: 8,
+        head_dim: 64,
+        attention: AttentionKind::GroupedQuery,
+        kv_lora_rank: 0,
+        qk_rope_head_dim: 0,
+        // layer_types alternates sliding_attention and full_attention: 18 of 36.
+        sliding_window_layers: 18,
+        sliding_window_tokens: 128,
+        source: "openai/gpt-oss-120b config.json and model card",
+    },
+    ModelPreset {
+        id: "gemma-3-27b",
+        name: "Gemma 3 27B (5 local : 1 global, 1,024-token window)",
+        params: 27e9,
+        active_params: 27e9,
+        layers: 62,
+        kv_heads: 16,
+        head_dim: 128,
+        attention: AttentionKind::GroupedQuery,
+        kv_lora_rank: 0,
+        qk_rope_head_dim: 0,
+        // sliding_window_pattern 6: layers 6, 12, ..., 60 (10 of 62) are global.
+        sliding_window_layers: 52,
+        sliding_window_tokens: 1024,
+        source: "google/gemma-3-27b-it config.json (text_config) and model card",
     },
 ];
 
@@ -256,6 +464,11 @@ impl ModelPreset {
         m.layers = self.layers;
         m.kv_heads = self.kv_heads;
         m.head_dim = self.head_dim;
+        m.attention = self.attention;
+        m.kv_lora_rank = self.kv_lora_rank;
+        m.qk_rope_head_dim = self.qk_rope_head_dim;
+        m.sliding_window_layers = self.sliding_window_layers;
+        m.sliding_window_tokens = self.sliding_window_tokens;
         m.weight_bytes_override = None;
         m.kv_bytes_per_token_override = None;
     }
@@ -280,6 +493,67 @@ mod tests {
         assert_eq!(plan.model.weight_bytes(), 16e9);
     }
 
+    fn shape(id: &str) -> crate::plan::ModelSpec {
+        let mut plan = Plan::default();
+        model(id)
+            .unwrap_or_else(|| panic!("missing model {id}"))
+            .apply(&mut plan);
+        // Validate the shape alone: most of these models do not fit one default GPU.
+        plan.engine.kv_policy = crate::plan::KvPolicy::None;
+        plan.validate().unwrap_or_else(|e| panic!("{id}: {e}"));
+        plan.model
+    }
+
+    #[test]
+    fn kv_bytes_of_grouped_query_attention() {
+        // Llama 3.1 8B config.json: 32 layers, 8 KV heads, head_dim 4096 / 32 = 128.
+        // 2 (K, V) × 32 × 8 × 128 values × 2 bytes (bf16) = 131,072 bytes/token.
+        let m = shape("llama-3.1-8b");
+        assert_eq!(m.kv_bytes_per_token(), 131_072.0);
+        assert_eq!(m.kv_bytes(1000.0), 131_072_000.0);
+        // Qwen3-235B-A22B: 2 × 94 layers × 4 KV heads × 128 × 2 bytes = 192,512 bytes/token.
+        assert_eq!(shape("qwen3-235b-a22b").kv_bytes_per_token(), 192_512.0);
+    }
+
+    #[test]
+    fn kv_bytes_of_multi_head_latent_attention() {
+        // DeepSeek-V3 config.json: 61 layers, kv_lora_rank 512, qk_rope_head_dim 64.
+        // One latent per layer: (512 + 64) = 576 values × 2 bytes = 1,152 bytes/layer;
+        // × 61 layers = 70,272 bytes/token (the 128 KV heads would have cost
+        // 2 × 61 × 128 × 128 × 2 = 3,997,696).
+        let m = shape("deepseek-v3");
+        assert_eq!(m.kv_bytes_per_token_per_layer(), 1_152.0);
+        assert_eq!(m.kv_bytes_per_token(), 70_272.0);
+        assert_eq!(m.kv_bytes(1000.0), 70_272_000.0);
+        // FP8 cache: 576 bytes/layer, 35,136 bytes/token.
+        let mut fp8 = m.clone();
+        fp8.kv_dtype = Dtype::Fp8;
+        assert_eq!(fp8.kv_bytes_per_token(), 35_136.0);
+    }
+
+    #[test]
+    fn kv_bytes_of_sliding_window_layers() {
+        // gpt-oss-120b config.json: 36 layers alternating sliding (window 128) and full,
+        // 8 KV heads of 64: 2 × 8 × 64 × 2 bytes = 2,048 bytes per layer per token.
+        // Full-attention layers: 18 × 2,048 = 36,864 bytes/token.
+        // c = 1,000: 2,048 × (18 × 1,000 + 18 × min(1,000, 128)) = 2,048 × 20,304
+        //          = 41,582,592 bytes.
+        let m = shape("gpt-oss-120b");
+        assert_eq!(m.kv_bytes_per_token(), 36_864.0);
+        assert_eq!(m.kv_bytes(1000.0), 41_582_592.0);
+        // Inside the window every layer holds every token: 36 × 2,048 = 73,728 bytes/token.
+        assert_eq!(m.kv_bytes_per_token_at(100.0), 73_728.0);
+        // Gemma 3 27B: 62 layers, sliding_window_pattern 6 (10 global, 52 local), window
+        // 1,024, 16 KV heads of 128: 2 × 16 × 128 × 2 = 8,192 bytes per layer per token.
+        // c = 4,096: 8,192 × (10 × 4,096 + 52 × 1,024) = 8,192 × 94,208 = 771,751,936.
+        let g = shape("gemma-3-27b");
+        assert_eq!(g.global_layers(), 10);
+        assert_eq!(g.kv_bytes_per_token(), 81_920.0);
+        assert_eq!(g.kv_bytes(4096.0), 771_751_936.0);
+        // gpt-oss-20b: 24 layers, 12 sliding: 12 × 2,048 = 24,576 bytes/token full-attention.
+        assert_eq!(shape("gpt-oss-20b").kv_bytes_per_token(), 24_576.0);
+    }
+
     #[test]
     fn fp8_weights_use_the_fp8_peak() {
         let mut plan = Plan::default();
@@ -292,7 +566,18 @@ mod tests {
 
     #[test]
     fn presets_are_complete_and_sane() {
-        for id in ["h100-sxm", "h200", "b200", "a100-80gb", "l40s", "mi300x"] {
+        for id in [
+            "h100-sxm",
+            "h200",
+            "b200",
+            "a100-80gb",
+            "l40s",
+            "mi300x",
+            "h20",
+            "l4",
+            "mi325x",
+            "gb200",
+        ] {
             let g = gpu(id).unwrap_or_else(|| panic!("missing gpu {id}"));
             assert!(g.mem_bandwidth_bytes_per_s > 1e11 && g.memory_bytes > 1e10);
             assert!(g.fp8_dense_flops_per_s >= g.bf16_dense_flops_per_s);
@@ -308,10 +593,27 @@ mod tests {
             "qwen2.5-72b",
             "mistral-7b",
             "mixtral-8x7b",
+            "llama-3.3-70b",
+            "qwen3-30b-a3b",
+            "qwen3-235b-a22b",
+            "deepseek-v3",
+            "gpt-oss-20b",
+            "gpt-oss-120b",
+            "gemma-3-27b",
         ] {
             let m = model(id).unwrap_or_else(|| panic!("missing model {id}"));
             assert!(m.active_params <= m.params && m.layers > 0 && m.kv_heads > 0);
         }
+        // One GB200 GPU's share of the NVL72 rack: 8 TB/s, 2.5 / 5 PFLOP/s dense, 186 GB.
+        let gb = gpu("gb200").expect("gb200");
+        assert_eq!(gb.mem_bandwidth_bytes_per_s, 8e12);
+        assert_eq!(gb.bf16_dense_flops_per_s, 2.5e15);
+        assert_eq!(gb.fp8_dense_flops_per_s, 5e15);
+        assert!((gb.memory_bytes - 186.1e9).abs() < 0.1e9);
+        // Qwen3-235B-A22B: 94 layers × 2 × 4 KV heads × 128 × 2 bytes = 192,512 bytes/token.
+        let mut plan = Plan::default();
+        model("qwen3-235b-a22b").expect("qwen3").apply(&mut plan);
+        assert_eq!(plan.model.kv_bytes_per_token(), 192_512.0);
         let mixtral = model("mixtral-8x7b").expect("mixtral");
         assert!(mixtral.active_params < 0.3 * mixtral.params);
         assert!(gpu("nope").is_none() && model("nope").is_none());

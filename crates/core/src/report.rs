@@ -83,6 +83,9 @@ pub struct PlanReport {
     pub capacity_error: Option<String>,
     /// The analytic companions at the planned rate.
     pub analytics: Analytics,
+    /// Weights, runtime reserve and KV-cache capacity of one replica.
+    #[serde(default)]
+    pub memory: crate::fleet::MemoryFit,
     /// Launch flags of the plan's own engine settings.
     pub flags: LaunchFlags,
     /// The knob sweep, when run.
@@ -203,6 +206,15 @@ impl PlanReport {
         {
             warnings.push(warn("calibration_mismatch", Severity::Warning, why));
         }
+        let memory = crate::fleet::memory_fit(plan);
+        if let Some(why) = &memory.reason {
+            let (id, severity) = if memory.weights_fit {
+                ("kv_too_small_for_max_request", Severity::Warning)
+            } else {
+                ("weights_do_not_fit", Severity::Critical)
+            };
+            warnings.push(warn(id, severity, why.clone()));
+        }
         warnings.extend(analytics.warnings.iter().cloned());
         warnings.sort_by_key(|w| std::cmp::Reverse(w.severity));
         PlanReport {
@@ -213,6 +225,7 @@ impl PlanReport {
             capacity,
             capacity_error,
             analytics,
+            memory,
             flags: launch_flags(plan, &Knobs::of(plan)),
             sweep: sweep.cloned(),
             knob_hint,

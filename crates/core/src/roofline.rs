@@ -53,7 +53,7 @@ impl StepModel {
         StepModel {
             params: m.active_params,
             weight_bytes: m.weight_bytes(),
-            kv_bytes_per_token: m.kv_bytes_per_token(),
+            kv_bytes_per_token: plan.kv_bytes_per_token_effective(),
             mem_bandwidth_bytes_per_s: h.mem_bandwidth_bytes_per_s,
             compute_flops_per_s: h.compute_flops_per_s,
             step_overhead_s: h.step_overhead_s,

@@ -122,6 +122,20 @@ pub(crate) fn render(r: &PlanReport) -> String {
             );
         }
     }
+    let m = &r.memory;
+    if m.weights_fit {
+        let _ = writeln!(
+            s,
+            "| KV cache | {} tokens per replica (vLLM's \"GPU KV cache size\"): {:.1} GB per GPU after {:.1} GB of weights and a {:.1} GB reserve |",
+            fmt_num(m.kv_capacity_tokens.floor()),
+            m.kv_bytes_per_gpu / 1e9,
+            m.weight_bytes_per_gpu / 1e9,
+            m.reserve_bytes_per_gpu / 1e9
+        );
+    }
+    if let Some(why) = &m.reason {
+        let _ = writeln!(s, "| Memory fit | {why} |");
+    }
     let _ = writeln!(s, "\n{}\n", g.note);
 
     let _ = writeln!(s, "## Assumptions\n");

@@ -1,0 +1,214 @@
+//! Memory fit: do the weights fit the replica's GPUs, and how many tokens of KV cache
+//! are left once they and a runtime reserve are in place.
+//!
+//! Per GPU of a replica of `g = tp_degree` GPUs of `M` bytes each:
+//!
+//! ```text
+//! budget   = M × mem_utilization                 (what the engine may use)
+//! weights  = W / g                               (tensor parallelism splits them)
+//! reserve  = RESERVE_FIXED_BYTES + RESERVE_SHARE × M
+//! kv_pool  = budget − weights − reserve          (per GPU)
+//! capacity = g × kv_pool / kappa_effective       [tokens]
+//! ```
+//!
+//! `capacity` is the figure to compare with vLLM's start-up log line
+//! "GPU KV cache size: N tokens". The reserve stands for what vLLM subtracts from its
+//! budget before the KV cache: the activation peak of a profiled forward pass, CUDA
+//! graphs and the non-torch memory of the CUDA context and the communication
+//! libraries. It is a stated assumption, not a measurement; see `docs/models.md`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::plan::Plan;
+
+/// Fixed part of the per-GPU runtime reserve: CUDA context, NCCL and cuBLAS workspaces,
+/// captured CUDA graphs [bytes] (1 GiB).
+pub const RESERVE_FIXED_BYTES: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// Share of each GPU's memory held back for the activation peak of a forward pass
+/// [0..1].
+pub const RESERVE_SHARE: f64 = 0.02;
+
+/// The memory fit of one replica.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct MemoryFit {
+    /// GPUs of one replica (the TP degree).
+    pub gpus_per_replica: u32,
+    /// Memory the engine may use on one GPU: memory × mem_utilization [bytes].
+    pub budget_bytes_per_gpu: f64,
+    /// Weight bytes on one GPU: weights / TP [bytes].
+    pub weight_bytes_per_gpu: f64,
+    /// Runtime reserve on one GPU: 1 GiB + 2% of its memory [bytes].
+    pub reserve_bytes_per_gpu: f64,
+    /// KV-cache pool of one GPU: budget − weights − reserve; negative when they do not fit [bytes].
+    pub kv_bytes_per_gpu: f64,
+    /// KV bytes per token of context charged (the plan's effective figure) [bytes/token].
+    pub kv_bytes_per_token: f64,
+    /// KV-cache capacity of the replica, never below 0 [tokens]; vLLM's "GPU KV cache size".
+    pub kv_capacity_tokens: f64,
+    /// Whether the weights and the reserve fit in the budget.
+    pub weights_fit: bool,
+    /// Smallest TP degree at which the weights and the reserve fit; `None` when the
+    /// reserve alone exceeds one GPU's budget.
+    pub gpus_needed: Option<u32>,
+    /// Longest request: prompt max + output max [tokens].
+    pub max_request_tokens: u64,
+    /// KV bytes the longest request holds at its end, with sliding windows bounded [bytes].
+    pub max_request_kv_bytes: f64,
+    /// Whether the KV cache holds one request of maximum length.
+    pub holds_max_request: bool,
+    /// Why the option does not fit, in the user's words; `None` when it fits.
+    pub reason: Option<String>,
+}
+
+/// The memory fit of the plan's replica (see the module docs for the arithmetic).
+pub fn memory_fit(plan: &Plan) -> MemoryFit {
+    let h = &plan.hardware;
+    let g = h.tp_degree.max(1);
+    let budget = h.memory_bytes * h.mem_utilization;
+    let weights_total = plan.model.weight_bytes();
+    let weights = weights_total / g as f64;
+    let reserve = RESERVE_FIXED_BYTES + RESERVE_SHARE * h.memory_bytes;
+    let kv_pool = budget - weights - reserve;
+    let kappa = plan.kv_bytes_per_token_effective();
+    let capacity = if kappa > 0.0 {
+        (g as f64 * kv_pool / kappa).max(0.0)
+    } else {
+        0.0
+    };
+    let room = budget - reserve;
+    let gpus_needed = (room > 0.0).then(|| {
+        let n = (weights_total / room).floor() as u64 + 1;
+        n.min(u32::MAX as u64) as u32
+    });
+    let weights_fit = kv_pool > 0.0;
+    let max_request = plan.traffic.prompt.max as u64 + plan.traffic.output.max as u64;
+    let max_request_kv = plan.model.kv_bytes(max_request as f64);
+    let holds = weights_fit && g as f64 * kv_pool >= max_request_kv;
+    let reason = if !weights_fit {
+        Some(match gpus_needed {
+            Some(n) => format!(
+                "the weights do not fit: {:.1} GB per GPU plus a {:.1} GB reserve exceed the {:.1} GB budget (memory × mem_utilization) at TP {g}; it needs {n} GPUs per replica",
+                weights / 1e9,
+                reserve / 1e9,
+                budget / 1e9
+            ),
+            None => format!(
+                "the weights do not fit: the {:.1} GB runtime reserve alone exceeds the {:.1} GB budget of one GPU",
+                reserve / 1e9,
+                budget / 1e9
+            ),
+        })
+    } else if !holds {
+        Some(format!(
+            "the KV cache ({:.0} tokens, {:.2} GB) cannot hold one request of maximum length ({max_request} tokens = prompt max + output max, {:.2} GB)",
+            capacity,
+            g as f64 * kv_pool / 1e9,
+            max_request_kv / 1e9
+        ))
+    } else {
+        None
+    };
+    MemoryFit {
+        gpus_per_replica: g,
+        budget_bytes_per_gpu: budget,
+        weight_bytes_per_gpu: weights,
+        reserve_bytes_per_gpu: reserve,
+        kv_bytes_per_gpu: kv_pool,
+        kv_bytes_per_token: kappa,
+        kv_capacity_tokens: capacity,
+        weights_fit,
+        gpus_needed,
+        max_request_tokens: max_request,
+        max_request_kv_bytes: max_request_kv,
+        holds_max_request: holds,
+        reason,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::KvPolicy;
+    use crate::presets;
+
+    const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+    #[test]
+    fn the_article_plan_by_hand() {
+        // H100 80 GB at 0.9: budget 72 GB; 8B bf16 = 16 GB of weights; reserve
+        // 1 GiB + 2% × 80 GB = 1.073741824 + 1.6 = 2.673741824 GB; pool 53.326258176 GB;
+        // / 131,072 bytes/token = 406,847.6… tokens.
+        let f = memory_fit(&Plan::default());
+        assert_eq!(f.budget_bytes_per_gpu, 72e9);
+        assert_eq!(f.weight_bytes_per_gpu, 16e9);
+        assert_eq!(f.reserve_bytes_per_gpu, GIB + 1.6e9);
+        assert!((f.kv_bytes_per_gpu - 53_326_258_176.0).abs() < 1.0);
+        assert!((f.kv_capacity_tokens - 53_326_258_176.0 / 131_072.0).abs() < 1e-6);
+        assert!(f.weights_fit && f.holds_max_request && f.reason.is_none());
+        assert_eq!(f.gpus_needed, Some(1));
+    }
+
+    #[test]
+    fn weights_that_do_not_fit_say_how_many_gpus_they_need() {
+        // Llama 3.1 70B bf16 = 141.2 GB on H100s: room per GPU 72 − 2.673741824 =
+        // 69.326258176 GB; 141.2 / 69.33 = 2.04 → 3 GPUs. At TP 2 each GPU holds
+        // 70.6 GB of weights, more than its 69.3 GB room.
+        let mut plan = Plan::default();
+        plan.engine.kv_policy = KvPolicy::None;
+        presets::model("llama-3.1-70b")
+            .expect("70b")
+            .apply(&mut plan);
+        plan.hardware.tp_degree = 2;
+        let f = memory_fit(&plan);
+        assert!(!f.weights_fit && !f.holds_max_request);
+        assert_eq!(f.gpus_needed, Some(3));
+        assert_eq!(f.kv_capacity_tokens, 0.0);
+        let why = f.reason.expect("a reason");
+        assert!(why.contains("needs 3 GPUs per replica"), "{why}");
+        plan.hardware.tp_degree = 4;
+        let f = memory_fit(&plan);
+        assert!(f.weights_fit && f.holds_max_request, "{:?}", f.reason);
+        // 4 × (72 − 35.3 − 2.673741824) GB / 327,680 bytes/token.
+        let pool = 72e9 - 35.3e9 - (GIB + 1.6e9);
+        assert!((f.kv_capacity_tokens - 4.0 * pool / 327_680.0).abs() < 1e-3);
+    }
+
+    #[test]
+    fn a_cache_too_small_for_the_longest_request_says_so() {
+        // 1 GB of pool: 1e9 / 131,072 = 7,629 tokens; a 6,000 + 2,000 = 8,000-token
+        // request needs 8,000 × 131,072 = 1.048576 GB.
+        let mut plan = Plan::default();
+        plan.hardware.memory_bytes = 80e9;
+        plan.hardware.mem_utilization = (16e9 + GIB + 1.6e9 + 1e9) / 80e9;
+        plan.traffic.prompt.max = 6000;
+        plan.traffic.output.max = 2000;
+        let f = memory_fit(&plan);
+        assert!(f.weights_fit);
+        assert!((f.kv_bytes_per_gpu - 1e9).abs() < 1.0);
+        assert_eq!(f.max_request_tokens, 8000);
+        assert_eq!(f.max_request_kv_bytes, 8000.0 * 131_072.0);
+        assert!(!f.holds_max_request);
+        let why = f.reason.expect("a reason");
+        assert!(
+            why.contains("cannot hold one request of maximum length (8000 tokens"),
+            "{why}"
+        );
+        plan.traffic.output.max = 1000;
+        assert!(memory_fit(&plan).holds_max_request);
+    }
+
+    #[test]
+    fn the_longest_request_of_a_windowed_model_is_bounded_by_the_window() {
+        // gpt-oss-120b: 2,048 bytes per layer per token, 18 global + 18 windowed (128).
+        // A 100,000-token request: 2,048 × (18 × 100,000 + 18 × 128) = 3,691,118,592 bytes.
+        let mut plan = Plan::default();
+        plan.engine.kv_policy = KvPolicy::None;
+        presets::model("gpt-oss-120b")
+            .expect("gpt-oss")
+            .apply(&mut plan);
+        plan.traffic.prompt.max = 90_000;
+        plan.traffic.output.max = 10_000;
+        assert_eq!(memory_fit(&plan).max_request_kv_bytes, 3_691_118_592.0);
+    }
+}
