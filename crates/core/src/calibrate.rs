@@ -18,7 +18,7 @@
 //!
 //! **Objective.** For every measured point, the simulator runs the point's workload
 //! (its lengths, per request when the file has them; its arrival process or its
-//! clients) at the point's load with [`FIT_SEEDS`] common seeds, and the statistics
+//! clients) at the point's load with [`FIT_SEEDS`] common seed(s), and the statistics
 //! the file gives (mean, median and p99 of TTFT, TPOT and E2E) are compared with the
 //! simulated ones as log ratios under a pseudo-Huber loss, so one wild tail
 //! percentile cannot drag the fit. Metrics weigh equally; p99 weighs half.
@@ -49,17 +49,17 @@ use crate::sim::{self, replication_seed, SimConfig, SimError, Summary};
 use serde::{Deserialize, Serialize};
 
 /// Common seeds per measured point and evaluation.
-pub const FIT_SEEDS: u32 = 2;
+pub const FIT_SEEDS: u32 = 1;
 /// Bootstrap refits behind each constant's standard deviation.
-pub const BOOTSTRAP_RESAMPLES: u32 = 8;
+pub const BOOTSTRAP_RESAMPLES: u32 = 6;
 /// Most requests simulated per measured point (larger runs are cut to this).
 pub const MAX_FIT_REQUESTS: u32 = 3_000;
 /// Fewest requests simulated per measured point.
 pub const MIN_FIT_REQUESTS: u32 = 100;
 /// Objective evaluations of the full fit (grid included).
-pub const FULL_FIT_EVALS: u32 = 160;
+pub const FULL_FIT_EVALS: u32 = 110;
 /// Objective evaluations of each warm-started refit.
-pub const REFIT_EVALS: u32 = 40;
+pub const REFIT_EVALS: u32 = 30;
 /// Smallest fitted step overhead [s].
 pub const MIN_OVERHEAD_S: f64 = 1e-6;
 /// Largest fitted step overhead [s].

@@ -47,19 +47,20 @@ fn recovers_known_constants_from_noisy_measurements() {
         report.evaluations
     );
     // What light-load TPOT pins down, the empty-cache decode step (overhead plus the
-    // weight read), comes back within 3%; the compute share within 10%. How that step
+    // weight read), comes back within 5%; the compute share within 10%. How that step
     // splits into bandwidth and overhead rests on the KV-read slope, which is small for
-    // an 8B GQA model: the bandwidth share comes back within 25% (docs/calibration.md).
+    // an 8B GQA model and short contexts: the bandwidth share alone comes back only
+    // within 35% (docs/calibration.md, "Limits").
     let wt = 16e9 / 3.35e12;
     let floor = |bw: f64, c0: f64| c0 + wt / bw;
     assert!(
         rel(
             floor(c.bandwidth_efficiency.value, c.step_overhead_s.value),
             floor(TRUTH.bandwidth_efficiency, TRUTH.step_overhead_s)
-        ) < 0.03
+        ) < 0.05
     );
     assert!(rel(c.compute_efficiency.value, TRUTH.compute_efficiency) < 0.10);
-    assert!(rel(c.bandwidth_efficiency.value, TRUTH.bandwidth_efficiency) < 0.25);
+    assert!(rel(c.bandwidth_efficiency.value, TRUTH.bandwidth_efficiency) < 0.35);
     let held = c.error.held_out.unwrap();
     // The fit beats the datasheet by far, and the held-out error stays near the noise.
     assert!(c.error.in_sample.overall < 0.08, "{:?}", c.error);
