@@ -571,23 +571,68 @@ struct Objective<'a> {
     problem: &'a CalibrationProblem,
     counts: Vec<u32>,
     evaluations: u32,
+    /// OS threads one evaluation may spread its points over (1 in wasm).
+    threads: usize,
 }
 
 impl Objective<'_> {
     fn loss(&mut self, theta: Theta) -> Result<f64, SimError> {
         self.evaluations += 1;
         let c = self.problem.constants(theta);
+        let used: Vec<usize> = (0..self.counts.len())
+            .filter(|&i| self.counts[i] > 0)
+            .collect();
+        let losses = self.point_losses(&used, &c)?;
+        // Summed in point order whatever the threads, so the loss is the same bit for bit.
         let (mut sum, mut n) = (0.0, 0.0);
-        for (i, &k) in self.counts.iter().enumerate() {
-            if k == 0 {
-                continue;
-            }
-            let p = self.problem.predict(i, &c)?;
-            sum += k as f64 * point_loss(&self.problem.points[i].measured, &p);
-            n += k as f64;
+        for (&i, l) in used.iter().zip(losses) {
+            let k = self.counts[i] as f64;
+            sum += k * l;
+            n += k;
         }
         let data = if n > 0.0 { sum / n } else { 0.0 };
         Ok(data + prior_penalty(theta))
+    }
+
+    /// The loss of each point of `used` with constants `c`, on up to `threads` threads.
+    fn point_losses(&self, used: &[usize], c: &Constants) -> Result<Vec<f64>, SimError> {
+        let one = |i: usize| -> Result<f64, SimError> {
+            let p = self.problem.predict(i, c)?;
+            Ok(point_loss(&self.problem.points[i].measured, &p))
+        };
+        let threads = self.threads.min(used.len());
+        if threads <= 1 || cfg!(target_arch = "wasm32") {
+            return used.iter().map(|&i| one(i)).collect();
+        }
+        let parts: Vec<Vec<(usize, Result<f64, SimError>)>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    let one = &one;
+                    s.spawn(move || {
+                        (t..used.len())
+                            .step_by(threads)
+                            .map(|k| (k, one(used[k])))
+                            .collect()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_default())
+                .collect()
+        });
+        let mut out = vec![None; used.len()];
+        for (k, r) in parts.into_iter().flatten() {
+            out[k] = Some(r?);
+        }
+        out.into_iter()
+            .map(|x| {
+                x.ok_or(SimError::Config {
+                    field: "worker",
+                    message: "a calibration thread stopped unexpectedly",
+                })
+            })
+            .collect()
     }
 }
 
@@ -688,6 +733,16 @@ fn nelder_mead(
 /// Runs one fit job. Deterministic: the same problem and job give the same result
 /// on every platform.
 pub fn run_fit_job(problem: &CalibrationProblem, job: &FitJob) -> Result<FitJobResult, SimError> {
+    run_fit_job_threads(problem, job, 1)
+}
+
+/// [`run_fit_job`] with each evaluation's points spread over `threads` OS threads (the
+/// result does not depend on it; wasm always uses one).
+pub fn run_fit_job_threads(
+    problem: &CalibrationProblem,
+    job: &FitJob,
+    threads: usize,
+) -> Result<FitJobResult, SimError> {
     let n = problem.points.len();
     let mut counts = vec![1u32; n];
     match &job.task {
@@ -710,6 +765,7 @@ pub fn run_fit_job(problem: &CalibrationProblem, job: &FitJob) -> Result<FitJobR
         problem,
         counts,
         evaluations: 0,
+        threads: threads.max(1),
     };
     let (theta, loss) = match job.task {
         FitTask::Full => {
@@ -1359,9 +1415,14 @@ pub fn run_fit_jobs(
     jobs: &[FitJob],
     threads: usize,
 ) -> Result<Vec<FitJobResult>, SimError> {
-    let threads = threads.clamp(1, 64).min(jobs.len().max(1));
-    if threads == 1 {
-        return jobs.iter().map(|j| run_fit_job(problem, j)).collect();
+    let threads = threads.clamp(1, 64);
+    // Fewer jobs than threads (the full fit runs alone): spread each job's points.
+    if jobs.len() < threads || threads == 1 {
+        let per_job = threads / jobs.len().max(1);
+        return jobs
+            .iter()
+            .map(|j| run_fit_job_threads(problem, j, per_job))
+            .collect();
     }
     // Jobs interleaved over threads: refits cost about the same, the full fit runs alone.
     let parts: Vec<Vec<(usize, Result<FitJobResult, SimError>)>> = std::thread::scope(|s| {

@@ -97,6 +97,11 @@ fn the_state_machine_gives_the_same_answer_however_jobs_are_run() {
     }
     assert_eq!(c.result().unwrap(), one);
     assert_eq!(c.progress().done, c.progress().total);
+    // Threads (within a job for the full fit, across jobs for the refits) change nothing.
+    assert_eq!(
+        calibrate_threads(&plan, &set, 3, &mut |_| true).unwrap(),
+        one
+    );
 }
 
 #[test]
