@@ -253,9 +253,9 @@ impl CalibrationProblem {
             rps += rep.completed_rps;
         }
         Ok(Prediction {
-            ttft_s: mean_summary(&ttft),
-            tpot_s: mean_summary(&tpot),
-            e2e_s: mean_summary(&e2e),
+            ttft_s: Summary::mean_of(&ttft),
+            tpot_s: Summary::mean_of(&tpot),
+            e2e_s: Summary::mean_of(&e2e),
             achieved_rps: rps / FIT_SEEDS as f64,
         })
     }
@@ -287,18 +287,6 @@ impl CalibrationProblem {
             compute_efficiency: 1.0,
             step_overhead_s: self.plan.hardware.step_overhead_s.max(MIN_OVERHEAD_S),
         }
-    }
-}
-
-fn mean_summary(xs: &[Summary]) -> Summary {
-    let n = xs.len() as f64;
-    let avg = |f: fn(&Summary) -> f64| xs.iter().map(f).sum::<f64>() / n;
-    Summary {
-        mean: avg(|s| s.mean),
-        p50: avg(|s| s.p50),
-        p90: avg(|s| s.p90),
-        p95: avg(|s| s.p95),
-        p99: avg(|s| s.p99),
     }
 }
 

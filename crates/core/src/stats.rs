@@ -28,6 +28,20 @@ impl Summary {
         p99: f64::NAN,
     };
 
+    /// Field-by-field mean of several summaries (of replications, say); every field is
+    /// NaN for an empty slice.
+    pub fn mean_of(xs: &[Summary]) -> Summary {
+        let n = xs.len() as f64;
+        let avg = |f: fn(&Summary) -> f64| xs.iter().map(f).sum::<f64>() / n;
+        Summary {
+            mean: avg(|s| s.mean),
+            p50: avg(|s| s.p50),
+            p90: avg(|s| s.p90),
+            p95: avg(|s| s.p95),
+            p99: avg(|s| s.p99),
+        }
+    }
+
     /// Summarises `values` (sorted in place). NaN values are ignored.
     pub fn of(values: &mut Vec<f64>) -> Summary {
         values.retain(|v| !v.is_nan());

@@ -58,18 +58,6 @@ pub fn replication_seed(base_seed: u64, replication: u32) -> u64 {
     splitmix64(&mut t)
 }
 
-fn mean_summary(xs: &[Summary]) -> Summary {
-    let n = xs.len() as f64;
-    let avg = |f: fn(&Summary) -> f64| xs.iter().map(f).sum::<f64>() / n;
-    Summary {
-        mean: avg(|s| s.mean),
-        p50: avg(|s| s.p50),
-        p90: avg(|s| s.p90),
-        p95: avg(|s| s.p95),
-        p99: avg(|s| s.p99),
-    }
-}
-
 /// Runs `replications` independent simulations (seeds from [`replication_seed`]) and
 /// averages them. Needs 1 ..= [`MAX_REPLICATIONS`] replications and at most
 /// [`MAX_REPLICATED_REQUESTS`] requests in all.
@@ -104,10 +92,10 @@ pub fn replicate(
     Ok(Replicated {
         mean_attainment,
         ci95,
-        ttft_s: mean_summary(&pick(|r| r.ttft_s)),
-        tpot_s: mean_summary(&pick(|r| r.tpot_s)),
-        e2e_s: mean_summary(&pick(|r| r.e2e_s)),
-        itl_s: mean_summary(&pick(|r| r.itl_s)),
+        ttft_s: Summary::mean_of(&pick(|r| r.ttft_s)),
+        tpot_s: Summary::mean_of(&pick(|r| r.tpot_s)),
+        e2e_s: Summary::mean_of(&pick(|r| r.e2e_s)),
+        itl_s: Summary::mean_of(&pick(|r| r.itl_s)),
         output_tokens_per_s: avg(|r| r.output_tokens_per_s),
         completed_rps: avg(|r| r.completed_rps),
         mean_queue_len: avg(|r| r.mean_queue_len),
