@@ -237,16 +237,13 @@ pub fn capacity_guess_rps(plan: &Plan) -> f64 {
     }
 }
 
-/// KV-cache capacity of one replica [tokens]: `(g × memory × utilisation − weights) / kappa`,
-/// never below 0.
+/// KV-cache capacity of one replica [tokens], never below 0 (see
+/// [`Plan::kv_capacity_tokens`]).
 pub fn kv_capacity_tokens(plan: &Plan) -> f64 {
-    let h = &plan.hardware;
-    let usable = h.tp_degree.max(1) as f64 * h.memory_bytes * h.mem_utilization;
-    let kappa = plan.kv_bytes_per_token_effective();
-    if kappa <= 0.0 {
+    if plan.kv_bytes_per_token_effective() <= 0.0 {
         return 0.0;
     }
-    ((usable - plan.model.weight_bytes()) / kappa).max(0.0)
+    plan.kv_capacity_tokens().max(0.0)
 }
 
 /// The M/D/1 view of a separate prefill pool at one arrival rate.

@@ -21,13 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::plan::Plan;
 
-/// Fixed part of the per-GPU runtime reserve: CUDA context, NCCL and cuBLAS workspaces,
-/// captured CUDA graphs [bytes] (1 GiB).
-pub const RESERVE_FIXED_BYTES: f64 = 1024.0 * 1024.0 * 1024.0;
-
-/// Share of each GPU's memory held back for the activation peak of a forward pass
-/// [0..1].
-pub const RESERVE_SHARE: f64 = 0.02;
+pub use crate::plan::{RESERVE_FIXED_BYTES, RESERVE_SHARE};
 
 /// The memory fit of one replica.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -68,11 +62,11 @@ pub fn memory_fit(plan: &Plan) -> MemoryFit {
     let budget = h.memory_bytes * h.mem_utilization;
     let weights_total = plan.model.weight_bytes();
     let weights = weights_total / g as f64;
-    let reserve = RESERVE_FIXED_BYTES + RESERVE_SHARE * h.memory_bytes;
+    let reserve = h.runtime_reserve_bytes();
     let kv_pool = budget - weights - reserve;
     let kappa = plan.kv_bytes_per_token_effective();
     let capacity = if kappa > 0.0 {
-        (g as f64 * kv_pool / kappa).max(0.0)
+        plan.kv_capacity_tokens().max(0.0)
     } else {
         0.0
     };

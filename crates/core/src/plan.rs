@@ -238,6 +238,22 @@ pub struct HardwareSpec {
     pub gpu_hour_usd: f64,
 }
 
+/// Fixed part of the per-GPU runtime reserve: CUDA context, NCCL and cuBLAS workspaces,
+/// captured CUDA graphs [bytes] (1 GiB).
+pub const RESERVE_FIXED_BYTES: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// Share of each GPU's memory held back for the activation peak of a forward pass [0..1].
+pub const RESERVE_SHARE: f64 = 0.02;
+
+impl HardwareSpec {
+    /// Memory of one GPU held back from the KV cache for the runtime:
+    /// `RESERVE_FIXED_BYTES + RESERVE_SHARE × memory` [bytes]. A stated assumption that
+    /// stands for what vLLM profiles before sizing its cache (see `fleet`).
+    pub fn runtime_reserve_bytes(&self) -> f64 {
+        RESERVE_FIXED_BYTES + RESERVE_SHARE * self.memory_bytes
+    }
+}
+
 impl Default for HardwareSpec {
     /// The article's H100-class GPU: 3.35 TB/s, 593 TFLOP/s effective (60% of dense bf16), c0 = 1 ms.
     fn default() -> Self {
@@ -1416,12 +1432,14 @@ impl Plan {
     }
 
     /// KV-cache capacity of one replica [tokens]:
-    /// `(memory × tp_degree × mem_utilization − weight bytes) / effective KV bytes per token`.
-    /// Zero or negative when the weights do not fit.
+    /// `(tp_degree × (memory × mem_utilization − runtime reserve) − weight bytes) / effective
+    /// KV bytes per token`, vLLM's "GPU KV cache size". Zero or negative when the weights do
+    /// not fit. `fleet::memory_fit` shows the same arithmetic per GPU.
     pub fn kv_capacity_tokens(&self) -> f64 {
         let h = &self.hardware;
-        let usable = h.memory_bytes * h.tp_degree.max(1) as f64 * h.mem_utilization;
-        (usable - self.model.weight_bytes()) / self.kv_bytes_per_token_effective()
+        let g = h.tp_degree.max(1) as f64;
+        let room = g * (h.memory_bytes * h.mem_utilization - h.runtime_reserve_bytes());
+        (room - self.model.weight_bytes()) / self.kv_bytes_per_token_effective()
     }
 
     fn validate_kv_capacity(&self) -> Result<(), PlanError> {
@@ -1429,12 +1447,13 @@ impl Plan {
             return Ok(());
         }
         let h = &self.hardware;
-        let usable = h.memory_bytes * h.tp_degree as f64 * h.mem_utilization;
+        let usable =
+            h.tp_degree.max(1) as f64 * (h.memory_bytes * h.mem_utilization - h.runtime_reserve_bytes());
         Err(err(
             "hardware.memory_bytes",
             format!(
                 "model '{}' needs {:.1} GB of weights but hardware '{}' offers {:.1} GB \
-                 (memory × tp_degree × mem_utilization): no room for the KV cache; \
+                 (memory × mem_utilization − runtime reserve, × tp_degree): no room for the KV cache; \
                  add memory or GPUs, quantise the weights, or use kv_policy none",
                 self.model.preset,
                 self.model.weight_bytes() / 1e9,
@@ -1551,7 +1570,8 @@ mod attention_tests {
         assert_eq!(p.model.kv_bytes_per_token(), 65_536.0);
         assert_eq!(p.model.kv_bytes(1100.0), 105_644_032.0);
         assert_eq!(p.kv_bytes_per_token_effective(), 105_644_032.0 / 1100.0);
-        let usable = 80e9 * 0.9 - 16e9;
+        // 72 GB budget − (1 GiB + 1.6 GB) reserve − 16 GB of weights.
+        let usable = (80e9 * 0.9 - (1_073_741_824.0 + 1.6e9)) - 16e9;
         assert_eq!(p.kv_capacity_tokens(), usable / (105_644_032.0 / 1100.0));
         assert_eq!(
             crate::roofline::StepModel::datasheet(&p).kv_bytes_per_token,

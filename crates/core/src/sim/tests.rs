@@ -354,6 +354,13 @@ fn assert_same_bits(a: &Summary, b: &Summary, what: &str) {
     }
 }
 
+/// GPU memory that leaves the default plan (8B bf16, utilisation 0.9, TP 1) `tokens` of
+/// KV cache after the weights and the runtime reserve [bytes].
+fn memory_for_kv_tokens(tokens: f64) -> f64 {
+    use crate::plan::{RESERVE_FIXED_BYTES, RESERVE_SHARE};
+    (16e9 + RESERVE_FIXED_BYTES + tokens * 131_072.0) / (0.9 - RESERVE_SHARE)
+}
+
 #[test]
 fn engine_matches_the_naive_reference_exactly() {
     let mut cases: Vec<(Plan, f64)> = Vec::new();
@@ -473,7 +480,7 @@ fn nothing_hangs_on_extreme_inputs() {
         p.engine.kv_policy = policy;
         p.run.num_requests = 400;
         p.run.warmup_requests = 0;
-        p.hardware.memory_bytes = 16.2e9 / 0.9; // room for about 1,500 KV tokens
+        p.hardware.memory_bytes = memory_for_kv_tokens(1_526.0); // about 1,500 KV tokens
         let cfg = cfg_of(&p, 20.0);
         assert!(cfg.kv_capacity_tokens > 1000.0 && cfg.kv_capacity_tokens < 2000.0);
         let r = simulate(&cfg, 2).expect("runs");
@@ -488,7 +495,7 @@ fn kv_policies_limit_concurrency() {
     let mut p = Plan::default();
     p.run.num_requests = 1500;
     // About 30,000 KV tokens: far less than 128 sequences of ~1,400 tokens need.
-    p.hardware.memory_bytes = (16e9 + 30_000.0 * 131_072.0) / 0.9;
+    p.hardware.memory_bytes = memory_for_kv_tokens(30_000.0);
     let mut results = Vec::new();
     for policy in [KvPolicy::None, KvPolicy::Reserve, KvPolicy::Paged] {
         p.engine.kv_policy = policy;
@@ -517,7 +524,7 @@ fn preempted_sequences_keep_their_first_token_time_and_finish() {
     p.run.warmup_requests = 0;
     p.traffic.output.dist = LengthDist::Fixed { tokens: 400 };
     p.traffic.output.max = 400;
-    p.hardware.memory_bytes = (16e9 + 20_000.0 * 131_072.0) / 0.9;
+    p.hardware.memory_bytes = memory_for_kv_tokens(20_000.0);
     let r = simulate(&cfg_of(&p, 10.0), 9).expect("runs");
     assert!(r.preemptions > 0);
     assert_eq!(r.unfinished_requests, 0);
@@ -855,7 +862,7 @@ fn client_gate_and_kv_policies_match_the_naive_reference_exactly() {
         25.0,
     );
     // Paged KV with about 30,000 tokens: preemption by recompute, with and without a gate.
-    let tight = (16e9 + 30_000.0 * 131_072.0) / 0.9;
+    let tight = memory_for_kv_tokens(30_000.0);
     add(
         "paged open",
         &|p| {
@@ -892,7 +899,7 @@ fn client_gate_and_kv_policies_match_the_naive_reference_exactly() {
         1.0,
     );
     // About 1,500 KV tokens: long requests are refused, and a refusal frees its slot.
-    let tiny = 16.2e9 / 0.9;
+    let tiny = memory_for_kv_tokens(1_526.0);
     for policy in [KvPolicy::Paged, KvPolicy::Reserve] {
         add(
             &format!("{policy:?} refusals closed"),
