@@ -3,9 +3,9 @@
 //! user copies.
 //!
 //! ```text
-//!   #p=2d…                     shared link ─▶ finance view (the default of a link)
-//!   #p=2d…&view=planner        working plan ─▶ planner (written while the user edits)
-//!   #p=2d…&embed               iframe card  ─▶ embed view (never rewritten)
+//!   #p=3d…                     shared link ─▶ finance view (the default of a link)
+//!   #p=3d…&view=planner        working plan ─▶ planner (written while the user edits)
+//!   #p=3d…&embed               iframe card  ─▶ embed view (never rewritten)
 //!   (no p= item)               own plan     ─▶ planner with the autosaved plan
 //!   #p=<broken>                message      ─▶ planner with the defaults
 //! ```

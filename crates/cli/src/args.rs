@@ -434,6 +434,16 @@ impl Args {
             &mut h.tp_comm_overhead_s,
         )?;
         self.set_f64(
+            "--interconnect-bytes-per-s",
+            "hardware.interconnect_bytes_per_s",
+            &mut h.interconnect_bytes_per_s,
+        )?;
+        self.set_f64(
+            "--allreduce-latency",
+            "hardware.allreduce_latency_s",
+            &mut h.allreduce_latency_s,
+        )?;
+        self.set_f64(
             "--gpu-hour-usd",
             "hardware.gpu_hour_usd",
             &mut h.gpu_hour_usd,

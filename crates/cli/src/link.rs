@@ -103,7 +103,7 @@ mod tests {
             "--max-num-seqs 64 --base-url https://p.example/x/",
         ))
         .expect("link");
-        assert!(url.starts_with("https://p.example/x/#p=2"), "{url}");
+        assert!(url.starts_with("https://p.example/x/#p=3"), "{url}");
         let json = run_decode(&mut Args::new([url])).expect("decode");
         let plan: goodput_core::Plan = serde_json::from_str(&json).expect("plan JSON");
         assert_eq!(plan.engine.max_num_seqs, 64);
@@ -115,7 +115,7 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
         let url = v["url"].as_str().expect("url");
         assert_eq!(v["chars"].as_u64(), Some(url.len() as u64));
-        assert_eq!(v["version"].as_u64(), Some(2));
+        assert_eq!(v["version"].as_u64(), Some(3));
         assert!(url.ends_with(v["payload"].as_str().expect("payload")));
         let plan = run_decode(&mut Args::new([url.to_string(), "--json".into()])).expect("decode");
         assert!(plan.contains("\"max_num_seqs\": 128"), "{plan}");

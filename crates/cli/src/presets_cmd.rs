@@ -26,30 +26,48 @@ pub fn run(args: &mut Args) -> Result<String, String> {
     }
     let mut out = String::from("models\n");
     out.push_str(&format!(
-        "  {:<18} {:>9} {:>9} {:>6} {:>8} {:>8}  {:<28} {}\n",
-        "id", "params[B]", "active[B]", "layers", "kv_heads", "head_dim", "attention", "source"
+        "  {:<18} {:>9} {:>9} {:>6} {:>8} {:>8} {:>6}  {:<28} {}\n",
+        "id",
+        "params[B]",
+        "active[B]",
+        "layers",
+        "kv_heads",
+        "head_dim",
+        "hidden",
+        "attention",
+        "source"
     ));
     for m in MODELS {
         out.push_str(&format!(
-            "  {:<18} {:>9.2} {:>9.2} {:>6} {:>8} {:>8}  {:<28} {}\n",
+            "  {:<18} {:>9.2} {:>9.2} {:>6} {:>8} {:>8} {:>6}  {:<28} {}\n",
             m.id,
             m.params / 1e9,
             m.active_params / 1e9,
             m.layers,
             m.kv_heads,
             m.head_dim,
+            m.hidden_size,
             attention(m),
             m.source
         ));
     }
     out.push_str("\ngpus\n");
     out.push_str(&format!(
-        "  {:<12} {:>9} {:>10} {:>9} {:>7} {:>9} {:>7}  {}\n",
-        "id", "mem[GB]", "bw[TB/s]", "bf16[TF]", "fp8[TF]", "achieved", "$/hour", "source"
+        "  {:<12} {:>9} {:>10} {:>9} {:>7} {:>9} {:>7} {:>9} {:>8}  {}\n",
+        "id",
+        "mem[GB]",
+        "bw[TB/s]",
+        "bf16[TF]",
+        "fp8[TF]",
+        "achieved",
+        "$/hour",
+        "link[GB/s]",
+        "ar[us]",
+        "source"
     ));
     for g in GPUS {
         out.push_str(&format!(
-            "  {:<12} {:>9.0} {:>10.2} {:>9.1} {:>7.1} {:>9.2} {:>7.2}  {}\n",
+            "  {:<12} {:>9.0} {:>10.2} {:>9.1} {:>7.1} {:>9.2} {:>7.2} {:>10.0} {:>8.0}  {}; link: {}\n",
             g.id,
             g.memory_bytes / 1e9,
             g.mem_bandwidth_bytes_per_s / 1e12,
@@ -57,7 +75,10 @@ pub fn run(args: &mut Args) -> Result<String, String> {
             g.fp8_dense_flops_per_s / 1e12,
             g.achievable_fraction,
             g.gpu_hour_usd,
-            g.source
+            g.interconnect_bytes_per_s / 1e9,
+            g.allreduce_latency_s * 1e6,
+            g.source,
+            g.interconnect
         ));
     }
     Ok(out.trim_end().to_string())

@@ -18,7 +18,7 @@ fn link_then_decode_round_trips_the_plan() {
         "18446744073709551615",
     ]));
     let url = url.trim();
-    assert!(url.starts_with("http://127.0.0.1:8080/#p=2"), "{url}");
+    assert!(url.starts_with("http://127.0.0.1:8080/#p=3"), "{url}");
     assert!(url.len() < 1000, "{} chars", url.len());
     let json = stdout(&goodput(&["decode", url]));
     let plan: goodput_core::Plan = serde_json::from_str(&json).expect("decode prints a plan");
@@ -49,7 +49,7 @@ fn link_flags_base_url_and_embed() {
         "https://planner.example/app/",
         "--embed",
     ]));
-    assert!(url.trim().starts_with("https://planner.example/app/#p=2"));
+    assert!(url.trim().starts_with("https://planner.example/app/#p=3"));
     assert!(url.trim().ends_with("&embed"));
     let from_stdin = stdout(&goodput_stdin(&["decode", "-"], url.as_bytes()));
     let from_arg = stdout(&goodput(&["decode", url.trim()]));

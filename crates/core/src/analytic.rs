@@ -326,7 +326,7 @@ pub fn analyze(plan: &Plan, goodput_rps: Option<f64>) -> Analytics {
     let peak = plan.traffic.peak_rate_rps.max(0.0);
     let n_cap = plan.engine.max_num_seqs.max(1) as f64;
 
-    let prefill_one_s = roof.fixed_time_s() + roof.compute_time_s(len.prefill_tokens);
+    let prefill_one_s = roof.chunk_time_s(len.prefill_tokens);
     let kv_tokens = kv_capacity_tokens(plan);
     let kv_seqs = if len.context_tokens > 0.0 {
         kv_tokens / len.context_tokens
@@ -351,7 +351,7 @@ pub fn analyze(plan: &Plan, goodput_rps: Option<f64>) -> Analytics {
     let suggested = rule.min(kv_cap).min(u32::MAX as f64) as u32;
 
     let token_budget_max = plan.slo.tpot_s.map(|tpot| {
-        let per_token = roof.compute_time_s(1.0);
+        let per_token = roof.compute_time_s(1.0) + roof.comm_time_s(1.0);
         let room = tpot - roof.fixed_time_s();
         if room <= 0.0 || per_token <= 0.0 {
             0
@@ -484,23 +484,21 @@ fn warnings(plan: &Plan, a: &Analytics, roof: &StepModel) -> Vec<Warning> {
                 format!(
                     "a full {}-token step takes {:.1} ms of compute; budgets above {} tokens can break the TPOT objective for every decoding request in that step",
                     e.max_num_batched_tokens,
-                    (roof.fixed_time_s() + roof.compute_time_s(e.max_num_batched_tokens as f64)) * 1e3,
+                    roof.chunk_time_s(e.max_num_batched_tokens as f64) * 1e3,
                     max_budget
                 ),
             ));
         }
         if !e.chunked_prefill {
             let longest = plan.traffic.prompt.max.max(plan.traffic.prompt.min) as f64;
-            if roof.fixed_time_s() + roof.compute_time_s(longest)
-                > plan.slo.tpot_s.unwrap_or(f64::INFINITY)
-            {
+            if roof.chunk_time_s(longest) > plan.slo.tpot_s.unwrap_or(f64::INFINITY) {
                 w.push(Warning::new(
                     "chunked_prefill_off",
                     Severity::Warning,
                     format!(
                         "with chunked prefill off a {:.0}-token prompt runs in one {:.0} ms step, stalling every decoding request; turn chunking on with a budget ≤ {}",
                         longest,
-                        (roof.fixed_time_s() + roof.compute_time_s(longest)) * 1e3,
+                        (roof.chunk_time_s(longest)) * 1e3,
                         max_budget
                     ),
                 ));

@@ -100,6 +100,12 @@ pub struct ModelSpec {
     /// Window of the sliding-window layers [tokens]; ignored when they are 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub sliding_window_tokens: u32,
+    /// Width of the residual stream (`hidden_size` in the model's config.json); sets the
+    /// bytes of each tensor-parallel all-reduce. 0 when unknown: no bandwidth term
+    /// (a plan or link written before this field decodes to 0 and keeps its numbers)
+    /// [values].
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub hidden_size: u32,
 }
 
 fn is_zero(x: &u32) -> bool {
@@ -132,6 +138,7 @@ impl Default for ModelSpec {
             qk_rope_head_dim: 0,
             sliding_window_layers: 0,
             sliding_window_tokens: 0,
+            hidden_size: 4096,
         }
     }
 }
@@ -232,10 +239,23 @@ pub struct HardwareSpec {
     pub step_overhead_s: f64,
     /// Tensor-parallel degree: GPUs per replica.
     pub tp_degree: u32,
-    /// Extra per-step communication time when `tp_degree > 1` [s].
+    /// Extra fixed per-step communication time when `tp_degree > 1`, on top of the
+    /// interconnect-derived all-reduce time [s].
     pub tp_comm_overhead_s: f64,
     /// Price of one GPU-hour [USD].
     pub gpu_hour_usd: f64,
+    /// GPU-to-GPU bandwidth of one GPU in one direction (NVLink, Infinity Fabric or PCIe);
+    /// sets the bandwidth term of the tensor-parallel all-reduces. 0 when unknown: no
+    /// bandwidth term (older plans and links decode to 0 and keep their numbers) [bytes/s].
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub interconnect_bytes_per_s: f64,
+    /// Fixed latency of one all-reduce across the replica's GPUs [s]; 0 in older plans.
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub allreduce_latency_s: f64,
+}
+
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// Fixed part of the per-GPU runtime reserve: CUDA context, NCCL and cuBLAS workspaces,
@@ -267,6 +287,8 @@ impl Default for HardwareSpec {
             tp_degree: 1,
             tp_comm_overhead_s: 0.0,
             gpu_hour_usd: 2.5,
+            interconnect_bytes_per_s: 450e9,
+            allreduce_latency_s: 5e-6,
         }
     }
 }
@@ -1112,6 +1134,7 @@ impl Plan {
             count("model.kv_lora_rank", m.kv_lora_rank as u64, 0, 65_536)?;
         }
         count("model.qk_rope_head_dim", m.qk_rope_head_dim as u64, 0, 4096)?;
+        count("model.hidden_size", m.hidden_size as u64, 0, 1 << 20)?;
         if m.sliding_window_layers > m.layers {
             return Err(err(
                 "model.sliding_window_layers",
@@ -1172,6 +1195,20 @@ impl Plan {
             "s",
         )?;
         in_range("hardware.gpu_hour_usd", h.gpu_hour_usd, 0.0, 1e4, "USD")?;
+        in_range(
+            "hardware.interconnect_bytes_per_s",
+            h.interconnect_bytes_per_s,
+            0.0,
+            1e14,
+            "bytes/s",
+        )?;
+        in_range(
+            "hardware.allreduce_latency_s",
+            h.allreduce_latency_s,
+            0.0,
+            0.1,
+            "s",
+        )?;
         Ok(())
     }
 
@@ -1447,8 +1484,8 @@ impl Plan {
             return Ok(());
         }
         let h = &self.hardware;
-        let usable =
-            h.tp_degree.max(1) as f64 * (h.memory_bytes * h.mem_utilization - h.runtime_reserve_bytes());
+        let usable = h.tp_degree.max(1) as f64
+            * (h.memory_bytes * h.mem_utilization - h.runtime_reserve_bytes());
         Err(err(
             "hardware.memory_bytes",
             format!(
@@ -1475,7 +1512,12 @@ mod attention_tests {
             "layers":32,"kv_heads":8,"head_dim":128,"weight_dtype":"bf16","kv_dtype":"bf16",
             "weight_bytes_override":null,"kv_bytes_per_token_override":null}}"#;
         let plan: Plan = serde_json::from_str(json).expect("old plan decodes");
-        assert_eq!(plan.model, ModelSpec::default());
+        // The hidden size, also newer, decodes to 0 (unknown), not the default's 4,096.
+        let old = ModelSpec {
+            hidden_size: 0,
+            ..ModelSpec::default()
+        };
+        assert_eq!(plan.model, old);
         assert_eq!(plan.model.attention, AttentionKind::GroupedQuery);
         assert_eq!(plan.model.kv_bytes_per_token(), 131_072.0);
         assert_eq!(plan.kv_bytes_per_token_effective(), 131_072.0);

@@ -28,6 +28,14 @@ pub struct GpuPreset {
     pub achievable_fraction: f64,
     /// Typical on-demand cloud price of one GPU-hour [USD]; an editable assumption.
     pub gpu_hour_usd: f64,
+    /// The GPU-to-GPU link a tensor-parallel replica uses (e.g. "NVLink 4").
+    pub interconnect: &'static str,
+    /// Bandwidth of that link for one GPU in one direction: half the datasheet's
+    /// bidirectional figure [bytes/s].
+    pub interconnect_bytes_per_s: f64,
+    /// Fixed latency of one all-reduce over that link: an assumption, 5 µs over NVLink
+    /// or Infinity Fabric, 15 µs over PCIe [s].
+    pub allreduce_latency_s: f64,
     /// Where the figures come from.
     pub source: &'static str,
 }
@@ -59,6 +67,8 @@ pub struct ModelPreset {
     pub sliding_window_layers: u32,
     /// Window of the sliding-window layers [tokens].
     pub sliding_window_tokens: u32,
+    /// Width of the residual stream, `hidden_size` in config.json [values].
+    pub hidden_size: u32,
     /// Where the figures come from.
     pub source: &'static str,
 }
@@ -75,6 +85,9 @@ pub const GPUS: &[GpuPreset] = &[
         // 593 / 989.4: the article's effective 593 TFLOP/s ("60% of the dense bf16 peak").
         achievable_fraction: 593.0 / 989.4,
         gpu_hour_usd: 2.5,
+        interconnect: "NVLink 4 (900 GB/s bidirectional)",
+        interconnect_bytes_per_s: 450e9,
+        allreduce_latency_s: 5e-6,
         source: "NVIDIA H100 Tensor Core GPU datasheet (SXM5)",
     },
     GpuPreset {
@@ -86,6 +99,9 @@ pub const GPUS: &[GpuPreset] = &[
         memory_bytes: 141e9,
         achievable_fraction: 0.6,
         gpu_hour_usd: 3.5,
+        interconnect: "NVLink 4 (900 GB/s bidirectional)",
+        interconnect_bytes_per_s: 450e9,
+        allreduce_latency_s: 5e-6,
         source: "NVIDIA H200 Tensor Core GPU datasheet (SXM)",
     },
     GpuPreset {
@@ -97,6 +113,9 @@ pub const GPUS: &[GpuPreset] = &[
         memory_bytes: 180e9,
         achievable_fraction: 0.6,
         gpu_hour_usd: 6.0,
+        interconnect: "NVLink 5 (1.8 TB/s bidirectional)",
+        interconnect_bytes_per_s: 900e9,
+        allreduce_latency_s: 5e-6,
         source: "NVIDIA DGX B200 datasheet (per-GPU share of the 8-GPU system)",
     },
     GpuPreset {
@@ -109,6 +128,9 @@ pub const GPUS: &[GpuPreset] = &[
         memory_bytes: 80e9,
         achievable_fraction: 0.6,
         gpu_hour_usd: 1.8,
+        interconnect: "NVLink 3 (600 GB/s bidirectional)",
+        interconnect_bytes_per_s: 300e9,
+        allreduce_latency_s: 5e-6,
         source: "NVIDIA A100 Tensor Core GPU datasheet (80GB SXM)",
     },
     GpuPreset {
@@ -120,6 +142,9 @@ pub const GPUS: &[GpuPreset] = &[
         memory_bytes: 48e9,
         achievable_fraction: 0.6,
         gpu_hour_usd: 1.0,
+        interconnect: "PCIe Gen4 x16 (64 GB/s bidirectional)",
+        interconnect_bytes_per_s: 32e9,
+        allreduce_latency_s: 15e-6,
         source: "NVIDIA L40S GPU datasheet",
     },
     GpuPreset {
@@ -131,6 +156,9 @@ pub const GPUS: &[GpuPreset] = &[
         memory_bytes: 192e9,
         achievable_fraction: 0.5,
         gpu_hour_usd: 3.0,
+        interconnect: "Infinity Fabric (7 links, 896 GB/s aggregate bidirectional)",
+        interconnect_bytes_per_s: 448e9,
+        allreduce_latency_s: 5e-6,
         source: "AMD Instinct MI300X accelerator datasheet",
     },
     GpuPreset {
@@ -142,6 +170,9 @@ pub const GPUS: &[GpuPreset] = &[
         memory_bytes: 96e9,
         achievable_fraction: 0.6,
         gpu_hour_usd: 1.5,
+        interconnect: "NVLink 4 (900 GB/s bidirectional)",
+        interconnect_bytes_per_s: 450e9,
+        allreduce_latency_s: 5e-6,
         source: "NVIDIA H20 product brief (HGX H20: 96 GB HBM3, 4.0 TB/s, BF16 148 / FP8 296 TFLOP/s dense)",
     },
     GpuPreset {
@@ -154,6 +185,9 @@ pub const GPUS: &[GpuPreset] = &[
         memory_bytes: 24e9,
         achievable_fraction: 0.6,
         gpu_hour_usd: 0.8,
+        interconnect: "PCIe Gen4 x16 (64 GB/s bidirectional)",
+        interconnect_bytes_per_s: 32e9,
+        allreduce_latency_s: 15e-6,
         source: "NVIDIA L4 Tensor Core GPU datasheet (sparse figures halved)",
     },
     GpuPreset {
@@ -165,6 +199,9 @@ pub const GPUS: &[GpuPreset] = &[
         memory_bytes: 256e9,
         achievable_fraction: 0.5,
         gpu_hour_usd: 3.5,
+        interconnect: "Infinity Fabric (7 links, 896 GB/s aggregate bidirectional)",
+        interconnect_bytes_per_s: 448e9,
+        allreduce_latency_s: 5e-6,
         source: "AMD Instinct MI325X accelerator datasheet",
     },
     GpuPreset {
@@ -178,6 +215,9 @@ pub const GPUS: &[GpuPreset] = &[
         memory_bytes: 13.4e12 / 72.0,
         achievable_fraction: 0.6,
         gpu_hour_usd: 7.0,
+        interconnect: "NVLink 5 (1.8 TB/s bidirectional)",
+        interconnect_bytes_per_s: 900e9,
+        allreduce_latency_s: 5e-6,
         source: "NVIDIA GB200 NVL72 datasheet, per-GPU share of the 72-GPU rack (sparse figures halved)",
     },
 ];
@@ -197,6 +237,7 @@ pub const MODELS: &[ModelPreset] = &[
         qk_rope_head_dim: 0,
         sliding_window_layers: 0,
         sliding_window_tokens: 0,
+        hidden_size: 4096,
         source: "the worked example of the latency-SLO tuning article",
     },
     ModelPreset {
@@ -212,6 +253,7 @@ pub const MODELS: &[ModelPreset] = &[
         qk_rope_head_dim: 0,
         sliding_window_layers: 0,
         sliding_window_tokens: 0,
+        hidden_size: 4096,
         source: "meta-llama/Llama-3.1-8B config.json",
     },
     ModelPreset {
@@ -227,6 +269,7 @@ pub const MODELS: &[ModelPreset] = &[
         qk_rope_head_dim: 0,
         sliding_window_layers: 0,
         sliding_window_tokens: 0,
+        hidden_size: 8192,
         source: "meta-llama/Llama-3.1-70B config.json",
     },
     ModelPreset {
@@ -242,6 +285,7 @@ pub const MODELS: &[ModelPreset] = &[
         qk_rope_head_dim: 0,
         sliding_window_layers: 0,
         sliding_window_tokens: 0,
+        hidden_size: 16384,
         source: "meta-llama/Llama-3.1-405B config.json",
     },
     ModelPreset {
@@ -257,6 +301,7 @@ pub const MODELS: &[ModelPreset] = &[
         qk_rope_head_dim: 0,
         sliding_window_layers: 0,
         sliding_window_tokens: 0,
+        hidden_size: 3584,
         source: "Qwen/Qwen2.5-7B config.json",
     },
     ModelPreset {
@@ -272,6 +317,7 @@ pub const MODELS: &[ModelPreset] = &[
         qk_rope_head_dim: 0,
         sliding_window_layers: 0,
         sliding_window_tokens: 0,
+        hidden_size: 8192,
         source: "Qwen/Qwen2.5-72B config.json",
     },
     ModelPreset {
@@ -287,6 +333,7 @@ pub const MODELS: &[ModelPreset] = &[
         qk_rope_head_dim: 0,
         sliding_window_layers: 0,
         sliding_window_tokens: 0,
+        hidden_size: 4096,
         source: "mistralai/Mistral-7B-v0.3 config.json",
     },
     ModelPreset {
@@ -302,6 +349,7 @@ pub const MODELS: &[ModelPreset] = &[
         qk_rope_head_dim: 0,
         sliding_window_layers: 0,
         sliding_window_tokens: 0,
+        hidden_size: 4096,
         source: "mistralai/Mixtral-8x7B-v0.1 config.json and model card",
     },
     ModelPreset {
@@ -317,6 +365,7 @@ pub const MODELS: &[ModelPreset] = &[
         qk_rope_head_dim: 0,
         sliding_window_layers: 0,
         sliding_window_tokens: 0,
+        hidden_size: 8192,
         source: "meta-llama/Llama-3.3-70B-Instruct config.json (the Llama 3.1 70B architecture)",
     },
     ModelPreset {
@@ -332,6 +381,7 @@ pub const MODELS: &[ModelPreset] = &[
         qk_rope_head_dim: 0,
         sliding_window_layers: 0,
         sliding_window_tokens: 0,
+        hidden_size: 2048,
         source: "Qwen/Qwen3-30B-A3B config.json and model card",
     },
     ModelPreset {
@@ -347,6 +397,7 @@ pub const MODELS: &[ModelPreset] = &[
         qk_rope_head_dim: 0,
         sliding_window_layers: 0,
         sliding_window_tokens: 0,
+        hidden_size: 4096,
         source: "Qwen/Qwen3-235B-A22B config.json and model card",
     },
     ModelPreset {
@@ -363,6 +414,7 @@ pub const MODELS: &[ModelPreset] = &[
         qk_rope_head_dim: 64,
         sliding_window_layers: 0,
         sliding_window_tokens: 0,
+        hidden_size: 7168,
         source: "deepseek-ai/DeepSeek-V3 config.json and model card",
     },
     ModelPreset {
@@ -379,6 +431,7 @@ pub const MODELS: &[ModelPreset] = &[
         // layer_types alternates sliding_attention and full_attention: 12 of 24.
         sliding_window_layers: 12,
         sliding_window_tokens: 128,
+        hidden_size: 2880,
         source: "openai/gpt-oss-20b config.json and model card",
     },
     ModelPreset {
@@ -395,6 +448,7 @@ pub const MODELS: &[ModelPreset] = &[
         // layer_types alternates sliding_attention and full_attention: 18 of 36.
         sliding_window_layers: 18,
         sliding_window_tokens: 128,
+        hidden_size: 2880,
         source: "openai/gpt-oss-120b config.json and model card",
     },
     ModelPreset {
@@ -411,6 +465,7 @@ pub const MODELS: &[ModelPreset] = &[
         // sliding_window_pattern 6: layers 6, 12, ..., 60 (10 of 62) are global.
         sliding_window_layers: 52,
         sliding_window_tokens: 1024,
+        hidden_size: 5376,
         source: "google/gemma-3-27b-it config.json (text_config) and model card",
     },
 ];
@@ -450,6 +505,8 @@ impl GpuPreset {
         h.compute_flops_per_s = self.effective_flops_per_s(plan.model.weight_dtype);
         h.memory_bytes = self.memory_bytes;
         h.gpu_hour_usd = self.gpu_hour_usd;
+        h.interconnect_bytes_per_s = self.interconnect_bytes_per_s;
+        h.allreduce_latency_s = self.allreduce_latency_s;
     }
 }
 
@@ -469,6 +526,7 @@ impl ModelPreset {
         m.qk_rope_head_dim = self.qk_rope_head_dim;
         m.sliding_window_layers = self.sliding_window_layers;
         m.sliding_window_tokens = self.sliding_window_tokens;
+        m.hidden_size = self.hidden_size;
         m.weight_bytes_override = None;
         m.kv_bytes_per_token_override = None;
     }

@@ -1,12 +1,23 @@
 //! Roofline step time of one engine step.
 //!
 //! ```text
-//! t_step = c0 + c_tp + max( (W + kappa*C) / (g*beta) , 2*P*n_tok / (g*pi_eff) )
+//! t_step = c0 + c_tp(n_tok) + max( (W + kappa*C) / (g*beta) , 2*P*n_tok / (g*pi_eff) )
 //!               └ only when g > 1
+//! c_tp(n) = c_fixed + 2L * ( alpha + 2(g-1)/g * n * d * 2 bytes / B )
 //! ```
 //!
 //! A pure decode step is memory-bound (weights plus the KV cache of every decoding
 //! sequence are read once); a step that carries a large prefill chunk is compute-bound.
+//!
+//! **Tensor-parallel communication.** With `g > 1` GPUs, every layer ends its attention
+//! and its MLP (or MoE) block with an all-reduce of the activations: `n_tok × d` values of
+//! 2 bytes (bf16), `d` the model's hidden size. A ring all-reduce sends and receives
+//! `2(g−1)/g` of the message through each GPU's link of one-direction bandwidth `B`, after
+//! a fixed latency `alpha`. So `L` layers cost `2L` all-reduces per step. They are not
+//! overlapped with the matmuls, so the time adds to the step outside the roofline's `max`.
+//! `c_fixed` is the plan's extra fixed `tp_comm_overhead_s`. A plan without an
+//! interconnect bandwidth or a hidden size (older plans and links) has no bandwidth term;
+//! without a latency, no latency term.
 
 use crate::plan::Plan;
 
@@ -27,8 +38,36 @@ pub struct StepModel {
     pub step_overhead_s: f64,
     /// Tensor-parallel degree g: weight reads, KV reads and FLOPs divide over g GPUs.
     pub tp_degree: u32,
-    /// Per-step communication time added when `tp_degree > 1` [s].
+    /// Extra fixed per-step communication time added when `tp_degree > 1` [s].
     pub tp_comm_overhead_s: f64,
+    /// Latency part of the step's all-reduces, `2L × alpha`, added when `tp_degree > 1` [s].
+    pub tp_allreduce_latency_s: f64,
+    /// Bandwidth part of the step's all-reduces per token of the step,
+    /// `2L × 2(g−1)/g × d × 2 bytes / B`; 0 when `tp_degree` is 1 [s/token].
+    pub tp_comm_s_per_token: f64,
+}
+
+/// Bytes of one activation value in the tensor-parallel all-reduces (bf16) [bytes].
+pub const ACTIVATION_BYTES: f64 = 2.0;
+
+/// The all-reduce terms of a plan's replica: `(2L × alpha, 2L × 2(g−1)/g × d ×
+/// ACTIVATION_BYTES / B)` in seconds and seconds per token; both 0 at TP 1.
+pub fn tp_allreduce_terms(plan: &Plan) -> (f64, f64) {
+    let m = &plan.model;
+    let h = &plan.hardware;
+    let g = h.tp_degree.max(1);
+    if g == 1 {
+        return (0.0, 0.0);
+    }
+    let allreduces = 2.0 * m.layers as f64;
+    let latency = allreduces * h.allreduce_latency_s;
+    let per_token = if h.interconnect_bytes_per_s > 0.0 {
+        let ring = 2.0 * (g - 1) as f64 / g as f64;
+        allreduces * ring * m.hidden_size as f64 * ACTIVATION_BYTES / h.interconnect_bytes_per_s
+    } else {
+        0.0
+    };
+    (latency, per_token)
 }
 
 impl StepModel {
@@ -59,6 +98,8 @@ impl StepModel {
             step_overhead_s: h.step_overhead_s,
             tp_degree: h.tp_degree.max(1),
             tp_comm_overhead_s: h.tp_comm_overhead_s,
+            tp_allreduce_latency_s: tp_allreduce_terms(plan).0,
+            tp_comm_s_per_token: tp_allreduce_terms(plan).1,
         }
     }
 
@@ -83,13 +124,25 @@ impl StepModel {
         self.tp_degree.max(1) as f64
     }
 
-    /// Fixed time of every step: `c0`, plus the TP communication overhead when `g > 1` [s].
+    /// Fixed time of every step: `c0`, plus, when `g > 1`, the fixed TP overhead and the
+    /// all-reduces' latency [s].
     pub fn fixed_time_s(&self) -> f64 {
         if self.tp_degree > 1 {
-            self.step_overhead_s + self.tp_comm_overhead_s
+            self.step_overhead_s + self.tp_comm_overhead_s + self.tp_allreduce_latency_s
         } else {
             self.step_overhead_s
         }
+    }
+
+    /// Bandwidth time of the step's all-reduces for `n_tok` tokens; 0 at TP 1 [s].
+    pub fn comm_time_s(&self, n_tok: f64) -> f64 {
+        self.tp_comm_s_per_token * n_tok
+    }
+
+    /// Time of a step that is one prefill chunk of `n_tok` tokens, taken as compute-bound:
+    /// fixed time + all-reduces + compute [s].
+    pub fn chunk_time_s(&self, n_tok: f64) -> f64 {
+        self.fixed_time_s() + self.comm_time_s(n_tok) + self.compute_time_s(n_tok)
     }
 
     /// Bytes read in a step whose decoders hold `ctx_tokens` of context, all GPUs together [bytes].
@@ -110,7 +163,7 @@ impl StepModel {
     /// Time of one engine step [s] that processes `n_tok` tokens while its decoding
     /// sequences hold `ctx_tokens` of context.
     pub fn step_time_s(&self, n_tok: f64, ctx_tokens: f64) -> f64 {
-        self.fixed_time_s()
+        (self.fixed_time_s() + self.comm_time_s(n_tok))
             + self
                 .memory_time_s(ctx_tokens)
                 .max(self.compute_time_s(n_tok))
@@ -137,12 +190,76 @@ mod tests {
         let one = StepModel::from_plan(&plan);
         plan.hardware.tp_degree = 2;
         plan.hardware.tp_comm_overhead_s = 0.5e-3;
+        plan.hardware.allreduce_latency_s = 0.0;
+        plan.hardware.interconnect_bytes_per_s = 0.0;
         let two = StepModel::from_plan(&plan);
         let ctx = 100_000.0;
         assert!((two.memory_time_s(ctx) - one.memory_time_s(ctx) / 2.0).abs() < 1e-15);
         assert!((two.compute_time_s(512.0) - one.compute_time_s(512.0) / 2.0).abs() < 1e-15);
         assert_eq!(two.fixed_time_s(), 1.5e-3);
         assert_eq!(one.fixed_time_s(), 1e-3);
+        assert_eq!(one.comm_time_s(512.0), 0.0);
+        assert_eq!(two.comm_time_s(512.0), 0.0);
+    }
+
+    #[test]
+    fn all_reduce_time_from_the_interconnect_by_hand() {
+        // Llama 3.1 70B on H200 (NVLink 4: 450 GB/s one way, 5 µs per all-reduce).
+        // 80 layers → 160 all-reduces per step. TP 2: ring factor 2·1/2 = 1, each token
+        // carries 8,192 × 2 bytes = 16,384 bytes: 160 × 16,384 / 450e9 = 5.825422…e-6 s
+        // per token; latency 160 × 5 µs = 0.8 ms. TP 4: ring factor 2·3/4 = 1.5.
+        let mut plan = Plan::default();
+        crate::presets::model("llama-3.1-70b")
+            .expect("70b")
+            .apply(&mut plan);
+        crate::presets::gpu("h200").expect("h200").apply(&mut plan);
+        plan.hardware.tp_degree = 1;
+        assert_eq!(tp_allreduce_terms(&plan), (0.0, 0.0));
+        plan.hardware.tp_degree = 2;
+        let (lat, per_tok) = tp_allreduce_terms(&plan);
+        assert!((lat - 0.8e-3).abs() < 1e-15, "{lat}");
+        assert!(
+            (per_tok - 160.0 * 16_384.0 / 450e9).abs() < 1e-18,
+            "{per_tok}"
+        );
+        let s = StepModel::from_plan(&plan);
+        assert!((s.fixed_time_s() - (1e-3 + 0.8e-3)).abs() < 1e-15);
+        // A 512-token chunk: 2.98 ms of all-reduce on top of the roofline.
+        let comm = 512.0 * 160.0 * 16_384.0 / 450e9;
+        let roof = s.memory_time_s(0.0).max(s.compute_time_s(512.0));
+        assert!((s.step_time_s(512.0, 0.0) - (1.8e-3 + comm + roof)).abs() < 1e-12);
+        plan.hardware.tp_degree = 4;
+        let (_, per_tok4) = tp_allreduce_terms(&plan);
+        assert!((per_tok4 - 1.5 * 160.0 * 16_384.0 / 450e9).abs() < 1e-18);
+        // PCIe (L40S, 32 GB/s one way) costs 14× NVLink's bandwidth term.
+        crate::presets::gpu("l40s").expect("l40s").apply(&mut plan);
+        let (lat_pcie, per_tok_pcie) = tp_allreduce_terms(&plan);
+        assert!((per_tok_pcie / per_tok4 - 450.0 / 32.0).abs() < 1e-9);
+        assert!((lat_pcie - 160.0 * 15e-6).abs() < 1e-15);
+    }
+
+    #[test]
+    fn a_plan_written_before_the_interconnect_fields_keeps_its_step_time() {
+        let mut plan = Plan::default();
+        plan.hardware.tp_degree = 2;
+        plan.hardware.tp_comm_overhead_s = 0.5e-3;
+        let mut json: serde_json::Value = serde_json::to_value(&plan).expect("json");
+        let h = json["hardware"].as_object_mut().expect("hardware");
+        assert!(h.remove("interconnect_bytes_per_s").is_some());
+        assert!(h.remove("allreduce_latency_s").is_some());
+        json["model"]
+            .as_object_mut()
+            .expect("model")
+            .remove("hidden_size")
+            .expect("hidden_size written");
+        let old: Plan = serde_json::from_value(json).expect("decodes");
+        assert_eq!(old.hardware.interconnect_bytes_per_s, 0.0);
+        assert_eq!(old.model.hidden_size, 0);
+        let s = StepModel::from_plan(&old);
+        assert_eq!(s.fixed_time_s(), 1.5e-3);
+        assert_eq!(s.comm_time_s(512.0), 0.0);
+        // The new default plan does pay for its all-reduces at TP 2.
+        assert!(StepModel::from_plan(&plan).comm_time_s(512.0) > 0.0);
     }
 
     #[test]

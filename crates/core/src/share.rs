@@ -4,7 +4,7 @@
 //!   https://host/path/#p=1d<base64url>&embed&view=finance
 //!                      │ ││ └─ body: the whole plan as compact JSON, in the shortest mode
 //!                      │ │└─── mode: `j` raw JSON, `z` deflate, `d` deflate with a preset dictionary
-//!                      │ └──── version tag: decimal digits (2 today; 1 still read)
+//!                      │ └──── version tag: decimal digits (3 today; 1 and 2 still read)
 //!                      └────── fragment items, `&`-separated; unknown items are ignored
 //! ```
 //!
@@ -34,8 +34,10 @@
 //! test then proves old links still open with the same meaning.
 
 mod base64url;
+#[macro_use]
 mod v1;
 mod v2;
+mod v3;
 
 use crate::plan::{Plan, PlanError};
 
@@ -55,7 +57,7 @@ pub const MAX_VIEW_CHARS: usize = 32;
 pub const PLAN_KEY: &str = "p";
 
 /// The version [`encode`] writes.
-pub const CURRENT_VERSION: u32 = v2::VERSION;
+pub const CURRENT_VERSION: u32 = v3::VERSION;
 
 /// What a share link carries: the plan and how to show it.
 #[derive(Debug, Clone, PartialEq)]
@@ -175,7 +177,7 @@ impl From<PlanError> for DecodeError {
 /// Encode a validated plan: a non-finite number is written as JSON `null`,
 /// which does not decode back to the same plan.
 pub fn encode(plan: &Plan) -> String {
-    format!("{CURRENT_VERSION}{}", v2::encode_body(plan))
+    format!("{CURRENT_VERSION}{}", v3::encode_body(plan))
 }
 
 /// A full share link: `base` (any fragment it had is dropped), then `#p=` and
@@ -229,6 +231,7 @@ fn decode_unvalidated(input: &str) -> Result<SharedPlan, DecodeError> {
     let plan = match version {
         v1::VERSION => v1::decode_body(body)?,
         v2::VERSION => v2::decode_body(body)?,
+        v3::VERSION => v3::decode_body(body)?,
         other => return Err(DecodeError::BadVersion(other)),
     };
     Ok(SharedPlan {

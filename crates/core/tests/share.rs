@@ -100,7 +100,7 @@ fn typical_links_are_short() {
 fn share_url_shape() {
     let plan = tuned_plan();
     let payload = share::encode(&plan);
-    assert!(payload.starts_with('2'), "{payload}");
+    assert!(payload.starts_with('3'), "{payload}");
     assert!(payload
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
@@ -126,7 +126,7 @@ fn decode_returns_plan_and_flags() {
             plan,
             embed: true,
             view: Some("finance".into()),
-            version: 2,
+            version: share::CURRENT_VERSION,
         }
     );
 }
@@ -547,7 +547,7 @@ fn a_calibrated_plan_travels_whole_and_stays_short() {
     println!("calibrated from 8 files: link {} chars", url.len());
     let shared = share::decode(&url).expect("opens");
     assert_eq!(shared.plan, plan);
-    assert_eq!(shared.version, 2);
+    assert_eq!(shared.version, share::CURRENT_VERSION);
     // Measured for docs/calibration.md; a link this long still pastes into chat.
     assert!(url.len() < 4_000, "{} chars", url.len());
 }
@@ -562,4 +562,33 @@ fn version_2_bodies_are_version_1_bodies_with_more_words() {
         assert_eq!(v1.plan, v2.plan, "{}", case.title);
         assert_eq!(v2.version, 2);
     }
+}
+
+#[test]
+fn a_version_2_tensor_parallel_link_keeps_the_numbers_it_was_made_with() {
+    // Written by the release before version 3: the default plan at TP 2 with a fixed
+    // 0.5 ms TP overhead (`goodput link --tp 2 --tp-comm-overhead 0.0005`). It knows
+    // nothing of all-reduce pricing, so it decodes without it: no hidden size, no
+    // interconnect, no all-reduce latency, although today's defaults have all three.
+    let link = "https://example.test/#p=2d7dQBCQAAAMKwSiLYv5oJDCC8xCDvlDxP8qSgHuqh3lav";
+    let shared = share::decode(link).expect("the v2 link opens");
+    assert_eq!(shared.version, 2);
+    let p = &shared.plan;
+    assert_eq!(p.hardware.tp_degree, 2);
+    assert_eq!(p.hardware.tp_comm_overhead_s, 0.0005);
+    assert_eq!(p.model.hidden_size, 0);
+    assert_eq!(p.hardware.interconnect_bytes_per_s, 0.0);
+    assert_eq!(p.hardware.allreduce_latency_s, 0.0);
+    let step = goodput_core::roofline::StepModel::from_plan(p);
+    assert_eq!(step.fixed_time_s(), 1.5e-3);
+    assert_eq!(step.comm_time_s(512.0), 0.0);
+    // Re-shared today, it becomes a v3 link that still says "no all-reduce term".
+    let again = share::decode(&share::share_url(BASE, p, false)).expect("v3 opens");
+    assert_eq!(again.version, 3);
+    assert_eq!(&again.plan, p);
+    // The same plan made today prices its all-reduces.
+    let mut today = Plan::default();
+    today.hardware.tp_degree = 2;
+    today.hardware.tp_comm_overhead_s = 0.0005;
+    assert!(goodput_core::roofline::StepModel::from_plan(&today).comm_time_s(512.0) > 0.0);
 }

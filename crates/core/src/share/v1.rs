@@ -44,38 +44,54 @@ const MODE_DICTIONARY: u8 = b'd';
 /// Frozen: it is part of the v1 format. Changing one byte breaks every `d`
 /// link in the wild (the corpus test catches it). A new dictionary means a new
 /// mode letter or a new version.
-pub(crate) const DICTIONARY: &str = concat!(
-    r#"{"kind":"gamma","cv":2.0}{"kind":"constant"}{"kind":"trace"}{"kind":"fixed","tokens":1024}"#,
-    r#""fp8""int4""reserve""none""custom""code""voice""agent""summarization""batch"{"rate_rps":8.0,"#,
-    r#""attainment":0.93}{"arrival_s":0.125,"prompt_tokens":1100,"output_tokens":275}{"name":"","#,
-    r#""model":{"preset":"article-8b","params":8000000000.0,"active_params":8000000000.0,"#,
-    r#""layers":32,"kv_heads":8,"head_dim":128,"weight_dtype":"bf16","kv_dtype":"bf16","#,
-    r#""weight_bytes_override":null,"kv_bytes_per_token_override":null},"hardware":{"preset":"h100-sxm","#,
-    r#""mem_bandwidth_bytes_per_s":3350000000000.0,"compute_flops_per_s":593000000000000.0,"#,
-    r#""memory_bytes":80000000000.0,"mem_utilization":0.9,"step_overhead_s":0.001,"tp_degree":1,"#,
-    r#""tp_comm_overhead_s":0.0,"gpu_hour_usd":2.5},"traffic":{"peak_rate_rps":30.0,"arrival":{"kind":"poisson"}"#,
-    r#","prompt":{"dist":{"kind":"lognormal","median":800.0,"sigma":0.8},"min":16,"max":8000}"#,
-    r#","output":{"dist":{"kind":"lognormal","median":200.0,"sigma":0.8},"min":1,"max":1024}"#,
-    r#","prefix_tokens":0,"prefix_hit_rate":0.0,"trace":[]},"slo":{"class":"chat","ttft_s":0.5,"#,
-    r#""tpot_s":0.025,"e2e_s":null,"attainment_target":0.9},"engine":{"max_num_seqs":128,"#,
-    r#""max_num_batched_tokens":512,"chunked_prefill":true,"kv_policy":"paged","spec_draft_tokens":0,"#,
-    r#""spec_acceptance":0.7},"planning":{"utilization":0.7,"redundancy":1,"hours_per_month":730.0,"#,
-    r#""measured_sweep":[]},"run":{"num_requests":2500,"warmup_requests":200,"replications":20,"#,
-    r#""seed":0,"sweep_max_num_seqs":[16,32,64,128,256,512],"sweep_batched_tokens":[256,"#,
-    r#"512,1024,2048,8192,0]}}"#,
-);
+/// The text of [`DICTIONARY`], as a macro so that later versions' dictionaries can
+/// start with it byte for byte (`concat!` takes only literals).
+macro_rules! v1_dictionary {
+    () => {
+        concat!(
+        r#"{"kind":"gamma","cv":2.0}{"kind":"constant"}{"kind":"trace"}{"kind":"fixed","tokens":1024}"#,
+        r#""fp8""int4""reserve""none""custom""code""voice""agent""summarization""batch"{"rate_rps":8.0,"#,
+        r#""attainment":0.93}{"arrival_s":0.125,"prompt_tokens":1100,"output_tokens":275}{"name":"","#,
+        r#""model":{"preset":"article-8b","params":8000000000.0,"active_params":8000000000.0,"#,
+        r#""layers":32,"kv_heads":8,"head_dim":128,"weight_dtype":"bf16","kv_dtype":"bf16","#,
+        r#""weight_bytes_override":null,"kv_bytes_per_token_override":null},"hardware":{"preset":"h100-sxm","#,
+        r#""mem_bandwidth_bytes_per_s":3350000000000.0,"compute_flops_per_s":593000000000000.0,"#,
+        r#""memory_bytes":80000000000.0,"mem_utilization":0.9,"step_overhead_s":0.001,"tp_degree":1,"#,
+        r#""tp_comm_overhead_s":0.0,"gpu_hour_usd":2.5},"traffic":{"peak_rate_rps":30.0,"arrival":{"kind":"poisson"}"#,
+        r#","prompt":{"dist":{"kind":"lognormal","median":800.0,"sigma":0.8},"min":16,"max":8000}"#,
+        r#","output":{"dist":{"kind":"lognormal","median":200.0,"sigma":0.8},"min":1,"max":1024}"#,
+        r#","prefix_tokens":0,"prefix_hit_rate":0.0,"trace":[]},"slo":{"class":"chat","ttft_s":0.5,"#,
+        r#""tpot_s":0.025,"e2e_s":null,"attainment_target":0.9},"engine":{"max_num_seqs":128,"#,
+        r#""max_num_batched_tokens":512,"chunked_prefill":true,"kv_policy":"paged","spec_draft_tokens":0,"#,
+        r#""spec_acceptance":0.7},"planning":{"utilization":0.7,"redundancy":1,"hours_per_month":730.0,"#,
+        r#""measured_sweep":[]},"run":{"num_requests":2500,"warmup_requests":200,"replications":20,"#,
+        r#""seed":0,"sweep_max_num_seqs":[16,32,64,128,256,512],"sweep_batched_tokens":[256,"#,
+        r#"512,1024,2048,8192,0]}}"#,
+        )
+    };
+}
+
+pub(crate) const DICTIONARY: &str = v1_dictionary!();
 
 // The dictionary travels as one stored block, which holds at most 65,535 bytes.
 const _: () = assert!(DICTIONARY.len() <= u16::MAX as usize);
 
-/// Mode letter plus base64url text of `plan`, in the shortest mode.
+/// Mode letter plus base64url text of `plan`, in the shortest mode, with the v1
+/// dictionary (what a v1 or v2 link carried).
+#[cfg(test)]
 pub(crate) fn encode_body(plan: &Plan) -> String {
+    encode_with(plan, DICTIONARY.as_bytes())
+}
+
+/// Mode letter plus base64url text of `plan`, in the shortest mode, mode `d` against
+/// `dictionary` (each version names its own).
+pub(crate) fn encode_with(plan: &Plan, dictionary: &[u8]) -> String {
     // Serialising a `Plan` cannot fail: it has no maps and no fallible
     // serialisers (a non-finite float is written as `null`, which a later
     // decode rejects or reads as `None`; encode validated plans).
     let json = serde_json::to_vec(plan).unwrap_or_default();
     let candidates = [
-        (MODE_DICTIONARY, deflate(DICTIONARY.as_bytes(), &json)),
+        (MODE_DICTIONARY, deflate(dictionary, &json)),
         (MODE_DEFLATE, deflate(&[], &json)),
         (MODE_JSON, json),
     ];
@@ -143,8 +159,18 @@ fn inflate(dictionary: &[u8], stream: &[u8]) -> Result<Vec<u8>, DecodeError> {
     Ok(out.split_off(dictionary.len()))
 }
 
-/// Decodes a v1 body (mode letter onwards) into a plan, without validating it.
+/// Decodes a v1 body (mode letter onwards) into a plan, without validating it. Fields
+/// added after v2 take the value that keeps the link's meaning ([`legacy_defaults`]).
 pub(crate) fn decode_body(body: &str) -> Result<Plan, DecodeError> {
+    let json = decode_json(body, DICTIONARY.as_bytes())?;
+    let mut plan = parse_plan(&json)?;
+    legacy_defaults(&json, &mut plan);
+    Ok(plan)
+}
+
+/// The JSON text of a body (mode letter onwards) whose mode `d` used `dictionary`,
+/// checked for size, depth and an object at the top.
+pub(crate) fn decode_json(body: &str, dictionary: &[u8]) -> Result<Vec<u8>, DecodeError> {
     let mode = *body.as_bytes().first().ok_or(DecodeError::BadHeader)?;
     if ![MODE_JSON, MODE_DEFLATE, MODE_DICTIONARY].contains(&mode) {
         return Err(DecodeError::BadHeader);
@@ -152,7 +178,7 @@ pub(crate) fn decode_body(body: &str) -> Result<Plan, DecodeError> {
     // The mode letter is ASCII, so the slice after it starts on a char boundary.
     let bytes = base64url::decode(&body[1..]).map_err(|e| DecodeError::BadBase64 { pos: e.pos })?;
     let json = match mode {
-        MODE_DICTIONARY => inflate(DICTIONARY.as_bytes(), &bytes)?,
+        MODE_DICTIONARY => inflate(dictionary, &bytes)?,
         MODE_DEFLATE => inflate(&[], &bytes)?,
         _ => bytes,
     };
@@ -164,7 +190,50 @@ pub(crate) fn decode_body(body: &str) -> Result<Plan, DecodeError> {
     if json.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return Err(DecodeError::BadJson("expected a JSON object".into()));
     }
-    serde_json::from_slice::<Plan>(&json).map_err(|e| DecodeError::BadJson(short_message(&e)))
+    Ok(json)
+}
+
+/// The plan in checked JSON text.
+pub(crate) fn parse_plan(json: &[u8]) -> Result<Plan, DecodeError> {
+    serde_json::from_slice::<Plan>(json).map_err(|e| DecodeError::BadJson(short_message(&e)))
+}
+
+/// The fields version 3 added, as a v1/v2 plan may or may not spell them.
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct Probe {
+    model: ProbeModel,
+    hardware: ProbeHardware,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct ProbeModel {
+    hidden_size: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(default)]
+struct ProbeHardware {
+    interconnect_bytes_per_s: Option<serde::de::IgnoredAny>,
+    allreduce_latency_s: Option<serde::de::IgnoredAny>,
+}
+
+/// A v1/v2 link was made before tensor-parallel all-reduces were priced from the
+/// interconnect: every such field the link does not spell out is 0 (no all-reduce
+/// term), even where a missing section would otherwise take today's defaults. So the
+/// link keeps the numbers it was made with.
+fn legacy_defaults(json: &[u8], plan: &mut Plan) {
+    let probe: Probe = serde_json::from_slice(json).unwrap_or_default();
+    if probe.model.hidden_size.is_none() {
+        plan.model.hidden_size = 0;
+    }
+    if probe.hardware.interconnect_bytes_per_s.is_none() {
+        plan.hardware.interconnect_bytes_per_s = 0.0;
+    }
+    if probe.hardware.allreduce_latency_s.is_none() {
+        plan.hardware.allreduce_latency_s = 0.0;
+    }
 }
 
 #[cfg(test)]

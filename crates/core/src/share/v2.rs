@@ -12,4 +12,6 @@
 /// The version tag this module reads and writes.
 pub(crate) const VERSION: u32 = 2;
 
-pub(crate) use super::v1::{decode_body, encode_body};
+pub(crate) use super::v1::decode_body;
+#[cfg(test)]
+pub(crate) use super::v1::encode_body;

@@ -781,10 +781,12 @@ pub(super) fn step_time_fn(cfg: &SimConfig) -> impl Fn(u64, f64) -> f64 {
     let w_bytes = sm.weight_bytes;
     let kappa = sm.kv_bytes_per_token;
     let s_per_tok = 2.0 * sm.params / (gpus * sm.compute_flops_per_s);
+    let comm_per_tok = sm.tp_comm_s_per_token;
     move |n_tok: u64, ctx: f64| -> f64 {
+        let n = n_tok as i64 as f64;
         let mem = (w_bytes + kappa * ctx) * inv_bw;
-        let comp = n_tok as i64 as f64 * s_per_tok;
-        fixed + if mem >= comp { mem } else { comp }
+        let comp = n * s_per_tok;
+        (fixed + n * comm_per_tok) + if mem >= comp { mem } else { comp }
     }
 }
 
