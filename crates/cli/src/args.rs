@@ -131,13 +131,28 @@ impl Args {
     pub fn plan(&mut self) -> Result<Plan, String> {
         let mut plan = self.base_plan()?;
         self.apply_overrides(&mut plan)?;
-        plan.validate().map_err(|e| {
-            match self.set_by.iter().find(|(field, _)| *field == e.field) {
+        self.check(&plan)?;
+        Ok(plan)
+    }
+
+    /// [`Args::plan`] for a command that replaces the hardware (the shootout): every
+    /// check but whether the model fits the plan's own GPUs, which each option checks.
+    pub fn plan_for_other_hardware(&mut self) -> Result<Plan, String> {
+        let mut plan = self.base_plan()?;
+        self.apply_overrides(&mut plan)?;
+        let mut probe = plan.clone();
+        probe.engine.kv_policy = goodput_core::plan::KvPolicy::None;
+        self.check(&probe)?;
+        Ok(plan)
+    }
+
+    fn check(&self, plan: &Plan) -> Result<(), String> {
+        plan.validate().map_err(
+            |e| match self.set_by.iter().find(|(field, _)| *field == e.field) {
                 Some((_, flag)) => format!("{flag}: {e}"),
                 None => e.to_string(),
-            }
-        })?;
-        Ok(plan)
+            },
+        )
     }
 
     fn base_plan(&mut self) -> Result<Plan, String> {

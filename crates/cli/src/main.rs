@@ -11,6 +11,7 @@ mod link;
 mod plan_cmd;
 mod presets_cmd;
 mod search;
+mod shootout;
 mod simulate;
 mod sweep;
 
@@ -27,6 +28,7 @@ commands:
   sweep      goodput over a grid of max_num_seqs x max_num_batched_tokens
   capacity   replicas, GPUs and cost from --goodput R or a measured --sweep FILE.csv
   plan       the whole plan: goodput, capacity, cost, analytic companions
+  shootout   every GPU x TP option of the plan, ranked by cost per compliant request
   presets    list the model and GPU presets (--model ID, --gpu ID) with figures and sources
   calibrate  fit the step model to vllm bench serve / GuideLLM / CSV results
   alerts     Prometheus burn-rate alert rules for the plan's SLO
@@ -46,6 +48,7 @@ fn main() {
         "sweep" => sweep::run(&mut args),
         "capacity" => capacity::run(&mut args),
         "plan" => plan_cmd::run(&mut args),
+        "shootout" => shootout::run(&mut args),
         "presets" => presets_cmd::run(&mut args),
         "calibrate" => calibrate::run(&mut args),
         "alerts" => alerts::run(&mut args),

@@ -26,6 +26,7 @@ pub mod rng;
 pub mod roofline;
 pub mod search;
 pub mod share;
+pub mod shootout;
 pub mod sim;
 pub mod slo;
 pub mod stats;

@@ -19,8 +19,9 @@ use crate::analytic::{analyze, Analytics, MeanLengths, Severity, Warning};
 use crate::capacity::{knee_from_sweep, size_fleet, CapacityPlan};
 use crate::plan::Plan;
 use crate::search::{
-    default_threads, launch_flags, search_goodput_threads, sweep_knobs_threads, GoodputResult,
-    Knobs, LaunchFlags, Progress, SearchError, SearchStatus, SweepCell, SweepResult,
+    default_threads, launch_flags, run_jobs, search_goodput_threads, sweep_knobs_threads,
+    GoodputResult, Job, JobResult, Knobs, LatencyDetail, LaunchFlags, Progress, SearchError,
+    SearchStatus, SweepCell, SweepResult,
 };
 use serde::{Deserialize, Serialize};
 
@@ -96,7 +97,23 @@ pub struct PlanReport {
     pub alerts: AlertRules,
     /// Every finding, most severe first.
     pub warnings: Vec<Warning>,
+    /// Latency of one replica at its planned rate (goodput × utilisation), from one full
+    /// simulation; `None` until [`PlanReport::planned_load_job`] has been run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned_load: Option<PlannedLoad>,
 }
+
+/// Latency percentiles of one replica at the rate it is planned to run at.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PlannedLoad {
+    /// The planned rate per replica: goodput × utilisation [requests/s].
+    pub rate_rps: f64,
+    /// Percentiles of one full simulation (replication 0's seed) at that rate.
+    pub detail: LatencyDetail,
+}
+
+/// Job id of the planned-load simulation; outside any search's or sweep's ids.
+pub const PLANNED_LOAD_JOB_ID: u32 = u32::MAX;
 
 fn warn(id: &str, severity: Severity, message: String) -> Warning {
     Warning {
@@ -231,6 +248,40 @@ impl PlanReport {
             knob_hint,
             alerts,
             warnings,
+            planned_load: None,
+        }
+    }
+
+    /// The simulation that fills [`PlanReport::planned_load`]: one full run (replication
+    /// 0's seed, the plan's engine settings) at the planned rate per replica. `None` when
+    /// the goodput is not simulated or no fleet could be sized.
+    pub fn planned_load_job(&self, plan: &Plan) -> Option<Job> {
+        if self.goodput.source != GoodputSource::Simulated {
+            return None;
+        }
+        let rate = self.capacity.as_ref()?.planned_rps_per_replica;
+        (rate.is_finite() && rate > 0.0).then(|| Job {
+            id: PLANNED_LOAD_JOB_ID,
+            cell: 0,
+            rate_rps: rate,
+            replication: 0,
+            seed: crate::sim::replication_seed(plan.run.seed, 0),
+            knobs: Knobs::of(plan),
+            detail: true,
+        })
+    }
+
+    /// Records the result of [`PlanReport::planned_load_job`] (ignored when it is not
+    /// that job's, or has no percentiles).
+    pub fn set_planned_load(&mut self, job: &Job, result: &JobResult) {
+        if job.id != PLANNED_LOAD_JOB_ID || result.id != job.id {
+            return;
+        }
+        if let Some(detail) = result.detail {
+            self.planned_load = Some(PlannedLoad {
+                rate_rps: job.rate_rps,
+                detail,
+            });
         }
     }
 
@@ -402,7 +453,14 @@ pub fn evaluate_plan_with(
     } else {
         None
     };
-    Ok(PlanReport::build(plan, search.as_ref(), sweep.as_ref()))
+    let mut report = PlanReport::build(plan, search.as_ref(), sweep.as_ref());
+    if let Some(job) = report.planned_load_job(plan) {
+        let results = run_jobs(plan, &[job], 1).map_err(SearchError::from)?;
+        if let Some(r) = results.first() {
+            report.set_planned_load(&job, r);
+        }
+    }
+    Ok(report)
 }
 
 #[cfg(test)]

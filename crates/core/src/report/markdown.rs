@@ -88,6 +88,15 @@ pub(crate) fn render(r: &PlanReport) -> String {
                 fmt_num((c.planned_rps_per_replica * 1e4).round() / 1e4),
                 fmt_num(c.utilization * 100.0)
             );
+            if let Some(pl) = &r.planned_load {
+                let _ = writeln!(
+                    s,
+                    "| Latency at the planned rate | p99 TTFT {} ms, p99 TPOT {} ms (one simulation at {} req/s) |",
+                    ms(pl.detail.ttft_p99_s),
+                    ms(pl.detail.tpot_p99_s),
+                    fmt_num((pl.rate_rps * 1e4).round() / 1e4)
+                );
+            }
             let _ = writeln!(
                 s,
                 "| Replicas | {} ({} for the {} req/s peak + {} spare) |",

@@ -76,13 +76,6 @@ pub(crate) const DICTIONARY: &str = v1_dictionary!();
 // The dictionary travels as one stored block, which holds at most 65,535 bytes.
 const _: () = assert!(DICTIONARY.len() <= u16::MAX as usize);
 
-/// Mode letter plus base64url text of `plan`, in the shortest mode, with the v1
-/// dictionary (what a v1 or v2 link carried).
-#[cfg(test)]
-pub(crate) fn encode_body(plan: &Plan) -> String {
-    encode_with(plan, DICTIONARY.as_bytes())
-}
-
 /// Mode letter plus base64url text of `plan`, in the shortest mode, mode `d` against
 /// `dictionary` (each version names its own).
 pub(crate) fn encode_with(plan: &Plan, dictionary: &[u8]) -> String {

@@ -13,5 +13,3 @@
 pub(crate) const VERSION: u32 = 2;
 
 pub(crate) use super::v1::decode_body;
-#[cfg(test)]
-pub(crate) use super::v1::encode_body;

@@ -1,0 +1,148 @@
+//! `goodput shootout`: the plan on every GPU × TP option, ranked by cost per compliant
+//! request.
+
+use goodput_core::report::format_usd;
+use goodput_core::shootout::{run_shootout_threads, ShootoutResult, ShootoutSpec, TP_DEGREES};
+
+use crate::args::Args;
+
+const USAGE: &str = "\
+usage: goodput shootout [--plan FILE | --link URL] [plan flags] [--gpus ID,ID,...] [--tp 1,2,4,8]
+                        [--threads N] [--json]
+
+Runs the goodput search and the capacity plan for every GPU preset × tensor-parallel
+degree, on the plan's model, traffic, SLO and engine settings, and ranks the options by
+cost per SLO-compliant request. Options whose weights do not fit, or whose KV cache
+cannot hold one request of maximum length, are listed last with the reason. Each row
+equals `goodput plan --gpu G --tp N --no-sweep` on the same plan. A measured sweep
+(planning.measured_sweep) describes the hardware it was measured on, so it is set aside:
+every option is simulated.
+  --gpus LIST   GPU preset ids, comma-separated (default: h100-sxm,h200,b200,a100-80gb,l40s,mi300x;
+                `goodput presets` lists them all)
+  --tp LIST     tensor-parallel degrees from 1, 2, 4, 8 (default: all four)
+  --threads N   simulation threads (default: every core); the answer does not depend on it
+  --json        print {best, chosen, verdict, rows: [{gpu, tp, fits, reason, goodput_rps,
+                replicas_total, gpus_total, cost_per_hour_usd, cost_per_month_usd,
+                cost_per_compliant_request_usd, ttft_p99_s, tpot_p99_s, ...}]}";
+
+/// Runs the command.
+pub fn run(args: &mut Args) -> Result<String, String> {
+    if args.flag("--help") || args.flag("-h") {
+        return Ok(USAGE.to_string());
+    }
+    let json = args.flag("--json");
+    let threads = crate::search::threads(args)?;
+    let mut spec = ShootoutSpec::default();
+    if let Some(v) = args.value("--gpus")? {
+        spec.gpus = v
+            .split(',')
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+            .collect();
+    }
+    // `--tp` is a list here; it is taken before the plan flags, where it is one degree.
+    if let Some(v) = args.value("--tp")? {
+        spec.tp_degrees = v
+            .split(',')
+            .map(|t| {
+                t.trim().parse::<u32>().map_err(|_| {
+                    format!(
+                        "--tp: expected degrees from {TP_DEGREES:?} separated by commas, got '{}'",
+                        t.trim()
+                    )
+                })
+            })
+            .collect::<Result<Vec<u32>, String>>()?;
+    }
+    let spec = spec.checked().map_err(|e| {
+        let flag = match e {
+            goodput_core::shootout::ShootoutError::NoGpus
+            | goodput_core::shootout::ShootoutError::UnknownGpu(_) => "--gpus: ",
+            goodput_core::shootout::ShootoutError::NoTpDegrees
+            | goodput_core::shootout::ShootoutError::BadTpDegree(_) => "--tp: ",
+            _ => "",
+        };
+        format!("{flag}{e}")
+    })?;
+    let mut plan = args.plan_for_other_hardware()?;
+    args.clone().finish()?;
+    plan.planning.measured_sweep.clear();
+    let r =
+        run_shootout_threads(&plan, &spec, threads, &mut |_| true).map_err(|e| e.to_string())?;
+    if json {
+        return serde_json::to_string_pretty(&json_of(&r)).map_err(|e| format!("shootout: {e}"));
+    }
+    Ok(text(&r))
+}
+
+/// The result as JSON: the winner and the plan's own option named, then every row.
+fn json_of(r: &ShootoutResult) -> serde_json::Value {
+    let name = |row: Option<&goodput_core::shootout::ShootoutRow>| {
+        row.map_or(
+            serde_json::Value::Null,
+            |x| serde_json::json!({ "gpu": x.gpu, "tp": x.tp }),
+        )
+    };
+    serde_json::json!({
+        "best": name(r.best_row()),
+        "chosen": name(r.chosen_row()),
+        "verdict": r.verdict(),
+        "rows": r.rows,
+    })
+}
+
+/// The result as a table.
+fn text(r: &ShootoutResult) -> String {
+    let mut s = format!("{}\n\n", r.verdict());
+    s.push_str(&format!(
+        "  {:<12} {:>3} {:>10} {:>9} {:>6} {:>12} {:>14} {:>10} {:>10}  {}\n",
+        "gpu",
+        "tp",
+        "goodput",
+        "replicas",
+        "gpus",
+        "$/month",
+        "$/1k compliant",
+        "TTFT p99",
+        "TPOT p99",
+        "note"
+    ));
+    for (i, row) in r.rows.iter().enumerate() {
+        let mark = if Some(i) == r.best {
+            "*"
+        } else if row.chosen {
+            ">"
+        } else {
+            " "
+        };
+        let money = |x: Option<f64>| x.map_or("–".to_string(), format_usd);
+        let ms = |x: Option<f64>| x.map_or("–".to_string(), |v| format!("{:.0} ms", v * 1e3));
+        let mut note = row.reason.clone().unwrap_or_default();
+        if row.chosen {
+            note = if note.is_empty() {
+                "the plan's choice".into()
+            } else {
+                format!("the plan's choice; {note}")
+            };
+        }
+        s.push_str(&format!(
+            "{mark} {:<12} {:>3} {:>10} {:>9} {:>6} {:>12} {:>14} {:>10} {:>10}  {}\n",
+            row.gpu,
+            row.tp,
+            if row.fits {
+                format!("{:.2}/s", row.goodput_rps)
+            } else {
+                "–".into()
+            },
+            row.replicas_total,
+            row.gpus_total,
+            money(row.cost_per_month_usd),
+            money(row.cost_per_compliant_request_usd.map(|c| c * 1e3)),
+            ms(row.ttft_p99_s),
+            ms(row.tpot_p99_s),
+            note
+        ));
+    }
+    s.push_str("\n* cheapest per compliant request   > the plan's own GPU and TP degree");
+    s
+}

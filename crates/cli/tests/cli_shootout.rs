@@ -1,0 +1,138 @@
+//! `goodput shootout`, run as a user would run it.
+
+mod common;
+
+use common::{failure, goodput, json, stdout};
+
+/// A quick plan file: Llama 3.1 8B, short runs, few replications, a 40 req/s peak.
+fn quick_plan_file() -> std::path::PathBuf {
+    let mut p = goodput_core::Plan::default();
+    goodput_core::presets::model("llama-3.1-8b")
+        .expect("8b")
+        .apply(&mut p);
+    p.name = "shootout test".into();
+    p.traffic.peak_rate_rps = 40.0;
+    p.run.num_requests = 300;
+    p.run.warmup_requests = 30;
+    p.run.replications = 3;
+    let path = std::env::temp_dir().join(format!("goodput-shootout-{}.json", std::process::id()));
+    std::fs::write(&path, serde_json::to_string(&p).expect("json")).expect("write plan");
+    path
+}
+
+#[test]
+fn every_row_equals_plan_on_that_gpu_and_tp() {
+    let path = quick_plan_file();
+    let file = path.to_str().expect("utf-8 path");
+    let v = json(&goodput(&[
+        "shootout", "--plan", file, "--gpus", "h200,l4", "--tp", "1,2", "--json",
+    ]));
+    let rows = v["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 4);
+    let mut compared = 0;
+    for row in rows {
+        let gpu = row["gpu"].as_str().expect("gpu");
+        let tp = row["tp"].as_u64().expect("tp").to_string();
+        if !row["fits"].as_bool().expect("fits") {
+            continue;
+        }
+        let plan = json(&goodput(&[
+            "plan",
+            "--plan",
+            file,
+            "--gpu",
+            gpu,
+            "--tp",
+            &tp,
+            "--no-sweep",
+            "--json",
+        ]));
+        let cap = &plan["capacity"];
+        let what = format!("{gpu} TP{tp}");
+        assert_eq!(row["goodput_rps"], plan["goodput"]["goodput_rps"], "{what}");
+        if cap.is_null() {
+            // No rate meets the SLO: the row says why, in the plan's own words.
+            assert!(row["cost_per_compliant_request_usd"].is_null(), "{what}");
+            assert_eq!(row["reason"], plan["capacity_error"], "{what}");
+            compared += 1;
+            continue;
+        }
+        for key in [
+            "replicas_total",
+            "gpus_total",
+            "cost_per_hour_usd",
+            "cost_per_month_usd",
+            "cost_per_compliant_request_usd",
+        ] {
+            assert_eq!(row[key], cap[key], "{what}: {key}");
+        }
+        let detail = &plan["planned_load"]["detail"];
+        assert!(detail["ttft_p99_s"].is_number(), "{what}: {plan}");
+        assert_eq!(row["ttft_p99_s"], detail["ttft_p99_s"], "{what}");
+        assert_eq!(row["tpot_p99_s"], detail["tpot_p99_s"], "{what}");
+        compared += 1;
+    }
+    assert!(compared >= 3, "{v}");
+    // Ranked by cost per compliant request; `best` names the first row.
+    let costs: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| r["cost_per_compliant_request_usd"].as_f64())
+        .collect();
+    assert!(costs.windows(2).all(|w| w[0] <= w[1]), "{costs:?}");
+    assert_eq!(v["best"]["gpu"], rows[0]["gpu"]);
+    assert_eq!(v["best"]["tp"], rows[0]["tp"]);
+    assert!(v["verdict"]
+        .as_str()
+        .expect("verdict")
+        .starts_with("cheapest option"));
+    // The text table marks the winner.
+    let text = stdout(&goodput(&[
+        "shootout", "--plan", file, "--gpus", "h200", "--tp", "1",
+    ]));
+    assert!(text.contains("* h200"), "{text}");
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn a_model_too_big_for_one_gpu_still_compares_and_says_why() {
+    // The default plan's H100 cannot hold a 70B model: the shootout still runs, and the
+    // H100 TP 1 row says how many GPUs it needs.
+    let v = json(&goodput(&[
+        "shootout",
+        "--model",
+        "llama-3.1-70b",
+        "--gpus",
+        "h100-sxm",
+        "--tp",
+        "1",
+        "--json",
+        "--num-requests",
+        "300",
+    ]));
+    let row = &v["rows"][0];
+    assert_eq!(row["fits"], false);
+    assert!(v["best"].is_null());
+    let why = row["reason"].as_str().expect("reason");
+    assert!(why.contains("needs 3 GPUs per replica"), "{why}");
+}
+
+#[test]
+fn bad_lists_get_one_clear_line() {
+    let err = failure(
+        &goodput(&["shootout", "--gpus", "h100,h200"]),
+        "unknown gpu",
+    );
+    assert!(err.contains("--gpus: unknown GPU 'h100'"), "{err}");
+    assert!(err.contains("known: h100-sxm, h200"), "{err}");
+    let err = failure(&goodput(&["shootout", "--gpus", ","]), "empty list");
+    assert!(err.contains("--gpus: no GPU to compare"), "{err}");
+    for tp in ["0", "3", "1,3"] {
+        let err = failure(&goodput(&["shootout", "--tp", tp]), tp);
+        assert!(
+            err.contains("--tp: tensor-parallel degree") && err.contains("use 1, 2, 4 or 8"),
+            "{err}"
+        );
+    }
+    let err = failure(&goodput(&["shootout", "--tp", "two"]), "not a number");
+    assert!(err.contains("--tp: expected degrees"), "{err}");
+}

@@ -1,0 +1,590 @@
+//! The GPU × TP shootout: the same plan on every GPU preset and tensor-parallel degree
+//! asked for, each option sized by its own goodput search, ranked by cost per compliant
+//! request.
+//!
+//! An option is the base plan with a GPU preset applied ([`crate::presets::GpuPreset::apply`])
+//! and `hardware.tp_degree` set: exactly what `goodput plan --gpu G --tp N` runs. Its row
+//! is read from the [`PlanReport`] of that plan, built the way
+//! [`crate::report::evaluate_plan_with`] builds it without the knob sweep (the goodput
+//! search, then one simulation at the planned rate), so the two agree to the last digit.
+//!
+//! An option whose weights do not fit, or whose KV cache cannot hold one request of
+//! maximum length, is not simulated: its row says why and how many GPUs it would need.
+//!
+//! [`Shootout`] is a job state machine like [`GoodputSearch`]: it hands out batches of
+//! jobs, each for one option's plan, and takes their results back in any order, so the
+//! browser's workers and the command line's threads get the same answer.
+
+use serde::{Deserialize, Serialize};
+
+use crate::fleet::memory_fit;
+use crate::plan::Plan;
+use crate::presets;
+use crate::report::PlanReport;
+use crate::search::{run_jobs, GoodputSearch, Job, JobResult, Progress, SearchError};
+
+/// GPUs of the default shootout.
+pub const DEFAULT_GPUS: &[&str] = &["h100-sxm", "h200", "b200", "a100-80gb", "l40s", "mi300x"];
+
+/// Tensor-parallel degrees an option may have (the head counts of common models divide
+/// by each); also the default list.
+pub const TP_DEGREES: &[u32] = &[1, 2, 4, 8];
+
+/// Most options (GPUs × TP degrees) one shootout runs.
+pub const MAX_OPTIONS: usize = 64;
+
+/// What to compare.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShootoutSpec {
+    /// GPU preset ids, in the order given.
+    pub gpus: Vec<String>,
+    /// Tensor-parallel degrees, each one of [`TP_DEGREES`].
+    pub tp_degrees: Vec<u32>,
+}
+
+impl Default for ShootoutSpec {
+    /// [`DEFAULT_GPUS`] × [`TP_DEGREES`]: 24 options.
+    fn default() -> Self {
+        ShootoutSpec {
+            gpus: DEFAULT_GPUS.iter().map(|g| g.to_string()).collect(),
+            tp_degrees: TP_DEGREES.to_vec(),
+        }
+    }
+}
+
+/// Why a shootout cannot run. Each message says what to change.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ShootoutError {
+    /// The GPU list is empty.
+    NoGpus,
+    /// A GPU id is not a preset.
+    UnknownGpu(String),
+    /// The TP list is empty.
+    NoTpDegrees,
+    /// A TP degree is not one of [`TP_DEGREES`].
+    BadTpDegree(u32),
+    /// More than [`MAX_OPTIONS`] options.
+    TooManyOptions(usize),
+    /// A simulation failed, or the caller cancelled.
+    Search(SearchError),
+}
+
+fn known_gpus() -> String {
+    presets::GPUS
+        .iter()
+        .map(|g| g.id)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl std::fmt::Display for ShootoutError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ShootoutError::NoGpus => write!(f, "no GPU to compare: give at least one of {}", known_gpus()),
+            ShootoutError::UnknownGpu(id) => {
+                write!(f, "unknown GPU '{id}'; known: {}", known_gpus())
+            }
+            ShootoutError::NoTpDegrees => {
+                write!(f, "no tensor-parallel degree to compare: give some of 1, 2, 4, 8")
+            }
+            ShootoutError::BadTpDegree(tp) => write!(
+                f,
+                "tensor-parallel degree {tp} is not offered: use 1, 2, 4 or 8 (attention heads split evenly only over a power of two)"
+            ),
+            ShootoutError::TooManyOptions(n) => write!(
+                f,
+                "{n} options (GPUs × TP degrees) is more than the {MAX_OPTIONS} one comparison runs; list fewer GPUs or degrees"
+            ),
+            ShootoutError::Search(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ShootoutError {}
+
+impl From<SearchError> for ShootoutError {
+    fn from(e: SearchError) -> Self {
+        ShootoutError::Search(e)
+    }
+}
+
+impl ShootoutSpec {
+    /// Checks the lists: known GPUs, degrees from [`TP_DEGREES`], not too many options.
+    /// Duplicates are dropped (first one kept).
+    pub fn checked(&self) -> Result<ShootoutSpec, ShootoutError> {
+        let mut gpus: Vec<String> = Vec::new();
+        for g in &self.gpus {
+            let g = g.trim();
+            if presets::gpu(g).is_none() {
+                return Err(ShootoutError::UnknownGpu(g.to_string()));
+            }
+            if !gpus.iter().any(|x| x == g) {
+                gpus.push(g.to_string());
+            }
+        }
+        if gpus.is_empty() {
+            return Err(ShootoutError::NoGpus);
+        }
+        let mut tps: Vec<u32> = Vec::new();
+        for &tp in &self.tp_degrees {
+            if !TP_DEGREES.contains(&tp) {
+                return Err(ShootoutError::BadTpDegree(tp));
+            }
+            if !tps.contains(&tp) {
+                tps.push(tp);
+            }
+        }
+        if tps.is_empty() {
+            return Err(ShootoutError::NoTpDegrees);
+        }
+        let n = gpus.len() * tps.len();
+        if n > MAX_OPTIONS {
+            return Err(ShootoutError::TooManyOptions(n));
+        }
+        Ok(ShootoutSpec {
+            gpus,
+            tp_degrees: tps,
+        })
+    }
+}
+
+/// The plan of one option: `base` with the GPU preset `gpu` applied and TP degree `tp`.
+/// `None` for an unknown GPU id.
+pub fn option_plan(base: &Plan, gpu: &str, tp: u32) -> Option<Plan> {
+    let preset = presets::gpu(gpu)?;
+    let mut plan = base.clone();
+    preset.apply(&mut plan);
+    plan.hardware.tp_degree = tp;
+    Some(plan)
+}
+
+/// One option of the comparison, read from its plan report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShootoutRow {
+    /// GPU preset id.
+    pub gpu: String,
+    /// GPU display name.
+    pub gpu_name: String,
+    /// Tensor-parallel degree (GPUs per replica).
+    pub tp: u32,
+    /// Whether the weights fit and the KV cache holds one request of maximum length.
+    pub fits: bool,
+    /// Why the option is out of the running (does not fit, fails validation, or no
+    /// rate meets the SLO); `None` for a ranked option.
+    pub reason: Option<String>,
+    /// Goodput of one replica [requests/s]; 0 when not simulated.
+    pub goodput_rps: f64,
+    /// Replicas to run (peak + redundancy); 0 when the fleet cannot be sized.
+    pub replicas_total: u32,
+    /// GPUs to run; 0 when the fleet cannot be sized.
+    pub gpus_total: u32,
+    /// Cost of the fleet per hour [USD/h]; `None` when it cannot be sized.
+    pub cost_per_hour_usd: Option<f64>,
+    /// Cost of the fleet per month [USD/month]; `None` when it cannot be sized.
+    pub cost_per_month_usd: Option<f64>,
+    /// Cost per SLO-compliant request [USD]; `None` when the fleet cannot be sized.
+    pub cost_per_compliant_request_usd: Option<f64>,
+    /// p99 TTFT of one replica at its planned rate [s].
+    pub ttft_p99_s: Option<f64>,
+    /// p99 TPOT of one replica at its planned rate [s].
+    pub tpot_p99_s: Option<f64>,
+    /// Output tokens per second per GPU at the planned rate [tokens/s].
+    pub output_tokens_per_s_per_gpu: Option<f64>,
+    /// KV-cache capacity of one replica [tokens].
+    pub kv_capacity_tokens: f64,
+    /// Smallest TP degree whose memory holds the weights (`None` if none does).
+    pub gpus_needed: Option<u32>,
+    /// Whether this is the plan's own GPU and TP degree.
+    pub chosen: bool,
+}
+
+impl ShootoutRow {
+    /// Whether the row is ranked: it fits and its fleet could be sized.
+    pub fn ranked(&self) -> bool {
+        self.fits && self.cost_per_compliant_request_usd.is_some()
+    }
+
+    /// The row of an option from its plan and report (`report.planned_load` filled when
+    /// it could run).
+    pub fn from_report(gpu: &str, plan: &Plan, report: &PlanReport, chosen: bool) -> ShootoutRow {
+        let m = &report.memory;
+        let fits = m.weights_fit && m.holds_max_request;
+        let cap = report.capacity.as_ref();
+        let pl = report.planned_load.as_ref();
+        let tp = plan.hardware.tp_degree;
+        let reason = if !fits {
+            m.reason.clone()
+        } else {
+            report.capacity_error.as_ref().map(|e| e.to_string())
+        };
+        ShootoutRow {
+            gpu: gpu.to_string(),
+            gpu_name: presets::gpu(gpu).map_or_else(|| gpu.to_string(), |g| g.name.to_string()),
+            tp,
+            fits,
+            reason,
+            goodput_rps: report.goodput.goodput_rps,
+            replicas_total: cap.map_or(0, |c| c.replicas_total),
+            gpus_total: cap.map_or(0, |c| c.gpus_total),
+            cost_per_hour_usd: cap.map(|c| c.cost_per_hour_usd),
+            cost_per_month_usd: cap.map(|c| c.cost_per_month_usd),
+            cost_per_compliant_request_usd: cap.map(|c| c.cost_per_compliant_request_usd),
+            ttft_p99_s: pl.map(|p| p.detail.ttft_p99_s),
+            tpot_p99_s: pl.map(|p| p.detail.tpot_p99_s),
+            output_tokens_per_s_per_gpu: pl
+                .map(|p| p.detail.output_tokens_per_s / tp.max(1) as f64),
+            kv_capacity_tokens: m.kv_capacity_tokens,
+            gpus_needed: m.gpus_needed,
+            chosen,
+        }
+    }
+
+    /// The row of an option that was not simulated: it does not fit, or its plan is
+    /// invalid (`why`).
+    fn not_run(gpu: &str, plan: &Plan, why: Option<String>, chosen: bool) -> ShootoutRow {
+        let m = memory_fit(plan);
+        ShootoutRow {
+            gpu: gpu.to_string(),
+            gpu_name: presets::gpu(gpu).map_or_else(|| gpu.to_string(), |g| g.name.to_string()),
+            tp: plan.hardware.tp_degree,
+            fits: m.weights_fit && m.holds_max_request,
+            reason: why.or(m.reason),
+            goodput_rps: 0.0,
+            replicas_total: 0,
+            gpus_total: 0,
+            cost_per_hour_usd: None,
+            cost_per_month_usd: None,
+            cost_per_compliant_request_usd: None,
+            ttft_p99_s: None,
+            tpot_p99_s: None,
+            output_tokens_per_s_per_gpu: None,
+            kv_capacity_tokens: m.kv_capacity_tokens,
+            gpus_needed: m.gpus_needed,
+            chosen,
+        }
+    }
+}
+
+/// The comparison: every option, cheapest per compliant request first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShootoutResult {
+    /// The options, ranked: by cost per compliant request (then fewer GPUs, then the
+    /// order asked for); options that fit but cannot be sized next; options that do not
+    /// fit last.
+    pub rows: Vec<ShootoutRow>,
+    /// Index in `rows` of the winner (the first ranked row), if any.
+    pub best: Option<usize>,
+    /// Index in `rows` of the plan's own GPU and TP degree, if compared.
+    pub chosen: Option<usize>,
+}
+
+impl ShootoutResult {
+    /// The winner's row.
+    pub fn best_row(&self) -> Option<&ShootoutRow> {
+        self.best.and_then(|i| self.rows.get(i))
+    }
+
+    /// The plan's own row.
+    pub fn chosen_row(&self) -> Option<&ShootoutRow> {
+        self.chosen.and_then(|i| self.rows.get(i))
+    }
+
+    /// "cheapest option X at $…, chosen Y at $…", for the finance view and reports.
+    pub fn verdict(&self) -> String {
+        let label = |r: &ShootoutRow| format!("{} × TP{}", r.gpu_name, r.tp);
+        let per_1k = |r: &ShootoutRow| {
+            r.cost_per_compliant_request_usd
+                .map(|c| {
+                    format!(
+                        "{}/1k compliant requests",
+                        crate::report::format_usd(c * 1e3)
+                    )
+                })
+                .unwrap_or_else(|| "no cost".into())
+        };
+        let Some(best) = self.best_row() else {
+            return "no option meets the SLO at any rate on the GPUs compared".into();
+        };
+        let mut s = format!(
+            "cheapest option {} at {} ({} GPUs)",
+            label(best),
+            per_1k(best),
+            best.gpus_total
+        );
+        match self.chosen_row() {
+            Some(_) if self.chosen == self.best => s.push_str(", which is the plan's choice"),
+            Some(c) if c.ranked() => {
+                s.push_str(&format!(
+                    ", chosen {} at {} ({} GPUs)",
+                    label(c),
+                    per_1k(c),
+                    c.gpus_total
+                ));
+            }
+            Some(c) => s.push_str(&format!(
+                ", chosen {}: {}",
+                label(c),
+                c.reason.as_deref().unwrap_or("not sized")
+            )),
+            None => {}
+        }
+        s
+    }
+}
+
+/// Ranks rows (see [`ShootoutResult::rows`]); `order` is each row's position as asked.
+fn rank(mut rows: Vec<(usize, ShootoutRow)>) -> ShootoutResult {
+    let class = |r: &ShootoutRow| {
+        if r.ranked() {
+            0
+        } else if r.fits {
+            1
+        } else {
+            2
+        }
+    };
+    rows.sort_by(|(ia, a), (ib, b)| {
+        class(a)
+            .cmp(&class(b))
+            .then_with(|| {
+                let ca = a.cost_per_compliant_request_usd.unwrap_or(f64::INFINITY);
+                let cb = b.cost_per_compliant_request_usd.unwrap_or(f64::INFINITY);
+                ca.total_cmp(&cb)
+            })
+            .then_with(|| a.gpus_total.cmp(&b.gpus_total))
+            .then_with(|| ia.cmp(ib))
+    });
+    let rows: Vec<ShootoutRow> = rows.into_iter().map(|(_, r)| r).collect();
+    let best = rows.first().filter(|r| r.ranked()).map(|_| 0);
+    let chosen = rows.iter().position(|r| r.chosen);
+    ShootoutResult { rows, best, chosen }
+}
+
+enum Stage {
+    Search(Box<GoodputSearch>),
+    PlannedLoad {
+        report: Box<PlanReport>,
+        job: Job,
+        issued: bool,
+    },
+    Done(Box<ShootoutRow>),
+}
+
+struct Opt {
+    gpu: String,
+    plan: Plan,
+    chosen: bool,
+    stage: Stage,
+}
+
+/// The shootout as a job state machine.
+pub struct Shootout {
+    options: Vec<Opt>,
+}
+
+/// Jobs of one option: run them with [`Shootout::plan_of`]`(option)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OptionBatch {
+    /// The option's index (as listed by [`Shootout::options`]).
+    pub option: u32,
+    /// The simulations to run.
+    pub jobs: Vec<Job>,
+}
+
+impl Shootout {
+    /// Sets up every option of `spec` on `base`. Options that do not fit, or whose plan
+    /// cannot be searched, are settled at once with the reason.
+    pub fn new(base: &Plan, spec: &ShootoutSpec) -> Result<Shootout, ShootoutError> {
+        let spec = spec.checked()?;
+        let mut options = Vec::new();
+        for gpu in &spec.gpus {
+            for &tp in &spec.tp_degrees {
+                let plan = option_plan(base, gpu, tp)
+                    .ok_or_else(|| ShootoutError::UnknownGpu(gpu.clone()))?;
+                let chosen = base.hardware.preset == *gpu && base.hardware.tp_degree == tp;
+                let m = memory_fit(&plan);
+                let stage = if !(m.weights_fit && m.holds_max_request) {
+                    Stage::Done(Box::new(ShootoutRow::not_run(gpu, &plan, None, chosen)))
+                } else {
+                    match GoodputSearch::new(&plan) {
+                        Ok(s) => Stage::Search(Box::new(s)),
+                        Err(e) => Stage::Done(Box::new(ShootoutRow::not_run(
+                            gpu,
+                            &plan,
+                            Some(e.to_string()),
+                            chosen,
+                        ))),
+                    }
+                };
+                options.push(Opt {
+                    gpu: gpu.clone(),
+                    plan,
+                    chosen,
+                    stage,
+                });
+            }
+        }
+        let mut s = Shootout { options };
+        for i in 0..s.options.len() {
+            s.advance(i);
+        }
+        Ok(s)
+    }
+
+    /// Every option as `(GPU id, TP degree)`, in the order asked for.
+    pub fn options(&self) -> Vec<(String, u32)> {
+        self.options
+            .iter()
+            .map(|o| (o.gpu.clone(), o.plan.hardware.tp_degree))
+            .collect()
+    }
+
+    /// The plan of option `option`, which its jobs run on.
+    pub fn plan_of(&self, option: u32) -> Option<&Plan> {
+        self.options.get(option as usize).map(|o| &o.plan)
+    }
+
+    /// Jobs that can run now, for any number of options at once.
+    pub fn next_batches(&mut self) -> Vec<OptionBatch> {
+        let mut out = Vec::new();
+        for (i, o) in self.options.iter_mut().enumerate() {
+            let jobs = match &mut o.stage {
+                Stage::Search(s) => s.next_batch(),
+                Stage::PlannedLoad { job, issued, .. } if !*issued => {
+                    *issued = true;
+                    vec![*job]
+                }
+                _ => Vec::new(),
+            };
+            if !jobs.is_empty() {
+                out.push(OptionBatch {
+                    option: i as u32,
+                    jobs,
+                });
+            }
+        }
+        out
+    }
+
+    /// Takes results of option `option`'s jobs back, in any order.
+    pub fn feed(&mut self, option: u32, results: &[JobResult]) {
+        let i = option as usize;
+        let Some(o) = self.options.get_mut(i) else {
+            return;
+        };
+        match &mut o.stage {
+            Stage::Search(s) => s.feed(results),
+            Stage::PlannedLoad { report, job, .. } => {
+                if let Some(r) = results.iter().find(|r| r.id == job.id) {
+                    report.set_planned_load(job, r);
+                    let row = ShootoutRow::from_report(&o.gpu, &o.plan, report, o.chosen);
+                    o.stage = Stage::Done(Box::new(row));
+                }
+            }
+            Stage::Done(_) => {}
+        }
+        self.advance(i);
+    }
+
+    /// Moves option `i` on when its search has ended.
+    fn advance(&mut self, i: usize) {
+        let o = &mut self.options[i];
+        let Stage::Search(s) = &o.stage else {
+            return;
+        };
+        if !s.is_done() {
+            return;
+        }
+        let result = s.result();
+        let report = PlanReport::build(&o.plan, result.as_ref(), None);
+        o.stage = match report.planned_load_job(&o.plan) {
+            Some(job) => Stage::PlannedLoad {
+                report: Box::new(report),
+                job,
+                issued: false,
+            },
+            None => Stage::Done(Box::new(ShootoutRow::from_report(
+                &o.gpu, &o.plan, &report, o.chosen,
+            ))),
+        };
+    }
+
+    /// Whether every option is settled.
+    pub fn is_done(&self) -> bool {
+        self.options
+            .iter()
+            .all(|o| matches!(o.stage, Stage::Done(_)))
+    }
+
+    /// Simulations finished and expected, over every option (each search's estimate, plus
+    /// one planned-load simulation per option still to size).
+    pub fn progress(&self) -> Progress {
+        let mut p = Progress { done: 0, total: 0 };
+        for o in &self.options {
+            match &o.stage {
+                Stage::Search(s) => {
+                    let q = s.progress();
+                    p.done += q.done;
+                    p.total += q.total + 1;
+                }
+                Stage::PlannedLoad { report, .. } => {
+                    let jobs = report.search.as_ref().map_or(0, |r| r.jobs_run);
+                    p.done += jobs;
+                    p.total += jobs + 1;
+                }
+                Stage::Done(_) => {}
+            }
+        }
+        let settled = self
+            .options
+            .iter()
+            .filter(|o| matches!(o.stage, Stage::Done(_)))
+            .count() as u32;
+        // A settled option counts as one unit so that the bar never runs backwards.
+        p.done += settled;
+        p.total += settled;
+        p
+    }
+
+    /// The ranked comparison, once every option is settled.
+    pub fn result(&self) -> Option<ShootoutResult> {
+        let mut rows = Vec::with_capacity(self.options.len());
+        for (i, o) in self.options.iter().enumerate() {
+            match &o.stage {
+                Stage::Done(r) => rows.push((i, (**r).clone())),
+                _ => return None,
+            }
+        }
+        Some(rank(rows))
+    }
+}
+
+/// Runs a shootout in-process on `threads` OS threads; `progress` returning `false`
+/// cancels. The result does not depend on `threads`.
+pub fn run_shootout_threads(
+    base: &Plan,
+    spec: &ShootoutSpec,
+    threads: usize,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<ShootoutResult, ShootoutError> {
+    let mut m = Shootout::new(base, spec)?;
+    while !m.is_done() {
+        let batches = m.next_batches();
+        if batches.is_empty() {
+            break;
+        }
+        for b in batches {
+            let plan = m.plan_of(b.option).cloned().unwrap_or_default();
+            let results = run_jobs(&plan, &b.jobs, threads).map_err(SearchError::from)?;
+            m.feed(b.option, &results);
+        }
+        if !progress(m.progress()) {
+            return Err(SearchError::Cancelled.into());
+        }
+    }
+    m.result()
+        .ok_or(ShootoutError::Search(SearchError::Cancelled))
+}
+
+#[cfg(test)]
+mod tests;
