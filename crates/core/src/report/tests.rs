@@ -82,7 +82,18 @@ fn evaluate_plan_is_build_of_the_searches() {
     let search = r.search.clone().expect("simulated");
     let sweep = r.sweep.clone().expect("swept");
     assert_eq!(last.done, search.jobs_run + sweep.jobs_run);
-    let rebuilt = PlanReport::build(&plan, Some(&search), Some(&sweep));
+    let mut rebuilt = PlanReport::build(&plan, Some(&search), Some(&sweep));
+    // Plus the one simulation at the planned rate, run as its job says.
+    let job = rebuilt.planned_load_job(&plan).expect("a fleet was sized");
+    assert_eq!(job.id, crate::report::PLANNED_LOAD_JOB_ID);
+    let capacity = r.capacity.as_ref().expect("capacity");
+    assert_eq!(job.rate_rps, capacity.planned_rps_per_replica);
+    assert!(rebuilt.planned_load.is_none());
+    let result = crate::search::run_job(&plan, &job).expect("runs");
+    rebuilt.set_planned_load(&job, &result);
+    let planned = rebuilt.planned_load.expect("set");
+    assert_eq!(planned.rate_rps, capacity.planned_rps_per_replica);
+    assert!(r.to_markdown().contains("| Latency at the planned rate | p99 TTFT "));
     assert_eq!(
         serde_json::to_string(&rebuilt).expect("json"),
         serde_json::to_string(&r).expect("json")
