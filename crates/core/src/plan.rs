@@ -10,6 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod comparison;
+
 /// Numeric precision of weights or of the KV cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -670,6 +672,10 @@ pub struct Plan {
     /// while `enabled`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub calibration: Option<Calibration>,
+    /// The last GPU × TP comparison run for this plan (see `shootout`), so a shared link
+    /// shows it; [`comparison::ShootoutRecord::is_fresh`] tells whether it still applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shootout: Option<comparison::ShootoutRecord>,
 }
 
 /// A fit of the step model to measurements, and where it came from.
@@ -990,6 +996,9 @@ impl Plan {
         self.validate_planning()?;
         self.validate_run()?;
         self.validate_calibration()?;
+        if let Some(s) = &self.shootout {
+            s.validate()?;
+        }
         self.validate_kv_capacity()
     }
 

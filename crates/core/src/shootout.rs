@@ -15,42 +15,15 @@
 //! jobs, each for one option's plan, and takes their results back in any order, so the
 //! browser's workers and the command line's threads get the same answer.
 
-use serde::{Deserialize, Serialize};
-
 use crate::fleet::memory_fit;
+pub use crate::plan::comparison::{
+    ShootoutRecord, ShootoutResult, ShootoutRow, ShootoutSpec, DEFAULT_GPUS, MAX_OPTIONS,
+    TP_DEGREES,
+};
 use crate::plan::Plan;
 use crate::presets;
 use crate::report::PlanReport;
 use crate::search::{run_jobs, GoodputSearch, Job, JobResult, Progress, SearchError};
-
-/// GPUs of the default shootout.
-pub const DEFAULT_GPUS: &[&str] = &["h100-sxm", "h200", "b200", "a100-80gb", "l40s", "mi300x"];
-
-/// Tensor-parallel degrees an option may have (the head counts of common models divide
-/// by each); also the default list.
-pub const TP_DEGREES: &[u32] = &[1, 2, 4, 8];
-
-/// Most options (GPUs × TP degrees) one shootout runs.
-pub const MAX_OPTIONS: usize = 64;
-
-/// What to compare.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ShootoutSpec {
-    /// GPU preset ids, in the order given.
-    pub gpus: Vec<String>,
-    /// Tensor-parallel degrees, each one of [`TP_DEGREES`].
-    pub tp_degrees: Vec<u32>,
-}
-
-impl Default for ShootoutSpec {
-    /// [`DEFAULT_GPUS`] × [`TP_DEGREES`]: 24 options.
-    fn default() -> Self {
-        ShootoutSpec {
-            gpus: DEFAULT_GPUS.iter().map(|g| g.to_string()).collect(),
-            tp_degrees: TP_DEGREES.to_vec(),
-        }
-    }
-}
 
 /// Why a shootout cannot run. Each message says what to change.
 #[derive(Debug, Clone, PartialEq)]
@@ -158,46 +131,6 @@ pub fn option_plan(base: &Plan, gpu: &str, tp: u32) -> Option<Plan> {
     Some(plan)
 }
 
-/// One option of the comparison, read from its plan report.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ShootoutRow {
-    /// GPU preset id.
-    pub gpu: String,
-    /// GPU display name.
-    pub gpu_name: String,
-    /// Tensor-parallel degree (GPUs per replica).
-    pub tp: u32,
-    /// Whether the weights fit and the KV cache holds one request of maximum length.
-    pub fits: bool,
-    /// Why the option is out of the running (does not fit, fails validation, or no
-    /// rate meets the SLO); `None` for a ranked option.
-    pub reason: Option<String>,
-    /// Goodput of one replica [requests/s]; 0 when not simulated.
-    pub goodput_rps: f64,
-    /// Replicas to run (peak + redundancy); 0 when the fleet cannot be sized.
-    pub replicas_total: u32,
-    /// GPUs to run; 0 when the fleet cannot be sized.
-    pub gpus_total: u32,
-    /// Cost of the fleet per hour [USD/h]; `None` when it cannot be sized.
-    pub cost_per_hour_usd: Option<f64>,
-    /// Cost of the fleet per month [USD/month]; `None` when it cannot be sized.
-    pub cost_per_month_usd: Option<f64>,
-    /// Cost per SLO-compliant request [USD]; `None` when the fleet cannot be sized.
-    pub cost_per_compliant_request_usd: Option<f64>,
-    /// p99 TTFT of one replica at its planned rate [s].
-    pub ttft_p99_s: Option<f64>,
-    /// p99 TPOT of one replica at its planned rate [s].
-    pub tpot_p99_s: Option<f64>,
-    /// Output tokens per second per GPU at the planned rate [tokens/s].
-    pub output_tokens_per_s_per_gpu: Option<f64>,
-    /// KV-cache capacity of one replica [tokens].
-    pub kv_capacity_tokens: f64,
-    /// Smallest TP degree whose memory holds the weights (`None` if none does).
-    pub gpus_needed: Option<u32>,
-    /// Whether this is the plan's own GPU and TP degree.
-    pub chosen: bool,
-}
-
 impl ShootoutRow {
     /// Whether the row is ranked: it fits and its fleet could be sized.
     pub fn ranked(&self) -> bool {
@@ -263,19 +196,6 @@ impl ShootoutRow {
             chosen,
         }
     }
-}
-
-/// The comparison: every option, cheapest per compliant request first.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ShootoutResult {
-    /// The options, ranked: by cost per compliant request (then fewer GPUs, then the
-    /// order asked for); options that fit but cannot be sized next; options that do not
-    /// fit last.
-    pub rows: Vec<ShootoutRow>,
-    /// Index in `rows` of the winner (the first ranked row), if any.
-    pub best: Option<usize>,
-    /// Index in `rows` of the plan's own GPU and TP degree, if compared.
-    pub chosen: Option<usize>,
 }
 
 impl ShootoutResult {
@@ -556,6 +476,17 @@ impl Shootout {
             }
         }
         Some(rank(rows))
+    }
+}
+
+impl ShootoutRecord {
+    /// The record of a finished comparison of `spec` on `base`, to keep in the plan.
+    pub fn of(base: &Plan, spec: &ShootoutSpec, result: ShootoutResult) -> ShootoutRecord {
+        ShootoutRecord {
+            fingerprint: crate::plan::comparison::fingerprint(base),
+            spec: spec.clone(),
+            result,
+        }
     }
 }
 

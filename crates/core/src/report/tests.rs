@@ -93,7 +93,9 @@ fn evaluate_plan_is_build_of_the_searches() {
     rebuilt.set_planned_load(&job, &result);
     let planned = rebuilt.planned_load.expect("set");
     assert_eq!(planned.rate_rps, capacity.planned_rps_per_replica);
-    assert!(r.to_markdown().contains("| Latency at the planned rate | p99 TTFT "));
+    assert!(r
+        .to_markdown()
+        .contains("| Latency at the planned rate | p99 TTFT "));
     assert_eq!(
         serde_json::to_string(&rebuilt).expect("json"),
         serde_json::to_string(&r).expect("json")

@@ -175,3 +175,54 @@ fn cancelling_stops_the_shootout() {
     let e = run_shootout_threads(&plan, &spec(&["h200"], &[2, 4]), 1, &mut |_| false).unwrap_err();
     assert_eq!(e, ShootoutError::Search(SearchError::Cancelled));
 }
+
+#[test]
+fn a_record_in_the_plan_travels_in_the_link_and_knows_when_it_is_stale() {
+    let mut plan = quick_plan();
+    presets::model("llama-3.1-8b").expect("8b").apply(&mut plan);
+    let s = spec(&["h200", "l4"], &[1, 2]);
+    let r = run_shootout_threads(&plan, &s, 2, &mut |_| true).expect("runs");
+    let record = ShootoutRecord::of(&plan, &s.checked().expect("spec"), r.clone());
+    assert!(record.is_fresh(&plan));
+    // Making a row the plan (its GPU and TP degree) keeps the comparison fresh.
+    let mut moved = option_plan(&plan, "h200", 2).expect("option");
+    assert!(record.is_fresh(&moved));
+    assert_eq!(
+        record
+            .chosen_in(&moved)
+            .map(|i| (&record.result.rows[i].gpu, record.result.rows[i].tp)),
+        Some((&"h200".to_string(), 2))
+    );
+    // A change the numbers depend on makes it stale; a new name does not.
+    moved.name = "renamed".into();
+    assert!(record.is_fresh(&moved));
+    moved.traffic.peak_rate_rps *= 2.0;
+    assert!(!record.is_fresh(&moved));
+    // In the plan, through a share link and back.
+    plan.shootout = Some(record.clone());
+    plan.validate().expect("valid with a record");
+    let url = crate::share::share_url("https://x.example/", &plan, false);
+    let back = crate::share::decode(&url).expect("opens");
+    assert_eq!(back.plan.shootout.as_ref(), Some(&record));
+    assert!(url.len() < 4_000, "{} chars", url.len());
+    // A hostile record is refused by validation, not trusted.
+    let mut bad = plan.clone();
+    if let Some(rec) = bad.shootout.as_mut() {
+        rec.result.rows[0].gpu = "rtx-9999".into();
+    }
+    assert!(bad
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("unknown GPU"));
+    let mut bad = plan.clone();
+    if let Some(rec) = bad.shootout.as_mut() {
+        rec.result.best = Some(99);
+    }
+    assert!(bad.validate().is_err());
+    let mut bad = plan;
+    if let Some(rec) = bad.shootout.as_mut() {
+        rec.result.rows[0].cost_per_month_usd = Some(f64::NAN);
+    }
+    assert!(bad.validate().is_err());
+}

@@ -1,0 +1,239 @@
+//! What a GPU × TP comparison (`crate::shootout`) leaves in a plan: the options asked
+//! for, every row, and a fingerprint of the plan they were computed for, so that a shared
+//! link shows the comparison without running it again, and says when it is out of date.
+
+use serde::{Deserialize, Serialize};
+
+use super::{err, in_range, HardwareSpec, Plan, PlanError};
+
+/// GPUs of the default shootout.
+pub const DEFAULT_GPUS: &[&str] = &["h100-sxm", "h200", "b200", "a100-80gb", "l40s", "mi300x"];
+
+/// Tensor-parallel degrees an option may have (the head counts of common models divide
+/// by each); also the default list.
+pub const TP_DEGREES: &[u32] = &[1, 2, 4, 8];
+
+/// Most options (GPUs × TP degrees) one shootout runs.
+pub const MAX_OPTIONS: usize = 64;
+
+/// What to compare.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShootoutSpec {
+    /// GPU preset ids, in the order given.
+    pub gpus: Vec<String>,
+    /// Tensor-parallel degrees, each one of [`TP_DEGREES`].
+    pub tp_degrees: Vec<u32>,
+}
+
+impl Default for ShootoutSpec {
+    /// [`DEFAULT_GPUS`] × [`TP_DEGREES`]: 24 options.
+    fn default() -> Self {
+        ShootoutSpec {
+            gpus: DEFAULT_GPUS.iter().map(|g| g.to_string()).collect(),
+            tp_degrees: TP_DEGREES.to_vec(),
+        }
+    }
+}
+
+/// One option of the comparison, read from its plan report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShootoutRow {
+    /// GPU preset id.
+    pub gpu: String,
+    /// GPU display name.
+    pub gpu_name: String,
+    /// Tensor-parallel degree (GPUs per replica).
+    pub tp: u32,
+    /// Whether the weights fit and the KV cache holds one request of maximum length.
+    pub fits: bool,
+    /// Why the option is out of the running (does not fit, fails validation, or no
+    /// rate meets the SLO); `None` for a ranked option.
+    pub reason: Option<String>,
+    /// Goodput of one replica [requests/s]; 0 when not simulated.
+    pub goodput_rps: f64,
+    /// Replicas to run (peak + redundancy); 0 when the fleet cannot be sized.
+    pub replicas_total: u32,
+    /// GPUs to run; 0 when the fleet cannot be sized.
+    pub gpus_total: u32,
+    /// Cost of the fleet per hour [USD/h]; `None` when it cannot be sized.
+    pub cost_per_hour_usd: Option<f64>,
+    /// Cost of the fleet per month [USD/month]; `None` when it cannot be sized.
+    pub cost_per_month_usd: Option<f64>,
+    /// Cost per SLO-compliant request [USD]; `None` when the fleet cannot be sized.
+    pub cost_per_compliant_request_usd: Option<f64>,
+    /// p99 TTFT of one replica at its planned rate [s].
+    pub ttft_p99_s: Option<f64>,
+    /// p99 TPOT of one replica at its planned rate [s].
+    pub tpot_p99_s: Option<f64>,
+    /// Output tokens per second per GPU at the planned rate [tokens/s].
+    pub output_tokens_per_s_per_gpu: Option<f64>,
+    /// KV-cache capacity of one replica [tokens].
+    pub kv_capacity_tokens: f64,
+    /// Smallest TP degree whose memory holds the weights (`None` if none does).
+    pub gpus_needed: Option<u32>,
+    /// Whether this is the plan's own GPU and TP degree.
+    pub chosen: bool,
+}
+
+/// The comparison: every option, cheapest per compliant request first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShootoutResult {
+    /// The options, ranked: by cost per compliant request (then fewer GPUs, then the
+    /// order asked for); options that fit but cannot be sized next; options that do not
+    /// fit last.
+    pub rows: Vec<ShootoutRow>,
+    /// Index in `rows` of the winner (the first ranked row), if any.
+    pub best: Option<usize>,
+    /// Index in `rows` of the plan's own GPU and TP degree, if compared.
+    pub chosen: Option<usize>,
+}
+
+/// A finished comparison, kept in the plan (and so in its share link).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShootoutRecord {
+    /// [`fingerprint`] of the plan the comparison was run for.
+    pub fingerprint: String,
+    /// The options compared.
+    pub spec: ShootoutSpec,
+    /// The ranked rows.
+    pub result: ShootoutResult,
+}
+
+/// Longest reason kept in a row [characters].
+pub const MAX_REASON_CHARS: usize = 600;
+
+/// A hash of everything in `plan` that a comparison's numbers depend on: every field but
+/// the name, the hardware the options replace (the GPU preset's figures and the TP
+/// degree), the measured sweep (set aside by the comparison) and the comparison itself.
+/// 16 hex digits (FNV-1a, 64 bits, of the JSON).
+pub fn fingerprint(plan: &Plan) -> String {
+    let mut p = plan.clone();
+    p.name.clear();
+    p.shootout = None;
+    p.planning.measured_sweep.clear();
+    let h = &plan.hardware;
+    p.hardware = HardwareSpec {
+        mem_utilization: h.mem_utilization,
+        step_overhead_s: h.step_overhead_s,
+        tp_comm_overhead_s: h.tp_comm_overhead_s,
+        ..HardwareSpec::default()
+    };
+    let json = serde_json::to_vec(&p).unwrap_or_default();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in json {
+        hash ^= b as u64;
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+impl ShootoutRecord {
+    /// Whether the comparison was run for this plan as it stands (a change of GPU or TP
+    /// degree keeps it fresh; any other change of what the numbers depend on does not).
+    pub fn is_fresh(&self, plan: &Plan) -> bool {
+        self.fingerprint == fingerprint(plan)
+    }
+
+    /// Index of the row with the plan's own GPU and TP degree, if compared.
+    pub fn chosen_in(&self, plan: &Plan) -> Option<usize> {
+        self.result
+            .rows
+            .iter()
+            .position(|r| r.gpu == plan.hardware.preset && r.tp == plan.hardware.tp_degree)
+    }
+
+    /// Bounds on what a link may carry (see [`Plan::validate`]).
+    pub(super) fn validate(&self) -> Result<(), PlanError> {
+        let rows = &self.result.rows;
+        if rows.len() > MAX_OPTIONS {
+            return Err(err(
+                "shootout.result.rows",
+                format!(
+                    "{} rows; a comparison has at most {MAX_OPTIONS}",
+                    rows.len()
+                ),
+            ));
+        }
+        for i in [self.result.best, self.result.chosen].into_iter().flatten() {
+            if i >= rows.len() {
+                return Err(err(
+                    "shootout.result",
+                    format!("row {i} named, but there are {} rows", rows.len()),
+                ));
+            }
+        }
+        if self.fingerprint.len() > 32
+            || self.spec.gpus.len() > MAX_OPTIONS
+            || self.spec.tp_degrees.len() > MAX_OPTIONS
+        {
+            return Err(err(
+                "shootout",
+                "the comparison's header is malformed".into(),
+            ));
+        }
+        for r in rows {
+            if crate::presets::gpu(&r.gpu).is_none() {
+                let id: String = r.gpu.chars().take(40).collect();
+                return Err(err(
+                    "shootout.result.rows.gpu",
+                    format!("unknown GPU '{id}'"),
+                ));
+            }
+            let long_reason = r
+                .reason
+                .as_ref()
+                .is_some_and(|x| x.chars().count() > MAX_REASON_CHARS);
+            if r.gpu_name.chars().count() > 120 || long_reason {
+                return Err(err(
+                    "shootout.result.rows",
+                    "a row's text is too long".into(),
+                ));
+            }
+            if !TP_DEGREES.contains(&r.tp) {
+                return Err(err(
+                    "shootout.result.rows.tp",
+                    format!("TP degree {} is not one of 1, 2, 4, 8", r.tp),
+                ));
+            }
+            in_range(
+                "shootout.result.rows.goodput_rps",
+                r.goodput_rps,
+                0.0,
+                1e9,
+                "requests/s",
+            )?;
+            in_range(
+                "shootout.result.rows.kv_capacity_tokens",
+                r.kv_capacity_tokens,
+                0.0,
+                1e15,
+                "tokens",
+            )?;
+            for (field, x) in [
+                (
+                    "shootout.result.rows.cost_per_hour_usd",
+                    r.cost_per_hour_usd,
+                ),
+                (
+                    "shootout.result.rows.cost_per_month_usd",
+                    r.cost_per_month_usd,
+                ),
+                (
+                    "shootout.result.rows.cost_per_compliant_request_usd",
+                    r.cost_per_compliant_request_usd,
+                ),
+                ("shootout.result.rows.ttft_p99_s", r.ttft_p99_s),
+                ("shootout.result.rows.tpot_p99_s", r.tpot_p99_s),
+                (
+                    "shootout.result.rows.output_tokens_per_s_per_gpu",
+                    r.output_tokens_per_s_per_gpu,
+                ),
+            ] {
+                if let Some(x) = x {
+                    in_range(field, x, 0.0, 1e12, "")?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
