@@ -24,11 +24,13 @@ pub mod presets;
 pub mod report;
 pub mod rng;
 pub mod roofline;
+pub mod schedule;
 pub mod search;
 pub mod share;
 pub mod sim;
 pub mod slo;
 pub mod stats;
+pub mod trace;
 pub mod traffic;
 
 pub use plan::Plan;

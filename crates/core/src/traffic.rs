@@ -476,7 +476,7 @@ mod tests {
         let mut counts = [0u32; 4];
         let reps = 200;
         for seed in 0..reps {
-            let w = m.generate(3_500, &mut Rng::new(seed));
+            let w = m.generate(4_500, &mut Rng::new(seed));
             assert!(w.arrival_s.windows(2).all(|p| p[0] <= p[1]));
             for &t in &w.arrival_s {
                 let k = if t < 100.0 {
