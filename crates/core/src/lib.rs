@@ -7,6 +7,8 @@
 //!                                   │
 //!                        capacity (replicas, cost) ──▶ report
 //!   share: Plan ⇄ compact URL fragment (versioned)
+//!   trace (Azure / BurstGPT / Mooncake, streamed) ──▶ schedule (hourly profile,
+//!   autoscaler, static vs autoscaled cost, ramp simulations)
 //! ```
 //!
 //! Everything numeric lives here; the web app and the CLI only call it.
