@@ -13,9 +13,10 @@
 //! ```
 //!
 //! **The arithmetic.** An hour with fleet rate `r` needs the replicas
-//! [`crate::capacity::size_fleet`] gives for a peak of `r`: ⌈r / (goodput × utilisation)⌉
-//! + redundancy, and at least [`ScheduleOptions::min_replicas`]. The static fleet is the
-//! same for the profile's peak, all day.
+//! [`crate::capacity::size_fleet`] gives for a peak of `r`, that is
+//! ⌈r / (goodput × utilisation)⌉ plus the redundancy, and at least
+//! [`ScheduleOptions::min_replicas`]. The static fleet is the same for the profile's
+//! peak, all day.
 //!
 //! **The autoscaler**, minute by minute over the periodic profile (run twice round, the
 //! second lap reported, so midnight follows the previous evening):
