@@ -26,7 +26,8 @@ autoscaler's ramps (one replica at rate / replicas serving, minute by minute).
   --profile NAME   a shape: business-hours, global-consumer, flat (default: business-hours)
   --profile FILE   24 or 168 hourly numbers: one per line, comma-separated, or 'hour,rate'
                    rows ('-' reads stdin); a shape scaled so its peak is --peak-rate
-  --absolute       the profile's numbers are fleet rates in req/s, not a shape
+  --absolute       the profile file's numbers (or the trace's hourly rates) are fleet
+                   rates in req/s as they stand, not a shape scaled to --peak-rate
   --trace FILE     an Azure LLM inference CSV, a BurstGPT CSV or Mooncake JSONL: its
                    prompt/output lengths (and Mooncake's prefix reuse) replace the plan's,
                    and, without --profile, its hourly rates give the shape (needs a day)

@@ -379,7 +379,8 @@ pub struct HourRow {
     pub static_cost_usd: f64,
     /// Highest rate one serving replica sees in the hour [requests/s].
     pub per_replica_peak_rps: f64,
-    /// True when the per-replica rate changes around this hour (a ramp was simulated).
+    /// True when the autoscaled fleet changes during the hour (or its 10-minute lead-in)
+    /// or serves fewer replicas than the hour needs: a scaling ramp.
     pub ramp: bool,
     /// Simulated SLO attainment of the hour's requests under the autoscaled fleet
     /// (None: no traffic, or not simulated) [0..1].
@@ -621,7 +622,12 @@ impl ScheduleRun {
             let window: Vec<f64> = (p + h * 60 - LEAD_IN_MIN..p + (h + 1) * 60)
                 .map(per_replica)
                 .collect();
-            let ramp = window.windows(2).any(|w| w[0] != w[1]);
+            // Simulated as steps when the per-replica rate changes in the window; a ramp
+            // (for the report) when the fleet changes or falls short of the hour's need.
+            let stepped = window.windows(2).any(|w| w[0] != w[1]);
+            let fleet = (p + h * 60 - LEAD_IN_MIN..p + (h + 1) * 60).map(|m| serving[m % p]);
+            let ramp = fleet.clone().zip(fleet.skip(1)).any(|(a, b)| a != b)
+                || serving[span.clone()].iter().any(|&s| s < desired[h]);
             hours.push(HourRow {
                 hour: h as u32,
                 rate_rps: rate,
@@ -642,7 +648,7 @@ impl ScheduleRun {
                 let id = jobs.len() as u32;
                 let seed = replication_seed(plan.run.seed, r);
                 let end_rate = window[window.len() - 1];
-                let job = if ramp {
+                let job = if stepped {
                     ramp_job(id, h as u32, r, seed, &window, end_rate)
                 } else {
                     RampJob {
