@@ -332,5 +332,11 @@ pub fn text(s: &Schedule, source: &str) -> String {
         _ => String::new(),
     };
     lines.push(format!("{verdict}{slo}"));
+    if s.simulations > 0 {
+        lines.push(format!(
+            "({} simulations of one replica, {} requests)",
+            s.simulations, s.simulated_requests
+        ));
+    }
     lines.join("\n")
 }

@@ -428,6 +428,10 @@ pub struct Schedule {
     pub ramp_attainment: Option<f64>,
     /// The lowest hourly attainment [0..1].
     pub min_attainment: Option<f64>,
+    /// Simulations run (hours with traffic × replications).
+    pub simulations: u32,
+    /// Requests those simulations hold, warm-up included.
+    pub simulated_requests: u64,
     /// The options used.
     pub options: ScheduleOptions,
 }
@@ -695,6 +699,8 @@ impl ScheduleRun {
             attainment: None,
             ramp_attainment: None,
             min_attainment: None,
+            simulations: jobs.len() as u32,
+            simulated_requests: jobs.iter().map(|j| j.num_requests as u64).sum(),
             options: options.clone(),
         };
         let results = vec![None; jobs.len()];
