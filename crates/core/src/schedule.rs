@@ -467,7 +467,8 @@ pub struct RampJobResult {
 }
 
 /// Runs one job: what a worker calls, with the plan the schedule was built from. Traffic
-/// is open loop (a closed loop becomes Poisson; a client cap is dropped), as in the search.
+/// is open loop (a closed loop becomes Poisson; a client cap is dropped), as in the
+/// search; trace arrival times become Poisson too, since the schedule sets the rate.
 pub fn run_ramp_job(plan: &Plan, job: &RampJob) -> Result<RampJobResult, SimError> {
     let base = SimConfig::from_plan(plan, job.rate_rps)?;
     run_ramp_job_with(&base, job)
@@ -476,7 +477,12 @@ pub fn run_ramp_job(plan: &Plan, job: &RampJob) -> Result<RampJobResult, SimErro
 /// [`run_ramp_job`] on a configuration resolved once.
 pub fn run_ramp_job_with(base: &SimConfig, job: &RampJob) -> Result<RampJobResult, SimError> {
     let mut cfg = base.with_rate(job.rate_rps)?;
-    cfg.traffic.arrival = cfg.traffic.arrival.open_loop();
+    // The schedule sets the rate over time, so replayed trace arrival times give way to
+    // Poisson (trace lengths stay).
+    cfg.traffic.arrival = match cfg.traffic.arrival.open_loop() {
+        crate::plan::Arrival::Trace => crate::plan::Arrival::Poisson,
+        a => a,
+    };
     cfg.traffic.max_concurrency = None;
     cfg.traffic.rate_steps = job.steps.clone();
     cfg.num_requests = job.num_requests;
