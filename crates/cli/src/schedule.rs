@@ -22,8 +22,11 @@ usage: goodput schedule [--plan FILE | --link URL] [plan flags]
 For every hour of a day (or a week), the replicas the rate needs at the planned
 utilisation plus redundancy, an autoscaler's fleet beside a static one sized for the
 peak, the cost of each, and the simulated SLO attainment of each hour with the
-autoscaler's ramps (one replica at rate / replicas serving, minute by minute).
-  --profile NAME   a shape: business-hours, global-consumer, flat (default: business-hours)
+autoscaler's ramps (one replica at rate / replicas serving, minute by minute). A plan
+with a `schedule` (profile and autoscaler, as a share link carries them) gives the
+defaults; the flags override them.
+  --profile NAME   a shape: business-hours, global-consumer, flat (default: the plan's
+                   own schedule.profile if it has one, else business-hours)
   --profile FILE   24 or 168 hourly numbers: one per line, comma-separated, or 'hour,rate'
                    rows ('-' reads stdin); a shape scaled so its peak is --peak-rate
   --absolute       the profile file's numbers (or the trace's hourly rates) are fleet
@@ -111,22 +114,28 @@ pub fn run(args: &mut Args) -> Result<String, String> {
             })?),
         };
     let goodput = args.f64("--goodput")?;
-    let defaults = ScheduleOptions::default();
-    let options = ScheduleOptions {
-        scale_up_lag_min: args
-            .f64("--scale-up-lag-min")?
-            .unwrap_or(defaults.scale_up_lag_min),
-        cooldown_min: args.f64("--cooldown-min")?.unwrap_or(defaults.cooldown_min),
-        lead_min: args.f64("--lead-min")?.unwrap_or(defaults.lead_min),
-        min_replicas: args.u32("--min-replicas")?.unwrap_or(defaults.min_replicas),
-        replications: args
-            .u32("--hour-replications")?
-            .unwrap_or(defaults.replications),
-        simulate: !no_sim,
-    };
+    let lag = args.f64("--scale-up-lag-min")?;
+    let cooldown = args.f64("--cooldown-min")?;
+    let lead = args.f64("--lead-min")?;
+    let min_replicas = args.u32("--min-replicas")?;
+    let replications = args.u32("--hour-replications")?;
     let threads = crate::search::threads(args)?;
     let mut plan = args.plan()?;
     args.clone().finish()?;
+    // The plan's own schedule (from a plan file or a link) gives the defaults.
+    let saved = plan.schedule.clone();
+    let base = saved
+        .as_ref()
+        .map(|s| s.options.clone())
+        .unwrap_or_default();
+    let options = ScheduleOptions {
+        scale_up_lag_min: lag.unwrap_or(base.scale_up_lag_min),
+        cooldown_min: cooldown.unwrap_or(base.cooldown_min),
+        lead_min: lead.unwrap_or(base.lead_min),
+        min_replicas: min_replicas.unwrap_or(base.min_replicas),
+        replications: replications.unwrap_or(base.replications),
+        simulate: !no_sim && base.simulate,
+    };
     options.validate().map_err(|e| match e {
         ScheduleError::Option { field, message } => {
             let flag = match field {
@@ -165,7 +174,10 @@ pub fn run(args: &mut Args) -> Result<String, String> {
             if absolute {
                 return Err("--absolute: give --profile FILE of hourly rates".into());
             }
-            RateProfile::named("business-hours").map_err(|e| e.to_string())?
+            match &saved {
+                Some(s) => s.profile.clone(),
+                None => RateProfile::named("business-hours").map_err(|e| e.to_string())?,
+            }
         }
     };
 

@@ -201,3 +201,48 @@ fn bad_input_is_one_clear_line() {
     );
     assert!(e.contains("goodput is 0"), "{e}");
 }
+
+#[test]
+fn the_plan_s_own_schedule_gives_the_defaults() {
+    let plan = r#"{"schedule": {"profile": {"hourly": [1,1,1,1,1,1,1,1,1,1,1,1,2,2,2,2,2,2,2,2,2,2,2,2]},
+                   "options": {"scale_up_lag_min": 7, "cooldown_min": 0}}}"#;
+    let file = TempFile::new("plan-with-schedule.json", plan);
+    let v = json(&goodput(&[
+        "schedule",
+        "--plan",
+        file.path(),
+        "--goodput",
+        "22",
+        "--no-sim",
+        "--json",
+    ]));
+    assert_eq!(v["options"]["scale_up_lag_min"], 7.0);
+    assert_eq!(v["hours"][0]["rate_rps"], 15.0);
+    assert_eq!(v["hours"][12]["rate_rps"], 30.0);
+    // A flag overrides the plan's option.
+    let v = json(&goodput(&[
+        "schedule",
+        "--plan",
+        file.path(),
+        "--goodput",
+        "22",
+        "--no-sim",
+        "--scale-up-lag-min",
+        "3",
+        "--json",
+    ]));
+    assert_eq!(v["options"]["scale_up_lag_min"], 3.0);
+    // The schedule travels in a link.
+    let link = stdout(&goodput(&["link", "--plan", file.path()]));
+    let v = json(&goodput(&[
+        "schedule",
+        "--link",
+        link.trim(),
+        "--goodput",
+        "22",
+        "--no-sim",
+        "--json",
+    ]));
+    assert_eq!(v["options"]["scale_up_lag_min"], 7.0);
+    assert_eq!(v["hours"][0]["rate_rps"], 15.0);
+}

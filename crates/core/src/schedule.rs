@@ -292,6 +292,17 @@ impl RateProfile {
     }
 }
 
+/// What a plan carries about traffic over a day (and a share link with it): the
+/// profile (a trace travels as its hourly shape, never its rows) and the autoscaler.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScheduleSpec {
+    /// The hourly rate profile.
+    pub profile: RateProfile,
+    /// The autoscaler and simulation options.
+    #[serde(default)]
+    pub options: ScheduleOptions,
+}
+
 /// How the autoscaler behaves and what is simulated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]

@@ -192,3 +192,35 @@ fn jobs_can_run_anywhere_in_any_order() {
     assert_eq!(run.progress(), (jobs.len(), jobs.len()));
     assert_eq!(run.result().unwrap(), whole);
 }
+
+#[test]
+fn a_schedule_travels_in_the_plan_and_its_link() {
+    // Plans without one encode exactly as before: no key at all.
+    let json = serde_json::to_string(&Plan::default()).unwrap();
+    assert!(!json.contains("schedule"));
+    let mut plan = Plan::default();
+    plan.schedule = Some(ScheduleSpec {
+        profile: RateProfile::named("global-consumer").unwrap(),
+        options: ScheduleOptions {
+            scale_up_lag_min: 12.0,
+            lead_min: 5.0,
+            ..ScheduleOptions::default()
+        },
+    });
+    plan.validate().unwrap();
+    let link = crate::share::encode(&plan);
+    assert!(link.len() < 1500, "link of {} characters", link.len());
+    assert_eq!(crate::share::decode(&link).unwrap().plan, plan);
+    // Bounded like the rest of the plan.
+    let mut bad = plan.clone();
+    if let Some(s) = bad.schedule.as_mut() {
+        s.profile.hourly.truncate(3);
+    }
+    let e = bad.validate().unwrap_err();
+    assert_eq!(e.field, "schedule.profile");
+    let mut bad = plan.clone();
+    if let Some(s) = bad.schedule.as_mut() {
+        s.options.cooldown_min = -1.0;
+    }
+    assert_eq!(bad.validate().unwrap_err().field, "schedule.options");
+}
