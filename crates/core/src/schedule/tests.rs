@@ -198,15 +198,17 @@ fn a_schedule_travels_in_the_plan_and_its_link() {
     // Plans without one encode exactly as before: no key at all.
     let json = serde_json::to_string(&Plan::default()).unwrap();
     assert!(!json.contains("schedule"));
-    let mut plan = Plan::default();
-    plan.schedule = Some(ScheduleSpec {
-        profile: RateProfile::named("global-consumer").unwrap(),
-        options: ScheduleOptions {
-            scale_up_lag_min: 12.0,
-            lead_min: 5.0,
-            ..ScheduleOptions::default()
-        },
-    });
+    let plan = Plan {
+        schedule: Some(ScheduleSpec {
+            profile: RateProfile::named("global-consumer").unwrap(),
+            options: ScheduleOptions {
+                scale_up_lag_min: 12.0,
+                lead_min: 5.0,
+                ..ScheduleOptions::default()
+            },
+        }),
+        ..Plan::default()
+    };
     plan.validate().unwrap();
     let link = crate::share::encode(&plan);
     assert!(link.len() < 1500, "link of {} characters", link.len());
