@@ -226,3 +226,40 @@ fn a_schedule_travels_in_the_plan_and_its_link() {
     }
     assert_eq!(bad.validate().unwrap_err().field, "schedule.options");
 }
+
+#[test]
+fn a_week_is_costed_per_week_and_per_month() {
+    // Weekdays 9:00–16:59 at 30 req/s, everything else at 7: 6 replicas, else 2.
+    let hourly: Vec<f64> = (0..168)
+        .map(|h| {
+            let (day, hour) = (h / 24, h % 24);
+            if day < 5 && (9..17).contains(&hour) {
+                30.0
+            } else {
+                7.0
+            }
+        })
+        .collect();
+    let profile = RateProfile {
+        hourly,
+        absolute: true,
+        source: String::new(),
+    };
+    let o = ScheduleOptions {
+        scale_up_lag_min: 0.0,
+        cooldown_min: 0.0,
+        simulate: false,
+        ..ScheduleOptions::default()
+    };
+    let s = ScheduleRun::new(&hand_plan(), &profile, 10.0, &o)
+        .unwrap()
+        .result()
+        .unwrap();
+    assert_eq!(s.period_hours, 168);
+    // 5 days × 8 h × 6 + (168 − 40) h × 2 = 240 + 256 = 496 replica-hours = $992 a week.
+    assert!((s.autoscaled_cost_per_period_usd - 992.0).abs() < 1e-9);
+    assert!((s.autoscaled_cost_per_day_usd - 992.0 / 7.0).abs() < 1e-9);
+    assert!((s.autoscaled_cost_per_month_usd - 992.0 * 730.0 / 168.0).abs() < 1e-9);
+    // Static: 6 replicas × $2 × 168 h = $2,016 a week.
+    assert!((s.static_cost_per_period_usd - 2016.0).abs() < 1e-9);
+}
