@@ -10,6 +10,7 @@ mod capacity;
 mod link;
 mod plan_cmd;
 mod presets_cmd;
+mod schedule;
 mod search;
 mod shootout;
 mod simulate;
@@ -27,6 +28,7 @@ commands:
   search     find the goodput: the highest rate whose attainment meets the target
   sweep      goodput over a grid of max_num_seqs x max_num_batched_tokens
   capacity   replicas, GPUs and cost from --goodput R or a measured --sweep FILE.csv
+  schedule   traffic over a day: replicas per hour, autoscaled vs static cost, ramp attainment
   plan       the whole plan: goodput, capacity, cost, analytic companions
   shootout   every GPU x TP option of the plan, ranked by cost per compliant request
   presets    list the model and GPU presets (--model ID, --gpu ID) with figures and sources
@@ -47,6 +49,7 @@ fn main() {
         "search" => search::run(&mut args),
         "sweep" => sweep::run(&mut args),
         "capacity" => capacity::run(&mut args),
+        "schedule" => schedule::run(&mut args),
         "plan" => plan_cmd::run(&mut args),
         "shootout" => shootout::run(&mut args),
         "presets" => presets_cmd::run(&mut args),

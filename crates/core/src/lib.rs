@@ -7,6 +7,8 @@
 //!                                   │
 //!                        capacity (replicas, cost) ──▶ report
 //!   share: Plan ⇄ compact URL fragment (versioned)
+//!   trace (Azure / BurstGPT / Mooncake, streamed) ──▶ schedule (hourly profile,
+//!   autoscaler, static vs autoscaled cost, ramp simulations)
 //! ```
 //!
 //! Everything numeric lives here; the web app and the CLI only call it.
@@ -24,12 +26,14 @@ pub mod presets;
 pub mod report;
 pub mod rng;
 pub mod roofline;
+pub mod schedule;
 pub mod search;
 pub mod share;
 pub mod shootout;
 pub mod sim;
 pub mod slo;
 pub mod stats;
+pub mod trace;
 pub mod traffic;
 
 pub use plan::Plan;

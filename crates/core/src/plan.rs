@@ -676,6 +676,10 @@ pub struct Plan {
     /// shows it; [`comparison::ShootoutRecord::is_fresh`] tells whether it still applies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shootout: Option<comparison::ShootoutRecord>,
+    /// Traffic over a day: the hourly rate profile and the autoscaler (see
+    /// [`crate::schedule`]); absent in plans and links made before it existed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<crate::schedule::ScheduleSpec>,
 }
 
 /// A fit of the step model to measurements, and where it came from.
@@ -999,7 +1003,26 @@ impl Plan {
         if let Some(s) = &self.shootout {
             s.validate()?;
         }
+        self.validate_schedule()?;
         self.validate_kv_capacity()
+    }
+
+    fn validate_schedule(&self) -> Result<(), PlanError> {
+        let Some(s) = &self.schedule else {
+            return Ok(());
+        };
+        let strip = |e: crate::schedule::ScheduleError| {
+            let m = e.to_string();
+            m.strip_prefix("rate profile: ").unwrap_or(&m).to_string()
+        };
+        s.profile.validate().map_err(|e| PlanError {
+            field: "schedule.profile",
+            message: strip(e),
+        })?;
+        s.options.validate().map_err(|e| PlanError {
+            field: "schedule.options",
+            message: strip(e),
+        })
     }
 
     fn validate_calibration(&self) -> Result<(), PlanError> {

@@ -63,6 +63,8 @@ pub const MAX_REPLICATIONS: u32 = 1_000;
 pub const MAX_STEPS: u64 = 20_000_000;
 /// Highest arrival rate a simulation accepts [requests/s].
 pub const MAX_RATE_RPS: f64 = 1e6;
+/// Most piecewise-constant rate steps one simulation accepts.
+pub const MAX_RATE_STEPS: usize = 10_000;
 
 /// The latency objectives, resolved. `None` objectives always pass.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -285,6 +287,7 @@ impl SimConfig {
                 prefix_hit_rate: t.prefix_hit_rate,
                 trace,
                 max_concurrency: t.max_concurrency,
+                rate_steps: Vec::new(),
             },
             slo: SloTargets {
                 ttft_s: plan.slo.ttft_s,
@@ -434,6 +437,20 @@ impl SimConfig {
         }
         if !(0.0..=1.0).contains(&tr.prefix_hit_rate) {
             return cfg_err("traffic.prefix_hit_rate", "must be in [0, 1]");
+        }
+        if tr.rate_steps.len() > MAX_RATE_STEPS {
+            return cfg_err("traffic.rate_steps", "must have at most 10000 steps");
+        }
+        if !tr.rate_steps.iter().all(|s| {
+            positive(s.duration_s)
+                && s.duration_s <= 1e7
+                && non_negative(s.rate_rps)
+                && s.rate_rps <= MAX_RATE_RPS
+        }) {
+            return cfg_err(
+                "traffic.rate_steps",
+                "every step needs a duration in (0, 1e7] s and a rate in [0, 1e6] req/s",
+            );
         }
         Ok(())
     }

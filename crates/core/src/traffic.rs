@@ -26,6 +26,26 @@ pub struct TrafficModel {
     /// Client-side cap on requests in flight for an open-loop arrival (None = unbounded);
     /// ignored by [`Arrival::Closed`], whose cap is its `concurrency` [requests].
     pub max_concurrency: Option<u32>,
+    /// A time-varying rate: piecewise-constant steps from time 0, after which the rate is
+    /// `rate_rps` again. Empty (the usual case) means the constant `rate_rps`, drawn
+    /// exactly as before. Used by Poisson, gamma and constant arrivals (see
+    /// [`RateStep`]); trace and closed-loop arrivals ignore it.
+    pub rate_steps: Vec<RateStep>,
+}
+
+/// One interval of a piecewise-constant arrival rate.
+///
+/// With steps, arrivals are a renewal process of unit rate (exponential gaps for
+/// Poisson, gamma gaps of the same CV, or constant gaps) mapped through the inverse of
+/// the cumulative rate Λ(t) = ∫ rate: each request draws one unit gap and spends it
+/// across the steps, so a Poisson stream is exactly the non-homogeneous Poisson process
+/// of the piecewise rate, and a zero-rate step has no arrivals.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RateStep {
+    /// How long the step lasts [s].
+    pub duration_s: f64,
+    /// Arrival rate during the step (0 allowed) [requests/s].
+    pub rate_rps: f64,
 }
 
 /// A generated request stream, in arrival order. With a client gate
@@ -165,6 +185,14 @@ impl TrafficModel {
     }
 
     fn fill_arrivals(&self, n: usize, rng: &mut Rng, out: &mut Vec<f64>) {
+        if !self.rate_steps.is_empty()
+            && matches!(
+                self.arrival,
+                Arrival::Poisson | Arrival::Gamma { .. } | Arrival::Constant
+            )
+        {
+            return self.stepped_arrivals(n, rng, out);
+        }
         let mean_gap = 1.0 / self.rate_rps;
         match self.arrival {
             Arrival::Poisson => {
@@ -192,6 +220,45 @@ impl TrafficModel {
             Arrival::Trace => self.trace_arrivals(n, out),
             // Every request is ready at once; the engine releases them to its clients.
             Arrival::Closed { .. } => out.extend(std::iter::repeat_n(0.0, n)),
+        }
+    }
+
+    /// Arrivals of a piecewise-constant rate (see [`RateStep`]): unit-rate gaps spent
+    /// against the cumulative rate, step by step; after the last step, `rate_rps`.
+    fn stepped_arrivals(&self, n: usize, rng: &mut Rng, out: &mut Vec<f64>) {
+        let z = crate::rng::Ziggurat::get();
+        let steps = &self.rate_steps;
+        let mut k = 0; // current step
+        let mut t = 0.0;
+        let mut step_end = steps[0].duration_s;
+        for _ in 0..n {
+            let mut e = match self.arrival {
+                Arrival::Gamma { cv } => {
+                    let shape = 1.0 / (cv * cv);
+                    rng.gamma(shape, 1.0 / shape)
+                }
+                Arrival::Constant => 1.0,
+                _ => rng.exponential_with(z),
+            };
+            loop {
+                if k >= steps.len() {
+                    t += e / self.rate_rps;
+                    break;
+                }
+                let rate = steps[k].rate_rps;
+                let room = rate * (step_end - t);
+                if rate > 0.0 && e <= room {
+                    t += e / rate;
+                    break;
+                }
+                e -= room.max(0.0);
+                t = step_end;
+                k += 1;
+                if k < steps.len() {
+                    step_end += steps[k].duration_s;
+                }
+            }
+            out.push(t);
         }
     }
 
@@ -270,6 +337,7 @@ mod tests {
             prefix_hit_rate: 0.0,
             trace: Vec::new(),
             max_concurrency: None,
+            rate_steps: Vec::new(),
         }
     }
 
@@ -385,5 +453,69 @@ mod tests {
         m.prefix_hit_rate = 1.0;
         let w = m.generate(3, &mut Rng::new(9));
         assert_eq!(w.cached_tokens, vec![499, 499, 499]);
+    }
+
+    #[test]
+    fn rate_steps_give_the_piecewise_counts() {
+        // 100 s at 5/s, 100 s with no arrivals, 100 s at 20/s, then the base rate (10/s).
+        let mut m = model(10.0);
+        m.rate_steps = vec![
+            RateStep {
+                duration_s: 100.0,
+                rate_rps: 5.0,
+            },
+            RateStep {
+                duration_s: 100.0,
+                rate_rps: 0.0,
+            },
+            RateStep {
+                duration_s: 100.0,
+                rate_rps: 20.0,
+            },
+        ];
+        let mut counts = [0u32; 4];
+        let reps = 200;
+        for seed in 0..reps {
+            let w = m.generate(4_500, &mut Rng::new(seed));
+            assert!(w.arrival_s.windows(2).all(|p| p[0] <= p[1]));
+            for &t in &w.arrival_s {
+                let k = if t < 100.0 {
+                    0
+                } else if t < 200.0 {
+                    1
+                } else if t < 300.0 {
+                    2
+                } else if t < 400.0 {
+                    3
+                } else {
+                    continue;
+                };
+                counts[k] += 1;
+            }
+        }
+        let mean = counts.map(|c| c as f64 / reps as f64);
+        assert!((mean[0] - 500.0).abs() < 5.0, "step 1: {mean:?}");
+        assert_eq!(mean[1], 0.0, "a zero-rate step has no arrivals");
+        assert!((mean[2] - 2000.0).abs() < 10.0, "step 3: {mean:?}");
+        assert!((mean[3] - 1000.0).abs() < 8.0, "after the steps: {mean:?}");
+
+        // Constant arrivals follow the cumulative rate exactly.
+        m.arrival = Arrival::Constant;
+        let w = m.generate(4, &mut Rng::new(1));
+        assert_eq!(w.arrival_s, vec![0.2, 0.4, 0.6000000000000001, 0.8]);
+        // No steps: the constant-rate stream is unchanged.
+        m.rate_steps.clear();
+        m.arrival = Arrival::Poisson;
+        let a = m.generate(1_000, &mut Rng::new(7));
+        let mut mean_gap = 0.0;
+        let z = crate::rng::Ziggurat::get();
+        let mut r = Rng::new(7);
+        let mut t = 0.0;
+        for &x in &a.arrival_s {
+            t += 0.1 * r.exponential_with(z);
+            assert_eq!(x.to_bits(), t.to_bits());
+            mean_gap = t;
+        }
+        assert!(mean_gap > 0.0);
     }
 }
