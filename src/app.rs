@@ -7,6 +7,7 @@ use crate::components::header_actions::HeaderActions;
 use crate::components::planner::Planner;
 use crate::components::share_banner::ShareBanner;
 use crate::compute::calibration::FitController;
+use crate::compute::shootout::ShootoutController;
 use crate::compute::RunController;
 use crate::session::{boot, Session};
 use crate::state::PlanState;
@@ -38,6 +39,7 @@ pub fn App() -> impl IntoView {
     let runs = RunController::new(state.good);
     provide_context(runs);
     provide_context(FitController::new(state));
+    provide_context(ShootoutController::new(state));
     let view = RwSignal::new(boot.view);
     provide_context(view);
     Session::start(boot, state, runs, view);

@@ -8,6 +8,7 @@ pub mod heatmap;
 pub mod histogram;
 pub mod latency;
 pub mod roofline;
+pub mod shootout;
 
 use std::ops::Range;
 

@@ -24,4 +24,5 @@ pub mod roofline_panel;
 pub mod run_status;
 pub mod saved_panel;
 pub mod share_banner;
+pub mod shootout_panel;
 pub mod sweep_field;

@@ -14,6 +14,7 @@
 pub mod calibration;
 pub mod pool;
 pub mod protocol;
+pub mod shootout;
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -120,6 +121,14 @@ fn now_ms() -> f64 {
     window().performance().map(|p| p.now()).unwrap_or(0.0)
 }
 
+/// `plan` without the results it may carry (a GPU comparison), which no simulation of
+/// the plan itself depends on.
+pub fn without_results(plan: &Plan) -> Plan {
+    let mut p = plan.clone();
+    p.shootout = None;
+    p
+}
+
 /// Debounce between the last edit and the start of a new run.
 pub const DEBOUNCE: Duration = Duration::from_millis(300);
 
@@ -160,16 +169,32 @@ impl RunController {
             Duration::from_secs(8),
         );
         c.driver.update_value(|d| d.pool = Some(pool));
-        Effect::new(move |first: Option<()>| {
+        Effect::new(move |prev: Option<Plan>| {
             let plan = good.get();
-            // The first plan runs at once; later edits wait for a pause in typing.
-            if first.is_none() {
-                c.start(plan);
-            } else {
-                c.schedule(plan);
+            let key = without_results(&plan);
+            match prev {
+                // The first plan runs at once; later edits wait for a pause in typing.
+                None => c.start(plan),
+                // Only a GPU comparison was stored in the plan: nothing to simulate, and
+                // the results on screen stay those of this plan.
+                Some(prev) if prev == key => c.adopt_results_of(&plan),
+                Some(_) => c.schedule(plan),
             }
+            key
         });
         c
+    }
+
+    /// Makes the finished (or running) search count as the search of `plan`, which
+    /// differs from the plan it was run for only in results stored in it.
+    fn adopt_results_of(&self, plan: &Plan) {
+        let record = plan.shootout.clone();
+        self.search.update(|s| {
+            if let Some((p, _)) = s {
+                p.shootout = record.clone();
+            }
+        });
+        self.driver.update_value(|d| d.plan.shootout = record);
     }
 
     /// The controller provided by `App`.
@@ -277,6 +302,7 @@ impl RunController {
                         run: d.run,
                         plan: d.plan.clone(),
                         jobs: part.to_vec(),
+                        tag: 0,
                     };
                     if let Ok(body) = serde_json::to_string(&WorkerRequest::Sim(req)) {
                         pool.submit(Task {

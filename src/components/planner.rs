@@ -13,6 +13,7 @@ use crate::components::inputs::InputsColumn;
 use crate::components::roofline_panel::RooflinePanel;
 use crate::components::run_status::RunStatus;
 use crate::components::saved_panel::SavedPanel;
+use crate::components::shootout_panel::ShootoutPanel;
 use crate::compute::{Phase, RunController};
 use crate::state::fields::field;
 use crate::state::{PlanState, SWEEP_FIELD};
@@ -73,6 +74,7 @@ pub fn Planner() -> impl IntoView {
                     <AlertsPanel />
                 </div>
                 <CalibratePanel />
+                <ShootoutPanel />
                 <ExportPanel />
                 <SavedPanel />
                 <Glossary />

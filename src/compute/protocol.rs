@@ -19,6 +19,9 @@ pub struct Request {
     pub plan: Plan,
     /// The simulations to run.
     pub jobs: Vec<Job>,
+    /// The sender's own label, echoed back (the GPU comparison's option index).
+    #[serde(default)]
+    pub tag: u32,
 }
 
 /// The results of one [`Request`].
@@ -30,6 +33,9 @@ pub struct Reply {
     pub results: Vec<JobResult>,
     /// Why the batch failed, if it did.
     pub error: Option<String>,
+    /// The request's tag.
+    #[serde(default)]
+    pub tag: u32,
 }
 
 /// A batch of calibration fits of one problem.
@@ -102,26 +108,28 @@ pub fn run_request(req: &Request) -> Reply {
     let rate = req.jobs.first().map(|j| j.rate_rps).unwrap_or(1.0);
     let base = match SimConfig::from_plan(&req.plan, rate) {
         Ok(cfg) => cfg,
-        Err(e) => return failed(req.run, e.to_string()),
+        Err(e) => return failed(req.run, req.tag, e.to_string()),
     };
     for job in &req.jobs {
         match run_job_with(&base, job) {
             Ok(r) => results.push(r),
-            Err(e) => return failed(req.run, e.to_string()),
+            Err(e) => return failed(req.run, req.tag, e.to_string()),
         }
     }
     Reply {
         run: req.run,
         results,
         error: None,
+        tag: req.tag,
     }
 }
 
-fn failed(run: u32, error: String) -> Reply {
+fn failed(run: u32, tag: u32, error: String) -> Reply {
     Reply {
         run,
         results: Vec::new(),
         error: Some(error),
+        tag,
     }
 }
 
@@ -130,7 +138,7 @@ pub fn handle(body: &str) -> String {
     let reply = match serde_json::from_str::<WorkerRequest>(body) {
         Ok(WorkerRequest::Sim(req)) => WorkerReply::Sim(run_request(&req)),
         Ok(WorkerRequest::Fit(req)) => WorkerReply::Fit(run_fit_request(&req)),
-        Err(e) => WorkerReply::Sim(failed(0, format!("bad request: {e}"))),
+        Err(e) => WorkerReply::Sim(failed(0, 0, format!("bad request: {e}"))),
     };
     serde_json::to_string(&reply).unwrap_or_else(|e| {
         let (kind, run) = match &reply {
@@ -238,12 +246,17 @@ mod tests {
         let plan = Plan::default();
         let mut search = GoodputSearch::new(&plan).expect("a search");
         let jobs: Vec<Job> = search.next_batch().into_iter().take(1).collect();
-        let body = serde_json::to_string(&WorkerRequest::Sim(Request { run: 3, plan, jobs }))
-            .expect("encodes");
+        let body = serde_json::to_string(&WorkerRequest::Sim(Request {
+            run: 3,
+            plan,
+            jobs,
+            tag: 7,
+        }))
+        .expect("encodes");
         assert!(body.starts_with(r#"{"kind":"sim""#));
         match serde_json::from_str::<WorkerReply>(&handle(&body)).expect("a reply") {
             WorkerReply::Sim(r) => {
-                assert_eq!((r.run, r.results.len(), r.error), (3, 1, None));
+                assert_eq!((r.run, r.results.len(), r.error, r.tag), (3, 1, None, 7));
             }
             other => panic!("expected a simulation reply, got {other:?}"),
         }

@@ -179,6 +179,9 @@ pub fn FinanceView() -> impl IntoView {
             {move || state.good.with(calibration_words).map(|w| view! {
                 <p class="finance-calibration" data-testid="finance-calibration">{w.sentence}</p>
             })}
+            {move || state.good.with(goodput_core::shootout::comparison_words).map(|w| view! {
+                <p class="finance-shootout" data-testid="finance-shootout">{w}</p>
+            })}
             <Figures />
             <div class="finance-columns">
                 <section class="assumptions" aria-labelledby="assumptions-title">

@@ -490,6 +490,26 @@ impl ShootoutRecord {
     }
 }
 
+/// The plan's GPU comparison in one sentence for readers of a shared plan: "Compared
+/// over 24 GPU and TP options: cheapest option … at $…, chosen … at $…"; a note when the
+/// plan has changed since; `None` when no comparison was run.
+pub fn comparison_words(plan: &Plan) -> Option<String> {
+    let rec = plan.shootout.as_ref()?;
+    if !rec.is_fresh(plan) {
+        return Some(
+            "A GPU comparison was run for an earlier version of this plan; its ranking no longer applies."
+                .into(),
+        );
+    }
+    let mut r = rec.result.clone();
+    r.chosen = rec.chosen_in(plan);
+    Some(format!(
+        "Compared over {} GPU and TP options: {}.",
+        r.rows.len(),
+        r.verdict()
+    ))
+}
+
 /// Runs a shootout in-process on `threads` OS threads; `progress` returning `false`
 /// cancels. The result does not depend on `threads`.
 pub fn run_shootout_threads(

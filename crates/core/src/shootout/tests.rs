@@ -226,3 +226,33 @@ fn a_record_in_the_plan_travels_in_the_link_and_knows_when_it_is_stale() {
     }
     assert!(bad.validate().is_err());
 }
+
+#[test]
+fn the_comparison_in_words_names_the_winner_and_the_choice() {
+    let mut plan = quick_plan();
+    presets::model("llama-3.1-8b").expect("8b").apply(&mut plan);
+    assert_eq!(comparison_words(&plan), None);
+    let s = spec(&["h100-sxm", "h200"], &[1]).checked().expect("spec");
+    let r = run_shootout_threads(&plan, &s, 2, &mut |_| true).expect("runs");
+    let best = r.best_row().expect("best").clone();
+    plan.shootout = Some(ShootoutRecord::of(&plan, &s, r));
+    let words = comparison_words(&plan).expect("words");
+    assert!(
+        words.starts_with("Compared over 2 GPU and TP options: cheapest option "),
+        "{words}"
+    );
+    assert!(words.contains(&best.gpu_name), "{words}");
+    // The plan's own option (H100 × TP1) is named when it is not the winner.
+    if best.gpu != "h100-sxm" {
+        assert!(
+            words.contains(", chosen NVIDIA H100 SXM 80GB × TP1 at $"),
+            "{words}"
+        );
+    } else {
+        assert!(words.contains("which is the plan's choice"), "{words}");
+    }
+    plan.slo.attainment_target = 0.95;
+    assert!(comparison_words(&plan)
+        .expect("words")
+        .contains("earlier version"));
+}

@@ -1,0 +1,217 @@
+//! "Compare GPUs": the plan on every GPU preset × tensor-parallel degree chosen, ranked
+//! by cost per compliant request, as a table and a cost-against-latency chart; one click
+//! makes a row the plan.
+
+use goodput_core::presets::{self, GPUS};
+use goodput_core::shootout::{ShootoutRow, ShootoutSpec, DEFAULT_GPUS, TP_DEGREES};
+use leptos::prelude::*;
+
+use crate::charts::shootout::{draw_shootout, shootout_chart};
+use crate::components::chart_canvas::ChartCanvas;
+use crate::compute::shootout::{ShootoutController, ShootoutPhase};
+use crate::state::PlanState;
+use crate::summary::{duration, usd};
+
+/// Makes `row`'s GPU and TP degree the plan's (the GPU preset's figures included).
+fn use_row(state: PlanState, row: &ShootoutRow) {
+    let Some(g) = presets::gpu(&row.gpu) else {
+        return;
+    };
+    let tp = row.tp;
+    state.update(|p| {
+        g.apply(p);
+        p.hardware.tp_degree = tp;
+    });
+}
+
+/// One row of the table.
+fn row_view(state: PlanState, row: ShootoutRow, best: bool, chosen: bool) -> impl IntoView {
+    let money = |x: Option<f64>| x.map(usd).unwrap_or_else(|| "—".into());
+    let ms = |x: Option<f64>| x.map(duration).unwrap_or_else(|| "—".into());
+    let note = match (&row.reason, best, chosen) {
+        (Some(r), _, _) => r.clone(),
+        (None, true, true) => "cheapest; the plan's choice".into(),
+        (None, true, false) => "cheapest".into(),
+        (None, false, true) => "the plan's choice".into(),
+        _ => String::new(),
+    };
+    let usable = row.fits && !chosen;
+    let label = format!("Use {} with TP {}", row.gpu_name, row.tp);
+    let r = row.clone();
+    view! {
+        <tr data-testid="shootout-row" data-gpu=row.gpu.clone() data-tp=row.tp.to_string()
+            class:best=best class:chosen=chosen class:unfit=!row.fits>
+            <th scope="row">{row.gpu_name.clone()}</th>
+            <td class="num">{row.tp}</td>
+            <td class="num" data-testid="shootout-goodput">
+                {if row.fits { format!("{:.2}", row.goodput_rps) } else { "—".into() }}
+            </td>
+            <td class="num" data-testid="shootout-gpus">{if row.gpus_total > 0 { row.gpus_total.to_string() } else { "—".into() }}</td>
+            <td class="num" data-testid="shootout-month">{money(row.cost_per_month_usd)}</td>
+            <td class="num" data-testid="shootout-per-1k">{money(row.cost_per_compliant_request_usd.map(|c| c * 1e3))}</td>
+            <td class="num">{ms(row.ttft_p99_s)}</td>
+            <td class="num">{ms(row.tpot_p99_s)}</td>
+            <td class="note">{note}</td>
+            <td>
+                <button type="button" data-testid="shootout-use" aria-label=label
+                    disabled=!usable on:click=move |_| use_row(state, &r)>"Use"</button>
+            </td>
+        </tr>
+    }
+}
+
+/// The comparison panel.
+#[component]
+pub fn ShootoutPanel() -> impl IntoView {
+    let state = PlanState::expect_context();
+    let ctl = ShootoutController::expect_context();
+    let gpus = RwSignal::new(
+        GPUS.iter()
+            .map(|g| DEFAULT_GPUS.contains(&g.id))
+            .collect::<Vec<bool>>(),
+    );
+    let tps = RwSignal::new(vec![true; TP_DEGREES.len()]);
+    let spec = move || ShootoutSpec {
+        gpus: GPUS
+            .iter()
+            .zip(gpus.get())
+            .filter(|(_, on)| *on)
+            .map(|(g, _)| g.id.to_string())
+            .collect(),
+        tp_degrees: TP_DEGREES
+            .iter()
+            .zip(tps.get())
+            .filter(|(_, on)| *on)
+            .map(|(t, _)| *t)
+            .collect(),
+    };
+    let running = Memo::new(move |_| ctl.status.with(|s| s.phase == ShootoutPhase::Running));
+    let options = move || spec().gpus.len() * spec().tp_degrees.len();
+    let record = Memo::new(move |_| state.good.with(|p| p.shootout.clone()));
+    let fresh = Memo::new(move |_| {
+        state
+            .good
+            .with(|p| p.shootout.as_ref().is_some_and(|r| r.is_fresh(p)))
+    });
+    let chosen = Memo::new(move |_| {
+        state
+            .good
+            .with(|p| p.shootout.as_ref().and_then(|r| r.chosen_in(p)))
+    });
+    let status_text = move || {
+        ctl.status.with(|s| match &s.phase {
+            ShootoutPhase::Idle => String::new(),
+            ShootoutPhase::Running => {
+                format!("Simulating: {} of about {} simulations…", s.done, s.total)
+            }
+            ShootoutPhase::Done => "Done; the comparison is saved in the plan and its link.".into(),
+            ShootoutPhase::Cancelled(why) => format!("Cancelled: {why}."),
+            ShootoutPhase::Failed(m) => format!("The comparison failed: {m}"),
+        })
+    };
+    let gpu_boxes = GPUS
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            view! {
+                <label class="check">
+                    <input type="checkbox" data-testid=format!("shootout-gpu-{}", g.id)
+                        prop:checked=move || gpus.with(|v| v[i])
+                        on:change:target=move |ev| { let on = ev.target().checked(); gpus.update(|v| v[i] = on) } />
+                    {g.name}
+                </label>
+            }
+        })
+        .collect_view();
+    let tp_boxes = TP_DEGREES
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            view! {
+                <label class="check">
+                    <input type="checkbox" data-testid=format!("shootout-tp-{t}")
+                        prop:checked=move || tps.with(|v| v[i])
+                        on:change:target=move |ev| { let on = ev.target().checked(); tps.update(|v| v[i] = on) } />
+                    {format!("TP {t}")}
+                </label>
+            }
+        })
+        .collect_view();
+    let table = move || {
+        record.get().map(|rec| {
+            let best = rec.result.best;
+            let chosen = chosen.get();
+            let rows = rec
+                .result
+                .rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| row_view(state, r.clone(), best == Some(i), chosen == Some(i)))
+                .collect_view();
+            let mut verdict = rec.result.clone();
+            verdict.chosen = chosen;
+            view! {
+                <p class="verdict" data-testid="shootout-verdict">{verdict.verdict()}</p>
+                {(!fresh.get()).then(|| view! {
+                    <p class="warning" role="status" data-testid="shootout-stale">
+                        "The plan has changed since this comparison was run (traffic, SLO, model or engine settings): compare again for current numbers."
+                    </p>
+                })}
+                <div class="table-scroll">
+                <table class="shootout-table" data-testid="shootout-table">
+                    <thead><tr>
+                        <th scope="col">"GPU"</th><th scope="col">"TP"</th>
+                        <th scope="col">"Goodput per replica [req/s]"</th><th scope="col">"GPUs"</th>
+                        <th scope="col">"Per month"</th><th scope="col">"Per 1k compliant requests"</th>
+                        <th scope="col">"p99 TTFT"</th><th scope="col">"p99 TPOT"</th>
+                        <th scope="col">"Note"</th><th scope="col"><span class="sr-only">"Make it the plan"</span></th>
+                    </tr></thead>
+                    <tbody>{rows}</tbody>
+                </table>
+                </div>
+            }
+        })
+    };
+    let chart_data = Memo::new(move |_| {
+        record
+            .get()
+            .map(|rec| shootout_chart(&rec.result, chosen.get()))
+            .unwrap_or_default()
+    });
+    view! {
+        <section class="panel shootout-panel" aria-labelledby="shootout-title" data-testid="shootout-panel">
+            <h2 id="shootout-title">"Compare GPUs"</h2>
+            <p class="panel-intro">
+                "Runs this plan's goodput search on every GPU and tensor-parallel degree ticked, sizes each fleet for the peak, and ranks them by cost per SLO-compliant request. Options whose weights or longest request do not fit say why."
+            </p>
+            <fieldset class="checks no-print"><legend>"GPUs"</legend>{gpu_boxes}</fieldset>
+            <fieldset class="checks no-print"><legend>"Tensor-parallel degrees"</legend>{tp_boxes}</fieldset>
+            <div class="run-line no-print">
+                <button type="button" class="primary" data-testid="shootout-run"
+                    disabled=move || running.get() || options() == 0
+                    on:click=move |_| ctl.run(spec())>
+                    {move || format!("Compare {} options", options())}
+                </button>
+                <button type="button" class="cancel" data-testid="shootout-cancel"
+                    disabled=move || !running.get() on:click=move |_| ctl.cancel()>"Cancel"</button>
+                <span data-testid="shootout-status" aria-live="polite">{status_text}</span>
+            </div>
+            <progress max="1" class="no-print" data-testid="shootout-progress" aria-label="Comparison progress"
+                class:active=move || running.get()
+                value=move || ctl.status.with(|s| if s.total == 0 { 0.0 } else { f64::from(s.done) / f64::from(s.total) }).to_string()
+            ></progress>
+            {table}
+            <Show when=move || record.with(Option::is_some)>
+                <ChartCanvas
+                    testid="shootout-chart"
+                    label="Cost per 1,000 compliant requests against p99 TPOT at the planned rate, one marker per GPU and TP option; the cheapest in green, the plan's choice ringed"
+                    height=300.0
+                    draw=move |area, theme| {
+                        chart_data.with(|d| draw_shootout(area, d, theme).unwrap_or_default())
+                    }
+                    readout=move |_, x, _| chart_data.with(|d| d.readout(x))
+                />
+            </Show>
+        </section>
+    }
+}
