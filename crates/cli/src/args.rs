@@ -5,7 +5,9 @@
 //! with [`Args::finish`], which rejects anything left over by name. Numbers accept
 //! scientific notation (`8e9`). Errors are one line and name the flag.
 
-use goodput_core::plan::{Arrival, Dtype, KvPolicy, LengthDist, LengthSpec, Plan, SloMode};
+use goodput_core::plan::{
+    Arrival, Dtype, KvPolicy, LengthDist, LengthSpec, Plan, SloMode, MAX_CONCURRENCY,
+};
 use goodput_core::presets;
 
 /// The arguments after the command name.
@@ -325,9 +327,9 @@ impl Args {
                 match concurrency {
                     Some(n) => *c = n,
                     None if *c == 0 => {
-                        return Err(
-                            "--arrival closed: needs --concurrency N (clients, 1..=16384)".into(),
-                        )
+                        return Err(format!(
+                            "--arrival closed: needs --concurrency N (clients, 1..={MAX_CONCURRENCY})"
+                        ))
                     }
                     None => {}
                 }

@@ -1,7 +1,7 @@
 //! `goodput simulate`: one simulation point, with latency percentiles.
 
-use goodput_core::plan::Arrival;
-use goodput_core::sim::{replicate, simulate, SimConfig, SimReport, Summary, MAX_REPLICATIONS};
+use goodput_core::plan::{Arrival, MAX_REPLICATIONS};
+use goodput_core::sim::{replicate, simulate, SimConfig, SimReport, Summary};
 use serde_json::{json, Value};
 
 use crate::args::Args;
@@ -9,6 +9,7 @@ use crate::args::Args;
 /// Arrival rate simulated when `--request-rate` is absent (the article's point) [requests/s].
 const DEFAULT_RATE_RPS: f64 = 20.0;
 
+/// `{MAX_REPLICATIONS}` is filled in from the core's limit when printed.
 const USAGE: &str = "\
 usage: goodput simulate [--plan FILE | --link URL] [plan flags] [--request-rate R]
                         [--seed S] [--replications N] [--json]
@@ -18,7 +19,7 @@ SLO attainment with TTFT, TPOT, E2E and inter-token latency percentiles, and the
 achieved throughput (completed requests/s).
   --request-rate R    arrival rate [requests/s]; ignored by a closed loop
   --seed S            seed (default: the plan's run.seed)
-  --replications N    independent seeds, 1..=1000 (default 1); N > 1 adds a 95% interval
+  --replications N    independent seeds, 1..={MAX_REPLICATIONS} (default 1); N > 1 adds a 95% interval
   --json              print {attainment, completed_rps, ttft_s: {mean, p50, p90, p95, p99},
                       tpot_s, e2e_s, ...}
 Arrivals (like `vllm bench serve`):
@@ -39,7 +40,7 @@ Plan flags include --max-num-seqs, --max-num-batched-tokens, --no-chunked-prefil
 /// Runs the command.
 pub fn run(args: &mut Args) -> Result<String, String> {
     if args.flag("--help") || args.flag("-h") {
-        return Ok(USAGE.to_string());
+        return Ok(USAGE.replace("{MAX_REPLICATIONS}", &MAX_REPLICATIONS.to_string()));
     }
     let json = args.flag("--json");
     let rate = args.f64("--request-rate")?.unwrap_or(DEFAULT_RATE_RPS);

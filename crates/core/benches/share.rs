@@ -28,21 +28,8 @@ fn median_us(calls: u32, mut f: impl FnMut()) -> f64 {
 
 /// Base64url of `bytes`, for building hostile payloads.
 fn base64url(bytes: &[u8]) -> String {
-    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let mut out = String::new();
-    let (mut bits, mut n) = (0u32, 0);
-    for &b in bytes {
-        bits = (bits << 8) | u32::from(b);
-        n += 8;
-        while n >= 6 {
-            n -= 6;
-            out.push(char::from(A[((bits >> n) & 63) as usize]));
-        }
-    }
-    if n > 0 {
-        out.push(char::from(A[((bits << (6 - n)) & 63) as usize]));
-    }
-    out
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
 fn main() {

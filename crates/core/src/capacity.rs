@@ -10,7 +10,7 @@
 //! `rate,attainment` rows and [`knee_from_sweep`] reads the knee off the table.
 
 use crate::analytic::MeanLengths;
-use crate::plan::{Plan, SweepRow};
+use crate::plan::{Plan, SweepRow, MAX_SWEEP_ROWS};
 use serde::{Deserialize, Serialize};
 
 /// Seconds in an hour.
@@ -283,9 +283,6 @@ impl std::fmt::Display for SweepParseError {
 
 impl std::error::Error for SweepParseError {}
 
-/// Most rows a pasted sweep may have.
-pub const MAX_SWEEP_ROWS: usize = 10_000;
-
 /// Names an attainment column may have in a sweep header (matched case-insensitively).
 const ATTAINMENT: [&str; 3] = ["attainment", "slo_attainment", "goodput_share"];
 
@@ -536,5 +533,29 @@ mod tests {
             1
         );
         assert_eq!(parse_sweep_csv("4,150\n").unwrap_err().line, 1);
+    }
+
+    /// Pasted sweep text holds as many rows as a plan does (they were 10,000 and
+    /// 1,000): the most rows parse and validate in a plan, one more is refused.
+    #[test]
+    fn pasted_sweep_row_limit_is_the_plans() {
+        let rows = |n: usize| -> String {
+            (1..=n)
+                .map(|i| format!("{i},{}\n", 1.0 - i as f64 / (2 * n) as f64))
+                .collect()
+        };
+        let parsed = parse_sweep_csv(&rows(MAX_SWEEP_ROWS)).expect("the most rows parse");
+        assert_eq!(parsed.len(), MAX_SWEEP_ROWS);
+        let mut plan = Plan::default();
+        plan.planning.measured_sweep = parsed;
+        plan.validate().expect("and the plan holds them");
+        let e = parse_sweep_csv(&rows(MAX_SWEEP_ROWS + 1)).expect_err("one row too many");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "sweep line {}: more than {MAX_SWEEP_ROWS} rows",
+                MAX_SWEEP_ROWS + 1
+            )
+        );
     }
 }

@@ -881,16 +881,27 @@ impl std::fmt::Display for PlanError {
 
 impl std::error::Error for PlanError {}
 
-/// Most requests a plan may ask one simulation point for.
+// Every limit below is declared here once and used by validation, the simulator, the
+// sweep, the parsers and the CLI alike, so what a plan accepts is what runs.
+
+/// Most requests one simulation point holds (`run.num_requests`, and any
+/// [`crate::sim::SimConfig`]).
 pub const MAX_NUM_REQUESTS: u32 = 200_000;
-/// Most replications (seeds) per rate.
+/// Most replications (seeds) per rate (`run.replications`, a
+/// [`crate::sim::replicate`] call, the CLI's `--replications`).
 pub const MAX_REPLICATIONS: u32 = 1_000;
 /// Most rows of a replayed trace.
 pub const MAX_TRACE_ROWS: usize = 100_000;
-/// Most rows of a measured sweep.
+/// Most rows of a measured sweep (`planning.measured_sweep`, and pasted sweep text).
 pub const MAX_SWEEP_ROWS: usize = 1_000;
-/// Most entries in each knob-sweep list.
-pub const MAX_SWEEP_VALUES: usize = 16;
+/// Most values on each knob-sweep axis: a plan's `run.sweep_max_num_seqs` and
+/// `run.sweep_batched_tokens` lists, and the sweep's grid (a 12 × 12 grid at most).
+pub const MAX_SWEEP_VALUES: usize = 12;
+/// Largest `max_num_seqs`, for the engine and on the sweep axis.
+pub const MAX_NUM_SEQS: u32 = 16_384;
+/// Largest token budget (`max_num_batched_tokens`), for the engine and on the sweep axis
+/// [tokens].
+pub const MAX_BATCHED_TOKENS: u32 = 1 << 20;
 /// Longest prompt or output length a plan may ask for [tokens].
 pub const MAX_TOKENS: u32 = 1_000_000;
 /// Most measured points (and files) a calibration may carry.
@@ -1356,12 +1367,17 @@ impl Plan {
 
     fn validate_engine(&self) -> Result<(), PlanError> {
         let e = &self.engine;
-        count("engine.max_num_seqs", e.max_num_seqs as u64, 1, 16_384)?;
+        count(
+            "engine.max_num_seqs",
+            e.max_num_seqs as u64,
+            1,
+            MAX_NUM_SEQS as u64,
+        )?;
         count(
             "engine.max_num_batched_tokens",
             e.max_num_batched_tokens as u64,
             1,
-            1 << 20,
+            MAX_BATCHED_TOKENS as u64,
         )?;
         count(
             "engine.spec_draft_tokens",
@@ -1444,13 +1460,13 @@ impl Plan {
                 "run.sweep_max_num_seqs",
                 &r.sweep_max_num_seqs,
                 1u64,
-                16_384u64,
+                MAX_NUM_SEQS as u64,
             ),
             (
                 "run.sweep_batched_tokens",
                 &r.sweep_batched_tokens,
                 0,
-                1 << 20,
+                MAX_BATCHED_TOKENS as u64,
             ),
         ] {
             if list.is_empty() || list.len() > MAX_SWEEP_VALUES {

@@ -1,4 +1,5 @@
-//! A small, specified pseudo-random generator: xoshiro256++ seeded through SplitMix64.
+//! A specified pseudo-random generator: xoshiro256++ (`rand_xoshiro`), seeded through
+//! SplitMix64 (`SeedableRng::seed_from_u64`), with the samplers the simulator needs.
 //!
 //! Every sample the simulator draws comes from here, and every transcendental
 //! function on the sampling path comes from `libm`, so the same seed gives the
@@ -7,12 +8,26 @@
 //! Normal and exponential variates use Marsaglia and Tsang's ziggurat method (2000):
 //! one table look-up and one multiplication in about 99% of draws; the tables are
 //! built once with `libm` and the rare wedge and tail draws call `libm` too.
+//!
+//! **Why not `rand_distr`.** Its samplers compute through `num-traits`' float
+//! functions, which call the platform's math library whenever `num-traits/std` is on,
+//! and in this workspace it is: the app's charting crate (`plotters`) takes
+//! `num-traits` with its default features, and Cargo unifies features across the build. Native code would then take `exp` and `ln` from the
+//! system's libm and wasm from Rust's port, and the two need not agree to the last
+//! bit, so a seed would no longer give the same numbers in the browser and in the CLI.
+//! `rand_distr`'s samplers would also change the stream the golden values rest on.
+//! Only the generator comes from the `rand` family: its output is pure integer
+//! arithmetic, and it is pinned below to the reference implementation's output.
 
 use std::sync::OnceLock;
 
+use rand_core::{Rng as _, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
 /// One SplitMix64 step: advances `state` and returns the next output.
 ///
-/// Used to expand a 64-bit seed into the xoshiro state and to derive
+/// The expansion [`Rng::new`] applies to a seed (`rand_xoshiro`'s `seed_from_u64`
+/// draws the 256-bit state from SplitMix64 the same way); also used to derive
 /// independent seeds for replications.
 pub fn splitmix64(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -25,35 +40,21 @@ pub fn splitmix64(state: &mut u64) -> u64 {
 /// The xoshiro256++ generator (Blackman and Vigna), with a few samplers on top.
 #[derive(Debug, Clone)]
 pub struct Rng {
-    s: [u64; 4],
+    inner: Xoshiro256PlusPlus,
 }
 
 impl Rng {
     /// A generator whose 256-bit state is expanded from `seed` by SplitMix64.
     pub fn new(seed: u64) -> Rng {
-        let mut sm = seed;
-        let s = [
-            splitmix64(&mut sm),
-            splitmix64(&mut sm),
-            splitmix64(&mut sm),
-            splitmix64(&mut sm),
-        ];
-        Rng { s }
+        Rng {
+            inner: Xoshiro256PlusPlus::seed_from_u64(seed),
+        }
     }
 
     /// The next 64 random bits.
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
-        let s = &mut self.s;
-        let result = s[0].wrapping_add(s[3]).rotate_left(23).wrapping_add(s[0]);
-        let t = s[1] << 17;
-        s[2] ^= s[0];
-        s[3] ^= s[1];
-        s[1] ^= s[2];
-        s[0] ^= s[3];
-        s[2] ^= t;
-        s[3] = s[3].rotate_left(45);
-        result
+        self.inner.next_u64()
     }
 
     /// Uniform on `[0, 1)` with 53 random bits.
@@ -240,6 +241,43 @@ fn build_tables() -> Ziggurat {
 mod tests {
     use super::*;
 
+    /// xoshiro256++ from the state {1, 2, 3, 4}: the first ten outputs of the reference
+    /// implementation (Blackman and Vigna's `xoshiro256plusplus.c`; the first is
+    /// rotl(1 + 4, 23) + 1 by hand).
+    #[test]
+    fn generator_matches_the_reference_implementation() {
+        let state: Vec<u8> = [1u64, 2, 3, 4]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        let mut g = Xoshiro256PlusPlus::from_seed(state.try_into().expect("32 bytes"));
+        let expected: [u64; 10] = [
+            41943041,
+            58720359,
+            3588806011781223,
+            3591011842654386,
+            9228616714210784205,
+            9973669472204895162,
+            14011001112246962877,
+            12406186145184390807,
+            15849039046786891736,
+            10450023813501588000,
+        ];
+        for (i, want) in expected.into_iter().enumerate() {
+            assert_eq!(g.next_u64(), want, "output {i}");
+        }
+        // Rng::new is that generator on SplitMix64's first four outputs of the seed.
+        let mut sm = 42u64;
+        let words: Vec<u8> = (0..4)
+            .flat_map(|_| splitmix64(&mut sm).to_le_bytes())
+            .collect();
+        let mut by_hand = Xoshiro256PlusPlus::from_seed(words.try_into().expect("32 bytes"));
+        let mut r = Rng::new(42);
+        for _ in 0..16 {
+            assert_eq!(r.next_u64(), by_hand.next_u64());
+        }
+    }
+
     #[test]
     fn reference_outputs_are_stable() {
         // SplitMix64 of seed 0: the first output is the published 0xE220A8397B1DCDAF.
@@ -254,6 +292,34 @@ mod tests {
         let xc: Vec<u64> = (0..8).map(|_| c.next_u64()).collect();
         assert_eq!(xa, xb);
         assert_ne!(xa, xc);
+    }
+
+    /// The stream of [`Rng::new`] for two seeds, as the hand-written generator gave it
+    /// before the generator came from `rand_xoshiro`: every golden value rests on it.
+    #[test]
+    fn seeded_stream_is_unchanged() {
+        let stream = |seed| {
+            let mut r = Rng::new(seed);
+            [r.next_u64(), r.next_u64(), r.next_u64(), r.next_u64()]
+        };
+        assert_eq!(
+            stream(0),
+            [
+                0x53175d61490b23df,
+                0x61da6f3dc380d507,
+                0x5c0fdf91ec9a7bfc,
+                0x02eebf8c3bbe5e1a
+            ]
+        );
+        assert_eq!(
+            stream(42),
+            [
+                0xd0764d4f4476689f,
+                0x519e4174576f3791,
+                0xfbe07cfb0c24ed8c,
+                0xb37d9f600cd835b8
+            ]
+        );
     }
 
     #[test]

@@ -42,7 +42,7 @@ mod sweep;
 pub use flags::{hf_model_name, launch_flags, LaunchFlags};
 pub use sweep::{
     sweep_knobs, sweep_knobs_threads, KnobSweep, PartialSweep, SweepCell, SweepResult,
-    MAX_AXIS_VALUES, SWEEP_MAX_REPLICATIONS,
+    SWEEP_MAX_REPLICATIONS,
 };
 
 use crate::analytic::capacity_guess_rps;

@@ -49,16 +49,12 @@ mod replicate;
 
 pub use replicate::{replicate, replication_seed, Replicated, MAX_REPLICATED_REQUESTS};
 
-use crate::plan::{Arrival, KvPolicy, Plan, PlanError, SloMode, MAX_CONCURRENCY};
+use crate::plan::{Arrival, KvPolicy, Plan, PlanError, SloMode, MAX_CONCURRENCY, MAX_NUM_REQUESTS};
 use crate::roofline::StepModel;
 pub use crate::stats::Summary;
 use crate::traffic::TrafficModel;
 use serde::{Deserialize, Serialize};
 
-/// Most requests one simulation may hold.
-pub const MAX_REQUESTS: u32 = 200_000;
-/// Most replications one call may run.
-pub const MAX_REPLICATIONS: u32 = 1_000;
 /// Most engine steps one simulation runs before it stops and reports `truncated`.
 pub const MAX_STEPS: u64 = 20_000_000;
 /// Highest arrival rate a simulation accepts [requests/s].
@@ -333,11 +329,11 @@ impl SimConfig {
         if self.num_requests == 0 {
             return cfg_err("num_requests", "must be at least 1");
         }
-        if self.num_requests > MAX_REQUESTS {
+        if self.num_requests > MAX_NUM_REQUESTS {
             return Err(SimError::TooMuchWork {
                 field: "run.num_requests",
                 value: self.num_requests as u64,
-                max: MAX_REQUESTS as u64,
+                max: MAX_NUM_REQUESTS as u64,
             });
         }
         if self.warmup_requests >= self.num_requests {

@@ -1,25 +1,38 @@
 //! Share links through the public API: size, round trips, the corpus of links
-//! every release must keep opening, hostile links, and a property test that
-//! throws random and mangled links at the decoder.
+//! every release must keep opening, hostile links, and property tests (proptest)
+//! that throw random and mangled links at the decoder.
 
 use goodput_core::plan::{Arrival, Dtype, KvPolicy, LengthDist, Plan, SweepRow};
 use goodput_core::share::{self, DecodeError, SharedPlan, MAX_LINK_BYTES};
+use proptest::prelude::*;
 
 const BASE: &str = "http://127.0.0.1:8080/";
 
 /// A typical link must stay well inside what chat tools and browsers keep.
 const TYPICAL_LINK_MAX_CHARS: usize = 1000;
 
-/// splitmix64: a tiny seeded generator, so every run throws the same inputs.
-struct Rng(u64);
+/// Draws for the plan and mutation generators, from words proptest generates (and,
+/// on a failure, shrinks towards zero: shorter names, first choices, lower bounds).
+/// Past the last word the words are used again.
+struct Rng {
+    words: Vec<u64>,
+    at: usize,
+}
+
+/// Words for one [`Rng`].
+fn words(n: usize) -> impl Strategy<Value = Vec<u64>> {
+    proptest::collection::vec(any::<u64>(), n)
+}
 
 impl Rng {
+    fn new(words: Vec<u64>) -> Rng {
+        Rng { words, at: 0 }
+    }
+
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        let w = self.words[self.at % self.words.len()];
+        self.at += 1;
+        w
     }
 
     fn below(&mut self, n: usize) -> usize {
@@ -187,23 +200,23 @@ fn random_plan(rng: &mut Rng) -> Plan {
     p
 }
 
-#[test]
-fn random_plans_round_trip_exactly() {
-    let mut rng = Rng(2024);
-    for _ in 0..200 {
-        let plan = random_plan(&mut rng);
-        let embed = rng.below(2) == 0;
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn random_plans_round_trip_exactly(w in words(96), embed in any::<bool>()) {
+        let plan = random_plan(&mut Rng::new(w));
         let url = share::share_url(BASE, &plan, embed);
         let shared = share::decode(&url).unwrap_or_else(|e| panic!("{e}: {plan:?}"));
-        assert_eq!(shared.plan, plan);
-        assert_eq!(shared.embed, embed);
+        prop_assert_eq!(&shared.plan, &plan);
+        prop_assert_eq!(shared.embed, embed);
         // Bit patterns, not just `==` (which cannot tell 0.0 from -0.0).
-        assert_eq!(
+        prop_assert_eq!(
             serde_json::to_string(&shared.plan).expect("json"),
             serde_json::to_string(&plan).expect("json")
         );
         // Encoding is a function of the plan alone.
-        assert_eq!(share::encode(&shared.plan), share::encode(&plan));
+        prop_assert_eq!(share::encode(&shared.plan), share::encode(&plan));
     }
 }
 
@@ -354,26 +367,79 @@ fn check(input: &str) {
     }
 }
 
-#[test]
-fn property_random_and_mangled_links_never_panic() {
-    let mut rng = Rng(0xdec0de);
-    const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    // Random bytes, read as lossy UTF-8.
-    for _ in 0..5000 {
-        let bytes: Vec<u8> = (0..rng.below(300)).map(|_| rng.next() as u8).collect();
+const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// JSON fragments that random bodies are built from.
+const JSON_PIECES: &[&str] = &[
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ":",
+    "\"run\"",
+    "\"model\"",
+    "\"params\"",
+    "\"num_requests\"",
+    "\"kind\"",
+    "\"gamma\"",
+    "\"trace\"",
+    "1e308",
+    "-1",
+    "0",
+    "NaN",
+    "null",
+    "true",
+    "\"",
+    "\\",
+    "1e-400",
+    "18446744073709551616",
+    " ",
+    "\"\\u0000\"",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// Random bytes, read as lossy UTF-8.
+    #[test]
+    fn property_random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
         check(&String::from_utf8_lossy(&bytes));
     }
-    // Random base64url bodies behind every header.
-    for _ in 0..10_000 {
-        let header = rng.pick(&["1d", "1z", "1j", "2d", "0z", "1", ""]);
-        let body: String = (0..rng.below(600))
-            .map(|_| char::from(B64[rng.below(64)]))
-            .collect();
+
+    /// Random base64url bodies behind every header.
+    #[test]
+    fn property_random_base64_bodies_never_panic(
+        header in prop::sample::select(vec!["1d", "1z", "1j", "2d", "0z", "1", ""]),
+        body in "[A-Za-z0-9_-]{0,600}",
+    ) {
         check(&format!("{BASE}#p={header}{body}"));
     }
-    // Valid links of random plans, truncated and mutated one byte at a time.
-    for _ in 0..20 {
-        let url = share::share_url(BASE, &random_plan(&mut rng), false);
+
+    /// Random JSON bodies, plain or in a stored deflate block.
+    #[test]
+    fn property_random_json_bodies_never_panic(
+        pieces in proptest::collection::vec(prop::sample::select(JSON_PIECES), 0..60),
+        deflate in any::<bool>(),
+    ) {
+        let json: String = pieces.concat();
+        let link = if deflate {
+            format!("#p=1z{}", base64url(&stored_deflate(json.as_bytes())))
+        } else {
+            format!("#p=1j{}", base64url(json.as_bytes()))
+        };
+        check(&link);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(20))]
+
+    /// Valid links of random plans, truncated and mutated one byte at a time.
+    #[test]
+    fn property_mangled_links_never_panic(plan_words in words(96), w in words(4096)) {
+        let url = share::share_url(BASE, &random_plan(&mut Rng::new(plan_words)), false);
+        let mut rng = Rng::new(w);
         for cut in 0..url.len() {
             check(&url[..cut]);
         }
@@ -390,44 +456,7 @@ fn property_random_and_mangled_links_never_panic() {
 }
 
 #[test]
-fn property_random_json_bodies_never_panic() {
-    let mut rng = Rng(7);
-    let pieces: &[&str] = &[
-        "{",
-        "}",
-        "[",
-        "]",
-        ",",
-        ":",
-        "\"run\"",
-        "\"model\"",
-        "\"params\"",
-        "\"num_requests\"",
-        "\"kind\"",
-        "\"gamma\"",
-        "\"trace\"",
-        "1e308",
-        "-1",
-        "0",
-        "NaN",
-        "null",
-        "true",
-        "\"",
-        "\\",
-        "1e-400",
-        "18446744073709551616",
-        " ",
-        "\"\\u0000\"",
-    ];
-    for _ in 0..10_000 {
-        let json: String = (0..rng.below(60)).map(|_| rng.pick(pieces)).collect();
-        let link = if rng.below(2) == 0 {
-            format!("#p=1j{}", base64url(json.as_bytes()))
-        } else {
-            format!("#p=1z{}", base64url(&stored_deflate(json.as_bytes())))
-        };
-        check(&link);
-    }
+fn deep_json_bodies_never_panic() {
     // Deep nesting of every size around the limit, both brackets.
     for depth in [15, 16, 17, 100, 10_000] {
         for (open, close) in [("[", "]"), ("{\"a\":", "}")] {

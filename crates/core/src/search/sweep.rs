@@ -3,6 +3,8 @@
 //! Each cell is an independent [`GoodputSearch`] with the plan's engine settings
 //! overridden; the sweep interleaves their batches, so one batch to the workers holds
 //! the next step of every cell that is ready. A budget of 0 means chunked prefill off.
+//! Each axis holds 1 ..= [`MAX_SWEEP_VALUES`] distinct values, the limit
+//! [`Plan::validate`] applies to the plan's lists.
 //! Cells run `min(run.replications, SWEEP_MAX_REPLICATIONS)` replications per rate
 //! and no latency detail, to keep a 6 × 6 sweep fast; the best cell is the highest
 //! goodput (ties go to the earlier cell in grid order: fewer sequences, smaller budget).
@@ -11,14 +13,12 @@ use super::{
     default_threads, launch_flags, GoodputSearch, Job, JobResult, Knobs, LaunchFlags, Progress,
     SearchError, SearchStatus, MAX_RATES, MAX_WORK_REQUESTS,
 };
-use crate::plan::Plan;
+use crate::plan::{Plan, MAX_SWEEP_VALUES};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Most replications per rate in a sweep cell.
 pub const SWEEP_MAX_REPLICATIONS: u32 = 5;
-/// Most values on one axis of the grid.
-pub const MAX_AXIS_VALUES: usize = 12;
 
 /// One cell of the grid.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -106,11 +106,11 @@ fn axis(values: &[u32], field: &'static str, zero_last: bool) -> Result<Vec<u32>
         }
     });
     v.dedup();
-    if v.is_empty() || v.len() > MAX_AXIS_VALUES {
+    if v.is_empty() || v.len() > MAX_SWEEP_VALUES {
         return Err(SearchError::BadGrid {
             field,
             len: v.len(),
-            max: MAX_AXIS_VALUES,
+            max: MAX_SWEEP_VALUES,
         });
     }
     Ok(v)
@@ -128,7 +128,7 @@ impl KnobSweep {
             return Err(SearchError::BadGrid {
                 field: "run.sweep_max_num_seqs",
                 len: seqs.len(),
-                max: MAX_AXIS_VALUES,
+                max: MAX_SWEEP_VALUES,
             });
         }
         let budgets = axis(

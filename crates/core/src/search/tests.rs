@@ -449,3 +449,71 @@ fn marginal_goodput_is_at_least_joint_goodput() {
         }
     }
 }
+
+/// The plan's limit on sweep-axis values is the sweep's own (they were 16 and 12): a
+/// plan with the most values on both axes validates and the sweep takes it; one more
+/// value on either axis fails validation with a message naming the field and limit.
+#[test]
+fn sweep_axis_limit_is_the_plans() {
+    use crate::plan::{MAX_BATCHED_TOKENS, MAX_NUM_SEQS, MAX_SWEEP_VALUES};
+    let n = MAX_SWEEP_VALUES as u32;
+    let mut plan = quick_plan();
+    plan.run.sweep_max_num_seqs = (1..=n).map(|i| i * MAX_NUM_SEQS / n).collect();
+    // 0 (chunking off) and the largest budget are both allowed.
+    plan.run.sweep_batched_tokens = (0..n).map(|i| i * (MAX_BATCHED_TOKENS / (n - 1))).collect();
+    plan.validate().expect("the most values per axis validate");
+    let sweep = KnobSweep::new(&plan).expect("the sweep takes what the plan allows");
+    assert_eq!(
+        sweep.partial().cells.len(),
+        MAX_SWEEP_VALUES * MAX_SWEEP_VALUES
+    );
+
+    let mut seqs = plan.clone();
+    seqs.run.sweep_max_num_seqs.push(1);
+    let e = seqs.validate().expect_err("one value too many");
+    assert_eq!(e.field, "run.sweep_max_num_seqs");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "run.sweep_max_num_seqs: must list 1..={MAX_SWEEP_VALUES} values, got {}",
+            MAX_SWEEP_VALUES + 1
+        )
+    );
+    let mut budgets = plan;
+    budgets.run.sweep_batched_tokens.push(64);
+    let e = budgets.validate().expect_err("one value too many");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "run.sweep_batched_tokens: must list 1..={MAX_SWEEP_VALUES} values, got {}",
+            MAX_SWEEP_VALUES + 1
+        )
+    );
+}
+
+/// The request and replication limits a plan validates against are the simulator's:
+/// a plan at both limits validates and simulates (configures), one more fails.
+#[test]
+fn request_and_replication_limits_are_the_plans() {
+    use crate::plan::{MAX_NUM_REQUESTS, MAX_REPLICATIONS};
+    let mut plan = Plan::default();
+    plan.run.num_requests = MAX_NUM_REQUESTS;
+    plan.run.replications = MAX_REPLICATIONS;
+    plan.validate().expect("the limits themselves validate");
+    SimConfig::from_plan(&plan, 10.0)
+        .expect("configures")
+        .check()
+        .expect("the simulator takes what the plan allows");
+    let mut over = plan.clone();
+    over.run.num_requests += 1;
+    assert_eq!(
+        over.validate().expect_err("too many").field,
+        "run.num_requests"
+    );
+    over = plan;
+    over.run.replications += 1;
+    assert_eq!(
+        over.validate().expect_err("too many").field,
+        "run.replications"
+    );
+}

@@ -2,7 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{simulate, SimConfig, SimError, Summary, MAX_REPLICATIONS};
+use super::{simulate, SimConfig, SimError, Summary};
+use crate::plan::MAX_REPLICATIONS;
 use crate::rng::splitmix64;
 use crate::stats::mean_ci95;
 

@@ -630,7 +630,7 @@ fn errors_name_the_field_and_range() {
     assert!(e.to_string().contains("run.replications"), "{e}");
     assert!(replicate(&cfg, 0, 0).is_err());
     let mut big = cfg.clone();
-    big.num_requests = MAX_REQUESTS;
+    big.num_requests = crate::plan::MAX_NUM_REQUESTS;
     let e = replicate(&big, 0, 500).expect_err("200,000 × 500 requests is minutes of work");
     assert!(matches!(e, SimError::TooMuchWork { max: 100, .. }), "{e}");
 
@@ -714,12 +714,12 @@ fn plan_validation_messages() {
     check(
         &|p| p.run.sweep_max_num_seqs.clear(),
         "run.sweep_max_num_seqs",
-        "1..=16",
+        "1..=12",
     );
     check(
-        &|p| p.run.sweep_batched_tokens = vec![512; 17],
+        &|p| p.run.sweep_batched_tokens = vec![512; 13],
         "run.sweep_batched_tokens",
-        "1..=16",
+        "1..=12 values, got 13",
     );
     check(&|p| p.slo.tpot_s = Some(0.0), "slo.tpot_s", "(0, 60]");
     check(
