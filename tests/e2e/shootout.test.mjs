@@ -1,0 +1,154 @@
+// Compare GPUs in the browser: the comparison runs in the workers, ranks the options as
+// the CLI does (bit for bit), one click makes a row the plan and the cards follow, and the
+// share link carries the comparison to the finance view of a fresh browser.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { assertNoErrors, readValue, runCli, runCliJson, screenshot, SCREENSHOT_DIR, startHarness } from './harness.mjs';
+
+/** Longest wait for a search, a sweep or a whole comparison [ms]. */
+const RUN_TIMEOUT_MS = 240_000;
+/** The options compared: 3 GPUs × TP 1 and 2. */
+const GPUS = ['h100-sxm', 'h200', 'l40s'];
+const TPS = [1, 2];
+
+let h;
+before(async () => {
+  h = await startHarness();
+});
+after(async () => {
+  await h?.close();
+});
+
+async function waitForDone(page) {
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid="run-status"]')?.dataset.phase === 'done',
+    null,
+    { timeout: RUN_TIMEOUT_MS, polling: 100 },
+  );
+}
+
+/** Every row of the comparison table, as the page shows it. */
+async function rows(page) {
+  return page.$$eval('[data-testid="shootout-row"]', (trs) =>
+    trs.map((tr) => {
+      const num = (id) => {
+        const v = tr.querySelector(`[data-testid="${id}"]`)?.dataset.value ?? '';
+        return v === '' ? null : Number(v);
+      };
+      return {
+        gpu: tr.dataset.gpu,
+        tp: Number(tr.dataset.tp),
+        best: tr.classList.contains('best'),
+        chosen: tr.classList.contains('chosen'),
+        goodput: num('shootout-goodput'),
+        gpus: num('shootout-gpus'),
+        month: num('shootout-month'),
+        perRequest: num('shootout-per-1k'),
+      };
+    }),
+  );
+}
+
+/** Pixels of the canvas `testid` within 6 of colour `rgb`. */
+async function inkOf(page, testid, [r, g, b]) {
+  return page.evaluate(
+    ([id, r, g, b]) => {
+      const c = document.querySelector(`[data-testid="${id}"]`);
+      const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+      let n = 0;
+      for (let i = 0; i < data.length; i += 4) {
+        if (Math.abs(data[i] - r) < 6 && Math.abs(data[i + 1] - g) < 6 && Math.abs(data[i + 2] - b) < 6) n += 1;
+      }
+      return n;
+    },
+    [testid, r, g, b],
+  );
+}
+
+test('comparing GPUs ranks like the CLI, a row becomes the plan, and the link carries it', async () => {
+  // A quick plan: Llama 3.1 8B, short runs, few replications.
+  const planFlags = ['--model', 'llama-3.1-8b', '--num-requests', '400', '--warmup-requests', '40', '--replications', '4', '--peak-rate', '40'];
+  const link = (await runCli(['link', ...planFlags])).trim();
+  const fragment = link.slice(link.indexOf('#'));
+  const { page, errors } = await h.openPage(`/${fragment}&view=planner`, {
+    waitFor: '[data-testid="shootout-panel"]',
+    viewport: { width: 1440, height: 1000 },
+  });
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.baseUrl });
+  await page.emulateMedia({ colorScheme: 'light' });
+  await waitForDone(page);
+
+  // Pick the options: only the three GPUs, TP 1 and 2.
+  const all = await page.$$eval('[data-testid^="shootout-gpu-"]', (els) => els.map((e) => e.dataset.testid.slice('shootout-gpu-'.length)));
+  for (const id of all) {
+    await page.setChecked(`[data-testid="shootout-gpu-${id}"]`, GPUS.includes(id));
+  }
+  for (const tp of [1, 2, 4, 8]) {
+    await page.setChecked(`[data-testid="shootout-tp-${tp}"]`, TPS.includes(tp));
+  }
+  assert.equal((await page.textContent('[data-testid="shootout-run"]')).trim(), 'Compare 6 options');
+  await page.click('[data-testid="shootout-run"]');
+  await page.waitForSelector('[data-testid="shootout-table"]', { timeout: RUN_TIMEOUT_MS });
+  assert.match(await page.textContent('[data-testid="shootout-status"]'), /^Done/);
+  const shown = await rows(page);
+  assert.equal(shown.length, 6);
+
+  // The same ranking and numbers as `goodput shootout` on the same link, bit for bit.
+  const cli = await runCliJson(['shootout', '--link', link, '--gpus', GPUS.join(','), '--tp', TPS.join(','), '--json']);
+  assert.deepEqual(
+    shown.map((r) => `${r.gpu}/${r.tp}`),
+    cli.rows.map((r) => `${r.gpu}/${r.tp}`),
+    'the same order',
+  );
+  shown.forEach((r, i) => {
+    const c = cli.rows[i];
+    assert.equal(r.goodput, c.goodput_rps, `${r.gpu}/${r.tp} goodput`);
+    assert.equal(r.gpus, c.gpus_total, `${r.gpu}/${r.tp} GPUs`);
+    assert.equal(r.month, c.cost_per_month_usd, `${r.gpu}/${r.tp} cost per month`);
+    assert.equal(r.perRequest, c.cost_per_compliant_request_usd, `${r.gpu}/${r.tp} cost per request`);
+  });
+  assert.ok(shown[0].best, 'the first row is the cheapest');
+  assert.equal(`${shown[0].gpu}/${shown[0].tp}`, `${cli.best.gpu}/${cli.best.tp}`);
+  const costs = shown.filter((r) => r.perRequest !== null).map((r) => r.perRequest);
+  assert.ok(costs.length >= 3, `sized options: ${JSON.stringify(shown)}`);
+  assert.deepEqual(costs, [...costs].sort((a, b) => a - b), 'ranked by cost per compliant request');
+  assert.ok(shown.find((r) => r.gpu === 'h100-sxm' && r.tp === 1).chosen, 'the plan\'s own option is marked');
+  assert.match(await page.textContent('[data-testid="shootout-verdict"]'), /^cheapest option /);
+
+  // The chart draws the cheapest option in the "best" colour (light theme #047857).
+  await page.locator('[data-testid="shootout-chart"]').scrollIntoViewIfNeeded();
+  const best = await inkOf(page, 'shootout-chart', [0x04, 0x78, 0x57]);
+  assert.ok(best >= 40, `the cheapest option's marker is drawn (${best} pixels)`);
+  await page.locator('[data-testid="shootout-panel"]').screenshot({ path: path.join(SCREENSHOT_DIR, 'shootout-panel.png') });
+
+  // One click makes a row the plan: the cards follow, to the row's own numbers.
+  const target = shown.find((r) => !r.chosen && r.perRequest !== null);
+  await page.click(`[data-testid="shootout-row"][data-gpu="${target.gpu}"][data-tp="${target.tp}"] [data-testid="shootout-use"]`);
+  await page
+    .waitForFunction(() => document.querySelector('[data-testid="run-status"]')?.dataset.phase !== 'done', null, { timeout: 3_000, polling: 20 })
+    .catch(() => {});
+  await waitForDone(page);
+  assert.equal(await readValue(page, 'gpus-total'), target.gpus);
+  assert.equal(await readValue(page, 'cost-per-month-usd'), target.month);
+  assert.equal(await readValue(page, 'goodput-rps'), target.goodput);
+  const after = await rows(page);
+  assert.ok(after.find((r) => r.gpu === target.gpu && r.tp === target.tp).chosen, 'the new choice is marked');
+  assert.equal(await page.locator('[data-testid="shootout-stale"]').count(), 0, 'still fresh: only the GPU changed');
+  await screenshot(page, 'shootout-after-use');
+
+  // The link carries the comparison: a fresh browser's finance view names the winner.
+  await page.click('[data-testid="copy-link"]');
+  await page.waitForSelector('[data-testid="copy-link"]:has-text("Copied")');
+  const shared = await page.evaluate(() => navigator.clipboard.readText());
+  const fresh = await h.openPage(`/${shared.slice(shared.indexOf('#'))}`, { waitFor: '[data-testid="finance-view"]' });
+  const words = await fresh.page.textContent('[data-testid="finance-shootout"]');
+  assert.match(words, /^Compared over 6 GPU and TP options: cheapest option .+ at \$[0-9.]+\/1k compliant requests \(\d+ GPUs\)/);
+  if (!target.best) assert.match(words, /, chosen .+ × TP\d at \$/);
+
+  // An edit the numbers depend on marks the comparison as out of date.
+  await page.fill('[data-testid="input-traffic.peak_rate_rps"]', '45');
+  await page.waitForSelector('[data-testid="shootout-stale"]', { timeout: 10_000 });
+  assertNoErrors(errors);
+  assertNoErrors(fresh.errors);
+});
