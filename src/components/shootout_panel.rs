@@ -10,7 +10,17 @@ use crate::charts::shootout::{draw_shootout, shootout_chart};
 use crate::components::chart_canvas::ChartCanvas;
 use crate::compute::shootout::{ShootoutController, ShootoutPhase};
 use crate::state::PlanState;
-use crate::summary::{duration, usd};
+use crate::summary::usd;
+
+/// A latency for the table: "13.5 ms", "294 ms", "1.25 s"; "—" when unknown.
+fn latency(x: Option<f64>) -> String {
+    match x {
+        Some(s) if s.is_finite() && s < 0.1 => format!("{:.1} ms", s * 1e3),
+        Some(s) if s.is_finite() && s < 1.0 => format!("{:.0} ms", s * 1e3),
+        Some(s) if s.is_finite() => format!("{s:.2} s"),
+        _ => "—".into(),
+    }
+}
 
 /// Makes `row`'s GPU and TP degree the plan's (the GPU preset's figures included).
 fn use_row(state: PlanState, row: &ShootoutRow) {
@@ -27,7 +37,6 @@ fn use_row(state: PlanState, row: &ShootoutRow) {
 /// One row of the table.
 fn row_view(state: PlanState, row: ShootoutRow, best: bool, chosen: bool) -> impl IntoView {
     let money = |x: Option<f64>| x.map(usd).unwrap_or_else(|| "—".into());
-    let ms = |x: Option<f64>| x.map(duration).unwrap_or_else(|| "—".into());
     let note = match (&row.reason, best, chosen) {
         (Some(r), _, _) => r.clone(),
         (None, true, true) => "cheapest; the plan's choice".into(),
@@ -43,14 +52,22 @@ fn row_view(state: PlanState, row: ShootoutRow, best: bool, chosen: bool) -> imp
             class:best=best class:chosen=chosen class:unfit=!row.fits>
             <th scope="row">{row.gpu_name.clone()}</th>
             <td class="num">{row.tp}</td>
-            <td class="num" data-testid="shootout-goodput">
+            <td class="num" data-testid="shootout-goodput" data-value=row.goodput_rps.to_string()>
                 {if row.fits { format!("{:.2}", row.goodput_rps) } else { "—".into() }}
             </td>
-            <td class="num" data-testid="shootout-gpus">{if row.gpus_total > 0 { row.gpus_total.to_string() } else { "—".into() }}</td>
-            <td class="num" data-testid="shootout-month">{money(row.cost_per_month_usd)}</td>
-            <td class="num" data-testid="shootout-per-1k">{money(row.cost_per_compliant_request_usd.map(|c| c * 1e3))}</td>
-            <td class="num">{ms(row.ttft_p99_s)}</td>
-            <td class="num">{ms(row.tpot_p99_s)}</td>
+            <td class="num" data-testid="shootout-gpus" data-value=row.gpus_total.to_string()>
+                {if row.gpus_total > 0 { row.gpus_total.to_string() } else { "—".into() }}
+            </td>
+            <td class="num" data-testid="shootout-month"
+                data-value=row.cost_per_month_usd.map(|x| x.to_string()).unwrap_or_default()>
+                {money(row.cost_per_month_usd)}
+            </td>
+            <td class="num" data-testid="shootout-per-1k"
+                data-value=row.cost_per_compliant_request_usd.map(|x| x.to_string()).unwrap_or_default()>
+                {money(row.cost_per_compliant_request_usd.map(|c| c * 1e3))}
+            </td>
+            <td class="num">{latency(row.ttft_p99_s)}</td>
+            <td class="num">{latency(row.tpot_p99_s)}</td>
             <td class="note">{note}</td>
             <td>
                 <button type="button" data-testid="shootout-use" aria-label=label
