@@ -89,7 +89,9 @@ pub fn markdown_summary(
 ) -> String {
     let result = search.filter(|(p, _)| *p == plan).map(|(_, r)| r);
     let sweep = sweep.filter(|_| result.is_some());
-    let mut out = PlanReport::build(plan, result, sweep).to_markdown();
+    let mut report = PlanReport::build(plan, result, sweep);
+    report.fill_planned_load(plan);
+    let mut out = report.to_markdown();
     if !link.is_empty() {
         let _ = write!(out, "\n[Open this plan in goodput](<{link}>)\n");
     }
@@ -328,7 +330,13 @@ mod tests {
         let plan = Plan::default();
         let r = result();
         let md = markdown_summary(&plan, Some((&plan, &r)), None, "http://h/#p=1dx");
-        assert!(md.starts_with(&PlanReport::build(&plan, Some(&r), None).to_markdown()));
+        let mut core = PlanReport::build(&plan, Some(&r), None);
+        core.fill_planned_load(&plan);
+        assert!(
+            core.planned_load.is_some(),
+            "the planned-load simulation ran"
+        );
+        assert!(md.starts_with(&core.to_markdown()));
         assert!(
             md.trim_end()
                 .ends_with("[Open this plan in goodput](<http://h/#p=1dx>)"),

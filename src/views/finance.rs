@@ -34,7 +34,9 @@ pub fn report_for(
         // sweep does not change the simulation, so the result stands without it.
         let mut plan = plan.clone();
         plan.planning.measured_sweep.clear();
-        let report = PlanReport::build(&plan, Some(r), None);
+        let mut report = PlanReport::build(&plan, Some(r), None);
+        // One simulation at the planned rate, as `goodput plan` runs it.
+        report.fill_planned_load(&plan);
         (plan, report)
     })
 }

@@ -271,6 +271,17 @@ impl PlanReport {
         })
     }
 
+    /// Runs [`PlanReport::planned_load_job`] here and now (one simulation) and records
+    /// it; what `goodput plan` does, so a page that builds the report from a search run
+    /// elsewhere gets the same report. A simulation error leaves the field empty.
+    pub fn fill_planned_load(&mut self, plan: &Plan) {
+        if let Some(job) = self.planned_load_job(plan) {
+            if let Ok(r) = crate::search::run_job(plan, &job) {
+                self.set_planned_load(&job, &r);
+            }
+        }
+    }
+
     /// Records the result of [`PlanReport::planned_load_job`] (ignored when it is not
     /// that job's, or has no percentiles).
     pub fn set_planned_load(&mut self, job: &Job, result: &JobResult) {
