@@ -10,6 +10,10 @@
 
 use serde::{Deserialize, Serialize};
 
+mod strict;
+
+pub use strict::{StrictPlanError, PLAN_SECTIONS};
+
 /// Numeric precision of weights or of the KV cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
