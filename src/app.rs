@@ -10,6 +10,7 @@ use crate::compute::calibration::FitController;
 use crate::compute::RunController;
 use crate::session::{boot, Session};
 use crate::state::PlanState;
+use crate::tuning::Tuning;
 use crate::views::compare::CompareView;
 use crate::views::embed::EmbedView;
 use crate::views::finance::FinanceView;
@@ -37,6 +38,7 @@ pub fn App() -> impl IntoView {
     provide_context(state);
     let runs = RunController::new(state.good);
     provide_context(runs);
+    provide_context(Tuning::new(state));
     provide_context(FitController::new(state));
     let view = RwSignal::new(boot.view);
     provide_context(view);

@@ -20,7 +20,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use goodput_core::search::{
-    GoodputResult, GoodputSearch, Job, KnobSweep, PartialSweep, SweepResult,
+    GoodputResult, GoodputSearch, Job, KnobSweep, Knobs, PartialSweep, SweepResult,
 };
 use goodput_core::Plan;
 use leptos::prelude::*;
@@ -94,6 +94,19 @@ struct Driver {
     started_ms: f64,
     search_ms: Option<f64>,
     debounce: Option<TimeoutHandle>,
+    /// [`sweep_key`] of the plan the last sweep was started for.
+    sweep_key: Option<Plan>,
+}
+
+/// `plan` with its engine knobs set to fixed values: the knob sweep overrides every
+/// knob in each cell, so two plans with the same key have the same sweep.
+pub fn sweep_key(plan: &Plan) -> Plan {
+    Knobs {
+        max_num_seqs: 1,
+        max_num_batched_tokens: 1,
+        chunked_prefill: true,
+    }
+    .apply(plan)
 }
 
 /// Runs searches for the good plan in a worker pool and publishes the results as signals.
@@ -143,6 +156,7 @@ impl RunController {
                 started_ms: 0.0,
                 search_ms: None,
                 debounce: None,
+                sweep_key: None,
             }),
         };
         let pool = Pool::start(
@@ -183,6 +197,16 @@ impl RunController {
         let c = *self;
         let handle = set_timeout_with_handle(move || c.start(plan), DEBOUNCE).ok();
         self.driver.update_value(|d| d.debounce = handle);
+    }
+
+    /// Whether the finished knob sweep on screen belongs to `plan` (knobs aside), so its
+    /// cells can be applied to it.
+    pub fn sweep_fits(&self, plan: &Plan) -> bool {
+        self.sweep.with(Option::is_some)
+            && self.search.with(|s| {
+                s.as_ref()
+                    .is_some_and(|(p, _)| sweep_key(p) == sweep_key(plan))
+            })
     }
 
     /// Cancels the running search (the results on screen stay).
@@ -303,6 +327,16 @@ impl RunController {
         };
         self.search.set(Some((plan.clone(), result)));
         self.partial.set(Vec::new());
+        // A plan that differs from the last swept one only in its knobs (settings just
+        // applied from the sweep) has the same sweep: keep it rather than run it again.
+        let key = sweep_key(&plan);
+        let same_sweep = self
+            .driver
+            .with_value(|d| d.sweep_key.as_ref() == Some(&key));
+        if same_sweep && self.sweep.with_untracked(Option::is_some) {
+            self.sweep_partial.set(None);
+            return self.finish(Some(elapsed));
+        }
         // The old sweep belongs to another plan: drop it rather than mix the two.
         self.sweep.set(None);
         match KnobSweep::new(&plan) {
@@ -310,6 +344,7 @@ impl RunController {
                 self.sweep_error.set(None);
                 self.sweep_partial.set(Some(sweep.partial()));
                 self.driver.update_value(|d| {
+                    d.sweep_key = Some(key);
                     d.search_ms = Some(elapsed);
                     d.machine = Machine::Sweep(Box::new(sweep));
                     d.rates.clear();
@@ -323,6 +358,7 @@ impl RunController {
                 self.pump();
             }
             Err(e) => {
+                self.driver.update_value(|d| d.sweep_key = None);
                 self.sweep_error.set(Some(e.to_string()));
                 self.sweep.set(None);
                 self.sweep_partial.set(None);
