@@ -179,11 +179,44 @@ impl RunController {
             // The first plan runs at once; later edits wait for a pause in typing.
             if first.is_none() {
                 c.start(plan);
-            } else {
+            } else if !c.relabel(&plan) {
                 c.schedule(plan);
             }
         });
         c
+    }
+
+    /// When `plan` differs from the one being run (or last run) only in its name or
+    /// note, takes them over without running anything again; returns whether it did.
+    fn relabel(&self, plan: &Plan) -> bool {
+        let labels = |p: &Plan| Plan {
+            name: String::new(),
+            note: String::new(),
+            ..p.clone()
+        };
+        let active = self
+            .status
+            .with_untracked(|s| matches!(s.phase, Phase::Search | Phase::Sweep | Phase::Done));
+        let same = self.driver.with_value(|d| labels(&d.plan) == labels(plan));
+        if !(active && same) {
+            return false;
+        }
+        let set = |p: &mut Plan| {
+            p.name = plan.name.clone();
+            p.note = plan.note.clone();
+        };
+        self.driver.update_value(|d| set(&mut d.plan));
+        if self
+            .search
+            .with_untracked(|s| s.as_ref().is_some_and(|(p, _)| labels(p) == labels(plan)))
+        {
+            self.search.update(|s| {
+                if let Some((p, _)) = s {
+                    set(p)
+                }
+            });
+        }
+        true
     }
 
     /// The controller provided by `App`.

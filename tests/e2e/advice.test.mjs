@@ -209,3 +209,34 @@ test('a file that is not a plan is refused by name and the plan is untouched; Un
   assert.equal(await readValue(page, 'cost-per-month-usd'), cost0, 'the first plan, the first cost');
   assertNoErrors(errors);
 });
+
+test('a plan has a name and a note: carried in the link, shown in the summary, naming the exports; no re-run', async () => {
+  const { page, errors } = await openApp();
+  const url0 = await page.evaluate(() => location.href);
+  await page.fill('[data-testid="input-name"]', 'Chat fleet EU');
+  await page.fill('[data-testid="input-note"]', 'Peak from the launch week.');
+  await page.waitForFunction((u) => location.href !== u, url0);
+  await page.waitForTimeout(500);
+  assert.equal(await page.getAttribute('[data-testid="run-status"]', 'data-phase'), 'done', 'a name re-runs nothing');
+  const plan = await planInAddress(page);
+  assert.equal(plan.name, 'Chat fleet EU');
+  assert.equal(plan.note, 'Peak from the launch week.');
+  const [json] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-plan-json"]')]);
+  assert.equal(json.suggestedFilename(), 'chat-fleet-eu.json');
+  await page.click('[data-testid="view-finance"]');
+  await page.waitForSelector('[data-testid="finance-view"]');
+  assert.equal((await page.textContent('[data-testid="plan-title"]')).trim(), 'Chat fleet EU');
+  assert.equal((await page.textContent('[data-testid="plan-note"]')).trim(), 'Peak from the launch week.');
+  await screenshot(page, 'advice-named-summary');
+  // The embed card names it too.
+  const link = await page.evaluate(() => location.href);
+  const embed = await h.openPage(`/${link.slice(link.indexOf('#')).replace(/&view=[a-z]+/, '')}&embed`, {
+    waitFor: '[data-testid="embed-view"]',
+    viewport: { width: 320, height: 600 },
+  });
+  assert.equal((await embed.page.textContent('[data-testid="plan-title"]')).trim(), 'Chat fleet EU');
+  assert.equal((await embed.page.textContent('[data-testid="plan-note"]')).trim(), 'Peak from the launch week.');
+  await screenshot(embed.page, 'advice-named-embed');
+  assertNoErrors(embed.errors);
+  assertNoErrors(errors);
+});
