@@ -222,7 +222,7 @@ test('a plan has a name and a note: carried in the link, shown in the summary, n
   assert.equal(plan.name, 'Chat fleet EU');
   assert.equal(plan.note, 'Peak from the launch week.');
   const [json] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-plan-json"]')]);
-  assert.equal(json.suggestedFilename(), 'chat-fleet-eu.json');
+  assert.equal(json.suggestedFilename(), 'goodput-chat-fleet-eu.json');
   await page.click('[data-testid="view-finance"]');
   await page.waitForSelector('[data-testid="finance-view"]');
   assert.equal((await page.textContent('[data-testid="plan-title"]')).trim(), 'Chat fleet EU');
