@@ -288,7 +288,7 @@ mod tests {
             ..Plan::default()
         };
         plan.model.weight_dtype = goodput_core::plan::Dtype::Fp8;
-        assert_eq!(load_plan_json(&plan_json(&plan)), Ok(plan));
+        assert_eq!(load_plan_json(&plan_json(&plan)), Ok(plan.clone()));
         let mut zero = plan.clone();
         zero.run.replications = 0;
         assert!(

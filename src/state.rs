@@ -468,8 +468,10 @@ mod tests {
             let first = s.draft.get_untracked();
             s.change("GPU preset", |p| p.hardware.tp_degree = 2);
             let second = s.draft.get_untracked();
-            let mut loaded = Plan::default();
-            loaded.name = "loaded".into();
+            let loaded = Plan {
+                name: "loaded".into(),
+                ..Plan::default()
+            };
             s.replace("load a plan file", loaded.clone(), None);
             // Typing is not a replace: it stays until the undo puts the plan back.
             s.input("engine.max_num_seqs", "48".into());

@@ -247,9 +247,11 @@ fn links_made_before_notes_existed_open_with_no_note_and_a_note_travels() {
     assert!(!serde_json::to_string(&Plan::default())
         .expect("encode")
         .contains("note"));
-    let mut named = Plan::default();
-    named.name = "Chat fleet, EU".into();
-    named.note = "Peak from the November launch; budget owner: infra.".into();
+    let mut named = Plan {
+        name: "Chat fleet, EU".into(),
+        note: "Peak from the November launch; budget owner: infra.".into(),
+        ..Plan::default()
+    };
     let shared = share::decode(&share::share_url(BASE, &named, false)).expect("decodes");
     assert_eq!(shared.plan, named);
     named.note = "x".repeat(goodput_core::plan::MAX_NOTE_CHARS + 1);

@@ -293,8 +293,10 @@ mod tests {
 
     #[test]
     fn a_written_plan_reads_back_strictly() {
-        let mut p = Plan::default();
-        p.name = "Chat fleet".into();
+        let mut p = Plan {
+            name: "Chat fleet".into(),
+            ..Plan::default()
+        };
         p.engine.max_num_seqs = 32;
         assert_eq!(Plan::from_json_strict(&plan_json(&p)), Ok(p));
     }
