@@ -11,6 +11,7 @@ use crate::compute::shootout::ShootoutController;
 use crate::compute::RunController;
 use crate::session::{boot, Session};
 use crate::state::PlanState;
+use crate::tuning::Tuning;
 use crate::views::compare::CompareView;
 use crate::views::embed::EmbedView;
 use crate::views::finance::FinanceView;
@@ -38,6 +39,7 @@ pub fn App() -> impl IntoView {
     provide_context(state);
     let runs = RunController::new(state.good);
     provide_context(runs);
+    provide_context(Tuning::new(state));
     provide_context(FitController::new(state));
     provide_context(ShootoutController::new(state));
     let view = RwSignal::new(boot.view);

@@ -452,6 +452,7 @@ mod tests {
                 vec![Some(14.0), Some(20.0), Some(3.0)],
             ],
             best: Some((1, 1)),
+            knobs: Vec::new(),
         };
         let (out, frames) = svg(|a| draw_heatmap(a, &data, &Theme::default()).expect("draw"));
         assert!(out.contains("20.0") && out.contains("off"));
@@ -531,6 +532,7 @@ mod tests {
                 budgets: vec![512],
                 goodput_rps: vec![vec![Some(3.0)]],
                 best: Some((0, 0)),
+                knobs: Vec::new(),
             };
             let out = svg(|a| draw_heatmap(a, &heat, &theme).expect("draw")).0;
             assert_eq!(lines(&out, "0.5", theme.grid()), 0);

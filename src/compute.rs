@@ -21,7 +21,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use goodput_core::search::{
-    GoodputResult, GoodputSearch, Job, KnobSweep, PartialSweep, SweepResult,
+    GoodputResult, GoodputSearch, Job, KnobSweep, Knobs, PartialSweep, SweepResult,
 };
 use goodput_core::Plan;
 use leptos::prelude::*;
@@ -95,6 +95,19 @@ struct Driver {
     started_ms: f64,
     search_ms: Option<f64>,
     debounce: Option<TimeoutHandle>,
+    /// [`sweep_key`] of the plan the last sweep was started for.
+    sweep_key: Option<Plan>,
+}
+
+/// `plan` with its engine knobs set to fixed values: the knob sweep overrides every
+/// knob in each cell, so two plans with the same key have the same sweep.
+pub fn sweep_key(plan: &Plan) -> Plan {
+    Knobs {
+        max_num_seqs: 1,
+        max_num_batched_tokens: 1,
+        chunked_prefill: true,
+    }
+    .apply(plan)
 }
 
 /// Runs searches for the good plan in a worker pool and publishes the results as signals.
@@ -121,14 +134,6 @@ fn now_ms() -> f64 {
     window().performance().map(|p| p.now()).unwrap_or(0.0)
 }
 
-/// `plan` without the results it may carry (a GPU comparison), which no simulation of
-/// the plan itself depends on.
-pub fn without_results(plan: &Plan) -> Plan {
-    let mut p = plan.clone();
-    p.shootout = None;
-    p
-}
-
 /// Debounce between the last edit and the start of a new run.
 pub const DEBOUNCE: Duration = Duration::from_millis(300);
 
@@ -152,6 +157,7 @@ impl RunController {
                 started_ms: 0.0,
                 search_ms: None,
                 debounce: None,
+                sweep_key: None,
             }),
         };
         let pool = Pool::start(
@@ -169,32 +175,52 @@ impl RunController {
             Duration::from_secs(8),
         );
         c.driver.update_value(|d| d.pool = Some(pool));
-        Effect::new(move |prev: Option<Plan>| {
+        Effect::new(move |first: Option<()>| {
             let plan = good.get();
-            let key = without_results(&plan);
-            match prev {
-                // The first plan runs at once; later edits wait for a pause in typing.
-                None => c.start(plan),
-                // Only a GPU comparison was stored in the plan: nothing to simulate, and
-                // the results on screen stay those of this plan.
-                Some(prev) if prev == key => c.adopt_results_of(&plan),
-                Some(_) => c.schedule(plan),
+            // The first plan runs at once; later edits wait for a pause in typing.
+            if first.is_none() {
+                c.start(plan);
+            } else if !c.relabel(&plan) {
+                c.schedule(plan);
             }
-            key
         });
         c
     }
 
-    /// Makes the finished (or running) search count as the search of `plan`, which
-    /// differs from the plan it was run for only in results stored in it.
-    fn adopt_results_of(&self, plan: &Plan) {
-        let record = plan.shootout.clone();
-        self.search.update(|s| {
-            if let Some((p, _)) = s {
-                p.shootout = record.clone();
-            }
-        });
-        self.driver.update_value(|d| d.plan.shootout = record);
+    /// When `plan` differs from the one being run (or last run) only in its name, its
+    /// note or the GPU comparison stored in it (none of which any simulation of the plan
+    /// depends on), takes them over without running anything again; returns whether it did.
+    fn relabel(&self, plan: &Plan) -> bool {
+        let labels = |p: &Plan| Plan {
+            name: String::new(),
+            note: String::new(),
+            shootout: None,
+            ..p.clone()
+        };
+        let active = self
+            .status
+            .with_untracked(|s| matches!(s.phase, Phase::Search | Phase::Sweep | Phase::Done));
+        let same = self.driver.with_value(|d| labels(&d.plan) == labels(plan));
+        if !(active && same) {
+            return false;
+        }
+        let set = |p: &mut Plan| {
+            p.name = plan.name.clone();
+            p.note = plan.note.clone();
+            p.shootout = plan.shootout.clone();
+        };
+        self.driver.update_value(|d| set(&mut d.plan));
+        if self
+            .search
+            .with_untracked(|s| s.as_ref().is_some_and(|(p, _)| labels(p) == labels(plan)))
+        {
+            self.search.update(|s| {
+                if let Some((p, _)) = s {
+                    set(p)
+                }
+            });
+        }
+        true
     }
 
     /// The controller provided by `App`.
@@ -208,6 +234,16 @@ impl RunController {
         let c = *self;
         let handle = set_timeout_with_handle(move || c.start(plan), DEBOUNCE).ok();
         self.driver.update_value(|d| d.debounce = handle);
+    }
+
+    /// Whether the finished knob sweep on screen belongs to `plan` (knobs aside), so its
+    /// cells can be applied to it.
+    pub fn sweep_fits(&self, plan: &Plan) -> bool {
+        self.sweep.with(Option::is_some)
+            && self.search.with(|s| {
+                s.as_ref()
+                    .is_some_and(|(p, _)| sweep_key(p) == sweep_key(plan))
+            })
     }
 
     /// Cancels the running search (the results on screen stay).
@@ -329,6 +365,16 @@ impl RunController {
         };
         self.search.set(Some((plan.clone(), result)));
         self.partial.set(Vec::new());
+        // A plan that differs from the last swept one only in its knobs (settings just
+        // applied from the sweep) has the same sweep: keep it rather than run it again.
+        let key = sweep_key(&plan);
+        let same_sweep = self
+            .driver
+            .with_value(|d| d.sweep_key.as_ref() == Some(&key));
+        if same_sweep && self.sweep.with_untracked(Option::is_some) {
+            self.sweep_partial.set(None);
+            return self.finish(Some(elapsed));
+        }
         // The old sweep belongs to another plan: drop it rather than mix the two.
         self.sweep.set(None);
         match KnobSweep::new(&plan) {
@@ -336,6 +382,7 @@ impl RunController {
                 self.sweep_error.set(None);
                 self.sweep_partial.set(Some(sweep.partial()));
                 self.driver.update_value(|d| {
+                    d.sweep_key = Some(key);
                     d.search_ms = Some(elapsed);
                     d.machine = Machine::Sweep(Box::new(sweep));
                     d.rates.clear();
@@ -349,6 +396,7 @@ impl RunController {
                 self.pump();
             }
             Err(e) => {
+                self.driver.update_value(|d| d.sweep_key = None);
                 self.sweep_error.set(Some(e.to_string()));
                 self.sweep.set(None);
                 self.sweep_partial.set(None);

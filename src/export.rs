@@ -13,6 +13,7 @@
 
 use std::fmt::Write as _;
 
+use goodput_core::plan::StrictPlanError;
 use goodput_core::report::PlanReport;
 use goodput_core::search::{GoodputResult, SweepResult};
 use goodput_core::Plan;
@@ -132,10 +133,10 @@ pub enum LoadError {
         /// Size of the file [bytes].
         bytes: usize,
     },
-    /// The file is not a plan in JSON (the parser's message); export one from goodput or `goodput decode`.
-    BadJson(String),
-    /// The plan parsed but a field is out of range (field and range named); fix it in the file.
-    Invalid(String),
+    /// The file is not a plan, or not all of one: the core's strict reader says what
+    /// is wrong (not JSON, a report, unknown fields, missing sections, a value out of
+    /// range); export one from goodput or `goodput decode`.
+    Refused(StrictPlanError),
 }
 
 impl std::fmt::Display for LoadError {
@@ -147,30 +148,18 @@ impl std::fmt::Display for LoadError {
                 bytes / (1024 * 1024),
                 MAX_PLAN_FILE_BYTES / (1024 * 1024)
             ),
-            LoadError::BadJson(m) => write!(f, "the file is not a goodput plan in JSON: {m}"),
-            LoadError::Invalid(m) => write!(f, "the plan in the file is out of range: {m}"),
+            LoadError::Refused(e) => write!(f, "{e}"),
         }
     }
 }
 
-/// One line of at most 200 characters, for messages that quote a file.
-fn one_line(text: &str) -> String {
-    text.chars()
-        .take(200)
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
-}
-
-/// Reads a plan file (from "Export plan JSON", `goodput decode` or by hand) and validates it.
+/// Reads a plan file (from "Export plan JSON", `goodput decode` or by hand) strictly
+/// ([`Plan::from_json_strict`]) and validates it.
 pub fn load_plan_json(text: &str) -> Result<Plan, LoadError> {
     if text.len() > MAX_PLAN_FILE_BYTES {
         return Err(LoadError::TooLarge { bytes: text.len() });
     }
-    let plan: Plan =
-        serde_json::from_str(text).map_err(|e| LoadError::BadJson(one_line(&e.to_string())))?;
-    plan.validate()
-        .map_err(|e| LoadError::Invalid(one_line(&e.to_string())))?;
-    Ok(plan)
+    Plan::from_json_strict(text).map_err(LoadError::Refused)
 }
 
 /// Renders a chart with its `draw_*` function into an SVG document.
@@ -301,28 +290,31 @@ mod tests {
             ..Plan::default()
         };
         plan.model.weight_dtype = goodput_core::plan::Dtype::Fp8;
-        assert_eq!(load_plan_json(&plan_json(&plan)), Ok(plan));
+        assert_eq!(load_plan_json(&plan_json(&plan)), Ok(plan.clone()));
+        let mut zero = plan.clone();
+        zero.run.replications = 0;
         assert!(
-            matches!(load_plan_json("{\"run\": {\"replications\": 0}}"), Err(LoadError::Invalid(m)) if m.contains("run.replications"))
+            matches!(load_plan_json(&plan_json(&zero)), Err(LoadError::Refused(StrictPlanError::Invalid(e))) if e.field == "run.replications")
         );
-        assert!(matches!(
-            load_plan_json("not json"),
-            Err(LoadError::BadJson(_))
-        ));
-        assert!(matches!(
-            load_plan_json("[1,2]"),
-            Err(LoadError::BadJson(_))
-        ));
-        assert!(matches!(
-            load_plan_json(&"[".repeat(100_000)),
-            Err(LoadError::BadJson(_))
-        ));
+        // A part of a plan, or another document, is refused and named.
+        let e = load_plan_json("{\"run\": {\"replications\": 4}}").unwrap_err();
+        assert!(
+            e.to_string().starts_with("missing sections \"model\""),
+            "{e}"
+        );
+        let e = load_plan_json("{\"hello\":1}").unwrap_err();
+        assert!(e.to_string().contains("\"hello\""), "{e}");
+        for bad in ["not json", "[1,2]", &"[".repeat(100_000)] {
+            assert!(
+                matches!(load_plan_json(bad), Err(LoadError::Refused(_))),
+                "{bad:.20}"
+            );
+        }
         let huge = " ".repeat(MAX_PLAN_FILE_BYTES + 1);
         assert_eq!(
             load_plan_json(&huge),
             Err(LoadError::TooLarge { bytes: huge.len() })
         );
-        assert!(!LoadError::BadJson("a\nb".into()).to_string().is_empty());
     }
 
     #[test]

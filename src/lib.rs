@@ -20,6 +20,7 @@ pub mod saved;
 pub mod session;
 pub mod state;
 pub mod summary;
+pub mod tuning;
 pub mod url_state;
 pub mod views;
 

@@ -259,8 +259,9 @@ impl Session {
         if boot.visit.is_some() {
             self.flush();
         }
+        let before = self.visit.get_untracked();
         self.visit.set(boot.visit);
-        self.state.set_plan(boot.plan);
+        self.state.replace("open a link", boot.plan, Some(before));
         self.show(boot.view);
     }
 
@@ -269,8 +270,10 @@ impl Session {
         let plan = self
             .own
             .with_untracked(|o| o.as_ref().map(|o| o.plan.clone()));
+        let before = self.visit.get_untracked();
         self.visit.set(None);
-        self.state.set_plan(plan.unwrap_or_default());
+        self.state
+            .replace("back to my plan", plan.unwrap_or_default(), Some(before));
         self.show(View::Planner);
     }
 
@@ -331,11 +334,28 @@ impl Session {
         Ok(())
     }
 
-    /// Makes `plan` the working plan (a loaded named plan or plan file) in the planner.
-    pub fn open_own(&self, plan: Plan) {
+    /// Makes `plan` the working plan (a loaded named plan or plan file) in the planner;
+    /// `what` names the step for Undo.
+    pub fn open_own(&self, plan: Plan, what: &str) {
+        let before = self.visit.get_untracked();
         self.visit.set(None);
-        self.state.set_plan(plan);
+        self.state.replace(what, plan, Some(before));
         self.show(View::Planner);
+    }
+
+    /// "Reset": the default plan, as a step Undo can take back.
+    pub fn reset(&self) {
+        self.state
+            .change("reset to the defaults", |p| *p = Plan::default());
+    }
+
+    /// Takes back the last replace of the plan, with the visit state it changed.
+    pub fn undo(&self) {
+        if let Some(entry) = self.state.undo() {
+            if let Some(visit) = entry.visit {
+                self.visit.set(visit);
+            }
+        }
     }
 }
 

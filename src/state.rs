@@ -17,6 +17,23 @@ use leptos::prelude::*;
 
 use fields::{field, parse_value, values_match, FIELDS};
 
+use crate::session::Visit;
+
+/// How many replaces of the plan the Undo control can take back.
+pub const UNDO_LEVELS: usize = 20;
+
+/// One replace of the plan that Undo can take back: what replaced it, the plan before,
+/// and (for a replace that changed whose plan is shown) the visit state before.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UndoEntry {
+    /// What replaced the plan, in a few words ("GPU preset", "load a plan file").
+    pub what: String,
+    /// The plan before the replace (the draft, as typed).
+    pub plan: Plan,
+    /// The session's visit state before, for replaces that changed it.
+    pub visit: Option<Option<Visit>>,
+}
+
 /// A problem shown next to an input: the field id (dotted path) and the message.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FieldProblem {
@@ -82,6 +99,11 @@ pub struct PlanState {
     pub problem: Memo<Option<FieldProblem>>,
     /// The last plan that parsed and validated; results are computed from it.
     pub good: Memo<Plan>,
+    /// Replaces of the plan that Undo can take back, the latest last.
+    pub undo_stack: RwSignal<Vec<UndoEntry>>,
+    /// Counts wholesale replaces (a load, a link, undo): a plan that was not edited
+    /// step by step, whose knobs were never tuned here.
+    pub replaced: RwSignal<u64>,
 }
 
 impl PlanState {
@@ -124,6 +146,8 @@ impl PlanState {
             parse_problems,
             problem,
             good,
+            undo_stack: RwSignal::new(Vec::new()),
+            replaced: RwSignal::new(0),
         }
     }
 
@@ -133,10 +157,57 @@ impl PlanState {
     }
 
     /// Replaces the whole plan (a loaded link, a saved plan) and drops typed text.
+    /// Undo cannot take this back: see [`PlanState::replace`].
     pub fn set_plan(&self, plan: Plan) {
         self.edits.set(BTreeMap::new());
         self.sweep_edit.set(None);
+        self.replaced.update(|n| *n += 1);
         self.draft.set(plan);
+    }
+
+    /// Keeps the draft on the undo stack (unless `next` is the same plan), as the step
+    /// `what`; `visit` is the session's visit state before, when the replace changes it.
+    fn remember(&self, what: &str, next: &Plan, visit: Option<Option<Visit>>) {
+        let before = self.draft.get_untracked();
+        if before == *next {
+            return;
+        }
+        self.undo_stack.update(|stack| {
+            stack.push(UndoEntry {
+                what: what.to_string(),
+                plan: before,
+                visit,
+            });
+            let over = stack.len().saturating_sub(UNDO_LEVELS);
+            stack.drain(..over);
+        });
+    }
+
+    /// Replaces the whole plan as [`PlanState::set_plan`] does, keeping the plan before
+    /// for Undo (`what` names the step; `visit` as in [`UndoEntry::visit`]).
+    pub fn replace(&self, what: &str, plan: Plan, visit: Option<Option<Visit>>) {
+        self.remember(what, &plan, visit);
+        self.set_plan(plan);
+    }
+
+    /// Changes the plan as [`PlanState::update`] does (a preset, applied settings),
+    /// keeping the plan before for Undo.
+    pub fn change(&self, what: &str, f: impl FnOnce(&mut Plan)) {
+        let mut next = self.draft.get_untracked();
+        f(&mut next);
+        self.remember(what, &next, None);
+        self.edits.set(BTreeMap::new());
+        self.draft.set(next);
+    }
+
+    /// Takes back the last replace: the plan before it comes back. Returns the step
+    /// taken back, if there was one.
+    pub fn undo(&self) -> Option<UndoEntry> {
+        let mut entry = None;
+        self.undo_stack.update(|s| entry = s.pop());
+        let entry = entry?;
+        self.set_plan(entry.plan.clone());
+        Some(entry)
     }
 
     /// Changes the plan from code (a preset, a select) and drops typed numeric text.
@@ -387,6 +458,48 @@ mod tests {
                 s.sweep_text(),
                 "4,1.5",
                 "the plan's rows show once they changed"
+            );
+        });
+    }
+
+    #[test]
+    fn undo_takes_back_replaces_several_levels_deep() {
+        with_state(|s| {
+            let first = s.draft.get_untracked();
+            s.change("GPU preset", |p| p.hardware.tp_degree = 2);
+            let second = s.draft.get_untracked();
+            let loaded = Plan {
+                name: "loaded".into(),
+                ..Plan::default()
+            };
+            s.replace("load a plan file", loaded.clone(), None);
+            // Typing is not a replace: it stays until the undo puts the plan back.
+            s.input("engine.max_num_seqs", "48".into());
+            assert_eq!(s.good.get_untracked().name, "loaded");
+            // The same plan again is no step.
+            s.replace("load a plan file", s.draft.get_untracked(), None);
+            assert_eq!(s.undo_stack.get_untracked().len(), 2);
+            let e = s.undo().expect("a step");
+            assert_eq!(e.what, "load a plan file");
+            assert_eq!(s.good.get_untracked(), second);
+            assert_eq!(s.undo().expect("a step").what, "GPU preset");
+            assert_eq!(s.good.get_untracked(), first);
+            assert_eq!(s.undo(), None, "nothing left");
+            assert_eq!(s.good.get_untracked(), first);
+        });
+    }
+
+    #[test]
+    fn the_undo_stack_keeps_the_latest_levels() {
+        with_state(|s| {
+            for n in 1..=(UNDO_LEVELS as u32 + 5) {
+                s.change("preset", |p| p.engine.max_num_seqs = n);
+            }
+            assert_eq!(s.undo_stack.get_untracked().len(), UNDO_LEVELS);
+            assert_eq!(
+                s.undo_stack.get_untracked()[0].plan.engine.max_num_seqs,
+                5,
+                "the oldest steps go first"
             );
         });
     }

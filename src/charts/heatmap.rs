@@ -1,6 +1,6 @@
 //! Heatmap of the knob sweep: goodput over `max_num_seqs` × `max_num_batched_tokens`.
 
-use goodput_core::search::{PartialSweep, SweepResult};
+use goodput_core::search::{Knobs, PartialSweep, SweepResult};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -17,6 +17,8 @@ pub struct HeatmapChart {
     pub goodput_rps: Vec<Vec<Option<f64>>>,
     /// `(row, col)` of the best cell; `None` while the sweep runs.
     pub best: Option<(usize, usize)>,
+    /// The engine settings each cell simulated, row-major; `None` = not done yet.
+    pub knobs: Vec<Vec<Option<Knobs>>>,
 }
 
 /// A `rows` × `cols` grid filled row-major from `cells`.
@@ -37,7 +39,26 @@ fn grid(
     grid
 }
 
-fn budget_label(b: u32) -> String {
+/// A `rows` × `cols` grid of cell settings filled row-major from `cells`.
+fn knob_grid(
+    rows: usize,
+    cols: usize,
+    cells: impl Iterator<Item = Option<Knobs>>,
+) -> Vec<Vec<Option<Knobs>>> {
+    let mut grid = vec![vec![None; cols]; rows];
+    for (i, k) in cells.enumerate() {
+        if let Some(cell) = grid
+            .get_mut(i / cols.max(1))
+            .and_then(|r| r.get_mut(i % cols.max(1)))
+        {
+            *cell = k;
+        }
+    }
+    grid
+}
+
+/// The budget axis label: the token budget, or `off` (chunked prefill off).
+pub fn budget_label(b: u32) -> String {
     if b == 0 {
         "off".into()
     } else {
@@ -58,6 +79,11 @@ impl HeatmapChart {
                 s.cells.iter().map(|c| Some(c.goodput_rps)),
             ),
             best: (!s.cells.is_empty()).then(|| (s.best / cols, s.best % cols)),
+            knobs: knob_grid(
+                s.max_num_seqs.len(),
+                s.batched_tokens.len(),
+                s.cells.iter().map(|c| Some(c.knobs)),
+            ),
         }
     }
 
@@ -72,6 +98,11 @@ impl HeatmapChart {
                 p.cells.iter().map(|c| c.map(|c| c.goodput_rps)),
             ),
             best: None,
+            knobs: knob_grid(
+                p.max_num_seqs.len(),
+                p.batched_tokens.len(),
+                p.cells.iter().map(|c| c.map(|c| c.knobs)),
+            ),
         }
     }
 
@@ -94,6 +125,12 @@ impl HeatmapChart {
                 budget_label(budget)
             ),
         })
+    }
+
+    /// Text for the cell at `(row, col)`, for its button and the readout.
+    pub fn cell_text(&self, r: usize, c: usize) -> String {
+        self.readout(c as f64 + 0.5, r as f64 + 0.5)
+            .unwrap_or_default()
     }
 
     fn max(&self) -> f64 {

@@ -1,10 +1,13 @@
-//! The engine settings card: the knob sweep's best cell and its launch flags.
+//! The engine settings card: the knob sweep's best cell, its launch flags, and a button
+//! that applies it to the plan; and the prompt to re-tune after a change of setup.
 
-use goodput_core::search::{launch_flags, Knobs};
+use goodput_core::search::{launch_flags, Knobs, SweepResult};
 use leptos::prelude::*;
 
 use crate::components::copy_button::CopyButton;
 use crate::compute::RunController;
+use crate::state::PlanState;
+use crate::tuning::{apply_knobs, knobs_text, Tuning};
 
 /// What the card shows: the settings, their launch command, and where they come from.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,10 +18,27 @@ struct Shown {
     goodput_rps: Option<f64>,
 }
 
-/// The best engine settings with a copyable `vllm serve` command.
+/// The best cell of the finished sweep of the plan on screen (knobs aside), if any.
+fn fitting_best(runs: RunController, state: PlanState) -> Option<Knobs> {
+    let fits = state.good.with(|p| runs.sweep_fits(p));
+    fits.then(|| runs.sweep.with(|s| s.as_ref().map(|s| s.best_cell().knobs)))
+        .flatten()
+}
+
+/// The goodput of the sweep's cell with exactly `knobs`, if the grid has one.
+fn cell_goodput(sweep: &SweepResult, knobs: &Knobs) -> Option<f64> {
+    sweep
+        .cells
+        .iter()
+        .find(|c| c.knobs == *knobs)
+        .map(|c| c.goodput_rps)
+}
+
+/// The best engine settings with a copyable `vllm serve` command and an Apply button.
 #[component]
 pub fn BestSettings() -> impl IntoView {
     let runs = RunController::expect_context();
+    let state = PlanState::expect_context();
     let shown = Memo::new(move |_| {
         if let Some(s) = runs.sweep.get() {
             let best = s.best_cell();
@@ -50,40 +70,119 @@ pub fn BestSettings() -> impl IntoView {
     });
     let flags = Signal::derive(move || shown.with(|s| s.flags.clone()));
     let summary = move || {
-        shown.with(|s| match s.knobs {
+        shown.with(|s| match &s.knobs {
             None => "—".to_string(),
-            Some(k) => format!(
-                "max_num_seqs {}, budget {}{}",
-                k.max_num_seqs,
-                k.max_num_batched_tokens,
-                if k.chunked_prefill {
-                    ""
-                } else {
-                    ", chunked prefill off"
-                }
-            ),
+            Some(k) => knobs_text(k),
         })
+    };
+    let best = Memo::new(move |_| fitting_best(runs, state));
+    let in_use = Memo::new(move |_| {
+        let current = state.good.with(Knobs::of);
+        best.get().is_some_and(|b| b == current)
+    });
+    let apply = move |_| {
+        if let Some(k) = best.get_untracked() {
+            apply_knobs(state, k, "apply the best settings");
+        }
+    };
+    let knob = move |f: fn(&Knobs) -> String| {
+        move || shown.with(|s| s.knobs.as_ref().map(f).unwrap_or_default())
     };
     view! {
         <article class="card card-wide">
             <h3>{move || shown.with(|s| s.title.clone())}</h3>
-            <p class="card-value small" data-testid="best-settings">
-                {summary}
-                {move || {
-                    shown
-                        .with(|s| s.goodput_rps)
-                        .map(|g| {
-                            view! {
-                                " → "
-                                <span data-testid="best-goodput-rps" data-value=g.to_string()>
-                                    {format!("{g:.2} req/s per replica")}
-                                </span>
-                            }
-                        })
-                }}
-            </p>
+            <div class="best-line">
+                <p
+                    class="card-value small"
+                    data-testid="best-settings"
+                    data-max-num-seqs=knob(|k| k.max_num_seqs.to_string())
+                    data-max-num-batched-tokens=knob(|k| k.max_num_batched_tokens.to_string())
+                    data-chunked-prefill=knob(|k| k.chunked_prefill.to_string())
+                >
+                    {summary}
+                    {move || {
+                        shown
+                            .with(|s| s.goodput_rps)
+                            .map(|g| {
+                                view! {
+                                    " → "
+                                    <span data-testid="best-goodput-rps" data-value=g.to_string()>
+                                        {format!("{g:.2} req/s per replica")}
+                                    </span>
+                                }
+                            })
+                    }}
+                </p>
+                <button
+                    type="button"
+                    class="apply-button"
+                    data-testid="apply-best"
+                    disabled=move || best.with(Option::is_none) || in_use.get()
+                    title="Set the plan's max_num_seqs, max_num_batched_tokens and chunked prefill to these; the cards follow. Undo takes it back."
+                    on:click=apply
+                >
+                    {move || if in_use.get() { "In use" } else { "Apply" }}
+                </button>
+            </div>
             <pre class="flags" data-testid="launch-flags">{flags}</pre>
             <CopyButton text=flags label="Copy flags" testid="copy-flags" />
         </article>
+    }
+}
+
+/// Says when a change of model, GPU or TP left the knobs tuned for another setup and
+/// the sweep of the new one finds better settings; one click re-tunes.
+#[component]
+pub fn RetunePrompt() -> impl IntoView {
+    let runs = RunController::expect_context();
+    let state = PlanState::expect_context();
+    let tuning = Tuning::expect_context();
+    let prompt = Memo::new(move |_| {
+        let changed = tuning.changed.get()?;
+        let best = fitting_best(runs, state)?;
+        let current = state.good.with(Knobs::of);
+        if best == current {
+            return None;
+        }
+        let (g_best, g_now) = runs.sweep.with(|s| {
+            s.as_ref().map_or((None, None), |s| {
+                (cell_goodput(s, &best), cell_goodput(s, &current))
+            })
+        });
+        let mut text = format!(
+            "The engine settings ({}) were set before {changed} changed. For this setup the knob sweep finds {} best",
+            knobs_text(&current),
+            knobs_text(&best)
+        );
+        match (g_best, g_now) {
+            (Some(b), Some(n)) => text.push_str(&format!(
+                ": {b:.2} req/s per replica, against {n:.2} at the current settings."
+            )),
+            (Some(b), None) => text.push_str(&format!(": {b:.2} req/s per replica.")),
+            _ => text.push('.'),
+        }
+        Some((text, best))
+    });
+    move || {
+        prompt.get().map(|(text, best)| {
+            view! {
+                <div class="retune-prompt" role="status" data-testid="retune-prompt">
+                    <p>{text}</p>
+                    <div class="retune-actions">
+                        <button
+                            type="button"
+                            class="apply-button"
+                            data-testid="retune"
+                            on:click=move |_| apply_knobs(state, best, "re-tune the engine settings")
+                        >
+                            "Re-tune: apply the best settings"
+                        </button>
+                        <button type="button" data-testid="retune-dismiss" on:click=move |_| tuning.dismiss()>
+                            "Keep mine"
+                        </button>
+                    </div>
+                </div>
+            }
+        })
     }
 }

@@ -40,12 +40,23 @@ pub fn ChartCanvas(
     draw: impl Fn(&CanvasArea, &Theme) -> Vec<Frame> + 'static,
     /// Hover text at data coordinates of a panel.
     readout: impl Fn(usize, f64, f64) -> Option<String> + 'static,
+    /// Receives the plotting frames and the device pixel ratio after each draw, for
+    /// an overlay laid over the chart.
+    #[prop(optional)]
+    frames_out: Option<RwSignal<(Vec<Frame>, f64)>>,
+    /// The readout text, when an overlay writes it too.
+    #[prop(optional)]
+    hover: Option<RwSignal<Option<String>>>,
+    /// Elements laid over the canvas (positioned against it).
+    #[prop(optional)]
+    children: Option<Children>,
 ) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
     let readout = std::rc::Rc::new(readout);
     let readout_key = readout.clone();
     let frames = StoredValue::new_local(Vec::<Frame>::new());
-    let (hover, set_hover) = signal(None::<String>);
+    let hover = hover.unwrap_or_else(|| RwSignal::new(None::<String>));
+    let set_hover = hover.write_only();
     let (resized, set_resized) = signal(0u32);
     let listener = window_event_listener(ev::resize, move |_| set_resized.update(|n| *n += 1));
     on_cleanup(move || listener.remove());
@@ -83,6 +94,9 @@ pub fn ChartCanvas(
         let area = backend.into_drawing_area();
         let drawn = draw(&area, &theme);
         let _ = area.present();
+        if let Some(out) = frames_out {
+            out.set((drawn.clone(), dpr));
+        }
         frames.set_value(drawn);
     });
     let on_move = move |ev: ev::MouseEvent| {
@@ -116,6 +130,7 @@ pub fn ChartCanvas(
     };
     view! {
         <figure class="chart">
+            <div class="chart-stack">
             <canvas
                 node_ref=canvas
                 data-testid=testid
@@ -127,6 +142,8 @@ pub fn ChartCanvas(
                 on:mousemove=on_move
                 on:mouseleave=move |_| set_hover.set(None)
             ></canvas>
+            {children.map(|c| c())}
+            </div>
             <figcaption class="readout" aria-live="polite" data-testid=format!("{testid}-readout")>
                 {move || hover.get().unwrap_or_else(|| "Hover the chart, or focus it and use ← →, for values.".into())}
             </figcaption>

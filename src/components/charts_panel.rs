@@ -1,16 +1,21 @@
 //! The simulation charts: attainment vs rate, latency percentiles vs rate, knob heatmap.
 
 use goodput_core::capacity::knee_from_sweep;
+use goodput_core::search::Knobs;
 use goodput_core::Plan;
+use leptos::ev;
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
 use crate::charts::attainment::{draw_attainment, AttainmentChart, CurvePoint};
 use crate::charts::heatmap::{draw_heatmap, HeatmapChart};
 use crate::charts::latency::{draw_latency, LatencyChart, LatencyPoint};
+use crate::charts::Frame;
 use crate::components::chart_canvas::ChartCanvas;
 use crate::components::glossary::TermLink;
 use crate::compute::{Phase, RunController};
 use crate::state::PlanState;
+use crate::tuning::{apply_knobs, knobs_text};
 
 /// Builds the attainment chart for `plan`: the running search's partial points, else the
 /// last result; with a measured sweep in the plan, its rows as a second series and its
@@ -119,6 +124,137 @@ pub fn heatmap_chart(runs: &RunController) -> HeatmapChart {
     })
 }
 
+/// Moves the focus to the heatmap cell `(r, c)`.
+fn focus_cell(r: usize, c: usize) {
+    let el = document()
+        .query_selector(&format!("[data-testid=\"heatmap-cell-{r}-{c}\"]"))
+        .ok()
+        .flatten()
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok());
+    if let Some(el) = el {
+        let _ = el.focus();
+    }
+}
+
+/// One button per heatmap cell, laid over the canvas: click or Enter applies the
+/// cell's settings to the plan; the arrow keys move across rows and columns (Home and
+/// End to a row's ends); hover and focus show the cell's readout.
+#[component]
+fn HeatmapCells(
+    heat: Memo<crate::charts::heatmap::HeatmapChart>,
+    frames: RwSignal<(Vec<Frame>, f64)>,
+    hover: RwSignal<Option<String>>,
+) -> impl IntoView {
+    let state = PlanState::expect_context();
+    // The cell that takes the Tab stop: the best one once known.
+    let focus = RwSignal::new(None::<(usize, usize)>);
+    let current = Memo::new(move |_| state.good.with(Knobs::of));
+    let tab_stop = Memo::new(move |_| {
+        focus
+            .get()
+            .or_else(|| heat.with(|h| h.best))
+            .unwrap_or((0, 0))
+    });
+    let on_key = move |ev: ev::KeyboardEvent, r: usize, c: usize| {
+        let (rows, cols) = heat.with_untracked(|h| (h.seqs.len(), h.budgets.len()));
+        // Rows are drawn upward: ArrowUp goes to more sequences.
+        let to = match ev.key().as_str() {
+            "ArrowUp" => (r + 1).min(rows.saturating_sub(1)),
+            "ArrowDown" => r.saturating_sub(1),
+            _ => r,
+        };
+        let tc = match ev.key().as_str() {
+            "ArrowRight" => (c + 1).min(cols.saturating_sub(1)),
+            "ArrowLeft" => c.saturating_sub(1),
+            "Home" => 0,
+            "End" => cols.saturating_sub(1),
+            _ => c,
+        };
+        if !matches!(
+            ev.key().as_str(),
+            "ArrowUp" | "ArrowDown" | "ArrowLeft" | "ArrowRight" | "Home" | "End"
+        ) {
+            return;
+        }
+        ev.prevent_default();
+        focus.set(Some((to, tc)));
+        focus_cell(to, tc);
+    };
+    move || {
+        let (fs, dpr) = frames.get();
+        let f = fs.first()?.clone();
+        let dpr = if dpr > 0.0 { dpr } else { 1.0 };
+        heat.with(|h| {
+            let (rows, cols) = (h.seqs.len(), h.budgets.len());
+            if rows == 0 || cols == 0 {
+                return None;
+            }
+            let (x0, x1) = (f.px_x.start as f64 / dpr, f.px_x.end as f64 / dpr);
+            let (y0, y1) = (f.px_y.start as f64 / dpr, f.px_y.end as f64 / dpr);
+            let (cw, ch) = ((x1 - x0) / cols as f64, (y1 - y0) / rows as f64);
+            let cells = (0..rows)
+                .rev()
+                .flat_map(|r| (0..cols).map(move |c| (r, c)))
+                .map(|(r, c)| {
+                    let knobs = h.knobs.get(r).and_then(|row| row.get(c)).copied().flatten();
+                    let text = h.cell_text(r, c);
+                    let label = match knobs {
+                        Some(_) => format!("{text}. Apply these settings."),
+                        None => text.clone(),
+                    };
+                    let style = format!(
+                        "left:{:.1}px;top:{:.1}px;width:{:.1}px;height:{:.1}px",
+                        x0 + c as f64 * cw,
+                        y0 + (rows - 1 - r) as f64 * ch,
+                        cw,
+                        ch
+                    );
+                    let best = h.best == Some((r, c));
+                    let hover_text = text.clone();
+                    let focus_text = text.clone();
+                    view! {
+                        <button
+                            type="button"
+                            class="heat-cell"
+                            class:best=best
+                            class:current=move || knobs.is_some_and(|k| k == current.get())
+                            style=style
+                            data-testid=format!("heatmap-cell-{r}-{c}")
+                            data-max-num-seqs=knobs.map(|k| k.max_num_seqs.to_string())
+                            data-max-num-batched-tokens=knobs.map(|k| k.max_num_batched_tokens.to_string())
+                            data-chunked-prefill=knobs.map(|k| k.chunked_prefill.to_string())
+                            aria-label=label
+                            aria-disabled=knobs.is_none().then_some("true")
+                            tabindex=move || if tab_stop.get() == (r, c) { "0" } else { "-1" }
+                            on:click=move |_| {
+                                focus.set(Some((r, c)));
+                                if let Some(k) = knobs {
+                                    apply_knobs(state, k, "apply settings from the heatmap");
+                                    hover.set(Some(format!("Applied {}; the cards follow when the run is done.", knobs_text(&k))));
+                                }
+                            }
+                            on:keydown=move |ev| on_key(ev, r, c)
+                            on:focus=move |_| hover.set(Some(focus_text.clone()))
+                            on:mouseenter=move |_| hover.set(Some(hover_text.clone()))
+                            on:mouseleave=move |_| hover.set(None)
+                        ></button>
+                    }
+                })
+                .collect_view();
+            Some(view! {
+                <div
+                    class="heat-cells"
+                    role="group"
+                    aria-label="Knob sweep cells: arrow keys move, Enter applies a cell's settings"
+                    data-testid="heatmap-cells"
+                >
+                    {cells}
+                </div>
+            })
+        })
+    }
+}
+
 /// The three simulation charts.
 #[component]
 pub fn ChartsPanel() -> impl IntoView {
@@ -127,6 +263,8 @@ pub fn ChartsPanel() -> impl IntoView {
     let att = Memo::new(move |_| state.good.with(|p| attainment_chart(&runs, p)));
     let lat = Memo::new(move |_| latency_chart(&runs));
     let heat = Memo::new(move |_| heatmap_chart(&runs));
+    let heat_frames = RwSignal::new((Vec::<Frame>::new(), 1.0));
+    let heat_hover = RwSignal::new(None::<String>);
     let sweep_cells = move || {
         let running = runs.status.with(|s| s.phase == Phase::Sweep);
         runs.sweep_partial.with(|p| {
@@ -168,6 +306,9 @@ pub fn ChartsPanel() -> impl IntoView {
                 readout=move |panel, x, _| lat.with(|d| d.readout(panel, x))
             />
             <h3>"Knob sweep: goodput per replica [req/s]"</h3>
+            <p class="panel-intro">
+                "Click a cell (or move to it with the arrow keys and press Enter) to plan at its settings. The best cell is outlined; the settings in use are dashed."
+            </p>
             {sweep_cells}
             <ChartCanvas
                 testid="chart-heatmap"
@@ -175,7 +316,11 @@ pub fn ChartsPanel() -> impl IntoView {
                 height=300.0
                 draw=move |area, theme| heat.with(|d| draw_heatmap(area, d, theme).unwrap_or_default())
                 readout=move |_, x, y| heat.with(|d| d.readout(x, y))
-            />
+                frames_out=heat_frames
+                hover=heat_hover
+            >
+                <HeatmapCells heat frames=heat_frames hover=heat_hover />
+            </ChartCanvas>
         </section>
     }
 }

@@ -161,7 +161,7 @@ pub fn ExportPanel() -> impl IntoView {
             let text = text.as_string().unwrap_or_default();
             match load_plan_json(&text) {
                 Ok(plan) => {
-                    session.open_own(plan);
+                    session.open_own(plan, "load a plan file");
                     message.set(Some((true, format!("Loaded {name}."))));
                 }
                 Err(e) => message.set(Some((

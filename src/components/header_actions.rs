@@ -134,6 +134,47 @@ fn ViewTab(view: View, label: &'static str, testid: &'static str) -> impl IntoVi
     }
 }
 
+/// Undo (the last replace of the plan, several levels deep) and Reset to the defaults.
+#[component]
+fn UndoControls() -> impl IntoView {
+    let session = Session::expect_context();
+    let state = PlanState::expect_context();
+    let last = Memo::new(move |_| {
+        state
+            .undo_stack
+            .with(|s| s.last().map(|e| (e.what.clone(), s.len())))
+    });
+    let title = move || match last.get() {
+        Some((what, n)) => format!(
+            "Undo: {what} (puts back the plan before it; {n} step{} kept)",
+            if n == 1 { "" } else { "s" }
+        ),
+        None => "Nothing to undo".into(),
+    };
+    view! {
+        <span class="undo-controls">
+            <button
+                type="button"
+                data-testid="undo"
+                disabled=move || last.with(Option::is_none)
+                title=title
+                aria-label=title
+                on:click=move |_| session.undo()
+            >
+                "Undo"
+            </button>
+            <button
+                type="button"
+                data-testid="reset-plan"
+                title="Start again from the default plan (Undo takes it back)"
+                on:click=move |_| session.reset()
+            >
+                "Reset"
+            </button>
+        </span>
+    }
+}
+
 /// The header's buttons.
 #[component]
 pub fn HeaderActions() -> impl IntoView {
@@ -144,6 +185,7 @@ pub fn HeaderActions() -> impl IntoView {
             <ViewTab view=View::Planner label="Planner" testid="view-planner" />
             <ViewTab view=View::Compare label="Compare" testid="view-compare" />
         </div>
+        <UndoControls />
         <ShareCopy label="Copy link" testid="copy-link"
             text=move || share_link(&page_base(), &state.good.get_untracked()) />
         <ShareCopy label="Copy embed code" testid="copy-embed"

@@ -40,6 +40,51 @@ fn InputGroup(
     }
 }
 
+/// The plan's name and note: shown in the summary, the embed card, the exports' file
+/// names and the saved-plans list, and carried in the link. Editing them re-runs nothing.
+#[component]
+fn PlanNameFields() -> impl IntoView {
+    let state = PlanState::expect_context();
+    let name = move || state.draft.with(|p| p.name.clone());
+    let note = move || state.draft.with(|p| p.note.clone());
+    view! {
+        <fieldset class="group plan-name" data-testid="group-plan">
+            <legend>"Plan"</legend>
+            <div class="field">
+                <label for="in-plan-name">"Name"</label>
+                <input
+                    id="in-plan-name"
+                    type="text"
+                    data-testid="input-name"
+                    maxlength=goodput_core::plan::MAX_NAME_CHARS.to_string()
+                    placeholder="e.g. Chat fleet, EU launch"
+                    prop:value=name
+                    on:input:target=move |ev| {
+                        let v = ev.target().value();
+                        state.draft.update(|p| p.name = v);
+                    }
+                />
+                <p class="help">"Titles the summary, the embed card and exported files."</p>
+            </div>
+            <div class="field">
+                <label for="in-plan-note">"Note " <span class="unit">"optional"</span></label>
+                <textarea
+                    id="in-plan-note"
+                    rows="2"
+                    data-testid="input-note"
+                    maxlength=goodput_core::plan::MAX_NOTE_CHARS.to_string()
+                    placeholder="What the plan is for, what was assumed"
+                    prop:value=note
+                    on:input:target=move |ev| {
+                        let v = ev.target().value();
+                        state.draft.update(|p| p.note = v);
+                    }
+                ></textarea>
+            </div>
+        </fieldset>
+    }
+}
+
 /// All inputs, grouped: Model, Hardware, Traffic, SLO, Engine, Planning.
 #[component]
 pub fn InputsColumn() -> impl IntoView {
@@ -56,6 +101,7 @@ pub fn InputsColumn() -> impl IntoView {
     });
     view! {
         <form class="inputs-form" on:submit=|ev| ev.prevent_default() novalidate=true>
+            <PlanNameFields />
             <InputGroup title="Model" intro="What is served: its size sets bytes per step, its shape the KV cache.">
                 <ModelPreset />
                 <DtypeChoices />

@@ -4,6 +4,7 @@ use leptos::prelude::*;
 
 use crate::components::alerts_panel::AlertsPanel;
 use crate::components::analytic_panel::AnalyticPanel;
+use crate::components::best_settings::RetunePrompt;
 use crate::components::calibrate_panel::CalibratePanel;
 use crate::components::cards::HeadlineCards;
 use crate::components::charts_panel::ChartsPanel;
@@ -67,6 +68,7 @@ pub fn Planner() -> impl IntoView {
                     data-testid="results"
                     data-stale=move || stale.get().to_string()
                 >
+                    <RetunePrompt />
                     <HeadlineCards />
                     <ChartsPanel />
                     <RooflinePanel />

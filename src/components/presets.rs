@@ -55,7 +55,7 @@ pub fn ModelPreset() -> impl IntoView {
     let selected = Signal::derive(move || state.draft.with(|p| p.model.preset.clone()));
     let on_pick = move |id: String| {
         if let Some(m) = presets::model(&id) {
-            state.update(|p| m.apply(p));
+            state.change("model preset", |p| m.apply(p));
         }
     };
     view! {
@@ -78,7 +78,7 @@ pub fn GpuPreset() -> impl IntoView {
     let selected = Signal::derive(move || state.draft.with(|p| p.hardware.preset.clone()));
     let on_pick = move |id: String| {
         if let Some(g) = presets::gpu(&id) {
-            state.update(|p| g.apply(p));
+            state.change("GPU preset", |p| g.apply(p));
         }
     };
     view! {
@@ -101,7 +101,7 @@ pub fn SloClassPreset() -> impl IntoView {
     let selected = Signal::derive(move || state.draft.with(|p| p.slo.class.clone()));
     let on_pick = move |id: String| {
         if let Some(c) = slo_class(&id) {
-            state.update(|p| {
+            state.change("SLO class", |p| {
                 let target = p.slo.attainment_target;
                 let pct = Percentile::from_target(target).unwrap_or(Percentile::P90);
                 p.slo = SloSpec {

@@ -43,7 +43,7 @@ pub fn SavedPanel() -> impl IntoView {
                         .unwrap_or_else(|| "goodput not computed".into());
                     let load = move |_| {
                         if let Some(entry) = session.library.with_untracked(|l| l.get(&load_name).cloned()) {
-                            session.open_own(entry.plan);
+                            session.open_own(entry.plan, "open a saved plan");
                             message.set(Some((true, format!("Loaded “{load_name}”."))));
                         }
                     };

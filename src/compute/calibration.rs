@@ -232,7 +232,7 @@ impl FitController {
         if let Some(Some((report, base))) = done {
             self.driver.update_value(|d| d.calibrator = None);
             self.undo.set(base);
-            self.state.set_plan(report.plan.clone());
+            self.state.replace("calibration", report.plan.clone(), None);
             self.report.set(Some(report));
             self.status.update(|s| s.phase = FitPhase::Done);
         }

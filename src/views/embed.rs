@@ -30,6 +30,10 @@ pub fn EmbedView() -> impl IntoView {
         <main class="embed-card" data-testid="embed-view">
             <header class="embed-head">
                 <h2 data-testid="plan-title">{move || state.good.with(plan_title)}</h2>
+                {move || state.good.with(|p| (!p.note.trim().is_empty()).then(|| p.note.trim().to_string())).map(|n| {
+                    let full = n.clone();
+                    view! { <p class="plan-note embed-note" data-testid="plan-note" title=full>{n}</p> }
+                })}
                 <p class="embed-slo">{move || state.good.with(|p| format!("At {}", slo_words(&p.slo)))}</p>
                 {move || state.good.with(calibration_words).map(|w| view! {
                     <p class="embed-calibration" data-testid="embed-calibration" title=w.sentence>{w.badge}</p>

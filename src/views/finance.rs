@@ -175,6 +175,9 @@ pub fn FinanceView() -> impl IntoView {
         <main class="finance" data-testid="finance-view">
             <p class="finance-kicker">"Capacity plan"</p>
             <h2 class="finance-title" data-testid="plan-title">{move || state.good.with(plan_title)}</h2>
+            {move || state.good.with(|p| (!p.note.trim().is_empty()).then(|| p.note.trim().to_string())).map(|n| view! {
+                <p class="plan-note" data-testid="plan-note">{n}</p>
+            })}
             <p class="answer" data-testid="answer" data-ready=move || ready().to_string() aria-live="polite">
                 {answer}
             </p>

@@ -310,7 +310,7 @@ test('exports download the plan JSON and the Markdown summary; a bad plan file i
     assert.deepEqual([...(await readFile(await png.path())).subarray(1, 4)], [0x50, 0x4e, 0x47]);
     // A bad file is refused with a message and the plan stays.
     const bad = path.join(dir, 'bad.json');
-    await writeFile(bad, '{"run": {"replications": 0}}');
+    await writeFile(bad, JSON.stringify({ ...plan, run: { ...plan.run, replications: 0 } }));
     await page.setInputFiles('[data-testid="load-plan-json"]', bad);
     await page.waitForSelector('[data-testid="export-message"].error');
     assert.match(await page.textContent('[data-testid="export-message"]'), /run\.replications/);

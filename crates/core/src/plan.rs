@@ -11,6 +11,9 @@
 use serde::{Deserialize, Serialize};
 
 pub mod comparison;
+mod strict;
+
+pub use strict::{StrictPlanError, PLAN_SECTIONS};
 
 /// Numeric precision of weights or of the KV cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -653,6 +656,11 @@ impl Default for RunSpec {
 pub struct Plan {
     /// A title for the plan, shown in the finance view and exports.
     pub name: String,
+    /// A note for readers (what the plan is for, what was assumed), shown under the
+    /// name; empty for none. Left out of the JSON when empty, so a plan without one
+    /// writes (and links) exactly as before notes existed; older links read as empty.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub note: String,
     /// The model.
     pub model: ModelSpec,
     /// The GPU.
@@ -884,6 +892,11 @@ impl std::error::Error for PlanError {}
 // Every limit below is declared here once and used by validation, the simulator, the
 // sweep, the parsers and the CLI alike, so what a plan accepts is what runs.
 
+/// Longest plan name [characters].
+pub const MAX_NAME_CHARS: usize = 200;
+/// Longest plan note [characters].
+pub const MAX_NOTE_CHARS: usize = 1000;
+
 /// Most requests one simulation point holds (`run.num_requests`, and any
 /// [`crate::sim::SimConfig`]).
 pub const MAX_NUM_REQUESTS: u32 = 200_000;
@@ -1003,6 +1016,9 @@ fn validate_length(
 impl Plan {
     /// Checks every field against its bounds; the error names the first offending field.
     pub fn validate(&self) -> Result<(), PlanError> {
+        if self.note.chars().count() > MAX_NOTE_CHARS {
+            return Err(err("note", format!("at most {MAX_NOTE_CHARS} characters")));
+        }
         self.validate_model()?;
         self.validate_hardware()?;
         self.validate_traffic()?;

@@ -251,6 +251,27 @@ fn read_corpus(text: &str) -> Vec<CorpusCase> {
 }
 
 #[test]
+fn links_made_before_notes_existed_open_with_no_note_and_a_note_travels() {
+    for case in read_corpus(include_str!("share_corpus/v1.txt")) {
+        let shared = share::decode(&case.link).unwrap_or_else(|e| panic!("{}: {e}", case.title));
+        assert_eq!(shared.plan.note, "", "{}", case.title);
+    }
+    // A plan without a note writes exactly what it wrote before notes existed.
+    assert!(!serde_json::to_string(&Plan::default())
+        .expect("encode")
+        .contains("note"));
+    let mut named = Plan {
+        name: "Chat fleet, EU".into(),
+        note: "Peak from the November launch; budget owner: infra.".into(),
+        ..Plan::default()
+    };
+    let shared = share::decode(&share::share_url(BASE, &named, false)).expect("decodes");
+    assert_eq!(shared.plan, named);
+    named.note = "x".repeat(goodput_core::plan::MAX_NOTE_CHARS + 1);
+    assert_eq!(named.validate().unwrap_err().field, "note");
+}
+
+#[test]
 fn every_v1_link_in_the_corpus_still_opens_the_same() {
     let cases = read_corpus(include_str!("share_corpus/v1.txt"));
     assert!(

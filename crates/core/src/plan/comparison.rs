@@ -103,13 +103,14 @@ pub struct ShootoutRecord {
 pub const MAX_REASON_CHARS: usize = 600;
 
 /// A hash of everything in `plan` that a comparison's numbers depend on: every field but
-/// the name, the hardware the options replace (the GPU preset's figures and the TP
+/// the name and note, the hardware the options replace (the GPU preset's figures and the TP
 /// degree), the measured sweep (set aside by the comparison), the day schedule and the
 /// comparison itself.
 /// 16 hex digits (FNV-1a, 64 bits, of the JSON).
 pub fn fingerprint(plan: &Plan) -> String {
     let mut p = plan.clone();
     p.name.clear();
+    p.note.clear();
     p.shootout = None;
     p.schedule = None;
     p.planning.measured_sweep.clear();

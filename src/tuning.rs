@@ -1,0 +1,194 @@
+//! Acting on the knob sweep: applying a cell's engine settings to the plan, and
+//! noticing when a change of model, GPU or TP has left the knobs tuned for another
+//! setup.
+//!
+//! ```text
+//!   good plan ─▶ (model, GPU, TP) vs the baseline taken when the knobs were last set
+//!       differs ─▶ changed = "the GPU changed (H100 → H200)"
+//!   changed + the sweep of this plan + its best ≠ the plan's knobs ─▶ re-tune prompt
+//!   knobs applied or typed, a plan replaced, "Keep mine" ─▶ new baseline, no prompt
+//! ```
+
+use goodput_core::plan::ModelSpec;
+use goodput_core::presets;
+use goodput_core::search::Knobs;
+use goodput_core::Plan;
+use leptos::prelude::*;
+
+use crate::state::PlanState;
+
+/// What the knobs were tuned for: the model, the GPU type and the TP degree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setup {
+    model: ModelSpec,
+    gpu: String,
+    tp: u32,
+}
+
+impl Setup {
+    /// The setup of `plan`.
+    pub fn of(plan: &Plan) -> Setup {
+        Setup {
+            model: plan.model.clone(),
+            gpu: plan.hardware.preset.clone(),
+            tp: plan.hardware.tp_degree,
+        }
+    }
+}
+
+fn model_name(m: &ModelSpec) -> String {
+    presets::model(&m.preset).map_or_else(|| m.preset.clone(), |p| p.name.to_string())
+}
+
+fn gpu_name(id: &str) -> String {
+    presets::gpu(id).map_or_else(|| id.to_string(), |g| g.name.to_string())
+}
+
+/// What changed from `before` to `after`, in words ("the GPU (H100 SXM → H200)");
+/// `None` when nothing did.
+pub fn change_text(before: &Setup, after: &Setup) -> Option<String> {
+    let mut parts = Vec::new();
+    if before.model != after.model {
+        let (a, b) = (model_name(&before.model), model_name(&after.model));
+        parts.push(if a == b {
+            format!("the model's shape ({a})")
+        } else {
+            format!("the model ({a} → {b})")
+        });
+    }
+    if before.gpu != after.gpu {
+        parts.push(format!(
+            "the GPU ({} → {})",
+            gpu_name(&before.gpu),
+            gpu_name(&after.gpu)
+        ));
+    }
+    if before.tp != after.tp {
+        parts.push(format!("TP ({} → {})", before.tp, after.tp));
+    }
+    match parts.len() {
+        0 => None,
+        1 => parts.pop(),
+        _ => {
+            let last = parts.pop().unwrap_or_default();
+            Some(format!("{} and {last}", parts.join(", ")))
+        }
+    }
+}
+
+/// Sets the plan's knobs to `knobs`, as a step Undo can take back.
+pub fn apply_knobs(state: PlanState, knobs: Knobs, what: &str) {
+    state.change(what, |p| *p = knobs.apply(p));
+}
+
+/// The knobs in words: `max_num_seqs 32, budget 256` (`, chunked prefill off`).
+pub fn knobs_text(k: &Knobs) -> String {
+    format!(
+        "max_num_seqs {}, budget {}{}",
+        k.max_num_seqs,
+        k.max_num_batched_tokens,
+        if k.chunked_prefill {
+            ""
+        } else {
+            ", chunked prefill off"
+        }
+    )
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Seen {
+    replaced: u64,
+    knobs: Knobs,
+}
+
+/// Tracks whether the plan's knobs were tuned for another setup (provided as context).
+#[derive(Clone, Copy)]
+pub struct Tuning {
+    /// What changed since the knobs were last set, when the setup did.
+    pub changed: Memo<Option<String>>,
+    baseline: RwSignal<Option<Setup>>,
+    state: PlanState,
+}
+
+impl Tuning {
+    /// Starts watching `state`'s good plan.
+    pub fn new(state: PlanState) -> Tuning {
+        let baseline = RwSignal::new(None::<Setup>);
+        let seen = StoredValue::new(None::<Seen>);
+        // A new baseline whenever the knobs are set (applied, typed) or the whole plan
+        // is replaced: those knobs belong to the setup they were set for.
+        Effect::new(move |_| {
+            let replaced = state.replaced.get();
+            let (setup, knobs) = state.good.with(|p| (Setup::of(p), Knobs::of(p)));
+            let now = Seen { replaced, knobs };
+            if seen.get_value().as_ref() != Some(&now) {
+                seen.set_value(Some(now));
+                baseline.set(Some(setup));
+            }
+        });
+        let changed = Memo::new(move |_| {
+            let base = baseline.get()?;
+            state.good.with(|p| change_text(&base, &Setup::of(p)))
+        });
+        Tuning {
+            changed,
+            baseline,
+            state,
+        }
+    }
+
+    /// The tracker provided by `App`.
+    pub fn expect_context() -> Tuning {
+        expect_context::<Tuning>()
+    }
+
+    /// "Keep mine": the knobs are kept for the setup as it is now.
+    pub fn dismiss(&self) {
+        let setup = self.state.good.with_untracked(Setup::of);
+        self.baseline.set(Some(setup));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_change_is_named_in_words() {
+        let mut a = Plan::default();
+        let before = Setup::of(&a);
+        assert_eq!(change_text(&before, &Setup::of(&a)), None);
+        presets::gpu("h200").expect("preset").apply(&mut a);
+        let text = change_text(&before, &Setup::of(&a)).expect("changed");
+        assert!(
+            text.starts_with("the GPU (NVIDIA H100") && text.contains("→ NVIDIA H200"),
+            "{text}"
+        );
+        a.hardware.tp_degree = 2;
+        let text = change_text(&before, &Setup::of(&a)).expect("changed");
+        assert!(text.ends_with(" and TP (1 → 2)"), "{text}");
+        // Changing other inputs (price, traffic) is no change of setup.
+        let mut b = Plan::default();
+        b.traffic.peak_rate_rps *= 2.0;
+        b.engine.max_num_seqs = 7;
+        assert_eq!(change_text(&before, &Setup::of(&b)), None);
+    }
+
+    #[test]
+    fn settings_read_as_the_card_shows_them() {
+        let k = Knobs {
+            max_num_seqs: 32,
+            max_num_batched_tokens: 256,
+            chunked_prefill: true,
+        };
+        assert_eq!(knobs_text(&k), "max_num_seqs 32, budget 256");
+        let off = Knobs {
+            chunked_prefill: false,
+            ..k
+        };
+        assert_eq!(
+            knobs_text(&off),
+            "max_num_seqs 32, budget 256, chunked prefill off"
+        );
+    }
+}
