@@ -30,14 +30,7 @@ use crate::views::finance::goodput_for;
 /// Delay between the last change and the autosave.
 pub const AUTOSAVE_DEBOUNCE: Duration = Duration::from_millis(600);
 
-/// Why the plan on screen is not the user's own.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Visit {
-    /// A plan opened from a share link.
-    Shared,
-    /// A link that could not be opened: the message; the defaults are shown.
-    Broken(String),
-}
+pub use crate::state::Visit;
 
 /// What the page starts with.
 #[derive(Debug, Clone, PartialEq)]

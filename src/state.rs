@@ -17,7 +17,14 @@ use leptos::prelude::*;
 
 use fields::{field, parse_value, values_match, FIELDS};
 
-use crate::session::Visit;
+/// Why the plan on screen is not the user's own.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Visit {
+    /// A plan opened from a share link.
+    Shared,
+    /// A link that could not be opened: the message; the defaults are shown.
+    Broken(String),
+}
 
 /// How many replaces of the plan the Undo control can take back.
 pub const UNDO_LEVELS: usize = 20;
