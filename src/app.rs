@@ -9,27 +9,14 @@ use crate::components::share_banner::ShareBanner;
 use crate::compute::calibration::FitController;
 use crate::compute::shootout::ShootoutController;
 use crate::compute::RunController;
+use crate::hooks::use_report::provide_report;
+use crate::route::View;
 use crate::session::{boot, Session};
 use crate::state::PlanState;
 use crate::tuning::Tuning;
 use crate::views::compare::CompareView;
 use crate::views::embed::EmbedView;
 use crate::views::finance::FinanceView;
-
-/// Which page the root shows. The planner is the full view; a share link opens the
-/// finance summary (or the embed card with `&embed`); see `url_state`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum View {
-    /// Inputs on the left, results on the right.
-    #[default]
-    Planner,
-    /// The answer in words with the assumptions: the default view of a shared link.
-    Finance,
-    /// The compact read-only card for an `<iframe>` (`&embed` in the link).
-    Embed,
-    /// Two plans side by side.
-    Compare,
-}
 
 /// The application root.
 #[component]
@@ -39,6 +26,7 @@ pub fn App() -> impl IntoView {
     provide_context(state);
     let runs = RunController::new(state.good);
     provide_context(runs);
+    provide_report(state, runs);
     provide_context(Tuning::new(state));
     provide_context(FitController::new(state));
     provide_context(ShootoutController::new(state));

@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Duration;
 
+use goodput_core::report::goodput_for;
 use goodput_core::search::{
     GoodputResult, GoodputSearch, Job, KnobSweep, Knobs, PartialSweep, SweepResult,
 };
@@ -138,6 +139,13 @@ fn now_ms() -> f64 {
 pub const DEBOUNCE: Duration = Duration::from_millis(300);
 
 impl RunController {
+    /// The goodput of exactly `plan` [requests/s]: its measured knee, else the last
+    /// finished search if it was run for this plan ([`goodput_for`]). Tracks the search.
+    pub fn goodput_for(&self, plan: &Plan) -> Option<f64> {
+        self.search
+            .with(|s| goodput_for(plan, s.as_ref().map(|(p, r)| (p, r))))
+    }
+
     /// Starts the worker pool and re-runs whenever `good` changes (debounced).
     pub fn new(good: Memo<Plan>) -> RunController {
         let c = RunController {

@@ -90,8 +90,9 @@ pub fn markdown_summary(
 ) -> String {
     let result = search.filter(|(p, _)| *p == plan).map(|(_, r)| r);
     let sweep = sweep.filter(|_| result.is_some());
-    let mut report = PlanReport::build(plan, result, sweep);
-    report.fill_planned_load(plan);
+    // As `goodput plan` prints it; a planned-load simulation that fails leaves it out.
+    let report = PlanReport::complete(plan, result, sweep)
+        .unwrap_or_else(|_| PlanReport::build(plan, result, sweep));
     let mut out = report.to_markdown();
     if !link.is_empty() {
         let _ = write!(out, "\n[Open this plan in goodput](<{link}>)\n");
@@ -322,8 +323,7 @@ mod tests {
         let plan = Plan::default();
         let r = result();
         let md = markdown_summary(&plan, Some((&plan, &r)), None, "http://h/#p=1dx");
-        let mut core = PlanReport::build(&plan, Some(&r), None);
-        core.fill_planned_load(&plan);
+        let core = PlanReport::complete(&plan, Some(&r), None).expect("simulates");
         assert!(
             core.planned_load.is_some(),
             "the planned-load simulation ran"
@@ -386,7 +386,7 @@ mod tests {
 
     #[test]
     fn a_measured_sweep_survives_the_json_export_and_the_share_link() {
-        use crate::app::View;
+        use crate::route::View;
         use crate::state::parse_sweep_text;
         use crate::url_state::{fragment_for, read_fragment, Opening};
         let mut plan = Plan::default();

@@ -7,6 +7,13 @@
 //!    └─ Session: plan ⇄ address fragment (url_state), autosave and named plans (saved)
 //! ```
 //!
+//! Modules depend one way, lowest first (checked by `tests/layers.rs`):
+//!
+//! ```text
+//!   core ← {route, state, charts, saved} ← {url_state, summary, tuning, compute}
+//!        ← export ← hooks ← session ← components ← views ← app
+//! ```
+//!
 //! Components only read signals, call the core and render; every number comes from
 //! `goodput-core`. Charts are plain data builders plus drawing functions generic over the
 //! plotters backend (`charts`), so they render to a canvas here and to SVG elsewhere.
@@ -16,6 +23,8 @@ pub mod charts;
 pub mod components;
 pub mod compute;
 pub mod export;
+pub mod hooks;
+pub mod route;
 pub mod saved;
 pub mod session;
 pub mod state;

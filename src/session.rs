@@ -20,12 +20,11 @@ use goodput_core::Plan;
 use leptos::ev;
 use leptos::prelude::*;
 
-use crate::app::View;
 use crate::compute::RunController;
+use crate::route::View;
 use crate::saved::{self, Library, SaveError, SavedPlan, StorageError};
 use crate::state::PlanState;
 use crate::url_state::{self, Opening};
-use crate::views::finance::goodput_for;
 
 /// Delay between the last change and the autosave.
 pub const AUTOSAVE_DEBOUNCE: Duration = Duration::from_millis(600);
@@ -178,7 +177,7 @@ impl Session {
         let s = *self;
         Effect::new(move |_| {
             let plan = s.state.good.get();
-            let goodput = s.runs.search.with(|r| goodput_for(&plan, r.as_ref()));
+            let goodput = s.runs.goodput_for(&plan);
             if s.visit.with(Option::is_some) || s.view.get_untracked() == View::Embed {
                 return;
             }
@@ -222,10 +221,7 @@ impl Session {
             return;
         }
         let plan = self.state.good.get_untracked();
-        let goodput = self
-            .runs
-            .search
-            .with_untracked(|r| goodput_for(&plan, r.as_ref()));
+        let goodput = untrack(|| self.runs.goodput_for(&plan));
         if let Some(h) = self.pending.try_update_value(Option::take).flatten() {
             h.clear();
         }
@@ -294,7 +290,7 @@ impl Session {
     /// The goodput of exactly `plan`: its measured knee, else the last finished search if
     /// it was run for this plan.
     pub fn goodput_of(&self, plan: &Plan) -> Option<f64> {
-        self.runs.search.with(|r| goodput_for(plan, r.as_ref()))
+        self.runs.goodput_for(plan)
     }
 
     /// Saves the plan on screen as a named plan.

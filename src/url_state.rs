@@ -18,7 +18,7 @@
 use goodput_core::share::{self, PLAN_KEY};
 use goodput_core::Plan;
 
-use crate::app::View;
+use crate::route::View;
 
 /// The `view=` name written while the user edits in the planner, so a reload keeps it.
 pub const PLANNER_VIEW: &str = "planner";

@@ -4,9 +4,8 @@
 use goodput_core::analytic::{analyze, Analytics, Severity};
 use leptos::prelude::*;
 
-use crate::compute::RunController;
+use crate::hooks::use_report::use_report;
 use crate::state::PlanState;
-use crate::views::finance::use_report;
 
 fn ms(s: f64) -> String {
     format!("{:.1} ms", s * 1e3)
@@ -124,8 +123,7 @@ fn rows(a: &Analytics) -> Vec<(&'static str, String, &'static str)> {
 #[component]
 pub fn AnalyticPanel() -> impl IntoView {
     let state = PlanState::expect_context();
-    let runs = RunController::expect_context();
-    let report = use_report(state, runs);
+    let report = use_report().report;
     let analytics = Memo::new(move |_| {
         let goodput = report.with(|r| r.as_ref().map(|(_, r)| r.goodput.goodput_rps));
         state

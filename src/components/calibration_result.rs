@@ -7,10 +7,9 @@ use goodput_core::Plan;
 use leptos::prelude::*;
 
 use crate::compute::calibration::FitController;
-use crate::compute::RunController;
+use crate::hooks::use_report::use_report;
 use crate::state::PlanState;
 use crate::summary::usd;
-use crate::views::finance::{use_fleet, use_report};
 
 /// Replicas and monthly cost seen for one calibrated plan, with the fit on and off.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -42,10 +41,9 @@ fn error_row(label: &'static str, e: Option<MetricErrors>) -> impl IntoView {
 #[component]
 pub fn CalibrationResult() -> impl IntoView {
     let state = PlanState::expect_context();
-    let runs = RunController::expect_context();
     let fits = FitController::expect_context();
-    let fleet = use_fleet(use_report(state, runs));
-    let report = use_report(state, runs);
+    let report = use_report();
+    let (report, fleet) = (report.report, report.fleet);
     let seen = Memo::new(move |prev: Option<&Seen>| {
         let plan = state.good.get();
         let Some(on) = plan.calibration.as_ref().map(|c| c.enabled) else {

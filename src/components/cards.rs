@@ -9,9 +9,7 @@ use leptos::prelude::*;
 
 use crate::components::best_settings::BestSettings;
 use crate::components::glossary::TermLink;
-use crate::compute::RunController;
-use crate::state::PlanState;
-use crate::views::finance::{use_fleet, use_report};
+use crate::hooks::use_report::use_report;
 
 /// One result card: a title, the value (with `data-testid` and the unrounded `data-value`)
 /// and a line of detail.
@@ -102,10 +100,8 @@ pub fn goodput_detail(plan: &Plan, report: &PlanReport) -> String {
 /// `goodput plan --json` show them.
 #[component]
 pub fn HeadlineCards() -> impl IntoView {
-    let state = PlanState::expect_context();
-    let runs = RunController::expect_context();
-    let report = use_report(state, runs);
-    let fleet = use_fleet(report);
+    let report = use_report();
+    let (report, fleet) = (report.report, report.fleet);
     let goodput = Signal::derive(move || {
         report.with(|r| {
             r.as_ref()
@@ -171,5 +167,57 @@ pub fn HeadlineCards() -> impl IntoView {
                 value=per_request shown=or_dash(per_request, money) detail=fleet_detail(3) />
             <BestSettings />
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use goodput_core::plan::SweepRow;
+    use goodput_core::report::report_for;
+    use goodput_core::search::{GoodputResult, Knobs, SearchStatus};
+
+    fn measured_plan(target: f64) -> Plan {
+        let mut plan = Plan::default();
+        plan.planning.measured_sweep = [(4.0, 0.99), (6.0, 0.97), (8.0, 0.93), (9.0, 0.71)]
+            .iter()
+            .map(|&(rate_rps, attainment)| SweepRow {
+                rate_rps,
+                attainment,
+            })
+            .collect();
+        plan.slo.attainment_target = target;
+        plan
+    }
+
+    #[test]
+    fn the_detail_says_where_goodput_comes_from() {
+        let plan = measured_plan(0.92);
+        let (_, report) = report_for(&plan, None).expect("no search needed");
+        assert_eq!(
+            goodput_detail(&plan, &report),
+            "measured (knee of 4 rows) at 92% attainment"
+        );
+        let (_, never) = report_for(&measured_plan(0.995), None).expect("report");
+        assert!(goodput_detail(&plan, &never).starts_with("measured: "));
+        let plan = Plan::default();
+        let search = GoodputResult {
+            goodput_rps: 12.5,
+            goodput_range_rps: [11.5, 13.5],
+            target: plan.slo.attainment_target,
+            replications: 4,
+            knobs: Knobs::of(&plan),
+            status: SearchStatus::Converged,
+            reason: String::new(),
+            analytic_guess_rps: 12.5,
+            curve: Vec::new(),
+            jobs_run: 0,
+        };
+        let (shown, report) = report_for(&plan, Some((&plan, &search))).expect("report");
+        let detail = goodput_detail(&shown, &report);
+        assert!(
+            detail.starts_with("simulated, range 11.50–13.50 req/s"),
+            "{detail}"
+        );
     }
 }

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::app::View;
+use crate::route::View;
 use crate::session::Session;
 use crate::state::PlanState;
 use crate::url_state::{embed_snippet, page_base, share_link};

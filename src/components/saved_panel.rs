@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use crate::app::View;
+use crate::route::View;
 use crate::saved::{date_text, MAX_NAMED_PLANS, MAX_NAME_CHARS};
 use crate::session::Session;
 use crate::state::PlanState;

@@ -8,17 +8,18 @@ use crate::charts::attainment::draw_attainment;
 use crate::components::chart_canvas::ChartCanvas;
 use crate::components::charts_panel::attainment_chart;
 use crate::compute::RunController;
+use crate::hooks::use_report::use_report;
 use crate::state::PlanState;
 use crate::summary::{calibration_words, slo_words};
 use crate::url_state::{page_base, plan_title, share_link};
-use crate::views::finance::{progress_text, use_fleet, use_report, Figures};
+use crate::views::finance::{progress_text, Figures};
 
 /// The embed card.
 #[component]
 pub fn EmbedView() -> impl IntoView {
     let state = PlanState::expect_context();
     let runs = RunController::expect_context();
-    let fleet = use_fleet(use_report(state, runs));
+    let fleet = use_report().fleet;
     let chart = Memo::new(move |_| state.good.with(|p| attainment_chart(&runs, p)));
     let status = move || match fleet.get() {
         Some(Ok(_)) => None,

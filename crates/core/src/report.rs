@@ -19,10 +19,11 @@ use crate::analytic::{analyze, Analytics, MeanLengths, Severity, Warning};
 use crate::capacity::{knee_from_sweep, size_fleet, CapacityPlan};
 use crate::plan::Plan;
 use crate::search::{
-    default_threads, launch_flags, run_jobs, search_goodput_threads, sweep_knobs_threads,
-    GoodputResult, Job, JobResult, Knobs, LatencyDetail, LaunchFlags, Progress, SearchError,
-    SearchStatus, SweepCell, SweepResult,
+    default_threads, launch_flags, search_goodput_threads, sweep_knobs_threads, GoodputResult, Job,
+    JobResult, Knobs, LatencyDetail, LaunchFlags, Progress, SearchError, SearchStatus, SweepCell,
+    SweepResult,
 };
+use crate::sim::SimError;
 use serde::{Deserialize, Serialize};
 
 /// Where the goodput figure comes from.
@@ -272,13 +273,34 @@ impl PlanReport {
     }
 
     /// Runs [`PlanReport::planned_load_job`] here and now (one simulation) and records
-    /// it; what `goodput plan` does, so a page that builds the report from a search run
-    /// elsewhere gets the same report. A simulation error leaves the field empty.
-    pub fn fill_planned_load(&mut self, plan: &Plan) {
+    /// it. A plan whose goodput is not simulated needs no run.
+    pub fn fill_planned_load(&mut self, plan: &Plan) -> Result<(), SimError> {
         if let Some(job) = self.planned_load_job(plan) {
-            if let Ok(r) = crate::search::run_job(plan, &job) {
-                self.set_planned_load(&job, &r);
-            }
+            let r = crate::search::run_job(plan, &job)?;
+            self.set_planned_load(&job, &r);
+        }
+        Ok(())
+    }
+
+    /// The report `goodput plan` prints: [`PlanReport::build`] from the job results, then
+    /// the planned-load simulation. The page builds its report through this too (from a
+    /// search its workers ran), so both show the same numbers.
+    pub fn complete(
+        plan: &Plan,
+        goodput: Option<&GoodputResult>,
+        sweep: Option<&SweepResult>,
+    ) -> Result<PlanReport, SimError> {
+        let mut report = PlanReport::build(plan, goodput, sweep);
+        report.fill_planned_load(plan)?;
+        Ok(report)
+    }
+
+    /// The fleet this report sizes, or why none can be sized, in words.
+    pub fn fleet(&self) -> Result<CapacityPlan, String> {
+        match (&self.capacity, &self.capacity_error) {
+            (Some(c), _) => Ok(c.clone()),
+            (None, Some(e)) => Err(e.clone()),
+            (None, None) => Err("no goodput to size the fleet from".into()),
         }
     }
 
@@ -464,14 +486,41 @@ pub fn evaluate_plan_with(
     } else {
         None
     };
-    let mut report = PlanReport::build(plan, search.as_ref(), sweep.as_ref());
-    if let Some(job) = report.planned_load_job(plan) {
-        let results = run_jobs(plan, &[job], 1).map_err(SearchError::from)?;
-        if let Some(r) = results.first() {
-            report.set_planned_load(&job, r);
-        }
+    Ok(PlanReport::complete(plan, search.as_ref(), sweep.as_ref())?)
+}
+
+/// Which goodput the numbers of `good` use, and the report built on it: the one decision
+/// the page makes each time the plan or a search result changes.
+///
+/// - With a measured sweep in the plan, goodput is the sweep's knee and no simulation
+///   is needed; a search result is ignored.
+/// - Otherwise it is the last finished search (`search`: the plan it ran for and its
+///   result), sized for the plan it was run for. `None` until a search finishes.
+///
+/// The report is [`PlanReport::complete`], as `goodput plan` prints it without the knob
+/// sweep. A planned-load simulation that fails leaves `planned_load` empty.
+pub fn report_for(
+    good: &Plan,
+    search: Option<(&Plan, &GoodputResult)>,
+) -> Option<(Plan, PlanReport)> {
+    if !good.planning.measured_sweep.is_empty() {
+        return Some((good.clone(), PlanReport::build(good, None, None)));
     }
-    Ok(report)
+    search.map(|(plan, r)| {
+        // The search may have run while a (since removed) sweep was in the plan; the
+        // sweep does not change the simulation, so the result stands without it.
+        let mut plan = plan.clone();
+        plan.planning.measured_sweep.clear();
+        let mut report = PlanReport::build(&plan, Some(r), None);
+        let _ = report.fill_planned_load(&plan);
+        (plan, report)
+    })
+}
+
+/// The goodput of exactly `plan` [requests/s]: its measured knee, or the last search if
+/// that search was run for this plan.
+pub fn goodput_for(plan: &Plan, search: Option<(&Plan, &GoodputResult)>) -> Option<f64> {
+    report_for(plan, search.filter(|(p, _)| *p == plan)).map(|(_, r)| r.goodput.goodput_rps)
 }
 
 #[cfg(test)]

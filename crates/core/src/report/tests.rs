@@ -143,3 +143,80 @@ fn markdown_states_the_slo_mode_and_a_closed_loop() {
         "{md}"
     );
 }
+
+/// A converged search result at `goodput_rps`, made up for the page's decisions.
+fn search_at(plan: &Plan, goodput_rps: f64) -> GoodputResult {
+    GoodputResult {
+        goodput_rps,
+        goodput_range_rps: [goodput_rps - 1.0, goodput_rps + 1.0],
+        target: plan.slo.attainment_target,
+        replications: 4,
+        knobs: Knobs::of(plan),
+        status: SearchStatus::Converged,
+        reason: String::new(),
+        analytic_guess_rps: goodput_rps,
+        curve: Vec::new(),
+        jobs_run: 0,
+    }
+}
+
+#[test]
+fn a_measured_sweep_sizes_the_fleet_without_a_search() {
+    let mut plan = article_measured_plan();
+    plan.planning.utilization = 0.7;
+    plan.planning.redundancy = 1;
+    let (shown, report) = report_for(&plan, None).expect("no search needed");
+    assert_eq!(shown, plan);
+    assert_eq!(report.goodput.source, GoodputSource::Measured);
+    assert_eq!(report.goodput.goodput_rps, 8.0);
+    let fleet = report.fleet().expect("sized");
+    assert!((fleet.planned_rps_per_replica - 5.6).abs() < 1e-12);
+    assert_eq!((fleet.replicas_for_peak, fleet.replicas_total), (6, 7));
+    // A finished search does not replace the measured knee.
+    let r = search_at(&plan, 20.0);
+    let (_, with_search) = report_for(&plan, Some((&plan, &r))).expect("report");
+    assert_eq!(
+        with_search, report,
+        "the same report as `goodput plan --json`"
+    );
+    assert_eq!(goodput_for(&plan, Some((&plan, &r))), Some(8.0));
+}
+
+#[test]
+fn without_a_sweep_the_last_search_is_used_for_its_own_plan() {
+    let plan = Plan::default();
+    assert_eq!(
+        report_for(&plan, None),
+        None,
+        "nothing until a search finishes"
+    );
+    // The search ran while the plan still had a sweep that is now removed.
+    let searched = article_measured_plan();
+    let r = search_at(&searched, 12.5);
+    let (shown, report) = report_for(&plan, Some((&searched, &r))).expect("report");
+    assert!(shown.planning.measured_sweep.is_empty());
+    assert_eq!(report.goodput.source, GoodputSource::Simulated);
+    assert_eq!(report.goodput.goodput_rps, 12.5);
+    assert_eq!(report.fleet(), Ok(size_fleet(12.5, &shown).expect("sized")));
+    // The page's report is the CLI's: build, then the planned-load simulation.
+    assert!(report.planned_load.is_some());
+    assert_eq!(
+        report,
+        PlanReport::complete(&shown, Some(&r), None).expect("simulates")
+    );
+    // The goodput of a plan is only ever its own search's.
+    assert_eq!(goodput_for(&plan, Some((&searched, &r))), None);
+    assert_eq!(goodput_for(&searched, Some((&searched, &r))), Some(8.0));
+    let r_own = search_at(&plan, 12.5);
+    assert_eq!(goodput_for(&plan, Some((&plan, &r_own))), Some(12.5));
+}
+
+#[test]
+fn a_sweep_that_never_meets_the_target_says_why() {
+    let mut plan = article_measured_plan();
+    plan.slo.attainment_target = 0.995;
+    let (_, report) = report_for(&plan, None).expect("report");
+    assert_eq!(report.goodput.goodput_rps, 0.0);
+    assert!(report.fleet().is_err());
+    assert!(report.planned_load.is_none());
+}
