@@ -9,38 +9,7 @@ use goodput_core::{presets, Plan};
 
 use crate::state::fields::format_sig;
 
-/// US dollars for people: whole dollars with thousands separators from $100, cents
-/// from $1, and three significant digits below (`$0.0438`, `$0.0000438`).
-pub fn usd(x: f64) -> String {
-    if !x.is_finite() {
-        return "—".into();
-    }
-    if x.abs() >= 100.0 {
-        format!("${}", thousands(x.round() as i64))
-    } else if x.abs() >= 1.0 || x == 0.0 {
-        format!("${x:.2}")
-    } else {
-        let decimals = (2.0 - x.abs().log10().floor()).clamp(2.0, 12.0) as usize;
-        format!("${x:.decimals$}")
-    }
-}
-
-/// An integer with `,` between groups of three digits.
-pub fn thousands(n: i64) -> String {
-    let digits = n.unsigned_abs().to_string();
-    let mut out = String::new();
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    if n < 0 {
-        format!("-{out}")
-    } else {
-        out
-    }
-}
+pub use goodput_core::format::{thousands, usd};
 
 /// A duration for people: `25 ms` below one second, `0.5 s` from 100 ms up.
 pub fn duration(s: f64) -> String {
@@ -382,14 +351,6 @@ mod tests {
 
     #[test]
     fn formats() {
-        assert_eq!(usd(12775.0), "$12,775");
-        assert_eq!(usd(2.5), "$2.50");
-        assert_eq!(usd(0.000124), "$0.000124");
-        assert_eq!(usd(0.0000437787), "$0.0000438");
-        assert_eq!(usd(0.0438), "$0.0438");
-        assert_eq!(usd(0.5), "$0.500");
-        assert_eq!(usd(f64::NAN), "—");
-        assert_eq!(thousands(-1234567), "-1,234,567");
         assert_eq!(duration(0.025), "25 ms");
         assert_eq!(duration(1.5), "1.5 s");
         assert_eq!(percent(0.995), "99.5%");

@@ -10,6 +10,7 @@ use leptos::prelude::*;
 use crate::components::best_settings::BestSettings;
 use crate::components::glossary::TermLink;
 use crate::hooks::use_report::use_report;
+use crate::summary::usd;
 
 /// One result card: a title, the value (with `data-testid` and the unrounded `data-value`)
 /// and a line of detail.
@@ -49,25 +50,6 @@ fn Card(
             </p>
             <p class="card-detail">{move || detail.get()}</p>
         </article>
-    }
-}
-
-fn money(x: f64) -> String {
-    if x >= 100.0 {
-        let whole = x.round() as u64;
-        let s = whole.to_string();
-        let mut out = String::new();
-        for (i, ch) in s.chars().enumerate() {
-            if i > 0 && (s.len() - i).is_multiple_of(3) {
-                out.push(',');
-            }
-            out.push(ch);
-        }
-        format!("${out}")
-    } else if x >= 0.01 {
-        format!("${x:.2}")
-    } else {
-        format!("${x:.6}")
     }
 }
 
@@ -141,13 +123,13 @@ pub fn HeadlineCards() -> impl IntoView {
                     ),
                     2 => format!(
                         "{}/hour at {}/GPU-hour",
-                        money(c.cost_per_hour_usd),
-                        money(c.gpu_hour_usd)
+                        usd(c.cost_per_hour_usd),
+                        usd(c.gpu_hour_usd)
                     ),
                     _ => format!(
                         "{} per 1,000; {} per million output tokens",
-                        money(c.cost_per_compliant_request_usd * 1000.0),
-                        money(c.cost_per_million_output_tokens_usd)
+                        usd(c.cost_per_compliant_request_usd * 1000.0),
+                        usd(c.cost_per_million_output_tokens_usd)
                     ),
                 },
             })
@@ -162,9 +144,9 @@ pub fn HeadlineCards() -> impl IntoView {
             <Card title="GPUs" testid="gpus-total" value=gpus
                 shown=or_dash(gpus, |v| format!("{v}")) detail=fleet_detail(1) />
             <Card title="Cost per month" testid="cost-per-month-usd" value=month
-                shown=or_dash(month, money) detail=fleet_detail(2) />
+                shown=or_dash(month, usd) detail=fleet_detail(2) />
             <Card title="Cost per compliant request" term="attainment" testid="cost-per-compliant-request-usd"
-                value=per_request shown=or_dash(per_request, money) detail=fleet_detail(3) />
+                value=per_request shown=or_dash(per_request, usd) detail=fleet_detail(3) />
             <BestSettings />
         </section>
     }

@@ -20,6 +20,7 @@ pub mod analytic;
 pub mod calibrate;
 pub mod capacity;
 pub mod fleet;
+pub mod format;
 pub mod measure;
 pub mod plan;
 pub mod presets;

@@ -324,10 +324,8 @@ impl PlanReport {
     }
 }
 
-/// Dollars for display: `$12,775.00` from $1 up, four significant digits below (`$0.0001240`).
-pub fn format_usd(usd: f64) -> String {
-    markdown::usd(usd)
-}
+/// Dollars for display: [`crate::format::usd`], the one money formatter.
+pub use crate::format::usd as format_usd;
 
 fn knob_hint(plan: &Plan, s: &SweepResult, goodput_rps: f64) -> KnobHint {
     let best = *s.best_cell();
@@ -424,7 +422,7 @@ fn assumptions(plan: &Plan) -> Vec<String> {
         ),
         format!(
             "A GPU-hour costs {}; a month is {} hours.",
-            markdown::usd(h.gpu_hour_usd),
+            format_usd(h.gpu_hour_usd),
             crate::alerts::fmt_num(plan.planning.hours_per_month)
         ),
     ];

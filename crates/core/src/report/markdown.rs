@@ -2,40 +2,8 @@
 
 use super::{GoodputSource, PlanReport};
 use crate::alerts::fmt_num;
+use crate::format::usd;
 use std::fmt::Write;
-
-/// Dollars: two decimals with thousands separators from $1, else four significant digits.
-pub(crate) fn usd(x: f64) -> String {
-    if !x.is_finite() {
-        return "n/a".into();
-    }
-    if x.abs() >= 1.0 {
-        let cents = (x * 100.0).round() as i128;
-        let (whole, frac) = (cents / 100, (cents % 100).abs());
-        let digits = whole.abs().to_string();
-        let mut grouped = String::new();
-        for (i, ch) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i) % 3 == 0 {
-                grouped.push(',');
-            }
-            grouped.push(ch);
-        }
-        let sign = if whole < 0 { "-" } else { "" };
-        format!("{sign}${grouped}.{frac:02}")
-    } else {
-        format!("${}", sig4(x))
-    }
-}
-
-/// Four significant digits.
-pub(crate) fn sig4(x: f64) -> String {
-    if x == 0.0 {
-        return "0".into();
-    }
-    let mag = x.abs().log10().floor() as i32;
-    let decimals = (3 - mag).clamp(0, 12) as usize;
-    format!("{x:.decimals$}")
-}
 
 /// Seconds as milliseconds with one decimal (– when not finite).
 pub(crate) fn ms(x: f64) -> String {

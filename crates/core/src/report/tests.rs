@@ -110,11 +110,12 @@ fn evaluate_plan_is_build_of_the_searches() {
 }
 
 #[test]
-fn dollars_format() {
-    assert_eq!(markdown::usd(12775.0), "$12,775.00");
-    assert_eq!(markdown::usd(1234567.891), "$1,234,567.89");
-    assert_eq!(markdown::usd(0.000124), "$0.0001240");
-    assert_eq!(markdown::usd(f64::NAN), "n/a");
+fn markdown_money_reads_as_everywhere_else() {
+    let plan = article_measured_plan();
+    let md = PlanReport::build(&plan, None, None).to_markdown();
+    // 7 replicas of 1 H100 at $2.50 an hour, 730 hours a month (the article's fleet).
+    assert!(md.contains("| Cost per hour | $17.50 |"), "{md}");
+    assert!(md.contains("| Cost per month | $12,775 |"), "{md}");
 }
 
 #[test]

@@ -1,0 +1,93 @@
+//! How numbers read for people: one formatter per kind of number, used by the CLI's
+//! tables, the Markdown report and every page of the app, so the same amount never
+//! prints two ways.
+
+/// An integer with `,` between groups of three digits: `12,775`.
+pub fn thousands(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    if n < 0 {
+        out.push('-');
+    }
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// US dollars:
+///
+/// - from $100, whole dollars with thousands separators: `$12,775`;
+/// - from $1, cents: `$2.50`;
+/// - below $1, three significant digits, trailing zeros dropped down to cents:
+///   `$0.05`, `$0.50`, `$0.0438`, `$0.000124`;
+/// - a negative amount has its sign first (`-$5.00`); a non-finite one prints `—`.
+pub fn usd(x: f64) -> String {
+    if !x.is_finite() {
+        return "—".into();
+    }
+    let sign = if x < 0.0 { "-" } else { "" };
+    let a = x.abs();
+    // Round first, so that 99.996 reads $100 and not $100.00.
+    let cents = (a * 100.0).round();
+    if cents >= 10_000.0 {
+        return format!("{sign}${}", thousands(a.round() as i64));
+    }
+    if cents >= 100.0 || a == 0.0 {
+        return format!("{sign}${:.2}", cents / 100.0);
+    }
+    // Three significant digits: the first one sits at 10^floor(log10 a).
+    let decimals = (2.0 - a.log10().floor()).clamp(2.0, 15.0) as usize;
+    let mut text = format!("{a:.decimals$}");
+    if text.starts_with("1.") {
+        // Rounding carried into the dollars (0.9996 → 1.000): cents then.
+        return format!("{sign}${a:.2}");
+    }
+    while text.ends_with('0') && text.len() > "0.00".len() {
+        text.pop();
+    }
+    format!("{sign}${text}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dollars_read_the_same_everywhere() {
+        for (x, want) in [
+            (12775.0, "$12,775"),
+            (1234567.891, "$1,234,568"),
+            (99.996, "$100"),
+            (168630.4, "$168,630"),
+            (56.0, "$56.00"),
+            (2.5, "$2.50"),
+            (1.0, "$1.00"),
+            (0.999_6, "$1.00"),
+            (0.5, "$0.50"),
+            (0.05, "$0.05"),
+            (0.0438, "$0.0438"),
+            (0.000124, "$0.000124"),
+            (0.0000437787, "$0.0000438"),
+            (0.0, "$0.00"),
+            (-5.0, "-$5.00"),
+            (-0.05, "-$0.05"),
+            (f64::NAN, "—"),
+            (f64::INFINITY, "—"),
+        ] {
+            assert_eq!(usd(x), want, "{x}");
+        }
+    }
+
+    #[test]
+    fn thousands_group_by_three() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(-1234567), "-1,234,567");
+        assert_eq!(thousands(i64::MIN), "-9,223,372,036,854,775,808");
+    }
+}
