@@ -796,6 +796,16 @@ fn replications_are_independent_and_summarised() {
         rep.by_replication[2],
         attainment(&cfg, replication_seed(7, 2)).expect("runs")
     );
+    // Spread over threads, block by block, the result is the same bit for bit; one
+    // thread runs the replications in order, as the summaries are averaged.
+    let one = replicate_threads(&cfg, 7, 11, 1).expect("runs");
+    for threads in [2, 3, 4, 11, 64] {
+        let many = replicate_threads(&cfg, 7, 11, threads).expect("runs");
+        assert_eq!(format!("{many:?}"), format!("{one:?}"), "{threads} threads");
+    }
+    let third = simulate(&cfg, replication_seed(7, 3)).expect("runs");
+    assert_eq!(one.by_replication[3], third.attainment);
+    assert!(replicate_threads(&cfg, 7, 0, 4).is_err());
 }
 
 /// A closed loop of `concurrency` clients pausing `think_s` between requests.
