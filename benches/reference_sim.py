@@ -34,7 +34,8 @@ Run (numpy >= 1.17):
 It prints the time per point (median and best over the points) and the mean
 attainment. With --goodput target/release/goodput it then times `goodput simulate`
 on the same work (the same flags, --replications 400 --json, several processes) and
-prints both per-point times and their ratio.
+prints both per-point times and their ratio; give --goodput more than once to compare
+builds in the same run.
 """
 
 import argparse
@@ -168,31 +169,41 @@ def main():
     ap.add_argument("--max-num-batched-tokens", type=int, default=512)
     ap.add_argument("--num-requests", type=int, default=2500)
     ap.add_argument("--warmup-requests", type=int, default=200)
-    ap.add_argument("--goodput", metavar="BINARY",
+    ap.add_argument("--goodput", metavar="BINARY", action="append", default=[],
                     help="also time BINARY simulate on the same work (--replications 400 "
-                    "--json, one process per run) and print the ratio")
+                    "--json, one process per run) and print the ratio; repeat it to "
+                    "compare builds (the runs of the builds are interleaved)")
     ap.add_argument("--goodput-runs", type=int, default=7, help="processes to time")
     a = ap.parse_args()
-    times, hits = [], []
+    times, cpu, hits = [], [], []
     for seed in range(a.points):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         r = run_point(a.rate, a.max_num_seqs, a.max_num_batched_tokens,
                       a.num_requests, a.warmup_requests, seed)
         times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
         hits.append(r["attainment"])
     times.sort()
+    cpu.sort()
     print(f"numpy {np.__version__}: {a.points} points of {a.num_requests} requests")
-    print(f"per point: median {times[len(times) // 2] * 1e3:.1f} ms, best {times[0] * 1e3:.1f} ms")
+    print(f"per point: median {times[len(times) // 2] * 1e3:.1f} ms wall "
+          f"(best {times[0] * 1e3:.1f}), median {cpu[len(cpu) // 2] * 1e3:.1f} ms CPU")
     print(f"mean attainment {np.mean(hits):.4f}")
-    if a.goodput:
-        reps = 400
-        walls, cpus, hit = time_goodput(a.goodput, a, a.goodput_runs, reps)
-        med = lambda xs: sorted(xs)[len(xs) // 2]
-        print(f"goodput simulate, {a.goodput_runs} processes of {reps} points: per point "
+    reps = 400
+    runs = {b: ([], [], None) for b in a.goodput}
+    for _ in range(a.goodput_runs):
+        for b in a.goodput:
+            walls, cpus, hit = time_goodput(b, a, 1, reps)
+            runs[b][0].extend(walls)
+            runs[b][1].extend(cpus)
+            runs[b] = (runs[b][0], runs[b][1], hit)
+    med = lambda xs: sorted(xs)[len(xs) // 2]
+    for b, (walls, cpus, hit) in runs.items():
+        print(f"{b} simulate, {a.goodput_runs} processes of {reps} points: per point "
               f"median {med(walls) * 1e6:.0f} us wall (best {min(walls) * 1e6:.0f}), "
               f"median {med(cpus) * 1e6:.0f} us CPU; mean attainment {hit:.4f}")
-        numpy_med = times[len(times) // 2]
-        print(f"ratio (median per point, wall): {numpy_med / med(walls):.0f}x")
+        print(f"  ratio (median per point): {times[len(times) // 2] / med(walls):.0f}x wall, "
+              f"{cpu[len(cpu) // 2] / med(cpus):.0f}x CPU")
 
 
 if __name__ == "__main__":
