@@ -65,14 +65,25 @@ fn table() {
 
 fn main() {
     let cfg = article(20.0, 512, true);
+    // `--points N`: points per round in the profiling modes (N × rounds in all).
+    let args: Vec<String> = std::env::args().collect();
+    let points = |default: u64| {
+        args.iter()
+            .position(|a| a == "--points")
+            .and_then(|i| args.get(i + 1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(default)
+    };
     if std::env::args().any(|a| a == "--profile") {
         // 2,000 attainment-only points, for a profiler or `perf stat`.
-        let (med, _) = time_per_point(10, 200, |s| attainment(&cfg, s).unwrap_or(0.0));
+        let (med, _) = time_per_point(10, points(200), |s| attainment(&cfg, s).unwrap_or(0.0));
         println!("attainment(): median {med:.1} µs/point");
         return;
     }
     if std::env::args().any(|a| a == "--profile-full") {
-        let (med, _) = time_per_point(4, 100, |s| simulate(&cfg, s).map_or(0.0, |r| r.ttft_s.p99));
+        let (med, _) = time_per_point(4, points(100), |s| {
+            simulate(&cfg, s).map_or(0.0, |r| r.ttft_s.p99)
+        });
         println!("simulate(): median {med:.1} µs/point");
         return;
     }

@@ -47,7 +47,9 @@
 mod engine;
 mod replicate;
 
-pub use replicate::{replicate, replication_seed, Replicated, MAX_REPLICATED_REQUESTS};
+pub use replicate::{
+    replicate, replicate_threads, replication_seed, Replicated, MAX_REPLICATED_REQUESTS,
+};
 
 use crate::plan::{Arrival, KvPolicy, Plan, PlanError, SloMode, MAX_CONCURRENCY, MAX_NUM_REQUESTS};
 use crate::roofline::StepModel;

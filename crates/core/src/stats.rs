@@ -74,12 +74,14 @@ impl Summary {
         }
         let total: u64 = pairs.iter().map(|&(_, w)| w).sum();
         let mean = pairs.iter().map(|&(v, w)| v * w as f64).sum::<f64>() / total as f64;
+        let [p50, p90, p95, p99] =
+            percentiles_weighted_sorted(pairs, total, [50.0, 90.0, 95.0, 99.0]);
         Summary {
             mean,
-            p50: percentile_weighted_sorted(pairs, total, 50.0),
-            p90: percentile_weighted_sorted(pairs, total, 90.0),
-            p95: percentile_weighted_sorted(pairs, total, 95.0),
-            p99: percentile_weighted_sorted(pairs, total, 99.0),
+            p50,
+            p90,
+            p95,
+            p99,
         }
     }
 }
@@ -88,11 +90,7 @@ impl Summary {
 /// patterns, so those are sorted as integers, which is several times faster.
 fn sort_floats(values: &mut [f64]) {
     if values.iter().all(|v| v.is_sign_positive()) {
-        let mut bits: Vec<u64> = values.iter().map(|v| v.to_bits()).collect();
-        bits.sort_unstable();
-        for (v, b) in values.iter_mut().zip(bits) {
-            *v = f64::from_bits(b);
-        }
+        values.sort_unstable_by_key(|v| v.to_bits());
     } else {
         values.sort_unstable_by(f64::total_cmp);
     }
@@ -129,6 +127,48 @@ pub fn percentile_sorted(sorted: &[f64], pct: f64) -> f64 {
     let lo = lo as usize;
     let hi = (lo + 1).min(n - 1);
     lerp(sorted[lo], sorted[hi], frac)
+}
+
+/// Several percentiles (each 0..100) of ascending `(value, count)` pairs holding `total`
+/// counts, in one walk over the pairs; each is [`percentile_weighted_sorted`]'s value
+/// bit for bit (NaN when there are no counts).
+pub fn percentiles_weighted_sorted<const K: usize>(
+    pairs: &[(f64, u64)],
+    total: u64,
+    pcts: [f64; K],
+) -> [f64; K] {
+    if total == 0 || pairs.is_empty() {
+        return [f64::NAN; K];
+    }
+    // The two ranks each percentile interpolates between, looked up in rank order.
+    let mut wanted: Vec<(u64, usize)> = Vec::with_capacity(2 * K);
+    let mut fracs = [0.0; K];
+    for (i, &pct) in pcts.iter().enumerate() {
+        let (lo, frac) = virtual_index(total, pct);
+        fracs[i] = frac;
+        wanted.push((lo, 2 * i));
+        wanted.push(((lo + 1).min(total - 1), 2 * i + 1));
+    }
+    wanted.sort_unstable();
+    let mut found = vec![f64::NAN; 2 * K];
+    let mut seen = 0u64;
+    let mut next = 0;
+    for &(v, w) in pairs {
+        seen += w;
+        while next < wanted.len() && wanted[next].0 < seen {
+            found[wanted[next].1] = v;
+            next += 1;
+        }
+        if next == wanted.len() {
+            break;
+        }
+    }
+    // Ranks past the last count (unreachable with `total` right) take the last value.
+    let last = pairs[pairs.len() - 1].0;
+    for &(_, slot) in &wanted[next..] {
+        found[slot] = last;
+    }
+    std::array::from_fn(|i| lerp(found[2 * i], found[2 * i + 1], fracs[i]))
 }
 
 /// Value at rank `k` (0-based) of the expanded sample behind ascending `(value, count)` pairs.
@@ -318,6 +358,31 @@ mod tests {
         assert_eq!(w.p99.to_bits(), e.p99.to_bits());
         assert!((w.mean - e.mean).abs() < 1e-15);
         assert!(Summary::of_weighted(&mut vec![(1.0, 0)]).mean.is_nan());
+    }
+
+    /// The one-walk percentiles equal the rank-by-rank ones bit for bit, on random
+    /// pairs with ties, zero counts and runs of one value.
+    #[test]
+    fn one_walk_weighted_percentiles_equal_rank_by_rank() {
+        let mut rng = crate::rng::Rng::new(7);
+        for case in 0..400 {
+            let n = 1 + (rng.next_u64() % 60) as usize;
+            let mut pairs: Vec<(f64, u64)> = (0..n)
+                .map(|_| {
+                    let v = (rng.next_u64() % 25) as f64 * 0.001;
+                    (v, rng.next_u64() % 5 + (case % 3 == 0) as u64)
+                })
+                .collect();
+            pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let total: u64 = pairs.iter().map(|p| p.1).sum();
+            let pcts = [0.0, 50.0, 90.0, 95.0, 99.0, 100.0, 37.5];
+            let got = percentiles_weighted_sorted(&pairs, total, pcts);
+            for (g, pct) in got.iter().zip(pcts) {
+                let want = percentile_weighted_sorted(&pairs, total, pct);
+                assert_eq!(g.to_bits(), want.to_bits(), "case {case} pct {pct}");
+            }
+        }
+        assert!(percentiles_weighted_sorted(&[], 0, [50.0])[0].is_nan());
     }
 
     #[test]

@@ -61,11 +61,30 @@ pub fn replication_seed(base_seed: u64, replication: u32) -> u64 {
 
 /// Runs `replications` independent simulations (seeds from [`replication_seed`]) and
 /// averages them. Needs 1 ..= [`MAX_REPLICATIONS`] replications and at most
-/// [`MAX_REPLICATED_REQUESTS`] requests in all.
+/// [`MAX_REPLICATED_REQUESTS`] requests in all. Natively the replications are spread
+/// over the machine's cores ([`crate::search::default_threads`]); on wasm they run on
+/// the calling thread. The result does not depend on it (see [`replicate_threads`]).
 pub fn replicate(
     cfg: &SimConfig,
     base_seed: u64,
     replications: u32,
+) -> Result<Replicated, SimError> {
+    replicate_threads(
+        cfg,
+        base_seed,
+        replications,
+        crate::search::default_threads(),
+    )
+}
+
+/// [`replicate`] on at most `threads` threads (1 = the calling thread only). Each
+/// thread runs a contiguous block of replications and the reports are averaged in
+/// replication order, so the result is the same, bit for bit, on any number of threads.
+pub fn replicate_threads(
+    cfg: &SimConfig,
+    base_seed: u64,
+    replications: u32,
+    threads: usize,
 ) -> Result<Replicated, SimError> {
     if replications == 0 || replications > MAX_REPLICATIONS {
         return Err(SimError::TooMuchWork {
@@ -82,9 +101,8 @@ pub fn replicate(
             max: (MAX_REPLICATED_REQUESTS / cfg.num_requests.max(1) as u64).max(1),
         });
     }
-    let reports = (0..replications)
-        .map(|r| simulate(cfg, replication_seed(base_seed, r)))
-        .collect::<Result<Vec<_>, _>>()?;
+    cfg.check()?;
+    let reports = run_all(cfg, base_seed, replications, threads)?;
     let by_replication: Vec<f64> = reports.iter().map(|r| r.attainment).collect();
     let (mean_attainment, ci95) = mean_ci95(&by_replication, 0.0, 1.0);
     let n = reports.len() as f64;
@@ -108,4 +126,43 @@ pub fn replicate(
         truncated: reports.iter().any(|r| r.truncated),
         by_replication,
     })
+}
+
+/// The reports of replications `0..replications`, in order, computed on up to `threads`
+/// threads.
+fn run_all(
+    cfg: &SimConfig,
+    base_seed: u64,
+    replications: u32,
+    threads: usize,
+) -> Result<Vec<super::SimReport>, SimError> {
+    let run = |r: u32| simulate(cfg, replication_seed(base_seed, r));
+    let threads = threads.clamp(1, 64).min(replications as usize);
+    if threads <= 1 {
+        return (0..replications).map(run).collect();
+    }
+    let chunk = replications.div_ceil(threads as u32);
+    let parts: Vec<Result<Vec<super::SimReport>, SimError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..replications)
+            .step_by(chunk as usize)
+            .map(|start| {
+                let end = (start + chunk).min(replications);
+                s.spawn(move || (start..end).map(run).collect())
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or(Err(SimError::Config {
+                    field: "worker",
+                    message: "a simulation thread stopped unexpectedly",
+                }))
+            })
+            .collect()
+    });
+    let mut out = Vec::with_capacity(replications as usize);
+    for p in parts {
+        out.extend(p?);
+    }
+    Ok(out)
 }

@@ -796,6 +796,16 @@ fn replications_are_independent_and_summarised() {
         rep.by_replication[2],
         attainment(&cfg, replication_seed(7, 2)).expect("runs")
     );
+    // Spread over threads, block by block, the result is the same bit for bit; one
+    // thread runs the replications in order, as the summaries are averaged.
+    let one = replicate_threads(&cfg, 7, 11, 1).expect("runs");
+    for threads in [2, 3, 4, 11, 64] {
+        let many = replicate_threads(&cfg, 7, 11, threads).expect("runs");
+        assert_eq!(format!("{many:?}"), format!("{one:?}"), "{threads} threads");
+    }
+    let third = simulate(&cfg, replication_seed(7, 3)).expect("runs");
+    assert_eq!(one.by_replication[3], third.attainment);
+    assert!(replicate_threads(&cfg, 7, 0, 4).is_err());
 }
 
 /// A closed loop of `concurrency` clients pausing `think_s` between requests.
@@ -1053,4 +1063,183 @@ fn marginal_attainment_is_the_worst_objective_share() {
     let only_ttft = single(cfg.slo.ttft_s, None);
     let only_tpot = single(None, cfg.slo.tpot_s);
     assert_eq!(marginal.attainment, only_ttft.min(only_tpot));
+}
+
+/// FNV-1a over 64-bit words.
+fn fold_bits(h: &mut u64, x: u64) {
+    for b in x.to_le_bytes() {
+        *h = (*h ^ b as u64).wrapping_mul(0x0000_0100_0000_01B3);
+    }
+}
+
+/// Every field of a report, as bits, folded into `h`.
+fn fold_report(h: &mut u64, r: &SimReport) {
+    let mut f = |x: f64| fold_bits(h, x.to_bits());
+    f(r.attainment);
+    for s in [&r.ttft_s, &r.tpot_s, &r.e2e_s, &r.itl_s] {
+        for x in [s.mean, s.p50, s.p90, s.p95, s.p99] {
+            f(x);
+        }
+    }
+    for x in [
+        r.output_tokens_per_s,
+        r.completed_rps,
+        r.mean_queue_len,
+        r.mean_running,
+        r.sim_time_s,
+    ] {
+        f(x);
+    }
+    for x in [
+        r.measured_requests as u64,
+        r.unfinished_requests as u64,
+        r.rejected_requests as u64,
+        r.peak_queue_len as u64,
+        r.preemptions as u64,
+        r.steps,
+        r.truncated as u64,
+    ] {
+        fold_bits(h, x);
+    }
+}
+
+/// The plans of the whole-report golden test: the article's point and variants that
+/// take every path of the engine (stretch kinds, no chunking, KV policies, gates,
+/// speculation, prefix caching, a stepped rate).
+fn golden_cases() -> Vec<(&'static str, SimConfig)> {
+    let mut out = Vec::new();
+    let mut add = |name: &'static str, rate: f64, f: &dyn Fn(&mut Plan)| {
+        let mut p = plan_none();
+        p.run.num_requests = 1200;
+        p.run.warmup_requests = 100;
+        f(&mut p);
+        out.push((name, cfg_of(&p, rate)));
+    };
+    add("article", 20.0, &|_| {});
+    add("overload", 30.0, &|_| {});
+    add("budget 2048", 20.0, &|p| {
+        p.engine.max_num_batched_tokens = 2048
+    });
+    add("no chunking", 20.0, &|p| p.engine.chunked_prefill = false);
+    add("budget-bound", 4.0, &|p| {
+        p.engine.max_num_seqs = 96;
+        p.engine.max_num_batched_tokens = 64;
+    });
+    add("paged", 12.0, &|p| {
+        p.engine.kv_policy = KvPolicy::Paged;
+        p.hardware.memory_bytes = memory_for_kv_tokens(30_000.0);
+    });
+    add("reserve closed", 1.0, &|p| {
+        p.engine.kv_policy = KvPolicy::Reserve;
+        p.hardware.memory_bytes = memory_for_kv_tokens(30_000.0);
+        p.traffic.arrival = closed(32, 0.2);
+    });
+    add("capped gamma", 25.0, &|p| {
+        p.traffic.arrival = Arrival::Gamma { cv: 3.0 };
+        p.traffic.max_concurrency = Some(64);
+    });
+    add("speculation", 10.0, &|p| {
+        p.engine.spec_draft_tokens = 4;
+        p.engine.spec_acceptance = 0.7;
+    });
+    add("prefix cache", 22.0, &|p| {
+        p.traffic.prefix_tokens = 500;
+        p.traffic.prefix_hit_rate = 0.6;
+    });
+    let mut stepped = cfg_of(&plan_none(), 15.0);
+    stepped.num_requests = 1200;
+    stepped.warmup_requests = 100;
+    stepped.traffic.rate_steps = vec![
+        crate::traffic::RateStep {
+            duration_s: 20.0,
+            rate_rps: 25.0,
+        },
+        crate::traffic::RateStep {
+            duration_s: 10.0,
+            rate_rps: 0.0,
+        },
+    ];
+    out.push(("stepped rate", stepped));
+    out
+}
+
+/// Every field of the full report, bit for bit, on plans that cover every engine path,
+/// pinned as one digest: the optimised engine and summaries must reproduce the reports
+/// of the straightforward versions they replaced (ITL and queue statistics included,
+/// which the naive reference does not compute). Recompute the digest only for a
+/// deliberate change of the model, and say so in the commit.
+#[test]
+fn whole_reports_are_unchanged_bit_for_bit() {
+    let mut all = 0xCBF2_9CE4_8422_2325u64;
+    let mut each = Vec::new();
+    for (name, cfg) in golden_cases() {
+        let mut h = 0xCBF2_9CE4_8422_2325u64;
+        for seed in [1u64, 2, 3] {
+            let r = simulate(&cfg, seed).expect("runs");
+            assert_eq!(
+                attainment(&cfg, seed).expect("runs"),
+                r.attainment,
+                "{name}"
+            );
+            fold_report(&mut h, &r);
+        }
+        each.push(format!("{name}: {h:#018x}"));
+        fold_bits(&mut all, h);
+    }
+    assert_eq!(all, GOLDEN_REPORTS_DIGEST, "per plan:\n{}", each.join("\n"));
+}
+
+const GOLDEN_REPORTS_DIGEST: u64 = 0x71e0_0662_2763_5753;
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// The fast engine against the naive reference on random plans: every knob the
+    /// reference models (sequence cap, budget, chunking, KV policy and capacity, open,
+    /// capped or closed arrivals, length laws, warm-up), both SLO modes, bit for bit.
+    #[test]
+    fn engine_matches_the_naive_reference_on_random_plans(
+        seed in 0u64..1_000_000,
+        rate in 0.5f64..45.0,
+        max_num_seqs in 1u32..200,
+        budget in 8u32..3000,
+        chunked in proptest::bool::ANY,
+        policy in 0usize..3,
+        kv_tokens in 1_500.0f64..80_000.0,
+        gate in 0usize..4,
+        clients in 1u32..120,
+        think_s in 0.0f64..0.5,
+        prompt_median in 8.0f64..2000.0,
+        output_median in 1.0f64..400.0,
+        sigma in 0.0f64..1.5,
+        marginal in proptest::bool::ANY,
+        num_requests in 20u32..260,
+    ) {
+        let mut p = plan_none();
+        p.run.num_requests = num_requests;
+        p.run.warmup_requests = num_requests / 10;
+        p.engine.max_num_seqs = max_num_seqs;
+        p.engine.max_num_batched_tokens = budget;
+        p.engine.chunked_prefill = chunked;
+        p.engine.kv_policy = [KvPolicy::None, KvPolicy::Reserve, KvPolicy::Paged][policy];
+        p.hardware.memory_bytes = memory_for_kv_tokens(kv_tokens);
+        match gate {
+            1 => p.traffic.max_concurrency = Some(clients),
+            2 => p.traffic.arrival = closed(clients, think_s),
+            3 => p.traffic.arrival = Arrival::Gamma { cv: 2.5 },
+            _ => {}
+        }
+        p.traffic.prompt.min = 1;
+        p.traffic.prompt.max = 4000;
+        p.traffic.prompt.dist = LengthDist::LogNormal { median: prompt_median, sigma };
+        p.traffic.output.min = 1;
+        p.traffic.output.max = 600;
+        p.traffic.output.dist = LengthDist::LogNormal { median: output_median, sigma };
+        p.slo.e2e_s = Some(10.0);
+        if marginal {
+            p.slo.mode = SloMode::Marginal;
+        }
+        let cfg = cfg_of(&p, rate);
+        assert_matches_reference(&cfg, seed, "random plan");
+    }
 }
