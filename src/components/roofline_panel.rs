@@ -1,4 +1,4 @@
-//! The roofline panel: the decode-step check figure and step time vs batch and chunk size.
+//! The roofline panel: the decode-step check figure (`decode-step-s`, in seconds) and step time vs batch and chunk size.
 
 use goodput_core::analytic::MeanLengths;
 use goodput_core::roofline::StepModel;
@@ -36,7 +36,7 @@ pub fn RooflinePanel() -> impl IntoView {
             </p>
             <p class="kv">
                 "Decode step of 110 sequences × 940 tokens: "
-                <span data-testid="decode-step-ms" data-value=move || step.get().to_string()>
+                <span data-testid="decode-step-s" data-value=move || step.get().to_string()>
                     {move || format!("{:.2} ms", step.get() * 1e3)}
                 </span>
                 {move || format!(" (reads {:.1} GB)", gb_read.get())}
