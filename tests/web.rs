@@ -51,7 +51,7 @@ async fn decode_step_shows_the_core_value() {
     let handle = mount_to(root.clone(), App);
     tick().await;
 
-    let shown = read_value(&root, "decode-step-ms");
+    let shown = read_value(&root, "decode-step-s");
     let expected = step_time_s(&Plan::default(), 110.0, 110.0 * 940.0);
     assert_eq!(
         shown, expected,
@@ -118,7 +118,7 @@ async fn an_invalid_value_shows_its_message_and_dims_the_results_until_fixed() {
             .as_deref(),
         Some("false")
     );
-    let step_before = read_value(&root, "decode-step-ms");
+    let step_before = read_value(&root, "decode-step-s");
 
     type_into(&root, field, "fast");
     tick().await;
@@ -131,7 +131,7 @@ async fn an_invalid_value_shows_its_message_and_dims_the_results_until_fixed() {
         Some("true")
     );
     // The last valid plan still drives the results.
-    assert_eq!(read_value(&root, "decode-step-ms"), step_before);
+    assert_eq!(read_value(&root, "decode-step-s"), step_before);
 
     // A value out of range is a validation error of the core, not a parse error.
     type_into(&root, field, "-1");
@@ -160,7 +160,7 @@ async fn an_invalid_value_shows_its_message_and_dims_the_results_until_fixed() {
         ""
     );
     // Twice the bandwidth: the memory-bound decode step gets faster.
-    let step_after = read_value(&root, "decode-step-ms");
+    let step_after = read_value(&root, "decode-step-s");
     assert!(step_after < step_before, "{step_after} !< {step_before}");
 
     drop(handle);
@@ -284,7 +284,7 @@ async fn a_broken_link_shows_its_message_over_the_defaults() {
         .expect_err("a broken link")
         .to_string();
     assert!(banner.contains(&expected), "{banner}");
-    let step = read_value(&root, "decode-step-ms");
+    let step = read_value(&root, "decode-step-s");
     assert_eq!(step, step_time_s(&Plan::default(), 110.0, 110.0 * 940.0));
     assert!(
         web_sys::window()

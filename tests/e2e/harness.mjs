@@ -18,7 +18,7 @@
 //
 //   test('shows the decode step', async () => {
 //     const { page, errors } = await h.openPage('/');   // fresh browser context
-//     const shown = await readValue(page, 'decode-step-ms');
+//     const shown = await readValue(page, 'decode-step-s');
 //     await screenshot(page, 'decode-step');
 //     assertNoErrors(errors);
 //   });

@@ -141,7 +141,7 @@ test('hostile links show their message over the defaults, with nothing injected'
     const text = await page.textContent('[data-testid="share-banner-text"]');
     assert.ok(text.includes(MESSAGES[variant]), `${why}: "${text}" should include "${MESSAGES[variant]}"`);
     assert.ok(text.length < 600, `${why}: the message is short`);
-    assert.equal(await readValue(page, 'decode-step-ms'), DEFAULT_DECODE_STEP_S, `${why}: defaults shown`);
+    assert.equal(await readValue(page, 'decode-step-s'), DEFAULT_DECODE_STEP_S, `${why}: defaults shown`);
     assert.equal(await page.inputValue('[data-testid="input-traffic.peak_rate_rps"]'), '30', why);
     assert.deepEqual(await injected(page), { scripts: 0, imgs: 0, pwned: 'undefined' }, why);
     assertNoErrors(errors);
@@ -263,7 +263,7 @@ test('refused local storage gives a message, never a broken page', async () => {
   await page.reload();
   await page.waitForSelector('[data-testid="storage-problem"]');
   assert.match(await page.textContent('[data-testid="storage-problem"]'), /does not let the page keep data/);
-  assert.equal(await readValue(page, 'decode-step-ms'), DEFAULT_DECODE_STEP_S);
+  assert.equal(await readValue(page, 'decode-step-s'), DEFAULT_DECODE_STEP_S);
   await page.fill('[data-testid="save-name"]', 'nowhere');
   await page.click('[data-testid="save-plan"]');
   await page.waitForSelector('[data-testid="saved-message"].error');
