@@ -12,6 +12,7 @@ pub mod charts_panel;
 pub mod choices;
 pub mod copy_button;
 pub mod export_panel;
+pub mod fresh_seed;
 pub mod glossary;
 pub mod header;
 pub mod header_actions;

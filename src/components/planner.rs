@@ -9,6 +9,7 @@ use crate::components::calibrate_panel::CalibratePanel;
 use crate::components::cards::HeadlineCards;
 use crate::components::charts_panel::ChartsPanel;
 use crate::components::export_panel::ExportPanel;
+use crate::components::fresh_seed::FreshSeed;
 use crate::components::glossary::Glossary;
 use crate::components::inputs::InputsColumn;
 use crate::components::roofline_panel::RooflinePanel;
@@ -62,6 +63,7 @@ pub fn Planner() -> impl IntoView {
             <section class="results" aria-label="Results">
                 <ProblemBanner />
                 <RunStatus />
+                <FreshSeed />
                 <div
                     class="results-body"
                     class:stale=move || stale.get()
