@@ -380,8 +380,34 @@ mod tests {
             let _ = draw_attainment(area, &data, theme);
         });
         assert!(svg.starts_with("<svg"), "{:.80}", svg);
-        assert!(svg.contains("knee 20.00 req/s"));
         assert!(svg.trim_end().ends_with("</svg>"));
+        // Content, not only a frame: the axis titles, the knee label and the curve
+        // through both points in the series colour.
+        for text in [
+            "arrival rate per replica [req/s]",
+            "attainment [%]",
+            "knee 20.00 req/s",
+        ] {
+            assert!(svg.contains(text), "no {text:?} in the SVG");
+        }
+        let accent = Theme::default().accent();
+        let colour = format!("#{:02X}{:02X}{:02X}", accent.0, accent.1, accent.2);
+        let curves: Vec<usize> = svg
+            .split("<polyline")
+            .skip(1)
+            .map(|tag| &tag[..tag.find('>').unwrap_or(tag.len())])
+            .filter(|tag| tag.contains(&format!("stroke=\"{colour}\"")))
+            .filter_map(|tag| tag.split("points=\"").nth(1))
+            .map(|points| {
+                points[..points.find('"').unwrap_or(0)]
+                    .split_whitespace()
+                    .count()
+            })
+            .collect();
+        assert!(
+            curves.contains(&2),
+            "no 2-point curve in {colour}: {curves:?}"
+        );
     }
 
     #[test]

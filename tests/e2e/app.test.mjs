@@ -54,30 +54,37 @@ async function openApp() {
   return opened;
 }
 
-/** Share of sampled pixels that differ from the top-left pixel, and distinct colours seen. */
-async function canvasInk(page, testid) {
-  return page.evaluate((id) => {
+/** The light theme's main series colour (`Theme::accent` in src/charts.rs). */
+const ACCENT = [0x1d, 0x4e, 0xd8];
+/** The histograms' bars: the accent at 70% over the white background. */
+const BARS = ACCENT.map((c) => Math.round(0.7 * c + 0.3 * 255));
+
+/**
+ * Where a chart's own data is drawn: the pixels within a small distance of `rgb` (the
+ * series colour; axes, grid and text are greys), and how many columns of the canvas
+ * they reach. With `rgb` null, pixels of any saturated colour (the heatmap's scale).
+ */
+async function seriesInk(page, testid, rgb) {
+  return page.evaluate(([id, rgb]) => {
     const c = document.querySelector(`[data-testid="${id}"]`);
-    const ctx = c.getContext('2d');
-    const { data } = ctx.getImageData(0, 0, c.width, c.height);
-    const px = (x, y) => {
-      const i = 4 * (y * c.width + x);
-      return `${data[i]},${data[i + 1]},${data[i + 2]},${data[i + 3]}`;
-    };
-    const bg = px(0, 0);
-    const colours = new Set();
-    let ink = 0;
+    const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+    const columns = new Set();
     let n = 0;
-    for (let y = 0; y < c.height; y += 3) {
-      for (let x = 0; x < c.width; x += 3) {
-        const p = px(x, y);
-        colours.add(p);
-        if (p !== bg) ink += 1;
-        n += 1;
+    for (let y = 0; y < c.height; y += 1) {
+      for (let x = 0; x < c.width; x += 1) {
+        const i = 4 * (y * c.width + x);
+        const [r, g, b] = [data[i], data[i + 1], data[i + 2]];
+        const hit = rgb
+          ? Math.abs(r - rgb[0]) + Math.abs(g - rgb[1]) + Math.abs(b - rgb[2]) <= 24
+          : Math.max(r, g, b) - Math.min(r, g, b) > 60;
+        if (hit) {
+          n += 1;
+          columns.add(x);
+        }
       }
     }
-    return { ink: ink / n, colours: colours.size, width: c.width, cssWidth: c.clientWidth };
-  }, testid);
+    return { n, spread: columns.size / c.width, width: c.width, cssWidth: c.clientWidth };
+  }, [testid, rgb]);
 }
 
 test('first load: no console errors and the same numbers as `goodput plan --json`', async () => {
@@ -141,17 +148,20 @@ test('an invalid value shows its message, keeps the last results dimmed, and rec
 
 test('chart canvases are drawn, HiDPI-sized and not blank', async () => {
   const { page, errors } = await openApp();
-  for (const id of [
-    'chart-attainment',
-    'chart-latency',
-    'chart-heatmap',
-    'chart-roofline',
-    'chart-prompt-lengths',
-    'chart-output-lengths',
+  // Each chart's series, in its own colour, across most of the plot: axes, grid and a
+  // legend swatch alone do not pass.
+  for (const [id, rgb, spread] of [
+    ['chart-attainment', ACCENT, 0.5],
+    ['chart-latency', ACCENT, 0.5],
+    ['chart-heatmap', null, 0.5],
+    ['chart-roofline', ACCENT, 0.5],
+    ['chart-prompt-lengths', BARS, 0.4],
+    ['chart-output-lengths', BARS, 0.4],
   ]) {
-    const { ink, colours, width, cssWidth } = await canvasInk(page, id);
-    assert.ok(ink > 0.02, `${id}: only ${(ink * 100).toFixed(2)}% of pixels drawn`);
-    assert.ok(colours > 4, `${id}: only ${colours} colours`);
+    const ink = await seriesInk(page, id, rgb);
+    const { width, cssWidth } = ink;
+    assert.ok(ink.n > 300, `${id}: only ${ink.n} pixels of the series colour`);
+    assert.ok(ink.spread > spread, `${id}: the series spans only ${(ink.spread * 100).toFixed(0)}% of the width`);
     const dpr = await page.evaluate(() => window.devicePixelRatio);
     assert.equal(width, Math.round(cssWidth * dpr), `${id}: backing store not sized by devicePixelRatio`);
   }

@@ -41,6 +41,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import http from 'node:http';
+import { inflateSync } from 'node:zlib';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -341,4 +342,59 @@ export async function runCliJson(args, options) {
   } catch (err) {
     throw new Error(`goodput ${args.join(' ')} did not print JSON (${err.message}):\n${out.slice(0, 2000)}`);
   }
+}
+
+/**
+ * Decodes an 8-bit RGB or RGBA, non-interlaced PNG (what browsers' canvas exports are)
+ * into its pixels, so a test can look at what a downloaded chart shows.
+ *
+ * @param {Buffer} png
+ * @returns {{ width: number, height: number, pixel: (x: number, y: number) => number[] }}
+ */
+export function decodePng(png) {
+  assert.equal(png.subarray(1, 4).toString('latin1'), 'PNG', 'not a PNG file');
+  let at = 8;
+  let header;
+  const idat = [];
+  while (at < png.length) {
+    const len = png.readUInt32BE(at);
+    const type = png.subarray(at + 4, at + 8).toString('latin1');
+    const body = png.subarray(at + 8, at + 8 + len);
+    if (type === 'IHDR') header = body;
+    if (type === 'IDAT') idat.push(body);
+    at += 12 + len;
+  }
+  const width = header.readUInt32BE(0);
+  const height = header.readUInt32BE(4);
+  const [depth, colourType, , , interlace] = header.subarray(8, 13);
+  assert.ok(depth === 8 && (colourType === 2 || colourType === 6) && interlace === 0,
+    `unsupported PNG: depth ${depth}, colour type ${colourType}, interlace ${interlace}`);
+  const bpp = colourType === 6 ? 4 : 3;
+  const raw = inflateSync(Buffer.concat(idat));
+  const stride = width * bpp;
+  const out = Buffer.alloc(height * stride);
+  for (let y = 0; y < height; y += 1) {
+    const filter = raw[y * (stride + 1)];
+    const line = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
+    for (let i = 0; i < stride; i += 1) {
+      const a = i >= bpp ? out[y * stride + i - bpp] : 0;
+      const b = y > 0 ? out[(y - 1) * stride + i] : 0;
+      const c = i >= bpp && y > 0 ? out[(y - 1) * stride + i - bpp] : 0;
+      let v = line[i];
+      if (filter === 1) v += a;
+      else if (filter === 2) v += b;
+      else if (filter === 3) v += (a + b) >> 1;
+      else if (filter === 4) {
+        const p = a + b - c;
+        const [pa, pb, pc] = [Math.abs(p - a), Math.abs(p - b), Math.abs(p - c)];
+        v += pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+      }
+      out[y * stride + i] = v & 0xff;
+    }
+  }
+  return {
+    width,
+    height,
+    pixel: (x, y) => [...out.subarray(y * stride + x * bpp, y * stride + x * bpp + 3)],
+  };
 }

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { REPO_ROOT, assertNoErrors, findNumber as findKey, readValue, runCli, runCliJson, screenshot, startHarness } from './harness.mjs';
+import { REPO_ROOT, assertNoErrors, decodePng, findNumber as findKey, readValue, runCli, runCliJson, screenshot, startHarness } from './harness.mjs';
 
 /** Headline cells the page and the CLI must agree on, with the CLI's JSON key for each. */
 const CELLS = [
@@ -305,9 +305,32 @@ test('exports download the plan JSON and the Markdown summary; a bad plan file i
     assert.equal(sweepRows.length, 1 + plan.run.sweep_max_num_seqs.length * plan.run.sweep_batched_tokens.length);
     assert.equal(sweepRows.filter((r) => r.endsWith(',true')).length, 1, 'one best cell');
     const [svg] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-chart-attainment-svg"]')]);
-    assert.match(await readFile(await svg.path(), 'utf8'), /^<svg[\s\S]*<\/svg>\s*$/);
+    const svgText = await readFile(await svg.path(), 'utf8');
+    assert.match(svgText, /^<svg[\s\S]*<\/svg>\s*$/);
+    // Content, not only a frame: both axis titles, and the curve in the series colour
+    // through every simulated rate.
+    assert.ok(svgText.includes('arrival rate per replica [req/s]') && svgText.includes('attainment [%]'), 'axis titles');
+    const rates = (await readFile(await curve.path(), 'utf8')).trim().split('\n').length - 1;
+    const curvePoints = [...svgText.matchAll(/<polyline[^>]*>/g)]
+      .map((m) => m[0])
+      .filter((tag) => /stroke="#1D4ED8"/i.test(tag))
+      .map((tag) => tag.match(/points="([^"]*)"/)[1].trim().split(/\s+/).length);
+    assert.ok(curvePoints.some((n) => n === rates), `a ${rates}-point curve in #1D4ED8 (polylines: ${curvePoints})`);
     const [png] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-chart-attainment-png"]')]);
-    assert.deepEqual([...(await readFile(await png.path())).subarray(1, 4)], [0x50, 0x4e, 0x47]);
+    const image = decodePng(await readFile(await png.path()));
+    let series = 0;
+    const columns = new Set();
+    for (let y = 0; y < image.height; y += 1) {
+      for (let x = 0; x < image.width; x += 1) {
+        const [r, g, b] = image.pixel(x, y);
+        if (Math.abs(r - 0x1d) + Math.abs(g - 0x4e) + Math.abs(b - 0xd8) <= 24) {
+          series += 1;
+          columns.add(x);
+        }
+      }
+    }
+    assert.ok(series > 300 && columns.size > image.width / 2,
+      `the PNG shows the curve (${series} pixels over ${columns.size} of ${image.width} columns)`);
     // A bad file is refused with a message and the plan stays.
     const bad = path.join(dir, 'bad.json');
     await writeFile(bad, JSON.stringify({ ...plan, run: { ...plan.run, replications: 0 } }));

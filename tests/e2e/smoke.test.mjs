@@ -2,6 +2,7 @@
 // wasm and shows its number, without a single console error.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { assertNoErrors, readValue, runCli, screenshot, startHarness } from './harness.mjs';
 
 /**
@@ -26,8 +27,13 @@ test('the app loads and shows the core decode step time', async () => {
     Math.abs(shown - DECODE_STEP_S) <= 1e-12 * DECODE_STEP_S,
     `decode-step-s data-value ${shown} differs from the core's ${DECODE_STEP_S}`,
   );
-  const file = await screenshot(page, 'smoke-home');
-  assert.ok(file.endsWith('smoke-home.png'));
+  // The screenshot is a real PNG of the whole viewport, not an empty file.
+  const png = await readFile(await screenshot(page, 'smoke-home'));
+  assert.equal(png.subarray(1, 4).toString('latin1'), 'PNG', 'a PNG file');
+  const { width } = page.viewportSize();
+  const scale = await page.evaluate(() => window.devicePixelRatio);
+  assert.equal(png.readUInt32BE(16), Math.round(width * scale), 'PNG width = viewport width');
+  assert.ok(png.length > 20_000, `a ${png.length}-byte PNG is too small for the page`);
   assertNoErrors(errors);
 });
 

@@ -1,13 +1,12 @@
 //! The simulator in a browser: the golden values native code also asserts, bit for bit
-//! (a simulation, Student's t quantile), and a timing of 20 simulation points (printed,
-//! not asserted).
+//! (a simulation, Student's t quantile). Its speed in the browser is a benchmark,
+//! `tests/wasm_bench.rs`, not a test.
 //!
 //! Run with `cargo test --target wasm32-unknown-unknown -p goodput-core --test wasm`
 //! (headless Chromium through chromedriver; see `webdriver.json`).
 #![cfg(target_arch = "wasm32")]
 
-use goodput_core::plan::KvPolicy;
-use goodput_core::sim::{attainment, simulate, SimConfig};
+use goodput_core::sim::{simulate, SimConfig};
 use goodput_core::Plan;
 use wasm_bindgen_test::{console_log, wasm_bindgen_test, wasm_bindgen_test_configure};
 
@@ -51,45 +50,4 @@ fn t_quantile_matches_native() {
         let t = goodput_core::stats::t_975(df);
         assert_eq!(t.to_bits(), b, "df {df}: {t}");
     }
-}
-
-fn now_ms() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map_or(0.0, |p| p.now())
-}
-
-/// The benchmark point: 2,500 requests at the article's 20 req/s, 128 seqs, budget 512.
-/// Five rounds of 20 points each; later rounds run V8's optimised tier.
-#[wasm_bindgen_test]
-fn time_twenty_points() {
-    let mut plan = Plan::default();
-    plan.engine.kv_policy = KvPolicy::None;
-    let cfg = SimConfig::from_plan(&plan, 20.0).expect("article plan is valid");
-    let mut sink = 0.0;
-    let mut best = [f64::INFINITY; 2];
-    for round in 0..5 {
-        let t0 = now_ms();
-        for seed in 0..20 {
-            sink += attainment(&cfg, seed).expect("runs");
-        }
-        let t1 = now_ms();
-        for seed in 0..20 {
-            sink += simulate(&cfg, seed).expect("runs").ttft_s.p99;
-        }
-        let t2 = now_ms();
-        let us = [(t1 - t0) * 1e3 / 20.0, (t2 - t1) * 1e3 / 20.0];
-        console_log!(
-            "round {round}: attainment() {:.0} µs/point, simulate() {:.0} µs/point",
-            us[0],
-            us[1]
-        );
-        best = [best[0].min(us[0]), best[1].min(us[1])];
-    }
-    console_log!(
-        "wasm best of 5 rounds of 20 points: attainment() {:.0} µs/point, simulate() {:.0} µs/point (checksum {sink:.3})",
-        best[0],
-        best[1]
-    );
-    assert!(sink.is_finite());
 }
