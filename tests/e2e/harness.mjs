@@ -53,6 +53,14 @@ export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url
 export const DIST_DIR = path.resolve(process.env.GOODPUT_DIST ?? path.join(REPO_ROOT, 'dist'));
 
 /** Where `screenshot` saves its PNG files. */
+/**
+ * The golden values the core reproduces exactly (`crates/core/tests/golden.json`, where
+ * each says how it was produced); native, wasm and these tests read the same file.
+ */
+export const GOLDEN = JSON.parse(
+  await readFile(path.join(REPO_ROOT, 'crates', 'core', 'tests', 'golden.json'), 'utf8'),
+);
+
 export const SCREENSHOT_DIR = path.join(REPO_ROOT, 'artifacts', 'screenshots');
 
 /** The Chromium executable (Debian's package by default). */

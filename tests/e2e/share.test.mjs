@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { REPO_ROOT, assertNoErrors, decodePng, findNumber as findKey, readValue, runCli, runCliJson, screenshot, startHarness } from './harness.mjs';
+import { GOLDEN, REPO_ROOT, assertNoErrors, decodePng, findNumber as findKey, readValue, runCli, runCliJson, screenshot, startHarness } from './harness.mjs';
 
 /** Headline cells the page and the CLI must agree on, with the CLI's JSON key for each. */
 const CELLS = [
@@ -25,7 +25,7 @@ const SMALL = ['--num-requests', '1000', '--warmup-requests', '100', '--replicat
 const SEARCH_TIMEOUT_MS = 150_000;
 
 /** The default plan's decode step [s] (also checked by the smoke test): shows the defaults are on screen. */
-const DEFAULT_DECODE_STEP_S = 0.009821744716417911;
+const DEFAULT_DECODE_STEP_S = GOLDEN.decode_step_s.value;
 
 let h;
 before(async () => {

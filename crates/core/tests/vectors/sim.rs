@@ -122,24 +122,43 @@ fn article_table_budgets_in_distribution() {
     );
 }
 
-/// A fixed plan and seed give these exact bits natively and in wasm32 (see `tests/wasm.rs`).
+/// The golden values of `tests/golden.json` (also asserted in wasm32 by `tests/wasm.rs`).
+fn golden(section: &str, key: &str) -> f64 {
+    let doc: serde_json::Value =
+        serde_json::from_str(include_str!("../golden.json")).expect("golden JSON");
+    doc[section][key].as_f64().expect("a golden number")
+}
+
+/// A fixed plan and seed give these exact bits natively and in wasm32.
 #[test]
 fn golden_value() {
     let cfg = SimConfig::from_plan(&Plan::default(), 21.0).expect("default plan is valid");
     let r = simulate(&cfg, 42).expect("runs");
+    let want = golden("simulation", "attainment");
     assert_eq!(
         r.attainment.to_bits(),
-        GOLDEN_ATTAINMENT.to_bits(),
+        want.to_bits(),
         "attainment {}",
         r.attainment
     );
+    let want = golden("simulation", "ttft_p99_s");
     assert_eq!(
         r.ttft_s.p99.to_bits(),
-        GOLDEN_TTFT_P99_S.to_bits(),
+        want.to_bits(),
         "ttft p99 {}",
         r.ttft_s.p99
     );
 }
 
-const GOLDEN_ATTAINMENT: f64 = 0.9678260869565217;
-const GOLDEN_TTFT_P99_S: f64 = 0.6079216000843904;
+/// The page's check figure, exactly (the derivation by hand is in `tests/golden.json`).
+#[test]
+fn golden_decode_step() {
+    let s = StepModel::from_plan(&Plan::default());
+    let want = golden("decode_step_s", "value");
+    assert_eq!(
+        s.step_time_s(110.0, 110.0 * 940.0).to_bits(),
+        want.to_bits()
+    );
+    let by_hand = (8e9 * 2.0 + 110.0 * 940.0 * 131_072.0) / 3.35e12 + 1e-3;
+    assert!((want - by_hand).abs() <= 1e-15, "{want} against {by_hand}");
+}
