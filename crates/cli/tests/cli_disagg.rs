@@ -6,8 +6,10 @@ use common::{failure, goodput, json, stdout};
 
 /// A quick plan file: short runs and few replications; `edit` changes it first.
 fn plan_file(tag: &str, edit: impl FnOnce(&mut goodput_core::Plan)) -> std::path::PathBuf {
-    let mut p = goodput_core::Plan::default();
-    p.name = "disagg test".into();
+    let mut p = goodput_core::Plan {
+        name: "disagg test".into(),
+        ..Default::default()
+    };
     p.run.num_requests = 400;
     p.run.warmup_requests = 40;
     p.run.replications = 3;
@@ -63,7 +65,7 @@ fn json_has_the_fields_and_the_aggregated_side_equals_goodput_plan() {
     let per_request = v["cost_per_compliant_request_usd"].as_f64().expect("cost");
     assert!((per_request - (x + y) as f64 * 2.5 / (30.0 * 3600.0)).abs() < 1e-15);
     let att = v["attainment"].as_f64().expect("attainment");
-    assert!(att >= 0.9 && att <= 1.0, "{att}");
+    assert!((0.9..=1.0).contains(&att), "{att}");
     assert_eq!(v["xpyd"], format!("{x}P{y}D").as_str());
     // Human output: the verdict, then the side-by-side table.
     let text = stdout(&goodput(&["disagg", "--plan", file]));

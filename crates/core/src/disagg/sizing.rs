@@ -66,7 +66,7 @@ pub enum DisaggJobResult {
     /// Of an aggregated job.
     Aggregated(JobResult),
     /// Of an xPyD point job.
-    Point(PointResult),
+    Point(Box<PointResult>),
 }
 
 impl PointJob {
@@ -772,7 +772,7 @@ pub fn run_disagg_threads(
         results.extend(
             run_point_jobs(m.config(), &points, threads)?
                 .into_iter()
-                .map(DisaggJobResult::Point),
+                .map(|p| DisaggJobResult::Point(Box::new(p))),
         );
         m.feed(&results);
         if !progress(m.progress()) {

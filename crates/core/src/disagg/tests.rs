@@ -402,7 +402,8 @@ fn the_plan_field_round_trips_and_old_plans_are_unchanged() {
 
 #[test]
 fn bad_disagg_fields_are_named_in_the_users_units() {
-    let cases: Vec<(&str, fn(&mut DisaggSpec), &str)> = vec![
+    type Case = (&'static str, fn(&mut DisaggSpec), &'static str);
+    let cases: Vec<Case> = vec![
         (
             "disagg.prefill.gpu",
             |s| s.prefill.gpu = "h1000".into(),
