@@ -461,3 +461,32 @@ fn bad_disagg_fields_are_named_in_the_users_units() {
         assert!(e.to_string().contains(words), "{field}: {e}");
     }
 }
+
+#[test]
+fn the_decode_count_found_is_the_smallest_that_passes() {
+    // Four sequences per decode instance: many decode instances, found by doubling from
+    // the guess and then bisecting. Checked by simulating y and y − 1 directly.
+    let mut plan = quick_plan();
+    plan.traffic.peak_rate_rps = 10.0;
+    let mut spec = DisaggSpec::for_plan(&plan);
+    spec.prefill.instances = Some(1);
+    spec.decode.max_num_seqs = 4;
+    plan.disagg = Some(spec);
+    let r = run_disagg_threads(&plan, 2, &mut |_| true).expect("sizing");
+    let best = r.best.as_ref().expect("an xPyD passes");
+    let y = best.decode_instances_for_peak;
+    assert!(y > 2, "{y}");
+    let cfg = cfg_of(&plan, r.sizing_rate_rps);
+    let mean_at = |y: u32| {
+        (0..plan.run.replications)
+            .map(|i| sim(&cfg, 1, y, crate::sim::replication_seed(plan.run.seed, i)).attainment)
+            .sum::<f64>()
+            / plan.run.replications as f64
+    };
+    assert!(mean_at(y) >= r.target);
+    assert!(
+        mean_at(y - 1) < r.target,
+        "{y} is not the smallest: {:?}",
+        r.points
+    );
+}
