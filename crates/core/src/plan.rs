@@ -934,6 +934,9 @@ pub const MAX_EFFICIENCY: f64 = 4.0;
 /// Most instances of one disaggregated pool (`disagg.prefill.instances`,
 /// `disagg.decode.instances`, and the xPyD sizing's search range).
 pub const MAX_DISAGG_INSTANCES: u32 = 32;
+/// Most xPyD points one disaggregated sizing simulates (each with every replication);
+/// with [`crate::search::MAX_WORK_REQUESTS`] it bounds the sizing's work.
+pub const MAX_DISAGG_POINTS: usize = 48;
 /// Slowest KV link a disaggregated plan accepts (1 MB/s) [bytes/s].
 pub const MIN_KV_LINK_BYTES_PER_S: f64 = 1e6;
 /// Fastest KV link a disaggregated plan accepts (10 TB/s) [bytes/s].

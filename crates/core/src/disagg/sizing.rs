@@ -21,9 +21,12 @@ use super::{
 };
 use crate::analytic::MeanLengths;
 use crate::capacity::CapacityPlan;
-use crate::plan::{Plan, MAX_DISAGG_INSTANCES};
+use crate::plan::{Plan, MAX_DISAGG_INSTANCES, MAX_DISAGG_POINTS};
 use crate::report::{format_usd, PlanReport};
-use crate::search::{run_jobs, GoodputResult, GoodputSearch, Job, JobResult, Progress};
+use crate::search::{
+    run_jobs, GoodputResult, GoodputSearch, Job, JobResult, Progress, SearchError,
+    MAX_WORK_REQUESTS,
+};
 use crate::sim::{replication_seed, Summary};
 use crate::stats::mean_ci95;
 
@@ -272,6 +275,15 @@ impl DisaggSizing {
             .disagg
             .clone()
             .unwrap_or_else(|| super::DisaggSpec::for_plan(plan));
+        let work =
+            MAX_DISAGG_POINTS as u64 * plan.run.replications as u64 * plan.run.num_requests as u64;
+        if work > MAX_WORK_REQUESTS {
+            return Err(SearchError::TooMuchWork {
+                requests: work,
+                max: MAX_WORK_REQUESTS,
+            }
+            .into());
+        }
         let mut plan = plan.clone();
         plan.disagg = Some(spec.clone());
         let rate = plan.traffic.peak_rate_rps / plan.planning.utilization;
@@ -352,6 +364,13 @@ impl DisaggSizing {
     /// Moves the column on until a point needs simulating (`pending`), or the search ends.
     fn plan_point(&mut self) {
         while let Some(c) = self.column {
+            if self.points.len() >= MAX_DISAGG_POINTS {
+                self.column = None;
+                self.reason.get_or_insert_with(|| {
+                    format!("the search stopped after {MAX_DISAGG_POINTS} xPyD points")
+                });
+                break;
+            }
             if let Some((b, _)) = &self.best {
                 let best = self.cost(b.prefill_instances, b.decode_instances);
                 if c.hi.is_none() && self.cost(c.x, self.y_min) >= best {

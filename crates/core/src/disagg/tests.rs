@@ -342,6 +342,18 @@ fn fixed_instance_counts_are_evaluated_as_given() {
 }
 
 #[test]
+fn the_sizing_refuses_too_much_work() {
+    let mut plan = quick_plan();
+    // 50 × 100,000 requests per point: within the goodput search's bound (24 rates),
+    // beyond the sizing's (48 points).
+    plan.run.replications = 50;
+    plan.run.num_requests = 100_000;
+    assert!(crate::search::GoodputSearch::new(&plan).is_ok());
+    let e = DisaggSizing::new(&plan).err().expect("too much work");
+    assert!(e.to_string().contains("lower run.num_requests"), "{e}");
+}
+
+#[test]
 fn the_sizing_can_be_cancelled() {
     let plan = quick_plan();
     let e = run_disagg_threads(&plan, 1, &mut |_| false).expect_err("cancelled");
