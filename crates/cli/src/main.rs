@@ -7,6 +7,7 @@ mod alerts;
 mod args;
 mod calibrate;
 mod capacity;
+mod disagg;
 mod link;
 mod plan_cmd;
 mod presets_cmd;
@@ -31,6 +32,7 @@ commands:
   schedule   traffic over a day: replicas per hour, autoscaled vs static cost, ramp attainment
   plan       the whole plan: goodput, capacity, cost, analytic companions
   shootout   every GPU x TP option of the plan, ranked by cost per compliant request
+  disagg     the cheapest xPyD (prefill and decode pools) for the peak, against the aggregated plan
   presets    list the model and GPU presets (--model ID, --gpu ID) with figures and sources
   calibrate  fit the step model to vllm bench serve / GuideLLM / CSV results
   alerts     Prometheus burn-rate alert rules for the plan's SLO
@@ -52,6 +54,7 @@ fn main() {
         "schedule" => schedule::run(&mut args),
         "plan" => plan_cmd::run(&mut args),
         "shootout" => shootout::run(&mut args),
+        "disagg" => disagg::run(&mut args),
         "presets" => presets_cmd::run(&mut args),
         "calibrate" => calibrate::run(&mut args),
         "alerts" => alerts::run(&mut args),

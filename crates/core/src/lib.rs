@@ -6,6 +6,8 @@
 //!                        search (goodput, knob sweep) ◀┘
 //!                                   │
 //!                        capacity (replicas, cost) ──▶ report
+//!   disagg: prefill and decode pools with KV transfer, simulated instance by
+//!   instance; the cheapest xPyD against the aggregated fleet
 //!   share: Plan ⇄ compact URL fragment (versioned)
 //!   trace (Azure / BurstGPT / Mooncake, streamed) ──▶ schedule (hourly profile,
 //!   autoscaler, static vs autoscaled cost, ramp simulations)
@@ -19,6 +21,7 @@ pub mod alerts;
 pub mod analytic;
 pub mod calibrate;
 pub mod capacity;
+pub mod disagg;
 pub mod fleet;
 pub mod format;
 pub mod measure;

@@ -11,6 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 pub mod comparison;
+pub mod disagg;
 mod strict;
 
 pub use strict::{StrictPlanError, PLAN_SECTIONS};
@@ -688,6 +689,11 @@ pub struct Plan {
     /// [`crate::schedule`]); absent in plans and links made before it existed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub schedule: Option<crate::schedule::ScheduleSpec>,
+    /// A disaggregated deployment: prefill and decode pools with KV transfer (see
+    /// [`crate::disagg`]); `None` for an aggregated plan, and in plans and links made
+    /// before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disagg: Option<disagg::DisaggSpec>,
 }
 
 /// A fit of the step model to measurements, and where it came from.
@@ -925,6 +931,18 @@ pub const MAX_LABEL_CHARS: usize = 200;
 pub const MIN_EFFICIENCY: f64 = 0.01;
 /// Largest fitted efficiency a plan accepts: above 1 means the plan's figure was low.
 pub const MAX_EFFICIENCY: f64 = 4.0;
+/// Most instances of one disaggregated pool (`disagg.prefill.instances`,
+/// `disagg.decode.instances`, and the xPyD sizing's search range).
+pub const MAX_DISAGG_INSTANCES: u32 = 32;
+/// Most xPyD points one disaggregated sizing simulates (each with every replication);
+/// with [`crate::search::MAX_WORK_REQUESTS`] it bounds the sizing's work.
+pub const MAX_DISAGG_POINTS: usize = 48;
+/// Slowest KV link a disaggregated plan accepts (1 MB/s) [bytes/s].
+pub const MIN_KV_LINK_BYTES_PER_S: f64 = 1e6;
+/// Fastest KV link a disaggregated plan accepts (10 TB/s) [bytes/s].
+pub const MAX_KV_LINK_BYTES_PER_S: f64 = 1e13;
+/// Longest fixed KV-transfer latency a disaggregated plan accepts [s].
+pub const MAX_KV_LINK_LATENCY_S: f64 = 1.0;
 
 fn err(field: &'static str, message: String) -> PlanError {
     PlanError { field, message }
@@ -1031,6 +1049,9 @@ impl Plan {
             s.validate()?;
         }
         self.validate_schedule()?;
+        if let Some(d) = &self.disagg {
+            d.validate(self)?;
+        }
         self.validate_kv_capacity()
     }
 

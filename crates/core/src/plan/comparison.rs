@@ -113,6 +113,7 @@ pub fn fingerprint(plan: &Plan) -> String {
     p.note.clear();
     p.shootout = None;
     p.schedule = None;
+    p.disagg = None;
     p.planning.measured_sweep.clear();
     let h = &plan.hardware;
     p.hardware = HardwareSpec {

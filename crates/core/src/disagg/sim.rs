@@ -1,0 +1,461 @@
+//! The multi-instance event simulation of a disaggregated deployment.
+//!
+//! One global event queue, ordered by time and then by insertion (ties first in,
+//! first out), holds four kinds of event: a request arrives, a prefill step ends, a
+//! KV transfer lands, a decode step ends. Each instance is idle or running one step;
+//! an idle instance starts a step as soon as it has work.
+//!
+//! Prefill instance: its queue is FCFS; a step takes prompts from the front until the
+//! token budget is spent (the last one may be a chunk, finished in later steps), and
+//! lasts `t_step(chunk tokens, no decode context)`. A prompt whose last chunk ran leaves
+//! at the end of the step; its KV then travels for `latency + bytes / bandwidth`.
+//!
+//! Decode instance: a landed request waits FCFS; at the start of every step waiting
+//! requests are admitted while fewer than `max_num_seqs` run and their KV reservation
+//! fits. The step gives every running sequence one token and lasts
+//! `t_step(running, their context)`. A newly admitted sequence's first token is the end
+//! of its first step; it finishes at the end of the step that produces its output length.
+//! Per-step work does not depend on the batch: a context sum and a heap of finish steps.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, VecDeque};
+
+use super::{DecodeKv, DisaggConfig, DisaggError, DisaggReport, Router};
+use crate::plan::MAX_DISAGG_INSTANCES;
+use crate::rng::Rng;
+use crate::sim::{Summary, MAX_STEPS};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Arrival(u32),
+    PrefillDone(u32),
+    KvLanded(u32),
+    DecodeDone(u32),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Event {
+    t: f64,
+    seq: u64,
+    kind: Kind,
+}
+
+impl PartialEq for Event {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Event {}
+impl PartialOrd for Event {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Event {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.t
+            .total_cmp(&other.t)
+            .then_with(|| self.seq.cmp(&other.seq))
+    }
+}
+
+#[derive(Default)]
+struct PrefillInstance {
+    /// Requests waiting or part-way through, FCFS.
+    queue: VecDeque<u32>,
+    /// Requests at the front of the queue whose last chunk runs in the current step.
+    completing: usize,
+    /// Prompt tokens of the current step.
+    in_step_tokens: u64,
+    busy: bool,
+    /// Prompt tokens not yet prefilled (queued, or in the running step), for the router.
+    outstanding_tokens: u64,
+    busy_s: f64,
+}
+
+#[derive(Default)]
+struct DecodeInstance {
+    waiting: VecDeque<u32>,
+    running: u32,
+    ctx_tokens: f64,
+    kv_reserved: f64,
+    /// Index of the step running or last run (steps count from 1).
+    step: u64,
+    finish: BinaryHeap<Reverse<(u64, u32)>>,
+    /// Admitted at the start of the current step: their first token ends it.
+    starting: Vec<u32>,
+    busy: bool,
+    busy_s: f64,
+}
+
+struct State<'a> {
+    cfg: &'a DisaggConfig,
+    events: BinaryHeap<Reverse<Event>>,
+    seq: u64,
+    prefill: Vec<PrefillInstance>,
+    decode: Vec<DecodeInstance>,
+    rr_prefill: usize,
+    rr_decode: usize,
+    // Per request.
+    prompt: Vec<u32>,
+    need: Vec<u32>,
+    output: Vec<u32>,
+    done_tokens: Vec<u32>,
+    arrival: Vec<f64>,
+    prefill_start: Vec<f64>,
+    prefill_end: Vec<f64>,
+    landed: Vec<f64>,
+    decode_start: Vec<f64>,
+    first: Vec<f64>,
+    finish: Vec<f64>,
+    rejected: Vec<bool>,
+    steps: u64,
+}
+
+impl<'a> State<'a> {
+    fn push(&mut self, t: f64, kind: Kind) {
+        self.seq += 1;
+        self.events.push(Reverse(Event {
+            t,
+            seq: self.seq,
+            kind,
+        }));
+    }
+
+    fn reservation(&self, r: u32) -> f64 {
+        let r = r as usize;
+        match self.cfg.decode_kv {
+            DecodeKv::Unlimited => 0.0,
+            DecodeKv::ReserveCap => self.prompt[r] as f64 + self.cfg.traffic.output.max as f64,
+            DecodeKv::ReserveOwn => self.prompt[r] as f64 + self.output[r] as f64,
+        }
+    }
+
+    fn route_prefill(&mut self) -> usize {
+        match self.cfg.router {
+            Router::RoundRobin => {
+                let i = self.rr_prefill % self.prefill.len();
+                self.rr_prefill += 1;
+                i
+            }
+            Router::LeastLoaded => least(self.prefill.iter().map(|p| p.outstanding_tokens)),
+        }
+    }
+
+    fn route_decode(&mut self) -> usize {
+        match self.cfg.router {
+            Router::RoundRobin => {
+                let i = self.rr_decode % self.decode.len();
+                self.rr_decode += 1;
+                i
+            }
+            Router::LeastLoaded => least(
+                self.decode
+                    .iter()
+                    .map(|d| d.running as u64 + d.waiting.len() as u64),
+            ),
+        }
+    }
+
+    /// Starts a prefill step on instance `i` at `t` if it is idle and has work.
+    fn start_prefill(&mut self, i: usize, t: f64) {
+        let budget = self.cfg.prefill_budget_tokens.max(1);
+        let inst = &mut self.prefill[i];
+        if inst.busy || inst.queue.is_empty() {
+            return;
+        }
+        let mut left = budget;
+        let mut tokens = 0u32;
+        let mut completing = 0;
+        for &r in inst.queue.iter() {
+            if left == 0 {
+                break;
+            }
+            let r = r as usize;
+            if self.prefill_start[r].is_nan() {
+                self.prefill_start[r] = t;
+            }
+            let rest = self.need[r] - self.done_tokens[r];
+            let take = rest.min(left);
+            self.done_tokens[r] += take;
+            tokens += take;
+            left -= take;
+            if take == rest {
+                completing += 1;
+            }
+        }
+        inst.completing = completing;
+        inst.busy = true;
+        inst.in_step_tokens = tokens as u64;
+        let dt = self.cfg.prefill.step.step_time_s(tokens as f64, 0.0);
+        inst.busy_s += dt;
+        self.steps += 1;
+        self.push(t + dt, Kind::PrefillDone(i as u32));
+    }
+
+    fn end_prefill(&mut self, i: usize, t: f64) {
+        let inst = &mut self.prefill[i];
+        inst.busy = false;
+        inst.outstanding_tokens -= inst.in_step_tokens;
+        inst.in_step_tokens = 0;
+        let mut done = Vec::with_capacity(inst.completing);
+        for _ in 0..inst.completing {
+            if let Some(r) = inst.queue.pop_front() {
+                done.push(r);
+            }
+        }
+        inst.completing = 0;
+        for r in done {
+            self.prefill_end[r as usize] = t;
+            let bytes = self.cfg.kv_transfer_bytes(self.prompt[r as usize]);
+            let land = t + self.cfg.kv_link.transfer_time_s(bytes);
+            self.push(land, Kind::KvLanded(r));
+        }
+        self.start_prefill(i, t);
+    }
+
+    /// Admits waiting requests on decode instance `i` and starts a step at `t`, if idle.
+    fn start_decode(&mut self, i: usize, t: f64) {
+        if self.decode[i].busy {
+            return;
+        }
+        let cap = self.cfg.decode.kv_capacity_tokens;
+        let max_seqs = self.cfg.decode_max_num_seqs;
+        let limited = self.cfg.decode_kv != DecodeKv::Unlimited;
+        while let Some(&r) = self.decode[i].waiting.front() {
+            let need = self.reservation(r);
+            let inst = &self.decode[i];
+            if inst.running >= max_seqs || (limited && inst.kv_reserved + need > cap) {
+                break;
+            }
+            let inst = &mut self.decode[i];
+            inst.waiting.pop_front();
+            inst.running += 1;
+            inst.ctx_tokens += self.prompt[r as usize] as f64;
+            inst.kv_reserved += need;
+            let step = inst.step + 1;
+            inst.finish
+                .push(Reverse((step + self.output[r as usize] as u64 - 1, r)));
+            inst.starting.push(r);
+            self.decode_start[r as usize] = t;
+        }
+        let inst = &mut self.decode[i];
+        if inst.running == 0 {
+            return;
+        }
+        inst.step += 1;
+        inst.busy = true;
+        let dt = self
+            .cfg
+            .decode
+            .step
+            .step_time_s(inst.running as f64, inst.ctx_tokens);
+        inst.busy_s += dt;
+        self.steps += 1;
+        self.push(t + dt, Kind::DecodeDone(i as u32));
+    }
+
+    fn end_decode(&mut self, i: usize, t: f64) {
+        let mut ended = Vec::new();
+        {
+            let inst = &mut self.decode[i];
+            inst.busy = false;
+            for r in inst.starting.drain(..) {
+                self.first[r as usize] = t;
+            }
+            inst.ctx_tokens += inst.running as f64;
+            while let Some(&Reverse((s, r))) = inst.finish.peek() {
+                if s != inst.step {
+                    break;
+                }
+                inst.finish.pop();
+                ended.push(r);
+            }
+        }
+        for r in ended {
+            let ru = r as usize;
+            self.finish[ru] = t;
+            let need = self.reservation(r);
+            let inst = &mut self.decode[i];
+            inst.running -= 1;
+            inst.ctx_tokens -= (self.prompt[ru] + self.output[ru]) as f64;
+            inst.kv_reserved -= need;
+        }
+        self.start_decode(i, t);
+    }
+}
+
+/// Index of the smallest load (the lowest index on ties).
+fn least(loads: impl Iterator<Item = u64>) -> usize {
+    let mut best = (u64::MAX, 0);
+    for (i, l) in loads.enumerate() {
+        if l < best.0 {
+            best = (l, i);
+        }
+    }
+    best.1
+}
+
+/// Simulates `prefill_instances` prefill and `decode_instances` decode instances
+/// together on the request stream of `seed` (the stream the aggregated simulator draws
+/// for the same seed and rate).
+pub fn simulate_disagg(
+    cfg: &DisaggConfig,
+    prefill_instances: u32,
+    decode_instances: u32,
+    seed: u64,
+) -> Result<DisaggReport, DisaggError> {
+    for (pool, n) in [("prefill", prefill_instances), ("decode", decode_instances)] {
+        if n == 0 || n > MAX_DISAGG_INSTANCES {
+            return Err(DisaggError::Instances { pool, count: n });
+        }
+    }
+    crate::sim::check_rate(cfg.traffic.rate_rps)?;
+    let n = cfg.num_requests as usize;
+    let w = cfg.traffic.generate(n, &mut Rng::new(seed));
+    let need: Vec<u32> = if w.cached_tokens.is_empty() {
+        w.prompt_tokens.clone()
+    } else {
+        w.prompt_tokens
+            .iter()
+            .zip(&w.cached_tokens)
+            .map(|(&p, &c)| (p - c).max(1))
+            .collect()
+    };
+    let nan = vec![f64::NAN; n];
+    let mut s = State {
+        cfg,
+        events: BinaryHeap::with_capacity(2 * n),
+        seq: 0,
+        prefill: (0..prefill_instances)
+            .map(|_| PrefillInstance::default())
+            .collect(),
+        decode: (0..decode_instances)
+            .map(|_| DecodeInstance::default())
+            .collect(),
+        rr_prefill: 0,
+        rr_decode: 0,
+        prompt: w.prompt_tokens,
+        need,
+        output: w.output_tokens,
+        done_tokens: vec![0; n],
+        arrival: w.arrival_s,
+        prefill_start: nan.clone(),
+        prefill_end: nan.clone(),
+        landed: nan.clone(),
+        decode_start: nan.clone(),
+        first: nan.clone(),
+        finish: nan,
+        rejected: vec![false; n],
+        steps: 0,
+    };
+    for r in 0..n {
+        let t = s.arrival[r];
+        s.push(t, Kind::Arrival(r as u32));
+    }
+    let mut now = 0.0;
+    let mut truncated = false;
+    while let Some(Reverse(e)) = s.events.pop() {
+        if s.steps > MAX_STEPS {
+            truncated = true;
+            break;
+        }
+        now = e.t;
+        match e.kind {
+            Kind::Arrival(r) => {
+                let i = s.route_prefill();
+                s.prefill[i].queue.push_back(r);
+                s.prefill[i].outstanding_tokens += s.need[r as usize] as u64;
+                s.start_prefill(i, now);
+            }
+            Kind::PrefillDone(i) => s.end_prefill(i as usize, now),
+            Kind::KvLanded(r) => {
+                s.landed[r as usize] = now;
+                if cfg.decode_kv != DecodeKv::Unlimited
+                    && s.reservation(r) > cfg.decode.kv_capacity_tokens
+                {
+                    s.rejected[r as usize] = true;
+                    continue;
+                }
+                let i = s.route_decode();
+                s.decode[i].waiting.push_back(r);
+                s.start_decode(i, now);
+            }
+            Kind::DecodeDone(i) => s.end_decode(i as usize, now),
+        }
+    }
+    Ok(report(
+        &s,
+        prefill_instances,
+        decode_instances,
+        now,
+        truncated,
+    ))
+}
+
+fn report(s: &State, x: u32, y: u32, end_s: f64, truncated: bool) -> DisaggReport {
+    let cfg = s.cfg;
+    let n = cfg.num_requests as usize;
+    let from = (cfg.warmup_requests as usize).min(n);
+    let mut ttft = Vec::with_capacity(n - from);
+    let mut tpot = Vec::with_capacity(n - from);
+    let mut e2e = Vec::with_capacity(n - from);
+    let mut wait = Vec::with_capacity(n - from);
+    let mut prefill = Vec::with_capacity(n - from);
+    let mut transfer = Vec::with_capacity(n - from);
+    let mut decode_wait = Vec::with_capacity(n - from);
+    let (mut joint, mut each, mut unfinished, mut rejected) = (0u32, [0u32; 3], 0u32, 0u32);
+    for r in from..n {
+        let a = s.arrival[r];
+        wait.push(s.prefill_start[r] - a);
+        prefill.push(s.prefill_end[r] - a);
+        transfer.push(s.landed[r] - s.prefill_end[r]);
+        decode_wait.push(s.decode_start[r] - s.landed[r]);
+        if s.rejected[r] {
+            rejected += 1;
+            continue;
+        }
+        if s.finish[r].is_nan() {
+            unfinished += 1;
+            continue;
+        }
+        let first = s.first[r] - a;
+        let per_token = (s.finish[r] - s.first[r]) / (s.output[r].max(2) - 1) as f64;
+        let total = s.finish[r] - a;
+        ttft.push(first);
+        tpot.push(per_token);
+        e2e.push(total);
+        let met = cfg.slo.meets_each(first, per_token, total);
+        for k in 0..3 {
+            each[k] += met[k] as u32;
+        }
+        joint += met.iter().all(|&m| m) as u32;
+    }
+    let measured = (n - from) as u32;
+    let busy = |total: f64, k: u32| {
+        if end_s > 0.0 {
+            total / (k as f64 * end_s)
+        } else {
+            0.0
+        }
+    };
+    DisaggReport {
+        prefill_instances: x,
+        decode_instances: y,
+        attainment: cfg.slo.attainment(measured, joint, each),
+        ttft_s: Summary::of(&mut ttft),
+        tpot_s: Summary::of(&mut tpot),
+        e2e_s: Summary::of(&mut e2e),
+        prefill_wait_s: Summary::of(&mut wait),
+        prefill_s: Summary::of(&mut prefill),
+        transfer_s: Summary::of(&mut transfer),
+        decode_wait_s: Summary::of(&mut decode_wait),
+        measured_requests: measured,
+        unfinished_requests: unfinished,
+        rejected_requests: rejected,
+        prefill_busy: busy(s.prefill.iter().map(|p| p.busy_s).sum(), x),
+        decode_busy: busy(s.decode.iter().map(|d| d.busy_s).sum(), y),
+        sim_time_s: end_s,
+        truncated,
+    }
+}

@@ -1,0 +1,803 @@
+//! xPyD sizing: the cheapest prefill × decode instance counts that meet the SLO at the
+//! forecast peak, set against the aggregated plan on the plan's own GPUs.
+//!
+//! Fairness: the pools are sized at `peak / utilization`, the same headroom an
+//! aggregated replica gets by running at `goodput × utilization`, and each pool then
+//! gets `planning.redundancy` spare instances, as the aggregated fleet gets spare
+//! replicas (N+1 per pool: losing any one instance, prefill or decode, leaves the peak
+//! served).
+//!
+//! Search: for x = x₀, x₀+1, … (x₀ the prefill compute bound), the smallest y that
+//! passes is found by doubling from a guess and then bisecting; more prefill instances
+//! never need more decode instances, so the next x starts from the y just found. The
+//! search stops when even y = 1 at the next x would cost at least the best found, or at
+//! [`MAX_DISAGG_INSTANCES`]. A point passes when the mean attainment over the
+//! replications (seeds as in the goodput search) reaches the target.
+
+use serde::{Deserialize, Serialize};
+
+use super::{
+    pool_md1, simulate_disagg, DisaggConfig, DisaggError, DisaggReport, KvLink, PrefillMd1, Router,
+};
+use crate::analytic::MeanLengths;
+use crate::capacity::CapacityPlan;
+use crate::plan::{Plan, MAX_DISAGG_INSTANCES, MAX_DISAGG_POINTS};
+use crate::report::{format_usd, PlanReport};
+use crate::search::{
+    run_jobs, GoodputResult, GoodputSearch, Job, JobResult, Progress, SearchError,
+    MAX_WORK_REQUESTS,
+};
+use crate::sim::{replication_seed, Summary};
+use crate::stats::mean_ci95;
+
+/// One simulation of one xPyD point: a message to a worker.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PointJob {
+    /// Unique id within the sizing.
+    pub id: u32,
+    /// Prefill instances.
+    pub prefill_instances: u32,
+    /// Decode instances.
+    pub decode_instances: u32,
+    /// Replication index.
+    pub replication: u32,
+    /// Seed: `replication_seed(plan.run.seed, replication)`.
+    pub seed: u64,
+}
+
+/// What a worker returns for one [`PointJob`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointResult {
+    /// The job's id.
+    pub id: u32,
+    /// The simulation's report.
+    pub report: DisaggReport,
+}
+
+/// A job of the sizing: the aggregated plan's goodput search, or an xPyD point.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum DisaggJob {
+    /// Run with [`crate::search::run_job`] on the plan.
+    Aggregated(Job),
+    /// Run with [`PointJob::run`] on [`DisaggSizing::config`].
+    Point(PointJob),
+}
+
+/// The result of a [`DisaggJob`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum DisaggJobResult {
+    /// Of an aggregated job.
+    Aggregated(JobResult),
+    /// Of an xPyD point job.
+    Point(Box<PointResult>),
+}
+
+impl PointJob {
+    /// Runs the job on the sizing's configuration (at the sizing rate).
+    pub fn run(&self, cfg: &DisaggConfig) -> Result<PointResult, DisaggError> {
+        Ok(PointResult {
+            id: self.id,
+            report: simulate_disagg(
+                cfg,
+                self.prefill_instances,
+                self.decode_instances,
+                self.seed,
+            )?,
+        })
+    }
+}
+
+/// One evaluated xPyD point.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PointSummary {
+    /// Prefill instances.
+    pub prefill_instances: u32,
+    /// Decode instances.
+    pub decode_instances: u32,
+    /// Mean attainment over the replications [0..1].
+    pub attainment: f64,
+    /// 95% confidence interval of the mean.
+    pub ci95: [f64; 2],
+    /// Whether the mean reaches the target.
+    pub passes: bool,
+}
+
+/// The chosen xPyD, with its cost and what the simulation measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct XpyD {
+    /// Prefill instances the peak needs (the x of xPyD).
+    pub prefill_instances_for_peak: u32,
+    /// Decode instances the peak needs (the y of xPyD).
+    pub decode_instances_for_peak: u32,
+    /// Prefill instances to run: for the peak + redundancy.
+    pub prefill_instances: u32,
+    /// Decode instances to run: for the peak + redundancy.
+    pub decode_instances: u32,
+    /// GPU preset of the prefill pool.
+    pub prefill_gpu: String,
+    /// GPUs per prefill instance.
+    pub prefill_tp: u32,
+    /// Token budget of a prefill step [tokens].
+    pub prefill_max_num_batched_tokens: u32,
+    /// GPU preset of the decode pool.
+    pub decode_gpu: String,
+    /// GPUs per decode instance.
+    pub decode_tp: u32,
+    /// Most sequences per decode instance.
+    pub decode_max_num_seqs: u32,
+    /// GPUs to run, both pools, spares included.
+    pub gpus_total: u32,
+    /// Cost of both pools per hour, spares included [USD/h].
+    pub cost_per_hour_usd: f64,
+    /// Cost of both pools per month [USD/month].
+    pub cost_per_month_usd: f64,
+    /// Hourly cost of the x + y instances (spares excluded, as for the aggregated plan)
+    /// over the requests of an hour at the peak [USD/request].
+    pub cost_per_compliant_request_usd: f64,
+    /// Mean attainment at the sizing rate [0..1].
+    pub attainment: f64,
+    /// Its 95% confidence interval.
+    pub attainment_ci95: [f64; 2],
+    /// TTFT, mean of the replications' summaries [s].
+    pub ttft_s: Summary,
+    /// TPOT [s].
+    pub tpot_s: Summary,
+    /// Prefill queueing [s].
+    pub prefill_wait_s: Summary,
+    /// Arrival to the end of prefill [s].
+    pub prefill_s: Summary,
+    /// KV transfer [s].
+    pub transfer_s: Summary,
+    /// Wait for a decode slot [s].
+    pub decode_wait_s: Summary,
+    /// Busy share of the prefill instances [0..1].
+    pub prefill_busy: f64,
+    /// Busy share of the decode instances [0..1].
+    pub decode_busy: f64,
+    /// The prefill pool as M/D/1 at the sizing rate, beside the simulated prefill.
+    pub md1: PrefillMd1,
+}
+
+impl XpyD {
+    /// `2P3D`: the instance counts the peak needs.
+    pub fn label(&self) -> String {
+        format!(
+            "{}P{}D",
+            self.prefill_instances_for_peak, self.decode_instances_for_peak
+        )
+    }
+}
+
+/// The aggregated plan on its own GPUs, as `goodput plan --no-sweep` sizes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AggregatedSide {
+    /// GPU preset of the plan.
+    pub gpu: String,
+    /// GPUs per replica.
+    pub tp_degree: u32,
+    /// Goodput of one replica [requests/s].
+    pub goodput_rps: f64,
+    /// Replicas, GPUs and cost; `None` when the fleet cannot be sized.
+    pub capacity: Option<CapacityPlan>,
+    /// Why not, when it cannot.
+    pub error: Option<String>,
+}
+
+/// The sizing's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DisaggResult {
+    /// Forecast peak [requests/s].
+    pub peak_rate_rps: f64,
+    /// Share of capacity the plan runs at (`planning.utilization`).
+    pub utilization: f64,
+    /// Rate the pools are simulated at: peak / utilisation [requests/s].
+    pub sizing_rate_rps: f64,
+    /// Spare instances per pool (`planning.redundancy`).
+    pub redundancy: u32,
+    /// Attainment target.
+    pub target: f64,
+    /// Replications per point.
+    pub replications: u32,
+    /// The router.
+    pub router: Router,
+    /// The KV link.
+    pub kv_link: KvLink,
+    /// The cheapest passing xPyD; `None` when none passes within the limits.
+    pub best: Option<XpyD>,
+    /// Why there is no xPyD, when there is none.
+    pub reason: Option<String>,
+    /// The aggregated plan.
+    pub aggregated: AggregatedSide,
+    /// Every evaluated point, in the order evaluated.
+    pub points: Vec<PointSummary>,
+    /// The comparison in plain words.
+    pub verdict: String,
+    /// Simulations run (both sides).
+    pub jobs_run: u32,
+}
+
+enum AggStage {
+    Search(Box<GoodputSearch>),
+    Done(Box<AggregatedSide>),
+}
+
+/// The search state of the current x.
+#[derive(Debug, Clone, Copy)]
+struct Column {
+    x: u32,
+    /// Every y below `lo` fails at this x.
+    lo: u32,
+    /// The smallest y known to pass at this x.
+    hi: Option<u32>,
+    /// The next y to try while no y is known to pass.
+    guess: u32,
+}
+
+struct Pending {
+    x: u32,
+    y: u32,
+    first_id: u32,
+    reports: Vec<Option<DisaggReport>>,
+}
+
+/// The sizing as a job state machine: [`DisaggSizing::next_batch`] hands out jobs,
+/// [`DisaggSizing::feed`] takes results back in any order; the answer does not depend
+/// on how they were run.
+pub struct DisaggSizing {
+    plan: Plan,
+    cfg: DisaggConfig,
+    replications: u32,
+    target: f64,
+    x_max: u32,
+    y_min: u32,
+    y_max: u32,
+    y_guess: u32,
+    agg: AggStage,
+    column: Option<Column>,
+    pending: Option<Pending>,
+    issued: bool,
+    points: Vec<PointSummary>,
+    best: Option<(PointSummary, Vec<DisaggReport>)>,
+    reason: Option<String>,
+    next_id: u32,
+    point_jobs_run: u32,
+    agg_jobs: u32,
+}
+
+impl DisaggSizing {
+    /// Sets the sizing up for `plan` (its `disagg` section, or the defaults for it).
+    pub fn new(plan: &Plan) -> Result<DisaggSizing, DisaggError> {
+        plan.validate()?;
+        if !crate::slo::has_objective(&plan.slo) {
+            return Err(DisaggError::NoObjective);
+        }
+        let spec = plan
+            .disagg
+            .clone()
+            .unwrap_or_else(|| super::DisaggSpec::for_plan(plan));
+        let work =
+            MAX_DISAGG_POINTS as u64 * plan.run.replications as u64 * plan.run.num_requests as u64;
+        if work > MAX_WORK_REQUESTS {
+            return Err(SearchError::TooMuchWork {
+                requests: work,
+                max: MAX_WORK_REQUESTS,
+            }
+            .into());
+        }
+        let mut plan = plan.clone();
+        plan.disagg = Some(spec.clone());
+        let rate = plan.traffic.peak_rate_rps / plan.planning.utilization;
+        let cfg = DisaggConfig::from_plan(&plan, rate)?;
+        let agg = if plan.planning.measured_sweep.is_empty() {
+            AggStage::Search(Box::new(GoodputSearch::new(&plan)?))
+        } else {
+            AggStage::Done(Box::new(aggregated_side(&plan, None)))
+        };
+        let (x_min, x_max) = match spec.prefill.instances {
+            Some(n) => (n, n),
+            None => (prefill_bound(&plan, &cfg, rate), MAX_DISAGG_INSTANCES),
+        };
+        let (y_min, y_max) = match spec.decode.instances {
+            Some(n) => (n, n),
+            None => (1, MAX_DISAGG_INSTANCES),
+        };
+        let y_guess = decode_guess(&plan, &cfg, rate).clamp(y_min, y_max);
+        let mut s = DisaggSizing {
+            replications: plan.run.replications,
+            target: plan.slo.attainment_target,
+            plan,
+            cfg,
+            x_max,
+            y_min,
+            y_max,
+            y_guess,
+            agg,
+            column: None,
+            pending: None,
+            issued: false,
+            points: Vec::new(),
+            best: None,
+            reason: None,
+            next_id: 0,
+            point_jobs_run: 0,
+            agg_jobs: 0,
+        };
+        if x_min > x_max {
+            s.reason = Some(format!(
+                "the prefill pool needs more than {MAX_DISAGG_INSTANCES} instances for the prompt tokens of {rate:.2} req/s"
+            ));
+        } else {
+            s.column = Some(Column {
+                x: x_min,
+                lo: y_min,
+                hi: None,
+                guess: y_guess,
+            });
+            s.plan_point();
+        }
+        Ok(s)
+    }
+
+    /// The plan the aggregated jobs run on.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The configuration the point jobs run on (at the sizing rate).
+    pub fn config(&self) -> &DisaggConfig {
+        &self.cfg
+    }
+
+    fn instance_costs(&self) -> (f64, f64) {
+        (
+            self.cfg.prefill.instance_hour_usd(),
+            self.cfg.decode.instance_hour_usd(),
+        )
+    }
+
+    /// Hourly cost of x prefill and y decode instances (spares excluded) [USD/h].
+    fn cost(&self, x: u32, y: u32) -> f64 {
+        let (p, d) = self.instance_costs();
+        x as f64 * p + y as f64 * d
+    }
+
+    /// Moves the column on until a point needs simulating (`pending`), or the search ends.
+    fn plan_point(&mut self) {
+        while let Some(c) = self.column {
+            if self.points.len() >= MAX_DISAGG_POINTS {
+                self.column = None;
+                self.reason.get_or_insert_with(|| {
+                    format!("the search stopped after {MAX_DISAGG_POINTS} xPyD points")
+                });
+                break;
+            }
+            if let Some((b, _)) = &self.best {
+                let best = self.cost(b.prefill_instances, b.decode_instances);
+                if c.hi.is_none() && self.cost(c.x, self.y_min) >= best {
+                    self.column = None;
+                    break;
+                }
+            }
+            let y = match c.hi {
+                None => c.guess,
+                Some(h) if c.lo < h => (c.lo + h) / 2,
+                Some(h) => {
+                    // The smallest y at this x is h; a larger x never needs more.
+                    self.column = (h > self.y_min && c.x < self.x_max).then_some(Column {
+                        x: c.x + 1,
+                        lo: self.y_min,
+                        hi: None,
+                        guess: h,
+                    });
+                    continue;
+                }
+            };
+            self.pending = Some(Pending {
+                x: c.x,
+                y,
+                first_id: self.next_id,
+                reports: vec![None; self.replications as usize],
+            });
+            self.next_id += self.replications;
+            self.issued = false;
+            return;
+        }
+        if self.best.is_none() && self.reason.is_none() {
+            self.reason = Some(format!(
+                "no xPyD up to {}P{}D meets the SLO at {:.2} req/s",
+                self.x_max, self.y_max, self.cfg.traffic.rate_rps
+            ));
+        }
+    }
+
+    /// Takes a finished point into the column.
+    fn settle(&mut self, x: u32, y: u32, reports: Vec<DisaggReport>) {
+        let values: Vec<f64> = reports.iter().map(|r| r.attainment).collect();
+        let (mean, ci95) = mean_ci95(&values, 0.0, 1.0);
+        let passes = mean >= self.target;
+        let point = PointSummary {
+            prefill_instances: x,
+            decode_instances: y,
+            attainment: mean,
+            ci95,
+            passes,
+        };
+        self.points.push(point);
+        if passes {
+            let cheaper = match &self.best {
+                None => true,
+                Some((b, _)) => {
+                    let (c, cb) = (
+                        self.cost(x, y),
+                        self.cost(b.prefill_instances, b.decode_instances),
+                    );
+                    c < cb || (c == cb && x + y < b.prefill_instances + b.decode_instances)
+                }
+            };
+            if cheaper {
+                self.best = Some((point, reports));
+            }
+        }
+        let Some(c) = self.column.as_mut() else {
+            return;
+        };
+        match (c.hi, passes) {
+            (_, true) => c.hi = Some(y),
+            (Some(_), false) => c.lo = y + 1,
+            (None, false) if y >= self.y_max => {
+                // Not even the most decode instances pass: more prefill is needed.
+                let next = Column {
+                    x: c.x + 1,
+                    lo: self.y_min,
+                    hi: None,
+                    guess: self.y_guess,
+                };
+                self.column = (c.x < self.x_max).then_some(next);
+            }
+            (None, false) => {
+                c.lo = y + 1;
+                c.guess = (2 * y).clamp(c.lo, self.y_max);
+            }
+        }
+    }
+
+    /// Jobs that can run now (empty while earlier ones are out, and when done).
+    pub fn next_batch(&mut self) -> Vec<DisaggJob> {
+        let mut out = Vec::new();
+        if let AggStage::Search(s) = &mut self.agg {
+            out.extend(s.next_batch().into_iter().map(DisaggJob::Aggregated));
+        }
+        if let Some(p) = self.pending.as_ref().filter(|_| !self.issued) {
+            for i in 0..self.replications {
+                out.push(DisaggJob::Point(PointJob {
+                    id: p.first_id + i,
+                    prefill_instances: p.x,
+                    decode_instances: p.y,
+                    replication: i,
+                    seed: replication_seed(self.plan.run.seed, i),
+                }));
+            }
+            self.issued = true;
+        }
+        out
+    }
+
+    /// Takes results back, in any order and grouping.
+    pub fn feed(&mut self, results: &[DisaggJobResult]) {
+        let agg: Vec<JobResult> = results
+            .iter()
+            .filter_map(|r| match r {
+                DisaggJobResult::Aggregated(j) => Some(*j),
+                DisaggJobResult::Point(_) => None,
+            })
+            .collect();
+        if let AggStage::Search(s) = &mut self.agg {
+            if !agg.is_empty() {
+                s.feed(&agg);
+            }
+            if s.is_done() {
+                let r = s.result();
+                self.agg_jobs = r.as_ref().map_or(0, |r| r.jobs_run);
+                self.agg = AggStage::Done(Box::new(aggregated_side(&self.plan, r.as_ref())));
+            }
+        }
+        for r in results {
+            let DisaggJobResult::Point(p) = r else {
+                continue;
+            };
+            let Some(pending) = self.pending.as_mut() else {
+                continue;
+            };
+            let Some(k) = p.id.checked_sub(pending.first_id) else {
+                continue;
+            };
+            if let Some(slot) = pending.reports.get_mut(k as usize) {
+                if slot.is_none() {
+                    *slot = Some(p.report.clone());
+                    self.point_jobs_run += 1;
+                }
+            }
+        }
+        let complete = self
+            .pending
+            .as_ref()
+            .is_some_and(|p| p.reports.iter().all(Option::is_some));
+        if complete {
+            if let Some(p) = self.pending.take() {
+                let reports = p.reports.into_iter().flatten().collect();
+                self.settle(p.x, p.y, reports);
+                self.plan_point();
+            }
+        }
+    }
+
+    /// Whether both sides are settled.
+    pub fn is_done(&self) -> bool {
+        self.pending.is_none() && matches!(self.agg, AggStage::Done(_))
+    }
+
+    /// Simulations finished and expected (an estimate that never runs backwards past
+    /// `done`).
+    pub fn progress(&self) -> Progress {
+        let mut p = match &self.agg {
+            AggStage::Search(s) => s.progress(),
+            AggStage::Done(_) => Progress {
+                done: self.agg_jobs,
+                total: self.agg_jobs,
+            },
+        };
+        p.done += self.point_jobs_run;
+        p.total += self.point_jobs_run;
+        if self.pending.is_some() {
+            // The current point, and about as many again still to come.
+            p.total += 3 * self.replications;
+        }
+        p
+    }
+
+    /// The answer, once [`DisaggSizing::is_done`].
+    pub fn result(&self) -> Option<DisaggResult> {
+        let AggStage::Done(aggregated) = &self.agg else {
+            return None;
+        };
+        if self.pending.is_some() {
+            return None;
+        }
+        let best = self.best.as_ref().map(|(p, reports)| self.xpyd(p, reports));
+        let verdict = verdict(best.as_ref(), aggregated, self.reason.as_deref());
+        Some(DisaggResult {
+            peak_rate_rps: self.plan.traffic.peak_rate_rps,
+            utilization: self.plan.planning.utilization,
+            sizing_rate_rps: self.cfg.traffic.rate_rps,
+            redundancy: self.plan.planning.redundancy,
+            target: self.target,
+            replications: self.replications,
+            router: self.cfg.router,
+            kv_link: self.cfg.kv_link,
+            best,
+            reason: self.reason.clone(),
+            aggregated: (**aggregated).clone(),
+            points: self.points.clone(),
+            verdict,
+            jobs_run: self.point_jobs_run + self.agg_jobs,
+        })
+    }
+
+    fn xpyd(&self, p: &PointSummary, reports: &[DisaggReport]) -> XpyD {
+        let (x, y) = (p.prefill_instances, p.decode_instances);
+        let red = self.plan.planning.redundancy;
+        let (pc, dc) = (&self.cfg.prefill, &self.cfg.decode);
+        let hourly = self.cost(x + red, y + red);
+        let peak = self.plan.traffic.peak_rate_rps;
+        let mean = |f: fn(&DisaggReport) -> Summary| {
+            Summary::mean_of(&reports.iter().map(f).collect::<Vec<_>>())
+        };
+        let avg = |f: fn(&DisaggReport) -> f64| {
+            reports.iter().map(f).sum::<f64>() / reports.len().max(1) as f64
+        };
+        XpyD {
+            prefill_instances_for_peak: x,
+            decode_instances_for_peak: y,
+            prefill_instances: x + red,
+            decode_instances: y + red,
+            prefill_gpu: pc.gpu.clone(),
+            prefill_tp: pc.tp_degree,
+            prefill_max_num_batched_tokens: self.cfg.prefill_budget_tokens,
+            decode_gpu: dc.gpu.clone(),
+            decode_tp: dc.tp_degree,
+            decode_max_num_seqs: self.cfg.decode_max_num_seqs,
+            gpus_total: (x + red) * pc.tp_degree + (y + red) * dc.tp_degree,
+            cost_per_hour_usd: hourly,
+            cost_per_month_usd: hourly * self.plan.planning.hours_per_month,
+            cost_per_compliant_request_usd: self.cost(x, y) / (peak * 3600.0),
+            attainment: p.attainment,
+            attainment_ci95: p.ci95,
+            ttft_s: mean(|r| r.ttft_s),
+            tpot_s: mean(|r| r.tpot_s),
+            prefill_wait_s: mean(|r| r.prefill_wait_s),
+            prefill_s: mean(|r| r.prefill_s),
+            transfer_s: mean(|r| r.transfer_s),
+            decode_wait_s: mean(|r| r.decode_wait_s),
+            prefill_busy: avg(|r| r.prefill_busy),
+            decode_busy: avg(|r| r.decode_busy),
+            md1: pool_md1(&self.plan, &self.cfg, x, self.cfg.traffic.rate_rps),
+        }
+    }
+}
+
+/// The aggregated side from the plan's goodput search (or its measured sweep), sized
+/// exactly as the plan report sizes it.
+fn aggregated_side(plan: &Plan, search: Option<&GoodputResult>) -> AggregatedSide {
+    let mut p = plan.clone();
+    p.disagg = None;
+    let report = PlanReport::build(&p, search, None);
+    AggregatedSide {
+        gpu: plan.hardware.preset.clone(),
+        tp_degree: plan.hardware.tp_degree,
+        goodput_rps: report.goodput.goodput_rps,
+        capacity: report.capacity,
+        error: report.capacity_error,
+    }
+}
+
+/// Fewest prefill instances whose compute can carry the prompt tokens of `rate`:
+/// ⌈rate × mean prefill tokens × compute time per token⌉ (a queue needs load < 1).
+fn prefill_bound(plan: &Plan, cfg: &DisaggConfig, rate: f64) -> u32 {
+    let tokens = MeanLengths::of(plan).prefill_tokens;
+    let load = rate * cfg.prefill.step.compute_time_s(tokens);
+    (libm::ceil(load).max(1.0)).min(MAX_DISAGG_INSTANCES as f64 + 1.0) as u32
+}
+
+/// A first guess of the decode instances: the output tokens of `rate` over what one
+/// instance produces with full batches (`max_num_seqs`, capped by KV memory).
+fn decode_guess(plan: &Plan, cfg: &DisaggConfig, rate: f64) -> u32 {
+    let len = MeanLengths::of(plan);
+    let by_kv =
+        cfg.decode.kv_capacity_tokens / (len.prompt_tokens + plan.traffic.output.max as f64);
+    let n = (cfg.decode_max_num_seqs as f64).min(by_kv.max(1.0));
+    let step = cfg.decode.step.step_time_s(n, n * len.context_tokens);
+    let per_instance = n / step;
+    let need = rate * len.output_tokens / per_instance;
+    (libm::ceil(need).max(1.0)).min(MAX_DISAGG_INSTANCES as f64) as u32
+}
+
+/// The comparison in plain words.
+fn verdict(best: Option<&XpyD>, agg: &AggregatedSide, reason: Option<&str>) -> String {
+    let spares = |b: &XpyD| {
+        let r = b.prefill_instances - b.prefill_instances_for_peak;
+        if r == 0 {
+            String::new()
+        } else {
+            format!(" plus {r} spare per pool")
+        }
+    };
+    let month = |usd: f64| format!("{}/month", format_usd(usd));
+    match (best, &agg.capacity) {
+        (Some(b), Some(a)) => {
+            let (d, g) = (b.cost_per_month_usd, a.cost_per_month_usd);
+            let tie = (d - g).abs() <= 0.005 * d.max(g).max(1.0) * 1e-3;
+            if tie {
+                format!(
+                    "Both cost the same: {} GPUs ({}) aggregated, {} GPUs for {}{}.",
+                    a.gpus_total,
+                    month(g),
+                    b.gpus_total,
+                    b.label(),
+                    spares(b)
+                )
+            } else if g < d {
+                format!(
+                    "Aggregated is cheaper: {} GPUs ({}) against {} GPUs ({}) for {}{}.",
+                    a.gpus_total,
+                    month(g),
+                    b.gpus_total,
+                    month(d),
+                    b.label(),
+                    spares(b)
+                )
+            } else {
+                format!(
+                    "Disaggregated is cheaper: {}{} needs {} GPUs ({}) against {} GPUs ({}) aggregated.",
+                    b.label(),
+                    spares(b),
+                    b.gpus_total,
+                    month(d),
+                    a.gpus_total,
+                    month(g)
+                )
+            }
+        }
+        (None, Some(a)) => format!(
+            "Aggregated: {} GPUs ({}); disaggregated cannot be sized: {}.",
+            a.gpus_total,
+            month(a.cost_per_month_usd),
+            reason.unwrap_or("no xPyD meets the SLO")
+        ),
+        (Some(b), None) => format!(
+            "Disaggregated: {}{} needs {} GPUs ({}); the aggregated plan cannot be sized: {}.",
+            b.label(),
+            spares(b),
+            b.gpus_total,
+            month(b.cost_per_month_usd),
+            agg.error.as_deref().unwrap_or("no rate meets the SLO")
+        ),
+        (None, None) => format!(
+            "Neither can be sized: aggregated: {}; disaggregated: {}.",
+            agg.error.as_deref().unwrap_or("no rate meets the SLO"),
+            reason.unwrap_or("no xPyD meets the SLO")
+        ),
+    }
+}
+
+/// Runs point jobs on `threads` OS threads; results come back in job order.
+fn run_point_jobs(
+    cfg: &DisaggConfig,
+    jobs: &[PointJob],
+    threads: usize,
+) -> Result<Vec<PointResult>, DisaggError> {
+    let threads = threads.clamp(1, 64).min(jobs.len().max(1));
+    if threads <= 1 {
+        return jobs.iter().map(|j| j.run(cfg)).collect();
+    }
+    let chunk = jobs.len().div_ceil(threads);
+    let parts: Vec<Result<Vec<PointResult>, DisaggError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = jobs
+            .chunks(chunk)
+            .map(|part| s.spawn(move || part.iter().map(|j| j.run(cfg)).collect()))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or(Err(DisaggError::Sim(crate::sim::SimError::Config {
+                        field: "worker",
+                        message: "a simulation thread stopped unexpectedly",
+                    })))
+            })
+            .collect()
+    });
+    let mut out = Vec::with_capacity(jobs.len());
+    for p in parts {
+        out.extend(p?);
+    }
+    Ok(out)
+}
+
+/// Runs the sizing in-process on `threads` OS threads; `progress` returning `false`
+/// cancels. The result does not depend on `threads`.
+pub fn run_disagg_threads(
+    plan: &Plan,
+    threads: usize,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<DisaggResult, DisaggError> {
+    let mut m = DisaggSizing::new(plan)?;
+    while !m.is_done() {
+        let batch = m.next_batch();
+        if batch.is_empty() {
+            break;
+        }
+        let mut agg = Vec::new();
+        let mut points = Vec::new();
+        for j in batch {
+            match j {
+                DisaggJob::Aggregated(a) => agg.push(a),
+                DisaggJob::Point(p) => points.push(p),
+            }
+        }
+        let mut results: Vec<DisaggJobResult> = run_jobs(m.plan(), &agg, threads)?
+            .into_iter()
+            .map(DisaggJobResult::Aggregated)
+            .collect();
+        results.extend(
+            run_point_jobs(m.config(), &points, threads)?
+                .into_iter()
+                .map(|p| DisaggJobResult::Point(Box::new(p))),
+        );
+        m.feed(&results);
+        if !progress(m.progress()) {
+            return Err(crate::search::SearchError::Cancelled.into());
+        }
+    }
+    m.result()
+        .ok_or(DisaggError::Search(crate::search::SearchError::Cancelled))
+}

@@ -1,0 +1,505 @@
+//! Tests of the disaggregated simulation, the M/D/1 companion, the sizing and the
+//! plan field.
+
+use super::*;
+use crate::plan::{LengthDist, LengthSpec, MAX_DISAGG_INSTANCES};
+use crate::stats::mean_ci95;
+
+/// Every request the same prompt and output length.
+fn fixed_lengths(plan: &mut Plan, prompt: u32, output: u32) {
+    plan.traffic.prompt = LengthSpec {
+        dist: LengthDist::Fixed { tokens: prompt },
+        min: 1,
+        max: prompt,
+    };
+    plan.traffic.output = LengthSpec {
+        dist: LengthDist::Fixed { tokens: output },
+        min: 1,
+        max: output,
+    };
+}
+
+fn cfg_of(plan: &Plan, rate: f64) -> DisaggConfig {
+    match DisaggConfig::from_plan(plan, rate) {
+        Ok(c) => c,
+        Err(e) => panic!("plan should be valid: {e}"),
+    }
+}
+
+fn sim(cfg: &DisaggConfig, x: u32, y: u32, seed: u64) -> DisaggReport {
+    match simulate_disagg(cfg, x, y, seed) {
+        Ok(r) => r,
+        Err(e) => panic!("simulation should run: {e}"),
+    }
+}
+
+#[test]
+fn md1_prefill_pool_matches_the_design_test_vector() {
+    // D = 0.4 s: TTFT 1.2 s at R = 2.0 and 2.2 s at R = 2.25.
+    let a = prefill_md1(2.0, 0.4);
+    let b = prefill_md1(2.25, 0.4);
+    assert!((a.ttft_s.expect("stable") - 1.2).abs() < 1e-12, "{a:?}");
+    assert!((b.ttft_s.expect("stable") - 2.2).abs() < 1e-12, "{b:?}");
+    assert!((a.wait_s.expect("stable") - 0.8).abs() < 1e-12);
+    assert!((b.utilization - 0.9).abs() < 1e-12);
+    assert_eq!(prefill_md1(2.5, 0.4).ttft_s, None, "R·D = 1 is unstable");
+}
+
+#[test]
+fn simulated_prefill_queueing_agrees_with_md1() {
+    // Fixed 2,048-token prompts, a budget of exactly one prompt: every prefill step
+    // serves one request in the same time D. Poisson arrivals at load 0.7 on one
+    // prefill instance make an M/D/1 queue, whose mean wait is ρD / (2(1 − ρ)).
+    let mut plan = Plan::default();
+    fixed_lengths(&mut plan, 2048, 2);
+    plan.run.num_requests = 4000;
+    plan.run.warmup_requests = 400;
+    let mut spec = DisaggSpec::for_plan(&plan);
+    spec.prefill.max_num_batched_tokens = 2048;
+    plan.disagg = Some(spec);
+    let probe = cfg_of(&plan, 1.0);
+    let d = probe.prefill.step.step_time_s(2048.0, 0.0);
+    let rho = 0.7;
+    let cfg = cfg_of(&plan, rho / d);
+    let waits: Vec<f64> = (0..40)
+        .map(|i| {
+            let seed = crate::sim::replication_seed(7, i);
+            sim(&cfg, 1, 4, seed).prefill_wait_s.mean
+        })
+        .collect();
+    let (mean, [lo, hi]) = mean_ci95(&waits, 0.0, f64::INFINITY);
+    let md1 = prefill_md1(rho / d, d);
+    let wq = md1.wait_s.expect("stable");
+    assert!((wq - rho * d / (2.0 * (1.0 - rho))).abs() < 1e-12);
+    assert!(
+        lo <= wq && wq <= hi,
+        "M/D/1 wait {wq:.5} s outside the simulated 95% CI [{lo:.5}, {hi:.5}] (mean {mean:.5})"
+    );
+    // The interval is informative: narrower than a fifth of the value.
+    assert!(hi - lo < 0.2 * wq, "[{lo}, {hi}]");
+}
+
+#[test]
+fn one_request_alone_pays_prefill_transfer_and_decode_steps() {
+    let mut plan = Plan::default();
+    fixed_lengths(&mut plan, 1000, 5);
+    plan.run.num_requests = 3;
+    plan.run.warmup_requests = 0;
+    let mut spec = DisaggSpec::for_plan(&plan);
+    spec.prefill.max_num_batched_tokens = 512;
+    spec.kv_link = KvLink {
+        bandwidth_bytes_per_s: 10e9,
+        latency_s: 2e-3,
+    };
+    plan.disagg = Some(spec);
+    // Requests far apart: nobody waits for anybody.
+    let cfg = cfg_of(&plan, 1e-3);
+    let r = sim(&cfg, 2, 2, 1);
+    let p = cfg.prefill.step;
+    let dstep = cfg.decode.step;
+    let prefill = p.step_time_s(512.0, 0.0) + p.step_time_s(488.0, 0.0);
+    let transfer = 2e-3 + 1000.0 * plan.model.kv_bytes_per_token() / 10e9;
+    let first_decode = dstep.step_time_s(1.0, 1000.0);
+    let ttft = prefill + transfer + first_decode;
+    let tpot = (1..5)
+        .map(|k| dstep.step_time_s(1.0, 1000.0 + k as f64))
+        .sum::<f64>()
+        / 4.0;
+    assert!(
+        (r.ttft_s.mean - ttft).abs() < 1e-9,
+        "{} vs {ttft}",
+        r.ttft_s.mean
+    );
+    assert!(
+        (r.tpot_s.mean - tpot).abs() < 1e-9,
+        "{} vs {tpot}",
+        r.tpot_s.mean
+    );
+    assert!((r.transfer_s.mean - transfer).abs() < 1e-9);
+    assert!((r.prefill_s.mean - prefill).abs() < 1e-9);
+    assert_eq!(r.prefill_wait_s.p99, 0.0);
+    assert_eq!(r.decode_wait_s.p99, 0.0);
+    // The transfer carries the model's KV bytes of the prompt.
+    assert_eq!(cfg.kv_transfer_bytes(1000), 1000.0 * 131_072.0);
+    assert_eq!(r.measured_requests, 3);
+    assert_eq!(r.unfinished_requests, 0);
+}
+
+#[test]
+fn prefill_steps_batch_prompts_under_the_budget() {
+    // Two 300-token prompts arrive together; a budget of 1,000 runs both in one step,
+    // a budget of 300 runs them one after the other.
+    let mut plan = Plan::default();
+    fixed_lengths(&mut plan, 300, 1);
+    plan.traffic.arrival = crate::plan::Arrival::Constant;
+    plan.run.num_requests = 2;
+    plan.run.warmup_requests = 0;
+    let mut spec = DisaggSpec::for_plan(&plan);
+    spec.prefill.max_num_batched_tokens = 1000;
+    plan.disagg = Some(spec.clone());
+    // Constant arrivals 1 µs apart.
+    let cfg = cfg_of(&plan, 1e6);
+    let step = cfg.prefill.step;
+    let together = sim(&cfg, 1, 1, 3);
+    // The second arrives while the first runs alone (the instance was idle), so it
+    // waits one step: batching only joins prompts that are waiting.
+    let one = step.step_time_s(300.0, 0.0);
+    assert!((together.prefill_s.p50 - (one + 2.0 * one - 1e-6) / 2.0).abs() < 1e-9);
+    // Three waiting behind a busy instance go in one step with a large budget.
+    plan.run.num_requests = 4;
+    let cfg = cfg_of(&plan, 1e6);
+    let big = sim(&cfg, 1, 1, 3);
+    spec.prefill.max_num_batched_tokens = 300;
+    plan.disagg = Some(spec);
+    let small = sim(&cfg_of(&plan, 1e6), 1, 1, 3);
+    let batch_of_three = step.step_time_s(900.0, 0.0);
+    // Last prompt done: one step of 300, then one of 900 (budget 1,000) against four of 300.
+    assert!((big.prefill_s.p99 - (one + batch_of_three)).abs() < 1e-3 * one);
+    let four_steps = (one + 2.0 * one + 3.0 * one + 4.0 * one - 6e-6) / 4.0;
+    assert!((small.prefill_s.mean - four_steps).abs() < 1e-9);
+    assert!(small.prefill_s.p99 > big.prefill_s.p99);
+}
+
+#[test]
+fn decode_pool_respects_max_num_seqs() {
+    // Eight requests land together on one decode instance that runs two at a time:
+    // four rounds of decoding, so the last one waits three rounds.
+    let mut plan = Plan::default();
+    fixed_lengths(&mut plan, 100, 10);
+    plan.traffic.arrival = crate::plan::Arrival::Constant;
+    plan.run.num_requests = 8;
+    plan.run.warmup_requests = 0;
+    let mut spec = DisaggSpec::for_plan(&plan);
+    spec.prefill.max_num_batched_tokens = 800;
+    spec.decode.max_num_seqs = 2;
+    plan.disagg = Some(spec);
+    let cfg = cfg_of(&plan, 1e6);
+    let r = sim(&cfg, 8, 1, 1);
+    assert_eq!(r.unfinished_requests, 0);
+    assert!(r.decode_wait_s.p99 > 2.5 * 10.0 * cfg.decode.step.step_time_s(2.0, 200.0));
+    plan.disagg.as_mut().expect("spec").decode.max_num_seqs = 8;
+    let r8 = sim(&cfg_of(&plan, 1e6), 8, 1, 1);
+    // Only the first step, which the first request to land started alone, is waited for.
+    let first_step = cfg.decode.step.step_time_s(1.0, 100.0);
+    assert!(r8.decode_wait_s.p99 <= first_step, "{:?}", r8.decode_wait_s);
+}
+
+#[test]
+fn decode_pool_respects_kv_capacity() {
+    // A decode GPU whose KV cache holds about two requests (reserve policy: prompt +
+    // output cap each) admits two at a time even with many sequence slots.
+    let mut plan = Plan::default();
+    fixed_lengths(&mut plan, 1000, 10);
+    plan.traffic.arrival = crate::plan::Arrival::Constant;
+    plan.engine.kv_policy = KvPolicy::Reserve;
+    plan.run.num_requests = 8;
+    plan.run.warmup_requests = 0;
+    plan.disagg = Some(DisaggSpec::for_plan(&plan));
+    let mut cfg = cfg_of(&plan, 1e6);
+    cfg.decode.kv_capacity_tokens = 2.5 * 1010.0;
+    let tight = sim(&cfg, 8, 1, 1);
+    cfg.decode.kv_capacity_tokens = 1e9;
+    let roomy = sim(&cfg, 8, 1, 1);
+    assert_eq!(tight.unfinished_requests, 0);
+    assert!(tight.decode_wait_s.p99 > 10.0 * roomy.decode_wait_s.p99.max(1e-6));
+    // A request larger than an empty instance is refused, not left waiting forever.
+    cfg.decode.kv_capacity_tokens = 500.0;
+    let refused = sim(&cfg, 8, 1, 1);
+    assert_eq!(refused.rejected_requests, 8);
+    assert_eq!(refused.attainment, 0.0);
+}
+
+#[test]
+fn least_loaded_routing_beats_round_robin_on_uneven_prompts() {
+    let mut plan = Plan::default();
+    plan.run.num_requests = 1500;
+    plan.run.warmup_requests = 150;
+    let mut spec = DisaggSpec::for_plan(&plan);
+    spec.router = Router::RoundRobin;
+    plan.disagg = Some(spec.clone());
+    let rr = cfg_of(&plan, 45.0);
+    spec.router = Router::LeastLoaded;
+    plan.disagg = Some(spec);
+    let ll = cfg_of(&plan, 45.0);
+    let mut rr_wait = 0.0;
+    let mut ll_wait = 0.0;
+    for i in 0..5 {
+        let seed = crate::sim::replication_seed(0, i);
+        rr_wait += sim(&rr, 3, 4, seed).prefill_wait_s.mean;
+        ll_wait += sim(&ll, 3, 4, seed).prefill_wait_s.mean;
+    }
+    assert!(
+        ll_wait < rr_wait,
+        "least loaded {ll_wait} vs round robin {rr_wait}"
+    );
+}
+
+#[test]
+fn more_instances_serve_better_and_runs_are_deterministic() {
+    let mut plan = Plan::default();
+    plan.run.num_requests = 1200;
+    plan.run.warmup_requests = 100;
+    plan.disagg = Some(DisaggSpec::for_plan(&plan));
+    let cfg = cfg_of(&plan, 40.0);
+    let a = sim(&cfg, 2, 1, 5);
+    let b = sim(&cfg, 2, 3, 5);
+    let c = sim(&cfg, 1, 3, 5);
+    assert!(b.tpot_s.mean < a.tpot_s.mean);
+    assert!(b.attainment >= a.attainment);
+    assert!(b.prefill_wait_s.mean < c.prefill_wait_s.mean);
+    assert_eq!(sim(&cfg, 2, 3, 5), b, "same seed, same report");
+    for (x, y) in [(0, 1), (1, 0), (MAX_DISAGG_INSTANCES + 1, 1)] {
+        assert!(matches!(
+            simulate_disagg(&cfg, x, y, 0),
+            Err(DisaggError::Instances { .. })
+        ));
+    }
+}
+
+#[test]
+fn the_request_stream_is_the_aggregated_one() {
+    // Same plan, rate and seed: the disaggregated run measures the same requests as the
+    // aggregated simulator (identical output tokens in all).
+    let mut plan = Plan::default();
+    plan.run.num_requests = 500;
+    plan.run.warmup_requests = 0;
+    plan.engine.kv_policy = KvPolicy::None;
+    let agg = crate::sim::simulate(
+        &crate::sim::SimConfig::from_plan(&plan, 5.0).expect("cfg"),
+        9,
+    )
+    .expect("sim");
+    let cfg = cfg_of(&plan, 5.0);
+    let w = cfg.traffic.generate(500, &mut crate::rng::Rng::new(9));
+    let out: f64 = w.output_tokens.iter().map(|&o| o as f64).sum();
+    let r = sim(&cfg, 1, 1, 9);
+    assert_eq!(r.unfinished_requests, 0);
+    assert!((agg.output_tokens_per_s * agg.sim_time_s - out).abs() < 1e-6 * out);
+}
+
+fn quick_plan() -> Plan {
+    let mut plan = Plan::default();
+    plan.traffic.peak_rate_rps = 20.0;
+    plan.run.num_requests = 400;
+    plan.run.warmup_requests = 40;
+    plan.run.replications = 3;
+    plan
+}
+
+#[test]
+fn sizing_finds_the_cheapest_passing_xpyd_and_the_aggregated_fleet() {
+    let plan = quick_plan();
+    let r = run_disagg_threads(&plan, 2, &mut |_| true).expect("sizing");
+    let best = r.best.as_ref().expect("an xPyD passes");
+    let (x, y) = (
+        best.prefill_instances_for_peak,
+        best.decode_instances_for_peak,
+    );
+    assert!(best.attainment >= r.target);
+    assert!((r.sizing_rate_rps - 20.0 / 0.7).abs() < 1e-12);
+    // Minimal: one decode instance fewer fails at this x (or y is 1).
+    assert!(
+        y == 1
+            || r.points
+                .iter()
+                .any(|p| p.prefill_instances == x && p.decode_instances == y - 1 && !p.passes),
+        "{:?}",
+        r.points
+    );
+    // Cheapest of every passing point evaluated (every GPU costs the same here).
+    for p in r.points.iter().filter(|p| p.passes) {
+        assert!(x + y <= p.prefill_instances + p.decode_instances, "{p:?}");
+    }
+    // Spares and cost: N+1 per pool, both pools on the plan's $2.50 H100s.
+    assert_eq!(best.prefill_instances, x + 1);
+    assert_eq!(best.decode_instances, y + 1);
+    assert_eq!(best.gpus_total, x + y + 2);
+    assert!((best.cost_per_hour_usd - 2.5 * (x + y + 2) as f64).abs() < 1e-9);
+    assert!((best.cost_per_month_usd - best.cost_per_hour_usd * 730.0).abs() < 1e-6);
+    let per_request = 2.5 * (x + y) as f64 / (20.0 * 3600.0);
+    assert!((best.cost_per_compliant_request_usd - per_request).abs() < 1e-15);
+    // The aggregated side is the plan report's capacity.
+    let search = crate::search::search_goodput_threads(&plan, 1, &mut |_| true).expect("search");
+    let report = crate::report::PlanReport::build(&plan, Some(&search), None);
+    assert_eq!(r.aggregated.capacity, report.capacity);
+    assert!(r.verdict.contains(&best.label()), "{}", r.verdict);
+    // The thread count does not change the answer.
+    let one = run_disagg_threads(&plan, 1, &mut |_| true).expect("sizing");
+    assert_eq!(one, r);
+}
+
+#[test]
+fn fixed_instance_counts_are_evaluated_as_given() {
+    let mut plan = quick_plan();
+    let mut spec = DisaggSpec::for_plan(&plan);
+    spec.prefill.instances = Some(3);
+    spec.decode.instances = Some(5);
+    plan.disagg = Some(spec);
+    let r = run_disagg_threads(&plan, 1, &mut |_| true).expect("sizing");
+    assert_eq!(r.points.len(), 1);
+    assert_eq!(r.points[0].prefill_instances, 3);
+    assert_eq!(r.points[0].decode_instances, 5);
+}
+
+#[test]
+fn the_sizing_refuses_too_much_work() {
+    let mut plan = quick_plan();
+    // 50 × 100,000 requests per point: within the goodput search's bound (24 rates),
+    // beyond the sizing's (48 points).
+    plan.run.replications = 50;
+    plan.run.num_requests = 100_000;
+    assert!(crate::search::GoodputSearch::new(&plan).is_ok());
+    let e = DisaggSizing::new(&plan).err().expect("too much work");
+    assert!(e.to_string().contains("lower run.num_requests"), "{e}");
+}
+
+#[test]
+fn the_sizing_can_be_cancelled() {
+    let plan = quick_plan();
+    let e = run_disagg_threads(&plan, 1, &mut |_| false).expect_err("cancelled");
+    assert!(e.to_string().contains("cancel"), "{e}");
+}
+
+#[test]
+fn verdict_says_which_is_cheaper_in_plain_words() {
+    let plan = quick_plan();
+    let r = run_disagg_threads(&plan, 2, &mut |_| true).expect("sizing");
+    let (b, a) = (
+        r.best.as_ref().expect("best"),
+        r.aggregated.capacity.as_ref().expect("agg"),
+    );
+    let expect = if a.cost_per_month_usd < b.cost_per_month_usd {
+        "Aggregated is cheaper"
+    } else if a.cost_per_month_usd > b.cost_per_month_usd {
+        "Disaggregated is cheaper"
+    } else {
+        "Both cost the same"
+    };
+    assert!(r.verdict.starts_with(expect), "{}", r.verdict);
+    assert!(r
+        .verdict
+        .contains(&crate::report::format_usd(a.cost_per_month_usd)));
+}
+
+#[test]
+fn the_plan_field_round_trips_and_old_plans_are_unchanged() {
+    // Absent: not written, so older plans and links are byte for byte as before.
+    let plain = Plan::default();
+    let json = serde_json::to_string(&plain).expect("json");
+    assert!(!json.contains("disagg"));
+    let mut plan = Plan::default();
+    let mut spec = DisaggSpec::for_plan(&plan);
+    spec.prefill.gpu = "h200".into();
+    spec.prefill.instances = Some(2);
+    spec.decode.tp_degree = 2;
+    spec.kv_link.bandwidth_bytes_per_s = 25e9;
+    spec.router = Router::RoundRobin;
+    plan.disagg = Some(spec);
+    plan.validate().expect("valid");
+    let json = serde_json::to_string(&plan).expect("json");
+    let back: Plan = serde_json::from_str(&json).expect("decode");
+    assert_eq!(back, plan);
+    let strict = Plan::from_json_strict(&serde_json::to_string_pretty(&plan).expect("json"))
+        .expect("strict read");
+    assert_eq!(strict, plan);
+    // Through a share link.
+    let link = crate::share::encode(&plan);
+    let shared = crate::share::decode(&link).expect("link decodes");
+    assert_eq!(shared.plan, plan);
+    // A GPU comparison does not depend on the disaggregated section: it stays fresh.
+    assert_eq!(
+        crate::plan::comparison::fingerprint(&plan),
+        crate::plan::comparison::fingerprint(&plain)
+    );
+}
+
+#[test]
+fn bad_disagg_fields_are_named_in_the_users_units() {
+    type Case = (&'static str, fn(&mut DisaggSpec), &'static str);
+    let cases: Vec<Case> = vec![
+        (
+            "disagg.prefill.gpu",
+            |s| s.prefill.gpu = "h1000".into(),
+            "unknown GPU",
+        ),
+        (
+            "disagg.decode.tp_degree",
+            |s| s.decode.tp_degree = 3,
+            "1, 2, 4 or 8",
+        ),
+        (
+            "disagg.prefill.max_num_batched_tokens",
+            |s| s.prefill.max_num_batched_tokens = 0,
+            "whole number",
+        ),
+        (
+            "disagg.decode.max_num_seqs",
+            |s| s.decode.max_num_seqs = 0,
+            "whole number",
+        ),
+        (
+            "disagg.decode.instances",
+            |s| s.decode.instances = Some(33),
+            "1..=32",
+        ),
+        (
+            "disagg.kv_link.bandwidth_bytes_per_s",
+            |s| s.kv_link.bandwidth_bytes_per_s = 0.0,
+            "bytes/s",
+        ),
+        (
+            "disagg.kv_link.latency_s",
+            |s| s.kv_link.latency_s = -1.0,
+            " s,",
+        ),
+        (
+            "disagg.decode.gpu",
+            |s| s.decode.gpu = "l4".into(),
+            "weights need",
+        ),
+    ];
+    for (field, break_it, words) in cases {
+        let mut plan = Plan::default();
+        crate::presets::model("llama-3.1-70b")
+            .expect("70b")
+            .apply(&mut plan);
+        plan.hardware.tp_degree = 4;
+        let mut spec = DisaggSpec::for_plan(&plan);
+        plan.disagg = Some(spec.clone());
+        plan.validate().expect("the base is valid");
+        break_it(&mut spec);
+        plan.disagg = Some(spec);
+        let e = plan.validate().expect_err(field);
+        assert_eq!(e.field, field, "{e}");
+        assert!(e.to_string().contains(words), "{field}: {e}");
+    }
+}
+
+#[test]
+fn the_decode_count_found_is_the_smallest_that_passes() {
+    // Four sequences per decode instance: many decode instances, found by doubling from
+    // the guess and then bisecting. Checked by simulating y and y − 1 directly.
+    let mut plan = quick_plan();
+    plan.traffic.peak_rate_rps = 10.0;
+    let mut spec = DisaggSpec::for_plan(&plan);
+    spec.prefill.instances = Some(1);
+    spec.decode.max_num_seqs = 4;
+    plan.disagg = Some(spec);
+    let r = run_disagg_threads(&plan, 2, &mut |_| true).expect("sizing");
+    let best = r.best.as_ref().expect("an xPyD passes");
+    let y = best.decode_instances_for_peak;
+    assert!(y > 2, "{y}");
+    let cfg = cfg_of(&plan, r.sizing_rate_rps);
+    let mean_at = |y: u32| {
+        (0..plan.run.replications)
+            .map(|i| sim(&cfg, 1, y, crate::sim::replication_seed(plan.run.seed, i)).attainment)
+            .sum::<f64>()
+            / plan.run.replications as f64
+    };
+    assert!(mean_at(y) >= r.target);
+    assert!(
+        mean_at(y - 1) < r.target,
+        "{y} is not the smallest: {:?}",
+        r.points
+    );
+}
