@@ -17,6 +17,8 @@
 //! Components only read signals, call the core and render; every number comes from
 //! `goodput-core`. Charts are plain data builders plus drawing functions generic over the
 //! plotters backend (`charts`), so they render to a canvas here and to SVG elsewhere.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod app;
 pub mod charts;

@@ -1,3 +1,8 @@
+//! The web app's entry point: mounts [`goodput_app::App`] on the page's body. Trunk
+//! builds it to wasm; the numbers come from `goodput-core` through the app crate.
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
 use goodput_app::App;
 use leptos::prelude::*;
 

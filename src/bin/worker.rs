@@ -1,5 +1,7 @@
 //! The simulation worker: receives a JSON batch of jobs, runs them with the core, posts
 //! the JSON results back. Built by Trunk as a Web Worker (`data-type="worker"`).
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 use goodput_app::compute::protocol::{handle, warm_up};
 use wasm_bindgen::closure::Closure;

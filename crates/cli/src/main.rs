@@ -2,6 +2,8 @@
 //!
 //! Every command prints to stdout and exits 0, or prints one line to stderr and
 //! exits non-zero. The numbers come from `goodput-core`, the same code the web app runs.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod alerts;
 mod args;
