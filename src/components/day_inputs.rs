@@ -8,7 +8,7 @@ use crate::components::day_panel::set_profile;
 use crate::state::fields::format_sig;
 use crate::state::PlanState;
 
-/// What is wrong with pasted hourly numbers, in the user's words (`None`: they are fine).
+/// Pasted hourly numbers as a profile, or what is wrong with them in the user's words.
 pub fn hourly_problem(text: &str, absolute: bool) -> Result<RateProfile, String> {
     if text.trim().is_empty() {
         return Err("Paste 24 numbers (a day from midnight) or 168 (a week from Monday), one per line or separated by commas.".into());

@@ -889,4 +889,6 @@ mod words;
 pub use words::percent_1;
 
 #[cfg(test)]
+mod link_tests;
+#[cfg(test)]
 mod tests;
