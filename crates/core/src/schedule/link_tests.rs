@@ -6,23 +6,26 @@ use crate::plan::Plan;
 use crate::share;
 
 fn with_day(profile: RateProfile) -> Plan {
-    let mut plan = Plan::default();
-    plan.schedule = Some(ScheduleSpec {
-        profile,
-        options: ScheduleOptions {
-            scale_up_lag_min: 20.0,
-            cooldown_min: 45.0,
-            lead_min: 5.0,
-            min_replicas: 2,
-            ..ScheduleOptions::default()
-        },
-    });
-    plan
+    Plan {
+        schedule: Some(ScheduleSpec {
+            profile,
+            options: ScheduleOptions {
+                scale_up_lag_min: 20.0,
+                cooldown_min: 45.0,
+                lead_min: 5.0,
+                min_replicas: 2,
+                ..ScheduleOptions::default()
+            },
+        }),
+        ..Plan::default()
+    }
 }
 
 #[test]
 fn a_day_round_trips_through_a_share_link() {
-    let week: Vec<f64> = (0..168).map(|h| 1.0 + (h as f64 * 0.37).sin().abs() / 3.0).collect();
+    let week: Vec<f64> = (0..168)
+        .map(|h| 1.0 + (h as f64 * 0.37).sin().abs() / 3.0)
+        .collect();
     for profile in [
         RateProfile::named("business-hours").expect("a shape"),
         RateProfile {
