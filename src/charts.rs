@@ -4,6 +4,7 @@
 
 pub mod attainment;
 pub mod calibration;
+pub mod day;
 pub mod heatmap;
 pub mod histogram;
 pub mod latency;

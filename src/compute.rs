@@ -12,6 +12,7 @@
 //! same numbers as the CLI however the jobs are spread.
 
 pub mod calibration;
+pub mod day;
 pub mod pool;
 pub mod protocol;
 pub mod shootout;
@@ -196,13 +197,14 @@ impl RunController {
     }
 
     /// When `plan` differs from the one being run (or last run) only in its name, its
-    /// note or the GPU comparison stored in it (none of which any simulation of the plan
+    /// note, the GPU comparison or the day schedule stored in it (none of which the search
     /// depends on), takes them over without running anything again; returns whether it did.
     fn relabel(&self, plan: &Plan) -> bool {
         let labels = |p: &Plan| Plan {
             name: String::new(),
             note: String::new(),
             shootout: None,
+            schedule: None,
             ..p.clone()
         };
         let active = self
@@ -216,6 +218,7 @@ impl RunController {
             p.name = plan.name.clone();
             p.note = plan.note.clone();
             p.shootout = plan.shootout.clone();
+            p.schedule = plan.schedule.clone();
         };
         self.driver.update_value(|d| set(&mut d.plan));
         if self
@@ -434,7 +437,7 @@ impl RunController {
         let reply: Reply = match serde_json::from_str::<WorkerReply>(body) {
             Ok(WorkerReply::Sim(r)) => r,
             // Fit replies belong to the calibration's own pool, never to this one.
-            Ok(WorkerReply::Fit(_)) => return,
+            Ok(WorkerReply::Fit(_) | WorkerReply::Ramp(_)) => return,
             Err(_) => return self.fail("a worker sent an unreadable reply".into()),
         };
         if reply.run != self.driver.with_value(|d| d.run) {

@@ -5,6 +5,7 @@
 //! ([`FitRequest`]). Each is answered by a reply of the same kind.
 
 use goodput_core::calibrate::{run_fit_job, CalibrationProblem, FitJob, FitJobResult};
+use goodput_core::schedule::{run_ramp_job_with, RampJob, RampJobResult};
 use goodput_core::search::{run_job_with, GoodputSearch, Job, JobResult};
 use goodput_core::sim::SimConfig;
 use goodput_core::Plan;
@@ -60,6 +61,54 @@ pub struct FitReply {
     pub error: Option<String>,
 }
 
+/// A batch of one schedule's ramp simulations (traffic over a day).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RampRequest {
+    /// Run id of the schedule, echoed back so stale replies can be ignored.
+    pub run: u32,
+    /// The plan the schedule was built from.
+    pub plan: Plan,
+    /// The simulations to run.
+    pub jobs: Vec<RampJob>,
+}
+
+/// The results of one [`RampRequest`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RampReply {
+    /// The request's run id.
+    pub run: u32,
+    /// One result per job, in job order.
+    pub results: Vec<RampJobResult>,
+    /// Why the batch failed, if it did.
+    pub error: Option<String>,
+}
+
+/// Runs every ramp simulation of a request; never panics on bad input.
+pub fn run_ramp_request(req: &RampRequest) -> RampReply {
+    let fail = |e: String| RampReply {
+        run: req.run,
+        results: Vec::new(),
+        error: Some(e),
+    };
+    let rate = req.jobs.first().map(|j| j.rate_rps).unwrap_or(1.0);
+    let base = match SimConfig::from_plan(&req.plan, rate) {
+        Ok(cfg) => cfg,
+        Err(e) => return fail(e.to_string()),
+    };
+    let mut results = Vec::with_capacity(req.jobs.len());
+    for job in &req.jobs {
+        match run_ramp_job_with(&base, job) {
+            Ok(r) => results.push(r),
+            Err(e) => return fail(e.to_string()),
+        }
+    }
+    RampReply {
+        run: req.run,
+        results,
+        error: None,
+    }
+}
+
 /// Any request a worker takes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -68,6 +117,8 @@ pub enum WorkerRequest {
     Sim(Request),
     /// Calibration fits.
     Fit(FitRequest),
+    /// Ramp simulations of a day's schedule.
+    Ramp(RampRequest),
 }
 
 /// Any reply a worker sends.
@@ -78,6 +129,8 @@ pub enum WorkerReply {
     Sim(Reply),
     /// Answer to [`WorkerRequest::Fit`].
     Fit(FitReply),
+    /// Answer to [`WorkerRequest::Ramp`].
+    Ramp(RampReply),
 }
 
 /// Runs every fit of a request; never panics on bad input.
@@ -138,12 +191,14 @@ pub fn handle(body: &str) -> String {
     let reply = match serde_json::from_str::<WorkerRequest>(body) {
         Ok(WorkerRequest::Sim(req)) => WorkerReply::Sim(run_request(&req)),
         Ok(WorkerRequest::Fit(req)) => WorkerReply::Fit(run_fit_request(&req)),
+        Ok(WorkerRequest::Ramp(req)) => WorkerReply::Ramp(run_ramp_request(&req)),
         Err(e) => WorkerReply::Sim(failed(0, 0, format!("bad request: {e}"))),
     };
     serde_json::to_string(&reply).unwrap_or_else(|e| {
         let (kind, run) = match &reply {
             WorkerReply::Sim(r) => ("sim", r.run),
             WorkerReply::Fit(r) => ("fit", r.run),
+            WorkerReply::Ramp(r) => ("ramp", r.run),
         };
         format!(
             r#"{{"kind":"{kind}","run":{run},"results":[],"error":"cannot encode reply: {e}"}}"#
@@ -266,6 +321,41 @@ mod tests {
             bad,
             WorkerReply::Sim(Reply { error: Some(_), .. })
         ));
+    }
+
+    #[test]
+    fn a_ramp_request_runs_exactly_the_core_schedule_jobs() {
+        use goodput_core::schedule::{run_ramp_job, RateProfile, ScheduleOptions, ScheduleRun};
+        let mut plan = Plan::default();
+        plan.run.num_requests = 300;
+        plan.run.warmup_requests = 30;
+        plan.traffic.peak_rate_rps = 3.0;
+        let profile = RateProfile::named("business-hours").expect("a shape");
+        let mut run = ScheduleRun::new(&plan, &profile, 2.0, &ScheduleOptions::default())
+            .expect("a schedule");
+        let jobs: Vec<RampJob> = run.next_batch().into_iter().take(2).collect();
+        assert_eq!(jobs.len(), 2);
+        let body = serde_json::to_string(&WorkerRequest::Ramp(RampRequest {
+            run: 5,
+            plan: plan.clone(),
+            jobs: jobs.clone(),
+        }))
+        .expect("encodes");
+        assert!(body.starts_with(r#"{"kind":"ramp""#), "{}", &body[..30]);
+        let WorkerReply::Ramp(reply) =
+            serde_json::from_str::<WorkerReply>(&handle(&body)).expect("a reply")
+        else {
+            panic!("a ramp request gets a ramp reply");
+        };
+        assert_eq!((reply.run, reply.error.as_deref()), (5, None));
+        let direct: Vec<RampJobResult> = jobs
+            .iter()
+            .map(|j| run_ramp_job(&plan, j).expect("runs"))
+            .collect();
+        assert_eq!(
+            reply.results, direct,
+            "the worker runs exactly the core's job"
+        );
     }
 
     #[test]

@@ -219,7 +219,7 @@ impl ShootoutController {
     fn on_reply(&self, body: &str) {
         let reply = match serde_json::from_str::<WorkerReply>(body) {
             Ok(WorkerReply::Sim(r)) => r,
-            Ok(WorkerReply::Fit(_)) => return,
+            Ok(WorkerReply::Fit(_) | WorkerReply::Ramp(_)) => return,
             Err(_) => {
                 return self.stop(ShootoutPhase::Failed(
                     "a worker sent an unreadable reply".into(),

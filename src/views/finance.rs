@@ -8,6 +8,7 @@ use leptos::prelude::*;
 use crate::charts::attainment::draw_attainment;
 use crate::components::chart_canvas::ChartCanvas;
 use crate::components::charts_panel::attainment_chart;
+use crate::components::day_result::DayVerdictLine;
 use crate::compute::{Phase, RunController};
 use crate::hooks::use_report::use_report;
 use crate::route::View;
@@ -128,6 +129,7 @@ pub fn FinanceView() -> impl IntoView {
             {move || state.good.with(goodput_core::shootout::comparison_words).map(|w| view! {
                 <p class="finance-shootout" data-testid="finance-shootout">{w}</p>
             })}
+            <DayVerdictLine testid="finance-day" />
             <Figures />
             <div class="finance-columns">
                 <section class="assumptions" aria-labelledby="assumptions-title">

@@ -6,7 +6,7 @@ use std::io::Read;
 use goodput_core::capacity::knee_from_sweep;
 use goodput_core::report::format_usd;
 use goodput_core::schedule::{
-    schedule_threads, RateProfile, Schedule, ScheduleError, ScheduleOptions, SHAPES,
+    percent_1, schedule_threads, RateProfile, Schedule, ScheduleError, ScheduleOptions, SHAPES,
 };
 use goodput_core::search::search_goodput_threads;
 use goodput_core::trace::{summarize_reader, TraceFormat, TraceSummary};
@@ -226,10 +226,6 @@ pub fn run(args: &mut Args) -> Result<String, String> {
     Ok(out)
 }
 
-fn pct(x: f64) -> String {
-    format!("{:.1}%", x * 100.0)
-}
-
 fn trace_text(t: &TraceSummary, changes: &[String]) -> String {
     let mut lines = vec![format!(
         "trace: {} format, {} rows over {:.2} h ({:.3} req/s mean), {} bad rows{}",
@@ -256,8 +252,8 @@ fn trace_text(t: &TraceSummary, changes: &[String]) -> String {
     if let Some(p) = &t.prefix {
         lines.push(format!(
             "  prefix reuse: {} of blocks seen before, {} of requests start with a cached block",
-            pct(p.block_reuse),
-            pct(p.hit_rate)
+            percent_1(p.block_reuse),
+            percent_1(p.hit_rate)
         ));
     }
     for c in changes {
@@ -300,7 +296,7 @@ pub fn text(s: &Schedule, source: &str) -> String {
             format!("{}-{}", h.serving_min, h.serving_max)
         };
         let att = match h.attainment {
-            Some(a) => format!("{}{}", pct(a), if h.ramp { " ramp" } else { "" }),
+            Some(a) => format!("{}{}", percent_1(a), if h.ramp { " ramp" } else { "" }),
             None => "-".into(),
         };
         lines.push(format!(
@@ -324,26 +320,7 @@ pub fn text(s: &Schedule, source: &str) -> String {
         format_usd(s.autoscaled_cost_per_month_usd),
         format_usd(s.autoscaled_cost_per_day_usd)
     ));
-    let verdict = if s.savings_per_month_usd > 0.0 {
-        format!(
-            "autoscaling saves {} per month ({})",
-            format_usd(s.savings_per_month_usd),
-            pct(s.savings_share)
-        )
-    } else {
-        "autoscaling saves nothing on this profile".to_string()
-    };
-    let slo = match (s.attainment, s.ramp_attainment, s.min_attainment) {
-        (Some(a), Some(r), Some(m)) => format!(
-            ", with {} of requests within the SLO ({} during ramps, {} in the worst hour)",
-            pct(a),
-            pct(r),
-            pct(m)
-        ),
-        (Some(a), None, _) => format!(", with {} of requests within the SLO", pct(a)),
-        _ => String::new(),
-    };
-    lines.push(format!("{verdict}{slo}"));
+    lines.push(s.verdict());
     if s.simulations > 0 {
         lines.push(format!(
             "({} simulations of one replica, {} requests)",

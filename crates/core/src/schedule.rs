@@ -885,5 +885,10 @@ pub fn schedule_threads(
         .ok_or_else(|| ScheduleError::Profile("internal: a simulation did not report".into()))
 }
 
+mod words;
+pub use words::percent_1;
+
+#[cfg(test)]
+mod link_tests;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,388 @@
+//! Traffic over a day: the arrival rate against the capacity the autoscaled fleet
+//! serves (top), the replicas (bottom: serving, needed, the static fleet), and the hours
+//! whose simulated attainment falls below the target shaded across both panels.
+
+use goodput_core::schedule::Schedule;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::{draw_note, legend_mark, Frame, Theme};
+
+/// An hour whose attainment is below the target.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Dip {
+    /// Hour index.
+    pub hour: usize,
+    /// Its simulated attainment [0..1].
+    pub attainment: f64,
+}
+
+/// Everything the chart shows; x is in hours from the period's start.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DayChart {
+    /// Hours in the period (24 or 168).
+    pub hours: usize,
+    /// Fleet arrival rate per hour [req/s].
+    pub rate_rps: Vec<f64>,
+    /// Where the serving fleet changes: (hour, replicas serving), from the period's start.
+    pub serving: Vec<(f64, u32)>,
+    /// Goodput of one replica: capacity = serving × goodput [req/s].
+    pub goodput_rps: f64,
+    /// Replicas each hour needs.
+    pub needed: Vec<u32>,
+    /// The static fleet.
+    pub static_replicas: u32,
+    /// Hours below the attainment target.
+    pub dips: Vec<Dip>,
+    /// The attainment target [0..1].
+    pub target: f64,
+}
+
+/// Builds the chart from a schedule, the replicas serving per minute and the target.
+pub fn day_chart(s: &Schedule, serving_per_minute: &[u32], target: f64) -> DayChart {
+    let mut serving: Vec<(f64, u32)> = Vec::new();
+    for (m, &n) in serving_per_minute.iter().enumerate() {
+        if serving.last().is_none_or(|&(_, last)| last != n) {
+            serving.push((m as f64 / 60.0, n));
+        }
+    }
+    DayChart {
+        hours: s.hours.len(),
+        rate_rps: s.hours.iter().map(|h| h.rate_rps).collect(),
+        serving,
+        goodput_rps: s.goodput_rps,
+        needed: s.hours.iter().map(|h| h.replicas).collect(),
+        static_replicas: s.static_replicas,
+        dips: s
+            .hours
+            .iter()
+            .filter_map(|h| {
+                let a = h.attainment?;
+                (a < target).then_some(Dip {
+                    hour: h.hour as usize,
+                    attainment: a,
+                })
+            })
+            .collect(),
+        target,
+    }
+}
+
+/// Step points of a per-hour series: (h, v), (h + 1, v) for every hour.
+fn hourly_steps<T: Copy + Into<f64>>(values: &[T]) -> Vec<(f64, f64)> {
+    values
+        .iter()
+        .enumerate()
+        .flat_map(|(h, &v)| [(h as f64, v.into()), (h as f64 + 1.0, v.into())])
+        .collect()
+}
+
+impl DayChart {
+    /// Step points of the serving fleet scaled by `per_replica`, to the period's end.
+    fn serving_steps(&self, per_replica: f64) -> Vec<(f64, f64)> {
+        let mut out = Vec::with_capacity(self.serving.len() * 2);
+        for (i, &(x, n)) in self.serving.iter().enumerate() {
+            let end = self.serving.get(i + 1).map_or(self.hours as f64, |s| s.0);
+            out.push((x, n as f64 * per_replica));
+            out.push((end, n as f64 * per_replica));
+        }
+        out
+    }
+
+    /// What is plotted, for tests and the page's `data-series`: the points of each series.
+    pub fn series_summary(&self) -> String {
+        format!(
+            "rate:{} capacity:{} serving:{} needed:{} dips:{}",
+            self.rate_rps.len(),
+            self.serving.len(),
+            self.serving.len(),
+            self.needed.len(),
+            self.dips.len()
+        )
+    }
+
+    /// Hover text at hour `x` of `panel`.
+    pub fn readout(&self, x: f64) -> Option<String> {
+        if !(x >= 0.0 && x < self.hours as f64) {
+            return None;
+        }
+        let h = x as usize;
+        let serving = self
+            .serving
+            .iter()
+            .take_while(|s| s.0 <= x)
+            .last()
+            .map_or(0, |s| s.1);
+        let dip = self
+            .dips
+            .iter()
+            .find(|d| d.hour == h)
+            .map(|d| format!("; {:.1}% within the SLO", d.attainment * 100.0))
+            .unwrap_or_default();
+        Some(format!(
+            "hour {h}: {:.2} req/s, {} replicas needed, {serving} serving ({:.1} req/s capacity){dip}",
+            self.rate_rps.get(h).copied().unwrap_or(0.0),
+            self.needed.get(h).copied().unwrap_or(0),
+            serving as f64 * self.goodput_rps
+        ))
+    }
+}
+
+fn x_desc(hours: usize) -> &'static str {
+    if hours == 168 {
+        "hour of the week (0 = Monday 0:00)"
+    } else {
+        "hour of the day"
+    }
+}
+
+/// Draws both panels into `area`; returns their frames for hover readouts.
+pub fn draw_day<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    data: &DayChart,
+    theme: &Theme,
+) -> Result<Vec<Frame>, DrawingAreaErrorKind<DB::ErrorType>> {
+    area.fill(&theme.bg())?;
+    if data.hours == 0 {
+        draw_note(area, "Waiting for the day's schedule…", theme)?;
+        return Ok(Vec::new());
+    }
+    let h = data.hours as f64;
+    let step = if data.hours == 168 { 24.0 } else { 3.0 };
+    let (top, bottom) = area.split_vertically(area.dim_in_pixel().1 * 3 / 5);
+    let capacity = data.serving_steps(data.goodput_rps);
+    let y_top = data
+        .rate_rps
+        .iter()
+        .copied()
+        .chain(capacity.iter().map(|p| p.1))
+        .fold(0.0, f64::max)
+        .max(1e-6)
+        * 1.15;
+    let mut chart = ChartBuilder::on(&top)
+        .margin(theme.px(10.0))
+        .x_label_area_size(theme.px(8.0))
+        .y_label_area_size(theme.px(56.0))
+        .build_cartesian_2d(0.0..h, 0.0..y_top)?;
+    theme
+        .style_mesh(&mut chart.configure_mesh())
+        .x_labels(0)
+        .y_labels(5)
+        .y_desc("req/s")
+        .draw()?;
+    // Dips first, under the lines: a band over the hour and its attainment on top.
+    chart.draw_series(data.dips.iter().map(|d| {
+        Rectangle::new(
+            [(d.hour as f64, 0.0), (d.hour as f64 + 1.0, y_top)],
+            theme.limit().mix(0.18).filled(),
+        )
+    }))?;
+    chart.draw_series(data.dips.iter().map(|d| {
+        Text::new(
+            format!("{:.0}%", d.attainment * 100.0),
+            (d.hour as f64, y_top * 0.97),
+            theme.text(10.0),
+        )
+    }))?;
+    chart
+        .draw_series(LineSeries::new(
+            hourly_steps(&data.rate_rps),
+            theme.accent().stroke_width(theme.px(2.0)),
+        ))?
+        .label("arrival rate")
+        .legend(move |(x, y)| legend_mark(x, y, theme.accent(), theme));
+    chart
+        .draw_series(LineSeries::new(
+            capacity,
+            theme.good().stroke_width(theme.px(2.0)),
+        ))?
+        .label("capacity serving (at goodput)")
+        .legend(move |(x, y)| legend_mark(x, y, theme.good(), theme));
+    if !data.dips.is_empty() {
+        chart
+            .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())?
+            .label(format!("below the {:.0}% target", data.target * 100.0))
+            .legend(move |(x, y)| legend_mark(x, y, theme.limit(), theme));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(theme.bg().mix(0.85))
+        .border_style(theme.grid())
+        .label_font(theme.text(11.0))
+        .draw()?;
+    let (px_x, px_y) = chart.plotting_area().get_pixel_range();
+    let top_frame = Frame {
+        px_x,
+        px_y,
+        x: 0.0..h,
+        y: 0.0..y_top,
+        log_x: false,
+        panel: 0,
+    };
+
+    let y_max = data
+        .needed
+        .iter()
+        .copied()
+        .chain(data.serving.iter().map(|s| s.1))
+        .chain([data.static_replicas])
+        .max()
+        .unwrap_or(1) as f64
+        * 1.2
+        + 0.5;
+    let mut chart = ChartBuilder::on(&bottom)
+        .margin(theme.px(10.0))
+        .x_label_area_size(theme.px(34.0))
+        .y_label_area_size(theme.px(56.0))
+        .build_cartesian_2d(0.0..h, 0.0..y_max)?;
+    theme
+        .style_mesh(&mut chart.configure_mesh())
+        .x_labels((h / step) as usize + 1)
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_labels(4)
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .x_desc(x_desc(data.hours))
+        .y_desc("replicas")
+        .draw()?;
+    chart.draw_series(data.dips.iter().map(|d| {
+        Rectangle::new(
+            [(d.hour as f64, 0.0), (d.hour as f64 + 1.0, y_max)],
+            theme.limit().mix(0.18).filled(),
+        )
+    }))?;
+    let fixed = data.static_replicas as f64;
+    chart
+        .draw_series(DashedLineSeries::new(
+            vec![(0.0, fixed), (h, fixed)],
+            theme.px(6.0),
+            theme.px(4.0),
+            theme.fg().mix(0.6).stroke_width(theme.px(1.5)),
+        ))?
+        .label("static fleet")
+        .legend(move |(x, y)| legend_mark(x, y, theme.fg(), theme));
+    chart
+        .draw_series(LineSeries::new(
+            hourly_steps(&data.needed),
+            theme.accent2().stroke_width(theme.px(1.5)),
+        ))?
+        .label("needed")
+        .legend(move |(x, y)| legend_mark(x, y, theme.accent2(), theme));
+    chart
+        .draw_series(LineSeries::new(
+            data.serving_steps(1.0),
+            theme.good().stroke_width(theme.px(2.0)),
+        ))?
+        .label("serving (autoscaled)")
+        .legend(move |(x, y)| legend_mark(x, y, theme.good(), theme));
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(theme.bg().mix(0.85))
+        .border_style(theme.grid())
+        .label_font(theme.text(11.0))
+        .draw()?;
+    let (px_x, px_y) = chart.plotting_area().get_pixel_range();
+    Ok(vec![
+        top_frame,
+        Frame {
+            px_x,
+            px_y,
+            x: 0.0..h,
+            y: 0.0..y_max,
+            log_x: false,
+            panel: 1,
+        },
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use goodput_core::schedule::{RateProfile, ScheduleOptions, ScheduleRun};
+    use goodput_core::Plan;
+    use plotters::backend::SVGBackend;
+
+    fn hex(c: RGBColor) -> String {
+        format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
+    }
+
+    fn schedule() -> (Schedule, Vec<u32>) {
+        let mut plan = Plan::default();
+        plan.traffic.peak_rate_rps = 30.0;
+        let profile = RateProfile::named("business-hours").expect("a shape");
+        let o = ScheduleOptions {
+            simulate: false,
+            ..Default::default()
+        };
+        let run = ScheduleRun::new(&plan, &profile, 10.0, &o).expect("a schedule");
+        (
+            run.result().expect("arithmetic"),
+            run.serving_per_minute().to_vec(),
+        )
+    }
+
+    #[test]
+    fn the_chart_follows_the_schedule_and_shades_the_dips() {
+        let (mut s, serving) = schedule();
+        s.hours[8].attainment = Some(0.61);
+        s.hours[9].attainment = Some(0.995);
+        let c = day_chart(&s, &serving, 0.9);
+        assert_eq!(c.rate_rps.len(), 24);
+        assert_eq!(c.rate_rps[10], 30.0);
+        assert_eq!(
+            c.dips,
+            vec![Dip {
+                hour: 8,
+                attainment: 0.61
+            }]
+        );
+        assert_eq!(c.serving[0].0, 0.0);
+        assert!(c.serving.len() > 2, "the fleet changes over the day");
+        assert!(c
+            .serving
+            .windows(2)
+            .all(|w| w[0].1 != w[1].1 && w[0].0 < w[1].0));
+        assert_eq!(
+            c.series_summary(),
+            format!(
+                "rate:24 capacity:{0} serving:{0} needed:24 dips:1",
+                c.serving.len()
+            )
+        );
+        let theme = Theme::default();
+        let mut svg = String::new();
+        {
+            let area = SVGBackend::with_string(&mut svg, (800, 360)).into_drawing_area();
+            let frames = draw_day(&area, &c, &theme).expect("draws");
+            area.present().expect("presents");
+            assert_eq!(frames.len(), 2);
+            assert!(frames[0].px_y.end <= frames[1].px_y.start, "panels overlap");
+        }
+        for text in [
+            "61%",
+            "hour of the day",
+            "replicas",
+            "arrival rate",
+            "static fleet",
+            "below the 90% target",
+        ] {
+            assert!(svg.contains(text), "{text}");
+        }
+        // Two bands (one per panel) in the limit colour; lines in the series colours.
+        assert!(svg.matches(&hex(theme.limit())).count() >= 2);
+        assert!(svg.contains(&hex(theme.accent())) && svg.contains(&hex(theme.good())));
+        let r = c.readout(8.5).expect("inside");
+        assert!(
+            r.starts_with("hour 8: ") && r.ends_with("61.0% within the SLO"),
+            "{r}"
+        );
+        assert!(c.readout(24.0).is_none());
+        // Nothing yet: a note.
+        let mut empty = String::new();
+        let area = SVGBackend::with_string(&mut empty, (300, 200)).into_drawing_area();
+        assert!(draw_day(&area, &DayChart::default(), &theme)
+            .expect("draws")
+            .is_empty());
+    }
+}

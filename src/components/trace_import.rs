@@ -1,0 +1,159 @@
+//! Trace import: an Azure LLM inference CSV, a BurstGPT CSV or Mooncake JSONL, read in
+//! slices of [`SLICE_BYTES`] through the core's streaming summariser (the page yields
+//! between slices, shows its progress and can cancel), summarised to its hourly shape and
+//! lengths. Only the summary is kept; its shape becomes the day's profile.
+
+use goodput_core::schedule::{percent_1, RateProfile};
+use goodput_core::trace::{TraceSummarizer, TraceSummary};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::File;
+
+use crate::components::day_panel::set_profile;
+use crate::state::PlanState;
+
+/// Bytes read from the file at a time.
+pub const SLICE_BYTES: f64 = 4.0 * 1024.0 * 1024.0;
+
+/// What the import is doing.
+#[derive(Debug, Clone, PartialEq, Default)]
+enum Import {
+    #[default]
+    None,
+    /// Reading: bytes read, bytes in all.
+    Reading(f64, f64),
+    Done(Box<TraceSummary>, Result<(), String>),
+    Failed(String),
+}
+
+/// The summary in words: rows, span, bad rows with the first reasons.
+pub fn trace_words(t: &TraceSummary) -> String {
+    let mut s = format!(
+        "{} trace: {} requests over {:.1} h ({:.3} req/s on average); {} bad rows",
+        t.format.name(),
+        t.rows,
+        t.span_s / 3600.0,
+        t.mean_rate_rps,
+        t.bad_rows
+    );
+    if let Some(b) = t.bad_examples.first() {
+        s.push_str(&format!(" (the first, line {}: {})", b.line, b.reason));
+    }
+    if t.truncated {
+        s.push_str("; the file was longer than can be read, the rest is left out");
+    }
+    s.push_str(&format!(
+        ". Prompts average {:.0} tokens, outputs {:.0}",
+        t.prompt.mean, t.output.mean
+    ));
+    if let Some(p) = &t.prefix {
+        s.push_str(&format!(
+            "; {} of requests start with a cached block",
+            percent_1(p.hit_rate)
+        ));
+    }
+    s.push('.');
+    s
+}
+
+async fn read(
+    file: File,
+    run: u32,
+    stage: RwSignal<Import>,
+    runs: StoredValue<u32>,
+) -> Result<TraceSummary, String> {
+    let size = file.size();
+    let mut sum = TraceSummarizer::new();
+    let mut at = 0.0;
+    while at < size {
+        let end = (at + SLICE_BYTES).min(size);
+        let part = file
+            .slice_with_f64_and_f64(at, end)
+            .map_err(|_| "the file could not be sliced".to_string())?;
+        let buf = JsFuture::from(part.array_buffer())
+            .await
+            .map_err(|_| "the file could not be read".to_string())?;
+        if runs.get_value() != run {
+            return Err(String::new());
+        }
+        sum.feed(&js_sys::Uint8Array::new(&buf).to_vec());
+        at = end;
+        stage.set(Import::Reading(at, size));
+    }
+    sum.finish().map_err(|e| e.to_string())
+}
+
+/// The file picker, its progress and the summary.
+#[component]
+pub fn TraceImport() -> impl IntoView {
+    let state = PlanState::expect_context();
+    let stage = RwSignal::new(Import::None);
+    let runs = StoredValue::new(0u32);
+    let start = move |file: Option<File>| {
+        let Some(file) = file else { return };
+        runs.update_value(|r| *r += 1);
+        let run = runs.get_value();
+        stage.set(Import::Reading(0.0, file.size()));
+        spawn_local(async move {
+            let out = read(file, run, stage, runs).await;
+            if runs.get_value() != run {
+                return;
+            }
+            stage.set(match out {
+                Ok(t) => {
+                    let applied = RateProfile::from_trace(&t)
+                        .map(|p| set_profile(state, p))
+                        .map_err(|e| format!("{e}"));
+                    Import::Done(Box::new(t), applied)
+                }
+                Err(e) => Import::Failed(e),
+            });
+        });
+    };
+    let cancel = move |_| {
+        runs.update_value(|r| *r += 1);
+        stage.set(Import::Failed("cancelled".into()));
+    };
+    let reading = move || stage.with(|s| matches!(s, Import::Reading(..)));
+    let summary = move || {
+        stage.with(|s| match s {
+            Import::None | Import::Reading(..) => None,
+            Import::Failed(m) => Some(view! {
+                <p class="error" role="alert" data-testid="day-trace-error">{format!("The trace was not read: {m}.")}</p>
+            }.into_any()),
+            Import::Done(t, applied) => {
+                let t2 = (**t).clone();
+                let note = match applied {
+                    Ok(()) => "Its hourly shape is now the day's profile.".to_string(),
+                    Err(e) => format!("Its hourly shape was not used: {e}."),
+                };
+                Some(view! {
+                    <p data-testid="day-trace-summary" data-rows=t.rows.to_string()
+                        data-bad-rows=t.bad_rows.to_string() data-applied=applied.is_ok().to_string()>
+                        {trace_words(t)}" "{note}
+                    </p>
+                    <button type="button" data-testid="day-trace-lengths"
+                        on:click=move |_| state.change("trace lengths", |p| { t2.apply_to(p); })>
+                        "Use its request lengths too"
+                    </button>
+                }.into_any())
+            }
+        })
+    };
+    view! {
+        <details class="day-trace no-print">
+            <summary>"Import a trace"</summary>
+            <p class="help">"An Azure LLM inference trace (CSV), BurstGPT (CSV) or Mooncake (JSON Lines); read here, in slices, and never uploaded. A day of trace gives the day's shape; bad rows are counted and left out."</p>
+            <input type="file" accept=".csv,.jsonl,.json,.txt" data-testid="day-trace-file"
+                aria-label="Trace file"
+                on:change:target=move |ev| start(ev.target().files().and_then(|f| f.get(0))) />
+            <Show when=reading>
+                <progress max="1" data-testid="day-trace-progress" aria-label="Trace read"
+                    value=move || stage.with(|s| match s { Import::Reading(a, b) if *b > 0.0 => a / b, _ => 0.0 }).to_string()></progress>
+                <button type="button" class="cancel" data-testid="day-trace-cancel" on:click=cancel>"Cancel"</button>
+            </Show>
+            {summary}
+        </details>
+    }
+}

@@ -1,0 +1,440 @@
+//! Traffic over a day in the browser: the core's [`ScheduleRun`] driven by a worker pool
+//! of its own, whenever the good plan carries a schedule and its goodput is known.
+//!
+//! ```text
+//!   good plan (with plan.schedule) + goodput (measured knee | the search of this plan)
+//!     ─(300 ms debounce)─▶ ScheduleRun::new ─▶ arithmetic at once, RampJobs
+//!     WorkerRequest::Ramp{run, plan, jobs} ─▶ pool (Web Workers) ─▶ WorkerReply::Ramp
+//!        ▲                                                              │
+//!        └──────────────────── feed(results) ◀──────────────────────────┘
+//!   done ─▶ result: DayResult { plan, schedule, serving per minute }
+//! ```
+//!
+//! The schedule is derived from the plan, never stored beside it: the plan carries only
+//! the profile and the autoscaler ([`goodput_core::schedule::ScheduleSpec`]), so a
+//! shared link works the day out again, to the same numbers as `goodput schedule`. An
+//! edit that changes what the numbers depend on cancels a running schedule and starts a
+//! new one once typing pauses; until it is done the last result is shown as stale.
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use goodput_core::capacity::knee_from_sweep;
+use goodput_core::schedule::{Schedule, ScheduleRun};
+use goodput_core::search::GoodputResult;
+use goodput_core::Plan;
+use leptos::prelude::*;
+
+use super::pool::{pool_size, Pool, PoolMode, Task};
+use super::protocol::{RampRequest, WorkerReply, WorkerRequest};
+use super::{RunController, DEBOUNCE};
+use crate::state::PlanState;
+
+/// What the day's schedule is doing.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum DayPhase {
+    /// The plan has no schedule.
+    #[default]
+    Idle,
+    /// Waiting for the plan's goodput (its search), or for typing to pause.
+    Waiting,
+    /// Simulating the hours.
+    Running,
+    /// The result is the plan's.
+    Done,
+    /// Stopped by the user; an edit (or "plan again") starts it again.
+    Cancelled,
+    /// The schedule could not be worked out; the message says why.
+    Failed(String),
+}
+
+/// Phase and progress.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DayStatus {
+    /// Phase.
+    pub phase: DayPhase,
+    /// Simulations finished.
+    pub done: u32,
+    /// Simulations in all.
+    pub total: u32,
+}
+
+/// A finished schedule and what it was worked out for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DayResult {
+    /// The plan (its schedule included) the result belongs to.
+    pub plan: Plan,
+    /// The core's schedule.
+    pub schedule: Schedule,
+    /// Replicas serving in each minute of the period.
+    pub serving: Vec<u32>,
+}
+
+impl DayResult {
+    /// Whether the result still belongs to `plan` (its name, note and GPU comparison
+    /// aside, which no number of the schedule depends on).
+    pub fn is_fresh(&self, plan: &Plan) -> bool {
+        day_key(&self.plan) == day_key(plan)
+    }
+}
+
+/// The plan without what the schedule does not depend on.
+pub fn day_key(plan: &Plan) -> Plan {
+    Plan {
+        name: String::new(),
+        note: String::new(),
+        shootout: None,
+        ..plan.clone()
+    }
+}
+
+/// The goodput the schedule sizes `plan` with, as `goodput schedule` takes it: the knee of
+/// the plan's measured sweep, else the search run for this very plan (`None` until it
+/// has finished) [requests/s].
+pub fn goodput_of(plan: &Plan, search: Option<&(Plan, GoodputResult)>) -> Option<f64> {
+    if !plan.planning.measured_sweep.is_empty() {
+        return knee_from_sweep(&plan.planning.measured_sweep, plan.slo.attainment_target).ok();
+    }
+    let strip = |p: &Plan| Plan {
+        schedule: None,
+        ..day_key(p)
+    };
+    search
+        .filter(|(p, _)| strip(p) == strip(plan))
+        .map(|(_, r)| r.goodput_rps)
+}
+
+struct Driver {
+    pool: Option<Pool>,
+    run: u32,
+    machine: Option<ScheduleRun>,
+    /// The plan and goodput being (or last) worked out.
+    key: Option<(Plan, f64)>,
+    plan: Plan,
+    debounce: Option<TimeoutHandle>,
+}
+
+/// Works out the good plan's day and publishes it.
+#[derive(Clone, Copy)]
+pub struct DayController {
+    /// Phase and progress.
+    pub status: RwSignal<DayStatus>,
+    /// The last finished schedule (`None` when the plan has none).
+    pub result: RwSignal<Option<DayResult>>,
+    driver: StoredValue<Driver, LocalStorage>,
+    state: PlanState,
+    runs: RunController,
+}
+
+impl DayController {
+    /// A controller following `state`'s good plan and `runs`' search; starts no worker
+    /// until a plan has a schedule.
+    pub fn new(state: PlanState, runs: RunController) -> DayController {
+        let c = DayController {
+            status: RwSignal::new(DayStatus::default()),
+            result: RwSignal::new(None),
+            driver: StoredValue::new_local(Driver {
+                pool: None,
+                run: 0,
+                machine: None,
+                key: None,
+                plan: Plan::default(),
+                debounce: None,
+            }),
+            state,
+            runs,
+        };
+        Effect::new(move |_| {
+            let plan = state.good.get();
+            let goodput = runs.search.with(|s| goodput_of(&plan, s.as_ref()));
+            c.consider(plan, goodput);
+        });
+        c
+    }
+
+    /// The controller provided by `App`.
+    pub fn expect_context() -> DayController {
+        expect_context::<DayController>()
+    }
+
+    /// Stops the running schedule; the last result stays (as stale).
+    pub fn cancel(&self) {
+        self.stop(DayPhase::Cancelled);
+    }
+
+    /// Works the good plan's day out again (after a cancel or a failure).
+    pub fn replan(&self) {
+        self.driver.update_value(|d| d.key = None);
+        let plan = self.state.good.get_untracked();
+        let goodput = self
+            .runs
+            .search
+            .with_untracked(|s| goodput_of(&plan, s.as_ref()));
+        self.consider(plan, goodput);
+    }
+
+    fn consider(&self, plan: Plan, goodput: Option<f64>) {
+        if plan.schedule.is_none() {
+            self.driver.update_value(|d| d.key = None);
+            self.stop(DayPhase::Idle);
+            self.result.set(None);
+            return;
+        }
+        let Some(goodput) = goodput else {
+            self.driver.update_value(|d| d.key = None);
+            return self.stop(DayPhase::Waiting);
+        };
+        let key = (day_key(&plan), goodput);
+        if self.driver.with_value(|d| d.key.as_ref() == Some(&key)) {
+            // The same numbers: keep what runs or ran; only labels changed.
+            if let Some(mut r) = self.result.get_untracked() {
+                if r.is_fresh(&plan) && r.plan != plan {
+                    r.plan = plan;
+                    self.result.set(Some(r));
+                }
+            }
+            return;
+        }
+        self.stop(DayPhase::Waiting);
+        let c = *self;
+        let handle = set_timeout_with_handle(move || c.start(plan, goodput), DEBOUNCE).ok();
+        self.driver.update_value(|d| {
+            d.key = Some(key);
+            d.debounce = handle;
+        });
+    }
+
+    fn start(&self, plan: Plan, goodput: f64) {
+        let Some(spec) = plan.schedule.clone() else {
+            return;
+        };
+        let mut machine = match ScheduleRun::new(&plan, &spec.profile, goodput, &spec.options) {
+            Ok(m) => m,
+            Err(e) => return self.stop(DayPhase::Failed(e.to_string())),
+        };
+        let jobs = machine.next_batch();
+        self.stop(DayPhase::Running);
+        self.status.update(|s| s.total = jobs.len() as u32);
+        self.ensure_pool();
+        let sim_plan = Plan {
+            schedule: None,
+            shootout: None,
+            ..plan.clone()
+        };
+        self.driver.update_value(|d| {
+            d.plan = plan;
+            d.machine = Some(machine);
+            let Some(pool) = d.pool.as_ref() else {
+                return;
+            };
+            let workers = match pool.mode() {
+                PoolMode::Workers(n) => n.max(1),
+                _ => pool_size().max(1),
+            };
+            let chunk = jobs.len().div_ceil(workers * 2).max(1);
+            for part in jobs.chunks(chunk) {
+                let req = WorkerRequest::Ramp(RampRequest {
+                    run: d.run,
+                    plan: sim_plan.clone(),
+                    jobs: part.to_vec(),
+                });
+                if let Ok(body) = serde_json::to_string(&req) {
+                    pool.submit(Task {
+                        run: d.run,
+                        body,
+                        attempts: 0,
+                    });
+                }
+            }
+        });
+        self.finish_if_done();
+    }
+
+    fn ensure_pool(&self) {
+        if self.driver.with_value(|d| d.pool.is_some()) {
+            return;
+        }
+        let c = *self;
+        let pool = Pool::start(
+            pool_size(),
+            super::protocol::handle,
+            Rc::new(move |body: String| c.on_reply(&body)),
+            Rc::new(|_: PoolMode| {}),
+            Rc::new(move |task: Task| {
+                if task.run == c.driver.with_value(|d| d.run) {
+                    c.stop(DayPhase::Failed(
+                        "a simulation worker stopped unexpectedly twice on the same hours".into(),
+                    ));
+                }
+            }),
+            Duration::from_secs(8),
+        );
+        self.driver.update_value(|d| d.pool = Some(pool));
+    }
+
+    fn stop(&self, phase: DayPhase) {
+        self.driver.update_value(|d| {
+            if let Some(h) = d.debounce.take() {
+                h.clear();
+            }
+            d.run = d.run.wrapping_add(1);
+            d.machine = None;
+            if let Some(pool) = &d.pool {
+                pool.cancel_before(d.run);
+            }
+        });
+        if matches!(phase, DayPhase::Failed(_)) {
+            // A failed key may be tried again after the next edit.
+            self.driver.update_value(|d| d.key = None);
+        }
+        self.status.set(DayStatus {
+            phase,
+            done: 0,
+            total: 0,
+        });
+    }
+
+    /// Publishes the schedule once every simulation is back.
+    fn finish_if_done(&self) {
+        let done = self.driver.try_update_value(|d| {
+            let m = d.machine.as_ref()?;
+            let schedule = m.result()?;
+            let serving = m.serving_per_minute().to_vec();
+            d.machine = None;
+            Some(DayResult {
+                plan: d.plan.clone(),
+                schedule,
+                serving,
+            })
+        });
+        if let Some(Some(r)) = done {
+            self.result.set(Some(r));
+            self.status.update(|s| {
+                s.phase = DayPhase::Done;
+                s.done = s.total;
+            });
+        }
+    }
+
+    fn on_reply(&self, body: &str) {
+        let reply = match serde_json::from_str::<WorkerReply>(body) {
+            Ok(WorkerReply::Ramp(r)) => r,
+            Ok(_) => return,
+            Err(_) => {
+                return self.stop(DayPhase::Failed("a worker sent an unreadable reply".into()))
+            }
+        };
+        if reply.run != self.driver.with_value(|d| d.run) {
+            return;
+        }
+        if let Some(e) = reply.error {
+            return self.stop(DayPhase::Failed(e));
+        }
+        let progress = self.driver.try_update_value(|d| {
+            d.machine.as_mut().map(|m| {
+                m.feed(&reply.results);
+                m.progress()
+            })
+        });
+        if let Some(Some((done, total))) = progress {
+            self.status.update(|s| {
+                s.done = done as u32;
+                s.total = total as u32;
+            });
+            self.finish_if_done();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use goodput_core::plan::SweepRow;
+    use goodput_core::schedule::{RateProfile, ScheduleSpec};
+    use goodput_core::search::{Knobs, SearchStatus};
+
+    fn search_of(plan: &Plan, goodput_rps: f64) -> (Plan, GoodputResult) {
+        let r = GoodputResult {
+            goodput_rps,
+            goodput_range_rps: [goodput_rps, goodput_rps],
+            target: plan.slo.attainment_target,
+            replications: 4,
+            knobs: Knobs::of(plan),
+            status: SearchStatus::Converged,
+            reason: String::new(),
+            analytic_guess_rps: goodput_rps,
+            curve: Vec::new(),
+            jobs_run: 0,
+        };
+        (plan.clone(), r)
+    }
+
+    fn with_day(mut p: Plan) -> Plan {
+        p.schedule = Some(ScheduleSpec {
+            profile: RateProfile::named("business-hours").expect("a shape"),
+            options: Default::default(),
+        });
+        p
+    }
+
+    #[test]
+    fn the_goodput_is_the_search_of_this_plan_whatever_its_schedule_or_name() {
+        let plan = Plan::default();
+        let searched = search_of(&plan, 21.5);
+        let mut day = with_day(plan.clone());
+        day.name = "night shift".into();
+        assert_eq!(goodput_of(&day, Some(&searched)), Some(21.5));
+        assert_eq!(
+            goodput_of(&day, None),
+            None,
+            "nothing until the search is back"
+        );
+        // A search of another plan is not this plan's goodput.
+        let mut other = day.clone();
+        other.traffic.peak_rate_rps += 1.0;
+        assert_eq!(goodput_of(&other, Some(&searched)), None);
+        // A measured sweep gives the knee, as `goodput schedule` takes it.
+        let mut measured = day.clone();
+        measured.slo.attainment_target = 0.92;
+        measured.planning.measured_sweep = [(4.0, 0.99), (6.0, 0.97), (8.0, 0.93), (9.0, 0.71)]
+            .iter()
+            .map(|&(rate_rps, attainment)| SweepRow {
+                rate_rps,
+                attainment,
+            })
+            .collect();
+        assert_eq!(goodput_of(&measured, None), Some(8.0));
+    }
+
+    #[test]
+    fn a_result_goes_stale_with_the_numbers_not_with_the_name() {
+        let plan = with_day(Plan::default());
+        let mut run = ScheduleRun::new(
+            &plan,
+            &plan.schedule.as_ref().expect("a day").profile,
+            20.0,
+            &goodput_core::schedule::ScheduleOptions {
+                simulate: false,
+                ..Default::default()
+            },
+        )
+        .expect("a schedule");
+        assert!(run.next_batch().is_empty());
+        let r = DayResult {
+            plan: plan.clone(),
+            schedule: run.result().expect("arithmetic only"),
+            serving: run.serving_per_minute().to_vec(),
+        };
+        let mut renamed = plan.clone();
+        renamed.name = "renamed".into();
+        assert!(r.is_fresh(&renamed));
+        let mut lag = plan.clone();
+        if let Some(s) = lag.schedule.as_mut() {
+            s.options.scale_up_lag_min = 20.0;
+        }
+        assert!(!r.is_fresh(&lag), "the autoscaler changed");
+        let mut peak = plan;
+        peak.traffic.peak_rate_rps = 40.0;
+        assert!(!r.is_fresh(&peak), "the traffic changed");
+    }
+}

@@ -1,0 +1,208 @@
+// Traffic over a day in the browser: a named shape is planned hour by hour in the
+// workers to the same numbers as `goodput schedule --json` (bit for bit), the chart draws
+// its series, bad hourly numbers get a message and leave the plan alone, a trace file is
+// read in slices to a profile with its bad rows counted, and the share link carries the
+// day to the finance view of a fresh browser.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { assertNoErrors, readValue, runCli, runCliJson, screenshot, SCREENSHOT_DIR, startHarness } from './harness.mjs';
+
+/** Longest wait for a search or a day's schedule [ms]. */
+const RUN_TIMEOUT_MS = 240_000;
+
+let h;
+before(async () => {
+  h = await startHarness();
+});
+after(async () => {
+  await h?.close();
+});
+
+async function waitForPhase(page, testid, phase) {
+  await page.waitForFunction(
+    ([id, want]) => document.querySelector(`[data-testid="${id}"]`)?.dataset.phase === want,
+    [testid, phase],
+    { timeout: RUN_TIMEOUT_MS, polling: 100 },
+  );
+}
+
+/** Waits for the day to be worked out again after an edit (it may already be running). */
+async function waitForDay(page) {
+  await page
+    .waitForFunction(() => document.querySelector('[data-testid="day-status"]')?.dataset.phase !== 'done', null, { timeout: 2_000, polling: 20 })
+    .catch(() => {});
+  await waitForPhase(page, 'day-status', 'done');
+  await page.waitForSelector('[data-testid="day-result"][data-fresh="true"] [data-testid="day-summary"]', { state: 'attached' });
+}
+
+/** Every hour of the table, as the page shows it. */
+async function hours(page) {
+  return page.$$eval('[data-testid="day-hour"]', (trs) =>
+    trs.map((tr) => ({
+      hour: Number(tr.dataset.hour),
+      replicas: Number(tr.dataset.replicas),
+      servingMin: Number(tr.dataset.servingMin),
+      servingMax: Number(tr.dataset.servingMax),
+      attainment: tr.dataset.attainment === '' ? null : Number(tr.dataset.attainment),
+      ramp: tr.dataset.ramp === 'true',
+    })),
+  );
+}
+
+/** Pixels of the canvas `testid` within 6 of colour `rgb`. */
+async function inkOf(page, testid, [r, g, b]) {
+  return page.evaluate(
+    ([id, r, g, b]) => {
+      const c = document.querySelector(`[data-testid="${id}"]`);
+      const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+      let n = 0;
+      for (let i = 0; i < data.length; i += 4) {
+        if (Math.abs(data[i] - r) < 6 && Math.abs(data[i + 1] - g) < 6 && Math.abs(data[i + 2] - b) < 6) n += 1;
+      }
+      return n;
+    },
+    [testid, r, g, b],
+  );
+}
+
+/** An Azure LLM inference trace of one day: more requests by day, some bad rows. */
+function azureTrace() {
+  const lines = ['TIMESTAMP,ContextTokens,GeneratedTokens'];
+  const pad = (n) => String(n).padStart(2, '0');
+  let good = 0;
+  for (let hour = 0; hour < 24; hour += 1) {
+    const n = hour >= 8 && hour < 18 ? 24 : 6;
+    for (let i = 0; i < n; i += 1) {
+      const s = Math.floor((i * 3600) / n) + 5;
+      const t = `2024-05-10 ${pad(hour)}:${pad(Math.floor(s / 60))}:${pad(s % 60)}.0000000`;
+      lines.push(`${t},${400 + ((i * 37) % 900)},${50 + ((i * 13) % 200)}`);
+      good += 1;
+    }
+    if (hour % 5 === 2) lines.push(`2024-05-10 ${pad(hour)}:30:00.0000000,lots,12`);
+  }
+  lines.push('2024-05-10 25:99:00.0000000,100,10');
+  lines.push('2024-05-10 23:59:50.0000000,-4,10');
+  const bad = lines.filter((l) => l.includes('lots') || l.includes('25:99') || l.includes(',-4,')).length;
+  return { csv: `${lines.join('\n')}\n`, good, bad };
+}
+
+test('a day is planned like the CLI, drawn, shared; bad numbers are refused; a trace gives a profile', async () => {
+  const planFlags = ['--model', 'llama-3.1-8b', '--num-requests', '400', '--warmup-requests', '40', '--replications', '4', '--peak-rate', '40'];
+  const link = (await runCli(['link', ...planFlags])).trim();
+  const { page, errors } = await h.openPage(`/${link.slice(link.indexOf('#'))}&view=planner`, {
+    waitFor: '[data-testid="day-panel"]',
+    viewport: { width: 1440, height: 1000 },
+  });
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.baseUrl });
+  await page.emulateMedia({ colorScheme: 'light' });
+  await waitForPhase(page, 'run-status', 'done');
+  assert.equal(await page.locator('[data-testid="day-summary"]').count(), 0, 'no day until one is asked for');
+
+  // A named shape and a slow autoscaler: the morning ramps dip.
+  await page.selectOption('[data-testid="day-shape"]', 'business-hours');
+  await page.fill('[data-testid="day-lag"]', '20');
+  await waitForDay(page);
+  assert.match(await page.textContent('[data-testid="day-profile-source"]'), /^shape 'business-hours': 24 hours, scaled to the peak of 40 req\/s/);
+
+  // The share link carries the day; the CLI works it out to the same numbers.
+  await page.click('[data-testid="copy-link"]');
+  await page.waitForSelector('[data-testid="copy-link"]:has-text("Copied")');
+  const shared = await page.evaluate(() => navigator.clipboard.readText());
+  const cli = await runCliJson(['schedule', '--link', shared, '--json']);
+  assert.equal(cli.options.scale_up_lag_min, 20, 'the link carries the autoscaler');
+  for (const [testid, key] of [
+    ['day-static-day', 'static_cost_per_day_usd'],
+    ['day-auto-day', 'autoscaled_cost_per_day_usd'],
+    ['day-static-month', 'static_cost_per_month_usd'],
+    ['day-auto-month', 'autoscaled_cost_per_month_usd'],
+    ['day-saving-month', 'savings_per_month_usd'],
+    ['day-saving-share', 'savings_share'],
+    ['day-ramp-attainment', 'ramp_attainment'],
+    ['day-attainment', 'attainment'],
+  ]) {
+    assert.equal(await readValue(page, testid), cli[key], `${testid} = ${key}`);
+  }
+  const shown = await hours(page);
+  assert.deepEqual(
+    shown,
+    cli.hours.map((r) => ({
+      hour: r.hour,
+      replicas: r.replicas,
+      servingMin: r.serving_min,
+      servingMax: r.serving_max,
+      attainment: r.attainment,
+      ramp: r.ramp,
+    })),
+    'every hour as the CLI has it',
+  );
+  assert.ok(cli.savings_share > 0.2, `a business day saves (${cli.savings_share})`);
+  assert.ok(shown.some((r) => r.ramp), 'there are ramps');
+  const verdict = (await page.textContent('[data-testid="day-verdict"]')).trim();
+  assert.match(verdict, /^Autoscaling saves \$[0-9,.]+ per month \([0-9.]+%\), with [0-9.]+% of requests within the SLO during ramps/);
+
+  // The chart: every series plotted, and its lines and dips drawn in their colours.
+  await page.locator('[data-testid="day-chart"]').scrollIntoViewIfNeeded();
+  const series = Object.fromEntries(
+    (await page.getAttribute('[data-testid="day-chart-box"]', 'data-series')).split(' ').map((kv) => kv.split(':')).map(([k, v]) => [k, Number(v)]),
+  );
+  const target = Number(await page.getAttribute('[data-testid="day-chart-box"]', 'data-target'));
+  assert.ok(target > 0.5 && target < 1, `the attainment target (${target})`);
+  const below = cli.hours.filter((r) => r.attainment !== null && r.attainment < target).length;
+  assert.equal(series.dips, below, 'every hour below the target is marked');
+  assert.equal(series.rate, 24);
+  assert.equal(series.needed, 24);
+  assert.ok(series.serving >= 3, `the fleet changes over the day (${series.serving} steps)`);
+  const rateInk = await inkOf(page, 'day-chart', [0x1d, 0x4e, 0xd8]);
+  const servingInk = await inkOf(page, 'day-chart', [0x04, 0x78, 0x57]);
+  assert.ok(rateInk >= 300, `the rate line is drawn (${rateInk} pixels)`);
+  assert.ok(servingInk >= 300, `the capacity and serving lines are drawn (${servingInk} pixels)`);
+  if (series.dips > 0) {
+    const band = await inkOf(page, 'day-chart', [242, 214, 214]);
+    assert.ok(band >= 500, `the dips are shaded (${band} pixels)`);
+  }
+  await page.locator('[data-testid="day-panel"]').screenshot({ path: path.join(SCREENSHOT_DIR, 'day-panel.png') });
+
+  // A fresh browser opening the link: the finance view says the same.
+  const fresh = await h.openPage(`/${shared.slice(shared.indexOf('#'))}`, { waitFor: '[data-testid="finance-view"]' });
+  await fresh.page.waitForSelector('[data-testid="finance-day"][data-ready="true"]', { timeout: RUN_TIMEOUT_MS });
+  assert.equal((await fresh.page.textContent('[data-testid="finance-day"]')).trim(), verdict);
+  await screenshot(fresh.page, 'day-finance');
+
+  // Bad hourly numbers: a message naming the line, and the plan as it was.
+  const before = await readValue(page, 'day-static-month');
+  const source = await page.textContent('[data-testid="day-profile-source"]');
+  await page.click('.day-hourly summary');
+  const numbers = Array.from({ length: 24 }, (_, i) => String(10 + i));
+  numbers[6] = 'lots';
+  await page.fill('[data-testid="day-hourly"]', numbers.join('\n'));
+  await page.click('[data-testid="day-hourly-use"]');
+  assert.equal(
+    (await page.textContent('[data-testid="day-hourly-error"]')).trim(),
+    "Hourly numbers: line 7: 'lots' is not a number.",
+  );
+  await page.fill('[data-testid="day-hourly"]', numbers.slice(0, 23).map((v, i) => (i === 6 ? '16' : v)).join('\n'));
+  await page.click('[data-testid="day-hourly-use"]');
+  assert.match(await page.textContent('[data-testid="day-hourly-error"]'), /23 hourly values; give 24 \(a day\) or 168 \(a week\)/);
+  assert.equal(await page.textContent('[data-testid="day-profile-source"]'), source, 'the profile is unchanged');
+  assert.equal(await readValue(page, 'day-static-month'), before);
+  assert.equal(await page.getAttribute('[data-testid="day-status"]', 'data-phase'), 'done', 'nothing re-ran');
+
+  // A trace file: read in slices, summarised, bad rows counted; its shape is the profile.
+  const trace = azureTrace();
+  await page.click('.day-trace summary');
+  await page.setInputFiles('[data-testid="day-trace-file"]', { name: 'day.csv', mimeType: 'text/csv', buffer: Buffer.from(trace.csv) });
+  const summary = await page.waitForSelector('[data-testid="day-trace-summary"]');
+  assert.equal(Number(await summary.getAttribute('data-rows')), trace.good);
+  assert.equal(Number(await summary.getAttribute('data-bad-rows')), trace.bad);
+  assert.equal(await summary.getAttribute('data-applied'), 'true', await summary.textContent());
+  assert.match(await summary.textContent(), new RegExp(`^azure trace: ${trace.good} requests over [0-9.]+ h .*; ${trace.bad} bad rows \\(the first, line \\d+: `));
+  assert.match(await page.textContent('[data-testid="day-profile-source"]'), new RegExp(`^azure trace, ${trace.good} requests: 24 hours`));
+  await waitForDay(page);
+  const traced = await hours(page);
+  assert.ok(traced[3].replicas < traced[12].replicas, 'quiet night, busy noon, as in the trace');
+  await screenshot(page, 'day-planner');
+
+  assertNoErrors(errors);
+  assertNoErrors(fresh.errors);
+});
