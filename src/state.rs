@@ -223,6 +223,20 @@ impl PlanState {
         self.draft.update(f);
     }
 
+    /// Sets the plan's traffic-over-a-day profile, adding a schedule with the default
+    /// autoscaler if it has none.
+    pub fn set_day_profile(&self, profile: goodput_core::schedule::RateProfile) {
+        self.update(|p| match p.schedule.as_mut() {
+            Some(s) => s.profile = profile,
+            None => {
+                p.schedule = Some(goodput_core::schedule::ScheduleSpec {
+                    profile,
+                    options: Default::default(),
+                })
+            }
+        });
+    }
+
     /// The text the measured-sweep box shows: what the user typed, unless the rows
     /// changed since (a loaded link or saved plan), else the plan's rows.
     pub fn sweep_text(&self) -> String {

@@ -4,7 +4,6 @@
 use goodput_core::schedule::{RateProfile, ScheduleError, ScheduleOptions};
 use leptos::prelude::*;
 
-use crate::components::day_panel::set_profile;
 use crate::state::fields::format_sig;
 use crate::state::PlanState;
 
@@ -29,7 +28,7 @@ pub fn HourlyNumbers() -> impl IntoView {
     let apply = move |_| match hourly_problem(&text.get_untracked(), absolute.get_untracked()) {
         Ok(p) => {
             error.set(None);
-            set_profile(state, p);
+            state.set_day_profile(p);
         }
         Err(m) => error.set(Some(m)),
     };

@@ -3,7 +3,7 @@
 //! and the autoscaler live in the plan (`plan.schedule`), so the share link carries them;
 //! the schedule itself is worked out from them (see `compute::day`).
 
-use goodput_core::schedule::{RateProfile, ScheduleSpec, SHAPES};
+use goodput_core::schedule::{RateProfile, SHAPES};
 use leptos::prelude::*;
 
 use crate::components::day_inputs::{AutoscalerInputs, HourlyNumbers};
@@ -21,19 +21,6 @@ pub fn shape_of(profile: &RateProfile) -> Option<&'static str> {
         .iter()
         .find(|(_, _, v)| !profile.absolute && profile.hourly == v.as_slice())
         .map(|(n, _, _)| *n)
-}
-
-/// Sets the plan's profile, adding a schedule with the default autoscaler if it has none.
-pub fn set_profile(state: PlanState, profile: RateProfile) {
-    state.update(|p| match p.schedule.as_mut() {
-        Some(s) => s.profile = profile,
-        None => {
-            p.schedule = Some(ScheduleSpec {
-                profile,
-                options: Default::default(),
-            })
-        }
-    });
 }
 
 /// The status line and its progress bar.
@@ -111,7 +98,7 @@ pub fn DayPanel() -> impl IntoView {
     };
     let pick = move |name: String| {
         if let Ok(p) = RateProfile::named(&name) {
-            set_profile(state, p);
+            state.set_day_profile(p);
         }
     };
     let shape_options = SHAPES

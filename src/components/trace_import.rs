@@ -10,7 +10,6 @@ use leptos::task::spawn_local;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::File;
 
-use crate::components::day_panel::set_profile;
 use crate::state::PlanState;
 
 /// Bytes read from the file at a time.
@@ -103,7 +102,7 @@ pub fn TraceImport() -> impl IntoView {
             stage.set(match out {
                 Ok(t) => {
                     let applied = RateProfile::from_trace(&t)
-                        .map(|p| set_profile(state, p))
+                        .map(|p| state.set_day_profile(p))
                         .map_err(|e| format!("{e}"));
                     Import::Done(Box::new(t), applied)
                 }
