@@ -19,6 +19,7 @@ pub mod alerts;
 pub mod analytic;
 pub mod calibrate;
 pub mod capacity;
+pub mod compare;
 pub mod fleet;
 pub mod measure;
 pub mod plan;
