@@ -7,6 +7,7 @@
 //! ```
 
 pub mod fields;
+pub mod messages;
 
 use std::collections::BTreeMap;
 
@@ -16,6 +17,7 @@ use goodput_core::Plan;
 use leptos::prelude::*;
 
 use fields::{field, parse_value, values_match, FIELDS};
+use messages::{field_message, limits_of, Problem};
 
 /// Why the plan on screen is not the user's own.
 #[derive(Debug, Clone, PartialEq)]
@@ -135,7 +137,10 @@ impl PlanState {
             draft.with(|p| {
                 p.validate().err().map(|e| FieldProblem {
                     field: e.field.to_string(),
-                    message: e.message,
+                    message: match (field(e.field), e.limits) {
+                        (Some(f), Some(l)) => field_message(f, Problem::OutOfRange(l), None),
+                        _ => e.message,
+                    },
                 })
             })
         });
@@ -322,7 +327,7 @@ impl PlanState {
         // The p95 field edits the sigma, so it shows the sigma's problems too; the sweep
         // box shows the problems of its rows' fields.
         let alias = id.strip_suffix(".p95").map(|stem| format!("{stem}.sigma"));
-        let message = self.problem.with(|p| {
+        self.problem.with(|p| {
             p.as_ref()
                 .filter(|p| {
                     p.field == id
@@ -330,15 +335,6 @@ impl PlanState {
                         || (id == SWEEP_FIELD && p.field.starts_with(SWEEP_FIELD))
                 })
                 .map(|p| p.message.clone())
-        })?;
-        // The core states ranges in plan units; say which unit this field is typed in.
-        Some(match field(id).map(|f| (f.kind, f.unit)) {
-            Some((fields::Kind::Real { scale } | fields::Kind::OptionalReal { scale }, unit))
-                if scale != 1.0 =>
-            {
-                format!("{message} (this field is entered in {unit}, i.e. ×{scale:e})")
-            }
-            _ => message,
         })
     }
 }
@@ -353,9 +349,13 @@ fn parse_problems_of(plan: &Plan, edits: &BTreeMap<&'static str, Edit>) -> Vec<F
             }
             parse_value(f.kind, &edit.text)
                 .err()
-                .map(|message| FieldProblem {
+                .map(|problem| FieldProblem {
                     field: f.id.to_string(),
-                    message,
+                    message: field_message(
+                        f,
+                        Problem::Parse(problem, &edit.text),
+                        limits_of(f, plan),
+                    ),
                 })
         })
         .collect()
@@ -389,7 +389,10 @@ mod tests {
             assert_eq!(s.good.get_untracked().engine.max_num_seqs, 64);
             s.input(id, "6x4".into());
             assert_eq!(s.text_of(id), "6x4", "the typed text stays");
-            assert_eq!(s.message_for(id).as_deref(), Some("must be a whole number"));
+            assert_eq!(
+                s.message_for(id).as_deref(),
+                Some("max_num_seqs must be a whole number from 1 to 16,384 seqs")
+            );
             assert!(s.is_stale());
             assert_eq!(s.good.get_untracked().engine.max_num_seqs, 64);
             s.input(id, "96".into());

@@ -30,7 +30,7 @@ pub fn AlertsPanel() -> impl IntoView {
                 ))}
             </p>
             {move || rules.with(|r| (!r.unreachable.is_empty()).then(|| view! {
-                <p class="warning">{format!("These alerts can never fire at this target: {}.", r.unreachable.join(", "))}</p>
+                <p class="warning" data-testid="alerts-fitted">{format!("At this target the standard windows of {} could never fire; the rules below use a burn rate and windows that fit instead (see the comments).", r.unreachable.join(", "))}</p>
             }))}
             <CopyButton text=yaml label="Copy rules" testid="copy-alerts" />
             <pre class="code" data-testid="alert-rules">{yaml}</pre>

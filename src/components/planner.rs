@@ -37,8 +37,7 @@ fn ProblemBanner() -> impl IntoView {
         state.problem.get().map(|p| {
             view! {
                 <div class="problem-banner" role="status" data-testid="problem-banner">
-                    <strong>{problem_label(&p.field)}</strong>
-                    ": "
+                    {(field(&p.field).is_none()).then(|| view! { <strong>{problem_label(&p.field)}</strong> ": " })}
                     {p.message}
                     " — showing the results of the last valid plan."
                 </div>

@@ -1,12 +1,31 @@
 //! Named plans kept in this browser: save the plan on screen under a name, list,
 //! load, delete, and jump to the comparison.
 
+use goodput_core::capacity::size_fleet;
+use goodput_core::compare::format_rps;
+use goodput_core::report::format_usd;
 use leptos::prelude::*;
 
 use crate::route::View;
 use crate::saved::{date_text, MAX_NAMED_PLANS, MAX_NAME_CHARS};
 use crate::session::Session;
 use crate::state::PlanState;
+
+/// What the list says of a saved plan: goodput, and the fleet and cost sized from it.
+fn saved_meta(goodput_rps: Option<f64>, plan: &goodput_core::Plan) -> String {
+    let Some(g) = goodput_rps else {
+        return "goodput not computed".into();
+    };
+    let goodput = format!("goodput {} req/s", format_rps(g));
+    match size_fleet(g, plan) {
+        Ok(f) => format!(
+            "{goodput} · {} GPUs · {}/month",
+            f.gpus_total,
+            format_usd(f.cost_per_month_usd)
+        ),
+        Err(_) => format!("{goodput} · no fleet meets the SLO"),
+    }
+}
 
 /// The "Saved plans" section of the planner.
 #[component]
@@ -37,10 +56,7 @@ pub fn SavedPanel() -> impl IntoView {
                 .iter()
                 .map(|p| {
                     let (load_name, del_name) = (p.name.clone(), p.name.clone());
-                    let goodput = p
-                        .goodput_rps
-                        .map(|g| format!("goodput {g:.2} req/s"))
-                        .unwrap_or_else(|| "goodput not computed".into());
+                    let goodput = saved_meta(p.goodput_rps, &p.plan);
                     let load = move |_| {
                         if let Some(entry) = session.library.with_untracked(|l| l.get(&load_name).cloned()) {
                             session.open_own(entry.plan, "open a saved plan");

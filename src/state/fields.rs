@@ -4,6 +4,8 @@
 use goodput_core::plan::{Arrival, LengthDist, LengthSpec};
 use goodput_core::Plan;
 
+use super::messages::ParseProblem;
+
 /// Which group of the inputs column a field belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Group {
@@ -64,22 +66,23 @@ pub fn format_sig(x: f64) -> String {
     format!("{rounded}")
 }
 
-/// Parses the text of a field of kind `kind` into a plan value.
-pub fn parse_value(kind: Kind, text: &str) -> Result<Option<f64>, String> {
+/// Parses the text of a field of kind `kind` into a plan value; the problem, if not
+/// (`messages::field_message` words it).
+pub fn parse_value(kind: Kind, text: &str) -> Result<Option<f64>, ParseProblem> {
     let t = text.trim().replace('_', "");
     match kind {
         Kind::OptionalReal { .. } if t.is_empty() => Ok(None),
-        _ if t.is_empty() => Err("required: enter a number".into()),
+        _ if t.is_empty() => Err(ParseProblem::Missing),
         Kind::Real { scale } | Kind::OptionalReal { scale } => match t.parse::<f64>() {
             Ok(v) if v.is_finite() => Ok(Some(v * scale)),
-            _ => Err("must be a number".into()),
+            _ => Err(ParseProblem::NotANumber),
         },
         Kind::Whole => match t.parse::<f64>() {
             Ok(v) if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= u32::MAX as f64 => {
                 Ok(Some(v))
             }
-            Ok(_) => Err(format!("must be a whole number in 0..={}", u32::MAX)),
-            Err(_) => Err("must be a whole number".into()),
+            Ok(_) => Err(ParseProblem::NotWhole),
+            Err(_) => Err(ParseProblem::NotANumber),
         },
     }
 }

@@ -10,6 +10,7 @@ use goodput_core::roofline::StepModel;
 use goodput_core::Plan;
 use leptos::prelude::*;
 
+use crate::components::compare_many::CompareMany;
 use crate::session::Session;
 use crate::state::fields::{format_sig, FIELDS};
 use crate::state::PlanState;
@@ -234,6 +235,7 @@ pub fn CompareView() -> impl IntoView {
     };
     view! {
         <main class="compare" data-testid="compare-view">
+            <CompareMany />
             <h2>"Compare two plans"</h2>
             <p class="compare-intro">
                 "Pick the current plan or a saved one on each side; rows that differ are highlighted. Analytic rows are computed now by the core. Goodput is each plan's last finished search (stored when the plan was saved; for the current plan, the search on screen), and replicas and cost are sized from it. Open a plan and let its search finish before saving it to compare its goodput."

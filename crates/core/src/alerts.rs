@@ -13,6 +13,11 @@
 //! | page | 6× | 6 h | 30 m | 5% |
 //! | ticket | 1× | 3 d | 6 h | 10% |
 //!
+//! At a loose target a standard rule can need an error ratio above 1 (14.4× a 10%
+//! budget is 1.44): it could never fire, so it is left out, with a comment saying why,
+//! and [`fit_window`] offers the pair that fits: the burn that fires at a 75% error
+//! ratio, over a long window that spends the same share of the budget.
+//!
 //! A queue-depth warning on `vllm:num_requests_waiting` leads the lagging burn alerts.
 //! Its threshold comes from Little's law: a replica draining at its goodput `G` clears
 //! `Q` waiting requests in `Q / G` seconds, so `Q = ⌈G × TTFT objective / 2⌉` means a
@@ -66,6 +71,91 @@ pub const BURN_WINDOWS: [BurnWindow; 3] = [
     },
 ];
 
+/// The period an error budget is spent over [s] (30 days).
+pub const SLO_PERIOD_S: f64 = 30.0 * 86_400.0;
+
+/// The highest error ratio a fitted burn alert waits for: a replacement for a rule that
+/// cannot fire fires when more than this share of requests miss the SLO.
+pub const MAX_FITTED_ERROR_RATIO: f64 = 0.75;
+
+/// A burn alert's burn rate and windows as emitted: the standard ones, or the pair
+/// fitted to a loose target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FittedWindow {
+    /// The standard alert's name suffix (`Fast`, `Medium`, `Slow`).
+    pub name: String,
+    /// Burn-rate factor.
+    pub burn: f64,
+    /// Long window (Prometheus duration, e.g. `1h56m`).
+    pub long: String,
+    /// Short window (Prometheus duration, e.g. `10m`).
+    pub short: String,
+}
+
+impl FittedWindow {
+    fn standard(w: &BurnWindow) -> FittedWindow {
+        FittedWindow {
+            name: w.name.into(),
+            burn: w.burn,
+            long: w.long.into(),
+            short: w.short.into(),
+        }
+    }
+}
+
+/// Seconds in a Prometheus duration of one unit (`5m`, `1h`, `3d`); 0 when unknown.
+fn duration_s(text: &str) -> f64 {
+    let (n, unit) = text.split_at(text.len().saturating_sub(1));
+    let n: f64 = n.parse().unwrap_or(0.0);
+    n * match unit {
+        "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        "d" => 86_400.0,
+        _ => 0.0,
+    }
+}
+
+/// A Prometheus duration in whole minutes, rounded up: `1h56m`, `10m`, `2d4h`.
+fn prom_duration(seconds: f64) -> String {
+    let minutes = libm::ceil(seconds / 60.0).max(1.0) as u64;
+    let (d, h, m) = (minutes / 1440, minutes / 60 % 24, minutes % 60);
+    let mut s = String::new();
+    for (v, unit) in [(d, "d"), (h, "h"), (m, "m")] {
+        if v > 0 {
+            s.push_str(&format!("{v}{unit}"));
+        }
+    }
+    s
+}
+
+/// The share of the period's error budget a burn alert has spent when its long window fires.
+fn budget_share(w: &BurnWindow) -> f64 {
+    w.burn * duration_s(w.long) / SLO_PERIOD_S
+}
+
+/// The window pair that fits a target whose budget makes `w` unreachable: the burn
+/// that fires at an error ratio of [`MAX_FITTED_ERROR_RATIO`], over a long window
+/// that spends the same share of the budget as `w` does, and a short window 1/12 of
+/// it (the standard ratio). `None` when that burn is below 1× (the budget would last
+/// the whole period).
+pub fn fit_window(w: &BurnWindow, error_budget: f64) -> Option<FittedWindow> {
+    if error_budget.is_nan() || error_budget <= 0.0 {
+        return None;
+    }
+    let burn = MAX_FITTED_ERROR_RATIO / error_budget;
+    if burn < 1.0 {
+        return None;
+    }
+    let long_s = budget_share(w) * SLO_PERIOD_S / burn;
+    Some(FittedWindow {
+        name: w.name.into(),
+        burn,
+        long: prom_duration(long_s),
+        short: prom_duration(long_s / 12.0),
+    })
+}
+
 /// Seconds of TTFT budget assumed for the queue threshold when the SLO has no TTFT objective.
 pub const DEFAULT_QUEUE_HORIZON_S: f64 = 5.0;
 
@@ -80,8 +170,12 @@ pub struct AlertRules {
     pub thresholds: Vec<f64>,
     /// Waiting-request count per replica that raises the queue warning [requests].
     pub queue_threshold: u32,
-    /// Names of burn alerts whose threshold is ≥ 1 and so can never fire at this target.
+    /// Names of burn alerts whose standard windows have a threshold ≥ 1 and so could
+    /// never fire at this target; they are left out of the rules (and replaced by the
+    /// pair in `fitted` when one fits).
     pub unreachable: Vec<String>,
+    /// The burn and windows used instead of each unreachable standard alert, in order.
+    pub fitted: Vec<FittedWindow>,
     /// The Prometheus rule file.
     pub yaml: String,
 }
@@ -150,29 +244,58 @@ pub fn alert_rules(plan: &Plan, goodput_rps: f64) -> AlertRules {
     y.push_str("    rules:\n");
     let mut thresholds = Vec::new();
     let mut unreachable = Vec::new();
+    let mut fitted = Vec::new();
     for w in BURN_WINDOWS {
-        let threshold = w.burn * budget;
-        thresholds.push(threshold);
         let name = format!("LlmSloBurnRate{}", w.name);
-        if threshold >= 1.0 {
+        let standard = w.burn * budget;
+        // A rule whose threshold is an error ratio of 1 or more can never fire: not even
+        // every request failing exceeds it. Pasting it into Prometheus would suggest a
+        // page that never comes, so it is left out and the pair that fits replaces it.
+        let window = if standard < 1.0 {
+            FittedWindow::standard(&w)
+        } else {
             unreachable.push(name.clone());
-            y.push_str(&format!(
-                "      # {name}: {}x burn needs an error ratio above {}, impossible at this target; kept for completeness.\n",
-                fmt_num(w.burn),
-                fmt_num(threshold)
-            ));
-        }
+            match fit_window(&w, budget) {
+                Some(f) => {
+                    y.push_str(&format!(
+                        "      # {name}: the standard {}x burn over {} and {} is left out: it needs an error ratio above {}, more than every request failing, so it can never fire at target {}. In its place, the same {}% of the 30-day budget at {}x over {} and {} (error ratio above {}).\n",
+                        fmt_num(w.burn),
+                        w.long,
+                        w.short,
+                        fmt_num(standard),
+                        fmt_num(target),
+                        fmt_num(budget_share(&w) * 100.0),
+                        fmt_num(f.burn),
+                        f.long,
+                        f.short,
+                        fmt_num(f.burn * budget)
+                    ));
+                    fitted.push(f.clone());
+                    f
+                }
+                None => {
+                    y.push_str(&format!(
+                        "      # {name} is left out: at target {} no burn rate of 1x or more stays below an error ratio of {}.\n",
+                        fmt_num(target),
+                        fmt_num(MAX_FITTED_ERROR_RATIO)
+                    ));
+                    continue;
+                }
+            }
+        };
+        let threshold = window.burn * budget;
+        thresholds.push(threshold);
         y.push_str(&format!("      - alert: {name}\n"));
         y.push_str("        expr: >-\n");
         y.push_str(&format!(
             "          {} > {}\n",
-            error_ratio(&class, w.long),
+            error_ratio(&class, &window.long),
             fmt_num(threshold)
         ));
         y.push_str("          and\n");
         y.push_str(&format!(
             "          {} > {}\n",
-            error_ratio(&class, w.short),
+            error_ratio(&class, &window.short),
             fmt_num(threshold)
         ));
         y.push_str(&format!("        for: {}\n", w.for_));
@@ -182,9 +305,9 @@ pub fn alert_rules(plan: &Plan, goodput_rps: f64) -> AlertRules {
         y.push_str("        annotations:\n");
         y.push_str(&format!(
             "          summary: \"SLO {class}: error budget burning at {}x over {} and {}\"\n",
-            fmt_num(w.burn),
-            w.long,
-            w.short
+            fmt_num(window.burn),
+            window.long,
+            window.short
         ));
         y.push_str(&format!(
             "          description: \"More than {}% of {class} requests missed the SLO (budget {}%).\"\n",
@@ -217,6 +340,7 @@ pub fn alert_rules(plan: &Plan, goodput_rps: f64) -> AlertRules {
         thresholds,
         queue_threshold: queue,
         unreachable,
+        fitted,
         yaml: y,
     }
 }
@@ -258,12 +382,75 @@ mod tests {
         assert!(r.yaml.contains("(vllm:num_requests_waiting) > 6\n"));
     }
 
+    /// The error-ratio thresholds of the rules in the YAML (the `> x` of each expr line).
+    fn yaml_thresholds(yaml: &str) -> Vec<f64> {
+        yaml.lines()
+            .filter(|l| l.contains("slo_total") && l.contains(" > "))
+            .filter_map(|l| l.rsplit(" > ").next()?.trim().parse().ok())
+            .collect()
+    }
+
     #[test]
-    fn loose_targets_flag_the_fast_page() {
+    fn a_rule_that_cannot_fire_is_left_out_and_the_fitting_pair_offered() {
         let plan = Plan::default(); // target 0.9: 14.4 × 0.1 = 1.44
         let r = alert_rules(&plan, 0.0);
         assert_eq!(r.unreachable, vec!["LlmSloBurnRateFast".to_string()]);
         assert_eq!(r.queue_threshold, 1);
+        let emitted = yaml_thresholds(&r.yaml);
+        assert_eq!(emitted.len(), 6, "three burn alerts, two windows each");
+        assert!(
+            emitted.iter().all(|t| *t < 1.0),
+            "every rule can fire: {emitted:?}"
+        );
+        assert!(!r.yaml.contains("> 1.44"), "the dead 14.4x rule is gone");
+        assert!(!r.yaml.contains("[1h]"), "the dead 1h window is gone");
+        assert!(r.thresholds.iter().all(|t| *t < 1.0));
+        // The fast page spends 2% of 30 days: 14.4 h of budget at 1×; at 7.5× that is
+        // 1.92 h = 115.2 min → 1h56m, and the short window 9.6 min → 10m.
+        assert_eq!(r.fitted.len(), 1);
+        let f = &r.fitted[0];
+        assert_eq!(fmt_num(f.burn), "7.5");
+        assert_eq!((f.long.as_str(), f.short.as_str()), ("1h56m", "10m"));
+        assert!(r.yaml.contains("[1h56m])"), "{}", r.yaml);
+        assert!(r.yaml.contains("[10m])"));
+        assert!(r.yaml.contains("> 0.75\n"));
+        assert!(r.yaml.contains("can never fire at target 0.9"));
+        assert_eq!(r.yaml.matches("- alert: LlmSloBurnRateFast").count(), 1);
+    }
+
+    #[test]
+    fn no_target_keeps_a_rule_that_cannot_fire() {
+        for target in [0.0, 0.2, 0.5, 0.8, 0.9, 0.95, 0.99, 0.999, 1.0] {
+            let mut plan = Plan::default();
+            plan.slo.attainment_target = target;
+            let r = alert_rules(&plan, 10.0);
+            let emitted = yaml_thresholds(&r.yaml);
+            assert!(
+                emitted.iter().all(|t| *t < 1.0),
+                "target {target}: {emitted:?}"
+            );
+            assert_eq!(emitted.len(), 2 * r.thresholds.len(), "target {target}");
+        }
+        let mut plan = Plan::default();
+        plan.slo.attainment_target = 0.8; // budget 0.2: fast 2.88 and medium 1.2 are dead
+        let r = alert_rules(&plan, 10.0);
+        assert_eq!(r.unreachable.len(), 2);
+        assert_eq!(r.fitted.len(), 2);
+        // Medium spends 5%: 36 h at 1×, at 3.75× → 9.6 h = 9h36m; short 48m.
+        assert_eq!(
+            (r.fitted[1].long.as_str(), r.fitted[1].short.as_str()),
+            ("9h36m", "48m")
+        );
+        plan.slo.attainment_target = 0.2; // budget 0.8: no burn ≥ 1 stays under 0.75
+        let r = alert_rules(&plan, 10.0);
+        assert!(r.fitted.is_empty());
+        assert!(r.yaml.contains("LlmSloBurnRateFast is left out"));
+        assert!(
+            r.yaml.contains("- alert: LlmSloBurnRateSlow"),
+            "0.8 < 1: the ticket stays"
+        );
+        assert_eq!(prom_duration(2.0 * 86_400.0 + 4.0 * 3600.0), "2d4h");
+        assert_eq!(duration_s("3d"), 259_200.0);
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub mod alerts;
 pub mod analytic;
 pub mod calibrate;
 pub mod capacity;
+pub mod compare;
 pub mod disagg;
 pub mod fleet;
 pub mod format;

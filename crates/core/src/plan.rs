@@ -885,6 +885,24 @@ pub struct PlanError {
     pub field: &'static str,
     /// What is wrong and the allowed range, in plain words.
     pub message: String,
+    /// The allowed range, when the value is outside it: for a message in the units the
+    /// value is entered in (`None` for other problems).
+    pub limits: Option<Limits>,
+}
+
+/// The range a plan value must be in, and the value found [plan units].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    /// Lowest allowed value.
+    pub lo: f64,
+    /// Highest allowed value.
+    pub hi: f64,
+    /// Whether `lo` itself is excluded (the value must be above it).
+    pub lo_open: bool,
+    /// Whether the value must be a whole number.
+    pub whole: bool,
+    /// The value that is out of range.
+    pub got: f64,
 }
 
 impl std::fmt::Display for PlanError {
@@ -945,7 +963,19 @@ pub const MAX_KV_LINK_BYTES_PER_S: f64 = 1e13;
 pub const MAX_KV_LINK_LATENCY_S: f64 = 1.0;
 
 fn err(field: &'static str, message: String) -> PlanError {
-    PlanError { field, message }
+    PlanError {
+        field,
+        message,
+        limits: None,
+    }
+}
+
+/// A range error: the message, with the range kept for the app's own wording.
+fn range_err(field: &'static str, message: String, limits: Limits) -> PlanError {
+    PlanError {
+        limits: Some(limits),
+        ..err(field, message)
+    }
 }
 
 /// A bound in an error message: plain for everyday magnitudes, scientific otherwise.
@@ -971,10 +1001,18 @@ fn in_range(field: &'static str, x: f64, lo: f64, hi: f64, unit: &str) -> Result
     if x.is_finite() && x >= lo && x <= hi {
         Ok(())
     } else {
+        let limits = Limits {
+            lo,
+            hi,
+            lo_open: false,
+            whole: false,
+            got: x,
+        };
         let (lo, hi, u) = (num(lo), num(hi), unit_suffix(unit));
-        Err(err(
+        Err(range_err(
             field,
             format!("must be a number in [{lo}, {hi}]{u}, got {x}"),
+            limits,
         ))
     }
 }
@@ -984,10 +1022,18 @@ fn positive(field: &'static str, x: f64, hi: f64, unit: &str) -> Result<(), Plan
     if x.is_finite() && x > 0.0 && x <= hi {
         Ok(())
     } else {
+        let limits = Limits {
+            lo: 0.0,
+            hi,
+            lo_open: true,
+            whole: false,
+            got: x,
+        };
         let (hi, u) = (num(hi), unit_suffix(unit));
-        Err(err(
+        Err(range_err(
             field,
             format!("must be a number in (0, {hi}]{u}, got {x}"),
+            limits,
         ))
     }
 }
@@ -997,9 +1043,17 @@ fn count(field: &'static str, x: u64, lo: u64, hi: u64) -> Result<(), PlanError>
     if (lo..=hi).contains(&x) {
         Ok(())
     } else {
-        Err(err(
+        let limits = Limits {
+            lo: lo as f64,
+            hi: hi as f64,
+            lo_open: false,
+            whole: true,
+            got: x as f64,
+        };
+        Err(range_err(
             field,
             format!("must be a whole number in {lo}..={hi}, got {x}"),
+            limits,
         ))
     }
 }
@@ -1063,14 +1117,12 @@ impl Plan {
             let m = e.to_string();
             m.strip_prefix("rate profile: ").unwrap_or(&m).to_string()
         };
-        s.profile.validate().map_err(|e| PlanError {
-            field: "schedule.profile",
-            message: strip(e),
-        })?;
-        s.options.validate().map_err(|e| PlanError {
-            field: "schedule.options",
-            message: strip(e),
-        })
+        s.profile
+            .validate()
+            .map_err(|e| err("schedule.profile", strip(e)))?;
+        s.options
+            .validate()
+            .map_err(|e| err("schedule.options", strip(e)))
     }
 
     fn validate_calibration(&self) -> Result<(), PlanError> {

@@ -201,12 +201,23 @@ impl PlanReport {
         let analytics = analyze(plan, (g > 0.0).then_some(g));
         let alerts = alert_rules(plan, g);
         for name in &alerts.unreachable {
+            let fitted = alerts
+                .fitted
+                .iter()
+                .find(|f| name.ends_with(&f.name))
+                .map_or("no window pair fits, so it is left out".to_string(), |f| {
+                    format!(
+                        "the rules use {}× over {} and {} instead",
+                        crate::alerts::fmt_num(f.burn),
+                        f.long,
+                        f.short
+                    )
+                });
             warnings.push(warn(
                 "alert_unreachable",
                 Severity::Info,
                 format!(
-                    "{name} can never fire at a {} target: its burn threshold exceeds a 100% error ratio; the 6× and 1× alerts still cover fast and slow burns",
-                    target
+                    "{name}'s standard windows can never fire at a {target} target (the burn threshold exceeds a 100% error ratio): {fitted}"
                 ),
             ));
         }

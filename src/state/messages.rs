@@ -1,0 +1,225 @@
+//! The messages shown for a field's value: one place words them, with the field's
+//! label, the limits the core checks (in the units the field is entered in, not the
+//! plan's) and a hint for a decimal comma.
+//!
+//! ```text
+//!   parse_value ──ParseProblem──┐
+//!   Plan::validate ──Limits─────┴─▶ field_message(field, problem) ─▶ under the input, the banner
+//! ```
+
+use goodput_core::plan::Limits;
+use goodput_core::Plan;
+
+use super::fields::{format_sig, Field, Kind};
+use crate::summary::thousands;
+
+/// Why a field's text is not a value yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParseProblem {
+    /// Nothing typed in a required field.
+    Missing,
+    /// The text is not a number.
+    NotANumber,
+    /// A whole-number field got a fraction, a sign or a number too large to store.
+    NotWhole,
+}
+
+/// What is wrong with a field's value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Problem<'a> {
+    /// The text does not parse: the problem and the text as typed.
+    Parse(ParseProblem, &'a str),
+    /// The value parses but is outside the core's limits.
+    OutOfRange(Limits),
+}
+
+/// Plan units per unit the field is entered in.
+fn scale_of(kind: Kind) -> f64 {
+    match kind {
+        Kind::Real { scale } | Kind::OptionalReal { scale } => scale,
+        Kind::Whole => 1.0,
+    }
+}
+
+/// A bound or value as the field would show it: thousands grouped for whole numbers
+/// (`16,384`), six significant digits otherwise (`0.001`).
+fn shown(x: f64) -> String {
+    if x.is_finite() && x.fract() == 0.0 && x.abs() >= 1e4 && x.abs() < 1e15 {
+        thousands(x as i64)
+    } else {
+        format_sig(x)
+    }
+}
+
+/// The range in words, in the field's own units: `a whole number from 1 to 16,384`,
+/// `a number from 0.001 to 10,000 billion`, `a number above 0 and at most 1,000 ms`.
+pub fn range_words(f: &Field, l: &Limits) -> String {
+    let s = scale_of(f.kind);
+    let (lo, hi) = (shown(l.lo / s), shown(l.hi / s));
+    let unit = if f.unit.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", f.unit)
+    };
+    let what = if l.whole || f.kind == Kind::Whole {
+        "a whole number"
+    } else {
+        "a number"
+    };
+    if l.lo_open {
+        format!("{what} above {lo} and at most {hi}{unit}")
+    } else {
+        format!("{what} from {lo} to {hi}{unit}")
+    }
+}
+
+/// A hint for text typed with a comma: `8,5` → `use a decimal point: 8.5`; `1,000` →
+/// `leave out the thousands separator: 1000`.
+pub fn comma_hint(text: &str) -> Option<String> {
+    let t = text.trim();
+    let (whole, rest) = t.split_once(',')?;
+    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    let sign = whole.strip_prefix('-').unwrap_or(whole);
+    if !digits(sign) || !digits(rest) {
+        return None;
+    }
+    Some(if rest.len() == 3 {
+        format!("leave out the thousands separator: {whole}{rest}")
+    } else {
+        format!("use a decimal point: {whole}.{rest}")
+    })
+}
+
+/// The message for `problem` in field `f`; `limits` (for a parse problem) are the
+/// core's limits of the field, when known, so the message can state them.
+pub fn field_message(f: &Field, problem: Problem<'_>, limits: Option<Limits>) -> String {
+    let label = f.label;
+    let range = |fallback: &str| {
+        limits
+            .map(|l| range_words(f, &l))
+            .unwrap_or_else(|| fallback.to_string())
+    };
+    match problem {
+        Problem::OutOfRange(l) => {
+            let got = if l.got.is_finite() {
+                shown(l.got / scale_of(f.kind))
+            } else {
+                "not a number".into()
+            };
+            format!("{label} must be {}; it is {got}", range_words(f, &l))
+        }
+        Problem::Parse(kind, text) => {
+            let fallback = if f.kind == Kind::Whole {
+                "a whole number"
+            } else {
+                "a number"
+            };
+            let base = match kind {
+                ParseProblem::Missing => {
+                    return format!("{label} is required: enter {}", range(fallback))
+                }
+                ParseProblem::NotANumber | ParseProblem::NotWhole => {
+                    format!("{label} must be {}", range(fallback))
+                }
+            };
+            match comma_hint(text) {
+                Some(hint) => format!("{base}: {hint}"),
+                None => base,
+            }
+        }
+    }
+}
+
+/// The core's limits for field `f`, found by validating `plan` with values outside any
+/// range in `f`: the core states each limit once, in `Plan::validate`, and this reads
+/// them from there. `None` when the field has no simple range (or another field of
+/// `plan` fails first).
+pub fn limits_of(f: &Field, plan: &Plan) -> Option<Limits> {
+    [f64::NAN, -1.0, 0.0, 1e300].into_iter().find_map(|probe| {
+        let mut p = plan.clone();
+        (f.set)(&mut p, Some(probe));
+        p.validate()
+            .err()
+            .filter(|e| e.field == f.id)
+            .and_then(|e| e.limits)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::fields::field;
+
+    fn f(id: &str) -> &'static Field {
+        field(id).expect("a field")
+    }
+
+    #[test]
+    fn limits_come_from_the_core_in_the_fields_units() {
+        let plan = Plan::default();
+        let seqs = f("engine.max_num_seqs");
+        let l = limits_of(seqs, &plan).expect("max_num_seqs has limits");
+        assert_eq!(
+            range_words(seqs, &l),
+            "a whole number from 1 to 16,384 seqs"
+        );
+        let m = field_message(
+            seqs,
+            Problem::Parse(ParseProblem::NotWhole, "12.5"),
+            Some(l),
+        );
+        assert_eq!(
+            m,
+            "max_num_seqs must be a whole number from 1 to 16,384 seqs"
+        );
+        assert!(!m.contains("4294967295"));
+
+        let params = f("model.params");
+        let l = limits_of(params, &plan).expect("params has limits");
+        let m = field_message(params, Problem::OutOfRange(Limits { got: 2e13, ..l }), None);
+        assert_eq!(
+            m,
+            "Parameters must be a number from 0.001 to 10,000 billion; it is 20,000"
+        );
+        assert!(!m.contains("1e13") && !m.contains("parameters"));
+    }
+
+    #[test]
+    fn labels_not_paths() {
+        let plan = Plan::default();
+        let n = f("run.num_requests");
+        let l = limits_of(n, &plan).expect("limits");
+        let m = field_message(n, Problem::OutOfRange(Limits { got: 0.0, ..l }), None);
+        assert!(
+            m.starts_with("Requests per run must be a whole number from "),
+            "{m}"
+        );
+        assert!(!m.contains("run.num_requests"));
+        let m = field_message(n, Problem::Parse(ParseProblem::Missing, ""), Some(l));
+        assert!(
+            m.starts_with("Requests per run is required: enter a whole number from "),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn a_decimal_comma_gets_a_hint() {
+        let bw = f("hardware.mem_bandwidth_bytes_per_s");
+        let m = field_message(bw, Problem::Parse(ParseProblem::NotANumber, "8,5"), None);
+        assert_eq!(
+            m,
+            "Memory bandwidth must be a number: use a decimal point: 8.5"
+        );
+        assert_eq!(
+            comma_hint(" 1,000 ").as_deref(),
+            Some("leave out the thousands separator: 1000")
+        );
+        assert_eq!(
+            comma_hint("-0,25").as_deref(),
+            Some("use a decimal point: -0.25")
+        );
+        assert_eq!(comma_hint("8,5,1"), None);
+        assert_eq!(comma_hint("abc"), None);
+        assert_eq!(comma_hint("8,"), None);
+    }
+}
