@@ -4,8 +4,6 @@
 use goodput_core::plan::{Arrival, LengthDist, LengthSpec};
 use goodput_core::Plan;
 
-use super::messages::ParseProblem;
-
 /// Which group of the inputs column a field belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Group {
@@ -64,6 +62,17 @@ pub fn format_sig(x: f64) -> String {
     }
     let rounded: f64 = format!("{x:.5e}").parse().unwrap_or(x);
     format!("{rounded}")
+}
+
+/// Why a field's text is not a value yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParseProblem {
+    /// Nothing typed in a required field.
+    Missing,
+    /// The text is not a number.
+    NotANumber,
+    /// A whole-number field got a fraction, a sign or a number too large to store.
+    NotWhole,
 }
 
 /// Parses the text of a field of kind `kind` into a plan value; the problem, if not

@@ -10,19 +10,8 @@
 use goodput_core::plan::Limits;
 use goodput_core::Plan;
 
-use super::fields::{format_sig, Field, Kind};
-use crate::summary::thousands;
-
-/// Why a field's text is not a value yet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ParseProblem {
-    /// Nothing typed in a required field.
-    Missing,
-    /// The text is not a number.
-    NotANumber,
-    /// A whole-number field got a fraction, a sign or a number too large to store.
-    NotWhole,
-}
+use super::fields::{format_sig, Field, Kind, ParseProblem};
+use goodput_core::format::thousands;
 
 /// What is wrong with a field's value.
 #[derive(Debug, Clone, Copy, PartialEq)]
