@@ -145,7 +145,7 @@ impl CompareTable {
     }
 
     /// The cells as shown, one `Vec` per row in [`COLUMNS`] order: formatted numbers
-    /// (`$168,630.00`, `22.06`, `+4`, `-$40,880.00 (-19.5%)`).
+    /// (`$168,630`, `22.06`, `+4`, `-$40,880 (-19.5%)`).
     pub fn cells(&self) -> Vec<Vec<String>> {
         self.rows
             .iter()

@@ -88,13 +88,13 @@ mod tests {
     #[test]
     fn the_verdict_names_the_saving_and_the_ramp_attainment() {
         let mut s = hand_schedule();
-        assert_eq!(s.verdict(), "autoscaling saves $4,380.00 per month (50.0%)");
+        assert_eq!(s.verdict(), "autoscaling saves $4,380 per month (50.0%)");
         s.attainment = Some(0.99);
         s.ramp_attainment = Some(0.875);
         s.min_attainment = Some(0.5);
         assert_eq!(
             s.verdict_sentence(),
-            "Autoscaling saves $4,380.00 per month (50.0%), with 87.5% of requests within the SLO during ramps (99.0% over the day, 50.0% in the worst hour)."
+            "Autoscaling saves $4,380 per month (50.0%), with 87.5% of requests within the SLO during ramps (99.0% over the day, 50.0% in the worst hour)."
         );
         s.ramp_attainment = None;
         assert!(s
