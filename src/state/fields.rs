@@ -39,16 +39,18 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// Formats a plan value for display (6 significant digits, no trailing zeros).
+    /// Formats a plan value for display: a whole number exactly (a seed or a request
+    /// count must read back as itself), a real one to 6 significant digits without
+    /// trailing zeros.
     pub fn format(self, value: Option<f64>) -> String {
         let Some(v) = value else {
             return String::new();
         };
-        let shown = match self {
-            Kind::Real { scale } | Kind::OptionalReal { scale } => v / scale,
-            Kind::Whole => v,
-        };
-        format_sig(shown)
+        match self {
+            Kind::Real { scale } | Kind::OptionalReal { scale } => format_sig(v / scale),
+            Kind::Whole if v.fract() == 0.0 && v.abs() < 2f64.powi(53) => format!("{v:.0}"),
+            Kind::Whole => format_sig(v),
+        }
     }
 }
 
@@ -699,6 +701,18 @@ mod tests {
             // Display keeps 6 significant digits, so derived fields (p95) round-trip to that.
             let (a, b) = ((f.get)(&plan).unwrap_or(0.0), before.unwrap_or(0.0));
             assert!((a - b).abs() <= 1e-5 * b.abs(), "{}: {a} vs {b}", f.id);
+        }
+    }
+
+    #[test]
+    fn whole_numbers_read_back_exactly() {
+        let seed = field("run.seed").expect("seed");
+        let mut plan = Plan::default();
+        for v in [3_048_918_843.0, 1_234_567.0, 4_294_967_295.0] {
+            (seed.set)(&mut plan, Some(v));
+            let text = seed.kind.format((seed.get)(&plan));
+            assert_eq!(text, format!("{v:.0}"));
+            assert_eq!(parse_value(seed.kind, &text), Ok(Some(v)));
         }
     }
 
