@@ -97,6 +97,12 @@ impl Theme {
     pub fn px(&self, css: f64) -> u32 {
         (css * self.scale).round().max(1.0) as u32
     }
+    /// How many tick labels fit along `width_px` backing pixels without overlapping: one
+    /// per [`TICK_GAP_CSS_PX`], from 2 to 10 (fewer on a phone).
+    pub fn ticks(&self, width_px: u32) -> usize {
+        let css = width_px as f64 / self.scale.max(f64::MIN_POSITIVE);
+        (css / TICK_GAP_CSS_PX).floor().clamp(2.0, 10.0) as usize
+    }
     /// A text style of `size` CSS pixels.
     pub fn text(&self, size: f64) -> TextStyle<'static> {
         TextStyle {
@@ -202,6 +208,45 @@ pub fn draw_note<DB: DrawingBackend>(
         ((w / 2) as i32, (h / 2) as i32),
         theme.text_centered(13.0),
     ))
+}
+
+/// Room one tick label takes along an axis, gap included [CSS px].
+pub const TICK_GAP_CSS_PX: f64 = 64.0;
+
+/// Tick values for a log axis over `lo..hi` (both > 0): the 1-2-5 steps of each decade
+/// inside the range, or every 1..9 step when that gives too few (a range within one
+/// decade, as latencies often are), thinned to at most `max` (at least 2 when the range
+/// has room). Plotters' own log ticks are powers of ten only, so a narrow range gets none.
+pub fn log_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
+    if !(lo.is_finite() && hi.is_finite() && lo > 0.0 && hi > lo) {
+        return Vec::new();
+    }
+    let in_range = |mantissas: &[f64]| -> Vec<f64> {
+        let (first, last) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+        (first..=last)
+            .flat_map(|e| mantissas.iter().map(move |m| m * 10f64.powi(e)))
+            .map(|v| format!("{v:.6e}").parse::<f64>().unwrap_or(v))
+            .filter(|v| *v >= lo && *v <= hi)
+            .collect()
+    };
+    let max = max.max(2);
+    let mut ticks = in_range(&[1.0, 2.0, 5.0]);
+    if ticks.len() < 3 {
+        ticks = in_range(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
+    }
+    if ticks.len() > max {
+        let step = ticks.len().div_ceil(max);
+        ticks = ticks.into_iter().step_by(step).collect();
+    }
+    ticks
+}
+
+/// A tick value as a short label: up to 3 decimals, no trailing zeros.
+pub fn tick_label(v: f64) -> String {
+    format!("{v:.3}")
+        .trim_end_matches('0')
+        .trim_end_matches('.')
+        .to_string()
 }
 
 /// A range `lo..hi` padded so a flat series still gets a visible axis.
@@ -620,6 +665,58 @@ mod tests {
         let g = Theme::default().good();
         svg.matches(&format!("stroke=\"#{:02X}{:02X}{:02X}\"", g.0, g.1, g.2))
             .count()
+    }
+
+    #[test]
+    fn log_axes_get_ticks_even_within_one_decade() {
+        assert_eq!(log_ticks(14.0, 56.0, 6), vec![20.0, 30.0, 40.0, 50.0]);
+        assert_eq!(
+            log_ticks(1.0, 1000.0, 10),
+            vec![1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0]
+        );
+        assert!(log_ticks(1.0, 1000.0, 4).len() <= 4);
+        assert_eq!(log_ticks(21.0, 29.0, 6), vec![22.0, 24.0, 26.0, 28.0]);
+        assert!(log_ticks(0.0, 1.0, 5).is_empty());
+        assert!(log_ticks(f64::NAN, 1.0, 5).is_empty());
+        assert_eq!(tick_label(20.0), "20");
+        assert_eq!(tick_label(0.05), "0.05");
+    }
+
+    #[test]
+    fn the_tpot_log_axis_is_labelled() {
+        // TPOT within one decade (20 to 40 ms): plotters alone labels no tick there.
+        let chart = LatencyChart {
+            points: (1..=6)
+                .map(|i| LatencyPoint {
+                    rate_rps: i as f64,
+                    ttft_p50_s: 0.1 * i as f64,
+                    ttft_p99_s: 0.3 * i as f64,
+                    tpot_p50_s: 0.020 + 0.002 * i as f64,
+                    tpot_p99_s: 0.025 + 0.002 * i as f64,
+                })
+                .collect(),
+            ttft_slo_s: Some(0.5),
+            tpot_slo_s: Some(0.025),
+        };
+        let (svg, _) = svg(|a| draw_latency(a, &chart, &Theme::default()).expect("draws"));
+        for label in ["20", "30"] {
+            assert!(
+                svg.contains(&format!(">{label}</text>")),
+                "TPOT tick {label} in the SVG"
+            );
+        }
+    }
+
+    #[test]
+    fn narrow_charts_get_fewer_ticks() {
+        let t = Theme::default();
+        assert_eq!(t.ticks(1000), 10);
+        assert_eq!(t.ticks(150), 2);
+        let retina = Theme {
+            scale: 2.0,
+            dark: false,
+        };
+        assert_eq!(retina.ticks(300), 2, "backing pixels count at the scale");
     }
 
     #[test]

@@ -25,6 +25,8 @@ pub mod length_preview;
 pub mod number_field;
 pub mod planner;
 pub mod presets;
+pub mod print_facts;
+pub mod print_stamp;
 pub mod roofline_panel;
 pub mod run_status;
 pub mod saved_panel;

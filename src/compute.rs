@@ -112,6 +112,23 @@ pub fn sweep_key(plan: &Plan) -> Plan {
     .apply(plan)
 }
 
+/// `plan` without what the goodput search and the knob sweep do not read: the name and
+/// note, the price and the fleet sizing (utilisation, redundancy, hours per month: they
+/// only turn goodput into replicas and cost), the GPU comparison and the day schedule.
+/// Two plans with the same key simulate the same.
+pub fn simulation_key(plan: &Plan) -> Plan {
+    let mut p = plan.clone();
+    p.name.clear();
+    p.note.clear();
+    p.shootout = None;
+    p.schedule = None;
+    p.hardware.gpu_hour_usd = 0.0;
+    p.planning.utilization = 0.0;
+    p.planning.redundancy = 0;
+    p.planning.hours_per_month = 0.0;
+    p
+}
+
 /// Runs searches for the good plan in a worker pool and publishes the results as signals.
 #[derive(Clone, Copy)]
 pub struct RunController {
@@ -129,6 +146,9 @@ pub struct RunController {
     pub sweep_partial: RwSignal<Option<PartialSweep>>,
     /// Where simulations run.
     pub mode: RwSignal<PoolMode>,
+    /// How many runs (goodput searches) have started: an edit that only relabels the
+    /// plan or changes its cost starts none.
+    pub started: RwSignal<u32>,
     driver: StoredValue<Driver, LocalStorage>,
 }
 
@@ -157,6 +177,7 @@ impl RunController {
             partial: RwSignal::new(Vec::new()),
             sweep_partial: RwSignal::new(None),
             mode: RwSignal::new(PoolMode::Starting),
+            started: RwSignal::new(0),
             driver: StoredValue::new_local(Driver {
                 pool: None,
                 run: 0,
@@ -196,17 +217,12 @@ impl RunController {
         c
     }
 
-    /// When `plan` differs from the one being run (or last run) only in its name, its
-    /// note, the GPU comparison or the day schedule stored in it (none of which the search
-    /// depends on), takes them over without running anything again; returns whether it did.
+    /// When `plan` differs from the one being run (or last run) only in what the search
+    /// and the knob sweep do not depend on ([`simulation_key`]: its name, note, prices,
+    /// fleet sizing, GPU comparison or day schedule), takes that over without running
+    /// anything again, so the cards recompute the cost at once; returns whether it did.
     fn relabel(&self, plan: &Plan) -> bool {
-        let labels = |p: &Plan| Plan {
-            name: String::new(),
-            note: String::new(),
-            shootout: None,
-            schedule: None,
-            ..p.clone()
-        };
+        let labels = simulation_key;
         let active = self
             .status
             .with_untracked(|s| matches!(s.phase, Phase::Search | Phase::Sweep | Phase::Done));
@@ -219,8 +235,17 @@ impl RunController {
             p.note = plan.note.clone();
             p.shootout = plan.shootout.clone();
             p.schedule = plan.schedule.clone();
+            p.hardware.gpu_hour_usd = plan.hardware.gpu_hour_usd;
+            p.planning.utilization = plan.planning.utilization;
+            p.planning.redundancy = plan.planning.redundancy;
+            p.planning.hours_per_month = plan.planning.hours_per_month;
         };
-        self.driver.update_value(|d| set(&mut d.plan));
+        self.driver.update_value(|d| {
+            set(&mut d.plan);
+            if let Some(k) = d.sweep_key.as_mut() {
+                set(k);
+            }
+        });
         if self
             .search
             .with_untracked(|s| s.as_ref().is_some_and(|(p, _)| labels(p) == labels(plan)))
@@ -285,6 +310,7 @@ impl RunController {
     pub fn start(&self, plan: Plan) {
         self.stop(Phase::Search);
         self.partial.set(Vec::new());
+        self.started.update(|n| *n = n.wrapping_add(1));
         match GoodputSearch::new(&plan) {
             Ok(search) => {
                 self.driver.update_value(|d| {
@@ -499,5 +525,44 @@ impl RunController {
             s.total = progress.total;
         });
         self.pump();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use goodput_core::search::run_job;
+
+    #[test]
+    fn cost_edits_keep_the_simulation_and_its_numbers() {
+        let a = Plan::default();
+        let mut b = a.clone();
+        b.name = "priced".into();
+        b.hardware.gpu_hour_usd *= 3.0;
+        b.planning.hours_per_month = 100.0;
+        b.planning.utilization = 0.5;
+        b.planning.redundancy = 3;
+        assert_eq!(simulation_key(&a), simulation_key(&b));
+        // The search asks for the same simulations, and they give the same numbers.
+        let mut sa = GoodputSearch::new(&a).expect("default plan searches");
+        let mut sb = GoodputSearch::new(&b).expect("priced plan searches");
+        let (ja, jb) = (sa.next_batch(), sb.next_batch());
+        assert_eq!(ja, jb);
+        let first = ja.first().expect("a first job");
+        assert_eq!(
+            run_job(&a, first).expect("runs"),
+            run_job(&b, first).expect("runs")
+        );
+        // What the simulation reads changes the key.
+        for change in [
+            |p: &mut Plan| p.hardware.tp_degree = 2,
+            |p: &mut Plan| p.traffic.peak_rate_rps += 1.0,
+            |p: &mut Plan| p.engine.max_num_seqs += 1,
+            |p: &mut Plan| p.hardware.mem_utilization = 0.8,
+        ] {
+            let mut c = a.clone();
+            change(&mut c);
+            assert_ne!(simulation_key(&a), simulation_key(&c));
+        }
     }
 }

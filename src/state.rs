@@ -10,6 +10,7 @@ pub mod fields;
 pub mod messages;
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use goodput_core::capacity::parse_sweep_csv;
 use goodput_core::plan::SweepRow;
@@ -26,6 +27,16 @@ pub enum Visit {
     Shared,
     /// A link that could not be opened: the message; the defaults are shown.
     Broken(String),
+}
+
+/// How long typing must pause before a field's text is applied (or on leaving the field).
+pub const TYPING_PAUSE: Duration = Duration::from_millis(500);
+
+/// Whether `text` looks like a number still being typed ("12.", "1e", "-", nothing):
+/// a pause in typing does not apply it; leaving the field does.
+pub fn looks_unfinished(text: &str) -> bool {
+    let t = text.trim();
+    t.is_empty() || t.ends_with(['.', ',', 'e', 'E', '-', '+', '_'])
 }
 
 /// How many replaces of the plan the Undo control can take back.
@@ -101,6 +112,8 @@ pub struct PlanState {
     /// The plan as typed so far (may be invalid).
     pub draft: RwSignal<Plan>,
     edits: RwSignal<BTreeMap<&'static str, Edit>>,
+    /// Text typed into a field and not applied yet (see [`PlanState::type_text`]).
+    pending: RwSignal<BTreeMap<&'static str, String>>,
     sweep_edit: RwSignal<Option<SweepEdit>>,
     /// Every field whose text does not parse, with its message.
     pub parse_problems: Memo<Vec<FieldProblem>>,
@@ -154,6 +167,7 @@ impl PlanState {
         PlanState {
             draft,
             edits,
+            pending: RwSignal::new(BTreeMap::new()),
             sweep_edit,
             parse_problems,
             problem,
@@ -172,6 +186,7 @@ impl PlanState {
     /// Undo cannot take this back: see [`PlanState::replace`].
     pub fn set_plan(&self, plan: Plan) {
         self.edits.set(BTreeMap::new());
+        self.pending.set(BTreeMap::new());
         self.sweep_edit.set(None);
         self.replaced.update(|n| *n += 1);
         self.draft.set(plan);
@@ -209,6 +224,7 @@ impl PlanState {
         f(&mut next);
         self.remember(what, &next, None);
         self.edits.set(BTreeMap::new());
+        self.pending.set(BTreeMap::new());
         self.draft.set(next);
     }
 
@@ -225,6 +241,7 @@ impl PlanState {
     /// Changes the plan from code (a preset, a select) and drops typed numeric text.
     pub fn update(&self, f: impl FnOnce(&mut Plan)) {
         self.edits.set(BTreeMap::new());
+        self.pending.set(BTreeMap::new());
         self.draft.update(f);
     }
 
@@ -269,11 +286,15 @@ impl PlanState {
         self.problem.with(Option::is_some)
     }
 
-    /// The text a numeric field shows: what the user typed, unless the value changed since.
+    /// The text a numeric field shows: what the user is typing, else what was typed,
+    /// unless the value changed since.
     pub fn text_of(&self, id: &'static str) -> String {
         let Some(f) = field(id) else {
             return String::new();
         };
+        if let Some(text) = self.pending.with(|p| p.get(id).cloned()) {
+            return text;
+        }
         let current = self.draft.with(|p| (f.get)(p));
         let typed = self.edits.with(|e| e.get(id).cloned());
         match typed {
@@ -282,7 +303,39 @@ impl PlanState {
         }
     }
 
-    /// Handles typing into a numeric field: keeps the text, and applies the value if it parses.
+    /// Keeps text being typed into field `id` without applying it: nothing is checked
+    /// or run until [`PlanState::commit`] (after a pause in typing, or on leaving the field).
+    pub fn type_text(&self, id: &'static str, text: String) {
+        self.pending.update(|p| {
+            p.insert(id, text);
+        });
+    }
+
+    /// Applies the text typed into field `id` (as [`PlanState::input`] does). After a mere
+    /// pause (`on_pause`), text that [`looks_unfinished`] keeps waiting; returns whether
+    /// the text was applied.
+    pub fn commit(&self, id: &'static str, on_pause: bool) -> bool {
+        let Some(text) = self.pending.with_untracked(|p| p.get(id).cloned()) else {
+            return false;
+        };
+        if on_pause && looks_unfinished(&text) {
+            return false;
+        }
+        self.pending.update(|p| {
+            p.remove(id);
+        });
+        self.input(id, text);
+        true
+    }
+
+    /// Whether some field holds typed text not applied yet (the results do not reflect
+    /// it). Tracks the typing.
+    pub fn is_typing(&self) -> bool {
+        self.pending.with(|p| !p.is_empty())
+    }
+
+    /// Handles a whole value typed into a numeric field: keeps the text, and applies the
+    /// value if it parses.
     pub fn input(&self, id: &'static str, text: String) {
         let Some(f) = field(id) else {
             return;
@@ -318,6 +371,10 @@ impl PlanState {
 
     /// The message to show under field `id`, if any.
     pub fn message_for(&self, id: &str) -> Option<String> {
+        // Text being typed is not checked until it is applied.
+        if self.pending.with(|p| p.contains_key(id)) {
+            return None;
+        }
         if let Some(m) = self
             .parse_problems
             .with(|v| v.iter().find(|p| p.field == id).map(|p| p.message.clone()))
@@ -400,6 +457,47 @@ mod tests {
             assert_eq!(s.message_for(id), None);
             assert_eq!(s.good.get_untracked().engine.max_num_seqs, 96);
         });
+    }
+
+    #[test]
+    fn typed_text_waits_for_a_whole_value() {
+        with_state(|s| {
+            let id = "traffic.peak_rate_rps";
+            let before = s.good.get_untracked();
+            for typed in ["1", "12", "12."] {
+                s.type_text(id, typed.into());
+                assert_eq!(s.text_of(id), typed, "the field shows what is typed");
+                assert!(s.is_typing());
+                assert_eq!(s.good.get_untracked(), before, "{typed} is not applied yet");
+            }
+            assert!(!s.commit(id, true), "a pause after \"12.\" keeps waiting");
+            assert_eq!(s.good.get_untracked(), before);
+            s.type_text(id, "12.5".into());
+            assert!(s.commit(id, true), "a pause after a whole value applies it");
+            assert!(!s.is_typing());
+            assert_eq!(s.good.get_untracked().traffic.peak_rate_rps, 12.5);
+
+            // Not checked while typed; leaving the field applies even unfinished text.
+            s.type_text(id, "1e".into());
+            assert_eq!(s.message_for(id), None);
+            assert!(!s.commit(id, true));
+            assert!(s.commit(id, false));
+            assert!(s.message_for(id).is_some(), "\"1e\" is not a number");
+            assert_eq!(s.good.get_untracked().traffic.peak_rate_rps, 12.5);
+            s.type_text(id, "1e9".into());
+            assert!(s.commit(id, true));
+            assert_eq!(s.draft.get_untracked().traffic.peak_rate_rps, 1e9);
+        });
+    }
+
+    #[test]
+    fn unfinished_numbers() {
+        for t in ["", " ", "12.", "1e", "1E", "-", "1e-", "3,"] {
+            assert!(looks_unfinished(t), "{t:?}");
+        }
+        for t in ["1", "12.5", "1e9", "0.85", "x"] {
+            assert!(!looks_unfinished(t), "{t:?}");
+        }
     }
 
     #[test]

@@ -118,8 +118,10 @@ pub fn draw_attainment<DB: DrawingBackend>(
         .x_label_area_size(theme.px(36.0))
         .y_label_area_size(theme.px(48.0))
         .build_cartesian_2d(0.0..x_max, 0.0..1.02)?;
+    let x_ticks = theme.ticks(chart.plotting_area().dim_in_pixel().0);
     theme
         .style_mesh(&mut chart.configure_mesh())
+        .x_labels(x_ticks)
         .x_desc("arrival rate per replica [req/s]")
         .y_desc("attainment [%]")
         .y_label_formatter(&|v| format!("{:.0}", v * 100.0))

@@ -4,7 +4,7 @@ use goodput_core::plan::{LengthDist, LengthSpec};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{draw_note, Frame, Theme};
+use super::{draw_note, log_ticks, Frame, Theme};
 
 /// One bin of the preview.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -109,7 +109,12 @@ pub fn draw_histogram<DB: DrawingBackend>(
         )
         .x_label_area_size(theme.px(22.0))
         .y_label_area_size(theme.px(8.0))
-        .build_cartesian_2d((x_lo..x_hi).log_scale(), 0.0..y_hi)?;
+        .build_cartesian_2d(
+            (x_lo..x_hi)
+                .log_scale()
+                .with_key_points(log_ticks(x_lo, x_hi, 5)),
+            0.0..y_hi,
+        )?;
     theme
         .style_axes(&mut chart.configure_mesh())
         .disable_mesh()

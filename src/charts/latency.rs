@@ -3,7 +3,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{draw_note, legend_mark, nearest, Frame, Theme};
+use super::{draw_note, legend_mark, log_ticks, nearest, tick_label, Frame, Theme};
 
 /// Latency percentiles at one rate.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -99,18 +99,18 @@ fn panel<DB: DrawingBackend>(
         .caption(title, theme.text(12.0))
         .x_label_area_size(theme.px(36.0))
         .y_label_area_size(theme.px(52.0))
-        .build_cartesian_2d(0.0..x_max, (lo..hi).log_scale())?;
+        .build_cartesian_2d(
+            0.0..x_max,
+            (lo..hi).log_scale().with_key_points(log_ticks(lo, hi, 6)),
+        )?;
+    let x_ticks = theme.ticks(chart.plotting_area().dim_in_pixel().0);
     theme
         .style_mesh(&mut chart.configure_mesh())
         .x_desc("arrival rate per replica [req/s]")
         .y_desc("latency [ms]")
+        .x_labels(x_ticks)
         .y_labels(6)
-        .y_label_formatter(&|v| {
-            format!("{v:.3}")
-                .trim_end_matches('0')
-                .trim_end_matches('.')
-                .to_string()
-        })
+        .y_label_formatter(&|v| tick_label(*v))
         .draw()?;
     chart
         .draw_series(LineSeries::new(

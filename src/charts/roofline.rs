@@ -5,7 +5,7 @@ use goodput_core::roofline::StepModel;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{draw_note, legend_mark, nearest, Frame, Theme};
+use super::{draw_note, legend_mark, log_ticks, nearest, tick_label, Frame, Theme};
 
 /// One x of a roofline panel.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -124,7 +124,14 @@ fn panel<DB: DrawingBackend>(
         .caption(title, theme.text(12.0))
         .x_label_area_size(theme.px(36.0))
         .y_label_area_size(theme.px(48.0))
-        .build_cartesian_2d((x_lo..x_hi).log_scale(), 0.0..y_hi)?;
+        .build_cartesian_2d(
+            (x_lo..x_hi).log_scale().with_key_points(log_ticks(
+                x_lo,
+                x_hi,
+                theme.ticks(area.dim_in_pixel().0),
+            )),
+            0.0..y_hi,
+        )?;
     // Shade each interval by which term dominates at its left edge.
     for w in pts.windows(2) {
         let color = if w[0].memory_s >= w[0].compute_s {
@@ -140,6 +147,7 @@ fn panel<DB: DrawingBackend>(
     theme
         .style_mesh(&mut chart.configure_mesh())
         .x_desc(x_desc)
+        .x_label_formatter(&|v| tick_label(*v))
         .y_desc("step time [ms]")
         .draw()?;
     chart

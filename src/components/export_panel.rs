@@ -3,7 +3,11 @@
 
 use goodput_core::analytic::MeanLengths;
 use goodput_core::roofline::StepModel;
+use goodput_core::Plan;
 use leptos::prelude::*;
+use plotters::coord::Shift;
+use plotters::prelude::{DrawingArea, DrawingBackend, IntoDrawingArea};
+use plotters_canvas::CanvasBackend;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -11,6 +15,7 @@ use crate::charts::attainment::draw_attainment;
 use crate::charts::heatmap::draw_heatmap;
 use crate::charts::latency::draw_latency;
 use crate::charts::roofline::{build_roofline, draw_roofline};
+use crate::charts::Theme;
 use crate::components::charts_panel::{attainment_chart, heatmap_chart, latency_chart};
 use crate::components::header_actions::when_settled;
 use crate::compute::{Phase, RunController};
@@ -30,45 +35,69 @@ const CHARTS: &[(&str, &str)] = &[
     ("chart-roofline", "Roofline"),
 ];
 
-/// The SVG of the chart whose canvas is `testid`, drawn from the same data as on screen.
-fn svg_of(testid: &str, state: PlanState, runs: RunController) -> String {
-    let plan = state.good.get_untracked();
+/// Backing pixels per CSS pixel of an exported PNG: sharp on slides and high-density
+/// screens whatever the exporting screen's own density.
+pub const PNG_SCALE: f64 = 2.0;
+
+/// Draws the chart whose canvas is `testid` into `area`, from the same data as on screen.
+fn draw_chart<DB: DrawingBackend>(
+    testid: &str,
+    area: &DrawingArea<DB, Shift>,
+    theme: &Theme,
+    plan: &Plan,
+    runs: &RunController,
+) {
     match testid {
-        "chart-attainment" => {
-            let data = attainment_chart(&runs, &plan);
-            chart_svg(|a, t| drop(draw_attainment(a, &data, t)))
-        }
-        "chart-latency" => {
-            let data = latency_chart(&runs);
-            chart_svg(|a, t| drop(draw_latency(a, &data, t)))
-        }
-        "chart-heatmap" => {
-            let data = heatmap_chart(&runs);
-            chart_svg(|a, t| drop(draw_heatmap(a, &data, t)))
-        }
+        "chart-attainment" => drop(draw_attainment(area, &attainment_chart(runs, plan), theme)),
+        "chart-latency" => drop(draw_latency(area, &latency_chart(runs), theme)),
+        "chart-heatmap" => drop(draw_heatmap(area, &heatmap_chart(runs), theme)),
         _ => {
-            let ctx = MeanLengths::of(&plan).context_tokens;
+            let ctx = MeanLengths::of(plan).context_tokens;
             let data = build_roofline(
-                &StepModel::from_plan(&plan),
+                &StepModel::from_plan(plan),
                 ctx,
                 plan.engine.max_num_seqs,
                 plan.engine.max_num_batched_tokens,
             );
-            chart_svg(|a, t| drop(draw_roofline(a, &data, t)))
+            drop(draw_roofline(area, &data, theme))
         }
     }
 }
 
-/// The PNG of the on-screen canvas `testid`, as a `data:` URL.
-fn png_of(testid: &str) -> Result<String, String> {
-    document()
+/// The SVG of the chart whose canvas is `testid`, drawn from the same data as on screen.
+fn svg_of(testid: &str, state: PlanState, runs: RunController) -> String {
+    let plan = state.good.get_untracked();
+    chart_svg(|a, t| draw_chart(testid, a, t, &plan, &runs))
+}
+
+/// The PNG of the chart whose canvas is `testid`, as a `data:` URL: drawn afresh at
+/// [`PNG_SCALE`] times the on-screen canvas's CSS size, in the light theme.
+fn png_of(testid: &str, state: PlanState, runs: RunController) -> Result<String, String> {
+    let shown = document()
         .query_selector(&format!("canvas[data-testid=\"{testid}\"]"))
         .ok()
         .flatten()
         .and_then(|el| el.dyn_into::<web_sys::HtmlCanvasElement>().ok())
-        .ok_or_else(|| "the chart is not on screen".to_string())?
-        .to_data_url()
-        .map_err(|_| "the browser could not make the image".to_string())
+        .ok_or_else(|| "the chart is not on screen".to_string())?;
+    let failed = || "the browser could not make the image".to_string();
+    let canvas = document()
+        .create_element("canvas")
+        .ok()
+        .and_then(|el| el.dyn_into::<web_sys::HtmlCanvasElement>().ok())
+        .ok_or_else(failed)?;
+    let size = |css: i32| (css.max(40) as f64 * PNG_SCALE).round() as u32;
+    canvas.set_width(size(shown.client_width()));
+    canvas.set_height(size(shown.client_height()));
+    let area = CanvasBackend::with_canvas_object(canvas.clone())
+        .ok_or_else(failed)?
+        .into_drawing_area();
+    let theme = Theme {
+        scale: PNG_SCALE,
+        dark: false,
+    };
+    draw_chart(testid, &area, &theme, &state.good.get_untracked(), &runs);
+    let _ = area.present();
+    canvas.to_data_url().map_err(|_| failed())
 }
 
 /// The Export section.
@@ -182,7 +211,7 @@ pub fn ExportPanel() -> impl IntoView {
         .iter()
         .map(|&(id, label)| {
             let svg = move |_| report(download_text(&format!("{}-{id}.svg", stem()), "image/svg+xml", &svg_of(id, state, runs)));
-            let png = move |_| report(png_of(id).and_then(|url| click_link(&format!("{}-{id}.png", stem()), &url)));
+            let png = move |_| report(png_of(id, state, runs).and_then(|url| click_link(&format!("{}-{id}.png", stem()), &url)));
             view! {
                 <li>
                     <span>{label}</span>

@@ -8,6 +8,7 @@ use crate::components::glossary::TermLink;
 use crate::components::length_preview::LengthPreview;
 use crate::components::number_field::NumberField;
 use crate::components::presets::{GpuPreset, ModelPreset, SloClassPreset};
+use crate::components::print_facts::PrintFacts;
 use crate::components::sweep_field::SweepField;
 use crate::state::fields::{fields_of, Group};
 use crate::state::PlanState;
@@ -100,6 +101,8 @@ pub fn InputsColumn() -> impl IntoView {
             .with(|p| matches!(p.traffic.arrival, Arrival::Closed { .. }))
     });
     view! {
+        <a class="jump-results" href="#run-status" data-testid="jump-results">"Jump to results ↓"</a>
+        <PrintFacts />
         <form class="inputs-form" on:submit=|ev| ev.prevent_default() novalidate=true>
             <PlanNameFields />
             <InputGroup title="Model" intro="What is served: its size sets bytes per step, its shape the KV cache.">

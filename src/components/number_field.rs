@@ -1,9 +1,11 @@
-//! One labelled numeric input with its help line, unit and inline error.
+//! One labelled numeric input with its help line, unit and inline error. Typed text is
+//! applied when typing pauses ([`TYPING_PAUSE`]), on Enter or on leaving the field, so a
+//! half-typed value ("1" of "1e9") never runs.
 
 use leptos::prelude::*;
 
 use crate::state::fields::field;
-use crate::state::PlanState;
+use crate::state::{PlanState, TYPING_PAUSE};
 
 /// A numeric input bound to the plan field `id` (see `state::fields::FIELDS`).
 #[component]
@@ -20,6 +22,29 @@ pub fn NumberField(
     let err_id = format!("{input_id}-error");
     let message = Memo::new(move |_| state.message_for(id));
     let described = format!("{help_id} {err_id}");
+    let timer = StoredValue::new_local(None::<TimeoutHandle>);
+    let stop_timer = move || {
+        if let Some(h) = timer.try_update_value(Option::take).flatten() {
+            h.clear();
+        }
+    };
+    on_cleanup(stop_timer);
+    let on_input = move |text: String| {
+        state.type_text(id, text);
+        stop_timer();
+        let handle = set_timeout_with_handle(
+            move || {
+                state.commit(id, true);
+            },
+            TYPING_PAUSE,
+        )
+        .ok();
+        timer.set_value(handle);
+    };
+    let apply_now = move || {
+        stop_timer();
+        state.commit(id, false);
+    };
     view! {
         <div class="field" class:invalid=move || message.with(Option::is_some)>
             <label for=input_id.clone()>
@@ -36,7 +61,13 @@ pub fn NumberField(
                 aria-describedby=described
                 aria-invalid=move || message.with(Option::is_some).to_string()
                 prop:value=move || state.text_of(id)
-                on:input:target=move |ev| state.input(id, ev.target().value())
+                on:input:target=move |ev| on_input(ev.target().value())
+                on:blur=move |_| apply_now()
+                on:keydown=move |ev| {
+                    if ev.key() == "Enter" {
+                        apply_now();
+                    }
+                }
             />
             <p class="help" id=help_id>{f.help}</p>
             <p class="error" id=err_id role="alert" data-testid=format!("error-{id}")>

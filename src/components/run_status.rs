@@ -22,10 +22,15 @@ pub fn RunStatus() -> impl IntoView {
             }
         })
     });
+    let typing = Memo::new(move |_| state.is_typing());
     let phase_text = move || {
+        if typing.get() {
+            return "Waiting for you to finish typing… The results are for the values before."
+                .to_string();
+        }
         status.with(|s| match &s.phase {
             Phase::Idle => "Starting…".to_string(),
-            Phase::Waiting => "Input changed; re-running when you pause typing…".into(),
+            Phase::Waiting => "Input changed; re-running…".into(),
             Phase::Search => format!(
                 "Finding the goodput: {} of ~{} simulations",
                 s.done, s.total
@@ -69,7 +74,11 @@ pub fn RunStatus() -> impl IntoView {
         })
     };
     view! {
-        <div class="run-status" data-testid="run-status" data-phase=phase_name aria-live="polite">
+        <div class="run-status" id="run-status" data-testid="run-status" data-phase=phase_name
+            data-typing=move || typing.get().to_string()
+            data-runs=move || runs.started.get().to_string()
+            aria-live="polite"
+        >
             <div class="run-line">
                 <span class="run-phase" data-testid="run-phase">{phase_text}</span>
                 <button

@@ -9,6 +9,7 @@ use crate::charts::attainment::draw_attainment;
 use crate::components::chart_canvas::ChartCanvas;
 use crate::components::charts_panel::attainment_chart;
 use crate::components::day_result::DayVerdictLine;
+use crate::components::print_stamp::PrintStamp;
 use crate::compute::{Phase, RunController};
 use crate::hooks::use_report::use_report;
 use crate::route::View;
@@ -158,6 +159,7 @@ pub fn FinanceView() -> impl IntoView {
                 </button>
                 <button type="button" data-testid="print" on:click=print>"Print"</button>
             </div>
+            <PrintStamp />
             <p class="finance-note">
                 "Every number was computed in this browser from the plan in the link, by simulating the serving engine; nothing was sent to a server. Replicas are planned at a share of their goodput, the highest load at which the SLO still holds."
             </p>

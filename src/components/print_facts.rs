@@ -1,0 +1,34 @@
+//! What the planner's printout says it was computed from: the plan's name, model, GPU,
+//! traffic, SLO, fleet sizing, price and engine settings (the inputs column itself does
+//! not print), then the date and the plan's link. Shown in print only.
+
+use goodput_core::search::Knobs;
+use leptos::prelude::*;
+
+use crate::components::print_stamp::PrintStamp;
+use crate::state::PlanState;
+use crate::summary::assumptions;
+use crate::tuning::knobs_text;
+use crate::url_state::plan_title;
+
+/// The print-only list of the plan's inputs.
+#[component]
+pub fn PrintFacts() -> impl IntoView {
+    let state = PlanState::expect_context();
+    let rows = move || {
+        state.good.with(|p| {
+            let mut rows = assumptions(p);
+            rows.push(("Engine", knobs_text(&Knobs::of(p))));
+            rows.into_iter()
+                .map(|(topic, words)| view! { <div><dt>{topic}</dt><dd>{words}</dd></div> })
+                .collect_view()
+        })
+    };
+    view! {
+        <section class="print-facts print-only" data-testid="print-facts" aria-label="Plan inputs">
+            <h2>{move || state.good.with(plan_title)}</h2>
+            <dl>{rows}</dl>
+            <PrintStamp />
+        </section>
+    }
+}
