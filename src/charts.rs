@@ -234,6 +234,23 @@ pub fn log_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
     if ticks.len() < 3 {
         ticks = in_range(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
     }
+    if ticks.len() < 2 {
+        // Narrower still (21 to 29): evenly spaced round values, as on a linear axis.
+        let raw = (hi - lo) / (max - 1) as f64;
+        let unit = 10f64.powf(raw.log10().floor());
+        let step = [1.0, 2.0, 5.0, 10.0]
+            .iter()
+            .map(|m| m * unit)
+            .find(|s| *s >= raw)
+            .unwrap_or(10.0 * unit);
+        let first = (lo / step).ceil() as i64;
+        ticks = (first..)
+            .map(|i| i as f64 * step)
+            .map(|v| format!("{v:.6e}").parse::<f64>().unwrap_or(v))
+            .take_while(|v| *v <= hi)
+            .take(max)
+            .collect();
+    }
     if ticks.len() > max {
         let step = ticks.len().div_ceil(max);
         ticks = ticks.into_iter().step_by(step).collect();
@@ -676,6 +693,7 @@ mod tests {
         );
         assert!(log_ticks(1.0, 1000.0, 4).len() <= 4);
         assert_eq!(log_ticks(21.0, 29.0, 6), vec![22.0, 24.0, 26.0, 28.0]);
+        assert_eq!(log_ticks(20.5, 21.5, 3), vec![20.5, 21.0, 21.5]);
         assert!(log_ticks(0.0, 1.0, 5).is_empty());
         assert!(log_ticks(f64::NAN, 1.0, 5).is_empty());
         assert_eq!(tick_label(20.0), "20");
@@ -701,7 +719,7 @@ mod tests {
         let (svg, _) = svg(|a| draw_latency(a, &chart, &Theme::default()).expect("draws"));
         for label in ["20", "30"] {
             assert!(
-                svg.contains(&format!(">{label}</text>")),
+                svg.contains(&format!(">\n{label}\n</text>")),
                 "TPOT tick {label} in the SVG"
             );
         }

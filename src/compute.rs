@@ -2,6 +2,7 @@
 //!
 //! ```text
 //!   good plan ──(300 ms debounce)──▶ RunController::start
+//!      (unless only its name, price or fleet sizing changed: simulation_key)
 //!      GoodputSearch ─next_batch─▶ Request JSON ─▶ Pool (Web Workers | main-thread slices)
 //!            ▲                                          │ protocol::handle → run_job_with
 //!            └──────────── feed(JobResult by id) ◀─ Reply JSON

@@ -2,6 +2,7 @@
 //! the last plan that parsed and validated (what every result is computed from).
 //!
 //! ```text
+//!   keys ─(a pause of TYPING_PAUSE, Enter, or leaving the field)─▶ commit
 //!   input text ──parse──▶ draft Plan ──Plan::validate──▶ good Plan (memo, keeps the last valid one)
 //!        └─ edits (raw text per field) ─▶ parse errors ─┘
 //! ```

@@ -406,3 +406,36 @@ export function decodePng(png) {
     pixel: (x, y) => [...out.subarray(y * stride + x * bpp, y * stride + x * bpp + 3)],
   };
 }
+
+/** Longest wait for the default plan's whole search and knob sweep [ms]. */
+export const RUN_TIMEOUT_MS = 240_000;
+
+/**
+ * Waits until the planner's run status is `done` (the search and the knob sweep finished).
+ * @param {import('playwright-core').Page} page
+ */
+export async function waitForRunDone(page) {
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid="run-status"]')?.dataset.phase === 'done',
+    null,
+    { timeout: RUN_TIMEOUT_MS, polling: 100 },
+  );
+}
+
+/**
+ * How many runs (goodput searches) the page has started, from the run status.
+ * @param {import('playwright-core').Page} page
+ * @returns {Promise<number>}
+ */
+export async function runsStarted(page) {
+  return Number(await page.getAttribute('[data-testid="run-status"]', 'data-runs'));
+}
+
+/**
+ * The number of pages of a PDF: its `/Type /Page` objects (not the `/Pages` tree nodes).
+ * @param {Buffer} pdf
+ * @returns {number}
+ */
+export function pdfPageCount(pdf) {
+  return pdf.toString('latin1').match(/\/Type\s*\/Page(?![a-zA-Z])/g)?.length ?? 0;
+}
