@@ -213,29 +213,41 @@ pub fn draw_note<DB: DrawingBackend>(
 /// Room one tick label takes along an axis, gap included [CSS px].
 pub const TICK_GAP_CSS_PX: f64 = 64.0;
 
-/// Tick values for a log axis over `lo..hi` (both > 0): the 1-2-5 steps of each decade
-/// inside the range, or every 1..9 step when that gives too few (a range within one
-/// decade, as latencies often are), thinned to at most `max` (at least 2 when the range
-/// has room). Plotters' own log ticks are powers of ten only, so a narrow range gets none.
+/// Mantissas of log-axis ticks, densest first: each decade's 1..9 steps, thinning down
+/// to its powers of ten.
+const LOG_MANTISSAS: &[&[f64]] = &[
+    &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0],
+    &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0],
+    &[1.0, 2.0, 3.0, 5.0, 7.0],
+    &[1.0, 2.0, 5.0],
+    &[1.0, 3.0],
+    &[1.0],
+];
+
+/// Tick values for a log axis over `lo..hi` (both > 0): the densest of
+/// [`LOG_MANTISSAS`] that gives at most `max` ticks, or round linear steps when the range
+/// holds fewer than two (21 to 29). Plotters' own log ticks are powers of ten only, so a
+/// range within one decade, as latencies often are, would get no label.
 pub fn log_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
     if !(lo.is_finite() && hi.is_finite() && lo > 0.0 && hi > lo) {
         return Vec::new();
     }
+    let round = |v: f64| format!("{v:.6e}").parse::<f64>().unwrap_or(v);
     let in_range = |mantissas: &[f64]| -> Vec<f64> {
         let (first, last) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
         (first..=last)
             .flat_map(|e| mantissas.iter().map(move |m| m * 10f64.powi(e)))
-            .map(|v| format!("{v:.6e}").parse::<f64>().unwrap_or(v))
+            .map(round)
             .filter(|v| *v >= lo && *v <= hi)
             .collect()
     };
     let max = max.max(2);
-    let mut ticks = in_range(&[1.0, 2.0, 5.0]);
-    if ticks.len() < 3 {
-        ticks = in_range(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
-    }
+    let mut ticks = LOG_MANTISSAS
+        .iter()
+        .map(|m| in_range(m))
+        .find(|t| t.len() <= max)
+        .unwrap_or_else(|| in_range(&[1.0]));
     if ticks.len() < 2 {
-        // Narrower still (21 to 29): evenly spaced round values, as on a linear axis.
         let raw = (hi - lo) / (max - 1) as f64;
         let unit = 10f64.powf(raw.log10().floor());
         let step = [1.0, 2.0, 5.0, 10.0]
@@ -245,13 +257,13 @@ pub fn log_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
             .unwrap_or(10.0 * unit);
         let first = (lo / step).ceil() as i64;
         ticks = (first..)
-            .map(|i| i as f64 * step)
-            .map(|v| format!("{v:.6e}").parse::<f64>().unwrap_or(v))
+            .map(|i| round(i as f64 * step))
             .take_while(|v| *v <= hi)
             .take(max)
             .collect();
     }
     if ticks.len() > max {
+        // More decades than labels: every n-th power of ten.
         let step = ticks.len().div_ceil(max);
         ticks = ticks.into_iter().step_by(step).collect();
     }
@@ -691,7 +703,9 @@ mod tests {
             log_ticks(1.0, 1000.0, 10),
             vec![1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0]
         );
-        assert!(log_ticks(1.0, 1000.0, 4).len() <= 4);
+        assert_eq!(log_ticks(1.0, 1000.0, 4), vec![1.0, 10.0, 100.0, 1000.0]);
+        assert_eq!(log_ticks(5.2, 34.0, 6), vec![6.0, 8.0, 10.0, 20.0, 30.0]);
+        assert_eq!(log_ticks(1.0, 1e12, 4).len(), 4, "every third power of ten");
         assert_eq!(log_ticks(21.0, 29.0, 6), vec![22.0, 24.0, 26.0, 28.0]);
         assert_eq!(log_ticks(20.5, 21.5, 3), vec![20.5, 21.0, 21.5]);
         assert!(log_ticks(0.0, 1.0, 5).is_empty());

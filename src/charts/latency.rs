@@ -103,12 +103,18 @@ fn panel<DB: DrawingBackend>(
             0.0..x_max,
             (lo..hi).log_scale().with_key_points(log_ticks(lo, hi, 6)),
         )?;
-    let x_ticks = theme.ticks(chart.plotting_area().dim_in_pixel().0);
+    let plot_px = chart.plotting_area().dim_in_pixel().0;
+    // Two panels side by side on a phone: a short axis title, or the two would collide.
+    let x_desc = if (plot_px as f64) < 220.0 * theme.scale {
+        "rate [req/s]"
+    } else {
+        "arrival rate per replica [req/s]"
+    };
     theme
         .style_mesh(&mut chart.configure_mesh())
-        .x_desc("arrival rate per replica [req/s]")
+        .x_desc(x_desc)
         .y_desc("latency [ms]")
-        .x_labels(x_ticks)
+        .x_labels(theme.ticks(plot_px))
         .y_labels(6)
         .y_label_formatter(&|v| tick_label(*v))
         .draw()?;

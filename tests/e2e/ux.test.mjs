@@ -72,7 +72,7 @@ test('a number is applied once typed whole: "1e9" never runs as 1, "12." never a
   assertNoErrors(errors);
 });
 
-test('a price or hours edit re-prices the cards at once, without a new simulation', async () => {
+test('a price or spare-replica edit re-prices the cards at once, without a new simulation', async () => {
   const { page, errors } = await openApp();
   const runs0 = await runsStarted(page);
   const cost0 = await readValue(page, 'cost-per-month-usd');
@@ -83,13 +83,14 @@ test('a price or hours edit re-prices the cards at once, without a new simulatio
   await page.waitForFunction((c) => Number(document.querySelector('[data-testid="cost-per-month-usd"]')?.dataset.value) !== c, cost0);
   const cost1 = await readValue(page, 'cost-per-month-usd');
   assert.ok(Math.abs(cost1 - 2 * cost0) <= 1e-6 * cost0, `twice the price, twice the cost (${cost0} → ${cost1})`);
-  const hours = '[data-testid="input-planning.hours_per_month"]';
-  const hours0 = Number(await page.inputValue(hours));
-  await page.fill(hours, String(hours0 / 2));
-  await page.press(hours, 'Enter');
-  await page.waitForFunction((c) => Number(document.querySelector('[data-testid="cost-per-month-usd"]')?.dataset.value) !== c, cost1);
-  const cost2 = await readValue(page, 'cost-per-month-usd');
-  assert.ok(Math.abs(cost2 - cost0) <= 1e-6 * cost0, `half the hours, back to the first cost (${cost2})`);
+  // Fleet sizing: more spare replicas, more GPUs at the same goodput.
+  const spares = '[data-testid="input-planning.redundancy"]';
+  const gpus1 = await readValue(page, 'gpus-total');
+  await page.fill(spares, String(Number(await page.inputValue(spares)) + 2));
+  await page.press(spares, 'Enter');
+  await page.waitForFunction((c) => Number(document.querySelector('[data-testid="cost-per-month-usd"]')?.dataset.value) > c, cost1);
+  const tp = Number(await page.inputValue('[data-testid="input-hardware.tp_degree"]'));
+  assert.equal(await readValue(page, 'gpus-total'), gpus1 + 2 * tp, 'two more replicas');
   await pastThePause(page);
   assert.equal(await runsStarted(page), runs0, 'no new search or sweep');
   assert.equal(await page.getAttribute(STATUS, 'data-phase'), 'done');
