@@ -96,11 +96,14 @@ fn bubbling(name: &str) -> web_sys::Event {
     web_sys::Event::new_with_event_init_dict(name, &init).expect("an event")
 }
 
-/// Types `text` into the input `[data-testid=<testid>]` as a user would (an `input` event).
+/// Types `text` into the input `[data-testid=<testid>]` and leaves the field, as a user
+/// would (an `input` event, then `blur`: a number field applies its text on leaving it).
 fn type_into(root: &HtmlElement, testid: &str, text: &str) {
     let input: web_sys::HtmlInputElement = by_testid(root, testid).unchecked_into();
     input.set_value(text);
     input.dispatch_event(&bubbling("input")).expect("dispatch");
+    let blur = web_sys::Event::new("blur").expect("an event");
+    input.dispatch_event(&blur).expect("dispatch");
 }
 
 #[wasm_bindgen_test]
