@@ -140,6 +140,7 @@ pub fn run(args: &mut Args) -> Result<String, String> {
 fn json_of(r: &DisaggResult) -> serde_json::Value {
     let b = r.best.as_ref();
     let cap = r.aggregated.capacity.as_ref();
+    let load = r.aggregated.planned_load.as_ref().map(|l| &l.detail);
     serde_json::json!({
         "prefill_instances": b.map(|b| b.prefill_instances),
         "decode_instances": b.map(|b| b.decode_instances),
@@ -158,6 +159,8 @@ fn json_of(r: &DisaggResult) -> serde_json::Value {
         "tpot_p50_s": b.map(|b| b.tpot_s.p50),
         "tpot_p99_s": b.map(|b| b.tpot_s.p99),
         "aggregated_cost_per_compliant_request_usd": cap.map(|c| c.cost_per_compliant_request_usd),
+        "aggregated_ttft_p99_s": load.map(|l| l.ttft_p99_s),
+        "aggregated_tpot_p99_s": load.map(|l| l.tpot_p99_s),
         "best": b,
         "aggregated": r.aggregated,
         "peak_rate_rps": r.peak_rate_rps,
@@ -186,6 +189,7 @@ fn text(r: &DisaggResult) -> String {
     let a = &r.aggregated;
     let cap = a.capacity.as_ref();
     let b = r.best.as_ref();
+    let load = a.planned_load.as_ref().map(|l| &l.detail);
     let mut s = format!("{}\n\n", r.verdict);
     let rows: Vec<(&str, String, String)> = vec![
         (
@@ -238,14 +242,18 @@ fn text(r: &DisaggResult) -> String {
         ),
         (
             "TTFT p50 / p99",
-            dash(),
+            load.map_or_else(dash, |l| {
+                format!("{} / {}", ms(Some(l.ttft_p50_s)), ms(Some(l.ttft_p99_s)))
+            }),
             b.map_or_else(dash, |b| {
                 format!("{} / {}", ms(Some(b.ttft_s.p50)), ms(Some(b.ttft_s.p99)))
             }),
         ),
         (
             "TPOT p50 / p99",
-            dash(),
+            load.map_or_else(dash, |l| {
+                format!("{} / {}", ms(Some(l.tpot_p50_s)), ms(Some(l.tpot_p99_s)))
+            }),
             b.map_or_else(dash, |b| {
                 format!("{} / {}", ms(Some(b.tpot_s.p50)), ms(Some(b.tpot_s.p99)))
             }),

@@ -22,7 +22,7 @@ use super::{
 use crate::analytic::MeanLengths;
 use crate::capacity::CapacityPlan;
 use crate::plan::{Plan, MAX_DISAGG_INSTANCES, MAX_DISAGG_POINTS};
-use crate::report::{format_usd, PlanReport};
+use crate::report::{format_usd, PlanReport, PlannedLoad};
 use crate::search::{
     run_jobs, GoodputResult, GoodputSearch, Job, JobResult, Progress, SearchError,
     MAX_WORK_REQUESTS,
@@ -181,6 +181,10 @@ pub struct AggregatedSide {
     pub capacity: Option<CapacityPlan>,
     /// Why not, when it cannot.
     pub error: Option<String>,
+    /// Latency of one replica at its planned rate, as `goodput plan` reports it (one
+    /// full simulation); `None` when the goodput is measured or no fleet can be sized.
+    #[serde(default)]
+    pub planned_load: Option<PlannedLoad>,
 }
 
 /// The sizing's answer.
@@ -630,13 +634,17 @@ impl DisaggSizing {
 fn aggregated_side(plan: &Plan, search: Option<&GoodputResult>) -> AggregatedSide {
     let mut p = plan.clone();
     p.disagg = None;
-    let report = PlanReport::build(&p, search, None);
+    let mut report = PlanReport::build(&p, search, None);
+    // One simulation at the planned rate; a plan that validated cannot fail it, and
+    // if it did the side would only lack its latencies.
+    let _ = report.fill_planned_load(&p);
     AggregatedSide {
         gpu: plan.hardware.preset.clone(),
         tp_degree: plan.hardware.tp_degree,
         goodput_rps: report.goodput.goodput_rps,
         capacity: report.capacity,
         error: report.capacity_error,
+        planned_load: report.planned_load,
     }
 }
 
