@@ -34,8 +34,8 @@ pub use crate::plan::disagg::{
 };
 pub use sim::simulate_disagg;
 pub use sizing::{
-    run_disagg_threads, AggregatedSide, DisaggJob, DisaggJobResult, DisaggResult, DisaggSizing,
-    PointJob, PointResult, PointSummary, XpyD,
+    run_disagg_jobs, run_disagg_threads, AggregatedSide, DisaggJob, DisaggJobResult, DisaggResult,
+    DisaggSizing, PointJob, PointResult, PointSummary, XpyD,
 };
 
 use crate::analytic::{md1_ttft_s, MeanLengths};
