@@ -13,6 +13,7 @@
 
 pub mod calibration;
 pub mod day;
+pub mod lazy_pool;
 pub mod pool;
 pub mod protocol;
 pub mod shootout;
@@ -437,7 +438,7 @@ impl RunController {
         let reply: Reply = match serde_json::from_str::<WorkerReply>(body) {
             Ok(WorkerReply::Sim(r)) => r,
             // Fit replies belong to the calibration's own pool, never to this one.
-            Ok(WorkerReply::Fit(_) | WorkerReply::Ramp(_)) => return,
+            Ok(_) => return,
             Err(_) => return self.fail("a worker sent an unreadable reply".into()),
         };
         if reply.run != self.driver.with_value(|d| d.run) {

@@ -241,7 +241,7 @@ impl FitController {
     fn on_reply(&self, body: &str) {
         let reply = match serde_json::from_str::<WorkerReply>(body) {
             Ok(WorkerReply::Fit(r)) => r,
-            Ok(WorkerReply::Ramp(_)) => return,
+            Ok(WorkerReply::Ramp(_) | WorkerReply::Disagg(_)) => return,
             Ok(WorkerReply::Sim(r)) => {
                 let e = r.error.unwrap_or_else(|| "an unexpected reply".into());
                 return self.stop(FitPhase::Failed(format!("a calibration worker said: {e}")));

@@ -3,7 +3,6 @@
 
 use goodput_core::disagg::{run_disagg_threads, DisaggResult, DisaggSpec, Router};
 use goodput_core::plan::Plan;
-use goodput_core::report::format_usd;
 
 use crate::args::Args;
 
@@ -176,118 +175,22 @@ fn json_of(r: &DisaggResult) -> serde_json::Value {
     })
 }
 
-/// Seconds as milliseconds, or a dash.
-fn ms(x: Option<f64>) -> String {
-    x.filter(|v| v.is_finite())
-        .map_or("–".into(), |v| format!("{:.0} ms", v * 1e3))
-}
-
-/// The side-by-side table and the verdict.
+/// The verdict, the side-by-side table and the notes.
 fn text(r: &DisaggResult) -> String {
-    let dash = || "–".to_string();
-    let money = |x: Option<f64>| x.map_or_else(dash, format_usd);
-    let a = &r.aggregated;
-    let cap = a.capacity.as_ref();
-    let b = r.best.as_ref();
-    let load = a.planned_load.as_ref().map(|l| &l.detail);
     let mut s = format!("{}\n\n", r.verdict);
-    let rows: Vec<(&str, String, String)> = vec![
-        (
-            "deployment",
-            cap.map_or_else(dash, |c| {
-                format!("{} + {} spare replicas", c.replicas_for_peak, c.redundancy)
-            }),
-            b.map_or_else(dash, |b| {
-                format!(
-                    "{} + {} spare per pool",
-                    b.label(),
-                    b.prefill_instances - b.prefill_instances_for_peak
-                )
-            }),
-        ),
-        (
-            "GPUs per instance",
-            format!("{} × TP{}", a.gpu, a.tp_degree),
-            b.map_or_else(dash, |b| {
-                format!(
-                    "P {} × TP{}, D {} × TP{}",
-                    b.prefill_gpu, b.prefill_tp, b.decode_gpu, b.decode_tp
-                )
-            }),
-        ),
-        (
-            "gpus_total",
-            cap.map_or_else(dash, |c| c.gpus_total.to_string()),
-            b.map_or_else(dash, |b| b.gpus_total.to_string()),
-        ),
-        (
-            "$/month",
-            money(cap.map(|c| c.cost_per_month_usd)),
-            money(b.map(|b| b.cost_per_month_usd)),
-        ),
-        (
-            "$/1k compliant",
-            money(cap.map(|c| c.cost_per_compliant_request_usd * 1e3)),
-            money(b.map(|b| b.cost_per_compliant_request_usd * 1e3)),
-        ),
-        (
-            "sized by",
-            format!("goodput {:.2} req/s per replica", a.goodput_rps),
-            b.map_or_else(dash, |b| {
-                format!(
-                    "attainment {:.3} at {:.2} req/s",
-                    b.attainment, r.sizing_rate_rps
-                )
-            }),
-        ),
-        (
-            "TTFT p50 / p99",
-            load.map_or_else(dash, |l| {
-                format!("{} / {}", ms(Some(l.ttft_p50_s)), ms(Some(l.ttft_p99_s)))
-            }),
-            b.map_or_else(dash, |b| {
-                format!("{} / {}", ms(Some(b.ttft_s.p50)), ms(Some(b.ttft_s.p99)))
-            }),
-        ),
-        (
-            "TPOT p50 / p99",
-            load.map_or_else(dash, |l| {
-                format!("{} / {}", ms(Some(l.tpot_p50_s)), ms(Some(l.tpot_p99_s)))
-            }),
-            b.map_or_else(dash, |b| {
-                format!("{} / {}", ms(Some(b.tpot_s.p50)), ms(Some(b.tpot_s.p99)))
-            }),
-        ),
-    ];
     s.push_str(&format!(
-        "  {:<18} {:<32} {}\n",
+        "  {:<26} {:<32} {}\n",
         "", "aggregated", "disaggregated"
     ));
-    for (k, x, y) in rows {
-        s.push_str(&format!("  {k:<18} {x:<32} {y}\n"));
+    for row in r.comparison_rows() {
+        s.push_str(&format!(
+            "  {:<26} {:<32} {}\n",
+            row.label, row.aggregated, row.disaggregated
+        ));
     }
-    if let Some(b) = b {
-        let m = &b.md1;
-        s.push_str(&format!(
-            "\nPrefill pool as M/D/1: {:.2} req/s per instance, D = {} (mean prompt), load {:.2}; \
-             mean wait {} (simulated {}), arrival to end of prefill {} (simulated {}).\n",
-            m.rate_rps,
-            ms(Some(m.service_s)),
-            m.utilization,
-            ms(m.wait_s),
-            ms(Some(b.prefill_wait_s.mean)),
-            ms(m.ttft_s),
-            ms(Some(b.prefill_s.mean)),
-        ));
-        s.push_str(&format!(
-            "KV transfer: mean {} over {:.0} Gbit/s + {} latency; router {}.",
-            ms(Some(b.transfer_s.mean)),
-            r.kv_link.bandwidth_bytes_per_s * 8.0 / 1e9,
-            ms(Some(r.kv_link.latency_s)),
-            r.router.name()
-        ));
-    } else if let Some(why) = &r.reason {
-        s.push_str(&format!("\nNo xPyD: {why}."));
+    for note in r.notes() {
+        s.push('\n');
+        s.push_str(&note);
     }
     s
 }
