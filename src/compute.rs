@@ -13,6 +13,7 @@
 
 pub mod calibration;
 pub mod day;
+pub mod disagg;
 pub mod lazy_pool;
 pub mod pool;
 pub mod protocol;
@@ -197,17 +198,12 @@ impl RunController {
         c
     }
 
-    /// When `plan` differs from the one being run (or last run) only in its name, its
-    /// note, the GPU comparison or the day schedule stored in it (none of which the search
-    /// depends on), takes them over without running anything again; returns whether it did.
+    /// When `plan` differs from the one being run (or last run) only in what the search
+    /// does not depend on ([`Plan::search_key`]: its name, note, the GPU comparison, day
+    /// schedule or disaggregation section stored in it), takes them over without running
+    /// anything again; returns whether it did.
     fn relabel(&self, plan: &Plan) -> bool {
-        let labels = |p: &Plan| Plan {
-            name: String::new(),
-            note: String::new(),
-            shootout: None,
-            schedule: None,
-            ..p.clone()
-        };
+        let labels = Plan::search_key;
         let active = self
             .status
             .with_untracked(|s| matches!(s.phase, Phase::Search | Phase::Sweep | Phase::Done));
@@ -220,6 +216,7 @@ impl RunController {
             p.note = plan.note.clone();
             p.shootout = plan.shootout.clone();
             p.schedule = plan.schedule.clone();
+            p.disagg = plan.disagg.clone();
         };
         self.driver.update_value(|d| set(&mut d.plan));
         if self

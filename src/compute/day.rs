@@ -95,12 +95,8 @@ pub fn goodput_of(plan: &Plan, search: Option<&(Plan, GoodputResult)>) -> Option
     if !plan.planning.measured_sweep.is_empty() {
         return knee_from_sweep(&plan.planning.measured_sweep, plan.slo.attainment_target).ok();
     }
-    let strip = |p: &Plan| Plan {
-        schedule: None,
-        ..day_key(p)
-    };
     search
-        .filter(|(p, _)| strip(p) == strip(plan))
+        .filter(|(p, _)| p.search_key() == plan.search_key())
         .map(|(_, r)| r.goodput_rps)
 }
 

@@ -1,6 +1,7 @@
 //! The numeric inputs of the plan as a table: id (the dotted path `Plan::validate` names),
 //! label, one-line help, unit, display scale and accessors. Components render from it.
 
+use goodput_core::disagg::DisaggSpec;
 use goodput_core::plan::{Arrival, LengthDist, LengthSpec};
 use goodput_core::Plan;
 
@@ -19,6 +20,8 @@ pub enum Group {
     Engine,
     /// Fleet sizing and simulation effort.
     Planning,
+    /// The disaggregated pools (the panel that sizes them, not the inputs column).
+    Disagg,
 }
 
 /// How a field's text is parsed and shown.
@@ -36,9 +39,24 @@ pub enum Kind {
     },
     /// A whole number ≥ 0 that fits in 32 bits.
     Whole,
+    /// A whole number that may be left blank (`None`: the planner chooses).
+    OptionalWhole,
 }
 
 impl Kind {
+    /// Whether the field takes whole numbers only.
+    pub fn is_whole(self) -> bool {
+        matches!(self, Kind::Whole | Kind::OptionalWhole)
+    }
+
+    /// Plan units per unit the field is entered in.
+    pub fn scale(self) -> f64 {
+        match self {
+            Kind::Real { scale } | Kind::OptionalReal { scale } => scale,
+            Kind::Whole | Kind::OptionalWhole => 1.0,
+        }
+    }
+
     /// Formats a plan value for display: a whole number exactly (a seed or a request
     /// count must read back as itself), a real one to 6 significant digits without
     /// trailing zeros.
@@ -48,8 +66,10 @@ impl Kind {
         };
         match self {
             Kind::Real { scale } | Kind::OptionalReal { scale } => format_sig(v / scale),
-            Kind::Whole if v.fract() == 0.0 && v.abs() < 2f64.powi(53) => format!("{v:.0}"),
-            Kind::Whole => format_sig(v),
+            Kind::Whole | Kind::OptionalWhole if v.fract() == 0.0 && v.abs() < 2f64.powi(53) => {
+                format!("{v:.0}")
+            }
+            Kind::Whole | Kind::OptionalWhole => format_sig(v),
         }
     }
 }
@@ -82,13 +102,13 @@ pub enum ParseProblem {
 pub fn parse_value(kind: Kind, text: &str) -> Result<Option<f64>, ParseProblem> {
     let t = text.trim().replace('_', "");
     match kind {
-        Kind::OptionalReal { .. } if t.is_empty() => Ok(None),
+        Kind::OptionalReal { .. } | Kind::OptionalWhole if t.is_empty() => Ok(None),
         _ if t.is_empty() => Err(ParseProblem::Missing),
         Kind::Real { scale } | Kind::OptionalReal { scale } => match t.parse::<f64>() {
             Ok(v) if v.is_finite() => Ok(Some(v * scale)),
             _ => Err(ParseProblem::NotANumber),
         },
-        Kind::Whole => match t.parse::<f64>() {
+        Kind::Whole | Kind::OptionalWhole => match t.parse::<f64>() {
             Ok(v) if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= u32::MAX as f64 => {
                 Ok(Some(v))
             }
@@ -210,6 +230,18 @@ fn custom_slo(p: &mut Plan) {
     p.slo.class = "custom".into();
 }
 
+/// The plan's disaggregated pools, or those a plan without them starts from.
+pub fn disagg_of(p: &Plan) -> DisaggSpec {
+    p.disagg.clone().unwrap_or_else(|| DisaggSpec::for_plan(p))
+}
+
+/// The plan's pools for editing; an edit of a plan without them starts from
+/// [`disagg_of`].
+pub fn disagg_mut(p: &mut Plan) -> &mut DisaggSpec {
+    let start = disagg_of(p);
+    p.disagg.get_or_insert(start)
+}
+
 macro_rules! f {
     ($id:literal, $group:ident, $label:literal, $help:literal, $unit:literal, $kind:expr,
      |$p:ident| $get:expr, |$q:ident, $v:ident| $set:expr) => {
@@ -231,6 +263,8 @@ const GIGA: Kind = Kind::Real { scale: 1e9 };
 const TERA: Kind = Kind::Real { scale: 1e12 };
 const MILLI: Kind = Kind::Real { scale: 1e-3 };
 const WHOLE: Kind = Kind::Whole;
+/// Gbit/s shown, bytes/s stored.
+const GBIT: Kind = Kind::Real { scale: 1e9 / 8.0 };
 
 /// Every numeric input, in display order within each group.
 pub const FIELDS: &[Field] = &[
@@ -669,6 +703,66 @@ pub const FIELDS: &[Field] = &[
         WHOLE,
         |p| Some(p.run.seed as f64),
         |p, v| p.run.seed = v.unwrap_or(0.0) as u64
+    ),
+    f!(
+        "disagg.prefill.max_num_batched_tokens",
+        Disagg,
+        "Prefill token budget",
+        "Prompt tokens one prefill step batches; a prefill-only engine runs large batches.",
+        "tokens",
+        WHOLE,
+        |p| Some(disagg_of(p).prefill.max_num_batched_tokens as f64),
+        |p, v| disagg_mut(p).prefill.max_num_batched_tokens = whole(v)
+    ),
+    f!(
+        "disagg.prefill.instances",
+        Disagg,
+        "Prefill instances",
+        "For the peak, spares aside; blank lets the sizing choose.",
+        "instances",
+        Kind::OptionalWhole,
+        |p| disagg_of(p).prefill.instances.map(f64::from),
+        |p, v| disagg_mut(p).prefill.instances = v.map(|x| x as u32)
+    ),
+    f!(
+        "disagg.decode.max_num_seqs",
+        Disagg,
+        "Decode max_num_seqs",
+        "Most sequences one decode instance runs at once.",
+        "sequences",
+        WHOLE,
+        |p| Some(disagg_of(p).decode.max_num_seqs as f64),
+        |p, v| disagg_mut(p).decode.max_num_seqs = whole(v)
+    ),
+    f!(
+        "disagg.decode.instances",
+        Disagg,
+        "Decode instances",
+        "For the peak, spares aside; blank lets the sizing choose.",
+        "instances",
+        Kind::OptionalWhole,
+        |p| disagg_of(p).decode.instances.map(f64::from),
+        |p, v| disagg_mut(p).decode.instances = v.map(|x| x as u32)
+    ),
+    f!(
+        "disagg.kv_link.bandwidth_bytes_per_s",
+        Disagg,
+        "KV link bandwidth",
+        "Per transfer; 400 Gbit/s is one InfiniBand NDR or RoCE NIC per instance.",
+        "Gbit/s",
+        GBIT,
+        |p| Some(disagg_of(p).kv_link.bandwidth_bytes_per_s),
+        |p, v| disagg_mut(p).kv_link.bandwidth_bytes_per_s = v.unwrap_or(f64::NAN)
+    ),
+    f!(
+        "disagg.kv_link.latency_s",
+        Disagg,
+        "KV transfer latency",
+        "Fixed time of one transfer: connection, registration, first byte.",
+        "ms",
+        MILLI,
+        |p| Some(disagg_of(p).kv_link.latency_s),
+        |p, v| disagg_mut(p).kv_link.latency_s = v.unwrap_or(f64::NAN)
     ),
 ];
 

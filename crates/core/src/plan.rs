@@ -1086,6 +1086,20 @@ fn validate_length(
 }
 
 impl Plan {
+    /// What the goodput search and the knob sweep depend on: the plan without its name,
+    /// note, stored GPU comparison, day schedule and disaggregation section, none of
+    /// which their simulations read. Two plans with equal keys get the same search.
+    pub fn search_key(&self) -> Plan {
+        Plan {
+            name: String::new(),
+            note: String::new(),
+            shootout: None,
+            schedule: None,
+            disagg: None,
+            ..self.clone()
+        }
+    }
+
     /// Checks every field against its bounds; the error names the first offending field.
     pub fn validate(&self) -> Result<(), PlanError> {
         if self.note.chars().count() > MAX_NOTE_CHARS {
