@@ -7,6 +7,8 @@ use goodput_core::plan::comparison::TP_DEGREES;
 use goodput_core::presets::GPUS;
 use leptos::prelude::*;
 
+use crate::charts::disagg::{disagg_chart, draw_disagg};
+use crate::components::chart_canvas::ChartCanvas;
 use crate::components::number_field::NumberField;
 use crate::compute::disagg::{DisaggController, DisaggPhase};
 use crate::state::fields::{disagg_mut, disagg_of};
@@ -69,14 +71,6 @@ fn PoolHardware(pool: Pool) -> impl IntoView {
     let gpu_id = format!("in-disagg-{name}-gpu");
     let tp_id = format!("in-disagg-{name}-tp");
     let err_id = format!("in-disagg-{name}-hw-error");
-    let plan_gpu = move || {
-        state.draft.with(|p| {
-            GPUS.iter().find(|g| g.id == p.hardware.preset).map_or_else(
-                || "the plan's GPU".to_string(),
-                |g| format!("the plan's ({})", g.name),
-            )
-        })
-    };
     let options = GPUS
         .iter()
         .map(|g| {
@@ -95,7 +89,7 @@ fn PoolHardware(pool: Pool) -> impl IntoView {
             <label for=gpu_id.clone()>"GPU"</label>
             <select id=gpu_id data-testid=gpu_field aria-describedby=err_id.clone()
                 on:change:target=move |ev| set_gpu(ev.target().value())>
-                <option value="" selected=move || current().0.is_empty()>{plan_gpu}</option>
+                <option value="" selected=move || current().0.is_empty()>"Same as the plan"</option>
                 {options}
             </select>
             <label for=tp_id.clone()>"GPUs per instance"</label>
@@ -194,6 +188,9 @@ fn result_view(r: &DisaggResult, fresh: bool) -> impl IntoView {
 #[component]
 pub fn DisaggPanel() -> impl IntoView {
     let ctl = DisaggController::expect_context();
+    let state = PlanState::expect_context();
+    // A plan with a problem is not sized: the last good one would be, unseen.
+    let blocked = Memo::new(move |_| state.problem.with(Option::is_some));
     let running = Memo::new(move |_| ctl.status.with(|s| s.phase == DisaggPhase::Running));
     let status_text = move || {
         ctl.status.with(|s| match &s.phase {
@@ -206,10 +203,25 @@ pub fn DisaggPanel() -> impl IntoView {
             DisaggPhase::Failed(m) => format!("The sizing failed: {m}"),
         })
     };
+    let phase = move || {
+        ctl.status.with(|s| match s.phase {
+            DisaggPhase::Idle => "idle",
+            DisaggPhase::Running => "running",
+            DisaggPhase::Done => "done",
+            DisaggPhase::Cancelled(_) => "cancelled",
+            DisaggPhase::Failed(_) => "failed",
+        })
+    };
     let result = move || {
         ctl.result
             .with(|r| r.as_ref().map(|(_, r)| result_view(r, ctl.is_fresh())))
     };
+    let chart_data = Memo::new(move |_| {
+        let slo = state.good.with(|p| p.slo.ttft_s);
+        ctl.result
+            .with(|r| r.as_ref().map(|(_, r)| disagg_chart(r, slo)))
+            .unwrap_or_default()
+    });
     view! {
         <section class="panel disagg-panel" aria-labelledby="disagg-title" data-testid="disagg-panel">
             <h2 id="disagg-title">"Split prefill and decode"</h2>
@@ -238,18 +250,29 @@ pub fn DisaggPanel() -> impl IntoView {
             </div>
             <div class="run-line no-print">
                 <button type="button" class="primary" data-testid="disagg-run"
-                    disabled=move || running.get() on:click=move |_| ctl.run()>
+                    disabled=move || running.get() || blocked.get() on:click=move |_| ctl.run()>
                     "Size the pools"
                 </button>
                 <button type="button" class="cancel" data-testid="disagg-cancel"
                     disabled=move || !running.get() on:click=move |_| ctl.cancel()>"Cancel"</button>
-                <span data-testid="disagg-status" aria-live="polite">{status_text}</span>
+                <span data-testid="disagg-status" aria-live="polite" data-phase=phase>{status_text}</span>
             </div>
             <progress max="1" class="no-print" data-testid="disagg-progress" aria-label="Sizing progress"
                 class:active=move || running.get()
                 value=move || ctl.status.with(|s| if s.total == 0 { 0.0 } else { f64::from(s.done) / f64::from(s.total) }).to_string()
             ></progress>
             {result}
+            <Show when=move || chart_data.with(|d| !d.bars.is_empty())>
+                <ChartCanvas
+                    testid="disagg-chart"
+                    label="Where the first token's time goes in the chosen xPyD: the mean TTFT split into prefill queueing, prefill, KV transfer, the wait for a decode slot and the first decode step, with the prefill pool as M/D/1 below it and the TTFT objective as a red line"
+                    height=170.0
+                    draw=move |area, theme| {
+                        chart_data.with(|d| draw_disagg(area, d, theme).unwrap_or_default())
+                    }
+                    readout=move |_, x, y| chart_data.with(|d| d.readout(x, y))
+                />
+            </Show>
         </section>
     }
 }
