@@ -138,12 +138,13 @@ pub fn draw_disagg<DB: DrawingBackend>(
         .disable_y_mesh()
         .y_labels(0)
         .x_labels(6)
+        .x_label_formatter(&|v| format!("{v:.0}"))
         .x_desc("time from arrival [ms]")
         .draw()?;
     for (row, bar) in data.bars.iter().enumerate() {
         // Bars from the top: row 0 is drawn highest.
-        let top = n - row as f64 - 0.2;
-        let bottom = n - row as f64 - 0.65;
+        let top = n - row as f64 - 0.4;
+        let bottom = n - row as f64 - 0.9;
         let mut start = 0.0;
         for (i, &len) in bar.parts_ms.iter().enumerate() {
             chart.draw_series(std::iter::once(Rectangle::new(

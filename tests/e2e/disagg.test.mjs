@@ -64,10 +64,17 @@ test('pools sized in the page equal goodput disagg, bad values are refused, the 
   assert.equal(await page.getAttribute('[data-testid="run-status"]', 'data-phase'), 'done');
   assert.ok(await page.isEnabled('[data-testid="disagg-run"]'));
 
-  // Cancel stops a running sizing and says so.
-  await page.click('[data-testid="disagg-run"]');
-  await waitForPhase(page, 'disagg-status', 'running');
-  await page.click('[data-testid="disagg-cancel"]');
+  // Cancel stops a running sizing and says so. Both clicks happen in the page, one task
+  // apart, so a quick sizing cannot finish between them.
+  const stopped = await page.evaluate(async () => {
+    const q = (id) => document.querySelector(`[data-testid="${id}"]`);
+    q('disagg-run').click();
+    await new Promise((r) => setTimeout(r, 0));
+    const phase = q('disagg-status').dataset.phase;
+    q('disagg-cancel').click();
+    return phase;
+  });
+  assert.equal(stopped, 'running', 'the sizing was running when cancelled');
   await waitForPhase(page, 'disagg-status', 'cancelled');
   assert.match(await page.textContent('[data-testid="disagg-status"]'), /^Cancelled: stopped\./);
   assert.equal(await page.locator('[data-testid="disagg-verdict"]').count(), 0);
