@@ -1,5 +1,5 @@
 //! A worker pool of its own for one long computation (the GPU comparison, the
-//! disaggregation sizing): started on first use, with the run id that tells a current
+//! disaggregation sizing, a day's ramps, calibration fits): started on first use, with the run id that tells a current
 //! reply from a stale one, and batches split over the workers.
 
 use std::rc::Rc;
@@ -60,6 +60,28 @@ impl LazyPool {
         ));
     }
 
+    /// Keeps requests off the page while the workers load (requests too long for a
+    /// main-thread slice, such as calibration fits); see [`Pool::wait_for_workers`].
+    pub fn wait_for_workers(&self) {
+        if let Some(pool) = &self.pool {
+            pool.wait_for_workers();
+        }
+    }
+
+    /// Sends `request(run)` as a request of the current run.
+    pub fn submit(&self, request: impl FnOnce(u32) -> WorkerRequest) {
+        let Some(pool) = &self.pool else {
+            return;
+        };
+        if let Ok(body) = serde_json::to_string(&request(self.run)) {
+            pool.submit(Task {
+                run: self.run,
+                body,
+                attempts: 0,
+            });
+        }
+    }
+
     /// Sends `jobs` as requests of the current run, about two per worker so a slow one
     /// does not hold the batch back; `request(run, part)` makes each request.
     pub fn submit_split<J: Clone>(
@@ -67,22 +89,12 @@ impl LazyPool {
         jobs: &[J],
         request: impl Fn(u32, Vec<J>) -> WorkerRequest,
     ) {
-        let Some(pool) = &self.pool else {
-            return;
-        };
-        let workers = match pool.mode() {
-            PoolMode::Workers(n) => n.max(1),
+        let workers = match self.pool.as_ref().map(Pool::mode) {
+            Some(PoolMode::Workers(n)) => n.max(1),
             _ => pool_size().max(1),
         };
-        let chunk = split_size(jobs.len(), workers);
-        for part in jobs.chunks(chunk) {
-            if let Ok(body) = serde_json::to_string(&request(self.run, part.to_vec())) {
-                pool.submit(Task {
-                    run: self.run,
-                    body,
-                    attempts: 0,
-                });
-            }
+        for part in jobs.chunks(split_size(jobs.len(), workers)) {
+            self.submit(|run| request(run, part.to_vec()));
         }
     }
 }
