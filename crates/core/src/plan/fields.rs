@@ -350,7 +350,7 @@ pub const FIELDS: &[Field] = &[
     finance(row(
         "model.preset",
         "Model preset",
-        "A model preset (`goodput presets` lists them): fills the model's shape before any single-field flag, wherever it stands.",
+        "Fills the model's shape from a preset (`goodput presets` lists them), before any single-field flag, wherever it stands.",
         "",
         Preset,
         None,
@@ -449,7 +449,7 @@ pub const FIELDS: &[Field] = &[
     finance(row(
         "hardware.preset",
         "GPU preset",
-        "A GPU preset (`goodput presets` lists them): fills the hardware and its price before any single-field flag, wherever it stands.",
+        "Fills the hardware and its price from a preset (`goodput presets` lists them), before any single-field flag, wherever it stands.",
         "",
         Preset,
         None,
