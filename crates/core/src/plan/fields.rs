@@ -94,7 +94,7 @@ pub struct Field {
     pub flag: Option<Flag>,
     /// How the app shows the number.
     pub shown: Units,
-    /// Whether the finance view shows it among the plan's assumptions.
+    /// Whether the plan's assumptions (the finance view's, the Markdown export's) state it.
     pub finance: bool,
 }
 
@@ -356,7 +356,7 @@ pub const FIELDS: &[Field] = &[
         None,
         flag("model"),
     )),
-    show(
+    finance(show(
         row(
             "model.params",
             "Parameters",
@@ -368,7 +368,7 @@ pub const FIELDS: &[Field] = &[
         ),
         "billion",
         1e9,
-    ),
+    )),
     show(
         row(
             "model.active_params",
@@ -409,7 +409,7 @@ pub const FIELDS: &[Field] = &[
         whole(1, 4096),
         None,
     ),
-    row(
+    finance(row(
         "model.weight_dtype",
         "Weight precision",
         "Bytes per weight; a GPU preset's effective FLOP/s follow it.",
@@ -417,7 +417,7 @@ pub const FIELDS: &[Field] = &[
         Choice(DTYPES),
         None,
         flag("weight-dtype"),
-    ),
+    )),
     row(
         "model.kv_dtype",
         "KV-cache precision",
@@ -832,7 +832,7 @@ pub const FIELDS: &[Field] = &[
         "0–1",
         1.0,
     )),
-    row(
+    finance(row(
         "slo.mode",
         "SLO mode",
         "Joint: the target share of requests meets every objective at once. Marginal: each objective is a percentile on its own.",
@@ -840,7 +840,7 @@ pub const FIELDS: &[Field] = &[
         Choice(SLO_MODES),
         None,
         flag("slo-mode"),
-    ),
+    )),
     // Engine.
     row(
         "engine.max_num_seqs",
