@@ -8,6 +8,7 @@ use crate::components::planner::Planner;
 use crate::components::share_banner::ShareBanner;
 use crate::compute::calibration::FitController;
 use crate::compute::day::DayController;
+use crate::compute::disagg::DisaggController;
 use crate::compute::shootout::ShootoutController;
 use crate::compute::RunController;
 use crate::hooks::use_report::provide_report;
@@ -31,6 +32,7 @@ pub fn App() -> impl IntoView {
     provide_context(Tuning::new(state));
     provide_context(FitController::new(state));
     provide_context(ShootoutController::new(state));
+    provide_context(DisaggController::new(state));
     provide_context(DayController::new(state, runs));
     let view = RwSignal::new(boot.view);
     provide_context(view);

@@ -5,6 +5,7 @@
 pub mod attainment;
 pub mod calibration;
 pub mod day;
+pub mod disagg;
 pub mod heatmap;
 pub mod histogram;
 pub mod latency;

@@ -15,6 +15,7 @@ pub mod copy_button;
 pub mod day_inputs;
 pub mod day_panel;
 pub mod day_result;
+pub mod disagg_panel;
 pub mod export_panel;
 pub mod fresh_seed;
 pub mod glossary;

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //!   good plan ──(300 ms debounce)──▶ RunController::start
-//!      (unless only its name, price or fleet sizing changed: simulation_key)
+//!      (unless only its name, price or fleet sizing changed: Plan::search_key)
 //!      GoodputSearch ─next_batch─▶ Request JSON ─▶ Pool (Web Workers | main-thread slices)
 //!            ▲                                          │ protocol::handle → run_job_with
 //!            └──────────── feed(JobResult by id) ◀─ Reply JSON
@@ -14,6 +14,8 @@
 
 pub mod calibration;
 pub mod day;
+pub mod disagg;
+pub mod lazy_pool;
 pub mod pool;
 pub mod protocol;
 pub mod shootout;
@@ -113,23 +115,6 @@ pub fn sweep_key(plan: &Plan) -> Plan {
     .apply(plan)
 }
 
-/// `plan` without what the goodput search and the knob sweep do not read: the name and
-/// note, the price and the fleet sizing (utilisation, redundancy, hours per month: they
-/// only turn goodput into replicas and cost), the GPU comparison and the day schedule.
-/// Two plans with the same key simulate the same.
-pub fn simulation_key(plan: &Plan) -> Plan {
-    let mut p = plan.clone();
-    p.name.clear();
-    p.note.clear();
-    p.shootout = None;
-    p.schedule = None;
-    p.hardware.gpu_hour_usd = 0.0;
-    p.planning.utilization = 0.0;
-    p.planning.redundancy = 0;
-    p.planning.hours_per_month = 0.0;
-    p
-}
-
 /// Runs searches for the good plan in a worker pool and publishes the results as signals.
 #[derive(Clone, Copy)]
 pub struct RunController {
@@ -219,11 +204,12 @@ impl RunController {
     }
 
     /// When `plan` differs from the one being run (or last run) only in what the search
-    /// and the knob sweep do not depend on ([`simulation_key`]: its name, note, prices,
-    /// fleet sizing, GPU comparison or day schedule), takes that over without running
-    /// anything again, so the cards recompute the cost at once; returns whether it did.
+    /// and the knob sweep do not depend on ([`Plan::search_key`]: its name, note, price,
+    /// fleet sizing, GPU comparison, day schedule or disaggregated pools), takes it over
+    /// without running anything again, so the cards recompute the cost at once; returns
+    /// whether it did.
     fn relabel(&self, plan: &Plan) -> bool {
-        let labels = simulation_key;
+        let labels = Plan::search_key;
         let active = self
             .status
             .with_untracked(|s| matches!(s.phase, Phase::Search | Phase::Sweep | Phase::Done));
@@ -231,20 +217,16 @@ impl RunController {
         if !(active && same) {
             return false;
         }
-        let set = |p: &mut Plan| {
-            p.name = plan.name.clone();
-            p.note = plan.note.clone();
-            p.shootout = plan.shootout.clone();
-            p.schedule = plan.schedule.clone();
-            p.hardware.gpu_hour_usd = plan.hardware.gpu_hour_usd;
-            p.planning.utilization = plan.planning.utilization;
-            p.planning.redundancy = plan.planning.redundancy;
-            p.planning.hours_per_month = plan.planning.hours_per_month;
-        };
+        // Equal keys: the plan run differs from `plan` only in what it takes over.
+        let set = |p: &mut Plan| *p = plan.clone();
         self.driver.update_value(|d| {
             set(&mut d.plan);
+            // The swept plan's key, relabelled the same way (its knobs stay fixed).
+            let swept = sweep_key(plan);
             if let Some(k) = d.sweep_key.as_mut() {
-                set(k);
+                if k.search_key() == swept.search_key() {
+                    *k = swept;
+                }
             }
         });
         if self
@@ -464,7 +446,7 @@ impl RunController {
         let reply: Reply = match serde_json::from_str::<WorkerReply>(body) {
             Ok(WorkerReply::Sim(r)) => r,
             // Fit replies belong to the calibration's own pool, never to this one.
-            Ok(WorkerReply::Fit(_) | WorkerReply::Ramp(_)) => return,
+            Ok(_) => return,
             Err(_) => return self.fail("a worker sent an unreadable reply".into()),
         };
         if reply.run != self.driver.with_value(|d| d.run) {
@@ -543,7 +525,7 @@ mod tests {
         b.planning.hours_per_month = 100.0;
         b.planning.utilization = 0.5;
         b.planning.redundancy = 3;
-        assert_eq!(simulation_key(&a), simulation_key(&b));
+        assert_eq!(a.search_key(), b.search_key());
         // The search asks for the same simulations, and they give the same numbers.
         let mut sa = GoodputSearch::new(&a).expect("default plan searches");
         let mut sb = GoodputSearch::new(&b).expect("priced plan searches");
@@ -563,7 +545,7 @@ mod tests {
         ] {
             let mut c = a.clone();
             change(&mut c);
-            assert_ne!(simulation_key(&a), simulation_key(&c));
+            assert_ne!(a.search_key(), c.search_key());
         }
     }
 }

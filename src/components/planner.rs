@@ -9,6 +9,7 @@ use crate::components::calibrate_panel::CalibratePanel;
 use crate::components::cards::HeadlineCards;
 use crate::components::charts_panel::ChartsPanel;
 use crate::components::day_panel::DayPanel;
+use crate::components::disagg_panel::DisaggPanel;
 use crate::components::export_panel::ExportPanel;
 use crate::components::fresh_seed::FreshSeed;
 use crate::components::glossary::Glossary;
@@ -79,6 +80,7 @@ pub fn Planner() -> impl IntoView {
                 </div>
                 <CalibratePanel />
                 <ShootoutPanel />
+                <DisaggPanel />
                 <DayPanel />
                 <ExportPanel />
                 <SavedPanel />

@@ -13,9 +13,6 @@
 //! sees or cancels the other's requests. It waits for its workers rather than running a
 //! fit (seconds long) on the page while they load.
 
-use std::rc::Rc;
-use std::time::Duration;
-
 use goodput_core::calibrate::{CalibrationReport, Calibrator, Prediction};
 use goodput_core::measure::{import_files, MeasuredSet};
 use goodput_core::plan::{Arrival, MeasuredLoad};
@@ -23,7 +20,7 @@ use goodput_core::sim::{self, SimConfig};
 use goodput_core::Plan;
 use leptos::prelude::*;
 
-use super::pool::{pool_size, Pool, Task};
+use super::lazy_pool::LazyPool;
 use super::protocol::{FitRequest, WorkerReply, WorkerRequest};
 use crate::state::PlanState;
 
@@ -55,8 +52,7 @@ pub struct FitStatus {
 }
 
 struct FitDriver {
-    pool: Option<Pool>,
-    run: u32,
+    pool: LazyPool,
     calibrator: Option<Calibrator>,
     base: Option<Plan>,
 }
@@ -89,8 +85,7 @@ impl FitController {
             undo: RwSignal::new(None),
             state,
             driver: StoredValue::new_local(FitDriver {
-                pool: None,
-                run: 0,
+                pool: LazyPool::new(),
                 calibrator: None,
                 base: None,
             }),
@@ -166,35 +161,27 @@ impl FitController {
     }
 
     fn ensure_pool(&self) {
-        if self.driver.with_value(|d| d.pool.is_some()) {
-            return;
-        }
         let c = *self;
-        let pool = Pool::start(
-            pool_size(),
-            super::protocol::handle,
-            Rc::new(move |body: String| c.on_reply(&body)),
-            Rc::new(|_| {}),
-            Rc::new(move |task: Task| {
-                if task.run == c.driver.with_value(|d| d.run) {
-                    c.stop(FitPhase::Failed(
-                        "a calibration worker stopped unexpectedly twice on the same fit".into(),
-                    ));
-                }
-            }),
-            Duration::from_secs(8),
-        );
-        pool.wait_for_workers();
-        self.driver.update_value(|d| d.pool = Some(pool));
+        self.driver.update_value(|d| {
+            d.pool.start(
+                move |body| c.on_reply(&body),
+                move |run| {
+                    if c.driver.with_value(|d| d.pool.is_current(run)) {
+                        c.stop(FitPhase::Failed(
+                            "a calibration worker stopped unexpectedly twice on the same fit"
+                                .into(),
+                        ));
+                    }
+                },
+            );
+            d.pool.wait_for_workers();
+        });
     }
 
     fn stop(&self, phase: FitPhase) {
         self.driver.update_value(|d| {
-            d.run = d.run.wrapping_add(1);
+            d.pool.next_run();
             d.calibrator = None;
-            if let Some(pool) = &d.pool {
-                pool.cancel_before(d.run);
-            }
         });
         self.status.set(FitStatus {
             phase,
@@ -212,20 +199,14 @@ impl FitController {
             if jobs.is_empty() {
                 return cal.result().map(|r| (r, d.base.clone()));
             }
-            let pool = d.pool.as_ref()?;
             for job in jobs {
-                let req = WorkerRequest::Fit(FitRequest {
-                    run: d.run,
-                    problem: cal.problem().clone(),
-                    jobs: vec![job],
+                d.pool.submit(|run| {
+                    WorkerRequest::Fit(FitRequest {
+                        run,
+                        problem: cal.problem().clone(),
+                        jobs: vec![job],
+                    })
                 });
-                if let Ok(body) = serde_json::to_string(&req) {
-                    pool.submit(Task {
-                        run: d.run,
-                        body,
-                        attempts: 0,
-                    });
-                }
             }
             None
         });
@@ -241,7 +222,7 @@ impl FitController {
     fn on_reply(&self, body: &str) {
         let reply = match serde_json::from_str::<WorkerReply>(body) {
             Ok(WorkerReply::Fit(r)) => r,
-            Ok(WorkerReply::Ramp(_)) => return,
+            Ok(WorkerReply::Ramp(_) | WorkerReply::Disagg(_)) => return,
             Ok(WorkerReply::Sim(r)) => {
                 let e = r.error.unwrap_or_else(|| "an unexpected reply".into());
                 return self.stop(FitPhase::Failed(format!("a calibration worker said: {e}")));
@@ -252,7 +233,7 @@ impl FitController {
                 ))
             }
         };
-        if reply.run != self.driver.with_value(|d| d.run) {
+        if !self.driver.with_value(|d| d.pool.is_current(reply.run)) {
             return;
         }
         if let Some(e) = reply.error {

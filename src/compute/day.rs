@@ -16,16 +16,13 @@
 //! edit that changes what the numbers depend on cancels a running schedule and starts a
 //! new one once typing pauses; until it is done the last result is shown as stale.
 
-use std::rc::Rc;
-use std::time::Duration;
-
 use goodput_core::capacity::knee_from_sweep;
 use goodput_core::schedule::{Schedule, ScheduleRun};
 use goodput_core::search::GoodputResult;
 use goodput_core::Plan;
 use leptos::prelude::*;
 
-use super::pool::{pool_size, Pool, PoolMode, Task};
+use super::lazy_pool::LazyPool;
 use super::protocol::{RampRequest, WorkerReply, WorkerRequest};
 use super::{RunController, DEBOUNCE};
 use crate::state::PlanState;
@@ -71,20 +68,19 @@ pub struct DayResult {
 }
 
 impl DayResult {
-    /// Whether the result still belongs to `plan` (its name, note and GPU comparison
-    /// aside, which no number of the schedule depends on).
+    /// Whether the result still belongs to `plan` (its name, note, GPU comparison and
+    /// disaggregated pools aside, which no number of the schedule depends on).
     pub fn is_fresh(&self, plan: &Plan) -> bool {
         day_key(&self.plan) == day_key(plan)
     }
 }
 
-/// The plan without what the schedule does not depend on.
+/// The plan without what the schedule does not depend on: its labels and the
+/// disaggregated pools (the price and the fleet sizing it does depend on).
 pub fn day_key(plan: &Plan) -> Plan {
     Plan {
-        name: String::new(),
-        note: String::new(),
-        shootout: None,
-        ..plan.clone()
+        disagg: None,
+        ..plan.without_labels()
     }
 }
 
@@ -95,18 +91,13 @@ pub fn goodput_of(plan: &Plan, search: Option<&(Plan, GoodputResult)>) -> Option
     if !plan.planning.measured_sweep.is_empty() {
         return knee_from_sweep(&plan.planning.measured_sweep, plan.slo.attainment_target).ok();
     }
-    let strip = |p: &Plan| Plan {
-        schedule: None,
-        ..day_key(p)
-    };
     search
-        .filter(|(p, _)| strip(p) == strip(plan))
+        .filter(|(p, _)| p.search_key() == plan.search_key())
         .map(|(_, r)| r.goodput_rps)
 }
 
 struct Driver {
-    pool: Option<Pool>,
-    run: u32,
+    pool: LazyPool,
     machine: Option<ScheduleRun>,
     /// The plan and goodput being (or last) worked out.
     key: Option<(Plan, f64)>,
@@ -134,8 +125,7 @@ impl DayController {
             status: RwSignal::new(DayStatus::default()),
             result: RwSignal::new(None),
             driver: StoredValue::new_local(Driver {
-                pool: None,
-                run: 0,
+                pool: LazyPool::new(),
                 machine: None,
                 key: None,
                 plan: Plan::default(),
@@ -224,52 +214,32 @@ impl DayController {
         self.driver.update_value(|d| {
             d.plan = plan;
             d.machine = Some(machine);
-            let Some(pool) = d.pool.as_ref() else {
-                return;
-            };
-            let workers = match pool.mode() {
-                PoolMode::Workers(n) => n.max(1),
-                _ => pool_size().max(1),
-            };
-            let chunk = jobs.len().div_ceil(workers * 2).max(1);
-            for part in jobs.chunks(chunk) {
-                let req = WorkerRequest::Ramp(RampRequest {
-                    run: d.run,
+            d.pool.submit_split(&jobs, |run, jobs| {
+                WorkerRequest::Ramp(RampRequest {
+                    run,
                     plan: sim_plan.clone(),
-                    jobs: part.to_vec(),
-                });
-                if let Ok(body) = serde_json::to_string(&req) {
-                    pool.submit(Task {
-                        run: d.run,
-                        body,
-                        attempts: 0,
-                    });
-                }
-            }
+                    jobs,
+                })
+            });
         });
         self.finish_if_done();
     }
 
     fn ensure_pool(&self) {
-        if self.driver.with_value(|d| d.pool.is_some()) {
-            return;
-        }
         let c = *self;
-        let pool = Pool::start(
-            pool_size(),
-            super::protocol::handle,
-            Rc::new(move |body: String| c.on_reply(&body)),
-            Rc::new(|_: PoolMode| {}),
-            Rc::new(move |task: Task| {
-                if task.run == c.driver.with_value(|d| d.run) {
-                    c.stop(DayPhase::Failed(
-                        "a simulation worker stopped unexpectedly twice on the same hours".into(),
-                    ));
-                }
-            }),
-            Duration::from_secs(8),
-        );
-        self.driver.update_value(|d| d.pool = Some(pool));
+        self.driver.update_value(|d| {
+            d.pool.start(
+                move |body| c.on_reply(&body),
+                move |run| {
+                    if c.driver.with_value(|d| d.pool.is_current(run)) {
+                        c.stop(DayPhase::Failed(
+                            "a simulation worker stopped unexpectedly twice on the same hours"
+                                .into(),
+                        ));
+                    }
+                },
+            )
+        });
     }
 
     fn stop(&self, phase: DayPhase) {
@@ -277,11 +247,8 @@ impl DayController {
             if let Some(h) = d.debounce.take() {
                 h.clear();
             }
-            d.run = d.run.wrapping_add(1);
+            d.pool.next_run();
             d.machine = None;
-            if let Some(pool) = &d.pool {
-                pool.cancel_before(d.run);
-            }
         });
         if matches!(phase, DayPhase::Failed(_)) {
             // A failed key may be tried again after the next edit.
@@ -324,7 +291,7 @@ impl DayController {
                 return self.stop(DayPhase::Failed("a worker sent an unreadable reply".into()))
             }
         };
-        if reply.run != self.driver.with_value(|d| d.run) {
+        if !self.driver.with_value(|d| d.pool.is_current(reply.run)) {
             return;
         }
         if let Some(e) = reply.error {
@@ -428,6 +395,12 @@ mod tests {
         let mut renamed = plan.clone();
         renamed.name = "renamed".into();
         assert!(r.is_fresh(&renamed));
+        let mut pools = plan.clone();
+        pools.disagg = Some(goodput_core::disagg::DisaggSpec::for_plan(&pools));
+        assert!(r.is_fresh(&pools), "the day does not depend on the pools");
+        let mut price = plan.clone();
+        price.hardware.gpu_hour_usd *= 2.0;
+        assert!(!r.is_fresh(&price), "the day's costs depend on the price");
         let mut lag = plan.clone();
         if let Some(s) = lag.schedule.as_mut() {
             s.options.scale_up_lag_min = 20.0;

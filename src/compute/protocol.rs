@@ -1,10 +1,12 @@
 //! Messages between the page and its workers, as JSON strings, and the code a worker runs.
 //!
-//! Two kinds of request share the workers, told apart by a `kind` tag: simulation batches
-//! of the goodput search and the knob sweep ([`Request`]), and calibration fits
-//! ([`FitRequest`]). Each is answered by a reply of the same kind.
+//! Four kinds of request share the workers, told apart by a `kind` tag: simulation
+//! batches of the goodput search and the knob sweep ([`Request`]), calibration fits
+//! ([`FitRequest`]), a day's ramp simulations ([`RampRequest`]) and the disaggregation
+//! sizing's jobs ([`DisaggRequest`]). Each is answered by a reply of the same kind.
 
 use goodput_core::calibrate::{run_fit_job, CalibrationProblem, FitJob, FitJobResult};
+use goodput_core::disagg::{run_disagg_jobs, DisaggJob, DisaggJobResult};
 use goodput_core::schedule::{run_ramp_job_with, RampJob, RampJobResult};
 use goodput_core::search::{run_job_with, GoodputSearch, Job, JobResult};
 use goodput_core::sim::SimConfig;
@@ -109,6 +111,47 @@ pub fn run_ramp_request(req: &RampRequest) -> RampReply {
     }
 }
 
+/// A batch of jobs of the disaggregation sizing: plain data, from which the worker
+/// resolves both configurations itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DisaggRequest {
+    /// Run id of the sizing, echoed back so stale replies can be ignored.
+    pub run: u32,
+    /// The sizing's plan (`DisaggSizing::plan`: the plan with its disagg section).
+    pub plan: Plan,
+    /// The sizing rate the pools are simulated at [requests/s].
+    pub rate_rps: f64,
+    /// The jobs to run.
+    pub jobs: Vec<DisaggJob>,
+}
+
+/// The results of one [`DisaggRequest`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DisaggReply {
+    /// The request's run id.
+    pub run: u32,
+    /// One result per job, in job order.
+    pub results: Vec<DisaggJobResult>,
+    /// Why the batch failed, if it did.
+    pub error: Option<String>,
+}
+
+/// Runs every job of a disaggregation request; never panics on bad input.
+pub fn run_disagg_request(req: &DisaggRequest) -> DisaggReply {
+    match run_disagg_jobs(&req.plan, req.rate_rps, &req.jobs) {
+        Ok(results) => DisaggReply {
+            run: req.run,
+            results,
+            error: None,
+        },
+        Err(e) => DisaggReply {
+            run: req.run,
+            results: Vec::new(),
+            error: Some(e.to_string()),
+        },
+    }
+}
+
 /// Any request a worker takes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -119,6 +162,8 @@ pub enum WorkerRequest {
     Fit(FitRequest),
     /// Ramp simulations of a day's schedule.
     Ramp(RampRequest),
+    /// Jobs of the disaggregation sizing.
+    Disagg(DisaggRequest),
 }
 
 /// Any reply a worker sends.
@@ -131,6 +176,8 @@ pub enum WorkerReply {
     Fit(FitReply),
     /// Answer to [`WorkerRequest::Ramp`].
     Ramp(RampReply),
+    /// Answer to [`WorkerRequest::Disagg`].
+    Disagg(DisaggReply),
 }
 
 /// Runs every fit of a request; never panics on bad input.
@@ -192,6 +239,7 @@ pub fn handle(body: &str) -> String {
         Ok(WorkerRequest::Sim(req)) => WorkerReply::Sim(run_request(&req)),
         Ok(WorkerRequest::Fit(req)) => WorkerReply::Fit(run_fit_request(&req)),
         Ok(WorkerRequest::Ramp(req)) => WorkerReply::Ramp(run_ramp_request(&req)),
+        Ok(WorkerRequest::Disagg(req)) => WorkerReply::Disagg(run_disagg_request(&req)),
         Err(e) => WorkerReply::Sim(failed(0, 0, format!("bad request: {e}"))),
     };
     serde_json::to_string(&reply).unwrap_or_else(|e| {
@@ -199,6 +247,7 @@ pub fn handle(body: &str) -> String {
             WorkerReply::Sim(r) => ("sim", r.run),
             WorkerReply::Fit(r) => ("fit", r.run),
             WorkerReply::Ramp(r) => ("ramp", r.run),
+            WorkerReply::Disagg(r) => ("disagg", r.run),
         };
         format!(
             r#"{{"kind":"{kind}","run":{run},"results":[],"error":"cannot encode reply: {e}"}}"#
@@ -356,6 +405,60 @@ mod tests {
             reply.results, direct,
             "the worker runs exactly the core's job"
         );
+    }
+
+    #[test]
+    fn a_disagg_request_carries_plain_data_and_runs_the_core_jobs() {
+        use goodput_core::disagg::DisaggSizing;
+        let mut plan = Plan::default();
+        plan.run.num_requests = 300;
+        plan.run.warmup_requests = 30;
+        plan.run.replications = 2;
+        let mut m = DisaggSizing::new(&plan).expect("a sizing");
+        let jobs = m.next_batch();
+        // One aggregated search job and one xPyD point job, as the first batch mixes them.
+        let pick: Vec<DisaggJob> = [
+            jobs.iter().find(|j| matches!(j, DisaggJob::Aggregated(_))),
+            jobs.iter().find(|j| matches!(j, DisaggJob::Point(_))),
+        ]
+        .into_iter()
+        .flatten()
+        .copied()
+        .collect();
+        assert_eq!(pick.len(), 2, "{jobs:?}");
+        let req = DisaggRequest {
+            run: 9,
+            plan: m.plan().clone(),
+            rate_rps: m.sizing_rate_rps(),
+            jobs: pick.clone(),
+        };
+        let body = serde_json::to_string(&WorkerRequest::Disagg(req)).expect("encodes");
+        assert!(body.starts_with(r#"{"kind":"disagg""#), "{}", &body[..30]);
+        let WorkerReply::Disagg(reply) =
+            serde_json::from_str::<WorkerReply>(&handle(&body)).expect("a reply")
+        else {
+            panic!("a disagg request gets a disagg reply");
+        };
+        assert_eq!((reply.run, reply.error.as_deref()), (9, None));
+        let direct = run_disagg_jobs(m.plan(), m.sizing_rate_rps(), &pick).expect("runs");
+        assert_eq!(
+            reply.results, direct,
+            "the worker runs exactly the core's jobs"
+        );
+        // Fed back, the results move the sizing on.
+        let before = m.progress().done;
+        m.feed(&reply.results);
+        assert_eq!(m.progress().done, before + 2);
+        // A plan the sizing cannot run is answered with its reason, not a panic.
+        let mut bad = m.plan().clone();
+        bad.model.params = -1.0;
+        let reply = run_disagg_request(&DisaggRequest {
+            run: 1,
+            plan: bad,
+            rate_rps: 1.0,
+            jobs: pick,
+        });
+        assert!(reply.error.is_some() && reply.results.is_empty());
     }
 
     #[test]

@@ -12,15 +12,12 @@
 //! An edit that changes what the numbers depend on (the plan's fingerprint) cancels a
 //! running comparison; picking a row only changes the GPU and TP degree, which keeps it.
 
-use std::rc::Rc;
-use std::time::Duration;
-
 use goodput_core::plan::comparison::fingerprint;
 use goodput_core::shootout::{Shootout, ShootoutRecord, ShootoutSpec};
 use goodput_core::Plan;
 use leptos::prelude::*;
 
-use super::pool::{pool_size, Pool, PoolMode, Task};
+use super::lazy_pool::LazyPool;
 use super::protocol::{Request, WorkerReply, WorkerRequest};
 use crate::state::PlanState;
 
@@ -52,8 +49,7 @@ pub struct ShootoutStatus {
 }
 
 struct Driver {
-    pool: Option<Pool>,
-    run: u32,
+    pool: LazyPool,
     machine: Option<Shootout>,
     spec: ShootoutSpec,
     base: Plan,
@@ -76,8 +72,7 @@ impl ShootoutController {
             status: RwSignal::new(ShootoutStatus::default()),
             state,
             driver: StoredValue::new_local(Driver {
-                pool: None,
-                run: 0,
+                pool: LazyPool::new(),
                 machine: None,
                 spec: ShootoutSpec::default(),
                 base: Plan::default(),
@@ -136,34 +131,26 @@ impl ShootoutController {
     }
 
     fn ensure_pool(&self) {
-        if self.driver.with_value(|d| d.pool.is_some()) {
-            return;
-        }
         let c = *self;
-        let pool = Pool::start(
-            pool_size(),
-            super::protocol::handle,
-            Rc::new(move |body: String| c.on_reply(&body)),
-            Rc::new(|_: PoolMode| {}),
-            Rc::new(move |task: Task| {
-                if task.run == c.driver.with_value(|d| d.run) {
-                    c.stop(ShootoutPhase::Failed(
-                        "a simulation worker stopped unexpectedly twice on the same jobs".into(),
-                    ));
-                }
-            }),
-            Duration::from_secs(8),
-        );
-        self.driver.update_value(|d| d.pool = Some(pool));
+        self.driver.update_value(|d| {
+            d.pool.start(
+                move |body| c.on_reply(&body),
+                move |run| {
+                    if c.driver.with_value(|d| d.pool.is_current(run)) {
+                        c.stop(ShootoutPhase::Failed(
+                            "a simulation worker stopped unexpectedly twice on the same jobs"
+                                .into(),
+                        ));
+                    }
+                },
+            )
+        });
     }
 
     fn stop(&self, phase: ShootoutPhase) {
         self.driver.update_value(|d| {
-            d.run = d.run.wrapping_add(1);
+            d.pool.next_run();
             d.machine = None;
-            if let Some(pool) = &d.pool {
-                pool.cancel_before(d.run);
-            }
         });
         self.status.set(ShootoutStatus {
             phase,
@@ -181,32 +168,18 @@ impl ShootoutController {
                 d.machine = None;
                 return Some(ShootoutRecord::of(&d.base, &d.spec, result));
             }
-            let batches = m.next_batches();
-            let pool = d.pool.as_ref()?;
-            let workers = match pool.mode() {
-                PoolMode::Workers(n) => n.max(1),
-                _ => pool_size().max(1),
-            };
-            for b in batches {
-                let Some(plan) = m.plan_of(b.option).cloned() else {
+            for b in m.next_batches() {
+                let Some(plan) = m.plan_of(b.option) else {
                     continue;
                 };
-                let chunk = b.jobs.len().div_ceil(workers * 2).max(1);
-                for part in b.jobs.chunks(chunk) {
-                    let req = WorkerRequest::Sim(Request {
-                        run: d.run,
+                d.pool.submit_split(&b.jobs, |run, jobs| {
+                    WorkerRequest::Sim(Request {
+                        run,
                         plan: plan.clone(),
-                        jobs: part.to_vec(),
+                        jobs,
                         tag: b.option,
-                    });
-                    if let Ok(body) = serde_json::to_string(&req) {
-                        pool.submit(Task {
-                            run: d.run,
-                            body,
-                            attempts: 0,
-                        });
-                    }
-                }
+                    })
+                });
             }
             None
         });
@@ -219,14 +192,14 @@ impl ShootoutController {
     fn on_reply(&self, body: &str) {
         let reply = match serde_json::from_str::<WorkerReply>(body) {
             Ok(WorkerReply::Sim(r)) => r,
-            Ok(WorkerReply::Fit(_) | WorkerReply::Ramp(_)) => return,
+            Ok(_) => return,
             Err(_) => {
                 return self.stop(ShootoutPhase::Failed(
                     "a worker sent an unreadable reply".into(),
                 ))
             }
         };
-        if reply.run != self.driver.with_value(|d| d.run) {
+        if !self.driver.with_value(|d| d.pool.is_current(reply.run)) {
             return;
         }
         if let Some(e) = reply.error {

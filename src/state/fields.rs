@@ -1,6 +1,11 @@
 //! The numeric inputs of the plan as a table: id (the dotted path `Plan::validate` names),
 //! label, one-line help, unit, display scale and accessors. Components render from it.
+//! Label, help, unit and scale are the core's field registry's
+//! ([`goodput_core::plan::fields`]), which the CLI's `--help` and `Plan::validate` read
+//! too; the group and the accessors are the app's.
 
+use goodput_core::disagg::DisaggSpec;
+use goodput_core::plan::fields::{self as registry, Field as CoreField};
 use goodput_core::plan::{Arrival, LengthDist, LengthSpec};
 use goodput_core::Plan;
 
@@ -19,6 +24,8 @@ pub enum Group {
     Engine,
     /// Fleet sizing and simulation effort.
     Planning,
+    /// The disaggregated pools (the panel that sizes them, not the inputs column).
+    Disagg,
 }
 
 /// How a field's text is parsed and shown.
@@ -36,9 +43,24 @@ pub enum Kind {
     },
     /// A whole number ≥ 0 that fits in 32 bits.
     Whole,
+    /// A whole number that may be left blank (`None`: the planner chooses).
+    OptionalWhole,
 }
 
 impl Kind {
+    /// Whether the field takes whole numbers only.
+    pub fn is_whole(self) -> bool {
+        matches!(self, Kind::Whole | Kind::OptionalWhole)
+    }
+
+    /// Plan units per unit the field is entered in.
+    pub fn scale(self) -> f64 {
+        match self {
+            Kind::Real { scale } | Kind::OptionalReal { scale } => scale,
+            Kind::Whole | Kind::OptionalWhole => 1.0,
+        }
+    }
+
     /// Formats a plan value for display: a whole number exactly (a seed or a request
     /// count must read back as itself), a real one to 6 significant digits without
     /// trailing zeros.
@@ -48,8 +70,10 @@ impl Kind {
         };
         match self {
             Kind::Real { scale } | Kind::OptionalReal { scale } => format_sig(v / scale),
-            Kind::Whole if v.fract() == 0.0 && v.abs() < 2f64.powi(53) => format!("{v:.0}"),
-            Kind::Whole => format_sig(v),
+            Kind::Whole | Kind::OptionalWhole if v.fract() == 0.0 && v.abs() < 2f64.powi(53) => {
+                format!("{v:.0}")
+            }
+            Kind::Whole | Kind::OptionalWhole => format_sig(v),
         }
     }
 }
@@ -82,13 +106,13 @@ pub enum ParseProblem {
 pub fn parse_value(kind: Kind, text: &str) -> Result<Option<f64>, ParseProblem> {
     let t = text.trim().replace('_', "");
     match kind {
-        Kind::OptionalReal { .. } if t.is_empty() => Ok(None),
+        Kind::OptionalReal { .. } | Kind::OptionalWhole if t.is_empty() => Ok(None),
         _ if t.is_empty() => Err(ParseProblem::Missing),
         Kind::Real { scale } | Kind::OptionalReal { scale } => match t.parse::<f64>() {
             Ok(v) if v.is_finite() => Ok(Some(v * scale)),
             _ => Err(ParseProblem::NotANumber),
         },
-        Kind::Whole => match t.parse::<f64>() {
+        Kind::Whole | Kind::OptionalWhole => match t.parse::<f64>() {
             Ok(v) if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= u32::MAX as f64 => {
                 Ok(Some(v))
             }
@@ -210,50 +234,61 @@ fn custom_slo(p: &mut Plan) {
     p.slo.class = "custom".into();
 }
 
+/// The plan's disaggregated pools, or those a plan without them starts from.
+pub fn disagg_of(p: &Plan) -> DisaggSpec {
+    p.disagg.clone().unwrap_or_else(|| DisaggSpec::for_plan(p))
+}
+
+/// The plan's pools for editing; an edit of a plan without them starts from
+/// [`disagg_of`].
+pub fn disagg_mut(p: &mut Plan) -> &mut DisaggSpec {
+    let start = disagg_of(p);
+    p.disagg.get_or_insert(start)
+}
+
+/// How the app reads and enters a registry field: whole numbers as they are, others in
+/// the registry's shown unit (`scale` plan units each), blank allowed where the plan has
+/// no value (`None`).
+const fn kind_of(f: &CoreField) -> Kind {
+    let scale = f.shown.scale;
+    if f.is_whole() && f.optional {
+        Kind::OptionalWhole
+    } else if f.is_whole() {
+        Kind::Whole
+    } else if f.optional {
+        Kind::OptionalReal { scale }
+    } else {
+        Kind::Real { scale }
+    }
+}
+
+/// A field of the inputs column: label, help, unit and scale from the core's registry
+/// row at `$id`, the group and the accessors the app's own.
 macro_rules! f {
-    ($id:literal, $group:ident, $label:literal, $help:literal, $unit:literal, $kind:expr,
-     |$p:ident| $get:expr, |$q:ident, $v:ident| $set:expr) => {
+    ($id:literal, $group:ident, |$p:ident| $get:expr, |$q:ident, $v:ident| $set:expr) => {{
+        const CORE: &CoreField = registry::field($id);
         Field {
             id: $id,
             group: Group::$group,
-            label: $label,
-            help: $help,
-            unit: $unit,
-            kind: $kind,
+            label: CORE.label,
+            help: CORE.help,
+            unit: CORE.shown.unit,
+            kind: kind_of(CORE),
             get: |$p: &Plan| $get,
             set: |$q: &mut Plan, $v: Option<f64>| $set,
         }
-    };
+    }};
 }
-
-const REAL: Kind = Kind::Real { scale: 1.0 };
-const GIGA: Kind = Kind::Real { scale: 1e9 };
-const TERA: Kind = Kind::Real { scale: 1e12 };
-const MILLI: Kind = Kind::Real { scale: 1e-3 };
-const WHOLE: Kind = Kind::Whole;
 
 /// Every numeric input, in display order within each group.
 pub const FIELDS: &[Field] = &[
-    f!(
-        "model.params",
-        Model,
-        "Parameters",
-        "Total weights; sets the bytes read every step.",
-        "billion",
-        GIGA,
-        |p| Some(p.model.params),
-        |p, v| {
-            p.model.params = v.unwrap_or(0.0);
-            custom_model(p)
-        }
-    ),
+    f!("model.params", Model, |p| Some(p.model.params), |p, v| {
+        p.model.params = v.unwrap_or(0.0);
+        custom_model(p)
+    }),
     f!(
         "model.active_params",
         Model,
-        "Active parameters",
-        "Weights used per token (less than total for MoE); sets FLOPs per token.",
-        "billion",
-        GIGA,
         |p| Some(p.model.active_params),
         |p, v| {
             p.model.active_params = v.unwrap_or(0.0);
@@ -263,10 +298,6 @@ pub const FIELDS: &[Field] = &[
     f!(
         "model.layers",
         Model,
-        "Layers",
-        "Transformer layers; KV bytes grow with them.",
-        "layers",
-        WHOLE,
         |p| Some(p.model.layers as f64),
         |p, v| {
             p.model.layers = whole(v);
@@ -276,10 +307,6 @@ pub const FIELDS: &[Field] = &[
     f!(
         "model.kv_heads",
         Model,
-        "KV heads",
-        "Key/value heads per layer (grouped-query attention).",
-        "heads",
-        WHOLE,
         |p| Some(p.model.kv_heads as f64),
         |p, v| {
             p.model.kv_heads = whole(v);
@@ -289,10 +316,6 @@ pub const FIELDS: &[Field] = &[
     f!(
         "model.head_dim",
         Model,
-        "Head dimension",
-        "Width of one attention head.",
-        "values",
-        WHOLE,
         |p| Some(p.model.head_dim as f64),
         |p, v| {
             p.model.head_dim = whole(v);
@@ -302,10 +325,6 @@ pub const FIELDS: &[Field] = &[
     f!(
         "hardware.mem_bandwidth_bytes_per_s",
         Hardware,
-        "Memory bandwidth",
-        "HBM bandwidth of one GPU; bounds decode steps.",
-        "TB/s",
-        TERA,
         |p| Some(p.hardware.mem_bandwidth_bytes_per_s),
         |p, v| {
             p.hardware.mem_bandwidth_bytes_per_s = v.unwrap_or(0.0);
@@ -315,10 +334,6 @@ pub const FIELDS: &[Field] = &[
     f!(
         "hardware.compute_flops_per_s",
         Hardware,
-        "Effective compute",
-        "Matmul throughput real kernels reach; bounds prefill.",
-        "TFLOP/s",
-        TERA,
         |p| Some(p.hardware.compute_flops_per_s),
         |p, v| {
             p.hardware.compute_flops_per_s = v.unwrap_or(0.0);
@@ -328,10 +343,6 @@ pub const FIELDS: &[Field] = &[
     f!(
         "hardware.memory_bytes",
         Hardware,
-        "GPU memory",
-        "Memory of one GPU; what the weights leave is KV cache.",
-        "GB",
-        GIGA,
         |p| Some(p.hardware.memory_bytes),
         |p, v| {
             p.hardware.memory_bytes = v.unwrap_or(0.0);
@@ -341,70 +352,42 @@ pub const FIELDS: &[Field] = &[
     f!(
         "hardware.mem_utilization",
         Hardware,
-        "Memory utilisation",
-        "Share of GPU memory the engine may use (--gpu-memory-utilization).",
-        "0–1",
-        REAL,
         |p| Some(p.hardware.mem_utilization),
         |p, v| p.hardware.mem_utilization = v.unwrap_or(0.0)
     ),
     f!(
         "hardware.step_overhead_s",
         Hardware,
-        "Step overhead c0",
-        "Fixed cost of every engine step: scheduling, sampling, launches.",
-        "ms",
-        MILLI,
         |p| Some(p.hardware.step_overhead_s),
         |p, v| p.hardware.step_overhead_s = v.unwrap_or(0.0)
     ),
     f!(
         "hardware.tp_degree",
         Hardware,
-        "Tensor parallel",
-        "GPUs per replica; weights and FLOPs split across them.",
-        "GPUs",
-        WHOLE,
         |p| Some(p.hardware.tp_degree as f64),
         |p, v| p.hardware.tp_degree = whole(v)
     ),
     f!(
         "hardware.tp_comm_overhead_s",
         Hardware,
-        "TP communication",
-        "Extra time per step when tensor parallel > 1.",
-        "ms",
-        MILLI,
         |p| Some(p.hardware.tp_comm_overhead_s),
         |p, v| p.hardware.tp_comm_overhead_s = v.unwrap_or(0.0)
     ),
     f!(
         "hardware.gpu_hour_usd",
         Hardware,
-        "Price",
-        "What one GPU-hour costs you.",
-        "USD/GPU-h",
-        REAL,
         |p| Some(p.hardware.gpu_hour_usd),
         |p, v| p.hardware.gpu_hour_usd = v.unwrap_or(0.0)
     ),
     f!(
         "traffic.peak_rate_rps",
         Traffic,
-        "Peak rate",
-        "Forecast peak arrivals for the whole fleet.",
-        "req/s",
-        REAL,
         |p| Some(p.traffic.peak_rate_rps),
         |p, v| p.traffic.peak_rate_rps = v.unwrap_or(0.0)
     ),
     f!(
         "traffic.arrival.cv",
         Traffic,
-        "Burstiness (CV)",
-        "Coefficient of variation of gaps for gamma arrivals; 1 is Poisson.",
-        "×",
-        REAL,
         |p| match p.traffic.arrival {
             Arrival::Gamma { cv } => Some(cv),
             _ => Some(1.0),
@@ -416,10 +399,6 @@ pub const FIELDS: &[Field] = &[
     f!(
         "traffic.arrival.concurrency",
         Traffic,
-        "Clients",
-        "Closed loop: clients, each with one request in flight (a benchmark's --max-concurrency).",
-        "clients",
-        WHOLE,
         |p| match p.traffic.arrival {
             Arrival::Closed { concurrency, .. } => Some(concurrency as f64),
             _ => Some(64.0),
@@ -435,10 +414,6 @@ pub const FIELDS: &[Field] = &[
     f!(
         "traffic.arrival.think_s",
         Traffic,
-        "Think time",
-        "Closed loop: pause between a client's answer and its next request.",
-        "s",
-        REAL,
         |p| Some(closed_think(p)),
         |p, v| {
             let concurrency = match p.traffic.arrival {
@@ -454,227 +429,164 @@ pub const FIELDS: &[Field] = &[
     f!(
         "traffic.prompt.dist.median",
         Traffic,
-        "Prompt median",
-        "Typical prompt length (lognormal median).",
-        "tokens",
-        REAL,
         |p| median_of(&p.traffic.prompt),
         |p, v| set_median(&mut p.traffic.prompt, v)
     ),
     f!(
         "traffic.prompt.dist.p95",
         Traffic,
-        "Prompt p95",
-        "95th percentile prompt length; sets the spread.",
-        "tokens",
-        REAL,
         |p| p95_of(&p.traffic.prompt),
         |p, v| set_p95(&mut p.traffic.prompt, v)
     ),
     f!(
         "traffic.prompt.dist.sigma",
         Traffic,
-        "Prompt sigma",
-        "Spread of ln(length); same knob as p95.",
-        "ln-tokens",
-        REAL,
         |p| Some(sigma_of(&p.traffic.prompt)),
         |p, v| set_sigma(&mut p.traffic.prompt, v)
     ),
     f!(
         "traffic.prompt.max",
         Traffic,
-        "Prompt max",
-        "Longest prompt; longer ones are clipped.",
-        "tokens",
-        WHOLE,
         |p| Some(p.traffic.prompt.max as f64),
         |p, v| p.traffic.prompt.max = whole(v)
     ),
     f!(
         "traffic.output.dist.median",
         Traffic,
-        "Output median",
-        "Typical generated length (lognormal median).",
-        "tokens",
-        REAL,
         |p| median_of(&p.traffic.output),
         |p, v| set_median(&mut p.traffic.output, v)
     ),
     f!(
         "traffic.output.dist.p95",
         Traffic,
-        "Output p95",
-        "95th percentile output length; sets the spread.",
-        "tokens",
-        REAL,
         |p| p95_of(&p.traffic.output),
         |p, v| set_p95(&mut p.traffic.output, v)
     ),
     f!(
         "traffic.output.dist.sigma",
         Traffic,
-        "Output sigma",
-        "Spread of ln(length); same knob as p95.",
-        "ln-tokens",
-        REAL,
         |p| Some(sigma_of(&p.traffic.output)),
         |p, v| set_sigma(&mut p.traffic.output, v)
     ),
-    f!(
-        "slo.ttft_s",
-        Slo,
-        "TTFT objective",
-        "Time to first token each request must meet; blank for none.",
-        "ms",
-        Kind::OptionalReal { scale: 1e-3 },
-        |p| p.slo.ttft_s,
-        |p, v| {
-            p.slo.ttft_s = v;
-            custom_slo(p)
-        }
-    ),
-    f!(
-        "slo.tpot_s",
-        Slo,
-        "TPOT objective",
-        "Mean time per output token after the first; blank for none.",
-        "ms",
-        Kind::OptionalReal { scale: 1e-3 },
-        |p| p.slo.tpot_s,
-        |p, v| {
-            p.slo.tpot_s = v;
-            custom_slo(p)
-        }
-    ),
-    f!(
-        "slo.e2e_s",
-        Slo,
-        "End-to-end objective",
-        "Whole-request budget (agents); blank for none.",
-        "s",
-        Kind::OptionalReal { scale: 1.0 },
-        |p| p.slo.e2e_s,
-        |p, v| {
-            p.slo.e2e_s = v;
-            custom_slo(p)
-        }
-    ),
+    f!("slo.ttft_s", Slo, |p| p.slo.ttft_s, |p, v| {
+        p.slo.ttft_s = v;
+        custom_slo(p)
+    }),
+    f!("slo.tpot_s", Slo, |p| p.slo.tpot_s, |p, v| {
+        p.slo.tpot_s = v;
+        custom_slo(p)
+    }),
+    f!("slo.e2e_s", Slo, |p| p.slo.e2e_s, |p, v| {
+        p.slo.e2e_s = v;
+        custom_slo(p)
+    }),
     f!(
         "slo.attainment_target",
         Slo,
-        "Attainment target",
-        "Share of requests that must meet every objective at once (joint), or each objective on its own (marginal).",
-        "0–1",
-        REAL,
         |p| Some(p.slo.attainment_target),
         |p, v| p.slo.attainment_target = v.unwrap_or(0.0)
     ),
     f!(
         "engine.max_num_seqs",
         Engine,
-        "max_num_seqs",
-        "Most sequences decoding at once.",
-        "seqs",
-        WHOLE,
         |p| Some(p.engine.max_num_seqs as f64),
         |p, v| p.engine.max_num_seqs = whole(v)
     ),
     f!(
         "engine.max_num_batched_tokens",
         Engine,
-        "max_num_batched_tokens",
-        "Token budget of one step: decodes plus prefill chunks.",
-        "tokens",
-        WHOLE,
         |p| Some(p.engine.max_num_batched_tokens as f64),
         |p, v| p.engine.max_num_batched_tokens = whole(v)
     ),
     f!(
         "traffic.output.max",
         Engine,
-        "max_tokens cap",
-        "Longest output a request may generate.",
-        "tokens",
-        WHOLE,
         |p| Some(p.traffic.output.max as f64),
         |p, v| p.traffic.output.max = whole(v)
     ),
     f!(
         "engine.spec_draft_tokens",
         Engine,
-        "Speculative draft",
-        "Draft tokens per step; 0 turns speculative decoding off.",
-        "tokens",
-        WHOLE,
         |p| Some(p.engine.spec_draft_tokens as f64),
         |p, v| p.engine.spec_draft_tokens = whole(v)
     ),
     f!(
         "engine.spec_acceptance",
         Engine,
-        "Draft acceptance",
-        "Chance one drafted token is accepted.",
-        "0–1",
-        REAL,
         |p| Some(p.engine.spec_acceptance),
         |p, v| p.engine.spec_acceptance = v.unwrap_or(0.0)
     ),
     f!(
         "planning.utilization",
         Planning,
-        "Utilisation",
-        "Share of goodput each replica is planned to run at.",
-        "0–1",
-        REAL,
         |p| Some(p.planning.utilization),
         |p, v| p.planning.utilization = v.unwrap_or(0.0)
     ),
     f!(
         "planning.redundancy",
         Planning,
-        "Redundancy",
-        "Spare replicas on top of the peak (N+1 = 1).",
-        "replicas",
-        WHOLE,
         |p| Some(p.planning.redundancy as f64),
         |p, v| p.planning.redundancy = whole(v)
     ),
     f!(
         "run.replications",
         Planning,
-        "Replications",
-        "Independent seeds per rate; more narrows the band.",
-        "runs",
-        WHOLE,
         |p| Some(p.run.replications as f64),
         |p, v| p.run.replications = whole(v)
     ),
     f!(
         "run.num_requests",
         Planning,
-        "Requests per run",
-        "Simulated requests per point, warm-up included.",
-        "requests",
-        WHOLE,
         |p| Some(p.run.num_requests as f64),
         |p, v| p.run.num_requests = whole(v)
     ),
+    f!("run.seed", Planning, |p| Some(p.run.seed as f64), |p, v| {
+        p.run.seed = v.unwrap_or(0.0) as u64
+    }),
     f!(
-        "run.seed",
-        Planning,
-        "Seed",
-        "Base seed; the same seed gives the same numbers everywhere.",
-        "",
-        WHOLE,
-        |p| Some(p.run.seed as f64),
-        |p, v| p.run.seed = v.unwrap_or(0.0) as u64
+        "disagg.prefill.max_num_batched_tokens",
+        Disagg,
+        |p| Some(disagg_of(p).prefill.max_num_batched_tokens as f64),
+        |p, v| disagg_mut(p).prefill.max_num_batched_tokens = whole(v)
+    ),
+    f!(
+        "disagg.prefill.instances",
+        Disagg,
+        |p| disagg_of(p).prefill.instances.map(f64::from),
+        |p, v| disagg_mut(p).prefill.instances = v.map(|x| x as u32)
+    ),
+    f!(
+        "disagg.decode.max_num_seqs",
+        Disagg,
+        |p| Some(disagg_of(p).decode.max_num_seqs as f64),
+        |p, v| disagg_mut(p).decode.max_num_seqs = whole(v)
+    ),
+    f!(
+        "disagg.decode.instances",
+        Disagg,
+        |p| disagg_of(p).decode.instances.map(f64::from),
+        |p, v| disagg_mut(p).decode.instances = v.map(|x| x as u32)
+    ),
+    f!(
+        "disagg.kv_link.bandwidth_bytes_per_s",
+        Disagg,
+        |p| Some(disagg_of(p).kv_link.bandwidth_bytes_per_s),
+        |p, v| disagg_mut(p).kv_link.bandwidth_bytes_per_s = v.unwrap_or(f64::NAN)
+    ),
+    f!(
+        "disagg.kv_link.latency_s",
+        Disagg,
+        |p| Some(disagg_of(p).kv_link.latency_s),
+        |p, v| disagg_mut(p).kv_link.latency_s = v.unwrap_or(f64::NAN)
     ),
 ];
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const TERA: Kind = Kind::Real { scale: 1e12 };
+    const WHOLE: Kind = Kind::Whole;
 
     #[test]
     fn parses_and_rejects() {

@@ -10,7 +10,7 @@
 use goodput_core::plan::Limits;
 use goodput_core::Plan;
 
-use super::fields::{format_sig, Field, Kind, ParseProblem};
+use super::fields::{format_sig, Field, ParseProblem};
 use goodput_core::format::thousands;
 
 /// What is wrong with a field's value.
@@ -20,14 +20,6 @@ pub enum Problem<'a> {
     Parse(ParseProblem, &'a str),
     /// The value parses but is outside the core's limits.
     OutOfRange(Limits),
-}
-
-/// Plan units per unit the field is entered in.
-fn scale_of(kind: Kind) -> f64 {
-    match kind {
-        Kind::Real { scale } | Kind::OptionalReal { scale } => scale,
-        Kind::Whole => 1.0,
-    }
 }
 
 /// A bound or value as the field would show it: thousands grouped for whole numbers
@@ -43,14 +35,14 @@ fn shown(x: f64) -> String {
 /// The range in words, in the field's own units: `a whole number from 1 to 16,384`,
 /// `a number from 0.001 to 10,000 billion`, `a number above 0 and at most 1,000 ms`.
 pub fn range_words(f: &Field, l: &Limits) -> String {
-    let s = scale_of(f.kind);
+    let s = f.kind.scale();
     let (lo, hi) = (shown(l.lo / s), shown(l.hi / s));
     let unit = if f.unit.is_empty() {
         String::new()
     } else {
         format!(" {}", f.unit)
     };
-    let what = if l.whole || f.kind == Kind::Whole {
+    let what = if l.whole || f.kind.is_whole() {
         "a whole number"
     } else {
         "a number"
@@ -91,14 +83,14 @@ pub fn field_message(f: &Field, problem: Problem<'_>, limits: Option<Limits>) ->
     match problem {
         Problem::OutOfRange(l) => {
             let got = if l.got.is_finite() {
-                shown(l.got / scale_of(f.kind))
+                shown(l.got / f.kind.scale())
             } else {
                 "not a number".into()
             };
             format!("{label} must be {}; it is {got}", range_words(f, &l))
         }
         Problem::Parse(kind, text) => {
-            let fallback = if f.kind == Kind::Whole {
+            let fallback = if f.kind.is_whole() {
                 "a whole number"
             } else {
                 "a number"

@@ -1,12 +1,15 @@
 // Traffic over a day in the browser: a named shape is planned hour by hour in the
 // workers to the same numbers as `goodput schedule --json` (bit for bit), the chart draws
 // its series, bad hourly numbers get a message and leave the plan alone, a trace file is
-// read in slices to a profile with its bad rows counted, and the share link carries the
-// day to the finance view of a fresh browser.
+// read in slices to a profile with its bad rows counted (a large one shows its progress
+// and can be cancelled), and the share link carries the day to the finance view of a
+// fresh browser.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { assertNoErrors, readValue, runCli, runCliJson, screenshot, SCREENSHOT_DIR, startHarness } from './harness.mjs';
+import { assertNoErrors, readValue, runCli, runCliJson, screenshot, SCREENSHOT_DIR, startHarness, inkOf } from './harness.mjs';
 
 /** Longest wait for a search or a day's schedule [ms]. */
 const RUN_TIMEOUT_MS = 240_000;
@@ -47,22 +50,6 @@ async function hours(page) {
       attainment: tr.dataset.attainment === '' ? null : Number(tr.dataset.attainment),
       ramp: tr.dataset.ramp === 'true',
     })),
-  );
-}
-
-/** Pixels of the canvas `testid` within 6 of colour `rgb`. */
-async function inkOf(page, testid, [r, g, b]) {
-  return page.evaluate(
-    ([id, r, g, b]) => {
-      const c = document.querySelector(`[data-testid="${id}"]`);
-      const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
-      let n = 0;
-      for (let i = 0; i < data.length; i += 4) {
-        if (Math.abs(data[i] - r) < 6 && Math.abs(data[i + 1] - g) < 6 && Math.abs(data[i + 2] - b) < 6) n += 1;
-      }
-      return n;
-    },
-    [testid, r, g, b],
   );
 }
 
@@ -205,4 +192,37 @@ test('a day is planned like the CLI, drawn, shared; bad numbers are refused; a t
 
   assertNoErrors(errors);
   assertNoErrors(fresh.errors);
+});
+
+test('a large trace is read with progress and can be cancelled, leaving the profile as it was', async () => {
+  // 72 MB of Azure rows: 18 slices, long enough to see the progress and stop it.
+  const dir = await mkdtemp(path.join(tmpdir(), 'goodput-trace-'));
+  const file = path.join(dir, 'big.csv');
+  const row = '2024-05-10 12:00:00.0000000,800,200\n';
+  await writeFile(file, `TIMESTAMP,ContextTokens,GeneratedTokens\n${row.repeat(2_000_000)}`);
+  try {
+    const { page, errors } = await h.openPage('/', { waitFor: '[data-testid="day-panel"]' });
+    await page.selectOption('[data-testid="day-shape"]', 'business-hours');
+    await page.waitForSelector('[data-testid="day-profile-source"]');
+    const source = await page.textContent('[data-testid="day-profile-source"]');
+    await page.click('.day-trace summary');
+    await page.setInputFiles('[data-testid="day-trace-file"]', file);
+    // The progress moves: some, but not all, of the file read.
+    await page.waitForFunction(
+      () => {
+        const v = Number(document.querySelector('[data-testid="day-trace-progress"]')?.getAttribute('value'));
+        return v > 0 && v < 1;
+      },
+      null,
+      { timeout: RUN_TIMEOUT_MS, polling: 10 },
+    );
+    await page.click('[data-testid="day-trace-cancel"]');
+    assert.equal((await page.textContent('[data-testid="day-trace-error"]')).trim(), 'The trace was not read: cancelled.');
+    assert.equal(await page.locator('[data-testid="day-trace-progress"]').count(), 0, 'the progress is gone');
+    assert.equal(await page.locator('[data-testid="day-trace-summary"]').count(), 0, 'nothing was summarised');
+    assert.equal(await page.textContent('[data-testid="day-profile-source"]'), source, 'the profile is unchanged');
+    assertNoErrors(errors);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });

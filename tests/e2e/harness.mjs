@@ -439,3 +439,27 @@ export async function runsStarted(page) {
 export function pdfPageCount(pdf) {
   return pdf.toString('latin1').match(/\/Type\s*\/Page(?![a-zA-Z])/g)?.length ?? 0;
 }
+
+/**
+ * Counts the pixels of the canvas `[data-testid=<testid>]` within 6 of colour `rgb` in
+ * every channel: a series drawn in its own colour shows up here, axes and grid do not.
+ *
+ * @param {import('playwright-core').Page} page
+ * @param {string} testid
+ * @param {[number, number, number]} rgb
+ * @returns {Promise<number>}
+ */
+export async function inkOf(page, testid, [r, g, b]) {
+  return page.evaluate(
+    ([id, r, g, b]) => {
+      const c = document.querySelector(`[data-testid="${id}"]`);
+      const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+      let n = 0;
+      for (let i = 0; i < data.length; i += 4) {
+        if (Math.abs(data[i] - r) < 6 && Math.abs(data[i + 1] - g) < 6 && Math.abs(data[i + 2] - b) < 6) n += 1;
+      }
+      return n;
+    },
+    [testid, r, g, b],
+  );
+}

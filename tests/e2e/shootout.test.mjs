@@ -4,7 +4,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { assertNoErrors, readValue, runCli, runCliJson, screenshot, SCREENSHOT_DIR, startHarness } from './harness.mjs';
+import { assertNoErrors, readValue, runCli, runCliJson, screenshot, SCREENSHOT_DIR, startHarness, inkOf } from './harness.mjs';
 
 /** Longest wait for a search, a sweep or a whole comparison [ms]. */
 const RUN_TIMEOUT_MS = 240_000;
@@ -47,22 +47,6 @@ async function rows(page) {
         perRequest: num('shootout-per-1k'),
       };
     }),
-  );
-}
-
-/** Pixels of the canvas `testid` within 6 of colour `rgb`. */
-async function inkOf(page, testid, [r, g, b]) {
-  return page.evaluate(
-    ([id, r, g, b]) => {
-      const c = document.querySelector(`[data-testid="${id}"]`);
-      const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
-      let n = 0;
-      for (let i = 0; i < data.length; i += 4) {
-        if (Math.abs(data[i] - r) < 6 && Math.abs(data[i + 1] - g) < 6 && Math.abs(data[i + 2] - b) < 6) n += 1;
-      }
-      return n;
-    },
-    [testid, r, g, b],
   );
 }
 

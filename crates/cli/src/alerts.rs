@@ -4,27 +4,34 @@ use goodput_core::alerts::alert_rules;
 use goodput_core::capacity::knee_from_sweep;
 use goodput_core::search::search_goodput_threads;
 
-use crate::args::Args;
+use clap::Command;
 
-const USAGE: &str = "\
-usage: goodput alerts [--plan FILE | --link URL] [plan flags] [--goodput R] [--threads N]
+use crate::args::{real, Args};
 
-Prints Prometheus rules: multi-window burn-rate alerts (page 14.4x over 1h and 5m,
-page 6x over 6h and 30m, ticket 1x over 3d and 6h) on slo_met_total / slo_total, and a
-queue-depth warning on vllm:num_requests_waiting whose threshold is the queue one
-replica drains in half the TTFT objective at its goodput.
-  --goodput R   the replica goodput for the queue threshold [req/s]; default: the knee
-                of planning.measured_sweep, else the simulator's goodput search";
+/// The command and its own flags; the plan flags are added from the registry.
+pub fn command() -> Command {
+    Command::new("alerts")
+        .about("Prometheus burn-rate alert rules for the plan's SLO")
+        .long_about(
+            "Prints Prometheus rules: multi-window burn-rate alerts (page 14.4x over 1h and 5m, \
+             page 6x over 6h and 30m, ticket 1x over 3d and 6h) on slo_met_total / slo_total, \
+             and a queue-depth warning on vllm:num_requests_waiting whose threshold is the queue \
+             one replica drains in half the TTFT objective at its goodput.",
+        )
+        .arg(real(
+            "goodput",
+            "R",
+            "The replica goodput for the queue threshold [requests/s]; default: the knee of \
+             planning.measured_sweep, else the simulator's goodput search",
+        ))
+        .arg(crate::search::threads_arg())
+}
 
 /// Runs the command.
 pub fn run(args: &mut Args) -> Result<String, String> {
-    if args.flag("--help") || args.flag("-h") {
-        return Ok(USAGE.to_string());
-    }
-    let goodput = args.f64("--goodput")?;
+    let goodput = args.f64("--goodput");
     let threads = crate::search::threads(args)?;
     let plan = args.plan()?;
-    args.clone().finish()?;
     let g = match goodput {
         Some(g) if g.is_finite() && g >= 0.0 => g,
         Some(g) => return Err(format!("--goodput: must be ≥ 0 req/s, got {g}")),

@@ -1,131 +1,391 @@
-//! Command-line arguments: named flags consumed by name, then positionals.
+//! Command-line arguments, parsed by clap.
 //!
-//! Every command takes what it knows with [`Args::value`], [`Args::flag`] and the
-//! typed helpers, reads its positionals last with [`Args::positionals`], and ends
-//! with [`Args::finish`], which rejects anything left over by name. Numbers accept
-//! scientific notation (`8e9`). Errors are one line and name the flag.
+//! The plan flags are built from the core's field registry
+//! ([`goodput_core::plan::fields::FIELDS`]): each row with a flag becomes one `--flag`
+//! whose help is the row's label, help text, unit and range, so `--help` and
+//! `Plan::validate` read the same table. Each command adds its own flags with
+//! [`real`], [`whole`], [`text_flag`] and [`switch`]; [`Args`] then reads the parsed values
+//! and builds the plan. Numbers accept scientific notation (`8e9`) and a minus sign
+//! (`-1`, which the plan's check then words). Errors are one line and name the flag.
 
+use std::ffi::OsStr;
+
+use clap::builder::{PossibleValue, TypedValueParser};
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{Arg, ArgAction, ArgMatches, Command};
+use goodput_core::plan::fields::{self, by_flag, by_path, range_message, Field, Kind, Range};
 use goodput_core::plan::{
-    Arrival, Dtype, KvPolicy, LengthDist, LengthSpec, Plan, SloMode, MAX_CONCURRENCY,
+    Arrival, Dtype, KvPolicy, LengthDist, LengthSpec, Plan, PlanError, SloMode, MAX_CONCURRENCY,
 };
 use goodput_core::presets;
 
-/// The arguments after the command name.
+/// A value parser from a plain function; a bad value is one line naming the flag:
+/// `--max-num-seqs: expected a whole number in 0..=4294967295, got 'lots'`.
+#[derive(Clone, Copy)]
+struct Parse<T>(fn(&str) -> Result<T, String>);
+
+impl<T: Clone + Send + Sync + 'static> TypedValueParser for Parse<T> {
+    type Value = T;
+
+    fn parse_ref(&self, _: &Command, arg: Option<&Arg>, value: &OsStr) -> Result<T, clap::Error> {
+        let text = value.to_string_lossy();
+        (self.0)(&text).map_err(|why| {
+            clap::Error::raw(
+                ErrorKind::ValueValidation,
+                format!("{}: {why}, got '{text}'", flag_of(arg)),
+            )
+        })
+    }
+}
+
+/// One of a few names, listed in `--help` and the shell completions.
+#[derive(Clone, Copy)]
+struct Choices {
+    names: &'static [&'static str],
+    /// How the names are joined in an error (`joint|marginal`).
+    sep: &'static str,
+}
+
+impl TypedValueParser for Choices {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        _: &Command,
+        arg: Option<&Arg>,
+        value: &OsStr,
+    ) -> Result<String, clap::Error> {
+        let text = value.to_string_lossy();
+        // `round-robin` is `round_robin`, as the core's parsers read it.
+        let canonical = text.trim().replace('-', "_");
+        if let Some(name) = self.names.iter().find(|n| **n == canonical) {
+            return Ok(name.to_string());
+        }
+        Err(clap::Error::raw(
+            ErrorKind::ValueValidation,
+            format!(
+                "{}: expected {}, got '{text}'",
+                flag_of(arg),
+                self.names.join(self.sep)
+            ),
+        ))
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(self.names.iter().map(PossibleValue::new)))
+    }
+}
+
+fn flag_of(arg: Option<&Arg>) -> String {
+    arg.and_then(Arg::get_long)
+        .map_or_else(|| "value".to_string(), |l| format!("--{l}"))
+}
+
+fn parse_real(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() => Ok(x),
+        _ => Err("expected a finite number".into()),
+    }
+}
+
+/// A whole number in `0..=u32::MAX`, scientific notation allowed (`2.5e3`).
+fn parse_whole(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && (0.0..=u32::MAX as f64).contains(&x) && x.fract() == 0.0 => {
+            Ok(x as u32)
+        }
+        _ => Err(format!("expected a whole number in 0..={}", u32::MAX)),
+    }
+}
+
+fn parse_seed(s: &str) -> Result<u64, String> {
+    s.trim()
+        .parse::<u64>()
+        .map_err(|_| "expected a whole number ≥ 0".to_string())
+}
+
+/// A flag that takes a number [`--name X`].
+pub fn real(name: &'static str, value: &'static str, help: impl Into<String>) -> Arg {
+    Arg::new(name)
+        .long(name)
+        .value_name(value)
+        .help(help.into())
+        .value_parser(Parse(parse_real))
+        .allow_hyphen_values(true)
+}
+
+/// A flag that takes a whole number ≥ 0.
+pub fn whole(name: &'static str, value: &'static str, help: impl Into<String>) -> Arg {
+    Arg::new(name)
+        .long(name)
+        .value_name(value)
+        .help(help.into())
+        .value_parser(Parse(parse_whole))
+}
+
+/// A flag that takes text (a path, a list, a name).
+pub fn text_flag(name: &'static str, value: &'static str, help: impl Into<String>) -> Arg {
+    Arg::new(name)
+        .long(name)
+        .value_name(value)
+        .help(help.into())
+}
+
+/// A flag without a value.
+pub fn switch(name: &'static str, help: impl Into<String>) -> Arg {
+    Arg::new(name)
+        .long(name)
+        .help(help.into())
+        .action(ArgAction::SetTrue)
+}
+
+/// `--json`, which most commands take.
+pub fn json(help: impl Into<String>) -> Arg {
+    switch("json", help)
+}
+
+/// The help heading of a plan field's flag: its plan section.
+fn heading(path: &str) -> &'static str {
+    match path.split('.').next() {
+        Some("model") => "Model flags",
+        Some("hardware") => "Hardware flags",
+        Some("traffic") => "Traffic flags",
+        Some("slo") => "SLO flags",
+        Some("engine") => "Engine flags",
+        Some("planning") => "Planning flags",
+        Some("run") => "Run flags",
+        Some("disagg") => "Pool flags",
+        _ => "Plan flags",
+    }
+}
+
+/// The flag of one registry row, with its help: `Label: help [range in the flag's
+/// units; what else it does]`.
+fn field_arg(f: &'static Field) -> Option<Arg> {
+    let flag = f.flag?;
+    let units = f.flag_units();
+    let mut bits = Vec::new();
+    match f.range_words(units) {
+        r if !r.is_empty() => bits.push(r),
+        _ if !units.unit.is_empty() => bits.push(units.unit.to_string()),
+        _ => {}
+    }
+    if !flag.note.is_empty() {
+        bits.push(flag.note.to_string());
+    }
+    let help = if bits.is_empty() {
+        format!("{}: {}", f.label, f.help)
+    } else {
+        format!("{}: {} [{}]", f.label, f.help, bits.join("; "))
+    };
+    let arg = Arg::new(flag.name)
+        .long(flag.name)
+        .visible_aliases(flag.aliases)
+        .help(help)
+        .help_heading(heading(f.path));
+    Some(match f.kind {
+        // A negative number (`-1e-3`) is a value, which the plan's check then words.
+        Kind::Real => arg
+            .value_name("X")
+            .value_parser(Parse(parse_real))
+            .allow_hyphen_values(true),
+        Kind::Whole => arg.value_name("N").value_parser(Parse(parse_whole)),
+        Kind::Seed => arg.value_name("SEED").value_parser(Parse(parse_seed)),
+        Kind::Preset => arg.value_name("ID"),
+        Kind::Switch => arg.action(ArgAction::SetTrue),
+        Kind::Choice(names) => arg.value_name("NAME").value_parser(Choices {
+            names,
+            // The router's error has always read "round_robin or least_loaded".
+            sep: if f.path == "disagg.router" {
+                " or "
+            } else {
+                "|"
+            },
+        }),
+    })
+}
+
+/// Adds `--plan`, `--link` and the plan flags (with the disaggregated pool's when
+/// `pools`) to `cmd`, except any flag the command defines itself (`shootout --tp` is a
+/// list, `simulate --replications` counts seeds, not a plan field).
+pub fn with_plan_flags(cmd: Command, pools: bool) -> Command {
+    let own: Vec<String> = cmd
+        .get_arguments()
+        .filter_map(Arg::get_long)
+        .map(str::to_string)
+        .collect();
+    let mut cmd = cmd
+        .allow_negative_numbers(true)
+        .arg(
+            text_flag(
+                "plan",
+                "FILE",
+                "Read the plan from a JSON file (as `goodput decode` prints it)",
+            )
+            .help_heading("Plan flags"),
+        )
+        .arg(
+            text_flag("link", "URL", "Read the plan from a share link").help_heading("Plan flags"),
+        );
+    for f in fields::FIELDS {
+        let is_pool = f.path.starts_with("disagg.");
+        if is_pool && !pools {
+            continue;
+        }
+        if f.flag.is_some_and(|g| own.iter().any(|o| o == g.name)) {
+            continue;
+        }
+        if let Some(arg) = field_arg(f) {
+            cmd = cmd.arg(arg);
+        }
+    }
+    cmd
+}
+
+/// A parse failure as one line, naming the flag or the command.
+pub fn one_line(e: &clap::Error) -> String {
+    let ctx = |k: ContextKind| match e.get(k) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        Some(ContextValue::Strings(v)) => v.first().cloned(),
+        _ => None,
+    };
+    // "--max-num-seqs <N>" → "--max-num-seqs"
+    let flag = |s: String| s.split([' ', '=']).next().unwrap_or_default().to_string();
+    let did_you_mean =
+        |k: ContextKind| ctx(k).map_or(String::new(), |s| format!("; did you mean '{s}'?"));
+    match e.kind() {
+        ErrorKind::UnknownArgument => match ctx(ContextKind::InvalidArg) {
+            Some(a) if a.starts_with('-') => format!(
+                "{}: unknown flag{}",
+                flag(a),
+                did_you_mean(ContextKind::SuggestedArg)
+            ),
+            Some(a) => format!("unexpected argument '{a}'"),
+            None => first_line(e),
+        },
+        ErrorKind::InvalidSubcommand => {
+            let name = ctx(ContextKind::InvalidSubcommand).unwrap_or_default();
+            match ctx(ContextKind::SuggestedSubcommand) {
+                Some(s) => format!("unknown command '{name}'; did you mean '{s}'?"),
+                None => format!("unknown command '{name}'; run `goodput help`"),
+            }
+        }
+        ErrorKind::InvalidValue if ctx(ContextKind::InvalidValue).is_none_or(|v| v.is_empty()) => {
+            format!(
+                "{}: missing value",
+                flag(ctx(ContextKind::InvalidArg).unwrap_or_default())
+            )
+        }
+        ErrorKind::InvalidValue => {
+            let valid = match e.get(ContextKind::ValidValue) {
+                Some(ContextValue::Strings(v)) => v.join("|"),
+                _ => String::new(),
+            };
+            format!(
+                "{}: expected {valid}, got '{}'",
+                flag(ctx(ContextKind::InvalidArg).unwrap_or_default()),
+                ctx(ContextKind::InvalidValue).unwrap_or_default()
+            )
+        }
+        ErrorKind::MissingRequiredArgument => format!(
+            "missing {}",
+            ctx(ContextKind::InvalidArg).unwrap_or_default()
+        ),
+        ErrorKind::ArgumentConflict => {
+            let a = flag(ctx(ContextKind::InvalidArg).unwrap_or_default());
+            match ctx(ContextKind::PriorArg).map(flag) {
+                Some(b) if b != a => format!("{b} and {a}: give one, not both"),
+                _ => format!("{a}: given more than once"),
+            }
+        }
+        _ => first_line(e),
+    }
+}
+
+/// The first line of clap's own message, without its `error: ` prefix.
+fn first_line(e: &clap::Error) -> String {
+    let s = e.to_string();
+    let line = s.lines().next().unwrap_or_default();
+    line.strip_prefix("error: ").unwrap_or(line).to_string()
+}
+
+/// A plan error as the user typed it: the flag first, and a range in the flag's own
+/// units when they are not the plan's (`--kv-link-gbps` takes Gbit/s, the plan bytes/s).
+pub fn flag_message(flag: &str, e: &PlanError) -> String {
+    match (by_path(e.field), e.limits) {
+        (Some(f), Some(l)) if f.flag_units().scale != 1.0 => {
+            let u = f.flag_units();
+            let r = Range {
+                lo: l.lo,
+                hi: l.hi,
+                lo_open: l.lo_open,
+            };
+            let words = range_message(&r, l.whole, u.unit, l.got, u.scale);
+            format!("{flag}: {}: {words}", e.field)
+        }
+        _ => format!("{flag}: {e}"),
+    }
+}
+
+/// The parsed arguments of one command.
 #[derive(Debug, Clone)]
 pub struct Args {
-    tokens: Vec<Option<String>>,
+    m: ArgMatches,
     /// Plan fields (dotted paths) set by a flag, with the flag that set them.
-    set_by: Vec<(&'static str, &'static str)>,
+    set_by: Vec<(&'static str, String)>,
+}
+
+/// `--max-num-seqs` → `max-num-seqs`.
+fn id(name: &str) -> &str {
+    name.trim_start_matches('-')
 }
 
 impl Args {
-    /// Splits `--name=value` into two tokens; keeps everything else as given.
-    pub fn new<I: IntoIterator<Item = String>>(raw: I) -> Args {
-        let mut tokens = Vec::new();
-        for t in raw {
-            match t.split_once('=') {
-                Some((k, v)) if k.starts_with("--") => {
-                    tokens.push(Some(k.to_string()));
-                    tokens.push(Some(v.to_string()));
-                }
-                _ => tokens.push(Some(t)),
-            }
-        }
+    /// The arguments of a command as clap matched them.
+    pub fn new(m: ArgMatches) -> Args {
         Args {
-            tokens,
+            m,
             set_by: Vec::new(),
         }
     }
 
-    fn position(&self, name: &str) -> Option<usize> {
-        self.tokens.iter().position(|t| t.as_deref() == Some(name))
+    fn one<T: Clone + Send + Sync + 'static>(&self, name: &str) -> Option<T> {
+        self.m.try_get_one::<T>(id(name)).ok().flatten().cloned()
     }
 
-    /// Takes a boolean flag; true when present.
-    pub fn flag(&mut self, name: &str) -> bool {
-        match self.position(name) {
-            Some(i) => {
-                self.tokens[i] = None;
-                true
-            }
-            None => false,
-        }
+    /// Whether a flag without a value is present.
+    pub fn flag(&self, name: &str) -> bool {
+        self.one::<bool>(name).unwrap_or(false)
     }
 
-    /// Takes `--name VALUE`; an error when the flag is present without a value or given twice.
-    pub fn value(&mut self, name: &str) -> Result<Option<String>, String> {
-        let Some(i) = self.position(name) else {
-            return Ok(None);
-        };
-        self.tokens[i] = None;
-        let v = match self.tokens.get_mut(i + 1).and_then(Option::take) {
-            Some(v) => v,
-            None => return Err(format!("{name}: missing value")),
-        };
-        if self.position(name).is_some() {
-            return Err(format!("{name}: given more than once"));
-        }
-        Ok(Some(v))
+    /// The text of `--name VALUE`.
+    pub fn value(&self, name: &str) -> Option<String> {
+        self.one::<String>(name)
     }
 
-    /// Takes a finite number (scientific notation allowed).
-    pub fn f64(&mut self, name: &str) -> Result<Option<f64>, String> {
-        let Some(v) = self.value(name)? else {
-            return Ok(None);
-        };
-        match v.trim().parse::<f64>() {
-            Ok(x) if x.is_finite() => Ok(Some(x)),
-            _ => Err(format!("{name}: expected a finite number, got '{v}'")),
-        }
+    /// The number of `--name X`.
+    pub fn f64(&self, name: &str) -> Option<f64> {
+        self.one::<f64>(name)
     }
 
-    /// Takes a whole number in `0..=u32::MAX` (scientific notation allowed, e.g. `2.5e3`).
-    pub fn u32(&mut self, name: &str) -> Result<Option<u32>, String> {
-        self.whole(name, u32::MAX as f64)
-            .map(|o| o.map(|x| x as u32))
+    /// The whole number of `--name N`.
+    pub fn u32(&self, name: &str) -> Option<u32> {
+        self.one::<u32>(name)
     }
 
-    /// Takes a whole number in `0..=u64::MAX`.
-    pub fn u64(&mut self, name: &str) -> Result<Option<u64>, String> {
-        let Some(v) = self.value(name)? else {
-            return Ok(None);
-        };
-        if let Ok(x) = v.trim().parse::<u64>() {
-            return Ok(Some(x));
-        }
-        Err(format!("{name}: expected a whole number ≥ 0, got '{v}'"))
+    /// The seed of `--name SEED`.
+    pub fn u64(&self, name: &str) -> Option<u64> {
+        self.one::<u64>(name)
     }
 
-    fn whole(&mut self, name: &str, max: f64) -> Result<Option<f64>, String> {
-        let Some(v) = self.value(name)? else {
-            return Ok(None);
-        };
-        match v.trim().parse::<f64>() {
-            Ok(x) if x.is_finite() && x >= 0.0 && x <= max && x.fract() == 0.0 => Ok(Some(x)),
-            _ => Err(format!(
-                "{name}: expected a whole number in 0..={max}, got '{v}'"
-            )),
-        }
-    }
-
-    /// Takes the remaining positional arguments. Call it after every named flag.
-    pub fn positionals(&mut self) -> Vec<String> {
-        let mut out = Vec::new();
-        for t in self.tokens.iter_mut() {
-            if t.as_deref().is_some_and(|s| !s.starts_with("--")) {
-                out.extend(t.take());
-            }
-        }
-        out
-    }
-
-    /// Fails on the first argument nobody took.
-    pub fn finish(self) -> Result<(), String> {
-        match self.tokens.into_iter().flatten().next() {
-            None => Ok(()),
-            Some(t) if t.starts_with("--") => Err(format!("{t}: unknown flag")),
-            Some(t) => Err(format!("unexpected argument '{t}'")),
-        }
+    /// The values of the positional argument `name`.
+    pub fn positionals(&self, name: &str) -> Vec<String> {
+        self.m
+            .try_get_many::<String>(name)
+            .ok()
+            .flatten()
+            .map(|v| v.cloned().collect())
+            .unwrap_or_default()
     }
 
     /// Loads the plan: `--plan FILE` (JSON) or `--link URL`, else the defaults;
@@ -143,24 +403,25 @@ impl Args {
         let mut plan = self.base_plan()?;
         self.apply_overrides(&mut plan)?;
         let mut probe = plan.clone();
-        probe.engine.kv_policy = goodput_core::plan::KvPolicy::None;
+        probe.engine.kv_policy = KvPolicy::None;
         self.check(&probe)?;
         Ok(plan)
     }
 
-    fn check(&self, plan: &Plan) -> Result<(), String> {
-        plan.validate().map_err(
-            |e| match self.set_by.iter().find(|(field, _)| *field == e.field) {
-                Some((_, flag)) => format!("{flag}: {e}"),
-                None => e.to_string(),
-            },
-        )
+    /// A plan error, led by the flag that set the field when a flag did.
+    pub fn plan_error(&self, e: &PlanError) -> String {
+        match self.set_by.iter().find(|(field, _)| *field == e.field) {
+            Some((_, flag)) => flag_message(flag, e),
+            None => e.to_string(),
+        }
     }
 
-    fn base_plan(&mut self) -> Result<Plan, String> {
-        let file = self.value("--plan")?;
-        let link = self.value("--link")?;
-        match (file, link) {
+    fn check(&self, plan: &Plan) -> Result<(), String> {
+        plan.validate().map_err(|e| self.plan_error(&e))
+    }
+
+    fn base_plan(&self) -> Result<Plan, String> {
+        match (self.value("--plan"), self.value("--link")) {
             (Some(_), Some(_)) => Err("--plan and --link: give one, not both".into()),
             (Some(path), None) => {
                 let text = std::fs::read_to_string(&path)
@@ -173,53 +434,46 @@ impl Args {
         }
     }
 
-    fn note(&mut self, field: &'static str, flag: &'static str) {
-        self.set_by.push((field, flag));
+    /// Records that `flag` set the registry field it belongs to.
+    fn note(&mut self, flag: &str) {
+        if let Some(f) = by_flag(id(flag)) {
+            self.set_by.push((f.path, flag.to_string()));
+        }
     }
 
-    fn set_f64(
-        &mut self,
-        flag: &'static str,
-        field: &'static str,
-        slot: &mut f64,
-    ) -> Result<(), String> {
-        if let Some(x) = self.f64(flag)? {
-            *slot = x;
-            self.note(field, flag);
-        }
-        Ok(())
+    fn note_path(&mut self, path: &'static str, flag: &str) {
+        self.set_by.push((path, flag.to_string()));
     }
 
-    fn set_u32(
-        &mut self,
-        flag: &'static str,
-        field: &'static str,
-        slot: &mut u32,
-    ) -> Result<(), String> {
-        if let Some(x) = self.u32(flag)? {
+    fn set_f64(&mut self, flag: &str, slot: &mut f64) {
+        if let Some(x) = self.f64(flag) {
             *slot = x;
-            self.note(field, flag);
+            self.note(flag);
         }
-        Ok(())
+    }
+
+    fn set_u32(&mut self, flag: &str, slot: &mut u32) {
+        if let Some(x) = self.u32(flag) {
+            *slot = x;
+            self.note(flag);
+        }
     }
 
     /// `--model ID` and `--gpu ID`: fill the model shape and the hardware from a preset,
     /// before any single-field flag, wherever they stand on the command line. The weight
     /// dtype is read first because the GPU's effective FLOP/s depend on it.
     fn apply_presets(&mut self, p: &mut Plan) -> Result<(), String> {
-        let model = self.value("--model")?;
-        let gpu = self.value("--gpu")?;
-        if let Some(id) = model {
+        if let Some(id) = self.value("--model") {
             let m = presets::model(&id).ok_or_else(|| {
                 let known: Vec<&str> = presets::MODELS.iter().map(|m| m.id).collect();
                 format!("--model: unknown model '{id}'; known: {}", known.join(", "))
             })?;
             m.apply(p);
         }
-        if let Some(d) = self.dtype("--weight-dtype")? {
+        if let Some(d) = self.dtype("--weight-dtype") {
             p.model.weight_dtype = d;
         }
-        if let Some(id) = gpu {
+        if let Some(id) = self.value("--gpu") {
             let g = presets::gpu(&id).ok_or_else(|| {
                 let known: Vec<&str> = presets::GPUS.iter().map(|g| g.id).collect();
                 format!("--gpu: unknown GPU '{id}'; known: {}", known.join(", "))
@@ -232,70 +486,39 @@ impl Args {
     fn apply_overrides(&mut self, p: &mut Plan) -> Result<(), String> {
         self.apply_presets(p)?;
         // Scheduler.
-        self.set_u32(
-            "--max-num-seqs",
-            "engine.max_num_seqs",
-            &mut p.engine.max_num_seqs,
-        )?;
+        self.set_u32("--max-num-seqs", &mut p.engine.max_num_seqs);
         self.set_u32(
             "--max-num-batched-tokens",
-            "engine.max_num_batched_tokens",
             &mut p.engine.max_num_batched_tokens,
-        )?;
+        );
         if self.flag("--no-chunked-prefill") {
             p.engine.chunked_prefill = false;
         }
-        if let Some(v) = self.value("--kv-policy")? {
+        if let Some(v) = self.value("--kv-policy") {
             p.engine.kv_policy = match v.as_str() {
                 "none" => KvPolicy::None,
                 "reserve" => KvPolicy::Reserve,
-                "paged" => KvPolicy::Paged,
-                _ => {
-                    return Err(format!(
-                        "--kv-policy: expected none|reserve|paged, got '{v}'"
-                    ))
-                }
+                _ => KvPolicy::Paged,
             };
         }
-        self.set_u32(
-            "--spec-draft-tokens",
-            "engine.spec_draft_tokens",
-            &mut p.engine.spec_draft_tokens,
-        )?;
-        self.set_f64(
-            "--spec-acceptance",
-            "engine.spec_acceptance",
-            &mut p.engine.spec_acceptance,
-        )?;
+        self.set_u32("--spec-draft-tokens", &mut p.engine.spec_draft_tokens);
+        self.set_f64("--spec-acceptance", &mut p.engine.spec_acceptance);
         // Request counts and seeds.
-        self.set_u32(
-            "--num-requests",
-            "run.num_requests",
-            &mut p.run.num_requests,
-        )?;
-        self.set_u32(
-            "--warmup-requests",
-            "run.warmup_requests",
-            &mut p.run.warmup_requests,
-        )?;
-        self.set_u32(
-            "--replications",
-            "run.replications",
-            &mut p.run.replications,
-        )?;
-        if let Some(s) = self.u64("--seed")? {
+        self.set_u32("--num-requests", &mut p.run.num_requests);
+        self.set_u32("--warmup-requests", &mut p.run.warmup_requests);
+        self.set_u32("--replications", &mut p.run.replications);
+        if let Some(s) = self.u64("--seed") {
             p.run.seed = s;
         }
         // Lengths.
-        self.lengths("--input-len", "traffic.prompt", &mut p.traffic.prompt)?;
-        self.lengths("--output-len", "traffic.output", &mut p.traffic.output)?;
-        if let Some(v) = self.value("--arrival")? {
+        self.lengths("--input-len", &mut p.traffic.prompt)?;
+        self.lengths("--output-len", &mut p.traffic.output)?;
+        if let Some(v) = self.value("--arrival") {
             let cv = match p.traffic.arrival {
                 Arrival::Gamma { cv } => cv,
                 _ => 2.0,
             };
             p.traffic.arrival = match v.as_str() {
-                "poisson" => Arrival::Poisson,
                 "gamma" => Arrival::Gamma { cv },
                 "constant" => Arrival::Constant,
                 "trace" => Arrival::Trace,
@@ -306,19 +529,15 @@ impl Args {
                         think_s: 0.0,
                     },
                 },
-                _ => {
-                    return Err(format!(
-                        "--arrival: expected poisson|gamma|constant|trace|closed, got '{v}'"
-                    ))
-                }
+                _ => Arrival::Poisson,
             };
         }
-        if let Some(cv) = self.f64("--arrival-cv")? {
+        if let Some(cv) = self.f64("--arrival-cv") {
             p.traffic.arrival = Arrival::Gamma { cv };
-            self.note("traffic.arrival.cv", "--arrival-cv");
+            self.note("--arrival-cv");
         }
-        let concurrency = self.u32("--concurrency")?;
-        let think = self.f64("--think-time")?;
+        let concurrency = self.u32("--concurrency");
+        let think = self.f64("--think-time");
         match &mut p.traffic.arrival {
             Arrival::Closed {
                 concurrency: c,
@@ -335,10 +554,10 @@ impl Args {
                 }
                 if let Some(t) = think {
                     *think_s = t;
-                    self.note("traffic.arrival.think_s", "--think-time");
+                    self.note("--think-time");
                 }
                 if concurrency.is_some() {
-                    self.note("traffic.arrival.concurrency", "--concurrency");
+                    self.note("--concurrency");
                 }
             }
             _ if concurrency.is_some() => {
@@ -349,159 +568,91 @@ impl Args {
             }
             _ => {}
         }
-        if let Some(n) = self.u32("--max-concurrency")? {
+        if let Some(n) = self.u32("--max-concurrency") {
             p.traffic.max_concurrency = Some(n);
-            self.note("traffic.max_concurrency", "--max-concurrency");
+            self.note("--max-concurrency");
         }
-        self.set_f64(
-            "--peak-rate",
-            "traffic.peak_rate_rps",
-            &mut p.traffic.peak_rate_rps,
-        )?;
-        self.set_u32(
-            "--prefix-tokens",
-            "traffic.prefix_tokens",
-            &mut p.traffic.prefix_tokens,
-        )?;
-        self.set_f64(
-            "--prefix-hit-rate",
-            "traffic.prefix_hit_rate",
-            &mut p.traffic.prefix_hit_rate,
-        )?;
+        self.set_f64("--peak-rate", &mut p.traffic.peak_rate_rps);
+        self.set_u32("--prefix-tokens", &mut p.traffic.prefix_tokens);
+        self.set_f64("--prefix-hit-rate", &mut p.traffic.prefix_hit_rate);
         // SLO.
-        if let Some(x) = self.f64("--ttft-slo")? {
-            p.slo.ttft_s = Some(x);
-            self.note("slo.ttft_s", "--ttft-slo");
+        for (flag, slot) in [
+            ("--ttft-slo", &mut p.slo.ttft_s),
+            ("--tpot-slo", &mut p.slo.tpot_s),
+            ("--e2e-slo", &mut p.slo.e2e_s),
+        ] {
+            if let Some(x) = self.f64(flag) {
+                *slot = Some(x);
+                self.note(flag);
+            }
         }
-        if let Some(x) = self.f64("--tpot-slo")? {
-            p.slo.tpot_s = Some(x);
-            self.note("slo.tpot_s", "--tpot-slo");
-        }
-        if let Some(x) = self.f64("--e2e-slo")? {
-            p.slo.e2e_s = Some(x);
-            self.note("slo.e2e_s", "--e2e-slo");
-        }
-        self.set_f64(
-            "--slo-attainment",
-            "slo.attainment_target",
-            &mut p.slo.attainment_target,
-        )?;
-        if let Some(v) = self.value("--slo-mode")? {
-            p.slo.mode = match v.as_str() {
-                "joint" => SloMode::Joint,
-                "marginal" => SloMode::Marginal,
-                _ => return Err(format!("--slo-mode: expected joint|marginal, got '{v}'")),
+        self.set_f64("--slo-attainment", &mut p.slo.attainment_target);
+        if let Some(v) = self.value("--slo-mode") {
+            p.slo.mode = if v == "marginal" {
+                SloMode::Marginal
+            } else {
+                SloMode::Joint
             };
         }
         // Model and roofline constants.
-        if let Some(x) = self.f64("--params")? {
+        if let Some(x) = self.f64("--params") {
             p.model.params = x;
             p.model.active_params = x;
             p.model.preset = "custom".into();
-            self.note("model.params", "--params");
-            self.note("model.active_params", "--params");
+            self.note("--params");
+            self.note_path("model.active_params", "--params");
         }
-        self.set_f64(
-            "--active-params",
-            "model.active_params",
-            &mut p.model.active_params,
-        )?;
-        if let Some(d) = self.dtype("--kv-dtype")? {
+        self.set_f64("--active-params", &mut p.model.active_params);
+        if let Some(d) = self.dtype("--kv-dtype") {
             p.model.kv_dtype = d;
         }
-        if let Some(x) = self.f64("--weight-bytes")? {
-            p.model.weight_bytes_override = Some(x);
-            self.note("model.weight_bytes_override", "--weight-bytes");
-        }
-        if let Some(x) = self.f64("--kv-bytes-per-token")? {
-            p.model.kv_bytes_per_token_override = Some(x);
-            self.note("model.kv_bytes_per_token_override", "--kv-bytes-per-token");
+        for (flag, slot) in [
+            ("--weight-bytes", &mut p.model.weight_bytes_override),
+            (
+                "--kv-bytes-per-token",
+                &mut p.model.kv_bytes_per_token_override,
+            ),
+        ] {
+            if let Some(x) = self.f64(flag) {
+                *slot = Some(x);
+                self.note(flag);
+            }
         }
         let h = &mut p.hardware;
-        self.set_f64(
-            "--mem-bandwidth",
-            "hardware.mem_bandwidth_bytes_per_s",
-            &mut h.mem_bandwidth_bytes_per_s,
-        )?;
-        self.set_f64(
-            "--compute-flops",
-            "hardware.compute_flops_per_s",
-            &mut h.compute_flops_per_s,
-        )?;
-        self.set_f64(
-            "--memory-bytes",
-            "hardware.memory_bytes",
-            &mut h.memory_bytes,
-        )?;
-        self.set_f64(
-            "--mem-utilization",
-            "hardware.mem_utilization",
-            &mut h.mem_utilization,
-        )?;
-        self.set_f64(
-            "--step-overhead",
-            "hardware.step_overhead_s",
-            &mut h.step_overhead_s,
-        )?;
-        self.set_u32("--tp", "hardware.tp_degree", &mut h.tp_degree)?;
-        self.set_u32("--gpus-per-replica", "hardware.tp_degree", &mut h.tp_degree)?;
-        self.set_f64(
-            "--tp-comm-overhead",
-            "hardware.tp_comm_overhead_s",
-            &mut h.tp_comm_overhead_s,
-        )?;
+        self.set_f64("--mem-bandwidth", &mut h.mem_bandwidth_bytes_per_s);
+        self.set_f64("--compute-flops", &mut h.compute_flops_per_s);
+        self.set_f64("--memory-bytes", &mut h.memory_bytes);
+        self.set_f64("--mem-utilization", &mut h.mem_utilization);
+        self.set_f64("--step-overhead", &mut h.step_overhead_s);
+        self.set_u32("--tp", &mut h.tp_degree);
+        self.set_f64("--tp-comm-overhead", &mut h.tp_comm_overhead_s);
         self.set_f64(
             "--interconnect-bytes-per-s",
-            "hardware.interconnect_bytes_per_s",
             &mut h.interconnect_bytes_per_s,
-        )?;
-        self.set_f64(
-            "--allreduce-latency",
-            "hardware.allreduce_latency_s",
-            &mut h.allreduce_latency_s,
-        )?;
-        self.set_f64(
-            "--gpu-hour-usd",
-            "hardware.gpu_hour_usd",
-            &mut h.gpu_hour_usd,
-        )?;
+        );
+        self.set_f64("--allreduce-latency", &mut h.allreduce_latency_s);
+        self.set_f64("--gpu-hour-usd", &mut h.gpu_hour_usd);
         // Planning.
-        self.set_f64(
-            "--utilization",
-            "planning.utilization",
-            &mut p.planning.utilization,
-        )?;
-        self.set_u32(
-            "--redundancy",
-            "planning.redundancy",
-            &mut p.planning.redundancy,
-        )?;
+        self.set_f64("--utilization", &mut p.planning.utilization);
+        self.set_u32("--redundancy", &mut p.planning.redundancy);
         Ok(())
     }
 
-    fn dtype(&mut self, flag: &str) -> Result<Option<Dtype>, String> {
-        match self.value(flag)?.as_deref() {
-            None => Ok(None),
-            Some("bf16") => Ok(Some(Dtype::Bf16)),
-            Some("fp8") => Ok(Some(Dtype::Fp8)),
-            Some("int4") => Ok(Some(Dtype::Int4)),
-            Some(v) => Err(format!("{flag}: expected bf16|fp8|int4, got '{v}'")),
-        }
+    fn dtype(&self, flag: &str) -> Option<Dtype> {
+        self.value(flag).map(|v| match v.as_str() {
+            "fp8" => Dtype::Fp8,
+            "int4" => Dtype::Int4,
+            _ => Dtype::Bf16,
+        })
     }
 
     /// `--input-len-*` / `--output-len-*`: median, sigma, p95, fixed, min, max.
-    fn lengths(
-        &mut self,
-        prefix: &'static str,
-        field: &'static str,
-        spec: &mut LengthSpec,
-    ) -> Result<(), String> {
-        let names = length_flags(prefix);
-        let fields = length_fields(field);
-        let median = self.f64(names[0])?;
-        let sigma = self.f64(names[1])?;
-        let p95 = self.f64(names[2])?;
-        let fixed = self.u32(names[3])?;
+    fn lengths(&mut self, prefix: &str, spec: &mut LengthSpec) -> Result<(), String> {
+        let name = |s: &str| format!("{prefix}-{s}");
+        let median = self.f64(&name("median"));
+        let sigma = self.f64(&name("sigma"));
+        let p95 = self.f64(&name("p95"));
+        let fixed = self.u32(&name("fixed"));
         if median.is_some() || sigma.is_some() || p95.is_some() {
             let (m0, s0) = match spec.dist {
                 LengthDist::LogNormal { median, sigma } => (median, sigma),
@@ -511,14 +662,14 @@ impl Args {
             let m = median.unwrap_or(m0);
             let s = match (sigma, p95) {
                 (Some(_), Some(_)) => {
-                    return Err(format!("{}: give a sigma or a p95, not both", names[2]))
+                    return Err(format!("{}: give a sigma or a p95, not both", name("p95")))
                 }
                 (Some(s), None) => s,
                 (None, Some(p)) => {
                     if !(m > 0.0 && p > m) {
                         return Err(format!(
                             "{}: must be greater than the median ({m}), got {p}",
-                            names[2]
+                            name("p95")
                         ));
                     }
                     LengthDist::sigma_from_p95(m, p)
@@ -529,67 +680,25 @@ impl Args {
                 median: m,
                 sigma: s,
             };
-            self.note(fields[0], names[0]);
-            self.note(fields[1], if p95.is_some() { names[2] } else { names[1] });
+            self.note(&name("median"));
+            // The sigma's range is checked; a p95 that sets it is named.
+            let sigma_path = by_flag(id(&name("sigma"))).map_or("", |f| f.path);
+            let by = if p95.is_some() { "p95" } else { "sigma" };
+            self.note_path(sigma_path, &name(by));
         }
         if let Some(t) = fixed {
             if median.is_some() || sigma.is_some() || p95.is_some() {
-                return Err(format!("{}: cannot be combined with a lognormal", names[3]));
+                return Err(format!(
+                    "{}: cannot be combined with a lognormal",
+                    name("fixed")
+                ));
             }
             spec.dist = LengthDist::Fixed { tokens: t };
-            self.note(fields[2], names[3]);
+            self.note(&name("fixed"));
         }
-        if let Some(x) = self.u32(names[4])? {
-            spec.min = x;
-            self.note(fields[3], names[4]);
-        }
-        if let Some(x) = self.u32(names[5])? {
-            spec.max = x;
-            self.note(fields[4], names[5]);
-        }
+        self.set_u32(&name("min"), &mut spec.min);
+        self.set_u32(&name("max"), &mut spec.max);
         Ok(())
-    }
-}
-
-fn length_flags(prefix: &str) -> [&'static str; 6] {
-    if prefix == "--input-len" {
-        [
-            "--input-len-median",
-            "--input-len-sigma",
-            "--input-len-p95",
-            "--input-len-fixed",
-            "--input-len-min",
-            "--input-len-max",
-        ]
-    } else {
-        [
-            "--output-len-median",
-            "--output-len-sigma",
-            "--output-len-p95",
-            "--output-len-fixed",
-            "--output-len-min",
-            "--output-len-max",
-        ]
-    }
-}
-
-fn length_fields(field: &str) -> [&'static str; 5] {
-    if field == "traffic.prompt" {
-        [
-            "traffic.prompt.dist.median",
-            "traffic.prompt.dist.sigma",
-            "traffic.prompt.dist.tokens",
-            "traffic.prompt.min",
-            "traffic.prompt.max",
-        ]
-    } else {
-        [
-            "traffic.output.dist.median",
-            "traffic.output.dist.sigma",
-            "traffic.output.dist.tokens",
-            "traffic.output.min",
-            "traffic.output.max",
-        ]
     }
 }
 
@@ -603,42 +712,55 @@ fn load_link(url: &str) -> Result<Plan, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse;
 
-    fn args(s: &str) -> Args {
-        Args::new(s.split_whitespace().map(String::from))
+    /// The plan `goodput simulate ARGS` would run, or its one-line error.
+    fn plan(line: &str) -> Result<Plan, String> {
+        let argv = std::iter::once("simulate").chain(line.split_whitespace());
+        let (_, mut args) = parse(argv)?.map_err(|help| format!("help: {help}"))?;
+        args.plan()
     }
 
     #[test]
     fn scientific_notation_and_equals_form() {
-        let mut a = args("--params 8e9 --max-num-seqs=64");
-        let p = a.plan().expect("valid");
+        let p = plan("--params 8e9 --max-num-seqs=64").expect("valid");
         assert_eq!(p.model.params, 8e9);
         assert_eq!(p.engine.max_num_seqs, 64);
-        a.finish().expect("all taken");
     }
 
     #[test]
-    fn unknown_flag_is_named() {
-        let mut a = args("--bogus 3");
-        a.plan().expect("defaults");
-        assert_eq!(a.finish().unwrap_err(), "--bogus: unknown flag");
+    fn unknown_flag_is_named_with_a_suggestion() {
+        assert_eq!(plan("--bogus 3").unwrap_err(), "--bogus: unknown flag");
+        let e = plan("--max-num-seq 3").unwrap_err();
+        assert_eq!(
+            e,
+            "--max-num-seq: unknown flag; did you mean '--max-num-seqs'?"
+        );
     }
 
     #[test]
     fn bad_number_is_named() {
-        let mut a = args("--max-num-seqs lots");
-        let e = a.plan().unwrap_err();
-        assert!(e.starts_with("--max-num-seqs:"), "{e}");
-        let mut a = args("--max-num-seqs -3");
-        assert!(a.plan().unwrap_err().starts_with("--max-num-seqs:"));
-        let mut a = args("--ttft-slo");
-        assert_eq!(a.plan().unwrap_err(), "--ttft-slo: missing value");
+        let e = plan("--max-num-seqs lots").unwrap_err();
+        assert!(
+            e.starts_with("--max-num-seqs: expected a whole number"),
+            "{e}"
+        );
+        assert!(plan("--max-num-seqs -3")
+            .unwrap_err()
+            .starts_with("--max-num-seqs:"));
+        assert_eq!(plan("--ttft-slo").unwrap_err(), "--ttft-slo: missing value");
+        assert_eq!(
+            plan("--seed 1 --seed 2").unwrap_err(),
+            "--seed: given more than once"
+        );
+        // A negative number is a value, and the plan's check words it.
+        let e = plan("--ttft-slo -1e-3").unwrap_err();
+        assert!(e.starts_with("--ttft-slo: slo.ttft_s: must be"), "{e}");
     }
 
     #[test]
     fn p95_sets_sigma() {
-        let mut a = args("--input-len-median 900 --input-len-p95 6000");
-        let p = a.plan().expect("valid");
+        let p = plan("--input-len-median 900 --input-len-p95 6000").expect("valid");
         match p.traffic.prompt.dist {
             LengthDist::LogNormal { median, sigma } => {
                 assert_eq!(median, 900.0);
@@ -650,8 +772,8 @@ mod tests {
 
     #[test]
     fn closed_loop_cap_and_slo_mode_flags() {
-        let mut a = args("--arrival closed --concurrency 32 --think-time 0.5 --slo-mode marginal");
-        let p = a.plan().expect("valid");
+        let p = plan("--arrival closed --concurrency 32 --think-time 0.5 --slo-mode marginal")
+            .expect("valid");
         assert_eq!(
             p.traffic.arrival,
             Arrival::Closed {
@@ -660,10 +782,7 @@ mod tests {
             }
         );
         assert_eq!(p.slo.mode, SloMode::Marginal);
-        a.finish().expect("all taken");
-        let p = args("--arrival closed --concurrency 8")
-            .plan()
-            .expect("valid");
+        let p = plan("--arrival closed --concurrency 8").expect("valid");
         assert_eq!(
             p.traffic.arrival,
             Arrival::Closed {
@@ -672,7 +791,7 @@ mod tests {
             }
         );
         assert_eq!(p.slo.mode, SloMode::Joint);
-        let p = args("--max-concurrency 64").plan().expect("valid");
+        let p = plan("--max-concurrency 64").expect("valid");
         assert_eq!(p.traffic.max_concurrency, Some(64));
         assert_eq!(p.traffic.arrival, Arrival::Poisson);
         for (line, needle) in [
@@ -700,17 +819,15 @@ mod tests {
                 "--arrival: expected poisson|gamma|constant|trace|closed",
             ),
         ] {
-            let e = args(line).plan().unwrap_err();
+            let e = plan(line).unwrap_err();
             assert!(e.starts_with(needle), "{line}: {e}");
         }
     }
 
     #[test]
     fn presets_apply_before_single_field_flags_wherever_they_stand() {
-        let mut a =
-            args("--memory-bytes 100e9 --gpu h200 --model llama-3.1-70b --weight-dtype fp8");
-        let p = a.plan().expect("valid");
-        a.finish().expect("all taken");
+        let p = plan("--memory-bytes 100e9 --gpu h200 --model llama-3.1-70b --weight-dtype fp8")
+            .expect("valid");
         assert_eq!(p.model.preset, "llama-3.1-70b");
         assert_eq!(p.model.layers, 80);
         assert_eq!(p.model.weight_dtype, Dtype::Fp8);
@@ -720,12 +837,12 @@ mod tests {
         assert_eq!(p.hardware.memory_bytes, 100e9);
         // The GPU's effective FLOP/s follow the FP8 weights given after it.
         assert!((p.hardware.compute_flops_per_s - 1978.9e12 * 0.6).abs() < 1e6);
-        let e = args("--gpu h900").plan().unwrap_err();
+        let e = plan("--gpu h900").unwrap_err();
         assert!(
             e.starts_with("--gpu: unknown GPU 'h900'; known: h100-sxm, h200"),
             "{e}"
         );
-        let e = args("--model gpt-5").plan().unwrap_err();
+        let e = plan("--model gpt-5").unwrap_err();
         assert!(
             e.starts_with("--model: unknown model 'gpt-5'; known: article-8b"),
             "{e}"
@@ -733,10 +850,10 @@ mod tests {
     }
 
     #[test]
-    fn positionals_come_after_flags() {
-        let mut a = args("http://x/#p=1 --json");
-        assert!(a.flag("--json"));
-        assert_eq!(a.positionals(), vec!["http://x/#p=1".to_string()]);
-        a.finish().expect("all taken");
+    fn the_tp_alias_sets_the_same_field() {
+        let p = plan("--gpus-per-replica 2").expect("valid");
+        assert_eq!(p.hardware.tp_degree, 2);
+        let e = plan("--gpus-per-replica 0").unwrap_err();
+        assert!(e.starts_with("--tp: hardware.tp_degree"), "{e}");
     }
 }

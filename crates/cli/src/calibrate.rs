@@ -4,36 +4,46 @@
 use goodput_core::calibrate::calibrate_threads;
 use goodput_core::measure::{import_files, MAX_FILE_BYTES};
 
-use crate::args::Args;
+use clap::{Arg, Command};
 
-const USAGE: &str = "\
-usage: goodput calibrate [--plan FILE | --link URL] [plan flags] FILE... [--out PLAN.json]
-                         [--threads N] [--json]
+use crate::args::{json, text_flag, Args};
 
-Reads benchmark results (vllm bench serve --save-result JSON, one file per rate;
-GuideLLM JSON reports; or a CSV/TSV table with a header), simulates each measured
-load on the plan's model, GPU and engine settings, and fits three step-model
-constants: the achieved share of memory bandwidth, the achieved share of compute and
-the fixed per-step overhead. Prints the constants with bootstrap uncertainties, the
-datasheet, in-sample and leave-one-out (held-out) errors, and a per-point table.
-Set the plan flags to what the benchmarked server ran: model, GPU, TP degree,
---max-num-seqs and --max-num-batched-tokens.
-  FILE...       result files (any mix of the three formats; one model, one engine)
-  --out FILE    write the calibrated plan as JSON (read it back with --plan FILE)
-  --threads N   simulation threads (default: every core)
-  --json        the whole calibration report as JSON";
+/// The command and its own flags; the plan flags are added from the registry.
+pub fn command() -> Command {
+    Command::new("calibrate")
+        .about("fit the step model to vllm bench serve / GuideLLM / CSV results")
+        .long_about(
+            "Reads benchmark results (vllm bench serve --save-result JSON, one file per rate; \
+             GuideLLM JSON reports; or a CSV/TSV table with a header), simulates each measured \
+             load on the plan's model, GPU and engine settings, and fits three step-model \
+             constants: the achieved share of memory bandwidth, the achieved share of compute \
+             and the fixed per-step overhead. Prints the constants with bootstrap \
+             uncertainties, the datasheet, in-sample and leave-one-out (held-out) errors, and a \
+             per-point table. Set the plan flags to what the benchmarked server ran: model, \
+             GPU, TP degree, --max-num-seqs and --max-num-batched-tokens.",
+        )
+        .arg(
+            Arg::new("files")
+                .value_name("FILE")
+                .num_args(0..)
+                .help("Result files (any mix of the three formats; one model, one engine)"),
+        )
+        .arg(text_flag(
+            "out",
+            "FILE",
+            "Write the calibrated plan as JSON (read it back with --plan FILE)",
+        ))
+        .arg(crate::search::threads_arg())
+        .arg(json("The whole calibration report as JSON"))
+}
 
 /// Runs the command.
 pub fn run(args: &mut Args) -> Result<String, String> {
-    if args.flag("--help") || args.flag("-h") {
-        return Ok(USAGE.to_string());
-    }
     let json = args.flag("--json");
-    let out = args.value("--out")?;
+    let out = args.value("--out");
     let threads = crate::search::threads(args)?;
     let plan = args.plan()?;
-    let files = args.positionals();
-    args.clone().finish()?;
+    let files = args.positionals("files");
     if files.is_empty() {
         return Err(
             "calibrate: give at least one result file; run `goodput calibrate --help`".into(),

@@ -6,23 +6,32 @@ use goodput_core::capacity::{knee_from_sweep, parse_sweep_csv, size_fleet, Capac
 use goodput_core::report::format_usd;
 use goodput_core::search::search_goodput_threads;
 
-use crate::args::Args;
+use clap::Command;
 
-const USAGE: &str = "\
-usage: goodput capacity [--goodput R | --sweep FILE.csv] [--slo-attainment A] [--peak-rate R]
-                        [--utilization U] [--redundancy N] [--gpus-per-replica G]
-                        [--gpu-hour-usd P] [--plan FILE | --link URL] [plan flags] [--json]
+use crate::args::{json, real, text_flag, Args};
 
-Sizes the fleet from one replica's goodput:
-  --goodput R      goodput of one replica [req/s]
-  --sweep FILE     a measured load test, lines of 'rate,attainment' (header optional,
-                   attainment as a fraction or percent; '-' reads stdin); the goodput is
-                   the knee at --slo-attainment
-Without either, the plan's measured sweep is used if it has rows, else the simulator's
-goodput search.
-  --json           print {goodput_rps, planned_rps_per_replica, replicas_for_peak,
-                   replicas_total, gpus_total, cost_per_hour_usd, cost_per_month_usd,
-                   cost_per_compliant_request_usd, ...}";
+/// The command and its own flags; the plan flags are added from the registry.
+pub fn command() -> Command {
+    Command::new("capacity")
+        .about("replicas, GPUs and cost from --goodput R or a measured --sweep FILE.csv")
+        .long_about(
+            "Sizes the fleet from one replica's goodput: --goodput R, or the knee at \
+             --slo-attainment of a measured --sweep. Without either, the plan's measured sweep \
+             is used if it has rows, else the simulator's goodput search.",
+        )
+        .arg(real("goodput", "R", "Goodput of one replica [requests/s]"))
+        .arg(text_flag(
+            "sweep",
+            "FILE",
+            "A measured load test: lines of 'rate,attainment' (header optional, attainment as \
+             a fraction or percent; '-' reads stdin); the goodput is the knee at --slo-attainment",
+        ))
+        .arg(crate::search::threads_arg())
+        .arg(json(
+            "Print {goodput_rps, planned_rps_per_replica, replicas_for_peak, replicas_total, \
+             gpus_total, cost_per_hour_usd, cost_per_month_usd, cost_per_compliant_request_usd, ...}",
+        ))
+}
 
 fn read_sweep(path: &str) -> Result<String, String> {
     if path == "-" {
@@ -43,15 +52,11 @@ fn read_sweep(path: &str) -> Result<String, String> {
 
 /// Runs the command.
 pub fn run(args: &mut Args) -> Result<String, String> {
-    if args.flag("--help") || args.flag("-h") {
-        return Ok(USAGE.to_string());
-    }
     let json = args.flag("--json");
-    let goodput = args.f64("--goodput")?;
-    let sweep = args.value("--sweep")?;
+    let goodput = args.f64("--goodput");
+    let sweep = args.value("--sweep");
     let threads = crate::search::threads(args)?;
     let plan = args.plan()?;
-    args.clone().finish()?;
     let target = plan.slo.attainment_target;
     let (goodput, source) = match (goodput, sweep) {
         (Some(_), Some(_)) => return Err("--goodput and --sweep: give one, not both".into()),

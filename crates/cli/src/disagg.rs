@@ -3,48 +3,36 @@
 
 use goodput_core::disagg::{run_disagg_threads, DisaggResult, DisaggSpec, Router};
 use goodput_core::plan::Plan;
-use goodput_core::report::format_usd;
 
-use crate::args::Args;
+use clap::Command;
+use goodput_core::plan::fields::{by_path, field, Field};
 
-const USAGE: &str = "\
-usage: goodput disagg [--plan FILE | --link URL] [plan flags] [pool flags] [--threads N] [--json]
+use crate::args::{flag_message, json, Args};
 
-Sizes a disaggregated deployment: a prefill pool and a decode pool, each request's KV
-cache moved between them over a link, simulated together instance by instance. Finds
-the cheapest x prefill + y decode instances (xPyD) whose attainment meets the target at
-peak / utilization, adds planning.redundancy spare instances to each pool, and sets it
-against the aggregated plan on the plan's own GPUs (as `goodput plan --no-sweep` sizes
-it). The plan's disagg section is used when it has one; these flags override it.
-  --prefill-gpu ID          GPU preset of the prefill pool (default: the plan's hardware)
-  --prefill-tp N            GPUs per prefill instance: 1, 2, 4 or 8 (default: the plan's)
-  --prefill-budget TOKENS   token budget of a prefill step (default 8192)
-  --prefill-instances N     fix the prefill instances for the peak instead of searching
-  --decode-gpu ID           GPU preset of the decode pool (default: the plan's hardware)
-  --decode-tp N             GPUs per decode instance (default: the plan's)
-  --decode-max-num-seqs N   sequences per decode instance (default: the plan's max_num_seqs)
-  --decode-instances N      fix the decode instances for the peak instead of searching
-  --kv-link-gbps G          KV link bandwidth per transfer [Gbit/s] (default 400)
-  --kv-link-latency S       fixed time of one KV transfer [s] (default 0.001)
-  --router R                round_robin | least_loaded (default least_loaded)
-  --threads N               simulation threads (default: every core); the answer does not depend on it
-  --json                    print {prefill_instances, decode_instances, gpus_total,
-                            cost_per_month_usd, cost_per_compliant_request_usd, attainment,
-                            aggregated_gpus_total, aggregated_cost_per_month_usd, verdict, ...}";
+/// The KV link's bandwidth: `--kv-link-gbps` takes Gbit/s, the plan stores bytes/s.
+const KV_LINK: &Field = field("disagg.kv_link.bandwidth_bytes_per_s");
 
-/// Pool flags and the plan fields they set, so a validation error names the flag.
-const FLAG_OF_FIELD: [(&str, &str); 10] = [
-    ("disagg.prefill.gpu", "--prefill-gpu"),
-    ("disagg.prefill.tp_degree", "--prefill-tp"),
-    ("disagg.prefill.max_num_batched_tokens", "--prefill-budget"),
-    ("disagg.prefill.instances", "--prefill-instances"),
-    ("disagg.decode.gpu", "--decode-gpu"),
-    ("disagg.decode.tp_degree", "--decode-tp"),
-    ("disagg.decode.max_num_seqs", "--decode-max-num-seqs"),
-    ("disagg.decode.instances", "--decode-instances"),
-    ("disagg.kv_link.bandwidth_bytes_per_s", "--kv-link-gbps"),
-    ("disagg.kv_link.latency_s", "--kv-link-latency"),
-];
+/// The command and its own flags; the plan flags and the pool flags are added from the
+/// registry.
+pub fn command() -> Command {
+    Command::new("disagg")
+        .about("the cheapest xPyD (prefill and decode pools) for the peak, against the aggregated plan")
+        .long_about(
+            "Sizes a disaggregated deployment: a prefill pool and a decode pool, each request's \
+             KV cache moved between them over a link, simulated together instance by instance. \
+             Finds the cheapest x prefill + y decode instances (xPyD) whose attainment meets the \
+             target at peak / utilization, adds planning.redundancy spare instances to each \
+             pool, and sets it against the aggregated plan on the plan's own GPUs (as `goodput \
+             plan --no-sweep` sizes it). The plan's disagg section is used when it has one; the \
+             pool flags override it.",
+        )
+        .arg(crate::search::threads_arg())
+        .arg(json(
+            "Print {prefill_instances, decode_instances, gpus_total, cost_per_month_usd, \
+             cost_per_compliant_request_usd, attainment, aggregated_gpus_total, \
+             aggregated_cost_per_month_usd, verdict, ...}",
+        ))
+}
 
 /// The pool flags as given.
 #[derive(Default)]
@@ -63,26 +51,20 @@ struct PoolFlags {
 }
 
 impl PoolFlags {
-    fn read(args: &mut Args) -> Result<PoolFlags, String> {
-        let router = match args.value("--router")? {
-            None => None,
-            Some(v) => Some(Router::parse(&v).ok_or_else(|| {
-                format!("--router: expected round_robin or least_loaded, got '{v}'")
-            })?),
-        };
-        Ok(PoolFlags {
-            prefill_gpu: args.value("--prefill-gpu")?,
-            prefill_tp: args.u32("--prefill-tp")?,
-            prefill_budget: args.u32("--prefill-budget")?,
-            prefill_instances: args.u32("--prefill-instances")?,
-            decode_gpu: args.value("--decode-gpu")?,
-            decode_tp: args.u32("--decode-tp")?,
-            decode_max_num_seqs: args.u32("--decode-max-num-seqs")?,
-            decode_instances: args.u32("--decode-instances")?,
-            kv_link_gbps: args.f64("--kv-link-gbps")?,
-            kv_link_latency_s: args.f64("--kv-link-latency")?,
-            router,
-        })
+    fn read(args: &Args) -> PoolFlags {
+        PoolFlags {
+            prefill_gpu: args.value("--prefill-gpu"),
+            prefill_tp: args.u32("--prefill-tp"),
+            prefill_budget: args.u32("--prefill-budget"),
+            prefill_instances: args.u32("--prefill-instances"),
+            decode_gpu: args.value("--decode-gpu"),
+            decode_tp: args.u32("--decode-tp"),
+            decode_max_num_seqs: args.u32("--decode-max-num-seqs"),
+            decode_instances: args.u32("--decode-instances"),
+            kv_link_gbps: args.f64("--kv-link-gbps"),
+            kv_link_latency_s: args.f64("--kv-link-latency"),
+            router: args.value("--router").as_deref().and_then(Router::parse),
+        }
     }
 
     /// The plan's disagg section (or the defaults for the plan) with the flags applied.
@@ -102,7 +84,7 @@ impl PoolFlags {
         d.max_num_seqs = self.decode_max_num_seqs.unwrap_or(d.max_num_seqs);
         d.instances = self.decode_instances.or(d.instances);
         if let Some(g) = self.kv_link_gbps {
-            s.kv_link.bandwidth_bytes_per_s = g * 1e9 / 8.0;
+            s.kv_link.bandwidth_bytes_per_s = g * KV_LINK.flag_units().scale;
         }
         if let Some(l) = self.kv_link_latency_s {
             s.kv_link.latency_s = l;
@@ -114,19 +96,16 @@ impl PoolFlags {
 
 /// Runs the command.
 pub fn run(args: &mut Args) -> Result<String, String> {
-    if args.flag("--help") || args.flag("-h") {
-        return Ok(USAGE.to_string());
-    }
     let json = args.flag("--json");
     let threads = crate::search::threads(args)?;
-    let flags = PoolFlags::read(args)?;
+    let flags = PoolFlags::read(args);
     let mut plan = args.plan()?;
-    args.clone().finish()?;
     plan.disagg = Some(flags.apply(&plan));
+    // A pool field is named by its flag, given or not (the plan's section may hold it).
     plan.validate().map_err(|e| {
-        match FLAG_OF_FIELD.iter().find(|(field, _)| *field == e.field) {
-            Some((_, flag)) => format!("{flag}: {e}"),
-            None => e.to_string(),
+        match by_path(e.field).and_then(|f| f.flag.filter(|_| e.field.starts_with("disagg."))) {
+            Some(flag) => flag_message(&format!("--{}", flag.name), &e),
+            None => args.plan_error(&e),
         }
     })?;
     let r = run_disagg_threads(&plan, threads, &mut |_| true).map_err(|e| e.to_string())?;
@@ -140,6 +119,7 @@ pub fn run(args: &mut Args) -> Result<String, String> {
 fn json_of(r: &DisaggResult) -> serde_json::Value {
     let b = r.best.as_ref();
     let cap = r.aggregated.capacity.as_ref();
+    let load = r.aggregated.planned_load.as_ref().map(|l| &l.detail);
     serde_json::json!({
         "prefill_instances": b.map(|b| b.prefill_instances),
         "decode_instances": b.map(|b| b.decode_instances),
@@ -158,6 +138,8 @@ fn json_of(r: &DisaggResult) -> serde_json::Value {
         "tpot_p50_s": b.map(|b| b.tpot_s.p50),
         "tpot_p99_s": b.map(|b| b.tpot_s.p99),
         "aggregated_cost_per_compliant_request_usd": cap.map(|c| c.cost_per_compliant_request_usd),
+        "aggregated_ttft_p99_s": load.map(|l| l.ttft_p99_s),
+        "aggregated_tpot_p99_s": load.map(|l| l.tpot_p99_s),
         "best": b,
         "aggregated": r.aggregated,
         "peak_rate_rps": r.peak_rate_rps,
@@ -173,113 +155,22 @@ fn json_of(r: &DisaggResult) -> serde_json::Value {
     })
 }
 
-/// Seconds as milliseconds, or a dash.
-fn ms(x: Option<f64>) -> String {
-    x.filter(|v| v.is_finite())
-        .map_or("–".into(), |v| format!("{:.0} ms", v * 1e3))
-}
-
-/// The side-by-side table and the verdict.
+/// The verdict, the side-by-side table and the notes.
 fn text(r: &DisaggResult) -> String {
-    let dash = || "–".to_string();
-    let money = |x: Option<f64>| x.map_or_else(dash, format_usd);
-    let a = &r.aggregated;
-    let cap = a.capacity.as_ref();
-    let b = r.best.as_ref();
     let mut s = format!("{}\n\n", r.verdict);
-    let rows: Vec<(&str, String, String)> = vec![
-        (
-            "deployment",
-            cap.map_or_else(dash, |c| {
-                format!("{} + {} spare replicas", c.replicas_for_peak, c.redundancy)
-            }),
-            b.map_or_else(dash, |b| {
-                format!(
-                    "{} + {} spare per pool",
-                    b.label(),
-                    b.prefill_instances - b.prefill_instances_for_peak
-                )
-            }),
-        ),
-        (
-            "GPUs per instance",
-            format!("{} × TP{}", a.gpu, a.tp_degree),
-            b.map_or_else(dash, |b| {
-                format!(
-                    "P {} × TP{}, D {} × TP{}",
-                    b.prefill_gpu, b.prefill_tp, b.decode_gpu, b.decode_tp
-                )
-            }),
-        ),
-        (
-            "gpus_total",
-            cap.map_or_else(dash, |c| c.gpus_total.to_string()),
-            b.map_or_else(dash, |b| b.gpus_total.to_string()),
-        ),
-        (
-            "$/month",
-            money(cap.map(|c| c.cost_per_month_usd)),
-            money(b.map(|b| b.cost_per_month_usd)),
-        ),
-        (
-            "$/1k compliant",
-            money(cap.map(|c| c.cost_per_compliant_request_usd * 1e3)),
-            money(b.map(|b| b.cost_per_compliant_request_usd * 1e3)),
-        ),
-        (
-            "sized by",
-            format!("goodput {:.2} req/s per replica", a.goodput_rps),
-            b.map_or_else(dash, |b| {
-                format!(
-                    "attainment {:.3} at {:.2} req/s",
-                    b.attainment, r.sizing_rate_rps
-                )
-            }),
-        ),
-        (
-            "TTFT p50 / p99",
-            dash(),
-            b.map_or_else(dash, |b| {
-                format!("{} / {}", ms(Some(b.ttft_s.p50)), ms(Some(b.ttft_s.p99)))
-            }),
-        ),
-        (
-            "TPOT p50 / p99",
-            dash(),
-            b.map_or_else(dash, |b| {
-                format!("{} / {}", ms(Some(b.tpot_s.p50)), ms(Some(b.tpot_s.p99)))
-            }),
-        ),
-    ];
     s.push_str(&format!(
-        "  {:<18} {:<32} {}\n",
+        "  {:<26} {:<32} {}\n",
         "", "aggregated", "disaggregated"
     ));
-    for (k, x, y) in rows {
-        s.push_str(&format!("  {k:<18} {x:<32} {y}\n"));
+    for row in r.comparison_rows() {
+        s.push_str(&format!(
+            "  {:<26} {:<32} {}\n",
+            row.label, row.aggregated, row.disaggregated
+        ));
     }
-    if let Some(b) = b {
-        let m = &b.md1;
-        s.push_str(&format!(
-            "\nPrefill pool as M/D/1: {:.2} req/s per instance, D = {} (mean prompt), load {:.2}; \
-             mean wait {} (simulated {}), arrival to end of prefill {} (simulated {}).\n",
-            m.rate_rps,
-            ms(Some(m.service_s)),
-            m.utilization,
-            ms(m.wait_s),
-            ms(Some(b.prefill_wait_s.mean)),
-            ms(m.ttft_s),
-            ms(Some(b.prefill_s.mean)),
-        ));
-        s.push_str(&format!(
-            "KV transfer: mean {} over {:.0} Gbit/s + {} latency; router {}.",
-            ms(Some(b.transfer_s.mean)),
-            r.kv_link.bandwidth_bytes_per_s * 8.0 / 1e9,
-            ms(Some(r.kv_link.latency_s)),
-            r.router.name()
-        ));
-    } else if let Some(why) = &r.reason {
-        s.push_str(&format!("\nNo xPyD: {why}."));
+    for note in r.notes() {
+        s.push('\n');
+        s.push_str(&note);
     }
     s
 }

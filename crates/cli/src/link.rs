@@ -8,33 +8,56 @@ use std::io::Read;
 
 use goodput_core::share;
 
-use crate::args::Args;
+use clap::{Arg, Command};
+
+use crate::args::{json, switch, text_flag, Args};
 
 /// Where the planner is served by `trunk serve`; links point there unless told otherwise.
 pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:8080/";
 
-const LINK_USAGE: &str = "\
-usage: goodput link [--plan FILE | --link URL] [plan flags] [--base-url URL] [--embed] [--json]
+/// `goodput link` and its own flags; the plan flags are added from the registry.
+pub fn link_command() -> Command {
+    Command::new("link")
+        .about("print a share link for the plan (--base-url URL)")
+        .long_about("Prints a share link that carries the whole plan after '#'.")
+        .arg(text_flag(
+            "base-url",
+            "URL",
+            format!("Address of the planner (default {DEFAULT_BASE_URL})"),
+        ))
+        .arg(switch(
+            "embed",
+            "Add '&embed': the compact read-only card for an <iframe>",
+        ))
+        .arg(json(
+            "Print {\"url\", \"payload\", \"chars\", \"version\"} instead of the bare link",
+        ))
+}
 
-Prints a share link that carries the whole plan after '#'.
-  --base-url URL   address of the planner (default http://127.0.0.1:8080/)
-  --embed          add '&embed': the compact read-only card for an <iframe>
-  --json           print {\"url\", \"payload\", \"chars\", \"version\"} instead of the bare link";
-
-const DECODE_USAGE: &str = "\
-usage: goodput decode URL [--json]
-
-Prints the plan inside a share link as pretty JSON (a plan file for --plan).
-URL may be a whole link, its fragment, or '-' to read the link from stdin.
-A bad link exits non-zero with a one-line message.";
+/// `goodput decode` and its flags.
+pub fn decode_command() -> Command {
+    Command::new("decode")
+        .about("print the plan inside a share link as JSON")
+        .long_about(
+            "Prints the plan inside a share link as pretty JSON (a plan file for --plan). \
+             URL may be a whole link, its fragment, or '-' to read the link from stdin. \
+             A bad link exits non-zero with a one-line message.",
+        )
+        .arg(
+            Arg::new("url")
+                .value_name("URL")
+                .num_args(0..)
+                .help("The link, its fragment, or '-' for stdin"),
+        )
+        .arg(json(
+            "Accepted like on every other command: the output is JSON either way",
+        ))
+}
 
 /// `goodput link`: prints the share link for the plan.
 pub fn run_link(args: &mut Args) -> Result<String, String> {
-    if args.flag("--help") || args.flag("-h") {
-        return Ok(LINK_USAGE.to_string());
-    }
     let base = args
-        .value("--base-url")?
+        .value("--base-url")
         .unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
     if base.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err("--base-url: must not contain spaces or control characters".into());
@@ -42,7 +65,6 @@ pub fn run_link(args: &mut Args) -> Result<String, String> {
     let embed = args.flag("--embed");
     let json = args.flag("--json");
     let plan = args.plan()?;
-    args.clone().finish()?;
     let url = share::share_url(&base, &plan, embed);
     if !json {
         return Ok(url);
@@ -58,13 +80,8 @@ pub fn run_link(args: &mut Args) -> Result<String, String> {
 
 /// `goodput decode URL`: prints the plan in a share link as pretty JSON.
 pub fn run_decode(args: &mut Args) -> Result<String, String> {
-    if args.flag("--help") || args.flag("-h") {
-        return Ok(DECODE_USAGE.to_string());
-    }
     // The output is JSON either way; `--json` is accepted like on every other command.
-    let _ = args.flag("--json");
-    let mut positionals = args.positionals();
-    args.clone().finish()?;
+    let mut positionals = args.positionals("url");
     if positionals.len() > 1 {
         return Err(format!(
             "decode: expected one link, got {}; quote the link if it contains '&'",
@@ -93,50 +110,65 @@ fn read_stdin() -> Result<String, String> {
 mod tests {
     use super::*;
 
-    fn args(s: &str) -> Args {
-        Args::new(s.split_whitespace().map(String::from))
+    /// The arguments of `goodput LINE`.
+    fn args(line: &str) -> Args {
+        args_of(line.split_whitespace().map(String::from).collect())
+    }
+
+    fn args_of(argv: Vec<String>) -> Args {
+        crate::parse(argv).expect("parses").expect("a command").1
     }
 
     #[test]
     fn link_then_decode_gives_the_plan_back() {
         let url = run_link(&mut args(
-            "--max-num-seqs 64 --base-url https://p.example/x/",
+            "link --max-num-seqs 64 --base-url https://p.example/x/",
         ))
         .expect("link");
         assert!(url.starts_with("https://p.example/x/#p=3"), "{url}");
-        let json = run_decode(&mut Args::new([url])).expect("decode");
+        let json = run_decode(&mut args_of(vec!["decode".into(), url])).expect("decode");
         let plan: goodput_core::Plan = serde_json::from_str(&json).expect("plan JSON");
         assert_eq!(plan.engine.max_num_seqs, 64);
     }
 
     #[test]
     fn json_report_of_a_link() {
-        let out = run_link(&mut args("--json")).expect("link");
+        let out = run_link(&mut args("link --json")).expect("link");
         let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
         let url = v["url"].as_str().expect("url");
         assert_eq!(v["chars"].as_u64(), Some(url.len() as u64));
         assert_eq!(v["version"].as_u64(), Some(3));
         assert!(url.ends_with(v["payload"].as_str().expect("payload")));
-        let plan = run_decode(&mut Args::new([url.to_string(), "--json".into()])).expect("decode");
+        let plan = run_decode(&mut args_of(vec![
+            "decode".into(),
+            url.to_string(),
+            "--json".into(),
+        ]))
+        .expect("decode");
         assert!(plan.contains("\"max_num_seqs\": 128"), "{plan}");
     }
 
     #[test]
     fn embed_flag_and_default_base() {
-        let url = run_link(&mut args("--embed")).expect("link");
+        let url = run_link(&mut args("link --embed")).expect("link");
         assert!(url.starts_with(DEFAULT_BASE_URL));
         assert!(url.ends_with("&embed"));
     }
 
     #[test]
     fn errors_are_one_line() {
-        let e = run_decode(&mut args("https://h/#p=9zAAAA")).unwrap_err();
+        let e = run_decode(&mut args("decode https://h/#p=9zAAAA")).unwrap_err();
         assert!(e.starts_with("decode: ") && !e.contains('\n'), "{e}");
-        let e = run_decode(&mut args("")).unwrap_err();
+        let e = run_decode(&mut args("decode")).unwrap_err();
         assert!(e.contains("missing the link"), "{e}");
-        let e = run_decode(&mut args("a b")).unwrap_err();
+        let e = run_decode(&mut args("decode a b")).unwrap_err();
         assert!(e.contains("expected one link"), "{e}");
-        let e = run_link(&mut Args::new(["--base-url".into(), "a\nb".into()])).unwrap_err();
+        let e = run_link(&mut args_of(vec![
+            "link".into(),
+            "--base-url".into(),
+            "a\nb".into(),
+        ]))
+        .unwrap_err();
         assert!(e.starts_with("--base-url:"), "{e}");
     }
 }

@@ -2,6 +2,8 @@
 //!
 //! Every command prints to stdout and exits 0, or prints one line to stderr and
 //! exits non-zero. The numbers come from `goodput-core`, the same code the web app runs.
+//! Arguments are parsed by clap; the plan flags and their help come from the core's
+//! field registry (see [`args`]).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -9,6 +11,7 @@ mod alerts;
 mod args;
 mod calibrate;
 mod capacity;
+mod completions;
 mod disagg;
 mod link;
 mod plan_cmd;
@@ -19,36 +22,90 @@ mod shootout;
 mod simulate;
 mod sweep;
 
-use args::Args;
+use std::ffi::OsString;
 
-const USAGE: &str = "\
-goodput: LLM-serving capacity planner
+use args::{with_plan_flags, Args};
+use clap::error::ErrorKind;
+use clap::Command;
 
-usage: goodput <command> [--plan FILE | --link URL] [flags] [--json]
+/// The whole command line: every command with its flags.
+pub fn command() -> Command {
+    let with_plan = |cmd: Command| with_plan_flags(cmd, false);
+    Command::new("goodput")
+        .about("goodput: LLM-serving capacity planner")
+        .version(env!("CARGO_PKG_VERSION"))
+        .after_help(
+            "Numbers accept scientific notation (8e9). Times are in seconds, rates in \
+             requests/s, unless a flag's help says otherwise.\n\
+             Run `goodput <command> --help` for the flags of one command, and \
+             `goodput completions bash|zsh|fish` for shell completions.",
+        )
+        .subcommand(with_plan(simulate::command()))
+        .subcommand(with_plan(search::command()))
+        .subcommand(with_plan(sweep::command()))
+        .subcommand(with_plan(capacity::command()))
+        .subcommand(with_plan(schedule::command()))
+        .subcommand(with_plan(plan_cmd::command()))
+        .subcommand(with_plan(shootout::command()))
+        .subcommand(with_plan_flags(disagg::command(), true))
+        .subcommand(presets_cmd::command())
+        .subcommand(with_plan(calibrate::command()))
+        .subcommand(with_plan(alerts::command()))
+        .subcommand(with_plan(link::link_command()))
+        .subcommand(link::decode_command())
+        .subcommand(completions::command())
+        .subcommand(
+            Command::new("version")
+                .about("print the version")
+                .hide(true),
+        )
+}
 
-commands:
-  simulate   run one simulation point (--request-rate R) and print latency percentiles
-  search     find the goodput: the highest rate whose attainment meets the target
-  sweep      goodput over a grid of max_num_seqs x max_num_batched_tokens
-  capacity   replicas, GPUs and cost from --goodput R or a measured --sweep FILE.csv
-  schedule   traffic over a day: replicas per hour, autoscaled vs static cost, ramp attainment
-  plan       the whole plan: goodput, capacity, cost, analytic companions
-  shootout   every GPU x TP option of the plan, ranked by cost per compliant request
-  disagg     the cheapest xPyD (prefill and decode pools) for the peak, against the aggregated plan
-  presets    list the model and GPU presets (--model ID, --gpu ID) with figures and sources
-  calibrate  fit the step model to vllm bench serve / GuideLLM / CSV results
-  alerts     Prometheus burn-rate alert rules for the plan's SLO
-  link       print a share link for the plan (--base-url URL)
-  decode     print the plan inside a share link as JSON
+/// What a command line asks for: `Ok(Ok((command, args)))` to run a command,
+/// `Ok(Err(text))` to print help or the version, `Err(line)` for a mistake.
+/// `argv` leaves out the program name.
+pub fn parse<I, T>(argv: I) -> Result<Result<(String, Args), String>, String>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let argv = std::iter::once(OsString::from("goodput")).chain(argv.into_iter().map(Into::into));
+    let matches = match command().try_get_matches_from(argv) {
+        Ok(m) => m,
+        Err(e) => {
+            return match e.kind() {
+                ErrorKind::DisplayHelp
+                | ErrorKind::DisplayVersion
+                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    Ok(Err(e.to_string().trim_end().to_string()))
+                }
+                _ => Err(args::one_line(&e)),
+            }
+        }
+    };
+    match matches.subcommand() {
+        None => Ok(Err(command()
+            .render_help()
+            .to_string()
+            .trim_end()
+            .to_string())),
+        Some(("version", _)) => Ok(Err(format!("goodput {}", env!("CARGO_PKG_VERSION")))),
+        Some((name, m)) => Ok(Ok((name.to_string(), Args::new(m.clone())))),
+    }
+}
 
-Numbers accept scientific notation (8e9). Times are in seconds, rates in requests/s.
-Run `goodput <command> --help` for the flags of one command.";
-
-fn main() {
-    let mut raw = std::env::args().skip(1);
-    let command = raw.next().unwrap_or_default();
-    let mut args = Args::new(raw);
-    let result = match command.as_str() {
+/// Runs one command line (without the program name): the text to print, or the
+/// one-line error.
+fn run<I, T>(argv: I) -> Result<String, String>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let (name, mut args) = match parse(argv)? {
+        Ok(command) => command,
+        Err(text) => return Ok(text),
+    };
+    match name.as_str() {
         "simulate" => simulate::run(&mut args),
         "search" => search::run(&mut args),
         "sweep" => sweep::run(&mut args),
@@ -62,11 +119,13 @@ fn main() {
         "alerts" => alerts::run(&mut args),
         "link" => link::run_link(&mut args),
         "decode" => link::run_decode(&mut args),
-        "" | "help" | "--help" | "-h" => Ok(USAGE.to_string()),
-        "--version" | "version" => Ok(format!("goodput {}", env!("CARGO_PKG_VERSION"))),
+        "completions" => completions::run(&args),
         other => Err(format!("unknown command '{other}'; run `goodput help`")),
-    };
-    match result {
+    }
+}
+
+fn main() {
+    match run(std::env::args_os().skip(1)) {
         Ok(out) => {
             // A closed pipe (`goodput plan | head`) is not an error worth a panic.
             use std::io::Write;
@@ -76,5 +135,33 @@ fn main() {
             eprintln!("goodput: {msg}");
             std::process::exit(2);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        command().debug_assert();
+    }
+
+    #[test]
+    fn no_command_prints_the_help_and_a_typo_gets_a_suggestion() {
+        let help = run(Vec::<String>::new()).expect("help");
+        assert!(
+            help.contains("simulate") && help.contains("completions"),
+            "{help}"
+        );
+        assert_eq!(
+            run(["--version"]),
+            Ok(format!("goodput {}", env!("CARGO_PKG_VERSION")))
+        );
+        assert_eq!(run(["version"]), run(["--version"]));
+        let e = run(["simulat"]).unwrap_err();
+        assert_eq!(e, "unknown command 'simulat'; did you mean 'simulate'?");
+        let e = run(["xyzzy"]).unwrap_err();
+        assert_eq!(e, "unknown command 'xyzzy'; run `goodput help`");
     }
 }

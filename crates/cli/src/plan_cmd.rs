@@ -2,24 +2,33 @@
 
 use goodput_core::report::{evaluate_plan_with, EvaluateOptions};
 
-use crate::args::Args;
+use clap::Command;
 
-const USAGE: &str = "\
-usage: goodput plan [--plan FILE | --link URL] [plan flags] [--no-sweep] [--threads N] [--json | --markdown]
+use crate::args::{json, switch, Args};
 
-Runs the goodput search (or reads the knee of planning.measured_sweep), the knob
-sweep, and prints the plan report: goodput, fleet and cost, analytic companions with
-warnings, the best-knob hint, engine flags and alert rules.
-  --no-sweep    skip the knob sweep (no best-knob hint)
-  --threads N   simulation threads (default: every core)
-  --json        the report as JSON
-  --markdown    the report as Markdown (the default output)";
+/// The command and its own flags; the plan flags are added from the registry.
+pub fn command() -> Command {
+    Command::new("plan")
+        .about("the whole plan: goodput, capacity, cost, analytic companions")
+        .long_about(
+            "Runs the goodput search (or reads the knee of planning.measured_sweep), the knob \
+             sweep, and prints the plan report: goodput, fleet and cost, analytic companions \
+             with warnings, the best-knob hint, engine flags and alert rules.",
+        )
+        .arg(switch(
+            "no-sweep",
+            "Skip the knob sweep (no best-knob hint)",
+        ))
+        .arg(crate::search::threads_arg())
+        .arg(json("The report as JSON"))
+        .arg(switch(
+            "markdown",
+            "The report as Markdown (the default output)",
+        ))
+}
 
 /// Runs the command.
 pub fn run(args: &mut Args) -> Result<String, String> {
-    if args.flag("--help") || args.flag("-h") {
-        return Ok(USAGE.to_string());
-    }
     let json = args.flag("--json");
     let markdown = args.flag("--markdown");
     if json && markdown {
@@ -28,7 +37,6 @@ pub fn run(args: &mut Args) -> Result<String, String> {
     let no_sweep = args.flag("--no-sweep");
     let threads = crate::search::threads(args)?;
     let plan = args.plan()?;
-    args.clone().finish()?;
     let options = EvaluateOptions {
         sweep: !no_sweep,
         threads,

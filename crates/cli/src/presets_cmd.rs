@@ -3,23 +3,27 @@
 use goodput_core::plan::AttentionKind;
 use goodput_core::presets::{ModelPreset, GPUS, MODELS};
 
-use crate::args::Args;
+use clap::Command;
 
-const USAGE: &str = "\
-usage: goodput presets [--json]
+use crate::args::{json, Args};
 
-Lists every model and GPU preset with its figures and its source. Use the ids with
---model ID and --gpu ID on any command that takes a plan; single-field flags
-(--params, --memory-bytes, ...) still override a preset's figures.
-  --json   the presets as JSON: {\"models\": [...], \"gpus\": [...]}";
+/// The command and its flags.
+pub fn command() -> Command {
+    Command::new("presets")
+        .about("list the model and GPU presets (--model ID, --gpu ID) with figures and sources")
+        .long_about(
+            "Lists every model and GPU preset with its figures and its source. Use the ids with \
+             --model ID and --gpu ID on any command that takes a plan; single-field flags \
+             (--params, --memory-bytes, ...) still override a preset's figures.",
+        )
+        .arg(json(
+            "The presets as JSON: {\"models\": [...], \"gpus\": [...]}",
+        ))
+}
 
 /// Runs the command.
 pub fn run(args: &mut Args) -> Result<String, String> {
-    if args.flag("--help") || args.flag("-h") {
-        return Ok(USAGE.to_string());
-    }
     let json = args.flag("--json");
-    args.clone().finish()?;
     if json {
         let v = serde_json::json!({ "models": MODELS, "gpus": GPUS });
         return serde_json::to_string_pretty(&v).map_err(|e| format!("presets: {e}"));

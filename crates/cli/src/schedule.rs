@@ -11,42 +11,86 @@ use goodput_core::schedule::{
 use goodput_core::search::search_goodput_threads;
 use goodput_core::trace::{summarize_reader, TraceFormat, TraceSummary};
 
-use crate::args::Args;
+use clap::Command;
 
-const USAGE: &str = "\
-usage: goodput schedule [--plan FILE | --link URL] [plan flags]
-                        [--profile FILE|NAME] [--absolute] [--trace FILE] [--trace-format F]
-                        [--goodput R] [--scale-up-lag-min M] [--cooldown-min M] [--lead-min M]
-                        [--min-replicas N] [--hour-replications N] [--no-sim] [--threads N] [--json]
+use crate::args::{json, real, switch, text_flag, whole, Args};
 
-For every hour of a day (or a week), the replicas the rate needs at the planned
-utilisation plus redundancy, an autoscaler's fleet beside a static one sized for the
-peak, the cost of each, and the simulated SLO attainment of each hour with the
-autoscaler's ramps (one replica at rate / replicas serving, minute by minute). A plan
-with a `schedule` (profile and autoscaler, as a share link carries them) gives the
-defaults; the flags override them.
-  --profile NAME   a shape: business-hours, global-consumer, flat (default: the plan's
-                   own schedule.profile if it has one, else business-hours)
-  --profile FILE   24 or 168 hourly numbers: one per line, comma-separated, or 'hour,rate'
-                   rows ('-' reads stdin); a shape scaled so its peak is --peak-rate
-  --absolute       the profile file's numbers (or the trace's hourly rates) are fleet
-                   rates in req/s as they stand, not a shape scaled to --peak-rate
-  --trace FILE     an Azure LLM inference CSV, a BurstGPT CSV or Mooncake JSONL: its
-                   prompt/output lengths (and Mooncake's prefix reuse) replace the plan's,
-                   and, without --profile, its hourly rates give the shape (needs a day)
-  --trace-format F azure, burstgpt or mooncake (default: detected from the first line)
-  --goodput R      goodput of one replica [req/s] (default: the plan's measured sweep,
-                   else the simulator's goodput search)
-  --scale-up-lag-min M   minutes from ordering a replica to its serving (default 10)
-  --cooldown-min M       minutes before an unneeded replica is removed (default 30)
-  --lead-min M           order an hour's replicas M minutes ahead (default 0: reactive)
-  --min-replicas N       fewest replicas ever running (default 1)
-  --hour-replications N  simulations per hour, averaged (default 1)
-  --no-sim         sizing and cost only
-  --threads N      simulation threads (default: every core)
-  --json           print {hours: [{hour, rate_rps, replicas, serving_min, cost_usd,
-                   attainment, ...}], static_cost_per_month_usd,
-                   autoscaled_cost_per_month_usd, savings_per_month_usd, attainment, ...}";
+/// The command and its own flags; the plan flags are added from the registry.
+pub fn command() -> Command {
+    Command::new("schedule")
+        .about("traffic over a day: replicas per hour, autoscaled vs static cost, ramp attainment")
+        .long_about(
+            "For every hour of a day (or a week), the replicas the rate needs at the planned \
+             utilisation plus redundancy, an autoscaler's fleet beside a static one sized for \
+             the peak, the cost of each, and the simulated SLO attainment of each hour with the \
+             autoscaler's ramps (one replica at rate / replicas serving, minute by minute). A \
+             plan with a `schedule` (profile and autoscaler, as a share link carries them) gives \
+             the defaults; the flags override them.",
+        )
+        .arg(text_flag(
+            "profile",
+            "FILE|NAME",
+            "A shape: business-hours, global-consumer, flat (default: the plan's own \
+             schedule.profile if it has one, else business-hours); or a FILE of 24 or 168 \
+             hourly numbers: one per line, comma-separated, or 'hour,rate' rows ('-' reads \
+             stdin), a shape scaled so its peak is --peak-rate",
+        ))
+        .arg(switch(
+            "absolute",
+            "The profile file's numbers (or the trace's hourly rates) are fleet rates in req/s \
+             as they stand, not a shape scaled to --peak-rate",
+        ))
+        .arg(text_flag(
+            "trace",
+            "FILE",
+            "An Azure LLM inference CSV, a BurstGPT CSV or Mooncake JSONL: its prompt/output \
+             lengths (and Mooncake's prefix reuse) replace the plan's, and, without --profile, \
+             its hourly rates give the shape (needs a day)",
+        ))
+        .arg(text_flag(
+            "trace-format",
+            "F",
+            "azure, burstgpt or mooncake (default: detected from the first line)",
+        ))
+        .arg(real(
+            "goodput",
+            "R",
+            "Goodput of one replica [requests/s] (default: the plan's measured sweep, else the \
+             simulator's goodput search)",
+        ))
+        .arg(real(
+            "scale-up-lag-min",
+            "M",
+            "Minutes from ordering a replica to its serving (default 10)",
+        ))
+        .arg(real(
+            "cooldown-min",
+            "M",
+            "Minutes before an unneeded replica is removed (default 30)",
+        ))
+        .arg(real(
+            "lead-min",
+            "M",
+            "Order an hour's replicas M minutes ahead (default 0: reactive)",
+        ))
+        .arg(whole(
+            "min-replicas",
+            "N",
+            "Fewest replicas ever running (default 1)",
+        ))
+        .arg(whole(
+            "hour-replications",
+            "N",
+            "Simulations per hour, averaged (default 1)",
+        ))
+        .arg(switch("no-sim", "Sizing and cost only"))
+        .arg(crate::search::threads_arg())
+        .arg(json(
+            "Print {hours: [{hour, rate_rps, replicas, serving_min, cost_usd, attainment, ...}], \
+             static_cost_per_month_usd, autoscaled_cost_per_month_usd, savings_per_month_usd, \
+             attainment, ...}",
+        ))
+}
 
 /// Most bytes a profile file may have.
 const MAX_PROFILE_BYTES: u64 = 1 << 20;
@@ -98,30 +142,26 @@ fn read_trace(path: &str, format: Option<TraceFormat>) -> Result<TraceSummary, S
 
 /// Runs the command.
 pub fn run(args: &mut Args) -> Result<String, String> {
-    if args.flag("--help") || args.flag("-h") {
-        return Ok(USAGE.to_string());
-    }
     let json = args.flag("--json");
     let absolute = args.flag("--absolute");
     let no_sim = args.flag("--no-sim");
-    let profile_spec = args.value("--profile")?;
-    let trace_path = args.value("--trace")?;
+    let profile_spec = args.value("--profile");
+    let trace_path = args.value("--trace");
     let trace_format =
-        match args.value("--trace-format")? {
+        match args.value("--trace-format") {
             None => None,
             Some(f) => Some(TraceFormat::parse(&f).ok_or_else(|| {
                 format!("--trace-format: '{f}' is not azure, burstgpt or mooncake")
             })?),
         };
-    let goodput = args.f64("--goodput")?;
-    let lag = args.f64("--scale-up-lag-min")?;
-    let cooldown = args.f64("--cooldown-min")?;
-    let lead = args.f64("--lead-min")?;
-    let min_replicas = args.u32("--min-replicas")?;
-    let replications = args.u32("--hour-replications")?;
+    let goodput = args.f64("--goodput");
+    let lag = args.f64("--scale-up-lag-min");
+    let cooldown = args.f64("--cooldown-min");
+    let lead = args.f64("--lead-min");
+    let min_replicas = args.u32("--min-replicas");
+    let replications = args.u32("--hour-replications");
     let threads = crate::search::threads(args)?;
     let mut plan = args.plan()?;
-    args.clone().finish()?;
     // The plan's own schedule (from a plan file or a link) gives the defaults.
     let saved = plan.schedule.clone();
     let base = saved

@@ -2,38 +2,57 @@
 
 use goodput_core::search::{default_threads, search_goodput_threads, GoodputResult};
 
-use crate::args::Args;
+use clap::{Arg, Command};
 
-const USAGE: &str = "\
-usage: goodput search [--plan FILE | --link URL] [plan flags] [--threads N] [--json]
+use crate::args::{json, whole, Args};
 
-Finds the highest arrival rate whose mean attainment over run.replications seeds
-meets slo.attainment_target (joint, or per objective with --slo-mode marginal), and
-prints it with its 95% range and the curve. The search asks about open-loop traffic:
-a closed loop (--arrival closed) is searched with Poisson arrivals of the same lengths,
-and --max-concurrency is ignored.
-  --threads N   simulation threads (default: every core); the answer does not depend on it
-  --json        print {goodput_rps, goodput_range_rps, curve: [{rate_rps, attainment, ci95, ...}], ...}";
+/// The command and its own flags; the plan flags are added from the registry.
+pub fn command() -> Command {
+    Command::new("search")
+        .about("find the goodput: the highest rate whose attainment meets the target")
+        .long_about(
+            "Finds the highest arrival rate whose mean attainment over run.replications seeds \
+             meets slo.attainment_target (joint, or per objective with --slo-mode marginal), \
+             and prints it with its 95% range and the curve. The search asks about open-loop \
+             traffic: a closed loop (--arrival closed) is searched with Poisson arrivals of \
+             the same lengths, and --max-concurrency is ignored.",
+        )
+        .arg(threads_arg())
+        .arg(json(
+            "Print {goodput_rps, goodput_range_rps, curve: [{rate_rps, attainment, ci95, ...}], ...}",
+        ))
+}
+
+/// Most simulation threads `--threads` takes.
+const MAX_THREADS: u32 = 256;
+
+/// `--threads N`, which every simulating command takes.
+pub fn threads_arg() -> Arg {
+    whole(
+        "threads",
+        "N",
+        format!(
+            "Simulation threads (default: every core); the answer does not depend on it \
+             [whole number in 1..={MAX_THREADS}]"
+        ),
+    )
+}
 
 /// Reads `--threads N` (default: every core).
-pub fn threads(args: &mut Args) -> Result<usize, String> {
-    match args.u32("--threads")? {
+pub fn threads(args: &Args) -> Result<usize, String> {
+    match args.u32("--threads") {
         None => Ok(default_threads()),
         Some(0) => Err("--threads: must be at least 1".into()),
-        Some(n) if n > 256 => Err(format!("--threads: at most 256, got {n}")),
+        Some(n) if n > MAX_THREADS => Err(format!("--threads: at most {MAX_THREADS}, got {n}")),
         Some(n) => Ok(n as usize),
     }
 }
 
 /// Runs the command.
 pub fn run(args: &mut Args) -> Result<String, String> {
-    if args.flag("--help") || args.flag("-h") {
-        return Ok(USAGE.to_string());
-    }
     let json = args.flag("--json");
     let threads = threads(args)?;
     let plan = args.plan()?;
-    args.clone().finish()?;
     let r = search_goodput_threads(&plan, threads, &mut |_| true).map_err(|e| e.to_string())?;
     if json {
         return serde_json::to_string_pretty(&r).map_err(|e| format!("search: {e}"));

@@ -4,44 +4,57 @@
 use goodput_core::report::format_usd;
 use goodput_core::shootout::{run_shootout_threads, ShootoutResult, ShootoutSpec, TP_DEGREES};
 
-use crate::args::Args;
+use clap::Command;
 
-const USAGE: &str = "\
-usage: goodput shootout [--plan FILE | --link URL] [plan flags] [--gpus ID,ID,...] [--tp 1,2,4,8]
-                        [--threads N] [--json]
+use crate::args::{json, text_flag, Args};
 
-Runs the goodput search and the capacity plan for every GPU preset × tensor-parallel
-degree, on the plan's model, traffic, SLO and engine settings, and ranks the options by
-cost per SLO-compliant request. Options whose weights do not fit, or whose KV cache
-cannot hold one request of maximum length, are listed last with the reason. Each row
-equals `goodput plan --gpu G --tp N --no-sweep` on the same plan. A measured sweep
-(planning.measured_sweep) describes the hardware it was measured on, so it is set aside:
-every option is simulated.
-  --gpus LIST   GPU preset ids, comma-separated (default: h100-sxm,h200,b200,a100-80gb,l40s,mi300x;
-                `goodput presets` lists them all)
-  --tp LIST     tensor-parallel degrees from 1, 2, 4, 8 (default: all four)
-  --threads N   simulation threads (default: every core); the answer does not depend on it
-  --json        print {best, chosen, verdict, rows: [{gpu, tp, fits, reason, goodput_rps,
-                replicas_total, gpus_total, cost_per_hour_usd, cost_per_month_usd,
-                cost_per_compliant_request_usd, ttft_p99_s, tpot_p99_s, ...}]}";
+/// The command and its own flags; the plan flags (but `--tp`, a list here) are added
+/// from the registry.
+pub fn command() -> Command {
+    Command::new("shootout")
+        .about("every GPU x TP option of the plan, ranked by cost per compliant request")
+        .long_about(
+            "Runs the goodput search and the capacity plan for every GPU preset × \
+             tensor-parallel degree, on the plan's model, traffic, SLO and engine settings, and \
+             ranks the options by cost per SLO-compliant request. Options whose weights do not \
+             fit, or whose KV cache cannot hold one request of maximum length, are listed last \
+             with the reason. Each row equals `goodput plan --gpu G --tp N --no-sweep` on the \
+             same plan. A measured sweep (planning.measured_sweep) describes the hardware it \
+             was measured on, so it is set aside: every option is simulated.",
+        )
+        .arg(text_flag(
+            "gpus",
+            "LIST",
+            "GPU preset ids, comma-separated (default: h100-sxm,h200,b200,a100-80gb,l40s,mi300x; \
+             `goodput presets` lists them all)",
+        ))
+        .arg(text_flag(
+            "tp",
+            "LIST",
+            format!("Tensor-parallel degrees from {TP_DEGREES:?}, comma-separated (default: all)"),
+        ))
+        .arg(crate::search::threads_arg())
+        .arg(json(
+            "Print {best, chosen, verdict, rows: [{gpu, tp, fits, reason, goodput_rps, \
+             replicas_total, gpus_total, cost_per_hour_usd, cost_per_month_usd, \
+             cost_per_compliant_request_usd, ttft_p99_s, tpot_p99_s, ...}]}",
+        ))
+}
 
 /// Runs the command.
 pub fn run(args: &mut Args) -> Result<String, String> {
-    if args.flag("--help") || args.flag("-h") {
-        return Ok(USAGE.to_string());
-    }
     let json = args.flag("--json");
     let threads = crate::search::threads(args)?;
     let mut spec = ShootoutSpec::default();
-    if let Some(v) = args.value("--gpus")? {
+    if let Some(v) = args.value("--gpus") {
         spec.gpus = v
             .split(',')
             .map(|t| t.trim().to_string())
             .filter(|t| !t.is_empty())
             .collect();
     }
-    // `--tp` is a list here; it is taken before the plan flags, where it is one degree.
-    if let Some(v) = args.value("--tp")? {
+    // `--tp` is a list here, where the plan flags would take one degree.
+    if let Some(v) = args.value("--tp") {
         spec.tp_degrees = v
             .split(',')
             .map(|t| {
@@ -65,7 +78,6 @@ pub fn run(args: &mut Args) -> Result<String, String> {
         format!("{flag}{e}")
     })?;
     let mut plan = args.plan_for_other_hardware()?;
-    args.clone().finish()?;
     plan.planning.measured_sweep.clear();
     let r =
         run_shootout_threads(&plan, &spec, threads, &mut |_| true).map_err(|e| e.to_string())?;

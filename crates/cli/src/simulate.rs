@@ -4,48 +4,49 @@ use goodput_core::plan::{Arrival, MAX_REPLICATIONS};
 use goodput_core::sim::{replicate, simulate, SimConfig, SimReport, Summary};
 use serde_json::{json, Value};
 
-use crate::args::Args;
+use clap::Command;
+
+use crate::args::{json, real, whole, Args};
 
 /// Arrival rate simulated when `--request-rate` is absent (the article's point) [requests/s].
 const DEFAULT_RATE_RPS: f64 = 20.0;
 
-/// `{MAX_REPLICATIONS}` is filled in from the core's limit when printed.
-const USAGE: &str = "\
-usage: goodput simulate [--plan FILE | --link URL] [plan flags] [--request-rate R]
-                        [--seed S] [--replications N] [--json]
-
-Simulates one continuous-batching replica at R requests/s (default 20) and prints the
-SLO attainment with TTFT, TPOT, E2E and inter-token latency percentiles, and the
-achieved throughput (completed requests/s).
-  --request-rate R    arrival rate [requests/s]; ignored by a closed loop
-  --seed S            seed (default: the plan's run.seed)
-  --replications N    independent seeds, 1..={MAX_REPLICATIONS} (default 1); N > 1 adds a 95% interval
-  --json              print {attainment, completed_rps, ttft_s: {mean, p50, p90, p95, p99},
-                      tpot_s, e2e_s, ...}
-Arrivals (like `vllm bench serve`):
-  --arrival poisson|gamma|constant|trace|closed   (--arrival-cv C for gamma gaps)
-  --arrival closed --concurrency N [--think-time S]
-                      N clients, each sending its next request S seconds (default 0)
-                      after its previous one ended; the rate is an outcome, not an input
-  --max-concurrency N at most N requests in flight for an open-loop arrival (a client
-                      takes a slot, then starts the request's timer)
-SLO: --ttft-slo S, --tpot-slo S, --e2e-slo S, --slo-attainment A,
-  --slo-mode joint|marginal   joint: A of requests meet every objective at once;
-                              marginal: each objective is a percentile on its own
-Plan flags include --max-num-seqs, --max-num-batched-tokens, --no-chunked-prefill,
---kv-policy none|reserve|paged, --num-requests, --warmup-requests, --input-len-median,
---input-len-sigma, --input-len-min, --input-len-max (and --output-len-*), --params,
---weight-bytes, --mem-bandwidth, --compute-flops, --kv-bytes-per-token, --step-overhead.";
+/// The command and its own flags; the plan flags are added from the registry.
+pub fn command() -> Command {
+    Command::new("simulate")
+        .about("run one simulation point (--request-rate R) and print latency percentiles")
+        .long_about(
+            "Simulates one continuous-batching replica at R requests/s (default 20) and prints \
+             the SLO attainment with TTFT, TPOT, E2E and inter-token latency percentiles, and \
+             the achieved throughput (completed requests/s). A closed loop (--arrival closed \
+             --concurrency N [--think-time S]) sends each client's next request S seconds \
+             after its previous one ended: the rate is an outcome, not an input. \
+             --max-concurrency N caps an open loop at N requests in flight.",
+        )
+        .arg(real(
+            "request-rate",
+            "R",
+            "Arrival rate [requests/s] (default 20); ignored by a closed loop",
+        ))
+        .arg(whole(
+            "replications",
+            "N",
+            format!(
+                "Independent seeds of this one point (default 1); more than 1 adds a 95% \
+                 interval [whole number in 1..={MAX_REPLICATIONS}]"
+            ),
+        ))
+        .arg(json(
+            "Print {attainment, completed_rps, ttft_s: {mean, p50, p90, p95, p99}, tpot_s, e2e_s, ...}",
+        ))
+}
 
 /// Runs the command.
 pub fn run(args: &mut Args) -> Result<String, String> {
-    if args.flag("--help") || args.flag("-h") {
-        return Ok(USAGE.replace("{MAX_REPLICATIONS}", &MAX_REPLICATIONS.to_string()));
-    }
     let json = args.flag("--json");
-    let rate = args.f64("--request-rate")?.unwrap_or(DEFAULT_RATE_RPS);
+    let rate = args.f64("--request-rate").unwrap_or(DEFAULT_RATE_RPS);
     // Read here, not as a plan override: a plan's run.replications is meant for searches.
-    let replications = match args.u32("--replications")? {
+    let replications = match args.u32("--replications") {
         None => 1,
         Some(n) if (1..=MAX_REPLICATIONS).contains(&n) => n,
         Some(n) => {
@@ -55,7 +56,6 @@ pub fn run(args: &mut Args) -> Result<String, String> {
         }
     };
     let plan = args.plan()?;
-    args.clone().finish()?;
     let cfg = SimConfig::from_plan(&plan, rate).map_err(|e| match e {
         goodput_core::sim::SimError::Rate { .. } => format!("--request-rate: {e}"),
         e => e.to_string(),

@@ -2,21 +2,34 @@
 
 use goodput_core::search::{sweep_knobs_threads, SweepResult};
 
-use crate::args::Args;
+use clap::Command;
 
-const USAGE: &str = "\
-usage: goodput sweep [--plan FILE | --link URL] [plan flags] [--seqs LIST] [--budgets LIST] [--threads N] [--json]
+use crate::args::{json, text_flag, Args};
 
-Runs a goodput search per grid cell (min(run.replications, 5) seeds per rate) and
-prints the grid, the best setting and its launch flags.
-  --seqs LIST     max_num_seqs values, comma-separated (default run.sweep_max_num_seqs)
-  --budgets LIST  token budgets, comma-separated; 0 = chunked prefill off
-                  (default run.sweep_batched_tokens)
-  --threads N     simulation threads (default: every core)
-  --json          print {max_num_seqs, batched_tokens, cells, best, flags, ...}";
+/// The command and its own flags; the plan flags are added from the registry.
+pub fn command() -> Command {
+    Command::new("sweep")
+        .about("goodput over a grid of max_num_seqs x max_num_batched_tokens")
+        .long_about(
+            "Runs a goodput search per grid cell (min(run.replications, 5) seeds per rate) and \
+             prints the grid, the best setting and its launch flags.",
+        )
+        .arg(text_flag(
+            "seqs",
+            "LIST",
+            "max_num_seqs values, comma-separated (default run.sweep_max_num_seqs)",
+        ))
+        .arg(text_flag(
+            "budgets",
+            "LIST",
+            "Token budgets, comma-separated; 0 = chunked prefill off (default run.sweep_batched_tokens)",
+        ))
+        .arg(crate::search::threads_arg())
+        .arg(json("Print {max_num_seqs, batched_tokens, cells, best, flags, ...}"))
+}
 
-fn list(args: &mut Args, flag: &str) -> Result<Option<Vec<u32>>, String> {
-    let Some(v) = args.value(flag)? else {
+fn list(args: &Args, flag: &str) -> Result<Option<Vec<u32>>, String> {
+    let Some(v) = args.value(flag) else {
         return Ok(None);
     };
     v.split(',')
@@ -31,15 +44,11 @@ fn list(args: &mut Args, flag: &str) -> Result<Option<Vec<u32>>, String> {
 
 /// Runs the command.
 pub fn run(args: &mut Args) -> Result<String, String> {
-    if args.flag("--help") || args.flag("-h") {
-        return Ok(USAGE.to_string());
-    }
     let json = args.flag("--json");
     let threads = crate::search::threads(args)?;
     let seqs = list(args, "--seqs")?;
     let budgets = list(args, "--budgets")?;
     let mut plan = args.plan()?;
-    args.clone().finish()?;
     if let Some(s) = seqs {
         plan.run.sweep_max_num_seqs = s;
     }

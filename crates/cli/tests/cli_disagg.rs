@@ -50,6 +50,13 @@ fn json_has_the_fields_and_the_aggregated_side_equals_goodput_plan() {
         v["aggregated_cost_per_compliant_request_usd"],
         cap["cost_per_compliant_request_usd"]
     );
+    // Its latencies are those of `goodput plan` at the planned load.
+    assert_eq!(v["aggregated"]["planned_load"], plan["planned_load"]);
+    assert_eq!(
+        v["aggregated_ttft_p99_s"],
+        plan["planned_load"]["detail"]["ttft_p99_s"]
+    );
+    assert!(v["aggregated_tpot_p99_s"].as_f64().is_some_and(|t| t > 0.0));
     // The disaggregated totals, computed independently: N+1 per pool, one $2.50 H100
     // per instance, 730 hours a month.
     let x = v["prefill_instances_for_peak"].as_u64().expect("x");
@@ -78,6 +85,15 @@ fn json_has_the_fields_and_the_aggregated_side_equals_goodput_plan() {
         "{text}"
     );
     assert!(text.contains("M/D/1"), "{text}");
+    // Both columns carry latencies: four values and no dash in each latency row.
+    for name in ["TTFT p50 / p99", "TPOT p50 / p99"] {
+        let row = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("a {name} row in {text}"));
+        let values = row.matches(" ms").count() + row.matches(" s ").count();
+        assert!(values >= 3 && !row.contains('–'), "{row}");
+    }
 }
 
 #[test]

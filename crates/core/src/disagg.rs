@@ -27,6 +27,7 @@
 
 mod sim;
 mod sizing;
+mod table;
 
 pub use crate::plan::disagg::{
     pool_plan, DecodePool, DisaggSpec, KvLink, PrefillPool, Router, DEFAULT_KV_LINK_BYTES_PER_S,
@@ -34,9 +35,10 @@ pub use crate::plan::disagg::{
 };
 pub use sim::simulate_disagg;
 pub use sizing::{
-    run_disagg_threads, AggregatedSide, DisaggJob, DisaggJobResult, DisaggResult, DisaggSizing,
-    PointJob, PointResult, PointSummary, XpyD,
+    run_disagg_jobs, run_disagg_threads, AggregatedSide, DisaggJob, DisaggJobResult, DisaggResult,
+    DisaggSizing, PointJob, PointResult, PointSummary, XpyD,
 };
+pub use table::ComparisonRow;
 
 use crate::analytic::{md1_ttft_s, MeanLengths};
 use crate::plan::{KvPolicy, ModelSpec, Plan, PlanError};

@@ -52,9 +52,34 @@ pub fn usd(x: f64) -> String {
     format!("{sign}${text}")
 }
 
+/// A latency given in seconds, to three significant figures in the unit a reader expects:
+/// `13.5 ms`, `294 ms`, `1.25 s`; a dash when unknown or not finite.
+pub fn latency(seconds: Option<f64>) -> String {
+    match seconds {
+        Some(s) if s.is_finite() && s.abs() < 0.1 => format!("{:.1} ms", s * 1e3),
+        Some(s) if s.is_finite() && s.abs() < 1.0 => format!("{:.0} ms", s * 1e3),
+        Some(s) if s.is_finite() => format!("{s:.2} s"),
+        _ => "—".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn latencies_read_in_the_unit_a_reader_expects() {
+        for (x, want) in [
+            (Some(0.0135), "13.5 ms"),
+            (Some(0.0999), "99.9 ms"),
+            (Some(0.294), "294 ms"),
+            (Some(1.25), "1.25 s"),
+            (Some(f64::NAN), "—"),
+            (None, "—"),
+        ] {
+            assert_eq!(latency(x), want, "{x:?}");
+        }
+    }
 
     #[test]
     fn dollars_read_the_same_everywhere() {

@@ -12,7 +12,10 @@ use serde::{Deserialize, Serialize};
 
 pub mod comparison;
 pub mod disagg;
+pub mod fields;
 mod strict;
+
+use fields::check;
 
 pub use strict::{StrictPlanError, PLAN_SECTIONS};
 
@@ -1008,10 +1011,14 @@ fn in_range(field: &'static str, x: f64, lo: f64, hi: f64, unit: &str) -> Result
             whole: false,
             got: x,
         };
-        let (lo, hi, u) = (num(lo), num(hi), unit_suffix(unit));
+        let r = fields::Range {
+            lo,
+            hi,
+            lo_open: false,
+        };
         Err(range_err(
             field,
-            format!("must be a number in [{lo}, {hi}]{u}, got {x}"),
+            fields::range_message(&r, false, unit, x, 1.0),
             limits,
         ))
     }
@@ -1029,10 +1036,14 @@ fn positive(field: &'static str, x: f64, hi: f64, unit: &str) -> Result<(), Plan
             whole: false,
             got: x,
         };
-        let (hi, u) = (num(hi), unit_suffix(unit));
+        let r = fields::Range {
+            lo: 0.0,
+            hi,
+            lo_open: true,
+        };
         Err(range_err(
             field,
-            format!("must be a number in (0, {hi}]{u}, got {x}"),
+            fields::range_message(&r, false, unit, x, 1.0),
             limits,
         ))
     }
@@ -1050,42 +1061,89 @@ fn count(field: &'static str, x: u64, lo: u64, hi: u64) -> Result<(), PlanError>
             whole: true,
             got: x as f64,
         };
+        let r = fields::Range {
+            lo: lo as f64,
+            hi: hi as f64,
+            lo_open: false,
+        };
         Err(range_err(
             field,
-            format!("must be a whole number in {lo}..={hi}, got {x}"),
+            fields::range_message(&r, true, "", x as f64, 1.0),
             limits,
         ))
     }
 }
 
-fn validate_length(
-    spec: &LengthSpec,
-    min_field: &'static str,
-    max_field: &'static str,
-    median_field: &'static str,
-    sigma_field: &'static str,
-    tokens_field: &'static str,
-) -> Result<(), PlanError> {
-    count(min_field, spec.min as u64, 1, MAX_TOKENS as u64)?;
-    count(max_field, spec.max as u64, 1, MAX_TOKENS as u64)?;
+/// The registry rows of one length distribution: min, max, median, sigma, fixed tokens.
+type LengthFields = [&'static fields::Field; 5];
+
+const PROMPT_FIELDS: LengthFields = [
+    fields::field("traffic.prompt.min"),
+    fields::field("traffic.prompt.max"),
+    fields::field("traffic.prompt.dist.median"),
+    fields::field("traffic.prompt.dist.sigma"),
+    fields::field("traffic.prompt.dist.tokens"),
+];
+
+const OUTPUT_FIELDS: LengthFields = [
+    fields::field("traffic.output.min"),
+    fields::field("traffic.output.max"),
+    fields::field("traffic.output.dist.median"),
+    fields::field("traffic.output.dist.sigma"),
+    fields::field("traffic.output.dist.tokens"),
+];
+
+fn validate_length(spec: &LengthSpec, f: &LengthFields) -> Result<(), PlanError> {
+    let [min, max, median_field, sigma_field, tokens_field] = f;
+    min.check(spec.min as f64)?;
+    max.check(spec.max as f64)?;
     if spec.min > spec.max {
         return Err(err(
-            min_field,
+            min.path,
             format!("must be at most the max ({}), got {}", spec.max, spec.min),
         ));
     }
     match spec.dist {
         LengthDist::LogNormal { median, sigma } => {
-            in_range(median_field, median, 1.0, MAX_TOKENS as f64, "tokens")?;
-            in_range(sigma_field, sigma, 0.0, 5.0, "")?;
+            median_field.check(median)?;
+            sigma_field.check(sigma)?;
         }
-        LengthDist::Fixed { tokens } => count(tokens_field, tokens as u64, 1, MAX_TOKENS as u64)?,
+        LengthDist::Fixed { tokens } => tokens_field.check(tokens as f64)?,
         LengthDist::Trace => {}
     }
     Ok(())
 }
 
 impl Plan {
+    /// The plan without what no number depends on: its name, its note and the GPU
+    /// comparison stored in it.
+    pub fn without_labels(&self) -> Plan {
+        Plan {
+            name: String::new(),
+            note: String::new(),
+            shootout: None,
+            ..self.clone()
+        }
+    }
+
+    /// What the goodput search and the knob sweep depend on: [`Plan::without_labels`],
+    /// less the price and the fleet sizing (utilisation, redundancy, hours per month:
+    /// they only turn goodput into replicas and cost), the day schedule and the
+    /// disaggregation section, none of which their simulations read. Two plans with
+    /// equal keys get the same search.
+    pub fn search_key(&self) -> Plan {
+        let mut p = Plan {
+            schedule: None,
+            disagg: None,
+            ..self.without_labels()
+        };
+        p.hardware.gpu_hour_usd = 0.0;
+        p.planning.utilization = 0.0;
+        p.planning.redundancy = 0;
+        p.planning.hours_per_month = 0.0;
+        p
+    }
+
     /// Checks every field against its bounds; the error names the first offending field.
     pub fn validate(&self) -> Result<(), PlanError> {
         if self.note.chars().count() > MAX_NOTE_CHARS {
@@ -1241,8 +1299,9 @@ impl Plan {
 
     fn validate_model(&self) -> Result<(), PlanError> {
         let m = &self.model;
-        in_range("model.params", m.params, 1e6, 1e13, "parameters")?;
-        if !(m.active_params.is_finite() && m.active_params > 0.0 && m.active_params <= m.params) {
+        check!("model.params", m.params)?;
+        check!("model.active_params", m.active_params)?;
+        if m.active_params > m.params {
             return Err(err(
                 "model.active_params",
                 format!(
@@ -1251,14 +1310,14 @@ impl Plan {
                 ),
             ));
         }
-        count("model.layers", m.layers as u64, 1, 1000)?;
-        count("model.kv_heads", m.kv_heads as u64, 1, 1024)?;
-        count("model.head_dim", m.head_dim as u64, 1, 4096)?;
+        check!("model.layers", m.layers as f64)?;
+        check!("model.kv_heads", m.kv_heads as f64)?;
+        check!("model.head_dim", m.head_dim as f64)?;
         if let Some(b) = m.weight_bytes_override {
-            positive("model.weight_bytes_override", b, 1e14, "bytes")?;
+            check!("model.weight_bytes_override", b)?;
         }
         if let Some(b) = m.kv_bytes_per_token_override {
-            positive("model.kv_bytes_per_token_override", b, 1e9, "bytes/token")?;
+            check!("model.kv_bytes_per_token_override", b)?;
         }
         if m.attention == AttentionKind::MultiHeadLatent {
             count("model.kv_lora_rank", m.kv_lora_rank as u64, 1, 65_536)?;
@@ -1296,104 +1355,45 @@ impl Plan {
 
     fn validate_hardware(&self) -> Result<(), PlanError> {
         let h = &self.hardware;
-        in_range(
+        check!(
             "hardware.mem_bandwidth_bytes_per_s",
-            h.mem_bandwidth_bytes_per_s,
-            1e9,
-            1e15,
-            "bytes/s",
+            h.mem_bandwidth_bytes_per_s
         )?;
-        in_range(
-            "hardware.compute_flops_per_s",
-            h.compute_flops_per_s,
-            1e11,
-            1e18,
-            "FLOP/s",
-        )?;
-        in_range("hardware.memory_bytes", h.memory_bytes, 1e9, 1e13, "bytes")?;
-        positive(
-            "hardware.mem_utilization",
-            h.mem_utilization,
-            1.0,
-            "(share of memory)",
-        )?;
-        in_range("hardware.step_overhead_s", h.step_overhead_s, 0.0, 1.0, "s")?;
-        count("hardware.tp_degree", h.tp_degree as u64, 1, 64)?;
-        in_range(
-            "hardware.tp_comm_overhead_s",
-            h.tp_comm_overhead_s,
-            0.0,
-            1.0,
-            "s",
-        )?;
-        in_range("hardware.gpu_hour_usd", h.gpu_hour_usd, 0.0, 1e4, "USD")?;
-        in_range(
+        check!("hardware.compute_flops_per_s", h.compute_flops_per_s)?;
+        check!("hardware.memory_bytes", h.memory_bytes)?;
+        check!("hardware.mem_utilization", h.mem_utilization)?;
+        check!("hardware.step_overhead_s", h.step_overhead_s)?;
+        check!("hardware.tp_degree", h.tp_degree as f64)?;
+        check!("hardware.tp_comm_overhead_s", h.tp_comm_overhead_s)?;
+        check!("hardware.gpu_hour_usd", h.gpu_hour_usd)?;
+        check!(
             "hardware.interconnect_bytes_per_s",
-            h.interconnect_bytes_per_s,
-            0.0,
-            1e14,
-            "bytes/s",
+            h.interconnect_bytes_per_s
         )?;
-        in_range(
-            "hardware.allreduce_latency_s",
-            h.allreduce_latency_s,
-            0.0,
-            0.1,
-            "s",
-        )?;
-        Ok(())
+        check!("hardware.allreduce_latency_s", h.allreduce_latency_s)
     }
 
     fn validate_traffic(&self) -> Result<(), PlanError> {
         let t = &self.traffic;
-        positive("traffic.peak_rate_rps", t.peak_rate_rps, 1e6, "requests/s")?;
+        check!("traffic.peak_rate_rps", t.peak_rate_rps)?;
         match t.arrival {
-            Arrival::Gamma { cv } => in_range("traffic.arrival.cv", cv, 0.05, 10.0, "")?,
+            Arrival::Gamma { cv } => check!("traffic.arrival.cv", cv)?,
             Arrival::Closed {
                 concurrency,
                 think_s,
             } => {
-                count(
-                    "traffic.arrival.concurrency",
-                    concurrency as u64,
-                    1,
-                    MAX_CONCURRENCY as u64,
-                )?;
-                in_range("traffic.arrival.think_s", think_s, 0.0, 3600.0, "s")?;
+                check!("traffic.arrival.concurrency", concurrency as f64)?;
+                check!("traffic.arrival.think_s", think_s)?;
             }
             _ => {}
         }
         if let Some(c) = t.max_concurrency {
-            count(
-                "traffic.max_concurrency",
-                c as u64,
-                1,
-                MAX_CONCURRENCY as u64,
-            )?;
+            check!("traffic.max_concurrency", c as f64)?;
         }
-        validate_length(
-            &t.prompt,
-            "traffic.prompt.min",
-            "traffic.prompt.max",
-            "traffic.prompt.dist.median",
-            "traffic.prompt.dist.sigma",
-            "traffic.prompt.dist.tokens",
-        )?;
-        validate_length(
-            &t.output,
-            "traffic.output.min",
-            "traffic.output.max",
-            "traffic.output.dist.median",
-            "traffic.output.dist.sigma",
-            "traffic.output.dist.tokens",
-        )?;
-        count(
-            "traffic.prefix_tokens",
-            t.prefix_tokens as u64,
-            0,
-            MAX_TOKENS as u64,
-        )?;
-        in_range("traffic.prefix_hit_rate", t.prefix_hit_rate, 0.0, 1.0, "")?;
+        validate_length(&t.prompt, &PROMPT_FIELDS)?;
+        validate_length(&t.output, &OUTPUT_FIELDS)?;
+        check!("traffic.prefix_tokens", t.prefix_tokens as f64)?;
+        check!("traffic.prefix_hit_rate", t.prefix_hit_rate)?;
         if t.trace.len() > MAX_TRACE_ROWS {
             return Err(err(
                 "traffic.trace",
@@ -1438,60 +1438,33 @@ impl Plan {
     fn validate_slo(&self) -> Result<(), PlanError> {
         let s = &self.slo;
         if let Some(x) = s.ttft_s {
-            positive("slo.ttft_s", x, 3600.0, "s")?;
+            check!("slo.ttft_s", x)?;
         }
         if let Some(x) = s.tpot_s {
-            positive("slo.tpot_s", x, 60.0, "s")?;
+            check!("slo.tpot_s", x)?;
         }
         if let Some(x) = s.e2e_s {
-            positive("slo.e2e_s", x, 86_400.0, "s")?;
+            check!("slo.e2e_s", x)?;
         }
-        positive(
-            "slo.attainment_target",
-            s.attainment_target,
-            1.0,
-            "(share of requests)",
-        )
+        check!("slo.attainment_target", s.attainment_target)
     }
 
     fn validate_engine(&self) -> Result<(), PlanError> {
         let e = &self.engine;
-        count(
-            "engine.max_num_seqs",
-            e.max_num_seqs as u64,
-            1,
-            MAX_NUM_SEQS as u64,
-        )?;
-        count(
+        check!("engine.max_num_seqs", e.max_num_seqs as f64)?;
+        check!(
             "engine.max_num_batched_tokens",
-            e.max_num_batched_tokens as u64,
-            1,
-            MAX_BATCHED_TOKENS as u64,
+            e.max_num_batched_tokens as f64
         )?;
-        count(
-            "engine.spec_draft_tokens",
-            e.spec_draft_tokens as u64,
-            0,
-            16,
-        )?;
-        in_range("engine.spec_acceptance", e.spec_acceptance, 0.0, 1.0, "")
+        check!("engine.spec_draft_tokens", e.spec_draft_tokens as f64)?;
+        check!("engine.spec_acceptance", e.spec_acceptance)
     }
 
     fn validate_planning(&self) -> Result<(), PlanError> {
         let p = &self.planning;
-        positive(
-            "planning.utilization",
-            p.utilization,
-            1.0,
-            "(share of goodput)",
-        )?;
-        count("planning.redundancy", p.redundancy as u64, 0, 1000)?;
-        positive(
-            "planning.hours_per_month",
-            p.hours_per_month,
-            744.0,
-            "hours",
-        )?;
+        check!("planning.utilization", p.utilization)?;
+        check!("planning.redundancy", p.redundancy as f64)?;
+        check!("planning.hours_per_month", p.hours_per_month)?;
         if p.measured_sweep.len() > MAX_SWEEP_ROWS {
             return Err(err(
                 "planning.measured_sweep",
@@ -1521,12 +1494,7 @@ impl Plan {
 
     fn validate_run(&self) -> Result<(), PlanError> {
         let r = &self.run;
-        count(
-            "run.num_requests",
-            r.num_requests as u64,
-            1,
-            MAX_NUM_REQUESTS as u64,
-        )?;
+        check!("run.num_requests", r.num_requests as f64)?;
         if r.warmup_requests >= r.num_requests {
             return Err(err(
                 "run.warmup_requests",
@@ -1538,12 +1506,7 @@ impl Plan {
                 ),
             ));
         }
-        count(
-            "run.replications",
-            r.replications as u64,
-            1,
-            MAX_REPLICATIONS as u64,
-        )?;
+        check!("run.replications", r.replications as f64)?;
         for (field, list, lo, hi) in [
             (
                 "run.sweep_max_num_seqs",

@@ -22,12 +22,12 @@ use super::{
 use crate::analytic::MeanLengths;
 use crate::capacity::CapacityPlan;
 use crate::plan::{Plan, MAX_DISAGG_INSTANCES, MAX_DISAGG_POINTS};
-use crate::report::{format_usd, PlanReport};
+use crate::report::{format_usd, PlanReport, PlannedLoad};
 use crate::search::{
-    run_jobs, GoodputResult, GoodputSearch, Job, JobResult, Progress, SearchError,
+    run_job_with, run_jobs, GoodputResult, GoodputSearch, Job, JobResult, Progress, SearchError,
     MAX_WORK_REQUESTS,
 };
-use crate::sim::{replication_seed, Summary};
+use crate::sim::{replication_seed, SimConfig, Summary};
 use crate::stats::mean_ci95;
 
 /// One simulation of one xPyD point: a message to a worker.
@@ -181,6 +181,10 @@ pub struct AggregatedSide {
     pub capacity: Option<CapacityPlan>,
     /// Why not, when it cannot.
     pub error: Option<String>,
+    /// Latency of one replica at its planned rate, as `goodput plan` reports it (one
+    /// full simulation); `None` when the goodput is measured or no fleet can be sized.
+    #[serde(default)]
+    pub planned_load: Option<PlannedLoad>,
 }
 
 /// The sizing's answer.
@@ -341,6 +345,13 @@ impl DisaggSizing {
     /// The plan the aggregated jobs run on.
     pub fn plan(&self) -> &Plan {
         &self.plan
+    }
+
+    /// The rate the pools are simulated at: peak / utilisation [requests/s]. With
+    /// [`DisaggSizing::plan`] it is all a worker needs to run the jobs
+    /// ([`run_disagg_jobs`]).
+    pub fn sizing_rate_rps(&self) -> f64 {
+        self.cfg.traffic.rate_rps
     }
 
     /// The configuration the point jobs run on (at the sizing rate).
@@ -630,13 +641,17 @@ impl DisaggSizing {
 fn aggregated_side(plan: &Plan, search: Option<&GoodputResult>) -> AggregatedSide {
     let mut p = plan.clone();
     p.disagg = None;
-    let report = PlanReport::build(&p, search, None);
+    let mut report = PlanReport::build(&p, search, None);
+    // One simulation at the planned rate; a plan that validated cannot fail it, and
+    // if it did the side would only lack its latencies.
+    let _ = report.fill_planned_load(&p);
     AggregatedSide {
         gpu: plan.hardware.preset.clone(),
         tp_degree: plan.hardware.tp_degree,
         goodput_rps: report.goodput.goodput_rps,
         capacity: report.capacity,
         error: report.capacity_error,
+        planned_load: report.planned_load,
     }
 }
 
@@ -727,6 +742,43 @@ fn verdict(best: Option<&XpyD>, agg: &AggregatedSide, reason: Option<&str>) -> S
             reason.unwrap_or("no xPyD meets the SLO")
         ),
     }
+}
+
+/// Runs jobs of the sizing of `plan` (as [`DisaggSizing::plan`] holds it) at `rate_rps`
+/// (its [`DisaggSizing::sizing_rate_rps`]) one after another, in job order: what a
+/// browser worker runs. Both configurations are resolved from the plain plan here, so
+/// a worker gets the same numbers as the threads of [`run_disagg_threads`].
+pub fn run_disagg_jobs(
+    plan: &Plan,
+    rate_rps: f64,
+    jobs: &[DisaggJob],
+) -> Result<Vec<DisaggJobResult>, DisaggError> {
+    let mut agg: Option<SimConfig> = None;
+    let mut point: Option<DisaggConfig> = None;
+    let mut out = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        out.push(match job {
+            DisaggJob::Aggregated(j) => {
+                let base = match agg.take() {
+                    Some(c) => c,
+                    None => SimConfig::from_plan(plan, j.rate_rps)?,
+                };
+                let r = run_job_with(&base, j)?;
+                agg = Some(base);
+                DisaggJobResult::Aggregated(r)
+            }
+            DisaggJob::Point(p) => {
+                let cfg = match point.take() {
+                    Some(c) => c,
+                    None => DisaggConfig::from_plan(plan, rate_rps)?,
+                };
+                let r = p.run(&cfg)?;
+                point = Some(cfg);
+                DisaggJobResult::Point(Box::new(r))
+            }
+        });
+    }
+    Ok(out)
 }
 
 /// Runs point jobs on `threads` OS threads; results come back in job order.

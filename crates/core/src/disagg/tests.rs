@@ -329,6 +329,54 @@ fn sizing_finds_the_cheapest_passing_xpyd_and_the_aggregated_fleet() {
 }
 
 #[test]
+fn jobs_run_from_the_plain_plan_one_at_a_time_give_the_threads_answer() {
+    // A worker gets only the plan and the sizing rate; it answers in any order.
+    let mut plan = quick_plan();
+    plan.slo.tpot_s = Some(0.030);
+    let mut m = DisaggSizing::new(&plan).expect("a sizing");
+    while !m.is_done() {
+        let mut batch = m.next_batch();
+        assert!(!batch.is_empty(), "the machine stalled");
+        batch.reverse();
+        for job in &batch {
+            let r = run_disagg_jobs(m.plan(), m.sizing_rate_rps(), std::slice::from_ref(job))
+                .expect("a job runs");
+            m.feed(&r);
+        }
+    }
+    let threads = run_disagg_threads(&plan, 2, &mut |_| true).expect("sizing");
+    assert_eq!(m.result().expect("a result"), threads);
+    let load = threads
+        .aggregated
+        .planned_load
+        .expect("the aggregated latencies");
+    assert!(load.detail.ttft_p99_s >= load.detail.ttft_p50_s);
+}
+
+#[test]
+fn the_disagg_section_is_not_part_of_the_search_key() {
+    // The page keeps its goodput search through an edit of the pools; that is sound only
+    // if the search's simulations do not read them.
+    let plain = quick_plan();
+    let mut with = plain.clone();
+    let mut spec = DisaggSpec::for_plan(&with);
+    spec.decode.max_num_seqs = 7;
+    spec.prefill.instances = Some(3);
+    with.disagg = Some(spec);
+    with.name = "named".into();
+    assert_eq!(with.search_key(), plain.search_key());
+    let rate = 5.0;
+    assert_eq!(
+        crate::sim::SimConfig::from_plan(&with, rate).expect("config"),
+        crate::sim::SimConfig::from_plan(&plain, rate).expect("config")
+    );
+    // What the search does read changes the key.
+    let mut knobs = plain.clone();
+    knobs.engine.max_num_seqs += 1;
+    assert_ne!(knobs.search_key(), plain.search_key());
+}
+
+#[test]
 fn fixed_instance_counts_are_evaluated_as_given() {
     let mut plan = quick_plan();
     let mut spec = DisaggSpec::for_plan(&plan);

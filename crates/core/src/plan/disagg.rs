@@ -8,10 +8,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{
-    count, err, in_range, KvPolicy, Plan, PlanError, MAX_BATCHED_TOKENS, MAX_DISAGG_INSTANCES,
-    MAX_KV_LINK_BYTES_PER_S, MAX_KV_LINK_LATENCY_S, MAX_NUM_SEQS, MIN_KV_LINK_BYTES_PER_S,
-};
+use super::fields::check;
+use super::{err, KvPolicy, Plan, PlanError};
 use crate::plan::comparison::TP_DEGREES;
 use crate::presets;
 
@@ -183,40 +181,22 @@ impl DisaggSpec {
         check_gpu("disagg.decode.gpu", &d.gpu)?;
         check_tp("disagg.prefill.tp_degree", p.tp_degree)?;
         check_tp("disagg.decode.tp_degree", d.tp_degree)?;
-        count(
+        check!(
             "disagg.prefill.max_num_batched_tokens",
-            p.max_num_batched_tokens as u64,
-            1,
-            MAX_BATCHED_TOKENS as u64,
+            p.max_num_batched_tokens as f64
         )?;
-        count(
-            "disagg.decode.max_num_seqs",
-            d.max_num_seqs as u64,
-            1,
-            MAX_NUM_SEQS as u64,
-        )?;
-        for (field, n) in [
-            ("disagg.prefill.instances", p.instances),
-            ("disagg.decode.instances", d.instances),
-        ] {
-            if let Some(n) = n {
-                count(field, n as u64, 1, MAX_DISAGG_INSTANCES as u64)?;
-            }
+        check!("disagg.decode.max_num_seqs", d.max_num_seqs as f64)?;
+        if let Some(n) = p.instances {
+            check!("disagg.prefill.instances", n as f64)?;
         }
-        in_range(
+        if let Some(n) = d.instances {
+            check!("disagg.decode.instances", n as f64)?;
+        }
+        check!(
             "disagg.kv_link.bandwidth_bytes_per_s",
-            self.kv_link.bandwidth_bytes_per_s,
-            MIN_KV_LINK_BYTES_PER_S,
-            MAX_KV_LINK_BYTES_PER_S,
-            "bytes/s",
+            self.kv_link.bandwidth_bytes_per_s
         )?;
-        in_range(
-            "disagg.kv_link.latency_s",
-            self.kv_link.latency_s,
-            0.0,
-            MAX_KV_LINK_LATENCY_S,
-            "s",
-        )?;
+        check!("disagg.kv_link.latency_s", self.kv_link.latency_s)?;
         self.check_fit(plan, "disagg.prefill.gpu", &p.gpu, p.tp_degree, false)?;
         self.check_fit(plan, "disagg.decode.gpu", &d.gpu, d.tp_degree, true)
     }

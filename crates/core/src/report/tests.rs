@@ -221,3 +221,37 @@ fn a_sweep_that_never_meets_the_target_says_why() {
     assert!(report.fleet().is_err());
     assert!(report.planned_load.is_none());
 }
+
+/// The registry's finance rows are the fields the assumptions state: changing any of
+/// them changes the assumptions' text.
+#[test]
+fn the_assumptions_state_every_finance_field() {
+    use crate::plan::fields::{Kind, FIELDS};
+    let base = serde_json::to_value(Plan::default()).expect("plan JSON");
+    let before = assumptions(&Plan::default()).join("\n");
+    let mut finance = 0;
+    for f in FIELDS.iter().filter(|f| f.finance) {
+        let value = match (f.kind, f.range) {
+            (Kind::Preset, _) => serde_json::json!("some-other-preset"),
+            (Kind::Choice(names), _) => serde_json::json!(names[names.len() - 1]),
+            (Kind::Whole, Some(r)) => serde_json::json!(r.hi as u64),
+            (_, Some(r)) => serde_json::json!(r.hi),
+            _ => panic!("{}: a finance field needs a value to try", f.path),
+        };
+        let mut v = base.clone();
+        let mut slot = &mut v;
+        for key in f.path.split('.') {
+            slot = slot
+                .as_object_mut()
+                .expect("an object")
+                .entry(key)
+                .or_insert(serde_json::Value::Null);
+        }
+        *slot = value;
+        let plan: Plan = serde_json::from_value(v).expect("a plan decodes");
+        let after = assumptions(&plan).join("\n");
+        assert_ne!(after, before, "{} is not in the assumptions", f.path);
+        finance += 1;
+    }
+    assert!(finance >= 10, "{finance} finance fields");
+}

@@ -35,10 +35,14 @@ enum State {
 struct Stretch {
     /// Tokens computed per step.
     n_tok: u64,
-    /// Decoders' context before the first step [tokens].
-    ctx: f64,
-    /// Context growth per step [tokens].
-    growth: f64,
+    /// Decoders' context at their admission: prompts and recomputed tokens [tokens].
+    ctx_base: f64,
+    /// Decode steps the decoders have run before the first step, summed over them.
+    grown: u64,
+    /// Decoders (each adds a step to `grown` per step).
+    n_dec: u64,
+    /// Tokens per decode step (expected, with speculation).
+    e: f64,
     /// Prefill tokens the front prompt gets per step.
     chunk: u64,
     /// Step count at which the stretch must end.
@@ -589,8 +593,10 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
         };
         Some(Stretch {
             n_tok: self.n_dec * compute_per_decoder + chunk,
-            ctx: self.ctx(e),
-            growth,
+            ctx_base: self.dec_base_sum as i64 as f64,
+            grown: self.n_dec * self.s - self.dec_start_sum,
+            n_dec: self.n_dec,
+            e,
             chunk,
             stop: self
                 .s
@@ -637,12 +643,15 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
         let mut t = self.t;
         let mut s = self.s;
         let mut next_arr = self.next_arr;
-        let mut ctx = st.ctx;
+        let mut grown = st.grown;
         let mut queue_area = self.out.queue_area;
         let mut running_area = self.out.running_area;
         let mut peak = self.out.peak_queue;
         let mut q = (preempted + next_arr - next_admit) as u32;
         loop {
+            // The context as [`Engine::ctx`] computes it, from the integer step count:
+            // adding `n_dec × e` each step would drift from it when `e` is fractional.
+            let ctx = st.ctx_base + st.e * grown as i64 as f64;
             let dt = step_time(st.n_tok, ctx);
             t += dt;
             s += 1;
@@ -657,7 +666,7 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
                     }
                 }
             }
-            ctx += st.growth;
+            grown += st.n_dec;
             if s >= st.stop || self.wheel[(s & mask) as usize] != NIL {
                 break;
             }

@@ -116,21 +116,36 @@ impl RefOut {
 }
 
 /// The scheduler of the design notes, spelled out step by step with no shortcuts: every
-/// step scans all running sequences and recomputes KV use from scratch. It models the
-/// client gate, every KV policy (paged preemption by recompute, refusals) and warm-up;
-/// not speculative decoding or prefix caching. Slow on purpose; it is the yardstick
+/// step scans all running sequences and recomputes KV use and context from scratch. It
+/// models the client gate, every KV policy (paged preemption by recompute, refusals),
+/// speculative decoding (each decode step yields `e = (1 − α^(k+1)) / (1 − α)` tokens
+/// on average and costs `k + 1` tokens of compute), prefix caching (a hit skips its
+/// cached tokens in the first prefill, not in KV or context; a recompute after
+/// preemption prefills everything) and warm-up. Slow on purpose; it is the yardstick
 /// for the fast engine.
 fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
-    assert_eq!(cfg.spec_draft_tokens, 0, "the reference has no speculation");
-    assert_eq!(cfg.traffic.prefix_hit_rate, 0.0, "nor prefix caching");
     let n = cfg.num_requests as usize;
     let w = cfg.traffic.generate(n, &mut Rng::new(seed));
     let mut gate = Gate::new(cfg, &w.arrival_s);
     let prompt = |r: usize| w.prompt_tokens[r] as u64;
     let output = |r: usize| w.output_tokens[r] as u64;
-    // Tokens to prefill on (re)admission, and tokens still to produce (the first, at
-    // the end of prefill, included); a preemption moves generated tokens to the first.
-    let mut need: Vec<u64> = (0..n).map(prompt).collect();
+    let cached = |r: usize| w.cached_tokens.get(r).map_or(0, |&c| c as u64);
+    // Tokens per decode step (expected, with speculation) and compute tokens per decoder.
+    let e = cfg.tokens_per_decode_step();
+    let compute_per_decoder = cfg.spec_draft_tokens as u64 + 1;
+    let decode_steps = |left: u64| {
+        if e == 1.0 {
+            left
+        } else {
+            (left as f64 / e).ceil() as u64
+        }
+    };
+    // Context a sequence holds before decoding: its prompt, plus what it generated
+    // before a preemption. Tokens to prefill on (re)admission: the context, less a cached
+    // prefix on the first admission. Tokens still to produce (the first, at the end of
+    // prefill, included); a preemption moves generated tokens into the context.
+    let mut base: Vec<u64> = (0..n).map(prompt).collect();
+    let mut need: Vec<u64> = (0..n).map(|r| prompt(r) - cached(r)).collect();
     let mut left: Vec<u64> = (0..n).map(output).collect();
     let reserve = |r: usize| prompt(r).saturating_add(cfg.traffic.output.max as u64);
     let cap = cfg.kv_capacity_tokens;
@@ -168,45 +183,47 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
             break;
         }
         let need_ref = &need;
+        let base_ref = &base;
         let is_decoding = move |s: &Running| s.prefilled >= need_ref[s.request];
         let decoders = |run: &[Running]| run.iter().filter(|s| is_decoding(s)).count() as u64;
-        // Paged KV: a sequence holds its whole prefill need from admission, plus one
-        // token per decode step.
-        let kv_used = |run: &[Running]| -> u64 {
-            run.iter()
-                .map(|s| match cfg.kv_policy {
-                    KvPolicy::None => 0,
-                    KvPolicy::Reserve => reserve(s.request),
-                    KvPolicy::Paged => need_ref[s.request] + s.decoded,
-                })
-                .sum()
+        // Reserve: each sequence holds prompt + the output cap from admission.
+        let reserved = |run: &[Running]| -> u64 { run.iter().map(|s| reserve(s.request)).sum() };
+        // Paged KV: a sequence holds its context from admission, plus `e` tokens per
+        // decode step.
+        let paged_kv = |run: &[Running]| -> f64 {
+            let held: u64 = run.iter().map(|s| base_ref[s.request]).sum();
+            let steps: u64 = run.iter().map(|s| s.decoded).sum();
+            held as f64 + e * steps as f64
         };
         // Paged: preempt the newest admitted until the next step's growth fits.
         let mut preempted = Vec::new();
         if cfg.kv_policy == KvPolicy::Paged {
-            while !running.is_empty() && (kv_used(&running) + decoders(&running)) as f64 > cap {
+            while !running.is_empty() && paged_kv(&running) + decoders(&running) as f64 * e > cap {
                 let Some(s) = running.pop() else { break };
-                let generated = if is_decoding(&s) { 1 + s.decoded } else { 0 };
+                let generated = if is_decoding(&s) {
+                    (1 + (e * s.decoded as f64).floor() as u64).min(left[s.request] - 1)
+                } else {
+                    0
+                };
                 preempted.push((s.request, generated));
             }
         }
         for &(r, generated) in &preempted {
-            need[r] += generated;
+            // Recompute: the whole context is prefilled again, cached prefix or not.
+            base[r] += generated;
+            need[r] = base[r];
             left[r] -= generated;
             queue.push_front(r);
             preemptions += 1;
         }
         let need_ref = &need;
+        let base_ref = &base;
         let is_decoding = move |s: &Running| s.prefilled >= need_ref[s.request];
         let decoders = |run: &[Running]| run.iter().filter(|s| is_decoding(s)).count() as u64;
-        let kv_used = |run: &[Running]| -> u64 {
-            run.iter()
-                .map(|s| match cfg.kv_policy {
-                    KvPolicy::None => 0,
-                    KvPolicy::Reserve => reserve(s.request),
-                    KvPolicy::Paged => need_ref[s.request] + s.decoded,
-                })
-                .sum()
+        let paged_kv = |run: &[Running]| -> f64 {
+            let held: u64 = run.iter().map(|s| base_ref[s.request]).sum();
+            let steps: u64 = run.iter().map(|s| s.decoded).sum();
+            held as f64 + e * steps as f64
         };
         // Admit first-come-first-served while slots and KV memory allow.
         while running.len() < cfg.max_num_seqs as usize {
@@ -214,8 +231,10 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
             let Some(&r) = queue.front() else { break };
             let fits = match cfg.kv_policy {
                 KvPolicy::None => true,
-                KvPolicy::Reserve => (kv_used(&running) + reserve(r)) as f64 <= cap,
-                KvPolicy::Paged => (kv_used(&running) + decoders(&running) + need[r]) as f64 <= cap,
+                KvPolicy::Reserve => (reserved(&running) + reserve(r)) as f64 <= cap,
+                KvPolicy::Paged => {
+                    paged_kv(&running) + decoders(&running) as f64 * e + base[r] as f64 <= cap
+                }
             };
             if !fits {
                 if running.is_empty() {
@@ -238,11 +257,17 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
         }
         // Plan the step: decoders first, then prefill chunks in admission order.
         let n_dec = decoders(&running);
-        let context: u64 = running
+        let dec_base: u64 = running
             .iter()
             .filter(|s| is_decoding(s))
-            .map(|s| need[s.request] + s.decoded)
+            .map(|s| base[s.request])
             .sum();
+        let dec_steps: u64 = running
+            .iter()
+            .filter(|s| is_decoding(s))
+            .map(|s| s.decoded)
+            .sum();
+        let context = dec_base as f64 + e * dec_steps as f64;
         let mut room = budget.saturating_sub(n_dec);
         let mut chunk = vec![0u64; running.len()];
         for (slot, s) in running.iter().enumerate() {
@@ -260,8 +285,8 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
             };
             room = room.saturating_sub(chunk[slot]);
         }
-        let tokens = n_dec + chunk.iter().sum::<u64>();
-        now += step(tokens, context as f64);
+        let tokens = n_dec * compute_per_decoder + chunk.iter().sum::<u64>();
+        now += step(tokens, context);
         steps += 1;
         // Apply it; a sequence is done once it has produced what it has left.
         let mut over = vec![false; running.len()];
@@ -269,7 +294,7 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
             let r = s.request;
             if s.prefilled >= need[r] {
                 s.decoded += 1;
-                over[slot] = 1 + s.decoded >= left[r];
+                over[slot] = s.decoded >= decode_steps(left[r] - 1);
             } else if chunk[slot] > 0 {
                 s.prefilled += chunk[slot];
                 if s.prefilled >= need[r] {
@@ -395,6 +420,63 @@ fn engine_matches_the_naive_reference_exactly() {
             assert_eq!(r.unfinished_requests, 0);
         }
     }
+}
+
+#[test]
+fn speculation_and_prefix_caching_match_the_naive_reference_under_every_kv_policy() {
+    let mut base = plan_none();
+    base.run.num_requests = 500;
+    base.run.warmup_requests = 40;
+    let mut preempted = 0;
+    for policy in [KvPolicy::None, KvPolicy::Reserve, KvPolicy::Paged] {
+        for (name, k, alpha, prefix, hit) in [
+            ("speculation", 4, 0.7, 0, 0.0),
+            ("speculation always accepted", 2, 1.0, 0, 0.0),
+            ("prefix cache", 0, 0.0, 500, 0.6),
+            ("both", 3, 0.55, 300, 1.0),
+        ] {
+            let mut p = base.clone();
+            p.engine.kv_policy = policy;
+            // Tight memory, so paged preemptions (and their recompute) happen.
+            p.hardware.memory_bytes = memory_for_kv_tokens(20_000.0);
+            p.engine.spec_draft_tokens = k;
+            p.engine.spec_acceptance = alpha;
+            p.traffic.prefix_tokens = prefix;
+            p.traffic.prefix_hit_rate = hit;
+            // A light load decodes in long stretches the engine skips through; a heavy
+            // one fills the memory.
+            for rate in [0.5, 24.0] {
+                let cfg = cfg_of(&p, rate);
+                for seed in [3u64, 41] {
+                    let what = format!("{name} {policy:?} at {rate} req/s");
+                    preempted += assert_matches_reference(&cfg, seed, &what).preemptions;
+                }
+            }
+        }
+    }
+    assert!(preempted > 100, "the paged cases preempt ({preempted})");
+    // Found by the random test: in long decode stretches the engine added `n_dec × e` to
+    // the context each step, which drifts from the context computed afresh when `e` is
+    // fractional (TTFT off in the last bits).
+    let mut p = plan_none();
+    p.run.num_requests = 130;
+    p.run.warmup_requests = 13;
+    p.engine.max_num_seqs = 8;
+    p.engine.max_num_batched_tokens = 192;
+    p.engine.chunked_prefill = false;
+    p.engine.spec_draft_tokens = 1;
+    p.engine.spec_acceptance = 0.157_393_649_606_492_55;
+    p.traffic.prompt.max = 4000;
+    p.traffic.prompt.dist = LengthDist::LogNormal {
+        median: 763.665_002_659_174_7,
+        sigma: 0.697_735_646_222_698_5,
+    };
+    p.traffic.output.max = 600;
+    p.traffic.output.dist = LengthDist::LogNormal {
+        median: 215.435_757_586_383_74,
+        sigma: 0.697_735_646_222_698_5,
+    };
+    assert_matches_reference(&cfg_of(&p, 0.5), 212_266, "a long fractional stretch");
 }
 
 #[test]
@@ -1189,14 +1271,15 @@ fn whole_reports_are_unchanged_bit_for_bit() {
     assert_eq!(all, GOLDEN_REPORTS_DIGEST, "per plan:\n{}", each.join("\n"));
 }
 
-const GOLDEN_REPORTS_DIGEST: u64 = 0x71e0_0662_2763_5753;
+const GOLDEN_REPORTS_DIGEST: u64 = 0xa43a_a5d1_16df_64cb;
 
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
 
     /// The fast engine against the naive reference on random plans: every knob the
     /// reference models (sequence cap, budget, chunking, KV policy and capacity, open,
-    /// capped or closed arrivals, length laws, warm-up), both SLO modes, bit for bit.
+    /// capped or closed arrivals, length laws, speculative decoding, prefix caching,
+    /// warm-up), both SLO modes, bit for bit.
     #[test]
     fn engine_matches_the_naive_reference_on_random_plans(
         seed in 0u64..1_000_000,
@@ -1214,6 +1297,8 @@ proptest::proptest! {
         sigma in 0.0f64..1.5,
         marginal in proptest::bool::ANY,
         num_requests in 20u32..260,
+        spec in (0u32..5, 0.0f64..1.0),
+        prefix in (0u32..800, 0.0f64..1.0),
     ) {
         let mut p = plan_none();
         p.run.num_requests = num_requests;
@@ -1235,6 +1320,8 @@ proptest::proptest! {
         p.traffic.output.min = 1;
         p.traffic.output.max = 600;
         p.traffic.output.dist = LengthDist::LogNormal { median: output_median, sigma };
+        (p.engine.spec_draft_tokens, p.engine.spec_acceptance) = spec;
+        (p.traffic.prefix_tokens, p.traffic.prefix_hit_rate) = prefix;
         p.slo.e2e_s = Some(10.0);
         if marginal {
             p.slo.mode = SloMode::Marginal;

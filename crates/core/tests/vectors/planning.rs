@@ -167,7 +167,7 @@ fn alert_rules_parse_as_prometheus_rule_yaml() {
     let mut plan = Plan::default();
     plan.slo.attainment_target = 0.99;
     let rules = alert_rules(&plan, 22.0);
-    let doc: serde_yaml::Value = serde_yaml::from_str(&rules.yaml).expect("valid YAML");
+    let doc: serde_norway::Value = serde_norway::from_str(&rules.yaml).expect("valid YAML");
     let groups = doc["groups"].as_sequence().expect("groups");
     assert_eq!(groups.len(), 1);
     assert_eq!(groups[0]["name"].as_str(), Some("goodput-slo-chat"));

@@ -1,0 +1,1095 @@
+//! The plan's field registry: one row per plan field that a person sets, with its dotted
+//! path (as [`Plan::validate`](super::Plan::validate) names it in
+//! [`PlanError::field`](super::PlanError)), label, unit, help, limits, command-line flag,
+//! how the app shows it, and whether the finance view shows it.
+//!
+//! Everything that describes a field reads it from here:
+//!
+//! ```text
+//!   FIELDS ──▶ Plan::validate (the limits)
+//!          ──▶ the CLI's flags and their --help (flag, unit, limits, help)
+//!          ──▶ the app's inputs (label, help, unit and scale shown)
+//! ```
+//!
+//! A limit is declared once: either here as a literal, or as one of the `MAX_*` consts of
+//! [`crate::plan`] that other code (the simulator, the sweep, the parsers) also reads.
+//! Checks that relate two fields (`active_params ≤ params`, `min ≤ max`,
+//! `warmup_requests < num_requests`) stay in `validate`, beside the row's own range.
+
+use super::{
+    num, range_err, unit_suffix, Limits, PlanError, MAX_BATCHED_TOKENS, MAX_CONCURRENCY,
+    MAX_DISAGG_INSTANCES, MAX_KV_LINK_BYTES_PER_S, MAX_KV_LINK_LATENCY_S, MAX_NUM_REQUESTS,
+    MAX_NUM_SEQS, MAX_REPLICATIONS, MAX_TOKENS, MIN_KV_LINK_BYTES_PER_S,
+};
+
+/// What kind of value a field holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kind {
+    /// A real number.
+    Real,
+    /// A whole number that fits in 32 bits.
+    Whole,
+    /// A 64-bit seed: any whole number ≥ 0.
+    Seed,
+    /// One of a few names.
+    Choice(&'static [&'static str]),
+    /// On or off; the flag turns the default off (e.g. `--no-chunked-prefill`).
+    Switch,
+    /// A preset id (`goodput presets` lists them).
+    Preset,
+}
+
+/// The range a number must be in [plan units].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Range {
+    /// Lowest allowed value.
+    pub lo: f64,
+    /// Highest allowed value.
+    pub hi: f64,
+    /// Whether `lo` itself is excluded (the value must be above it).
+    pub lo_open: bool,
+}
+
+/// A unit and how many plan units one of it is: the app shows memory bandwidth in TB/s
+/// (`scale` 1e12) while the plan stores bytes/s.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Units {
+    /// The unit's symbol (`""` for a plain number).
+    pub unit: &'static str,
+    /// Plan units per one of this unit.
+    pub scale: f64,
+}
+
+/// A field's command-line flag.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Flag {
+    /// The flag without its dashes (`max-num-seqs`).
+    pub name: &'static str,
+    /// Other names for the same flag.
+    pub aliases: &'static [&'static str],
+    /// The flag's units when they are not the plan's (`None`: the plan's unit).
+    pub units: Option<Units>,
+    /// What the flag does beyond setting the field (`""` for nothing).
+    pub note: &'static str,
+}
+
+/// One plan field.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Field {
+    /// Dotted path, as `Plan::validate` names the field.
+    pub path: &'static str,
+    /// Short label.
+    pub label: &'static str,
+    /// One line of explanation.
+    pub help: &'static str,
+    /// The unit the plan stores it in (`""` for a plain number or a share).
+    pub unit: &'static str,
+    /// What kind of value it is.
+    pub kind: Kind,
+    /// The range `validate` checks (`None`: no range of its own).
+    pub range: Option<Range>,
+    /// Whether the field may be left unset (`None` in the plan: no objective, no override).
+    pub optional: bool,
+    /// The command-line flag that sets it, if any.
+    pub flag: Option<Flag>,
+    /// How the app shows the number.
+    pub shown: Units,
+    /// Whether the plan's assumptions (the finance view's, the Markdown export's) state it.
+    pub finance: bool,
+}
+
+impl Field {
+    /// Whether the field holds a whole number.
+    pub const fn is_whole(&self) -> bool {
+        matches!(self.kind, Kind::Whole | Kind::Seed)
+    }
+
+    /// Checks `x` against the field's range; the error names the field and the range.
+    /// A field without a range accepts any value.
+    pub fn check(&self, x: f64) -> Result<(), PlanError> {
+        let Some(r) = self.range else {
+            return Ok(());
+        };
+        let whole = self.is_whole();
+        let inside = x.is_finite()
+            && if r.lo_open { x > r.lo } else { x >= r.lo }
+            && x <= r.hi
+            && (!whole || x.fract() == 0.0);
+        if inside {
+            return Ok(());
+        }
+        let limits = Limits {
+            lo: r.lo,
+            hi: r.hi,
+            lo_open: r.lo_open,
+            whole,
+            got: x,
+        };
+        Err(range_err(
+            self.path,
+            range_message(&r, whole, self.unit, x, 1.0),
+            limits,
+        ))
+    }
+
+    /// The flag's units: its own, else the plan's.
+    pub fn flag_units(&self) -> Units {
+        match self.flag {
+            Some(Flag { units: Some(u), .. }) => u,
+            _ => Units {
+                unit: self.unit,
+                scale: 1.0,
+            },
+        }
+    }
+
+    /// The range in words, in `units` (`"whole number in 1..=16384"`,
+    /// `"number in (0, 3600] s"`), or `""` for a field without a range.
+    pub fn range_words(&self, units: Units) -> String {
+        let Some(r) = self.range else {
+            return String::new();
+        };
+        let (lo, hi) = (r.lo / units.scale, r.hi / units.scale);
+        if self.is_whole() {
+            format!("whole number in {}..={}{}", lo, hi, unit_suffix(units.unit))
+        } else if r.lo_open {
+            format!(
+                "number in ({}, {}]{}",
+                num(lo),
+                num(hi),
+                unit_suffix(units.unit)
+            )
+        } else {
+            format!(
+                "number in [{}, {}]{}",
+                num(lo),
+                num(hi),
+                unit_suffix(units.unit)
+            )
+        }
+    }
+}
+
+/// `must be a whole number in 1..=16384, got 0` or `must be a number in (0, 3600] s, got
+/// -1`, with the bounds and the value divided by `scale`.
+pub fn range_message(r: &Range, whole: bool, unit: &str, x: f64, scale: f64) -> String {
+    let (lo, hi, x) = (r.lo / scale, r.hi / scale, x / scale);
+    if whole {
+        format!("must be a whole number in {lo}..={hi}, got {x}")
+    } else if r.lo_open {
+        format!(
+            "must be a number in ({}, {}]{}, got {x}",
+            num(lo),
+            num(hi),
+            unit_suffix(unit)
+        )
+    } else {
+        format!(
+            "must be a number in [{}, {}]{}, got {x}",
+            num(lo),
+            num(hi),
+            unit_suffix(unit)
+        )
+    }
+}
+
+/// The field at `path`, if the registry has it.
+pub fn by_path(path: &str) -> Option<&'static Field> {
+    FIELDS.iter().find(|f| f.path == path)
+}
+
+/// The field at `path`, for use in a constant: a path the registry lacks does not compile.
+pub const fn field(path: &str) -> &'static Field {
+    let mut i = 0;
+    while i < FIELDS.len() {
+        if same(FIELDS[i].path, path) {
+            return &FIELDS[i];
+        }
+        i += 1;
+    }
+    panic!("not a path of the plan field registry")
+}
+
+/// The field with the flag `name` (without dashes; aliases count), if any.
+pub fn by_flag(name: &str) -> Option<&'static Field> {
+    FIELDS.iter().find(|f| {
+        f.flag
+            .is_some_and(|g| g.name == name || g.aliases.contains(&name))
+    })
+}
+
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Checks the field at `path` (a registry path, checked when compiling).
+macro_rules! check {
+    ($path:literal, $x:expr) => {{
+        const F: &$crate::plan::fields::Field = $crate::plan::fields::field($path);
+        F.check($x)
+    }};
+}
+pub(crate) use check;
+
+const fn closed(lo: f64, hi: f64) -> Option<Range> {
+    Some(Range {
+        lo,
+        hi,
+        lo_open: false,
+    })
+}
+
+/// `(0, hi]`: above zero, at most `hi`.
+const fn positive(hi: f64) -> Option<Range> {
+    Some(Range {
+        lo: 0.0,
+        hi,
+        lo_open: true,
+    })
+}
+
+const fn whole(lo: u32, hi: u32) -> Option<Range> {
+    closed(lo as f64, hi as f64)
+}
+
+const fn flag(name: &'static str) -> Option<Flag> {
+    Some(Flag {
+        name,
+        aliases: &[],
+        units: None,
+        note: "",
+    })
+}
+
+const fn flag_note(name: &'static str, note: &'static str) -> Option<Flag> {
+    Some(Flag {
+        name,
+        aliases: &[],
+        units: None,
+        note,
+    })
+}
+
+const fn shown(unit: &'static str, scale: f64) -> Units {
+    Units { unit, scale }
+}
+
+/// A row with the common defaults: a real number, required, shown in the plan's unit,
+/// not on the finance view.
+const fn row(
+    path: &'static str,
+    label: &'static str,
+    help: &'static str,
+    unit: &'static str,
+    kind: Kind,
+    range: Option<Range>,
+    flag: Option<Flag>,
+) -> Field {
+    Field {
+        path,
+        label,
+        help,
+        unit,
+        kind,
+        range,
+        optional: false,
+        flag,
+        shown: shown(unit, 1.0),
+        finance: false,
+    }
+}
+
+const fn show(f: Field, unit: &'static str, scale: f64) -> Field {
+    Field {
+        shown: shown(unit, scale),
+        ..f
+    }
+}
+
+const fn finance(f: Field) -> Field {
+    Field { finance: true, ..f }
+}
+
+const fn optional(f: Field) -> Field {
+    Field {
+        optional: true,
+        ..f
+    }
+}
+
+const DTYPES: &[&str] = &["bf16", "fp8", "int4"];
+/// The names `--arrival` takes.
+pub const ARRIVALS: &[&str] = &["poisson", "gamma", "constant", "trace", "closed"];
+/// The names `--kv-policy` takes.
+pub const KV_POLICIES: &[&str] = &["none", "reserve", "paged"];
+/// The names `--slo-mode` takes.
+pub const SLO_MODES: &[&str] = &["joint", "marginal"];
+/// The names `--router` takes.
+pub const ROUTERS: &[&str] = &["round_robin", "least_loaded"];
+
+use Kind::{Choice, Preset, Real, Seed, Switch, Whole};
+
+/// Largest and smallest model a plan accepts [parameters].
+const MIN_PARAMS: f64 = 1e6;
+const MAX_PARAMS: f64 = 1e13;
+
+/// Every plan field a person sets, by section, in the order the CLI's help lists them.
+pub const FIELDS: &[Field] = &[
+    // Model.
+    finance(row(
+        "model.preset",
+        "Model preset",
+        "Fills the model's shape from a preset (`goodput presets` lists them), before any single-field flag, wherever it stands.",
+        "",
+        Preset,
+        None,
+        flag("model"),
+    )),
+    finance(show(
+        row(
+            "model.params",
+            "Parameters",
+            "Total weights; sets the bytes read every step.",
+            "parameters",
+            Real,
+            closed(MIN_PARAMS, MAX_PARAMS),
+            flag_note("params", "also sets the active parameters and makes the model custom"),
+        ),
+        "billion",
+        1e9,
+    )),
+    show(
+        row(
+            "model.active_params",
+            "Active parameters",
+            "Weights used per token (less than total for MoE); sets FLOPs per token.",
+            "parameters",
+            Real,
+            positive(MAX_PARAMS),
+            flag_note("active-params", "at most the total parameters"),
+        ),
+        "billion",
+        1e9,
+    ),
+    row(
+        "model.layers",
+        "Layers",
+        "Transformer layers; KV bytes grow with them.",
+        "layers",
+        Whole,
+        whole(1, 1000),
+        None,
+    ),
+    row(
+        "model.kv_heads",
+        "KV heads",
+        "Key/value heads per layer (grouped-query attention).",
+        "heads",
+        Whole,
+        whole(1, 1024),
+        None,
+    ),
+    row(
+        "model.head_dim",
+        "Head dimension",
+        "Width of one attention head.",
+        "values",
+        Whole,
+        whole(1, 4096),
+        None,
+    ),
+    finance(row(
+        "model.weight_dtype",
+        "Weight precision",
+        "Bytes per weight; a GPU preset's effective FLOP/s follow it.",
+        "",
+        Choice(DTYPES),
+        None,
+        flag("weight-dtype"),
+    )),
+    row(
+        "model.kv_dtype",
+        "KV-cache precision",
+        "Bytes per cached key or value.",
+        "",
+        Choice(DTYPES),
+        None,
+        flag("kv-dtype"),
+    ),
+    optional(row(
+        "model.weight_bytes_override",
+        "Weight bytes",
+        "Bytes of weights per replica, instead of parameters × precision.",
+        "bytes",
+        Real,
+        positive(1e14),
+        flag("weight-bytes"),
+    )),
+    optional(row(
+        "model.kv_bytes_per_token_override",
+        "KV bytes per token",
+        "KV-cache bytes per token of context, instead of the model's shape.",
+        "bytes/token",
+        Real,
+        positive(1e9),
+        flag("kv-bytes-per-token"),
+    )),
+    // Hardware.
+    finance(row(
+        "hardware.preset",
+        "GPU preset",
+        "Fills the hardware and its price from a preset (`goodput presets` lists them), before any single-field flag, wherever it stands.",
+        "",
+        Preset,
+        None,
+        flag("gpu"),
+    )),
+    show(
+        row(
+            "hardware.mem_bandwidth_bytes_per_s",
+            "Memory bandwidth",
+            "HBM bandwidth of one GPU; bounds decode steps.",
+            "bytes/s",
+            Real,
+            closed(1e9, 1e15),
+            flag("mem-bandwidth"),
+        ),
+        "TB/s",
+        1e12,
+    ),
+    show(
+        row(
+            "hardware.compute_flops_per_s",
+            "Effective compute",
+            "Matmul throughput real kernels reach; bounds prefill.",
+            "FLOP/s",
+            Real,
+            closed(1e11, 1e18),
+            flag("compute-flops"),
+        ),
+        "TFLOP/s",
+        1e12,
+    ),
+    show(
+        row(
+            "hardware.memory_bytes",
+            "GPU memory",
+            "Memory of one GPU; what the weights leave is KV cache.",
+            "bytes",
+            Real,
+            closed(1e9, 1e13),
+            flag("memory-bytes"),
+        ),
+        "GB",
+        1e9,
+    ),
+    show(
+        row(
+            "hardware.mem_utilization",
+            "Memory utilisation",
+            "Share of GPU memory the engine may use (--gpu-memory-utilization).",
+            "",
+            Real,
+            positive(1.0),
+            flag("mem-utilization"),
+        ),
+        "0–1",
+        1.0,
+    ),
+    show(
+        row(
+            "hardware.step_overhead_s",
+            "Step overhead c0",
+            "Fixed cost of every engine step: scheduling, sampling, launches.",
+            "s",
+            Real,
+            closed(0.0, 1.0),
+            flag("step-overhead"),
+        ),
+        "ms",
+        1e-3,
+    ),
+    finance(row(
+        "hardware.tp_degree",
+        "Tensor parallel",
+        "GPUs per replica; weights and FLOPs split across them.",
+        "GPUs",
+        Whole,
+        whole(1, 64),
+        Some(Flag {
+            name: "tp",
+            aliases: &["gpus-per-replica"],
+            units: None,
+            note: "",
+        }),
+    )),
+    show(
+        row(
+            "hardware.tp_comm_overhead_s",
+            "TP communication",
+            "Extra time per step when tensor parallel > 1.",
+            "s",
+            Real,
+            closed(0.0, 1.0),
+            flag("tp-comm-overhead"),
+        ),
+        "ms",
+        1e-3,
+    ),
+    show(
+        row(
+            "hardware.interconnect_bytes_per_s",
+            "Interconnect bandwidth",
+            "GPU-to-GPU bandwidth of one link, for tensor-parallel all-reduces; 0 leaves them out.",
+            "bytes/s",
+            Real,
+            closed(0.0, 1e14),
+            flag("interconnect-bytes-per-s"),
+        ),
+        "GB/s",
+        1e9,
+    ),
+    show(
+        row(
+            "hardware.allreduce_latency_s",
+            "All-reduce latency",
+            "Fixed latency of one tensor-parallel all-reduce.",
+            "s",
+            Real,
+            closed(0.0, 0.1),
+            flag("allreduce-latency"),
+        ),
+        "µs",
+        1e-6,
+    ),
+    finance(show(
+        row(
+            "hardware.gpu_hour_usd",
+            "Price",
+            "What one GPU-hour costs you.",
+            "USD",
+            Real,
+            closed(0.0, 1e4),
+            flag("gpu-hour-usd"),
+        ),
+        "USD/GPU-h",
+        1.0,
+    )),
+    // Traffic.
+    finance(show(
+        row(
+            "traffic.peak_rate_rps",
+            "Peak rate",
+            "Forecast peak arrivals for the whole fleet.",
+            "requests/s",
+            Real,
+            positive(1e6),
+            flag("peak-rate"),
+        ),
+        "req/s",
+        1.0,
+    )),
+    row(
+        "traffic.arrival",
+        "Arrivals",
+        "How requests arrive: Poisson, gamma (bursty), constant gaps, the trace's times, or a closed loop of clients.",
+        "",
+        Choice(ARRIVALS),
+        None,
+        flag("arrival"),
+    ),
+    show(
+        row(
+            "traffic.arrival.cv",
+            "Burstiness (CV)",
+            "Coefficient of variation of gaps for gamma arrivals; 1 is Poisson.",
+            "",
+            Real,
+            closed(0.05, 10.0),
+            flag_note("arrival-cv", "makes the arrivals gamma"),
+        ),
+        "×",
+        1.0,
+    ),
+    row(
+        "traffic.arrival.concurrency",
+        "Clients",
+        "Closed loop: clients, each with one request in flight (a benchmark's --max-concurrency).",
+        "clients",
+        Whole,
+        whole(1, MAX_CONCURRENCY),
+        flag_note("concurrency", "only with --arrival closed, which needs it"),
+    ),
+    row(
+        "traffic.arrival.think_s",
+        "Think time",
+        "Closed loop: pause between a client's answer and its next request.",
+        "s",
+        Real,
+        closed(0.0, 3600.0),
+        flag_note("think-time", "only with --arrival closed"),
+    ),
+    optional(row(
+        "traffic.max_concurrency",
+        "Concurrency cap",
+        "Open loop: at most this many requests in flight; a client takes a slot, then starts the request's timer.",
+        "requests",
+        Whole,
+        whole(1, MAX_CONCURRENCY),
+        flag("max-concurrency"),
+    )),
+    row(
+        "traffic.prompt.dist.median",
+        "Prompt median",
+        "Typical prompt length (lognormal median).",
+        "tokens",
+        Real,
+        closed(1.0, MAX_TOKENS as f64),
+        flag("input-len-median"),
+    ),
+    row(
+        "traffic.prompt.dist.p95",
+        "Prompt p95",
+        "95th percentile prompt length; sets the spread.",
+        "tokens",
+        Real,
+        None,
+        flag_note("input-len-p95", "above the median; sets the sigma, so not with --input-len-sigma"),
+    ),
+    show(
+        row(
+            "traffic.prompt.dist.sigma",
+            "Prompt sigma",
+            "Spread of ln(length); same knob as p95.",
+            "",
+            Real,
+            closed(0.0, 5.0),
+            flag("input-len-sigma"),
+        ),
+        "ln-tokens",
+        1.0,
+    ),
+    row(
+        "traffic.prompt.dist.tokens",
+        "Prompt fixed length",
+        "Every prompt this long, instead of a lognormal.",
+        "tokens",
+        Whole,
+        whole(1, MAX_TOKENS),
+        flag_note("input-len-fixed", "not with the lognormal's flags"),
+    ),
+    row(
+        "traffic.prompt.min",
+        "Prompt min",
+        "Shortest prompt; shorter ones are raised to it.",
+        "tokens",
+        Whole,
+        whole(1, MAX_TOKENS),
+        flag_note("input-len-min", "at most the max"),
+    ),
+    row(
+        "traffic.prompt.max",
+        "Prompt max",
+        "Longest prompt; longer ones are clipped.",
+        "tokens",
+        Whole,
+        whole(1, MAX_TOKENS),
+        flag("input-len-max"),
+    ),
+    row(
+        "traffic.output.dist.median",
+        "Output median",
+        "Typical generated length (lognormal median).",
+        "tokens",
+        Real,
+        closed(1.0, MAX_TOKENS as f64),
+        flag("output-len-median"),
+    ),
+    row(
+        "traffic.output.dist.p95",
+        "Output p95",
+        "95th percentile output length; sets the spread.",
+        "tokens",
+        Real,
+        None,
+        flag_note("output-len-p95", "above the median; sets the sigma, so not with --output-len-sigma"),
+    ),
+    show(
+        row(
+            "traffic.output.dist.sigma",
+            "Output sigma",
+            "Spread of ln(length); same knob as p95.",
+            "",
+            Real,
+            closed(0.0, 5.0),
+            flag("output-len-sigma"),
+        ),
+        "ln-tokens",
+        1.0,
+    ),
+    row(
+        "traffic.output.dist.tokens",
+        "Output fixed length",
+        "Every output this long, instead of a lognormal.",
+        "tokens",
+        Whole,
+        whole(1, MAX_TOKENS),
+        flag_note("output-len-fixed", "not with the lognormal's flags"),
+    ),
+    row(
+        "traffic.output.min",
+        "Output min",
+        "Shortest output; shorter ones are raised to it.",
+        "tokens",
+        Whole,
+        whole(1, MAX_TOKENS),
+        flag_note("output-len-min", "at most the max"),
+    ),
+    row(
+        "traffic.output.max",
+        "max_tokens cap",
+        "Longest output a request may generate.",
+        "tokens",
+        Whole,
+        whole(1, MAX_TOKENS),
+        flag("output-len-max"),
+    ),
+    row(
+        "traffic.prefix_tokens",
+        "Shared prefix",
+        "Tokens at the start of a prompt that requests share (a system prompt) and a prefix cache can keep.",
+        "tokens",
+        Whole,
+        whole(0, MAX_TOKENS),
+        flag("prefix-tokens"),
+    ),
+    row(
+        "traffic.prefix_hit_rate",
+        "Prefix hit rate",
+        "Share of requests whose shared prefix is found in the cache.",
+        "",
+        Real,
+        closed(0.0, 1.0),
+        flag("prefix-hit-rate"),
+    ),
+    // SLO.
+    finance(optional(show(
+        row(
+            "slo.ttft_s",
+            "TTFT objective",
+            "Time to first token each request must meet; blank for none.",
+            "s",
+            Real,
+            positive(3600.0),
+            flag("ttft-slo"),
+        ),
+        "ms",
+        1e-3,
+    ))),
+    finance(optional(show(
+        row(
+            "slo.tpot_s",
+            "TPOT objective",
+            "Mean time per output token after the first; blank for none.",
+            "s",
+            Real,
+            positive(60.0),
+            flag("tpot-slo"),
+        ),
+        "ms",
+        1e-3,
+    ))),
+    finance(optional(row(
+        "slo.e2e_s",
+        "End-to-end objective",
+        "Whole-request budget (agents); blank for none.",
+        "s",
+        Real,
+        positive(86_400.0),
+        flag("e2e-slo"),
+    ))),
+    finance(show(
+        row(
+            "slo.attainment_target",
+            "Attainment target",
+            "Share of requests that must meet every objective at once (joint), or each objective on its own (marginal).",
+            "",
+            Real,
+            positive(1.0),
+            flag("slo-attainment"),
+        ),
+        "0–1",
+        1.0,
+    )),
+    finance(row(
+        "slo.mode",
+        "SLO mode",
+        "Joint: the target share of requests meets every objective at once. Marginal: each objective is a percentile on its own.",
+        "",
+        Choice(SLO_MODES),
+        None,
+        flag("slo-mode"),
+    )),
+    // Engine.
+    row(
+        "engine.max_num_seqs",
+        "max_num_seqs",
+        "Most sequences decoding at once.",
+        "seqs",
+        Whole,
+        whole(1, MAX_NUM_SEQS),
+        flag("max-num-seqs"),
+    ),
+    row(
+        "engine.max_num_batched_tokens",
+        "max_num_batched_tokens",
+        "Token budget of one step: decodes plus prefill chunks.",
+        "tokens",
+        Whole,
+        whole(1, MAX_BATCHED_TOKENS),
+        flag("max-num-batched-tokens"),
+    ),
+    row(
+        "engine.chunked_prefill",
+        "Chunked prefill",
+        "Split long prompts across steps within the token budget; off runs each prefill whole.",
+        "",
+        Switch,
+        None,
+        flag("no-chunked-prefill"),
+    ),
+    row(
+        "engine.kv_policy",
+        "KV-cache policy",
+        "none: unlimited cache; reserve: a request reserves its whole length on admission; paged: blocks as it grows, preempting on overflow.",
+        "",
+        Choice(KV_POLICIES),
+        None,
+        flag("kv-policy"),
+    ),
+    row(
+        "engine.spec_draft_tokens",
+        "Speculative draft",
+        "Draft tokens per step; 0 turns speculative decoding off.",
+        "tokens",
+        Whole,
+        whole(0, 16),
+        flag("spec-draft-tokens"),
+    ),
+    show(
+        row(
+            "engine.spec_acceptance",
+            "Draft acceptance",
+            "Chance one drafted token is accepted.",
+            "",
+            Real,
+            closed(0.0, 1.0),
+            flag("spec-acceptance"),
+        ),
+        "0–1",
+        1.0,
+    ),
+    // Planning.
+    finance(show(
+        row(
+            "planning.utilization",
+            "Utilisation",
+            "Share of goodput each replica is planned to run at.",
+            "",
+            Real,
+            positive(1.0),
+            flag("utilization"),
+        ),
+        "0–1",
+        1.0,
+    )),
+    finance(row(
+        "planning.redundancy",
+        "Redundancy",
+        "Spare replicas on top of the peak (N+1 = 1).",
+        "replicas",
+        Whole,
+        whole(0, 1000),
+        flag("redundancy"),
+    )),
+    finance(row(
+        "planning.hours_per_month",
+        "Hours per month",
+        "Hours a month is billed for.",
+        "hours",
+        Real,
+        positive(744.0),
+        None,
+    )),
+    // Run.
+    row(
+        "run.num_requests",
+        "Requests per run",
+        "Simulated requests per point, warm-up included.",
+        "requests",
+        Whole,
+        whole(1, MAX_NUM_REQUESTS),
+        flag("num-requests"),
+    ),
+    row(
+        "run.warmup_requests",
+        "Warm-up requests",
+        "Requests at the start of a run left out of the statistics; fewer than the requests per run.",
+        "requests",
+        Whole,
+        None,
+        flag("warmup-requests"),
+    ),
+    row(
+        "run.replications",
+        "Replications",
+        "Independent seeds per rate; more narrows the band.",
+        "runs",
+        Whole,
+        whole(1, MAX_REPLICATIONS),
+        flag("replications"),
+    ),
+    show(
+        row(
+            "run.seed",
+            "Seed",
+            "Base seed; the same seed gives the same numbers everywhere.",
+            "",
+            Seed,
+            None,
+            flag("seed"),
+        ),
+        "",
+        1.0,
+    ),
+    // Disaggregated serving.
+    row(
+        "disagg.prefill.gpu",
+        "Prefill GPU",
+        "GPU preset of the prefill pool (default: the plan's hardware).",
+        "",
+        Preset,
+        None,
+        flag("prefill-gpu"),
+    ),
+    row(
+        "disagg.prefill.tp_degree",
+        "Prefill TP",
+        "GPUs per prefill instance: 1, 2, 4 or 8 (default: the plan's).",
+        "GPUs",
+        Whole,
+        None,
+        flag("prefill-tp"),
+    ),
+    row(
+        "disagg.prefill.max_num_batched_tokens",
+        "Prefill budget",
+        "Token budget of a prefill step.",
+        "tokens",
+        Whole,
+        whole(1, MAX_BATCHED_TOKENS),
+        flag("prefill-budget"),
+    ),
+    optional(row(
+        "disagg.prefill.instances",
+        "Prefill instances",
+        "Prefill instances for the peak, spares aside; unset lets the sizing choose.",
+        "instances",
+        Whole,
+        whole(1, MAX_DISAGG_INSTANCES),
+        flag("prefill-instances"),
+    )),
+    row(
+        "disagg.decode.gpu",
+        "Decode GPU",
+        "GPU preset of the decode pool (default: the plan's hardware).",
+        "",
+        Preset,
+        None,
+        flag("decode-gpu"),
+    ),
+    row(
+        "disagg.decode.tp_degree",
+        "Decode TP",
+        "GPUs per decode instance: 1, 2, 4 or 8 (default: the plan's).",
+        "GPUs",
+        Whole,
+        None,
+        flag("decode-tp"),
+    ),
+    row(
+        "disagg.decode.max_num_seqs",
+        "Decode max_num_seqs",
+        "Sequences per decode instance (default: the plan's max_num_seqs).",
+        "seqs",
+        Whole,
+        whole(1, MAX_NUM_SEQS),
+        flag("decode-max-num-seqs"),
+    ),
+    optional(row(
+        "disagg.decode.instances",
+        "Decode instances",
+        "Decode instances for the peak, spares aside; unset lets the sizing choose.",
+        "instances",
+        Whole,
+        whole(1, MAX_DISAGG_INSTANCES),
+        flag("decode-instances"),
+    )),
+    show(
+        row(
+            "disagg.kv_link.bandwidth_bytes_per_s",
+            "KV link bandwidth",
+            "Bandwidth of the link each request's KV cache crosses from prefill to decode.",
+            "bytes/s",
+            Real,
+            closed(MIN_KV_LINK_BYTES_PER_S, MAX_KV_LINK_BYTES_PER_S),
+            Some(Flag {
+                name: "kv-link-gbps",
+                aliases: &[],
+                units: Some(Units {
+                    unit: "Gbit/s",
+                    scale: 1e9 / 8.0,
+                }),
+                note: "",
+            }),
+        ),
+        "Gbit/s",
+        1e9 / 8.0,
+    ),
+    show(
+        row(
+            "disagg.kv_link.latency_s",
+            "KV link latency",
+            "Fixed time of one KV transfer: connection, registration, first byte.",
+            "s",
+            Real,
+            closed(0.0, MAX_KV_LINK_LATENCY_S),
+            flag("kv-link-latency"),
+        ),
+        "ms",
+        1e-3,
+    ),
+    row(
+        "disagg.router",
+        "Router",
+        "How requests are spread over the instances of a pool.",
+        "",
+        Choice(ROUTERS),
+        None,
+        flag("router"),
+    ),
+];
+
+#[cfg(test)]
+mod tests;

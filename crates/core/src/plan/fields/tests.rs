@@ -1,0 +1,214 @@
+//! The registry against `Plan::validate`: every row's path is a plan field that
+//! `validate` checks at exactly the row's range, and the names of every choice are the
+//! plan's own.
+
+use super::*;
+use crate::plan::disagg::{DisaggSpec, Router};
+use crate::plan::{Arrival, Dtype, KvPolicy, Plan, SloMode};
+use serde_json::{json, Value};
+
+/// A plan in which every field can reach its limits without another check failing
+/// first: no KV policy (so no memory fit), and the largest model for `active_params`.
+fn base_for(path: &str) -> Value {
+    let mut plan = Plan::default();
+    plan.engine.kv_policy = KvPolicy::None;
+    if path.starts_with("disagg.") {
+        plan.disagg = Some(DisaggSpec::for_plan(&plan));
+    }
+    let mut v = serde_json::to_value(&plan).expect("plan JSON");
+    let set = |v: &mut Value, path: &str, x: Value| *slot(v, path) = x;
+    match path {
+        "model.active_params" => set(&mut v, "model.params", json!(MAX_PARAMS)),
+        "traffic.arrival.cv" => set(
+            &mut v,
+            "traffic.arrival",
+            json!({"kind": "gamma", "cv": 1.0}),
+        ),
+        "traffic.arrival.concurrency" | "traffic.arrival.think_s" => set(
+            &mut v,
+            "traffic.arrival",
+            json!({"kind": "closed", "concurrency": 1, "think_s": 0.0}),
+        ),
+        "traffic.prompt.dist.tokens" => set(
+            &mut v,
+            "traffic.prompt.dist",
+            json!({"kind": "fixed", "tokens": 100}),
+        ),
+        "traffic.output.dist.tokens" => set(
+            &mut v,
+            "traffic.output.dist",
+            json!({"kind": "fixed", "tokens": 100}),
+        ),
+        // The min may reach the largest length once the max does.
+        "traffic.prompt.min" => set(&mut v, "traffic.prompt.max", json!(MAX_TOKENS)),
+        "traffic.output.min" => set(&mut v, "traffic.output.max", json!(MAX_TOKENS)),
+        _ => {}
+    }
+    v
+}
+
+/// The JSON value at a dotted path, made (as `null`) when absent.
+fn slot<'a>(v: &'a mut Value, path: &str) -> &'a mut Value {
+    path.split('.').fold(v, |v, key| {
+        if !v.is_object() {
+            *v = json!({});
+        }
+        v.as_object_mut()
+            .expect("an object")
+            .entry(key)
+            .or_insert(Value::Null)
+    })
+}
+
+/// `validate` on the plan with `path` set to `x`: `Ok`, or the path it names.
+fn validate_with(f: &Field, x: f64) -> Result<(), &'static str> {
+    let mut v = base_for(f.path);
+    *slot(&mut v, f.path) = if f.is_whole() {
+        json!(x as u64)
+    } else {
+        json!(x)
+    };
+    let plan: Plan = serde_json::from_value(v).expect("a plan decodes");
+    plan.validate().map_err(|e| e.field)
+}
+
+#[test]
+fn every_range_is_the_one_validate_checks() {
+    let mut checked = 0;
+    for f in FIELDS {
+        let Some(r) = f.range else { continue };
+        assert_eq!(
+            validate_with(f, r.hi),
+            Ok(()),
+            "{} at its max {}",
+            f.path,
+            r.hi
+        );
+        let past = if f.is_whole() {
+            r.hi + 1.0
+        } else {
+            r.hi * (1.0 + 1e-9)
+        };
+        assert_eq!(
+            validate_with(f, past),
+            Err(f.path),
+            "{} past its max",
+            f.path
+        );
+        if r.lo_open {
+            assert_eq!(
+                validate_with(f, r.lo),
+                Err(f.path),
+                "{} at its open min",
+                f.path
+            );
+        } else if f.is_whole() && r.lo >= 1.0 {
+            assert_eq!(
+                validate_with(f, r.lo - 1.0),
+                Err(f.path),
+                "{} below its min",
+                f.path
+            );
+        } else if !f.is_whole() {
+            let below = r.lo - (r.lo.abs() * 1e-9).max(1e-12);
+            assert_eq!(
+                validate_with(f, below),
+                Err(f.path),
+                "{} below its min",
+                f.path
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 45, "only {checked} ranges checked");
+}
+
+#[test]
+fn check_words_the_range_in_the_plans_units() {
+    let f = field("slo.ttft_s");
+    let e = f.check(-1.0).expect_err("negative");
+    assert_eq!(
+        e.to_string(),
+        "slo.ttft_s: must be a number in (0, 3600] s, got -1"
+    );
+    let l = e.limits.expect("limits");
+    assert!(l.lo_open && !l.whole && l.hi == 3600.0 && l.got == -1.0);
+    let e = field("engine.max_num_seqs").check(0.0).expect_err("zero");
+    assert_eq!(
+        e.to_string(),
+        "engine.max_num_seqs: must be a whole number in 1..=16384, got 0"
+    );
+    assert!(
+        field("engine.max_num_seqs").check(2.5).is_err(),
+        "a fraction"
+    );
+    assert!(
+        field("hardware.memory_bytes").check(f64::NAN).is_err(),
+        "not a number"
+    );
+    let bw = field("disagg.kv_link.bandwidth_bytes_per_s");
+    assert_eq!(
+        bw.range_words(bw.flag_units()),
+        "number in [0.008, 80000] Gbit/s"
+    );
+}
+
+#[test]
+fn paths_and_flags_are_unique_and_lookups_find_them() {
+    for (i, f) in FIELDS.iter().enumerate() {
+        assert!(
+            FIELDS[..i].iter().all(|g| g.path != f.path),
+            "{} twice",
+            f.path
+        );
+        assert_eq!(by_path(f.path), Some(f));
+        assert!(!f.label.is_empty() && !f.help.is_empty(), "{}", f.path);
+        if let Some(flag) = f.flag {
+            for name in std::iter::once(flag.name).chain(flag.aliases.iter().copied()) {
+                assert_eq!(by_flag(name).map(|g| g.path), Some(f.path), "--{name}");
+            }
+        }
+        if let Some(r) = f.range {
+            assert!(r.lo <= r.hi, "{}", f.path);
+        }
+    }
+    assert_eq!(by_path("model.nope"), None);
+    assert_eq!(by_flag("nope"), None);
+}
+
+#[test]
+fn choices_are_the_plans_names() {
+    let names = |v: Vec<&'static str>| v;
+    assert_eq!(
+        ARRIVALS,
+        names(
+            [
+                Arrival::Poisson,
+                Arrival::Gamma { cv: 1.0 },
+                Arrival::Constant,
+                Arrival::Trace,
+                Arrival::Closed {
+                    concurrency: 1,
+                    think_s: 0.0
+                },
+            ]
+            .map(Arrival::name)
+            .to_vec()
+        )
+    );
+    assert_eq!(
+        KV_POLICIES,
+        [KvPolicy::None, KvPolicy::Reserve, KvPolicy::Paged].map(KvPolicy::name)
+    );
+    assert_eq!(
+        SLO_MODES,
+        [SloMode::Joint, SloMode::Marginal].map(SloMode::name)
+    );
+    assert_eq!(
+        ROUTERS,
+        [Router::RoundRobin, Router::LeastLoaded].map(Router::name)
+    );
+    for (name, d) in DTYPES.iter().zip([Dtype::Bf16, Dtype::Fp8, Dtype::Int4]) {
+        assert_eq!(serde_json::to_value(d).expect("dtype"), json!(name));
+    }
+}

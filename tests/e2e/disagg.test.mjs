@@ -1,0 +1,149 @@
+// Split prefill and decode in the browser: the pools are edited as plan fields (bad
+// values get messages in their units and are not sized), the sizing runs in the workers
+// with progress and Cancel, its table equals `goodput disagg` row for row, an edit of the
+// pools does not re-run the goodput search, and the link carries the pools.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { inkOf, runCli, runCliJson, SCREENSHOT_DIR, screenshot, startHarness } from './harness.mjs';
+
+/** Longest wait for a search or a whole sizing [ms]. */
+const RUN_TIMEOUT_MS = 300_000;
+
+let h;
+before(async () => {
+  h = await startHarness();
+});
+after(async () => {
+  await h?.close();
+});
+
+async function waitForPhase(page, testid, phase) {
+  await page.waitForFunction(
+    ([id, want]) => document.querySelector(`[data-testid="${id}"]`)?.dataset.phase === want,
+    [testid, phase],
+    { timeout: RUN_TIMEOUT_MS, polling: 100 },
+  );
+}
+
+/** The comparison table as the page shows it: label → [aggregated, disaggregated]. */
+async function tableOf(page) {
+  return page.$$eval('[data-testid="disagg-row"]', (trs) =>
+    trs.map((tr) => [
+      tr.dataset.label,
+      tr.querySelector('[data-testid="disagg-aggregated"]').textContent.trim(),
+      tr.querySelector('[data-testid="disagg-disaggregated"]').textContent.trim(),
+    ]),
+  );
+}
+
+test('pools sized in the page equal goodput disagg, bad values are refused, the link carries the pools', async () => {
+  const planFlags = ['--num-requests', '400', '--warmup-requests', '40', '--replications', '3', '--peak-rate', '20'];
+  const link = (await runCli(['link', ...planFlags])).trim();
+  const { page, errors } = await h.openPage(`/${link.slice(link.indexOf('#'))}&view=planner`, {
+    waitFor: '[data-testid="disagg-panel"]',
+    viewport: { width: 1440, height: 1000 },
+  });
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.baseUrl });
+  await page.emulateMedia({ colorScheme: 'light' });
+  await waitForPhase(page, 'run-status', 'done');
+  assert.equal(await page.locator('[data-testid="disagg-verdict"]').count(), 0, 'nothing is sized until asked');
+
+  // A value out of range: named in its label and units, and the sizing is not offered.
+  await page.fill('[data-testid="input-disagg.kv_link.bandwidth_bytes_per_s"]', '0.001');
+  await page.waitForSelector('[data-testid="error-disagg.kv_link.bandwidth_bytes_per_s"]:has-text("KV link bandwidth")');
+  const message = await page.textContent('[data-testid="error-disagg.kv_link.bandwidth_bytes_per_s"]');
+  assert.match(message, /Gbit\/s/, message);
+  assert.ok(await page.isDisabled('[data-testid="disagg-run"]'), 'an invalid plan is not sized');
+
+  // The pools as a user sets them: a smaller decode batch, a slower link, round robin.
+  await page.fill('[data-testid="input-disagg.kv_link.bandwidth_bytes_per_s"]', '200');
+  await page.fill('[data-testid="input-disagg.decode.max_num_seqs"]', '64');
+  await page.selectOption('[data-testid="disagg.router"]', 'round_robin');
+  // The goodput search does not depend on the pools, so it does not run again.
+  assert.equal(await page.getAttribute('[data-testid="run-status"]', 'data-phase'), 'done');
+  assert.ok(await page.isEnabled('[data-testid="disagg-run"]'));
+
+  // Cancel stops a running sizing and says so. Both clicks happen in the page, one task
+  // apart, so a quick sizing cannot finish between them.
+  const stopped = await page.evaluate(async () => {
+    const q = (id) => document.querySelector(`[data-testid="${id}"]`);
+    q('disagg-run').click();
+    await new Promise((r) => setTimeout(r, 0));
+    const phase = q('disagg-status').dataset.phase;
+    q('disagg-cancel').click();
+    return phase;
+  });
+  assert.equal(stopped, 'running', 'the sizing was running when cancelled');
+  await waitForPhase(page, 'disagg-status', 'cancelled');
+  assert.match(await page.textContent('[data-testid="disagg-status"]'), /^Cancelled: stopped\./);
+  assert.equal(await page.locator('[data-testid="disagg-verdict"]').count(), 0);
+
+  // Sized in full, with progress on the way.
+  await page.click('[data-testid="disagg-run"]');
+  await page.waitForFunction(
+    () => /Simulating: [1-9]\d* of about \d+/.test(document.querySelector('[data-testid="disagg-status"]')?.textContent ?? '')
+      || document.querySelector('[data-testid="disagg-status"]')?.dataset.phase === 'done',
+    null,
+    { timeout: RUN_TIMEOUT_MS, polling: 50 },
+  );
+  await waitForPhase(page, 'disagg-status', 'done');
+
+  // The link now carries the pools; the CLI sizes it to the same numbers.
+  await page.click('[data-testid="copy-link"]');
+  await page.waitForSelector('[data-testid="copy-link"]:has-text("Copied")');
+  const shared = await page.evaluate(() => navigator.clipboard.readText());
+  const cli = await runCliJson(['disagg', '--link', shared, '--json']);
+  assert.equal(cli.best.decode_max_num_seqs, 64);
+  assert.equal(cli.router, 'round_robin');
+  assert.equal(cli.kv_link.bandwidth_bytes_per_s, 25e9);
+  const verdict = page.locator('[data-testid="disagg-verdict"]');
+  assert.equal((await verdict.textContent()).trim(), cli.verdict);
+  assert.equal(await verdict.getAttribute('data-xpyd'), cli.xpyd);
+  assert.equal(Number(await verdict.getAttribute('data-gpus')), cli.gpus_total);
+  assert.equal(Number(await verdict.getAttribute('data-month')), cli.cost_per_month_usd);
+  assert.equal(Number(await verdict.getAttribute('data-aggregated-gpus')), cli.aggregated_gpus_total);
+  assert.equal(Number(await verdict.getAttribute('data-aggregated-month')), cli.aggregated_cost_per_month_usd);
+
+  // Every row of the page's table is a row of the CLI's, to the character.
+  const rows = await tableOf(page);
+  assert.equal(rows.length, 8);
+  const text = await runCli(['disagg', '--link', shared]);
+  const cliLines = text.split('\n').map((l) => l.trim().split(/\s{2,}/));
+  for (const [label, agg, dis] of rows) {
+    const line = cliLines.find((cells) => cells[0] === label);
+    assert.ok(line, `the CLI prints a '${label}' row:\n${text}`);
+    assert.deepEqual(line, [label, agg, dis], `row '${label}'`);
+  }
+  assert.ok(!rows.some(([, a, d]) => a === '–' || d === '–'), 'both sides have every figure');
+  const notes = await page.$$eval('[data-testid="disagg-note"]', (ps) => ps.map((p) => p.textContent.trim()));
+  assert.equal(notes.length, 2);
+  for (const n of notes) assert.ok(text.includes(n), `the CLI prints the note '${n}'`);
+  assert.match(notes[0], /^Prefill pool as M\/D\/1/);
+  // The chart: both bars' prefill parts (queue in the second colour, prefill in the
+  // main one), the transfer in green, and the TTFT objective in red.
+  await page.waitForSelector('[data-testid="disagg-chart"]');
+  const queueInk = await inkOf(page, 'disagg-chart', [0xb4, 0x53, 0x09]);
+  const prefillInk = await inkOf(page, 'disagg-chart', [0x1d, 0x4e, 0xd8]);
+  const transferInk = await inkOf(page, 'disagg-chart', [0x04, 0x78, 0x57]);
+  const sloInk = await inkOf(page, 'disagg-chart', [0xb9, 0x1c, 0x1c]);
+  assert.ok(queueInk >= 400, `the prefill queue is drawn (${queueInk} pixels)`);
+  assert.ok(prefillInk >= 1500, `the prefill bars are drawn (${prefillInk} pixels)`);
+  assert.ok(transferInk >= 100, `the transfer is drawn (${transferInk} pixels)`);
+  assert.ok(sloInk >= 100, `the objective is drawn (${sloInk} pixels)`);
+  await page.locator('[data-testid="disagg-panel"]').screenshot({ path: path.join(SCREENSHOT_DIR, 'disagg-panel.png') });
+
+  // An edit the sizing depends on marks the result stale.
+  await page.fill('[data-testid="input-disagg.decode.max_num_seqs"]', '48');
+  await page.waitForSelector('[data-testid="disagg-stale"]');
+
+  // A fresh browser opening the link gets the pools as they were shared.
+  const fresh = await h.openPage(`/${shared.slice(shared.indexOf('#'))}&view=planner`, {
+    waitFor: '[data-testid="disagg-panel"]',
+  });
+  assert.equal(await fresh.page.inputValue('[data-testid="input-disagg.decode.max_num_seqs"]'), '64');
+  assert.equal(await fresh.page.inputValue('[data-testid="input-disagg.kv_link.bandwidth_bytes_per_s"]'), '200');
+  assert.equal(await fresh.page.inputValue('[data-testid="disagg.router"]'), 'round_robin');
+  await screenshot(fresh.page, 'disagg-fresh');
+  assert.deepEqual(errors, []);
+});
