@@ -6,10 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { assertNoErrors, findNumber, readValue, runCli, runCliJson, screenshot, startHarness } from './harness.mjs';
-
-/** Longest wait for a whole search and knob sweep [ms]. */
-const RUN_TIMEOUT_MS = 240_000;
+import { assertNoErrors, findNumber, readValue, runCli, runCliJson, screenshot, startHarness, waitForRerun, waitForRunDone } from './harness.mjs';
 
 let h;
 before(async () => {
@@ -18,33 +15,6 @@ before(async () => {
 after(async () => {
   await h?.close();
 });
-
-async function waitForDone(page) {
-  await page.waitForFunction(
-    () => document.querySelector('[data-testid="run-status"]')?.dataset.phase === 'done',
-    null,
-    { timeout: RUN_TIMEOUT_MS, polling: 100 },
-  );
-}
-
-/** Waits until the run leaves `done` (a new run was scheduled) and then finishes again. */
-async function waitForRerun(page) {
-  await page.waitForFunction(
-    () => document.querySelector('[data-testid="run-status"]')?.dataset.phase !== 'done',
-    null,
-    { timeout: 5_000, polling: 20 },
-  );
-  await waitForDone(page);
-}
-
-async function openApp(urlPath = '/') {
-  const opened = await h.openPage(urlPath, {
-    waitFor: '[data-testid="run-status"]',
-    viewport: { width: 1440, height: 1000 },
-  });
-  await waitForDone(opened.page);
-  return opened;
-}
 
 /** The plan's knobs as the inputs show them. */
 async function knobsShown(page) {
@@ -85,7 +55,7 @@ async function assertPlanKnobs(page, want) {
 }
 
 test('a heatmap cell applies its settings by click and by keyboard; Apply brings back the best', async () => {
-  const { page, errors } = await openApp();
+  const { page, errors } = await h.openPlanner();
   const cost0 = await readValue(page, 'cost-per-month-usd');
   const best = await knobsOf(page, '[data-testid="best-settings"]');
   const cells = await page.$$('[data-testid^="heatmap-cell-"]');
@@ -134,7 +104,7 @@ test('a heatmap cell applies its settings by click and by keyboard; Apply brings
 });
 
 test('after a GPU change the page offers to re-tune the stale settings in one click', async () => {
-  const { page, errors } = await openApp();
+  const { page, errors } = await h.openPlanner();
   const before = await knobsShown(page);
   assert.equal(await page.$('[data-testid="retune-prompt"]'), null, 'no prompt for the settings as set');
   await page.selectOption('[data-testid="preset-gpu"]', 'l40s');
@@ -156,7 +126,7 @@ test('after a GPU change the page offers to re-tune the stale settings in one cl
 });
 
 test('a file that is not a plan is refused by name and the plan is untouched; Undo takes back replaces', async () => {
-  const { page, errors } = await openApp();
+  const { page, errors } = await h.openPlanner();
   const cost0 = await readValue(page, 'cost-per-month-usd');
   const url0 = await page.evaluate(() => location.href);
   const gpu0 = await page.inputValue('[data-testid="input-hardware.mem_bandwidth_bytes_per_s"]');
@@ -205,13 +175,13 @@ test('a file that is not a plan is refused by name and the plan is untouched; Un
   await page.waitForFunction((u) => location.href === u, url0);
   assert.equal(await page.inputValue('[data-testid="input-hardware.mem_bandwidth_bytes_per_s"]'), gpu0);
   assert.equal(await page.isEnabled('[data-testid="undo"]'), false);
-  await waitForDone(page);
+  await waitForRunDone(page);
   assert.equal(await readValue(page, 'cost-per-month-usd'), cost0, 'the first plan, the first cost');
   assertNoErrors(errors);
 });
 
 test('a plan has a name and a note: carried in the link, shown in the summary, naming the exports; no re-run', async () => {
-  const { page, errors } = await openApp();
+  const { page, errors } = await h.openPlanner();
   const url0 = await page.evaluate(() => location.href);
   await page.fill('[data-testid="input-name"]', 'Chat fleet EU');
   await page.fill('[data-testid="input-note"]', 'Peak from the launch week.');

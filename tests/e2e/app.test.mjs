@@ -2,7 +2,7 @@
 // charts, progress and cancel, and a responsive page while simulations run.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertNoErrors, findNumber, readValue, runCliJson, screenshot, startHarness } from './harness.mjs';
+import { assertNoErrors, findNumber, readValue, runCliJson, screenshot, startHarness, waitForRerun, waitForRunDone } from './harness.mjs';
 
 /** Result cells that must equal the CLI's `goodput plan --json`, by JSON key. */
 const CELLS = {
@@ -24,35 +24,7 @@ after(async () => {
   await h?.close();
 });
 
-
 const phase = (page) => page.getAttribute('[data-testid="run-status"]', 'data-phase');
-
-/** Waits until the run leaves `done` (a new run was scheduled) and then finishes again. */
-async function waitForRerun(page) {
-  await page.waitForFunction(
-    () => document.querySelector('[data-testid="run-status"]')?.dataset.phase !== 'done',
-    null,
-    { timeout: 5_000 },
-  );
-  await waitForDone(page);
-}
-
-async function waitForDone(page) {
-  await page.waitForFunction(
-    () => document.querySelector('[data-testid="run-status"]')?.dataset.phase === 'done',
-    null,
-    { timeout: RUN_TIMEOUT_MS, polling: 100 },
-  );
-}
-
-async function openApp() {
-  const opened = await h.openPage('/', {
-    waitFor: '[data-testid="run-status"]',
-    viewport: { width: 1440, height: 1000 },
-  });
-  await waitForDone(opened.page);
-  return opened;
-}
 
 /** The light theme's main series colour (`Theme::accent` in src/charts.rs). */
 const ACCENT = [0x1d, 0x4e, 0xd8];
@@ -88,7 +60,7 @@ async function seriesInk(page, testid, rgb) {
 }
 
 test('first load: no console errors and the same numbers as `goodput plan --json`', async () => {
-  const { page, errors } = await openApp();
+  const { page, errors } = await h.openPlanner();
   const cli = await runCliJson(['plan', '--json']);
   for (const [testid, key] of Object.entries(CELLS)) {
     const expected = findNumber(cli, key);
@@ -102,7 +74,7 @@ test('first load: no console errors and the same numbers as `goodput plan --json
 });
 
 test('picking another GPU or model preset changes the results', async () => {
-  const { page, errors } = await openApp();
+  const { page, errors } = await h.openPlanner();
   const before = await readValue(page, 'goodput-rps');
   const bandwidth = await page.inputValue('[data-testid="input-hardware.mem_bandwidth_bytes_per_s"]');
 
@@ -122,7 +94,7 @@ test('picking another GPU or model preset changes the results', async () => {
 });
 
 test('an invalid value shows its message, keeps the last results dimmed, and recovers', async () => {
-  const { page, errors } = await openApp();
+  const { page, errors } = await h.openPlanner();
   const before = await readValue(page, 'goodput-rps');
   const field = '[data-testid="input-hardware.mem_bandwidth_bytes_per_s"]';
   const error = '[data-testid="error-hardware.mem_bandwidth_bytes_per_s"]';
@@ -147,7 +119,7 @@ test('an invalid value shows its message, keeps the last results dimmed, and rec
 });
 
 test('chart canvases are drawn, HiDPI-sized and not blank', async () => {
-  const { page, errors } = await openApp();
+  const { page, errors } = await h.openPlanner();
   // Each chart's series, in its own colour, across most of the plot: axes, grid and a
   // legend swatch alone do not pass.
   for (const [id, rgb, spread] of [
@@ -180,7 +152,7 @@ test('chart canvases are drawn, HiDPI-sized and not blank', async () => {
 });
 
 test('a long run shows progress, keeps the page responsive, and can be cancelled', async () => {
-  const { page, errors } = await openApp();
+  const { page, errors } = await h.openPlanner();
   const before = await readValue(page, 'goodput-rps');
   // More replications and longer runs: enough work to watch it go.
   await page.fill('[data-testid="input-run.num_requests"]', '20000');
@@ -237,7 +209,7 @@ test('a long run shows progress, keeps the page responsive, and can be cancelled
 });
 
 test('without workers the page says so, runs in slices on its own thread, and gets the same goodput', async () => {
-  const { page: reference } = await openApp();
+  const { page: reference } = await h.openPlanner();
   const expected = await readValue(reference, 'goodput-rps');
 
   const context = await h.browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -251,7 +223,7 @@ test('without workers the page says so, runs in slices on its own thread, and ge
       null,
       { timeout: 30_000 },
     );
-    await waitForDone(page);
+    await waitForRunDone(page);
     assert.equal(await readValue(page, 'goodput-rps'), expected);
   } finally {
     await context.close();
@@ -259,7 +231,7 @@ test('without workers the page says so, runs in slices on its own thread, and ge
 });
 
 test('while the workers load, the first search runs on the page; then the early workers take over', async () => {
-  const { page: reference } = await openApp();
+  const { page: reference } = await h.openPlanner();
   const expected = await readValue(reference, 'goodput-rps');
 
   const context = await h.browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -306,7 +278,7 @@ test('while the workers load, the first search runs on the page; then the early 
     }));
     const poolSize = cores >= 1 ? Math.min(Math.floor(cores), 8) : 2;
     assert.equal(created, poolSize, `${created} workers created for a pool of ${poolSize}`);
-    await waitForDone(page);
+    await waitForRunDone(page);
     assert.equal(await readValue(page, 'goodput-rps'), expected);
   } finally {
     release();
@@ -315,7 +287,7 @@ test('while the workers load, the first search runs on the page; then the early 
 });
 
 test('a plan whose weights do not fit says why and keeps the old results dimmed', async () => {
-  const { page, errors } = await openApp();
+  const { page, errors } = await h.openPlanner();
   const before = await readValue(page, 'goodput-rps');
   await page.selectOption('[data-testid="preset-model"]', 'llama-3.1-405b');
   const banner = await page.waitForSelector('[data-testid="problem-banner"]');
@@ -332,7 +304,7 @@ test('a plan whose weights do not fit says why and keeps the old results dimmed'
 });
 
 test('a pasted measured sweep sizes the fleet from its knee, at once, as the CLI does', async () => {
-  const { page, errors } = await openApp();
+  const { page, errors } = await h.openPlanner();
   const sweepBox = '[data-testid="input-planning.measured_sweep"]';
   const sweepError = '[data-testid="error-planning.measured_sweep"]';
   const rows = '4,0.99\n6,0.97\n8,0.93\n9,0.71\n10,0.38';
@@ -359,7 +331,7 @@ test('a pasted measured sweep sizes the fleet from its knee, at once, as the CLI
   assert.equal(await readValue(page, 'replicas-total'), 7);
   const card = await page.locator('.card', { has: page.locator('[data-testid="goodput-rps"]') }).textContent();
   assert.match(card, /measured \(knee of 5 rows\)/);
-  await waitForDone(page);
+  await waitForRunDone(page);
   assert.equal(await readValue(page, 'goodput-rps'), 8, 'the finished simulation does not replace the knee');
   await screenshot(page, 'app-measured-sweep');
 

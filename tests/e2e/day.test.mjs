@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { assertNoErrors, readValue, runCli, runCliJson, screenshot, SCREENSHOT_DIR, startHarness, inkOf } from './harness.mjs';
+import { assertNoErrors, inkOf, readValue, runCli, runCliJson, screenshot, SCREENSHOT_DIR, startHarness, waitForPhase } from './harness.mjs';
 
 /** Longest wait for a search or a day's schedule [ms]. */
 const RUN_TIMEOUT_MS = 240_000;
@@ -21,14 +21,6 @@ before(async () => {
 after(async () => {
   await h?.close();
 });
-
-async function waitForPhase(page, testid, phase) {
-  await page.waitForFunction(
-    ([id, want]) => document.querySelector(`[data-testid="${id}"]`)?.dataset.phase === want,
-    [testid, phase],
-    { timeout: RUN_TIMEOUT_MS, polling: 100 },
-  );
-}
 
 /** Waits for the day to be worked out again after an edit (it may already be running). */
 async function waitForDay(page) {

@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { inkOf, runCli, runCliJson, SCREENSHOT_DIR, screenshot, startHarness } from './harness.mjs';
+import { inkOf, runCli, runCliJson, screenshot, SCREENSHOT_DIR, startHarness, waitForPhase } from './harness.mjs';
 
 /** Longest wait for a search or a whole sizing [ms]. */
 const RUN_TIMEOUT_MS = 300_000;
@@ -17,14 +17,6 @@ before(async () => {
 after(async () => {
   await h?.close();
 });
-
-async function waitForPhase(page, testid, phase) {
-  await page.waitForFunction(
-    ([id, want]) => document.querySelector(`[data-testid="${id}"]`)?.dataset.phase === want,
-    [testid, phase],
-    { timeout: RUN_TIMEOUT_MS, polling: 100 },
-  );
-}
 
 /** The comparison table as the page shows it: label → [aggregated, disaggregated]. */
 async function tableOf(page) {

@@ -235,6 +235,18 @@ export async function startHarness({ dist = DIST_DIR } = {}) {
       return { page, errors };
     },
 
+    /**
+     * Opens `urlPath` as `openPage` does, at desktop size unless told otherwise, and
+     * waits until the planner's first run (search and knob sweep) is done.
+     * @param {string} [urlPath] [default: '/']
+     * @param {{ viewport?: { width: number, height: number } }} [options]
+     */
+    async openPlanner(urlPath = '/', { viewport = { width: 1440, height: 1000 } } = {}) {
+      const opened = await this.openPage(urlPath, { waitFor: '[data-testid="run-status"]', viewport });
+      await waitForRunDone(opened.page);
+      return opened;
+    },
+
     /** Closes every context, the browser and the server; then fails if any page logged errors. */
     async close() {
       for (const context of contexts) await context.close().catch(() => {});
@@ -411,15 +423,47 @@ export function decodePng(png) {
 export const RUN_TIMEOUT_MS = 240_000;
 
 /**
+ * Waits until the element `[data-testid=<testid>]` has `data-phase` `phase`.
+ * @param {import('playwright-core').Page} page
+ * @param {string} testid
+ * @param {string} phase
+ * @param {number} [timeout] [ms; default RUN_TIMEOUT_MS]
+ */
+export async function waitForPhase(page, testid, phase, timeout = RUN_TIMEOUT_MS) {
+  await page.waitForFunction(
+    ([id, want]) => document.querySelector(`[data-testid="${id}"]`)?.dataset.phase === want,
+    [testid, phase],
+    { timeout, polling: 100 },
+  );
+}
+
+/**
  * Waits until the planner's run status is `done` (the search and the knob sweep finished).
  * @param {import('playwright-core').Page} page
  */
 export async function waitForRunDone(page) {
-  await page.waitForFunction(
-    () => document.querySelector('[data-testid="run-status"]')?.dataset.phase === 'done',
+  await waitForPhase(page, 'run-status', 'done');
+}
+
+/**
+ * Waits until the run leaves `done` (an edit scheduled a new run) and then finishes
+ * again. With `mayHaveFinished`, a re-run that is already over when this is called (a
+ * quick one) is accepted; otherwise the run must be seen leaving `done` within 5 s.
+ * @param {import('playwright-core').Page} page
+ * @param {{ mayHaveFinished?: boolean }} [options]
+ */
+export async function waitForRerun(page, { mayHaveFinished = false } = {}) {
+  const left = page.waitForFunction(
+    () => document.querySelector('[data-testid="run-status"]')?.dataset.phase !== 'done',
     null,
-    { timeout: RUN_TIMEOUT_MS, polling: 100 },
+    { timeout: mayHaveFinished ? 3_000 : 5_000, polling: 20 },
   );
+  if (mayHaveFinished) {
+    await left.catch(() => {});
+  } else {
+    await left;
+  }
+  await waitForRunDone(page);
 }
 
 /**

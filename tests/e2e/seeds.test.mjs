@@ -3,7 +3,7 @@
 // far the goodput moved, and Undo brings the old seed back.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertNoErrors, findNumber, readValue, runCliJson, screenshot, startHarness } from './harness.mjs';
+import { assertNoErrors, findNumber, readValue, runCliJson, screenshot, startHarness, waitForRunDone } from './harness.mjs';
 
 /** Longest wait for a whole search and knob sweep [ms]. */
 const RUN_TIMEOUT_MS = 240_000;
@@ -16,20 +16,12 @@ after(async () => {
   await h?.close();
 });
 
-async function waitForDone(page) {
-  await page.waitForFunction(
-    () => document.querySelector('[data-testid="run-status"]')?.dataset.phase === 'done',
-    null,
-    { timeout: RUN_TIMEOUT_MS, polling: 100 },
-  );
-}
-
 test('fresh seeds: a new seed in the plan and the link, the CLI agrees, undo restores', async () => {
   const { page, errors } = await h.openPage('/', {
     waitFor: '[data-testid="run-status"]',
     viewport: { width: 1440, height: 1000 },
   });
-  await waitForDone(page);
+  await waitForRunDone(page);
   const seedBefore = Number(await page.inputValue('[data-testid="input-run.seed"]'));
   const goodputBefore = await readValue(page, 'goodput-rps');
 
@@ -43,7 +35,7 @@ test('fresh seeds: a new seed in the plan and the link, the CLI agrees, undo res
     null,
     { timeout: RUN_TIMEOUT_MS, polling: 100 },
   );
-  await waitForDone(page);
+  await waitForRunDone(page);
   const words = await page.textContent('[data-testid="fresh-seed-words"]');
   assert.ok(words.startsWith(`Seed ${seedBefore}: ${goodputBefore.toFixed(2)} req/s. Seed ${seed}: `), words);
 
@@ -61,7 +53,7 @@ test('fresh seeds: a new seed in the plan and the link, the CLI agrees, undo res
   assert.match(await page.getAttribute('[data-testid="undo"]', 'title'), /^Undo: fresh seeds/);
   await page.click('[data-testid="undo"]');
   assert.equal(Number(await page.inputValue('[data-testid="input-run.seed"]')), seedBefore);
-  await waitForDone(page);
+  await waitForRunDone(page);
   assert.equal(await readValue(page, 'goodput-rps'), goodputBefore);
   assertNoErrors(errors);
 });

@@ -4,7 +4,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { assertNoErrors, readValue, runCli, runCliJson, screenshot, SCREENSHOT_DIR, startHarness, inkOf } from './harness.mjs';
+import { assertNoErrors, inkOf, readValue, runCli, runCliJson, screenshot, SCREENSHOT_DIR, startHarness, waitForRunDone } from './harness.mjs';
 
 /** Longest wait for a search, a sweep or a whole comparison [ms]. */
 const RUN_TIMEOUT_MS = 240_000;
@@ -19,14 +19,6 @@ before(async () => {
 after(async () => {
   await h?.close();
 });
-
-async function waitForDone(page) {
-  await page.waitForFunction(
-    () => document.querySelector('[data-testid="run-status"]')?.dataset.phase === 'done',
-    null,
-    { timeout: RUN_TIMEOUT_MS, polling: 100 },
-  );
-}
 
 /** Every row of the comparison table, as the page shows it. */
 async function rows(page) {
@@ -61,7 +53,7 @@ test('comparing GPUs ranks like the CLI, a row becomes the plan, and the link ca
   });
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.baseUrl });
   await page.emulateMedia({ colorScheme: 'light' });
-  await waitForDone(page);
+  await waitForRunDone(page);
 
   // Pick the options: only the three GPUs, TP 1 and 2.
   const all = await page.$$eval('[data-testid^="shootout-gpu-"]', (els) => els.map((e) => e.dataset.testid.slice('shootout-gpu-'.length)));
@@ -112,7 +104,7 @@ test('comparing GPUs ranks like the CLI, a row becomes the plan, and the link ca
   await page
     .waitForFunction(() => document.querySelector('[data-testid="run-status"]')?.dataset.phase !== 'done', null, { timeout: 3_000, polling: 20 })
     .catch(() => {});
-  await waitForDone(page);
+  await waitForRunDone(page);
   assert.equal(await readValue(page, 'gpus-total'), target.gpus);
   assert.equal(await readValue(page, 'cost-per-month-usd'), target.month);
   assert.equal(await readValue(page, 'goodput-rps'), target.goodput);

@@ -28,17 +28,11 @@ after(async () => {
 
 const STATUS = '[data-testid="run-status"]';
 
-async function openApp(viewport = { width: 1440, height: 1000 }) {
-  const opened = await h.openPage('/', { waitFor: STATUS, viewport });
-  await waitForRunDone(opened.page);
-  return opened;
-}
-
 /** Gives a run wrongly started by a half-typed value the time to show (well past the pause). */
 const pastThePause = (page) => page.waitForTimeout(1_500);
 
 test('a number is applied once typed whole: "1e9" never runs as 1, "12." never as 12', async () => {
-  const { page, errors } = await openApp();
+  const { page, errors } = await h.openPlanner();
   const runs0 = await runsStarted(page);
   const seed = '[data-testid="input-run.seed"]';
   await page.click(seed, { clickCount: 3 });
@@ -73,7 +67,7 @@ test('a number is applied once typed whole: "1e9" never runs as 1, "12." never a
 });
 
 test('a price or spare-replica edit re-prices the cards at once, without a new simulation', async () => {
-  const { page, errors } = await openApp();
+  const { page, errors } = await h.openPlanner();
   const runs0 = await runsStarted(page);
   const cost0 = await readValue(page, 'cost-per-month-usd');
   const price = '[data-testid="input-hardware.gpu_hour_usd"]';
@@ -119,7 +113,7 @@ test('at 390 px the header stays inside the screen and a link jumps past the inp
 });
 
 test('the summary prints on one page of Letter and of A4 with the date and link; the planner prints its inputs', async () => {
-  const { page, errors } = await openApp();
+  const { page, errors } = await h.openPlanner();
   await page.click('[data-testid="view-finance"]');
   await page.waitForSelector('[data-testid="answer"][data-ready="true"]');
   await page.emulateMedia({ media: 'print' });
@@ -157,7 +151,7 @@ test('the summary prints on one page of Letter and of A4 with the date and link;
 });
 
 test('PNG exports are twice the canvas size; the keyboard reaches every chart and every heatmap cell', async () => {
-  const { page, errors } = await openApp();
+  const { page, errors } = await h.openPlanner();
   for (const id of ['chart-attainment', 'chart-latency', 'chart-heatmap']) {
     const css = await page.$eval(`canvas[data-testid="${id}"]`, (c) => [c.clientWidth, c.clientHeight]);
     const [png] = await Promise.all([page.waitForEvent('download'), page.click(`[data-testid="export-${id}-png"]`)]);

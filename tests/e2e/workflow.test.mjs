@@ -6,10 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { assertNoErrors, findNumber, runCliJson, screenshot, startHarness } from './harness.mjs';
-
-/** Longest wait for a whole search and knob sweep [ms]. */
-const RUN_TIMEOUT_MS = 240_000;
+import { assertNoErrors, findNumber, runCliJson, screenshot, startHarness, waitForRunDone } from './harness.mjs';
 
 let h;
 before(async () => {
@@ -18,14 +15,6 @@ before(async () => {
 after(async () => {
   await h?.close();
 });
-
-async function waitForDone(page) {
-  await page.waitForFunction(
-    () => document.querySelector('[data-testid="run-status"]')?.dataset.phase === 'done',
-    null,
-    { timeout: RUN_TIMEOUT_MS, polling: 100 },
-  );
-}
 
 /** The CLI's numbers for a plan: goodput, and the fleet and cost sized from it. */
 async function cliNumbers(dir, name, plan) {
@@ -72,7 +61,7 @@ test('a compare table of 4 saved plans equals the CLI, with the difference again
     waitFor: '[data-testid="run-status"]',
     viewport: { width: 1440, height: 1000 },
   });
-  await waitForDone(page);
+  await waitForRunDone(page);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'goodput-compare-'));
   try {
     // One plan saved through the page: its goodput is the page's own search.
