@@ -2,7 +2,7 @@
 // charts, progress and cancel, and a responsive page while simulations run.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertNoErrors, findNumber, readValue, runCliJson, screenshot, startHarness, waitForRerun, waitForRunDone } from './harness.mjs';
+import { assertNoErrors, enter, findNumber, readValue, runCliJson, screenshot, startHarness, waitForRerun, waitForRunDone } from './harness.mjs';
 
 /** Result cells that must equal the CLI's `goodput plan --json`, by JSON key. */
 const CELLS = {
@@ -155,8 +155,9 @@ test('a long run shows progress, keeps the page responsive, and can be cancelled
   const { page, errors } = await h.openPlanner();
   const before = await readValue(page, 'goodput-rps');
   // More replications and longer runs: enough work to watch it go.
-  await page.fill('[data-testid="input-run.num_requests"]', '20000');
-  await page.fill('[data-testid="input-run.replications"]', '200');
+  // Both applied at once, so one run starts (not a first one, restarted a moment later).
+  await enter(page, 'run.num_requests', '20000');
+  await enter(page, 'run.replications', '200');
   await page.waitForFunction(
     () => {
       const p = document.querySelector('[data-testid="run-progress"]');

@@ -5,7 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { inkOf, runCli, runCliJson, screenshot, SCREENSHOT_DIR, startHarness, waitForPhase } from './harness.mjs';
+import { enter, inkOf, runCli, runCliJson, runsStarted, screenshot, SCREENSHOT_DIR, startHarness, waitForPhase } from './harness.mjs';
 
 /** Longest wait for a search or a whole sizing [ms]. */
 const RUN_TIMEOUT_MS = 300_000;
@@ -39,18 +39,19 @@ test('pools sized in the page equal goodput disagg, bad values are refused, the 
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.baseUrl });
   await page.emulateMedia({ colorScheme: 'light' });
   await waitForPhase(page, 'run-status', 'done');
+  const runs = await runsStarted(page);
   assert.equal(await page.locator('[data-testid="disagg-verdict"]').count(), 0, 'nothing is sized until asked');
 
   // A value out of range: named in its label and units, and the sizing is not offered.
-  await page.fill('[data-testid="input-disagg.kv_link.bandwidth_bytes_per_s"]', '0.001');
+  await enter(page, 'disagg.kv_link.bandwidth_bytes_per_s', '0.001');
   await page.waitForSelector('[data-testid="error-disagg.kv_link.bandwidth_bytes_per_s"]:has-text("KV link bandwidth")');
   const message = await page.textContent('[data-testid="error-disagg.kv_link.bandwidth_bytes_per_s"]');
   assert.match(message, /Gbit\/s/, message);
   assert.ok(await page.isDisabled('[data-testid="disagg-run"]'), 'an invalid plan is not sized');
 
   // The pools as a user sets them: a smaller decode batch, a slower link, round robin.
-  await page.fill('[data-testid="input-disagg.kv_link.bandwidth_bytes_per_s"]', '200');
-  await page.fill('[data-testid="input-disagg.decode.max_num_seqs"]', '64');
+  await enter(page, 'disagg.kv_link.bandwidth_bytes_per_s', '200');
+  await enter(page, 'disagg.decode.max_num_seqs', '64');
   await page.selectOption('[data-testid="disagg.router"]', 'round_robin');
   // The goodput search does not depend on the pools, so it does not run again.
   assert.equal(await page.getAttribute('[data-testid="run-status"]', 'data-phase'), 'done');
@@ -125,8 +126,10 @@ test('pools sized in the page equal goodput disagg, bad values are refused, the 
   assert.ok(sloInk >= 100, `the objective is drawn (${sloInk} pixels)`);
   await page.locator('[data-testid="disagg-panel"]').screenshot({ path: path.join(SCREENSHOT_DIR, 'disagg-panel.png') });
 
+  assert.equal(await runsStarted(page), runs, 'the goodput search never ran again for the pools');
+
   // An edit the sizing depends on marks the result stale.
-  await page.fill('[data-testid="input-disagg.decode.max_num_seqs"]', '48');
+  await enter(page, 'disagg.decode.max_num_seqs', '48');
   await page.waitForSelector('[data-testid="disagg-stale"]');
 
   // A fresh browser opening the link gets the pools as they were shared.

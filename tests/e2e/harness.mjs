@@ -507,3 +507,16 @@ export async function inkOf(page, testid, [r, g, b]) {
     [testid, r, g, b],
   );
 }
+
+/**
+ * Types `text` into the number field `input-<id>` and presses Enter, which applies it at
+ * once (typing alone applies after a pause or when the field loses focus).
+ * @param {import('playwright-core').Page} page
+ * @param {string} id the plan field's dotted path
+ * @param {string} text
+ */
+export async function enter(page, id, text) {
+  const selector = `[data-testid="input-${id}"]`;
+  await page.fill(selector, text);
+  await page.press(selector, 'Enter');
+}
