@@ -9,7 +9,7 @@ use goodput_core::{presets, Plan};
 
 use crate::state::fields::format_sig;
 
-pub use goodput_core::format::{thousands, usd};
+use goodput_core::format::{thousands, usd};
 
 /// A duration for people: `25 ms` below one second, `0.5 s` from 100 ms up.
 pub fn duration(s: f64) -> String {

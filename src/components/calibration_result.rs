@@ -9,7 +9,7 @@ use leptos::prelude::*;
 use crate::compute::calibration::FitController;
 use crate::hooks::use_report::use_report;
 use crate::state::PlanState;
-use crate::summary::usd;
+use goodput_core::format::usd;
 
 /// Replicas and monthly cost seen for one calibrated plan, with the fit on and off.
 #[derive(Debug, Clone, PartialEq, Default)]

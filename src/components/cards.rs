@@ -10,7 +10,7 @@ use leptos::prelude::*;
 use crate::components::best_settings::BestSettings;
 use crate::components::glossary::TermLink;
 use crate::hooks::use_report::use_report;
-use crate::summary::usd;
+use goodput_core::format::usd;
 
 /// One result card: a title, the value (with `data-testid` and the unrounded `data-value`)
 /// and a line of detail.

@@ -1,7 +1,7 @@
 //! The day's schedule: the verdict, static against autoscaled cost, the chart and the
 //! hour-by-hour table. Also the verdict line of the finance view.
 
-use goodput_core::report::format_usd;
+use goodput_core::format::usd;
 use goodput_core::schedule::{percent_1, HourRow};
 use leptos::prelude::*;
 
@@ -70,7 +70,7 @@ fn hour_row(h: &HourRow) -> impl IntoView {
             <td class="num">{format!("{:.2}", h.rate_rps)}</td>
             <td class="num">{h.replicas}</td>
             <td class="num">{serving}</td>
-            <td class="num">{format_usd(h.cost_usd)}</td>
+            <td class="num">{usd(h.cost_usd)}</td>
             <td class="num">{att}{h.ramp.then_some(" (ramp)")}</td>
         </tr>
     }
@@ -99,7 +99,7 @@ pub fn DayResultView() -> impl IntoView {
     let body = move || {
         ctl.result.get().map(|r| {
             let s = r.schedule;
-            let money = |x: f64| (Some(x), format_usd(x));
+            let money = |x: f64| (Some(x), usd(x));
             let share = |x: Option<f64>| (x, x.map(percent_1).unwrap_or_else(|| "—".into()));
             let (v1, t1) = money(s.static_cost_per_day_usd);
             let (v2, t2) = money(s.autoscaled_cost_per_day_usd);

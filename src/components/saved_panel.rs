@@ -3,7 +3,7 @@
 
 use goodput_core::capacity::size_fleet;
 use goodput_core::compare::format_rps;
-use goodput_core::report::format_usd;
+use goodput_core::format::usd;
 use leptos::prelude::*;
 
 use crate::route::View;
@@ -21,7 +21,7 @@ fn saved_meta(goodput_rps: Option<f64>, plan: &goodput_core::Plan) -> String {
         Ok(f) => format!(
             "{goodput} · {} GPUs · {}/month",
             f.gpus_total,
-            format_usd(f.cost_per_month_usd)
+            usd(f.cost_per_month_usd)
         ),
         Err(_) => format!("{goodput} · no fleet meets the SLO"),
     }

@@ -10,7 +10,7 @@ use crate::charts::shootout::{draw_shootout, shootout_chart};
 use crate::components::chart_canvas::ChartCanvas;
 use crate::compute::shootout::{ShootoutController, ShootoutPhase};
 use crate::state::PlanState;
-use crate::summary::usd;
+use goodput_core::format::usd;
 
 /// A latency for the table: "13.5 ms", "294 ms", "1.25 s"; "—" when unknown.
 fn latency(x: Option<f64>) -> String {

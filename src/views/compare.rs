@@ -14,7 +14,8 @@ use crate::components::compare_many::CompareMany;
 use crate::session::Session;
 use crate::state::fields::{format_sig, FIELDS};
 use crate::state::PlanState;
-use crate::summary::{gpu_name, model_name, usd};
+use crate::summary::{gpu_name, model_name};
+use goodput_core::format::usd;
 
 /// One row of the comparison.
 #[derive(Debug, Clone, PartialEq)]

@@ -15,8 +15,9 @@ use crate::hooks::use_report::use_report;
 use crate::route::View;
 use crate::session::Session;
 use crate::state::PlanState;
-use crate::summary::{answer_sentence, assumptions, calibration_words, usd};
+use crate::summary::{answer_sentence, assumptions, calibration_words};
 use crate::url_state::plan_title;
+use goodput_core::format::usd;
 
 /// What to say while the numbers are not ready.
 pub fn progress_text(runs: RunController) -> String {

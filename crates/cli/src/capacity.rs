@@ -3,7 +3,7 @@
 use std::io::Read;
 
 use goodput_core::capacity::{knee_from_sweep, parse_sweep_csv, size_fleet, CapacityPlan};
-use goodput_core::report::format_usd;
+use goodput_core::format::usd;
 use goodput_core::search::search_goodput_threads;
 
 use clap::Command;
@@ -134,19 +134,19 @@ pub fn text(c: &CapacityPlan, source: &str) -> String {
         ),
         format!(
             "cost_per_hour_usd               {}",
-            format_usd(c.cost_per_hour_usd)
+            usd(c.cost_per_hour_usd)
         ),
         format!(
             "cost_per_month_usd              {}",
-            format_usd(c.cost_per_month_usd)
+            usd(c.cost_per_month_usd)
         ),
         format!(
             "cost_per_compliant_request_usd  {}",
-            format_usd(c.cost_per_compliant_request_usd)
+            usd(c.cost_per_compliant_request_usd)
         ),
         format!(
             "cost_per_million_output_tokens  {} (mean output {:.0} tokens)",
-            format_usd(c.cost_per_million_output_tokens_usd),
+            usd(c.cost_per_million_output_tokens_usd),
             c.mean_output_tokens
         ),
     ]

@@ -4,7 +4,7 @@
 use std::io::Read;
 
 use goodput_core::capacity::knee_from_sweep;
-use goodput_core::report::format_usd;
+use goodput_core::format::usd;
 use goodput_core::schedule::{
     percent_1, schedule_threads, RateProfile, Schedule, ScheduleError, ScheduleOptions, SHAPES,
 };
@@ -345,20 +345,20 @@ pub fn text(s: &Schedule, source: &str) -> String {
             h.rate_rps,
             h.replicas,
             serving,
-            format_usd(h.cost_usd),
+            usd(h.cost_usd),
             att
         ));
     }
     lines.push(String::new());
     lines.push(format!(
         "static_cost_per_month_usd       {} ({} per day)",
-        format_usd(s.static_cost_per_month_usd),
-        format_usd(s.static_cost_per_day_usd)
+        usd(s.static_cost_per_month_usd),
+        usd(s.static_cost_per_day_usd)
     ));
     lines.push(format!(
         "autoscaled_cost_per_month_usd   {} ({} per day)",
-        format_usd(s.autoscaled_cost_per_month_usd),
-        format_usd(s.autoscaled_cost_per_day_usd)
+        usd(s.autoscaled_cost_per_month_usd),
+        usd(s.autoscaled_cost_per_day_usd)
     ));
     lines.push(s.verdict());
     if s.simulations > 0 {

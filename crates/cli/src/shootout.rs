@@ -1,7 +1,7 @@
 //! `goodput shootout`: the plan on every GPU × TP option, ranked by cost per compliant
 //! request.
 
-use goodput_core::report::format_usd;
+use goodput_core::format::usd;
 use goodput_core::shootout::{run_shootout_threads, ShootoutResult, ShootoutSpec, TP_DEGREES};
 
 use clap::Command;
@@ -127,7 +127,7 @@ fn text(r: &ShootoutResult) -> String {
         } else {
             " "
         };
-        let money = |x: Option<f64>| x.map_or("–".to_string(), format_usd);
+        let money = |x: Option<f64>| x.map_or("–".to_string(), usd);
         let ms = |x: Option<f64>| x.map_or("–".to_string(), |v| format!("{:.0} ms", v * 1e3));
         let mut note = row.reason.clone().unwrap_or_default();
         if row.chosen {

@@ -13,8 +13,8 @@
 
 use crate::alerts::fmt_num;
 use crate::capacity::{size_fleet, CapacityPlan};
+use crate::format::usd;
 use crate::presets;
-use crate::report::format_usd;
 use crate::Plan;
 
 /// One plan to compare: the name it is shown under, the plan and its goodput per
@@ -169,8 +169,8 @@ impl CompareTable {
                     r.goodput_rps.map_or(DASH.into(), format_rps),
                     fleet(|f| f.replicas_total.to_string()),
                     fleet(|f| f.gpus_total.to_string()),
-                    fleet(|f| format_usd(f.cost_per_month_usd)),
-                    fleet(|f| format_usd(f.cost_per_compliant_request_usd * 1e3)),
+                    fleet(|f| usd(f.cost_per_month_usd)),
+                    fleet(|f| usd(f.cost_per_compliant_request_usd * 1e3)),
                     d_gpus,
                     d_cost,
                 ]
@@ -251,9 +251,9 @@ fn signed_int(n: i64) -> String {
 
 fn signed_usd_with_share(d: CompareDelta) -> String {
     let money = if d.cost_per_month_usd > 0.0 {
-        format!("+{}", format_usd(d.cost_per_month_usd))
+        format!("+{}", usd(d.cost_per_month_usd))
     } else {
-        format_usd(d.cost_per_month_usd)
+        usd(d.cost_per_month_usd)
     };
     match d.cost_fraction {
         Some(x) => format!("{money} ({:+.1}%)", x * 100.0),
@@ -332,7 +332,7 @@ mod tests {
         assert_eq!(cells.len(), 4);
         assert!(cells.iter().all(|r| r.len() == COLUMNS.len()));
         assert_eq!(cells[0][4], "20.00");
-        assert_eq!(cells[0][7], format_usd(base.cost_per_month_usd));
+        assert_eq!(cells[0][7], usd(base.cost_per_month_usd));
         assert!(
             cells[0][7].starts_with('$') && cells[0][7].contains(','),
             "{}",

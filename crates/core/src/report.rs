@@ -335,9 +335,6 @@ impl PlanReport {
     }
 }
 
-/// Dollars for display: [`crate::format::usd`], the one money formatter.
-pub use crate::format::usd as format_usd;
-
 fn knob_hint(plan: &Plan, s: &SweepResult, goodput_rps: f64) -> KnobHint {
     let best = *s.best_cell();
     let knobs = Knobs::of(plan);
@@ -433,7 +430,7 @@ fn assumptions(plan: &Plan) -> Vec<String> {
         ),
         format!(
             "A GPU-hour costs {}; a month is {} hours.",
-            format_usd(h.gpu_hour_usd),
+            crate::format::usd(h.gpu_hour_usd),
             crate::alerts::fmt_num(plan.planning.hours_per_month)
         ),
     ];

@@ -214,12 +214,7 @@ impl ShootoutResult {
         let label = |r: &ShootoutRow| format!("{} × TP{}", r.gpu_name, r.tp);
         let per_1k = |r: &ShootoutRow| {
             r.cost_per_compliant_request_usd
-                .map(|c| {
-                    format!(
-                        "{}/1k compliant requests",
-                        crate::report::format_usd(c * 1e3)
-                    )
-                })
+                .map(|c| format!("{}/1k compliant requests", crate::format::usd(c * 1e3)))
                 .unwrap_or_else(|| "no cost".into())
         };
         let Some(best) = self.best_row() else {

@@ -21,8 +21,9 @@ use super::{
 };
 use crate::analytic::MeanLengths;
 use crate::capacity::CapacityPlan;
+use crate::format::usd;
 use crate::plan::{Plan, MAX_DISAGG_INSTANCES, MAX_DISAGG_POINTS};
-use crate::report::{format_usd, PlanReport, PlannedLoad};
+use crate::report::{PlanReport, PlannedLoad};
 use crate::search::{
     run_job_with, run_jobs, GoodputResult, GoodputSearch, Job, JobResult, Progress, SearchError,
     MAX_WORK_REQUESTS,
@@ -686,7 +687,7 @@ fn verdict(best: Option<&XpyD>, agg: &AggregatedSide, reason: Option<&str>) -> S
             format!(" plus {r} spare per pool")
         }
     };
-    let month = |usd: f64| format!("{}/month", format_usd(usd));
+    let month = |dollars: f64| format!("{}/month", usd(dollars));
     match (best, &agg.capacity) {
         (Some(b), Some(a)) => {
             let (d, g) = (b.cost_per_month_usd, a.cost_per_month_usd);

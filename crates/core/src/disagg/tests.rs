@@ -426,7 +426,7 @@ fn verdict_says_which_is_cheaper_in_plain_words() {
     assert!(r.verdict.starts_with(expect), "{}", r.verdict);
     assert!(r
         .verdict
-        .contains(&crate::report::format_usd(a.cost_per_month_usd)));
+        .contains(&crate::format::usd(a.cost_per_month_usd)));
 }
 
 #[test]

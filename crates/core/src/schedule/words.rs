@@ -2,7 +2,7 @@
 //! and finance view show.
 
 use super::Schedule;
-use crate::report::format_usd;
+use crate::format::usd;
 
 /// A share as a percentage with one decimal (`87.5%`).
 pub fn percent_1(share: f64) -> String {
@@ -18,7 +18,7 @@ impl Schedule {
         let saves = if self.savings_per_month_usd > 0.0 {
             format!(
                 "autoscaling saves {} per month ({})",
-                format_usd(self.savings_per_month_usd),
+                usd(self.savings_per_month_usd),
                 percent_1(self.savings_share)
             )
         } else {
