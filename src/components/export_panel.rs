@@ -3,7 +3,6 @@
 
 use goodput_core::analytic::MeanLengths;
 use goodput_core::roofline::StepModel;
-use goodput_core::Plan;
 use leptos::prelude::*;
 use plotters::coord::Shift;
 use plotters::prelude::{DrawingArea, DrawingBackend, IntoDrawingArea};
@@ -12,12 +11,16 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::charts::attainment::draw_attainment;
+use crate::charts::day::{day_chart, draw_day};
+use crate::charts::disagg::{disagg_chart, draw_disagg};
 use crate::charts::heatmap::draw_heatmap;
 use crate::charts::latency::draw_latency;
 use crate::charts::roofline::{build_roofline, draw_roofline};
 use crate::charts::Theme;
 use crate::components::charts_panel::{attainment_chart, heatmap_chart, latency_chart};
 use crate::components::header_actions::when_settled;
+use crate::compute::day::DayController;
+use crate::compute::disagg::DisaggController;
 use crate::compute::{Phase, RunController};
 use crate::export::{
     chart_svg, click_link, curve_csv, download_text, file_stem, load_plan_json, markdown_summary,
@@ -33,7 +36,18 @@ const CHARTS: &[(&str, &str)] = &[
     ("chart-latency", "Latency"),
     ("chart-heatmap", "Knob sweep"),
     ("chart-roofline", "Roofline"),
+    ("day-chart", "Traffic over a day"),
+    ("disagg-chart", "Prefill/decode split"),
 ];
+
+/// Where the charts' data comes from: the plan's state and the controllers that compute.
+#[derive(Clone, Copy)]
+struct Sources {
+    state: PlanState,
+    runs: RunController,
+    day: DayController,
+    disagg: DisaggController,
+}
 
 /// Backing pixels per CSS pixel of an exported PNG: sharp on slides and high-density
 /// screens whatever the exporting screen's own density.
@@ -44,10 +58,28 @@ fn draw_chart<DB: DrawingBackend>(
     testid: &str,
     area: &DrawingArea<DB, Shift>,
     theme: &Theme,
-    plan: &Plan,
-    runs: &RunController,
+    from: Sources,
 ) {
+    let plan = &from.state.good.get_untracked();
+    let runs = &from.runs;
     match testid {
+        "day-chart" => {
+            let target = plan.slo.attainment_target;
+            let data = from.day.result.with_untracked(|r| {
+                r.as_ref()
+                    .map(|r| day_chart(&r.schedule, &r.serving, target))
+                    .unwrap_or_default()
+            });
+            drop(draw_day(area, &data, theme))
+        }
+        "disagg-chart" => {
+            let data = from.disagg.result.with_untracked(|r| {
+                r.as_ref()
+                    .map(|(_, r)| disagg_chart(r, plan.slo.ttft_s))
+                    .unwrap_or_default()
+            });
+            drop(draw_disagg(area, &data, theme))
+        }
         "chart-attainment" => drop(draw_attainment(area, &attainment_chart(runs, plan), theme)),
         "chart-latency" => drop(draw_latency(area, &latency_chart(runs), theme)),
         "chart-heatmap" => drop(draw_heatmap(area, &heatmap_chart(runs), theme)),
@@ -65,14 +97,13 @@ fn draw_chart<DB: DrawingBackend>(
 }
 
 /// The SVG of the chart whose canvas is `testid`, drawn from the same data as on screen.
-fn svg_of(testid: &str, state: PlanState, runs: RunController) -> String {
-    let plan = state.good.get_untracked();
-    chart_svg(|a, t| draw_chart(testid, a, t, &plan, &runs))
+fn svg_of(testid: &str, from: Sources) -> String {
+    chart_svg(|a, t| draw_chart(testid, a, t, from))
 }
 
 /// The PNG of the chart whose canvas is `testid`, as a `data:` URL: drawn afresh at
 /// [`PNG_SCALE`] times the on-screen canvas's CSS size, in the light theme.
-fn png_of(testid: &str, state: PlanState, runs: RunController) -> Result<String, String> {
+fn png_of(testid: &str, from: Sources) -> Result<String, String> {
     let shown = document()
         .query_selector(&format!("canvas[data-testid=\"{testid}\"]"))
         .ok()
@@ -95,7 +126,7 @@ fn png_of(testid: &str, state: PlanState, runs: RunController) -> Result<String,
         scale: PNG_SCALE,
         dark: false,
     };
-    draw_chart(testid, &area, &theme, &state.good.get_untracked(), &runs);
+    draw_chart(testid, &area, &theme, from);
     let _ = area.present();
     canvas.to_data_url().map_err(|_| failed())
 }
@@ -106,6 +137,12 @@ pub fn ExportPanel() -> impl IntoView {
     let state = PlanState::expect_context();
     let runs = RunController::expect_context();
     let session = Session::expect_context();
+    let from = Sources {
+        state,
+        runs,
+        day: DayController::expect_context(),
+        disagg: DisaggController::expect_context(),
+    };
     let message = RwSignal::new(None::<(bool, String)>);
     let report = move |r: Result<(), String>| {
         if let Err(e) = r {
@@ -210,8 +247,8 @@ pub fn ExportPanel() -> impl IntoView {
     let charts = CHARTS
         .iter()
         .map(|&(id, label)| {
-            let svg = move |_| report(download_text(&format!("{}-{id}.svg", stem()), "image/svg+xml", &svg_of(id, state, runs)));
-            let png = move |_| report(png_of(id, state, runs).and_then(|url| click_link(&format!("{}-{id}.png", stem()), &url)));
+            let svg = move |_| report(download_text(&format!("{}-{id}.svg", stem()), "image/svg+xml", &svg_of(id, from)));
+            let png = move |_| report(png_of(id, from).and_then(|url| click_link(&format!("{}-{id}.png", stem()), &url)));
             view! {
                 <li>
                     <span>{label}</span>

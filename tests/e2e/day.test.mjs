@@ -6,10 +6,10 @@
 // fresh browser.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { assertNoErrors, inkOf, readValue, runCli, runCliJson, screenshot, SCREENSHOT_DIR, startHarness, waitForPhase } from './harness.mjs';
+import { assertNoErrors, decodePng, inkOf, readValue, runCli, runCliJson, screenshot, SCREENSHOT_DIR, startHarness, waitForPhase } from './harness.mjs';
 
 /** Longest wait for a search or a day's schedule [ms]. */
 const RUN_TIMEOUT_MS = 240_000;
@@ -140,6 +140,19 @@ test('a day is planned like the CLI, drawn, shared; bad numbers are refused; a t
     const band = await inkOf(page, 'day-chart', [242, 214, 214]);
     assert.ok(band >= 500, `the dips are shaded (${band} pixels)`);
   }
+  // The chart exports: the SVG draws the rate line through every hour, the PNG is at
+  // twice the canvas size.
+  const [svg] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-day-chart-svg"]')]);
+  const svgText = await readFile(await svg.path(), 'utf8');
+  const ratePoints = [...svgText.matchAll(/<polyline[^>]*>/g)]
+    .map((m) => m[0])
+    .filter((tag) => /stroke="#1D4ED8"/i.test(tag))
+    .map((tag) => tag.match(/points="([^"]*)"/)[1].trim().split(/\s+/).length);
+  assert.ok(ratePoints.some((n) => n >= 24), `the rate line in the SVG (polylines: ${ratePoints})`);
+  const css = await page.$eval('canvas[data-testid="day-chart"]', (c) => [c.clientWidth, c.clientHeight]);
+  const [png] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-day-chart-png"]')]);
+  const image = decodePng(await readFile(await png.path()));
+  assert.deepEqual([image.width, image.height], css.map((v) => 2 * v));
   await page.locator('[data-testid="day-panel"]').screenshot({ path: path.join(SCREENSHOT_DIR, 'day-panel.png') });
 
   // A fresh browser opening the link: the finance view says the same.

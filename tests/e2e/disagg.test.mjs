@@ -4,8 +4,9 @@
 // pools does not re-run the goodput search, and the link carries the pools.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { enter, inkOf, runCli, runCliJson, runsStarted, screenshot, SCREENSHOT_DIR, startHarness, waitForPhase } from './harness.mjs';
+import { decodePng, enter, inkOf, runCli, runCliJson, runsStarted, screenshot, SCREENSHOT_DIR, startHarness, waitForPhase } from './harness.mjs';
 
 /** Longest wait for a search or a whole sizing [ms]. */
 const RUN_TIMEOUT_MS = 300_000;
@@ -124,6 +125,26 @@ test('pools sized in the page equal goodput disagg, bad values are refused, the 
   assert.ok(prefillInk >= 1500, `the prefill bars are drawn (${prefillInk} pixels)`);
   assert.ok(transferInk >= 100, `the transfer is drawn (${transferInk} pixels)`);
   assert.ok(sloInk >= 100, `the objective is drawn (${sloInk} pixels)`);
+  // The chart exports: an SVG with its bars' labels, a PNG at twice the canvas size with
+  // the prefill bars in their colour.
+  const [svg] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-disagg-chart-svg"]')]);
+  const svgText = await readFile(await svg.path(), 'utf8');
+  for (const label of [`${cli.xpyd} simulated, mean`, 'prefill pool as M/D/1', 'TTFT objective', 'time from arrival [ms]']) {
+    assert.ok(svgText.includes(label), `the SVG says '${label}'`);
+  }
+  assert.ok(/fill="#1D4ED8"/i.test(svgText), 'the SVG has the prefill bars');
+  const css = await page.$eval('canvas[data-testid="disagg-chart"]', (c) => [c.clientWidth, c.clientHeight]);
+  const [png] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-disagg-chart-png"]')]);
+  const image = decodePng(await readFile(await png.path()));
+  assert.deepEqual([image.width, image.height], css.map((v) => 2 * v));
+  let bars = 0;
+  for (let y = 0; y < image.height; y += 1) {
+    for (let x = 0; x < image.width; x += 1) {
+      const [r, g, b] = image.pixel(x, y);
+      if (Math.abs(r - 0x1d) + Math.abs(g - 0x4e) + Math.abs(b - 0xd8) <= 24) bars += 1;
+    }
+  }
+  assert.ok(bars > 4 * 1500, `the PNG shows the prefill bars (${bars} pixels)`);
   await page.locator('[data-testid="disagg-panel"]').screenshot({ path: path.join(SCREENSHOT_DIR, 'disagg-panel.png') });
 
   assert.equal(await runsStarted(page), runs, 'the goodput search never ran again for the pools');
