@@ -1,22 +1,22 @@
 //! Calibration benchmark: fitting 8 measured rates of `vllm bench serve`-like results.
 //!
-//! `cargo bench -p goodput-core --bench calibrate` prints the median wall time of a
-//! whole calibration (full fit, 8 leave-one-out refits, bootstrap refits) of 8
-//! synthetic measured rates of 1,000 requests each, with per-request lengths, on one
-//! thread and on every core, and the objective evaluations it took. Pass `--quick`
-//! for one round each, and `--write-vllm DIR` to also write the 8 points as
-//! `vllm bench serve` files (the input of `tests/e2e/bench-calibrate.mjs`, which times
-//! the same fit in the browser).
+//! `cargo bench -p goodput-core --bench calibrate` times, with criterion, a whole
+//! calibration (full fit, 8 leave-one-out refits, bootstrap refits) of 8 synthetic
+//! measured rates of 1,000 requests each, with per-request lengths, on one thread and on
+//! every core, and prints the objective evaluations it takes. Criterion's options follow
+//! `--` (`--quick` for fewer rounds).
+//!
+//! `-- --write-vllm DIR` writes the 8 points as `vllm bench serve` files (the input of
+//! `tests/e2e/bench-calibrate.mjs`, which times the same fit in the browser) and times
+//! nothing.
 
+use criterion::{BenchmarkId, Criterion, SamplingMode};
 use goodput_core::calibrate::{calibrate_threads, synthetic_points, Constants};
 use goodput_core::measure::{write, Format, MeasuredSet};
 use goodput_core::search::default_threads;
 use goodput_core::Plan;
-use std::time::Instant;
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
-    let rounds = if quick { 1 } else { 5 };
     let plan = Plan::default();
     let truth = Constants {
         bandwidth_efficiency: 0.8,
@@ -38,6 +38,7 @@ fn main() {
             std::fs::write(&path, write::vllm_json(p)).expect("write a result file");
         }
         println!("wrote {} vllm bench serve files to {dir}", points.len());
+        return;
     }
     let set = MeasuredSet {
         files: points.iter().map(|p| p.source.clone()).collect(),
@@ -46,19 +47,21 @@ fn main() {
         engine: None,
         points,
     };
-    for threads in [1, default_threads()] {
-        let mut times = Vec::new();
-        let mut evals = 0;
-        for _ in 0..rounds {
-            let start = Instant::now();
-            let r = calibrate_threads(&plan, &set, threads, &mut |_| true).expect("fit");
-            times.push(start.elapsed().as_secs_f64());
-            evals = r.evaluations;
-        }
-        times.sort_by(f64::total_cmp);
-        println!(
-            "calibrate 8 rates × 1000 requests, {threads} thread(s): median {:.3} s over {rounds} round(s), {evals} objective evaluations",
-            times[times.len() / 2]
-        );
+    let evals = calibrate_threads(&plan, &set, 1, &mut |_| true)
+        .expect("fit")
+        .evaluations;
+    println!("calibrate 8 rates × 1000 requests: {evals} objective evaluations");
+
+    let mut threads = vec![1, default_threads()];
+    threads.dedup();
+    let mut c = Criterion::default().configure_from_args();
+    let mut g = c.benchmark_group("calibrate 8 rates x 1000 requests");
+    g.sampling_mode(SamplingMode::Flat).sample_size(10);
+    for &t in &threads {
+        g.bench_with_input(BenchmarkId::new("threads", t), &t, |b, &t| {
+            b.iter(|| calibrate_threads(&plan, &set, t, &mut |_| true))
+        });
     }
+    g.finish();
+    c.final_summary();
 }

@@ -1,14 +1,22 @@
 //! Simulator benchmark: time per 2,500-request point at the article's configuration.
 //!
-//! `cargo bench -p goodput-core --bench sim` prints the median time of one point on the
-//! fast path (`attainment`) and the full path (`simulate`), over many seeds.
-//! `cargo bench -p goodput-core --bench sim -- --table` also prints the article-table
-//! distributions (100 seeds per point) that `docs/models.md` quotes.
+//! `cargo bench -p goodput-core --bench sim` times, with criterion, one point's traffic
+//! generation alone, the fast path (`attainment`) and the full path (`simulate`), each
+//! over a fresh seed per iteration. Criterion's own options follow `--`
+//! (`--quick`, a name filter such as `attainment`, `--sample-size N`).
+//!
+//! Three modes run a fixed amount of work instead, for instruction counts under
+//! valgrind or `perf stat`, and skip criterion: `-- --profile` (`attainment`),
+//! `-- --profile-full` (`simulate`) and `-- --profile-traffic`, with `--points N` points
+//! per round. `-- --table` prints the article-table distributions (100 seeds per point)
+//! that `docs/models.md` quotes, and nothing else.
 
 use std::hint::black_box;
 use std::time::Instant;
 
+use criterion::{BatchSize, Criterion};
 use goodput_core::plan::KvPolicy;
+use goodput_core::rng::Rng;
 use goodput_core::sim::{attainment, simulate, SimConfig};
 use goodput_core::Plan;
 
@@ -23,8 +31,9 @@ fn article(rate: f64, budget: u32, chunked: bool) -> SimConfig {
     }
 }
 
-/// Median and minimum wall time per call of `f` over `seeds` seeds, repeated `rounds` times [µs].
-fn time_per_point(rounds: usize, seeds: u64, mut f: impl FnMut(u64) -> f64) -> (f64, f64) {
+/// Median wall time per call of `f` over `seeds` seeds, repeated `rounds` times [µs]
+/// (the fixed-work profiling modes).
+fn time_per_point(rounds: usize, seeds: u64, mut f: impl FnMut(u64) -> f64) -> f64 {
     let mut per_point = Vec::with_capacity(rounds);
     let mut sink = 0.0;
     for _ in 0..rounds {
@@ -36,11 +45,11 @@ fn time_per_point(rounds: usize, seeds: u64, mut f: impl FnMut(u64) -> f64) -> (
     }
     black_box(sink);
     per_point.sort_by(f64::total_cmp);
-    (per_point[per_point.len() / 2], per_point[0])
+    per_point[per_point.len() / 2]
 }
 
 fn table() {
-    println!("\npoint                 mean    sd      min     3rd     p50     98th    max   (seeds 0..100)");
+    println!("point                 mean    sd      min     3rd     p50     98th    max   (seeds 0..100)");
     let mut points: Vec<(String, SimConfig)> = [16.0, 18.0, 20.0, 22.0, 24.0, 26.0]
         .iter()
         .map(|&r| (format!("{r} req/s, budget 512"), article(r, 512, true)))
@@ -63,10 +72,11 @@ fn table() {
     }
 }
 
-fn main() {
-    let cfg = article(20.0, 512, true);
-    // `--points N`: points per round in the profiling modes (N × rounds in all).
+/// The fixed-work modes (`--profile*`, `--table`); `true` when one ran.
+fn fixed_work(cfg: &SimConfig) -> bool {
     let args: Vec<String> = std::env::args().collect();
+    let has = |flag: &str| args.iter().any(|a| a == flag);
+    // `--points N`: points per round (N × rounds in all).
     let points = |default: u64| {
         args.iter()
             .position(|a| a == "--points")
@@ -74,49 +84,66 @@ fn main() {
             .and_then(|n| n.parse().ok())
             .unwrap_or(default)
     };
-    if std::env::args().any(|a| a == "--profile") {
-        // 2,000 attainment-only points, for a profiler or `perf stat`.
-        let (med, _) = time_per_point(10, points(200), |s| attainment(&cfg, s).unwrap_or(0.0));
+    if has("--profile") {
+        let med = time_per_point(10, points(200), |s| attainment(cfg, s).unwrap_or(0.0));
         println!("attainment(): median {med:.1} µs/point");
-        return;
-    }
-    if std::env::args().any(|a| a == "--profile-full") {
-        let (med, _) = time_per_point(4, points(100), |s| {
-            simulate(&cfg, s).map_or(0.0, |r| r.ttft_s.p99)
+    } else if has("--profile-full") {
+        let med = time_per_point(4, points(100), |s| {
+            simulate(cfg, s).map_or(0.0, |r| r.ttft_s.p99)
         });
         println!("simulate(): median {med:.1} µs/point");
-        return;
-    }
-    if std::env::args().any(|a| a == "--profile-traffic") {
-        let (med, _) = time_per_point(10, 200, |s| {
-            let w = cfg
-                .traffic
-                .generate(2500, &mut goodput_core::rng::Rng::new(s));
-            w.arrival_s[2499]
+    } else if has("--profile-traffic") {
+        let med = time_per_point(10, points(200), |s| {
+            cfg.traffic.generate(2500, &mut Rng::new(s)).arrival_s[2499]
         });
         println!("traffic: median {med:.1} µs/point");
+    } else if has("--table") {
+        table();
+    } else {
+        return false;
+    }
+    true
+}
+
+/// One seed per iteration, counting up, so every iteration simulates a different point.
+fn next_seed(seed: &mut u64) -> u64 {
+    *seed += 1;
+    *seed
+}
+
+fn point(c: &mut Criterion, cfg: &SimConfig) {
+    let mut g = c.benchmark_group("article point (2,500 requests, 20 req/s, budget 512)");
+    let mut seed = 0;
+    g.bench_function("traffic generation", |b| {
+        b.iter_batched(
+            || next_seed(&mut seed),
+            |s| cfg.traffic.generate(2500, &mut Rng::new(s)),
+            BatchSize::SmallInput,
+        )
+    });
+    g.bench_function("attainment", |b| {
+        b.iter_batched(
+            || next_seed(&mut seed),
+            |s| attainment(cfg, s),
+            BatchSize::SmallInput,
+        )
+    });
+    g.bench_function("simulate", |b| {
+        b.iter_batched(
+            || next_seed(&mut seed),
+            |s| simulate(cfg, s),
+            BatchSize::SmallInput,
+        )
+    });
+    g.finish();
+}
+
+fn main() {
+    let cfg = article(20.0, 512, true);
+    if fixed_work(&cfg) {
         return;
     }
-    let rep = match simulate(&cfg, 0) {
-        Ok(r) => r,
-        Err(e) => panic!("{e}"),
-    };
-    println!(
-        "article point: 2,500 requests, 20 req/s, 128 seqs, budget 512; {} steps",
-        rep.steps
-    );
-    let (med, min) = time_per_point(15, 200, |s| {
-        let w = cfg
-            .traffic
-            .generate(2500, &mut goodput_core::rng::Rng::new(s));
-        w.arrival_s[2499]
-    });
-    println!("traffic generation alone: median {med:.1} µs/point, best {min:.1} µs/point");
-    let (med, min) = time_per_point(15, 200, |s| attainment(&cfg, s).unwrap_or(0.0));
-    println!("attainment(): median {med:.1} µs/point, best {min:.1} µs/point");
-    let (med, min) = time_per_point(5, 100, |s| simulate(&cfg, s).map_or(0.0, |r| r.ttft_s.p99));
-    println!("simulate():   median {med:.1} µs/point, best {min:.1} µs/point");
-    if std::env::args().any(|a| a == "--table") {
-        table();
-    }
+    let mut c = Criterion::default().configure_from_args();
+    point(&mut c, &cfg);
+    c.final_summary();
 }
