@@ -11,6 +11,8 @@ pub mod histogram;
 pub mod latency;
 pub mod roofline;
 pub mod shootout;
+#[cfg(test)]
+mod svg_checks;
 
 use std::ops::Range;
 

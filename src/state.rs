@@ -99,8 +99,8 @@ pub fn format_sweep(rows: &[SweepRow]) -> String {
         .map(|r| {
             format!(
                 "{},{}",
-                fields::format_sig(r.rate_rps),
-                fields::format_sig(r.attainment)
+                goodput_core::format::sig(r.rate_rps),
+                goodput_core::format::sig(r.attainment)
             )
         })
         .collect::<Vec<_>>()

@@ -1,28 +1,27 @@
 //! The plan in plain words, for the finance view, the embed card and the compare page:
-//! the answer sentence, the SLO in words and the short list of assumptions. Every
+//! the answer sentence and the SLO in words (the assumptions are the core's
+//! [`goodput_core::report::assumptions`]). Every
 //! number comes from the core ([`CapacityPlan`], the [`Plan`]); this only formats.
 
 use goodput_core::calibrate::{calibration_summary, CalibrationWords};
 use goodput_core::capacity::CapacityPlan;
-use goodput_core::plan::{Arrival, LengthDist, LengthSpec, SloMode, SloSpec};
+use goodput_core::plan::{SloMode, SloSpec};
 use goodput_core::{presets, Plan};
 
-use crate::state::fields::format_sig;
-
-use goodput_core::format::{thousands, usd};
+use goodput_core::format::{sig, usd};
 
 /// A duration for people: `25 ms` below one second, `0.5 s` from 100 ms up.
 pub fn duration(s: f64) -> String {
     if s >= 0.1 {
-        format!("{} s", format_sig(s))
+        format!("{} s", sig(s))
     } else {
-        format!("{} ms", format_sig(s * 1e3))
+        format!("{} ms", sig(s * 1e3))
     }
 }
 
 /// A percentage without needless decimals (`90%`, `99.5%`).
 pub fn percent(share: f64) -> String {
-    format!("{}%", format_sig((share * 1e4).round() / 1e2))
+    format!("{}%", sig((share * 1e4).round() / 1e2))
 }
 
 /// The display name of the plan's GPU (the preset's name, or "GPU" for custom hardware).
@@ -36,10 +35,7 @@ pub fn gpu_name(plan: &Plan) -> String {
 pub fn model_name(plan: &Plan) -> String {
     match presets::model(&plan.model.preset) {
         Some(m) => m.name.to_string(),
-        None => format!(
-            "custom {}B-parameter model",
-            format_sig(plan.model.params / 1e9)
-        ),
+        None => format!("custom {}B-parameter model", sig(plan.model.params / 1e9)),
     }
 }
 
@@ -86,10 +82,7 @@ fn and_list(mut parts: Vec<String>) -> String {
 }
 
 fn marginal_words(slo: &SloSpec) -> String {
-    let p = format!(
-        "p{}",
-        format_sig((slo.attainment_target * 1e4).round() / 1e2)
-    );
+    let p = format!("p{}", sig((slo.attainment_target * 1e4).round() / 1e2));
     let parts: Vec<String> = [
         ("TTFT", slo.ttft_s),
         ("TPOT", slo.tpot_s),
@@ -116,7 +109,7 @@ pub fn answer_sentence(plan: &Plan, fleet: &CapacityPlan) -> String {
     let peak = format!(
         "{} for a {} req/s peak + {spare}",
         fleet.replicas_for_peak,
-        format_sig(fleet.peak_rate_rps)
+        sig(fleet.peak_rate_rps)
     );
     let gpus = if fleet.gpus_per_replica == 1 {
         format!("{} × {} ({peak})", fleet.gpus_total, gpu_name(plan))
@@ -142,105 +135,6 @@ pub fn answer_sentence(plan: &Plan, fleet: &CapacityPlan) -> String {
 /// calibrated.
 pub fn calibration_words(plan: &Plan) -> Option<CalibrationWords> {
     plan.calibration.as_ref().map(calibration_summary)
-}
-
-fn lengths(spec: &LengthSpec) -> String {
-    match spec.dist {
-        LengthDist::LogNormal { median, .. } => format!(
-            "median {} tokens (up to {})",
-            format_sig(median),
-            thousands(spec.max as i64)
-        ),
-        LengthDist::Fixed { tokens } => format!("{} tokens each", thousands(tokens as i64)),
-        LengthDist::Trace => "from the replayed trace".into(),
-    }
-}
-
-fn arrival(a: &Arrival) -> &'static str {
-    match a {
-        Arrival::Poisson => "random (Poisson) arrivals",
-        Arrival::Gamma { .. } => "bursty arrivals",
-        Arrival::Constant => "evenly spaced arrivals",
-        Arrival::Trace => "arrivals replayed from a trace",
-        Arrival::Closed { .. } => "a fixed number of clients, each waiting for its answer",
-    }
-}
-
-fn arrival_words(a: &Arrival) -> String {
-    match *a {
-        Arrival::Closed {
-            concurrency,
-            think_s,
-        } => {
-            let next = if think_s > 0.0 {
-                format!("{} after its answer", duration(think_s))
-            } else {
-                "as soon as it has its answer".to_string()
-            };
-            format!(
-                "{concurrency} clients in a closed loop, each sending its next request {next} \
-                 (the goodput search uses Poisson arrivals)"
-            )
-        }
-        _ => arrival(a).to_string(),
-    }
-}
-
-/// The assumptions behind the answer, as (topic, words) pairs: model, GPU, traffic,
-/// SLO, utilisation, price.
-pub fn assumptions(plan: &Plan) -> Vec<(&'static str, String)> {
-    let m = &plan.model;
-    let h = &plan.hardware;
-    let t = &plan.traffic;
-    let per_replica = if h.tp_degree == 1 {
-        "1 GPU per replica".to_string()
-    } else {
-        format!("{} GPUs per replica (tensor parallel)", h.tp_degree)
-    };
-    vec![
-        (
-            "Model",
-            format!(
-                "{}, weights in {}, KV cache in {}",
-                model_name(plan),
-                m.weight_dtype.name(),
-                m.kv_dtype.name()
-            ),
-        ),
-        ("GPU", format!("{}, {per_replica}", gpu_name(plan))),
-        (
-            "Traffic",
-            format!(
-                "peak {} req/s, {}; prompts {}, answers {}",
-                format_sig(t.peak_rate_rps),
-                arrival_words(&t.arrival),
-                lengths(&t.prompt),
-                lengths(&t.output)
-            ),
-        ),
-        ("SLO", slo_words(&plan.slo)),
-        (
-            "Utilisation",
-            format!(
-                "each replica planned at {} of its goodput, {} spare replica{}",
-                percent(plan.planning.utilization),
-                plan.planning.redundancy,
-                if plan.planning.redundancy == 1 {
-                    ""
-                } else {
-                    "s"
-                }
-            ),
-        ),
-        (
-            "Price",
-            format!(
-                "{} per GPU-hour, {} hours a month",
-                usd(h.gpu_hour_usd),
-                format_sig(plan.planning.hours_per_month)
-            ),
-        ),
-    ]
 }
 
 #[cfg(test)]
@@ -379,23 +273,5 @@ mod tests {
         assert_eq!(slo_words(&slo), "no latency objective (throughput only)");
         slo.mode = SloMode::Joint;
         assert_eq!(slo_words(&slo), "no latency objective (throughput only)");
-    }
-
-    #[test]
-    fn assumptions_cover_the_six_topics() {
-        let a = assumptions(&Plan::default());
-        let topics: Vec<_> = a.iter().map(|(t, _)| *t).collect();
-        assert_eq!(
-            topics,
-            ["Model", "GPU", "Traffic", "SLO", "Utilisation", "Price"]
-        );
-        assert!(
-            a[2].1.starts_with(
-                "peak 30 req/s, random (Poisson) arrivals; prompts median 800 tokens (up to 8,000)"
-            ),
-            "{}",
-            a[2].1
-        );
-        assert_eq!(a[5].1, "$2.50 per GPU-hour, 730 hours a month");
     }
 }

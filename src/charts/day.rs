@@ -299,13 +299,10 @@ pub fn draw_day<DB: DrawingBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::charts::svg_checks::{assert_shows, hex};
     use goodput_core::schedule::{RateProfile, ScheduleOptions, ScheduleRun};
     use goodput_core::Plan;
     use plotters::backend::SVGBackend;
-
-    fn hex(c: RGBColor) -> String {
-        format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
-    }
 
     fn schedule() -> (Schedule, Vec<u32>) {
         let mut plan = Plan::default();
@@ -359,16 +356,17 @@ mod tests {
             assert_eq!(frames.len(), 2);
             assert!(frames[0].px_y.end <= frames[1].px_y.start, "panels overlap");
         }
-        for text in [
-            "61%",
-            "hour of the day",
-            "replicas",
-            "arrival rate",
-            "static fleet",
-            "below the 90% target",
-        ] {
-            assert!(svg.contains(text), "{text}");
-        }
+        assert_shows(
+            &svg,
+            &[
+                "61%",
+                "hour of the day",
+                "replicas",
+                "arrival rate",
+                "static fleet",
+                "below the 90% target",
+            ],
+        );
         // Two bands (one per panel) in the limit colour; lines in the series colours.
         assert!(svg.matches(&hex(theme.limit())).count() >= 2);
         assert!(svg.contains(&hex(theme.accent())) && svg.contains(&hex(theme.good())));

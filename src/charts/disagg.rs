@@ -196,11 +196,8 @@ pub fn draw_disagg<DB: DrawingBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::charts::svg_checks::{assert_shows, hex};
     use plotters::backend::SVGBackend;
-
-    fn hex(c: RGBColor) -> String {
-        format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
-    }
 
     fn chart() -> DisaggChart {
         DisaggChart {
@@ -234,13 +231,14 @@ mod tests {
         assert!(count(theme.accent2()) >= 3, "{svg}");
         assert!(count(theme.accent()) >= 3);
         assert!(count(theme.good()) >= 2);
-        for text in [
-            "2P2D simulated, mean",
-            "prefill pool as M/D/1",
-            "TTFT objective",
-        ] {
-            assert!(svg.contains(text), "{text}");
-        }
+        assert_shows(
+            &svg,
+            &[
+                "2P2D simulated, mean",
+                "prefill pool as M/D/1",
+                "TTFT objective",
+            ],
+        );
         let c = chart();
         assert_eq!(
             c.readout(20.0, 0.5).expect("a part"),

@@ -137,6 +137,7 @@ pub fn draw_shootout<DB: DrawingBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::charts::svg_checks::{assert_shows, hex};
     use goodput_core::shootout::ShootoutRow;
     use plotters::backend::SVGBackend;
 
@@ -160,10 +161,6 @@ mod tests {
             gpus_needed: Some(1),
             chosen: false,
         }
-    }
-
-    fn hex(c: RGBColor) -> String {
-        format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
     }
 
     #[test]
@@ -199,14 +196,15 @@ mod tests {
         assert_eq!(svg.matches(&hex(theme.good())).count(), 1, "{svg}");
         assert_eq!(svg.matches(&hex(theme.accent())).count(), 2);
         assert_eq!(svg.matches(&hex(theme.accent2())).count(), 1);
-        for label in [
-            "b200 ×4",
-            "h200 ×8",
-            "mi300x ×8",
-            "p99 TPOT at the planned rate",
-        ] {
-            assert!(svg.contains(label), "{label}");
-        }
+        assert_shows(
+            &svg,
+            &[
+                "b200 ×4",
+                "h200 ×8",
+                "mi300x ×8",
+                "p99 TPOT at the planned rate",
+            ],
+        );
         assert!(c.readout(15.2).expect("readout").contains("cheapest"));
         // Nothing to draw: a note instead.
         let mut empty = String::new();

@@ -4,8 +4,8 @@
 use goodput_core::schedule::{RateProfile, ScheduleError, ScheduleOptions};
 use leptos::prelude::*;
 
-use crate::state::fields::format_sig;
 use crate::state::PlanState;
+use goodput_core::format::sig;
 
 /// Pasted hourly numbers as a profile, or what is wrong with them in the user's words.
 pub fn hourly_problem(text: &str, absolute: bool) -> Result<RateProfile, String> {
@@ -134,13 +134,13 @@ pub fn AutoscalerInputs() -> impl IntoView {
         <fieldset class="day-autoscaler">
             <legend>"Autoscaler"</legend>
             <OptionField testid="day-lag" label="Scale-up lag" unit="min"
-                value=opt(|o| format_sig(o.scale_up_lag_min))
+                value=opt(|o| sig(o.scale_up_lag_min))
                 set=|o, t| { o.scale_up_lag_min = minutes(t)?; Ok(()) } />
             <OptionField testid="day-cooldown" label="Cool-down" unit="min"
-                value=opt(|o| format_sig(o.cooldown_min))
+                value=opt(|o| sig(o.cooldown_min))
                 set=|o, t| { o.cooldown_min = minutes(t)?; Ok(()) } />
             <OptionField testid="day-lead" label="Order ahead" unit="min"
-                value=opt(|o| format_sig(o.lead_min))
+                value=opt(|o| sig(o.lead_min))
                 set=|o, t| { o.lead_min = minutes(t)?; Ok(()) } />
             <OptionField testid="day-min-replicas" label="Fewest replicas" unit=""
                 value=opt(|o| o.min_replicas.to_string())

@@ -1,13 +1,13 @@
-//! What the planner's printout says it was computed from: the plan's name, model, GPU,
-//! traffic, SLO, fleet sizing, price and engine settings (the inputs column itself does
+//! What the planner's printout says it was computed from: the plan's name, its
+//! assumptions (the core's, as the finance view states them) and engine settings (the inputs column itself does
 //! not print), then the date and the plan's link. Shown in print only.
 
+use goodput_core::report::assumptions;
 use goodput_core::search::Knobs;
 use leptos::prelude::*;
 
 use crate::components::print_stamp::PrintStamp;
 use crate::state::PlanState;
-use crate::summary::assumptions;
 use crate::tuning::knobs_text;
 use crate::url_state::plan_title;
 
@@ -17,7 +17,10 @@ pub fn PrintFacts() -> impl IntoView {
     let state = PlanState::expect_context();
     let rows = move || {
         state.good.with(|p| {
-            let mut rows = assumptions(p);
+            let mut rows: Vec<_> = assumptions(p)
+                .into_iter()
+                .map(|a| (a.label, a.value))
+                .collect();
             rows.push(("Engine", knobs_text(&Knobs::of(p))));
             rows.into_iter()
                 .map(|(topic, words)| view! { <div><dt>{topic}</dt><dd>{words}</dd></div> })

@@ -5,6 +5,7 @@
 //! too; the group and the accessors are the app's.
 
 use goodput_core::disagg::DisaggSpec;
+use goodput_core::format::sig;
 use goodput_core::plan::fields::{self as registry, Field as CoreField};
 use goodput_core::plan::{Arrival, LengthDist, LengthSpec};
 use goodput_core::Plan;
@@ -69,25 +70,13 @@ impl Kind {
             return String::new();
         };
         match self {
-            Kind::Real { scale } | Kind::OptionalReal { scale } => format_sig(v / scale),
+            Kind::Real { scale } | Kind::OptionalReal { scale } => sig(v / scale),
             Kind::Whole | Kind::OptionalWhole if v.fract() == 0.0 && v.abs() < 2f64.powi(53) => {
                 format!("{v:.0}")
             }
-            Kind::Whole | Kind::OptionalWhole => format_sig(v),
+            Kind::Whole | Kind::OptionalWhole => sig(v),
         }
     }
-}
-
-/// `x` with at most 6 significant digits, in plain notation when reasonable.
-pub fn format_sig(x: f64) -> String {
-    if !x.is_finite() {
-        return x.to_string();
-    }
-    if x == 0.0 {
-        return "0".into();
-    }
-    let rounded: f64 = format!("{x:.5e}").parse().unwrap_or(x);
-    format!("{rounded}")
 }
 
 /// Why a field's text is not a value yet.

@@ -10,7 +10,8 @@
 use goodput_core::plan::Limits;
 use goodput_core::Plan;
 
-use super::fields::{format_sig, Field, ParseProblem};
+use super::fields::{Field, ParseProblem};
+use goodput_core::format::sig;
 use goodput_core::format::thousands;
 
 /// What is wrong with a field's value.
@@ -28,7 +29,7 @@ fn shown(x: f64) -> String {
     if x.is_finite() && x.fract() == 0.0 && x.abs() >= 1e4 && x.abs() < 1e15 {
         thousands(x as i64)
     } else {
-        format_sig(x)
+        sig(x)
     }
 }
 

@@ -12,9 +12,10 @@ use leptos::prelude::*;
 
 use crate::components::compare_many::CompareMany;
 use crate::session::Session;
-use crate::state::fields::{format_sig, FIELDS};
+use crate::state::fields::FIELDS;
 use crate::state::PlanState;
 use crate::summary::{gpu_name, model_name};
+use goodput_core::format::sig;
 use goodput_core::format::usd;
 
 /// One row of the comparison.
@@ -98,19 +99,19 @@ type ResultRow = (&'static str, fn(&Plan, Option<f64>) -> String);
 pub fn result_rows(a: (&Plan, Option<f64>), b: (&Plan, Option<f64>)) -> Vec<Row> {
     let rows: [ResultRow; 10] = [
         ("Weights per replica [GB]", |p, _| {
-            format_sig(p.model.weight_bytes() / 1e9)
+            sig(p.model.weight_bytes() / 1e9)
         }),
         ("KV cache per replica [tokens]", |p, _| {
-            format_sig(kv_capacity_tokens(p).round())
+            sig(kv_capacity_tokens(p).round())
         }),
         ("Decode step, 110 × 940 tokens [ms]", |p, _| {
-            format_sig(StepModel::from_plan(p).step_time_s(110.0, 110.0 * 940.0) * 1e3)
+            sig(StepModel::from_plan(p).step_time_s(110.0, 110.0 * 940.0) * 1e3)
         }),
         ("Mean output [tokens]", |p, _| {
-            format_sig(MeanLengths::of(p).output_tokens)
+            sig(MeanLengths::of(p).output_tokens)
         }),
         ("Roofline capacity guess [req/s]", |p, _| {
-            format_sig(capacity_guess_rps(p))
+            sig(capacity_guess_rps(p))
         }),
         ("Goodput per replica [req/s]", |_, g| {
             or_dash(g, |g| format!("{g:.2}"))
@@ -119,14 +120,14 @@ pub fn result_rows(a: (&Plan, Option<f64>), b: (&Plan, Option<f64>)) -> Vec<Row>
             or_dash(
                 g.and_then(|g| size_fleet(g, p).ok())
                     .map(|f| f.replicas_total as f64),
-                format_sig,
+                sig,
             )
         }),
         ("GPUs", |p, g| {
             or_dash(
                 g.and_then(|g| size_fleet(g, p).ok())
                     .map(|f| f.gpus_total as f64),
-                format_sig,
+                sig,
             )
         }),
         ("Cost per month", |p, g| {

@@ -15,9 +15,10 @@ use crate::hooks::use_report::use_report;
 use crate::route::View;
 use crate::session::Session;
 use crate::state::PlanState;
-use crate::summary::{answer_sentence, assumptions, calibration_words};
+use crate::summary::{answer_sentence, calibration_words};
 use crate::url_state::plan_title;
 use goodput_core::format::usd;
+use goodput_core::report::assumptions;
 
 /// What to say while the numbers are not ready.
 pub fn progress_text(runs: RunController) -> String {
@@ -137,8 +138,8 @@ pub fn FinanceView() -> impl IntoView {
                 <section class="assumptions" aria-labelledby="assumptions-title">
                     <h3 id="assumptions-title">"Assumptions"</h3>
                     <dl data-testid="assumptions">
-                        {move || state.good.with(assumptions).into_iter().map(|(topic, words)| view! {
-                            <div class="assumption"><dt>{topic}</dt><dd>{words}</dd></div>
+                        {move || state.good.with(assumptions).into_iter().map(|a| view! {
+                            <div class="assumption" data-path=a.path><dt>{a.label}</dt><dd>{a.value}</dd></div>
                         }).collect_view()}
                     </dl>
                 </section>

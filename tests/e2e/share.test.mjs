@@ -74,7 +74,10 @@ test('a link made by the CLI opens in a fresh profile with the CLI numbers', asy
   assert.match(answer, new RegExp(`^${shown['gpus-total']} × .*\\(\\d+ for a 45 req/s peak \\+ 1 spare\\)`));
   assert.match(answer, /at 90% of requests within 0\.5 s to first token and 25 ms per token/);
   assert.equal(await page.locator('[data-testid="shared-banner"]').count(), 1);
-  assert.equal(await page.locator('[data-testid="assumptions"] dt').count(), 6);
+  // The assumptions are the registry's finance rows, as the CLI's report states them.
+  const stated = await page.$$eval('[data-testid="assumptions"] dt', (dts) => dts.map((dt) => `${dt.textContent}: ${dt.nextElementSibling.textContent}.`));
+  assert.deepEqual(stated, cli.assumptions);
+  assert.ok(stated.includes('Peak rate: 45 req/s.'), stated.join(' | '));
   await screenshot(page, 'share-finance');
   // The finance view prints on one page.
   await page.emulateMedia({ media: 'print' });

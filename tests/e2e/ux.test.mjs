@@ -62,7 +62,7 @@ test('a number is applied once typed whole: "1e9" never runs as 1, "12." never a
   await waitForRunDone(page);
   assert.equal(await runsStarted(page), runs0 + 2, 'one run, of 12.5');
   assert.match(await page.textContent('[data-testid="run-phase"]'), /Up to date/);
-  assert.match(await page.textContent('[data-testid="print-facts"]'), /peak 12\.5 req\/s/, 'the plan has 12.5');
+  assert.match(await page.textContent('[data-testid="print-facts"]'), /Peak rate12\.5 req\/s/, 'the plan has 12.5');
   assertNoErrors(errors);
 });
 
@@ -140,10 +140,10 @@ test('the summary prints on one page of Letter and of A4 with the date and link;
   const facts = Object.fromEntries(
     await page.$$eval('[data-testid="print-facts"] dt', (dts) => dts.map((dt) => [dt.textContent, dt.nextElementSibling.textContent])),
   );
-  for (const topic of ['Model', 'GPU', 'Traffic', 'SLO', 'Engine']) {
+  for (const topic of ['Model preset', 'GPU preset', 'Peak rate', 'TTFT objective', 'Price', 'Engine']) {
     assert.ok(facts[topic]?.length > 0, `the printout names the ${topic}: ${JSON.stringify(facts)}`);
   }
-  assert.match(facts.Traffic, /peak \d/);
+  assert.match(facts['Peak rate'], /^\d+(\.\d+)? req\/s$/);
   assert.equal(await page.isVisible('[data-testid="print-facts"] [data-testid="print-link"]'), true);
   await screenshot(page, 'ux-print-planner');
   await page.emulateMedia({ media: 'screen' });

@@ -52,6 +52,64 @@ pub fn usd(x: f64) -> String {
     format!("{sign}${text}")
 }
 
+/// A number to six significant digits without trailing zeros (`12.5`, `0.000125`,
+/// `8.03026`): how an input box shows a value, and how a stated assumption reads.
+pub fn sig(x: f64) -> String {
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    let rounded: f64 = format!("{x:.5e}").parse().unwrap_or(x);
+    format!("{rounded}")
+}
+
+/// A plan field's value as a person reads it, in the unit the app shows the field in
+/// (its registry row's `shown`): `30 req/s`, `500 ms`, `$2.50/GPU-h`, `8.03026 billion
+/// parameters`; a preset by its display name, a choice by its name, an unset optional
+/// field as `none`. `value` is the field as the plan's JSON holds it
+/// ([`crate::plan::fields::value_in`]).
+pub fn field_value(field: &crate::plan::fields::Field, value: &serde_json::Value) -> String {
+    use crate::plan::fields::Kind;
+    use serde_json::Value;
+    match value {
+        Value::Null => "none".into(),
+        Value::Bool(on) => if *on { "on" } else { "off" }.into(),
+        Value::String(id) if field.kind == Kind::Preset => {
+            let name = match field.path.split('.').next() {
+                Some("model") => crate::presets::model(id).map(|m| m.name),
+                Some("hardware") => crate::presets::gpu(id).map(|g| g.name),
+                _ => None,
+            };
+            name.map_or_else(|| id.clone(), str::to_string)
+        }
+        Value::String(s) => s.clone(),
+        Value::Number(n) => {
+            let Some(x) = n.as_f64() else {
+                return n.to_string();
+            };
+            let x = x / field.shown.scale;
+            let unit = field.shown.unit;
+            if let Some(per) = unit.strip_prefix("USD") {
+                return format!("{}{per}", usd(x));
+            }
+            let number = if field.is_whole() && x.fract() == 0.0 && x.abs() < 2f64.powi(53) {
+                thousands(x as i64)
+            } else {
+                sig(x)
+            };
+            // "0–1" says what range a share takes; it is not a unit.
+            if unit.is_empty() || unit == "0–1" {
+                number
+            } else {
+                format!("{number} {unit}")
+            }
+        }
+        other => other.to_string(),
+    }
+}
+
 /// A latency given in seconds, to three significant figures in the unit a reader expects:
 /// `13.5 ms`, `294 ms`, `1.25 s`; a dash when unknown or not finite.
 pub fn latency(seconds: Option<f64>) -> String {
@@ -66,6 +124,40 @@ pub fn latency(seconds: Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn significant_digits_drop_trailing_zeros() {
+        for (x, want) in [
+            (12.5, "12.5"),
+            (0.000125, "0.000125"),
+            (8.030261248e9, "8030260000"),
+            (0.0, "0"),
+            (2.0 / 3.0, "0.666667"),
+        ] {
+            assert_eq!(sig(x), want, "{x}");
+        }
+    }
+
+    #[test]
+    fn a_field_reads_in_the_unit_the_app_shows_it_in() {
+        use crate::plan::fields::field;
+        use serde_json::json;
+        for (path, value, want) in [
+            ("traffic.peak_rate_rps", json!(30.0), "30 req/s"),
+            ("slo.ttft_s", json!(0.5), "500 ms"),
+            ("slo.tpot_s", json!(null), "none"),
+            ("hardware.gpu_hour_usd", json!(2.5), "$2.50/GPU-h"),
+            ("model.params", json!(8.03e9), "8.03 billion"),
+            ("hardware.tp_degree", json!(2), "2 GPUs"),
+            ("planning.redundancy", json!(1200), "1,200 replicas"),
+            ("planning.utilization", json!(0.7), "0.7"),
+            ("slo.mode", json!("joint"), "joint"),
+            ("hardware.preset", json!("h100-sxm"), "NVIDIA H100 SXM 80GB"),
+            ("model.preset", json!("no-such-model"), "no-such-model"),
+        ] {
+            assert_eq!(field_value(field(path), &value), want, "{path}");
+        }
+    }
 
     #[test]
     fn latencies_read_in_the_unit_a_reader_expects() {

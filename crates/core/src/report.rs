@@ -15,8 +15,9 @@
 pub(crate) mod markdown;
 
 use crate::alerts::{alert_rules, AlertRules};
-use crate::analytic::{analyze, Analytics, MeanLengths, Severity, Warning};
+use crate::analytic::{analyze, Analytics, Severity, Warning};
 use crate::capacity::{knee_from_sweep, size_fleet, CapacityPlan};
+use crate::plan::fields::{self, FIELDS};
 use crate::plan::Plan;
 use crate::search::{
     default_threads, launch_flags, search_goodput_threads, sweep_knobs_threads, GoodputResult, Job,
@@ -248,7 +249,7 @@ impl PlanReport {
         warnings.sort_by_key(|w| std::cmp::Reverse(w.severity));
         PlanReport {
             name: plan.name.clone(),
-            assumptions: assumptions(plan),
+            assumptions: assumption_lines(plan),
             goodput: summary,
             search: goodput.cloned(),
             capacity,
@@ -372,68 +373,45 @@ fn knob_hint(plan: &Plan, s: &SweepResult, goodput_rps: f64) -> KnobHint {
     }
 }
 
-fn opt_ms(x: Option<f64>) -> String {
-    x.map_or("none".into(), |v| {
-        format!("{} ms", crate::alerts::fmt_num(v * 1e3))
-    })
+/// One assumption a plan states: a field the registry flags for finance, and its value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Assumption {
+    /// The field's dotted path.
+    pub path: &'static str,
+    /// The field's label.
+    pub label: &'static str,
+    /// Its value as a person reads it ([`crate::format::field_value`]).
+    pub value: String,
 }
 
-fn assumptions(plan: &Plan) -> Vec<String> {
-    let m = &plan.model;
-    let h = &plan.hardware;
-    let len = MeanLengths::of(plan);
-    let mut lines = vec![
-        format!(
-            "Model {} ({:.1}B parameters, {} weights, {:.1} GB) on {} × {} per replica.",
-            m.preset,
-            m.params / 1e9,
-            m.weight_dtype.name(),
-            m.weight_bytes() / 1e9,
-            h.tp_degree.max(1),
-            h.preset
-        ),
-        format!(
-            "Traffic peaks at {} req/s; prompts average {:.0} tokens and outputs {:.0} tokens.{}",
-            crate::alerts::fmt_num(plan.traffic.peak_rate_rps),
-            len.prompt_tokens,
-            len.output_tokens,
-            match plan.traffic.arrival {
-                crate::plan::Arrival::Closed { concurrency, .. } => format!(
-                    " The plan's arrivals are a closed loop of {concurrency} clients; goodput is searched with Poisson arrivals."
-                ),
-                _ => String::new(),
-            }
-        ),
-        format!(
-            "SLO ({}): TTFT {}, TPOT {}, E2E {}, {} {}% of requests.",
-            plan.slo.class,
-            plan.slo.ttft_s.map_or("none".into(), |v| format!(
-                "{} s",
-                crate::alerts::fmt_num(v)
-            )),
-            opt_ms(plan.slo.tpot_s),
-            plan.slo.e2e_s.map_or("none".into(), |v| format!(
-                "{} s",
-                crate::alerts::fmt_num(v)
-            )),
-            match plan.slo.mode {
-                crate::plan::SloMode::Joint => "met together by",
-                crate::plan::SloMode::Marginal =>
-                    "marginal percentiles: each objective met on its own by",
-            },
-            crate::alerts::fmt_num(plan.slo.attainment_target * 100.0)
-        ),
-        format!(
-            "Each replica is planned at {}% of its goodput, plus {} spare replica(s).",
-            crate::alerts::fmt_num(plan.planning.utilization * 100.0),
-            plan.planning.redundancy
-        ),
-        format!(
-            "A GPU-hour costs {}; a month is {} hours.",
-            crate::format::usd(h.gpu_hour_usd),
-            crate::alerts::fmt_num(plan.planning.hours_per_month)
-        ),
-    ];
+/// The plan's assumptions: every field of the registry flagged `finance`, in registry
+/// order, with its label and value. The finance view, the printed planner, the Markdown
+/// report and the report's JSON all state this list, so flagging a field adds it to each.
+pub fn assumptions(plan: &Plan) -> Vec<Assumption> {
+    let json = serde_json::to_value(plan).unwrap_or_default();
+    FIELDS
+        .iter()
+        .filter(|f| f.finance)
+        .map(|f| Assumption {
+            path: f.path,
+            label: f.label,
+            value: crate::format::field_value(f, &fields::value_in(f, &json)),
+        })
+        .collect()
+}
+
+/// The report's assumption lines: `Label: value` for each of [`assumptions`], then what
+/// the fields alone do not say (a closed loop's Poisson search, the calibration).
+fn assumption_lines(plan: &Plan) -> Vec<String> {
+    let mut lines: Vec<String> = assumptions(plan)
+        .into_iter()
+        .map(|a| format!("{}: {}.", a.label, a.value))
+        .collect();
+    if let crate::plan::Arrival::Closed { concurrency, .. } = plan.traffic.arrival {
+        lines.push(format!(
+            "The plan's arrivals are a closed loop of {concurrency} clients; goodput is searched with Poisson arrivals."
+        ));
+    }
     if let Some(c) = &plan.calibration {
         lines.push(crate::calibrate::calibration_words(c));
     }

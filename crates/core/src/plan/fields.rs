@@ -193,6 +193,20 @@ pub fn range_message(r: &Range, whole: bool, unit: &str, x: f64, scale: f64) -> 
     }
 }
 
+/// The value of `field` in a plan's JSON (`serde_json::to_value(&plan)`): `Null` when the
+/// plan leaves it unset. The JSON leaves out a choice at its default (`slo.mode` when
+/// joint), which the registry lists first: that reads as its first name.
+pub fn value_in(field: &Field, plan: &serde_json::Value) -> serde_json::Value {
+    let found = field.path.split('.').try_fold(plan, |v, key| v.get(key));
+    match (found, field.kind) {
+        (Some(v), _) => v.clone(),
+        (None, Kind::Choice(names)) if !field.optional && !names.is_empty() => {
+            serde_json::Value::from(names[0])
+        }
+        (None, _) => serde_json::Value::Null,
+    }
+}
+
 /// The field at `path`, if the registry has it.
 pub fn by_path(path: &str) -> Option<&'static Field> {
     FIELDS.iter().find(|f| f.path == path)

@@ -212,3 +212,22 @@ fn choices_are_the_plans_names() {
         assert_eq!(serde_json::to_value(d).expect("dtype"), json!(name));
     }
 }
+
+/// Every field the assumptions state that the plan always holds is found in its JSON at
+/// the row's path (others, such as `traffic.arrival.cv`, exist for some variants only);
+/// an optional one left unset reads as unset.
+#[test]
+fn every_path_finds_its_value_in_the_plans_json() {
+    let plan = serde_json::to_value(crate::Plan::default()).expect("plan JSON");
+    for f in FIELDS.iter().filter(|f| f.finance && !f.optional) {
+        assert!(
+            !value_in(f, &plan).is_null(),
+            "{} is not in the plan's JSON",
+            f.path
+        );
+    }
+    let mut p = crate::Plan::default();
+    p.slo.tpot_s = None;
+    let plan = serde_json::to_value(p).expect("plan JSON");
+    assert!(value_in(field("slo.tpot_s"), &plan).is_null());
+}
