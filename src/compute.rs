@@ -19,6 +19,7 @@ pub mod lazy_pool;
 pub mod pool;
 pub mod protocol;
 pub mod shootout;
+pub mod side;
 
 use std::collections::BTreeMap;
 use std::rc::Rc;

@@ -13,7 +13,7 @@
 //! sees or cancels the other's requests. It waits for its workers rather than running a
 //! fit (seconds long) on the page while they load.
 
-use goodput_core::calibrate::{CalibrationReport, Calibrator, Prediction};
+use goodput_core::calibrate::{CalibrationReport, Calibrator, FitJob, FitJobResult, Prediction};
 use goodput_core::measure::{import_files, MeasuredSet};
 use goodput_core::plan::{Arrival, MeasuredLoad};
 use goodput_core::sim::{self, SimConfig};
@@ -22,6 +22,7 @@ use leptos::prelude::*;
 
 use super::lazy_pool::LazyPool;
 use super::protocol::{FitRequest, WorkerReply, WorkerRequest};
+use super::side::{JobMachine, PoolOptions, Reply, SideJobs, SideOwner, SideStatus};
 use crate::state::PlanState;
 
 /// What the fit is doing.
@@ -41,20 +42,67 @@ pub enum FitPhase {
 }
 
 /// Phase and progress of the calibration.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct FitStatus {
-    /// Phase.
-    pub phase: FitPhase,
-    /// Fits finished.
-    pub done: u32,
-    /// Fits in all (known once the full fit is back).
-    pub total: u32,
+/// Phase and progress.
+pub type FitStatus = SideStatus<FitPhase>;
+
+/// A fit as its controller drives it, with the plan it started from (for Undo).
+struct FitJobs {
+    calibrator: Calibrator,
+    base: Plan,
+    /// Jobs handed out by the calibrator and not yet sent.
+    queued: Vec<FitJob>,
 }
 
-struct FitDriver {
-    pool: LazyPool,
-    calibrator: Option<Calibrator>,
-    base: Option<Plan>,
+impl JobMachine for FitJobs {
+    type Results = Vec<FitJobResult>;
+    type Output = (CalibrationReport, Plan);
+
+    fn reply(reply: WorkerReply) -> Result<Option<Reply<Self::Results>>, String> {
+        match reply {
+            WorkerReply::Fit(r) => Ok(Some(Reply {
+                run: r.run,
+                error: r.error,
+                results: r.results,
+            })),
+            WorkerReply::Ramp(_) | WorkerReply::Disagg(_) => Ok(None),
+            WorkerReply::Sim(r) => {
+                let e = r.error.unwrap_or_else(|| "an unexpected reply".into());
+                Err(format!("a calibration worker said: {e}"))
+            }
+        }
+    }
+
+    fn send(&mut self, pool: &LazyPool) {
+        for job in std::mem::take(&mut self.queued) {
+            pool.submit(|run| {
+                WorkerRequest::Fit(FitRequest {
+                    run,
+                    problem: self.calibrator.problem().clone(),
+                    jobs: vec![job],
+                })
+            });
+        }
+    }
+
+    fn feed(&mut self, results: &Vec<FitJobResult>) {
+        self.calibrator.feed(results);
+    }
+
+    fn progress(&self) -> (u32, u32) {
+        let p = self.calibrator.progress();
+        (p.done, p.total)
+    }
+
+    /// The report once the calibrator hands out nothing more and has its answer; the
+    /// jobs it hands out meanwhile wait for [`JobMachine::send`].
+    fn finish(&mut self) -> Option<Result<(CalibrationReport, Plan), String>> {
+        self.queued = self.calibrator.next_batch();
+        if !self.queued.is_empty() {
+            return None;
+        }
+        let report = self.calibrator.result()?;
+        Some(Ok((report, self.base.clone())))
+    }
 }
 
 /// Imported measurements, the running fit and its report, as signals.
@@ -71,7 +119,7 @@ pub struct FitController {
     /// The plan before the last calibration was applied.
     pub undo: RwSignal<Option<Plan>>,
     state: PlanState,
-    driver: StoredValue<FitDriver, LocalStorage>,
+    jobs: SideJobs<FitJobs>,
 }
 
 impl FitController {
@@ -84,11 +132,7 @@ impl FitController {
             report: RwSignal::new(None),
             undo: RwSignal::new(None),
             state,
-            driver: StoredValue::new_local(FitDriver {
-                pool: LazyPool::new(),
-                calibrator: None,
-                base: None,
-            }),
+            jobs: SideJobs::new(),
         }
     }
 
@@ -128,12 +172,15 @@ impl FitController {
         self.stop(FitPhase::Running);
         let total = calibrator.progress().total;
         self.status.update(|s| s.total = total);
-        self.ensure_pool();
-        self.driver.update_value(|d| {
-            d.calibrator = Some(calibrator);
-            d.base = Some(base);
-        });
-        self.pump();
+        self.jobs.start(
+            FitJobs {
+                calibrator,
+                base,
+                queued: Vec::new(),
+            },
+            *self,
+            POOL,
+        );
     }
 
     /// Stops the running fit; the plan stays as it is.
@@ -159,99 +206,35 @@ impl FitController {
             }
         });
     }
+}
 
-    fn ensure_pool(&self) {
-        let c = *self;
-        self.driver.update_value(|d| {
-            d.pool.start(
-                move |body| c.on_reply(&body),
-                move |run| {
-                    if c.driver.with_value(|d| d.pool.is_current(run)) {
-                        c.stop(FitPhase::Failed(
-                            "a calibration worker stopped unexpectedly twice on the same fit"
-                                .into(),
-                        ));
-                    }
-                },
-            );
-            d.pool.wait_for_workers();
-        });
+/// How the fits' workers start: fits are too long for a main-thread slice.
+const POOL: PoolOptions = PoolOptions {
+    lost: "a calibration worker stopped unexpectedly twice on the same fit",
+    unreadable: "a calibration worker sent an unreadable reply",
+    workers_only: true,
+};
+
+impl SideOwner<FitJobs> for FitController {
+    type Phase = FitPhase;
+
+    fn jobs(&self) -> SideJobs<FitJobs> {
+        self.jobs
     }
 
-    fn stop(&self, phase: FitPhase) {
-        self.driver.update_value(|d| {
-            d.pool.next_run();
-            d.calibrator = None;
-        });
-        self.status.set(FitStatus {
-            phase,
-            done: 0,
-            total: 0,
-        });
+    fn status(&self) -> RwSignal<FitStatus> {
+        self.status
     }
 
-    /// Sends the calibrator's next jobs, one request each so they spread over the
-    /// workers, or applies the result when every fit is back.
-    fn pump(&self) {
-        let done = self.driver.try_update_value(|d| {
-            let cal = d.calibrator.as_mut()?;
-            let jobs = cal.next_batch();
-            if jobs.is_empty() {
-                return cal.result().map(|r| (r, d.base.clone()));
-            }
-            for job in jobs {
-                d.pool.submit(|run| {
-                    WorkerRequest::Fit(FitRequest {
-                        run,
-                        problem: cal.problem().clone(),
-                        jobs: vec![job],
-                    })
-                });
-            }
-            None
-        });
-        if let Some(Some((report, base))) = done {
-            self.driver.update_value(|d| d.calibrator = None);
-            self.undo.set(base);
-            self.state.replace("calibration", report.plan.clone(), None);
-            self.report.set(Some(report));
-            self.status.update(|s| s.phase = FitPhase::Done);
-        }
+    fn failed_phase(message: String) -> FitPhase {
+        FitPhase::Failed(message)
     }
 
-    fn on_reply(&self, body: &str) {
-        let reply = match serde_json::from_str::<WorkerReply>(body) {
-            Ok(WorkerReply::Fit(r)) => r,
-            Ok(WorkerReply::Ramp(_) | WorkerReply::Disagg(_)) => return,
-            Ok(WorkerReply::Sim(r)) => {
-                let e = r.error.unwrap_or_else(|| "an unexpected reply".into());
-                return self.stop(FitPhase::Failed(format!("a calibration worker said: {e}")));
-            }
-            Err(_) => {
-                return self.stop(FitPhase::Failed(
-                    "a calibration worker sent an unreadable reply".into(),
-                ))
-            }
-        };
-        if !self.driver.with_value(|d| d.pool.is_current(reply.run)) {
-            return;
-        }
-        if let Some(e) = reply.error {
-            return self.stop(FitPhase::Failed(e));
-        }
-        let progress = self.driver.try_update_value(|d| {
-            d.calibrator.as_mut().map(|c| {
-                c.feed(&reply.results);
-                c.progress()
-            })
-        });
-        if let Some(Some(p)) = progress {
-            self.status.update(|s| {
-                s.done = p.done;
-                s.total = p.total;
-            });
-            self.pump();
-        }
+    fn finished(&self, (report, base): (CalibrationReport, Plan)) {
+        self.undo.set(Some(base));
+        self.state.replace("calibration", report.plan.clone(), None);
+        self.report.set(Some(report));
+        self.status.update(|s| s.phase = FitPhase::Done);
     }
 }
 

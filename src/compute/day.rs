@@ -17,13 +17,14 @@
 //! new one once typing pauses; until it is done the last result is shown as stale.
 
 use goodput_core::capacity::knee_from_sweep;
-use goodput_core::schedule::{Schedule, ScheduleRun};
+use goodput_core::schedule::{RampJob, RampJobResult, Schedule, ScheduleRun};
 use goodput_core::search::GoodputResult;
 use goodput_core::Plan;
 use leptos::prelude::*;
 
 use super::lazy_pool::LazyPool;
 use super::protocol::{RampRequest, WorkerReply, WorkerRequest};
+use super::side::{JobMachine, PoolOptions, Reply, SideJobs, SideOwner, SideStatus};
 use super::{RunController, DEBOUNCE};
 use crate::state::PlanState;
 
@@ -46,15 +47,7 @@ pub enum DayPhase {
 }
 
 /// Phase and progress.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DayStatus {
-    /// Phase.
-    pub phase: DayPhase,
-    /// Simulations finished.
-    pub done: u32,
-    /// Simulations in all.
-    pub total: u32,
-}
+pub type DayStatus = SideStatus<DayPhase>;
 
 /// A finished schedule and what it was worked out for.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,13 +89,68 @@ pub fn goodput_of(plan: &Plan, search: Option<&(Plan, GoodputResult)>) -> Option
         .map(|(_, r)| r.goodput_rps)
 }
 
+/// What the controller remembers between runs.
 struct Driver {
-    pool: LazyPool,
-    machine: Option<ScheduleRun>,
     /// The plan and goodput being (or last) worked out.
     key: Option<(Plan, f64)>,
-    plan: Plan,
     debounce: Option<TimeoutHandle>,
+}
+
+/// A day's ramps as the controller drives them.
+struct DayJobs {
+    machine: ScheduleRun,
+    /// The plan the schedule was built from.
+    plan: Plan,
+    /// The plan the workers simulate (without the schedule and comparison).
+    sim_plan: Plan,
+    /// The ramps, until they are sent.
+    jobs: Vec<RampJob>,
+}
+
+impl JobMachine for DayJobs {
+    type Results = Vec<RampJobResult>;
+    type Output = DayResult;
+
+    fn reply(reply: WorkerReply) -> Result<Option<Reply<Self::Results>>, String> {
+        Ok(match reply {
+            WorkerReply::Ramp(r) => Some(Reply {
+                run: r.run,
+                error: r.error,
+                results: r.results,
+            }),
+            _ => None,
+        })
+    }
+
+    fn send(&mut self, pool: &LazyPool) {
+        let jobs = std::mem::take(&mut self.jobs);
+        let plan = &self.sim_plan;
+        pool.submit_split(&jobs, |run, jobs| {
+            WorkerRequest::Ramp(RampRequest {
+                run,
+                plan: plan.clone(),
+                jobs,
+            })
+        });
+    }
+
+    fn feed(&mut self, results: &Vec<RampJobResult>) {
+        self.machine.feed(results);
+    }
+
+    fn progress(&self) -> (u32, u32) {
+        let (done, total) = self.machine.progress();
+        (done as u32, total as u32)
+    }
+
+    fn finish(&mut self) -> Option<Result<DayResult, String>> {
+        let schedule = self.machine.result()?;
+        Some(Ok(DayResult {
+            plan: self.plan.clone(),
+            schedule,
+            serving: self.machine.serving_per_minute().to_vec(),
+        }))
+    }
 }
 
 /// Works out the good plan's day and publishes it.
@@ -113,6 +161,7 @@ pub struct DayController {
     /// The last finished schedule (`None` when the plan has none).
     pub result: RwSignal<Option<DayResult>>,
     driver: StoredValue<Driver, LocalStorage>,
+    jobs: SideJobs<DayJobs>,
     state: PlanState,
     runs: RunController,
 }
@@ -125,12 +174,10 @@ impl DayController {
             status: RwSignal::new(DayStatus::default()),
             result: RwSignal::new(None),
             driver: StoredValue::new_local(Driver {
-                pool: LazyPool::new(),
-                machine: None,
                 key: None,
-                plan: Plan::default(),
                 debounce: None,
             }),
+            jobs: SideJobs::new(),
             state,
             runs,
         };
@@ -205,111 +252,65 @@ impl DayController {
         let jobs = machine.next_batch();
         self.stop(DayPhase::Running);
         self.status.update(|s| s.total = jobs.len() as u32);
-        self.ensure_pool();
         let sim_plan = Plan {
             schedule: None,
             shootout: None,
             ..plan.clone()
         };
-        self.driver.update_value(|d| {
-            d.plan = plan;
-            d.machine = Some(machine);
-            d.pool.submit_split(&jobs, |run, jobs| {
-                WorkerRequest::Ramp(RampRequest {
-                    run,
-                    plan: sim_plan.clone(),
-                    jobs,
-                })
-            });
-        });
-        self.finish_if_done();
+        self.jobs.start(
+            DayJobs {
+                machine,
+                plan,
+                sim_plan,
+                jobs,
+            },
+            *self,
+            POOL,
+        );
+    }
+}
+
+/// How the day's workers start.
+const POOL: PoolOptions = PoolOptions {
+    lost: "a simulation worker stopped unexpectedly twice on the same hours",
+    unreadable: "a worker sent an unreadable reply",
+    workers_only: false,
+};
+
+impl SideOwner<DayJobs> for DayController {
+    type Phase = DayPhase;
+
+    fn jobs(&self) -> SideJobs<DayJobs> {
+        self.jobs
     }
 
-    fn ensure_pool(&self) {
-        let c = *self;
-        self.driver.update_value(|d| {
-            d.pool.start(
-                move |body| c.on_reply(&body),
-                move |run| {
-                    if c.driver.with_value(|d| d.pool.is_current(run)) {
-                        c.stop(DayPhase::Failed(
-                            "a simulation worker stopped unexpectedly twice on the same hours"
-                                .into(),
-                        ));
-                    }
-                },
-            )
-        });
+    fn status(&self) -> RwSignal<DayStatus> {
+        self.status
     }
 
-    fn stop(&self, phase: DayPhase) {
+    fn failed_phase(message: String) -> DayPhase {
+        DayPhase::Failed(message)
+    }
+
+    /// Clears a pending start; a failed key may be tried again after the next edit.
+    fn on_stop(&self, phase: &DayPhase) {
+        let failed = matches!(phase, DayPhase::Failed(_));
         self.driver.update_value(|d| {
             if let Some(h) = d.debounce.take() {
                 h.clear();
             }
-            d.pool.next_run();
-            d.machine = None;
-        });
-        if matches!(phase, DayPhase::Failed(_)) {
-            // A failed key may be tried again after the next edit.
-            self.driver.update_value(|d| d.key = None);
-        }
-        self.status.set(DayStatus {
-            phase,
-            done: 0,
-            total: 0,
-        });
-    }
-
-    /// Publishes the schedule once every simulation is back.
-    fn finish_if_done(&self) {
-        let done = self.driver.try_update_value(|d| {
-            let m = d.machine.as_ref()?;
-            let schedule = m.result()?;
-            let serving = m.serving_per_minute().to_vec();
-            d.machine = None;
-            Some(DayResult {
-                plan: d.plan.clone(),
-                schedule,
-                serving,
-            })
-        });
-        if let Some(Some(r)) = done {
-            self.result.set(Some(r));
-            self.status.update(|s| {
-                s.phase = DayPhase::Done;
-                s.done = s.total;
-            });
-        }
-    }
-
-    fn on_reply(&self, body: &str) {
-        let reply = match serde_json::from_str::<WorkerReply>(body) {
-            Ok(WorkerReply::Ramp(r)) => r,
-            Ok(_) => return,
-            Err(_) => {
-                return self.stop(DayPhase::Failed("a worker sent an unreadable reply".into()))
+            if failed {
+                d.key = None;
             }
-        };
-        if !self.driver.with_value(|d| d.pool.is_current(reply.run)) {
-            return;
-        }
-        if let Some(e) = reply.error {
-            return self.stop(DayPhase::Failed(e));
-        }
-        let progress = self.driver.try_update_value(|d| {
-            d.machine.as_mut().map(|m| {
-                m.feed(&reply.results);
-                m.progress()
-            })
         });
-        if let Some(Some((done, total))) = progress {
-            self.status.update(|s| {
-                s.done = done as u32;
-                s.total = total as u32;
-            });
-            self.finish_if_done();
-        }
+    }
+
+    fn finished(&self, result: DayResult) {
+        self.result.set(Some(result));
+        self.status.update(|s| {
+            s.phase = DayPhase::Done;
+            s.done = s.total;
+        });
     }
 }
 

@@ -14,12 +14,13 @@
 //! gets the numbers `goodput disagg` prints. An edit the sizing depends on cancels a
 //! running one.
 
-use goodput_core::disagg::{DisaggResult, DisaggSizing};
+use goodput_core::disagg::{DisaggJobResult, DisaggResult, DisaggSizing};
 use goodput_core::Plan;
 use leptos::prelude::*;
 
 use super::lazy_pool::LazyPool;
 use super::protocol::{DisaggRequest, WorkerReply, WorkerRequest};
+use super::side::{JobMachine, PoolOptions, Reply, SideJobs, SideOwner, SideStatus};
 use crate::state::fields::disagg_of;
 use crate::state::PlanState;
 
@@ -40,15 +41,7 @@ pub enum DisaggPhase {
 }
 
 /// Phase and progress.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DisaggStatus {
-    /// Phase.
-    pub phase: DisaggPhase,
-    /// Simulations finished.
-    pub done: u32,
-    /// Simulations expected (an estimate: the search decides as it goes).
-    pub total: u32,
-}
+pub type DisaggStatus = SideStatus<DisaggPhase>;
 
 /// What a sizing depends on: the plan without its labels and day schedule, with its
 /// pools as the sizing reads them (a plan without a disagg section is sized with the
@@ -61,10 +54,57 @@ pub fn sizing_key(plan: &Plan) -> Plan {
     }
 }
 
-struct Driver {
-    pool: LazyPool,
-    machine: Option<DisaggSizing>,
+/// The sizing as its controller drives it, with the [`sizing_key`] it runs for.
+struct DisaggJobs {
+    machine: DisaggSizing,
     key: Plan,
+}
+
+impl JobMachine for DisaggJobs {
+    type Results = Vec<DisaggJobResult>;
+    type Output = (Plan, DisaggResult);
+
+    fn reply(reply: WorkerReply) -> Result<Option<Reply<Self::Results>>, String> {
+        Ok(match reply {
+            WorkerReply::Disagg(r) => Some(Reply {
+                run: r.run,
+                error: r.error,
+                results: r.results,
+            }),
+            _ => None,
+        })
+    }
+
+    fn send(&mut self, pool: &LazyPool) {
+        let jobs = self.machine.next_batch();
+        let (plan, rate_rps) = (self.machine.plan(), self.machine.sizing_rate_rps());
+        pool.submit_split(&jobs, |run, jobs| {
+            WorkerRequest::Disagg(DisaggRequest {
+                run,
+                plan: plan.clone(),
+                rate_rps,
+                jobs,
+            })
+        });
+    }
+
+    fn feed(&mut self, results: &Vec<DisaggJobResult>) {
+        self.machine.feed(results);
+    }
+
+    fn progress(&self) -> (u32, u32) {
+        let p = self.machine.progress();
+        (p.done, p.total)
+    }
+
+    fn finish(&mut self) -> Option<Result<(Plan, DisaggResult), String>> {
+        self.machine.is_done().then(|| {
+            self.machine
+                .result()
+                .map(|r| (self.key.clone(), r))
+                .ok_or_else(|| "the sizing ended without a result".to_string())
+        })
+    }
 }
 
 /// Runs sizings of the good plan and publishes their status and result.
@@ -75,7 +115,9 @@ pub struct DisaggController {
     /// The last finished sizing, with the [`sizing_key`] of the plan it was run for.
     pub result: RwSignal<Option<(Plan, DisaggResult)>>,
     state: PlanState,
-    driver: StoredValue<Driver, LocalStorage>,
+    jobs: SideJobs<DisaggJobs>,
+    /// The [`sizing_key`] of the running (or last) sizing.
+    key: StoredValue<Plan, LocalStorage>,
 }
 
 impl DisaggController {
@@ -85,17 +127,14 @@ impl DisaggController {
             status: RwSignal::new(DisaggStatus::default()),
             result: RwSignal::new(None),
             state,
-            driver: StoredValue::new_local(Driver {
-                pool: LazyPool::new(),
-                machine: None,
-                key: Plan::default(),
-            }),
+            jobs: SideJobs::new(),
+            key: StoredValue::new_local(Plan::default()),
         };
         // Cancel on an edit the numbers depend on.
         Effect::new(move |_| {
             let now = state.good.with(sizing_key);
             let running = c.status.with_untracked(|s| s.phase == DisaggPhase::Running);
-            if running && c.driver.with_value(|d| d.key != now) {
+            if running && c.key.with_value(|k| *k != now) {
                 c.stop(DisaggPhase::Cancelled(
                     "the plan changed while the pools were sized; size them again".into(),
                 ));
@@ -124,111 +163,43 @@ impl DisaggController {
             Err(e) => return self.stop(DisaggPhase::Failed(e.to_string())),
         };
         self.stop(DisaggPhase::Running);
-        self.ensure_pool();
         let total = machine.progress().total;
         self.status.update(|s| s.total = total);
-        self.driver.update_value(|d| {
-            d.key = sizing_key(&plan);
-            d.machine = Some(machine);
-        });
-        self.pump();
+        let key = sizing_key(&plan);
+        self.key.set_value(key.clone());
+        self.jobs.start(DisaggJobs { machine, key }, *self, POOL);
     }
 
     /// Stops the running sizing; the last finished one stays.
     pub fn cancel(&self) {
         self.stop(DisaggPhase::Cancelled("stopped".into()));
     }
+}
 
-    fn ensure_pool(&self) {
-        let c = *self;
-        self.driver.update_value(|d| {
-            d.pool.start(
-                move |body| c.on_reply(&body),
-                move |run| {
-                    if c.driver.with_value(|d| d.pool.is_current(run)) {
-                        c.stop(DisaggPhase::Failed(
-                            "a simulation worker stopped unexpectedly twice on the same jobs"
-                                .into(),
-                        ));
-                    }
-                },
-            )
-        });
+/// How the sizing's workers start.
+const POOL: PoolOptions = PoolOptions {
+    lost: "a simulation worker stopped unexpectedly twice on the same jobs",
+    unreadable: "a worker sent an unreadable reply",
+    workers_only: false,
+};
+
+impl SideOwner<DisaggJobs> for DisaggController {
+    type Phase = DisaggPhase;
+
+    fn jobs(&self) -> SideJobs<DisaggJobs> {
+        self.jobs
     }
 
-    fn stop(&self, phase: DisaggPhase) {
-        self.driver.update_value(|d| {
-            d.pool.next_run();
-            d.machine = None;
-        });
-        self.status.set(DisaggStatus {
-            phase,
-            done: 0,
-            total: 0,
-        });
+    fn status(&self) -> RwSignal<DisaggStatus> {
+        self.status
     }
 
-    /// Sends the jobs that can run now, or publishes the result when all are settled.
-    fn pump(&self) {
-        let done = self.driver.try_update_value(|d| {
-            let m = d.machine.as_mut()?;
-            if m.is_done() {
-                let result = m.result();
-                d.machine = None;
-                return Some(result.map(|r| (d.key.clone(), r)));
-            }
-            let jobs = m.next_batch();
-            let (plan, rate_rps) = (m.plan(), m.sizing_rate_rps());
-            d.pool.submit_split(&jobs, |run, jobs| {
-                WorkerRequest::Disagg(DisaggRequest {
-                    run,
-                    plan: plan.clone(),
-                    rate_rps,
-                    jobs,
-                })
-            });
-            None
-        });
-        match done {
-            Some(Some(Some(result))) => {
-                self.result.set(Some(result));
-                self.status.update(|s| s.phase = DisaggPhase::Done);
-            }
-            Some(Some(None)) => self.stop(DisaggPhase::Failed(
-                "the sizing ended without a result".into(),
-            )),
-            _ => {}
-        }
+    fn failed_phase(message: String) -> DisaggPhase {
+        DisaggPhase::Failed(message)
     }
 
-    fn on_reply(&self, body: &str) {
-        let reply = match serde_json::from_str::<WorkerReply>(body) {
-            Ok(WorkerReply::Disagg(r)) => r,
-            Ok(_) => return,
-            Err(_) => {
-                return self.stop(DisaggPhase::Failed(
-                    "a worker sent an unreadable reply".into(),
-                ))
-            }
-        };
-        if !self.driver.with_value(|d| d.pool.is_current(reply.run)) {
-            return;
-        }
-        if let Some(e) = reply.error {
-            return self.stop(DisaggPhase::Failed(e));
-        }
-        let progress = self.driver.try_update_value(|d| {
-            d.machine.as_mut().map(|m| {
-                m.feed(&reply.results);
-                m.progress()
-            })
-        });
-        if let Some(Some(p)) = progress {
-            self.status.update(|s| {
-                s.done = p.done;
-                s.total = p.total;
-            });
-            self.pump();
-        }
+    fn finished(&self, result: (Plan, DisaggResult)) {
+        self.result.set(Some(result));
+        self.status.update(|s| s.phase = DisaggPhase::Done);
     }
 }

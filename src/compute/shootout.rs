@@ -13,12 +13,14 @@
 //! running comparison; picking a row only changes the GPU and TP degree, which keeps it.
 
 use goodput_core::plan::comparison::fingerprint;
+use goodput_core::search::JobResult;
 use goodput_core::shootout::{Shootout, ShootoutRecord, ShootoutSpec};
 use goodput_core::Plan;
 use leptos::prelude::*;
 
 use super::lazy_pool::LazyPool;
 use super::protocol::{Request, WorkerReply, WorkerRequest};
+use super::side::{JobMachine, PoolOptions, Reply, SideJobs, SideOwner, SideStatus};
 use crate::state::PlanState;
 
 /// What the comparison is doing.
@@ -38,22 +40,67 @@ pub enum ShootoutPhase {
 }
 
 /// Phase and progress.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ShootoutStatus {
-    /// Phase.
-    pub phase: ShootoutPhase,
-    /// Simulations finished.
-    pub done: u32,
-    /// Simulations expected.
-    pub total: u32,
-}
+pub type ShootoutStatus = SideStatus<ShootoutPhase>;
 
-struct Driver {
-    pool: LazyPool,
-    machine: Option<Shootout>,
+/// The comparison as its controller drives it.
+struct ShootoutJobs {
+    machine: Shootout,
     spec: ShootoutSpec,
     base: Plan,
-    base_fingerprint: String,
+}
+
+impl JobMachine for ShootoutJobs {
+    type Results = (u32, Vec<JobResult>);
+    type Output = ShootoutRecord;
+
+    fn reply(reply: WorkerReply) -> Result<Option<Reply<Self::Results>>, String> {
+        Ok(match reply {
+            WorkerReply::Sim(r) => Some(Reply {
+                run: r.run,
+                error: r.error,
+                results: (r.tag, r.results),
+            }),
+            _ => None,
+        })
+    }
+
+    fn send(&mut self, pool: &LazyPool) {
+        for b in self.machine.next_batches() {
+            let Some(plan) = self.machine.plan_of(b.option) else {
+                continue;
+            };
+            pool.submit_split(&b.jobs, |run, jobs| {
+                WorkerRequest::Sim(Request {
+                    run,
+                    plan: plan.clone(),
+                    jobs,
+                    tag: b.option,
+                })
+            });
+        }
+    }
+
+    fn feed(&mut self, (option, results): &Self::Results) {
+        self.machine.feed(*option, results);
+    }
+
+    fn progress(&self) -> (u32, u32) {
+        let p = self.machine.progress();
+        (p.done, p.total)
+    }
+
+    fn finish(&mut self) -> Option<Result<ShootoutRecord, String>> {
+        if !self.machine.is_done() {
+            return None;
+        }
+        let result = self.machine.result()?;
+        Some(Ok(ShootoutRecord::of(&self.base, &self.spec, result)))
+    }
+}
+
+/// The plan's fingerprint when the running comparison started.
+struct Started {
+    fingerprint: String,
 }
 
 /// Runs comparisons of the good plan and publishes their status.
@@ -62,7 +109,8 @@ pub struct ShootoutController {
     /// Phase and progress.
     pub status: RwSignal<ShootoutStatus>,
     state: PlanState,
-    driver: StoredValue<Driver, LocalStorage>,
+    jobs: SideJobs<ShootoutJobs>,
+    started: StoredValue<Started, LocalStorage>,
 }
 
 impl ShootoutController {
@@ -71,12 +119,9 @@ impl ShootoutController {
         let c = ShootoutController {
             status: RwSignal::new(ShootoutStatus::default()),
             state,
-            driver: StoredValue::new_local(Driver {
-                pool: LazyPool::new(),
-                machine: None,
-                spec: ShootoutSpec::default(),
-                base: Plan::default(),
-                base_fingerprint: String::new(),
+            jobs: SideJobs::new(),
+            started: StoredValue::new_local(Started {
+                fingerprint: String::new(),
             }),
         };
         // Cancel on an edit the numbers depend on.
@@ -85,7 +130,7 @@ impl ShootoutController {
             let running = c
                 .status
                 .with_untracked(|s| s.phase == ShootoutPhase::Running);
-            if running && c.driver.with_value(|d| d.base_fingerprint != now) {
+            if running && c.started.with_value(|d| d.fingerprint != now) {
                 c.stop(ShootoutPhase::Cancelled(
                     "the plan changed while the GPUs were compared; compare again".into(),
                 ));
@@ -113,110 +158,51 @@ impl ShootoutController {
             Err(e) => return self.stop(ShootoutPhase::Failed(e.to_string())),
         };
         self.stop(ShootoutPhase::Running);
-        self.ensure_pool();
         let total = machine.progress().total;
         self.status.update(|s| s.total = total);
-        self.driver.update_value(|d| {
-            d.base_fingerprint = fingerprint(&base);
-            d.base = base;
-            d.spec = spec;
-            d.machine = Some(machine);
-        });
-        self.pump();
+        self.started
+            .update_value(|d| d.fingerprint = fingerprint(&base));
+        self.jobs.start(
+            ShootoutJobs {
+                machine,
+                spec,
+                base,
+            },
+            *self,
+            POOL,
+        );
     }
 
     /// Stops the running comparison; the plan keeps the last finished one.
     pub fn cancel(&self) {
         self.stop(ShootoutPhase::Cancelled("stopped".into()));
     }
+}
 
-    fn ensure_pool(&self) {
-        let c = *self;
-        self.driver.update_value(|d| {
-            d.pool.start(
-                move |body| c.on_reply(&body),
-                move |run| {
-                    if c.driver.with_value(|d| d.pool.is_current(run)) {
-                        c.stop(ShootoutPhase::Failed(
-                            "a simulation worker stopped unexpectedly twice on the same jobs"
-                                .into(),
-                        ));
-                    }
-                },
-            )
-        });
+/// How the comparison's workers start.
+const POOL: PoolOptions = PoolOptions {
+    lost: "a simulation worker stopped unexpectedly twice on the same jobs",
+    unreadable: "a worker sent an unreadable reply",
+    workers_only: false,
+};
+
+impl SideOwner<ShootoutJobs> for ShootoutController {
+    type Phase = ShootoutPhase;
+
+    fn jobs(&self) -> SideJobs<ShootoutJobs> {
+        self.jobs
     }
 
-    fn stop(&self, phase: ShootoutPhase) {
-        self.driver.update_value(|d| {
-            d.pool.next_run();
-            d.machine = None;
-        });
-        self.status.set(ShootoutStatus {
-            phase,
-            done: 0,
-            total: 0,
-        });
+    fn status(&self) -> RwSignal<ShootoutStatus> {
+        self.status
     }
 
-    /// Sends every batch that can run now, or stores the result when all are settled.
-    fn pump(&self) {
-        let done = self.driver.try_update_value(|d| {
-            let m = d.machine.as_mut()?;
-            if m.is_done() {
-                let result = m.result()?;
-                d.machine = None;
-                return Some(ShootoutRecord::of(&d.base, &d.spec, result));
-            }
-            for b in m.next_batches() {
-                let Some(plan) = m.plan_of(b.option) else {
-                    continue;
-                };
-                d.pool.submit_split(&b.jobs, |run, jobs| {
-                    WorkerRequest::Sim(Request {
-                        run,
-                        plan: plan.clone(),
-                        jobs,
-                        tag: b.option,
-                    })
-                });
-            }
-            None
-        });
-        if let Some(Some(record)) = done {
-            self.state.update(|p| p.shootout = Some(record));
-            self.status.update(|s| s.phase = ShootoutPhase::Done);
-        }
+    fn failed_phase(message: String) -> ShootoutPhase {
+        ShootoutPhase::Failed(message)
     }
 
-    fn on_reply(&self, body: &str) {
-        let reply = match serde_json::from_str::<WorkerReply>(body) {
-            Ok(WorkerReply::Sim(r)) => r,
-            Ok(_) => return,
-            Err(_) => {
-                return self.stop(ShootoutPhase::Failed(
-                    "a worker sent an unreadable reply".into(),
-                ))
-            }
-        };
-        if !self.driver.with_value(|d| d.pool.is_current(reply.run)) {
-            return;
-        }
-        if let Some(e) = reply.error {
-            return self.stop(ShootoutPhase::Failed(e));
-        }
-        let progress = self.driver.try_update_value(|d| {
-            d.machine.as_mut().map(|m| {
-                m.feed(reply.tag, &reply.results);
-                m.progress()
-            })
-        });
-        if let Some(Some(p)) = progress {
-            self.status.update(|s| {
-                s.done = p.done;
-                s.total = p.total;
-            });
-            self.pump();
-        }
+    fn finished(&self, record: ShootoutRecord) {
+        self.state.update(|p| p.shootout = Some(record));
+        self.status.update(|s| s.phase = ShootoutPhase::Done);
     }
 }
