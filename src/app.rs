@@ -32,7 +32,7 @@ pub fn App() -> impl IntoView {
     provide_context(Tuning::new(state));
     provide_context(FitController::new(state));
     provide_context(ShootoutController::new(state));
-    provide_context(DisaggController::new(state));
+    provide_context(DisaggController::new(state, runs));
     provide_context(DayController::new(state, runs));
     let view = RwSignal::new(boot.view);
     provide_context(view);

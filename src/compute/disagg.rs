@@ -2,7 +2,9 @@
 //! driven by a worker pool of its own.
 //!
 //! ```text
-//!   Size ─DisaggSizing::new(good plan)─▶ next_batch: aggregated search jobs + xPyD points
+//!   Size ─DisaggSizing::with_search(good plan, the page's search if its key matches)
+//!     ─▶ next_batch: aggregated jobs (the search unless supplied, then the planned-load
+//!        simulation) + xPyD points
 //!     DisaggRequest{plan, sizing rate, jobs} ─▶ pool (Web Workers) ─▶ DisaggReply
 //!        ▲                                                               │
 //!        └────────────────────────── feed(results) ◀─────────────────────┘
@@ -21,6 +23,7 @@ use leptos::prelude::*;
 use super::lazy_pool::LazyPool;
 use super::protocol::{DisaggRequest, WorkerReply, WorkerRequest};
 use super::side::{JobMachine, PoolOptions, Reply, SideJobs, SideOwner, SideStatus};
+use super::RunController;
 use crate::state::fields::disagg_of;
 use crate::state::PlanState;
 
@@ -115,18 +118,21 @@ pub struct DisaggController {
     /// The last finished sizing, with the [`sizing_key`] of the plan it was run for.
     pub result: RwSignal<Option<(Plan, DisaggResult)>>,
     state: PlanState,
+    runs: RunController,
     jobs: SideJobs<DisaggJobs>,
     /// The [`sizing_key`] of the running (or last) sizing.
     key: StoredValue<Plan, LocalStorage>,
 }
 
 impl DisaggController {
-    /// A controller for `state`'s plan; starts no worker until the first sizing.
-    pub fn new(state: PlanState) -> DisaggController {
+    /// A controller for `state`'s plan that reuses `runs`' goodput search; starts no
+    /// worker until the first sizing.
+    pub fn new(state: PlanState, runs: RunController) -> DisaggController {
         let c = DisaggController {
             status: RwSignal::new(DisaggStatus::default()),
             result: RwSignal::new(None),
             state,
+            runs,
             jobs: SideJobs::new(),
             key: StoredValue::new_local(Plan::default()),
         };
@@ -158,7 +164,13 @@ impl DisaggController {
     /// Sizes the good plan's pools.
     pub fn run(&self) {
         let plan = self.state.good.get_untracked();
-        let machine = match DisaggSizing::new(&plan) {
+        // The aggregated side's goodput is the page's own search when it ran for this
+        // plan's search key; otherwise the sizing searches alongside the pools.
+        let sized = self
+            .runs
+            .search
+            .with_untracked(|s| DisaggSizing::with_search(&plan, s.as_ref().map(|(p, r)| (p, r))));
+        let machine = match sized {
             Ok(m) => m,
             Err(e) => return self.stop(DisaggPhase::Failed(e.to_string())),
         };

@@ -221,8 +221,18 @@ pub struct DisaggResult {
     pub jobs_run: u32,
 }
 
+/// Where the aggregated side is: its goodput search, then the one simulation at its
+/// planned rate (a job like the others, so the caller's workers run it), then settled.
 enum AggStage {
     Search(Box<GoodputSearch>),
+    PlannedLoad {
+        /// The aggregated plan's report, sized, without its planned load yet.
+        report: Box<PlanReport>,
+        /// The planned-load simulation ([`PlanReport::planned_load_job`]).
+        job: Job,
+        /// Whether the job has been handed out.
+        issued: bool,
+    },
     Done(Box<AggregatedSide>),
 }
 
@@ -270,8 +280,20 @@ pub struct DisaggSizing {
 }
 
 impl DisaggSizing {
-    /// Sets the sizing up for `plan` (its `disagg` section, or the defaults for it).
+    /// Sets the sizing up for `plan` (its `disagg` section, or the defaults for it); the
+    /// aggregated side's goodput is searched alongside the pools.
     pub fn new(plan: &Plan) -> Result<DisaggSizing, DisaggError> {
+        DisaggSizing::with_search(plan, None)
+    }
+
+    /// [`DisaggSizing::new`], taking the aggregated side's goodput from `search` (a
+    /// finished goodput search and the plan it ran for) when that plan has the same
+    /// [`Plan::search_key`], instead of searching again. The result is the same either
+    /// way, `jobs_run` included (it counts the supplied search's simulations).
+    pub fn with_search(
+        plan: &Plan,
+        search: Option<(&Plan, &GoodputResult)>,
+    ) -> Result<DisaggSizing, DisaggError> {
         plan.validate()?;
         if !crate::slo::has_objective(&plan.slo) {
             return Err(DisaggError::NoObjective);
@@ -293,10 +315,17 @@ impl DisaggSizing {
         plan.disagg = Some(spec.clone());
         let rate = plan.traffic.peak_rate_rps / plan.planning.utilization;
         let cfg = DisaggConfig::from_plan(&plan, rate)?;
-        let agg = if plan.planning.measured_sweep.is_empty() {
-            AggStage::Search(Box::new(GoodputSearch::new(&plan)?))
+        let known = search
+            .filter(|(searched, _)| searched.search_key() == plan.search_key())
+            .map(|(_, r)| r);
+        let mut agg_jobs = 0;
+        let agg = if !plan.planning.measured_sweep.is_empty() {
+            aggregated_stage(&plan, None)
+        } else if let Some(r) = known {
+            agg_jobs = r.jobs_run;
+            aggregated_stage(&plan, Some(r))
         } else {
-            AggStage::Done(Box::new(aggregated_side(&plan, None)))
+            AggStage::Search(Box::new(GoodputSearch::new(&plan)?))
         };
         let (x_min, x_max) = match spec.prefill.instances {
             Some(n) => (n, n),
@@ -325,7 +354,7 @@ impl DisaggSizing {
             reason: None,
             next_id: 0,
             point_jobs_run: 0,
-            agg_jobs: 0,
+            agg_jobs,
         };
         if x_min > x_max {
             s.reason = Some(format!(
@@ -476,8 +505,15 @@ impl DisaggSizing {
     /// Jobs that can run now (empty while earlier ones are out, and when done).
     pub fn next_batch(&mut self) -> Vec<DisaggJob> {
         let mut out = Vec::new();
-        if let AggStage::Search(s) = &mut self.agg {
-            out.extend(s.next_batch().into_iter().map(DisaggJob::Aggregated));
+        match &mut self.agg {
+            AggStage::Search(s) => {
+                out.extend(s.next_batch().into_iter().map(DisaggJob::Aggregated));
+            }
+            AggStage::PlannedLoad { job, issued, .. } if !*issued => {
+                out.push(DisaggJob::Aggregated(*job));
+                *issued = true;
+            }
+            _ => {}
         }
         if let Some(p) = self.pending.as_ref().filter(|_| !self.issued) {
             for i in 0..self.replications {
@@ -510,9 +546,27 @@ impl DisaggSizing {
             if s.is_done() {
                 let r = s.result();
                 self.agg_jobs = r.as_ref().map_or(0, |r| r.jobs_run);
-                self.agg = AggStage::Done(Box::new(aggregated_side(&self.plan, r.as_ref())));
+                self.agg = aggregated_stage(&self.plan, r.as_ref());
+                return self.feed_points(results);
             }
         }
+        let settled = match &mut self.agg {
+            AggStage::PlannedLoad { report, job, .. } => {
+                agg.iter().find(|r| r.id == job.id).map(|r| {
+                    report.set_planned_load(job, r);
+                    aggregated_side(&self.plan, report)
+                })
+            }
+            _ => None,
+        };
+        if let Some(side) = settled {
+            self.agg = AggStage::Done(Box::new(side));
+        }
+        self.feed_points(results);
+    }
+
+    /// Takes the point results of `results` into the pending point.
+    fn feed_points(&mut self, results: &[DisaggJobResult]) {
         for r in results {
             let DisaggJobResult::Point(p) = r else {
                 continue;
@@ -553,6 +607,10 @@ impl DisaggSizing {
     pub fn progress(&self) -> Progress {
         let mut p = match &self.agg {
             AggStage::Search(s) => s.progress(),
+            AggStage::PlannedLoad { .. } => Progress {
+                done: self.agg_jobs,
+                total: self.agg_jobs + 1,
+            },
             AggStage::Done(_) => Progress {
                 done: self.agg_jobs,
                 total: self.agg_jobs,
@@ -637,21 +695,38 @@ impl DisaggSizing {
     }
 }
 
-/// The aggregated side from the plan's goodput search (or its measured sweep), sized
-/// exactly as the plan report sizes it.
-fn aggregated_side(plan: &Plan, search: Option<&GoodputResult>) -> AggregatedSide {
-    let mut p = plan.clone();
-    p.disagg = None;
-    let mut report = PlanReport::build(&p, search, None);
-    // One simulation at the planned rate; a plan that validated cannot fail it, and
-    // if it did the side would only lack its latencies.
-    let _ = report.fill_planned_load(&p);
+/// The aggregated plan's report from its goodput search (or its measured sweep), sized
+/// exactly as the plan report sizes it: settled at once, or waiting for its planned-load
+/// simulation (a job, so that it runs where the other jobs run).
+fn aggregated_stage(plan: &Plan, search: Option<&GoodputResult>) -> AggStage {
+    let agg = aggregated_plan(plan);
+    let report = PlanReport::build(&agg, search, None);
+    match report.planned_load_job(&agg) {
+        Some(job) => AggStage::PlannedLoad {
+            report: Box::new(report),
+            job,
+            issued: false,
+        },
+        None => AggStage::Done(Box::new(aggregated_side(plan, &report))),
+    }
+}
+
+/// The plan without its disaggregated pools.
+fn aggregated_plan(plan: &Plan) -> Plan {
+    Plan {
+        disagg: None,
+        ..plan.clone()
+    }
+}
+
+/// The aggregated side of `plan`, from its report.
+fn aggregated_side(plan: &Plan, report: &PlanReport) -> AggregatedSide {
     AggregatedSide {
         gpu: plan.hardware.preset.clone(),
         tp_degree: plan.hardware.tp_degree,
         goodput_rps: report.goodput.goodput_rps,
-        capacity: report.capacity,
-        error: report.capacity_error,
+        capacity: report.capacity.clone(),
+        error: report.capacity_error.clone(),
         planned_load: report.planned_load,
     }
 }
@@ -823,7 +898,15 @@ pub fn run_disagg_threads(
     threads: usize,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<DisaggResult, DisaggError> {
-    let mut m = DisaggSizing::new(plan)?;
+    drive_threads(DisaggSizing::new(plan)?, threads, progress)
+}
+
+/// Drives `m` to its result on `threads` OS threads; `progress` returning `false` cancels.
+pub(crate) fn drive_threads(
+    mut m: DisaggSizing,
+    threads: usize,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<DisaggResult, DisaggError> {
     while !m.is_done() {
         let batch = m.next_batch();
         if batch.is_empty() {

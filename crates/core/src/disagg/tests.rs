@@ -1,6 +1,7 @@
 //! Tests of the disaggregated simulation, the M/D/1 companion, the sizing and the
 //! plan field.
 
+use super::sizing::drive_threads;
 use super::*;
 use crate::plan::{LengthDist, LengthSpec, MAX_DISAGG_INSTANCES};
 use crate::stats::mean_ci95;
@@ -550,4 +551,82 @@ fn the_decode_count_found_is_the_smallest_that_passes() {
         "{y} is not the smallest: {:?}",
         r.points
     );
+}
+
+/// The page sizes the pools from the goodput search it already has: the same answer as
+/// a sizing that searched, without one search job.
+#[test]
+fn sizing_from_a_supplied_search_equals_sizing_that_searched() {
+    let plan = quick_plan();
+    let searched = run_disagg_threads(&plan, 2, &mut |_| true).expect("sizing");
+    let search = crate::search::search_goodput_threads(&plan, 1, &mut |_| true).expect("search");
+    // The search of the same key: a labelled plan with other pools still matches.
+    let mut labelled = plan.clone();
+    labelled.name = "another name".into();
+    labelled.disagg = Some(DisaggSpec::for_plan(&plan));
+    let mut m = DisaggSizing::with_search(&plan, Some((&labelled, &search))).expect("a sizing");
+    let first = m.next_batch();
+    let aggregated: Vec<u32> = first
+        .iter()
+        .filter_map(|j| match j {
+            DisaggJob::Aggregated(a) => Some(a.id),
+            DisaggJob::Point(_) => None,
+        })
+        .collect();
+    assert_eq!(
+        aggregated,
+        [crate::report::PLANNED_LOAD_JOB_ID],
+        "only the planned-load simulation, no search job"
+    );
+    let results = run_disagg_jobs(m.plan(), m.sizing_rate_rps(), &first).expect("jobs run");
+    m.feed(&results);
+    let supplied = drive_threads(m, 2, &mut |_| true).expect("sizing");
+    assert_eq!(supplied, searched);
+    // A search of another key is not used: the sizing searches.
+    let mut other = plan.clone();
+    other.engine.max_num_seqs /= 2;
+    let mut m = DisaggSizing::with_search(&plan, Some((&other, &search))).expect("a sizing");
+    assert!(m.next_batch().iter().any(|j| matches!(
+        j,
+        DisaggJob::Aggregated(a) if a.id != crate::report::PLANNED_LOAD_JOB_ID
+    )));
+}
+
+/// The aggregated side's planned-load simulation is a job the caller runs (on the page,
+/// a worker), never a simulation inside `feed`; its latencies are the plan report's.
+#[test]
+fn the_planned_load_is_a_job_with_the_plan_reports_latencies() {
+    let plan = quick_plan();
+    let search = crate::search::search_goodput_threads(&plan, 1, &mut |_| true).expect("search");
+    let mut m = DisaggSizing::with_search(&plan, Some((&plan, &search))).expect("a sizing");
+    let batch = m.next_batch();
+    let job = batch
+        .iter()
+        .find_map(|j| match j {
+            DisaggJob::Aggregated(a) => Some(*a),
+            DisaggJob::Point(_) => None,
+        })
+        .expect("the planned-load job");
+    assert!(job.detail);
+    // Everything but the planned load comes back: the side stays open.
+    let points: Vec<DisaggJob> = batch
+        .iter()
+        .copied()
+        .filter(|j| matches!(j, DisaggJob::Point(_)))
+        .collect();
+    let r = run_disagg_jobs(m.plan(), m.sizing_rate_rps(), &points).expect("jobs run");
+    m.feed(&r);
+    assert!(!m.is_done(), "the aggregated side waits for its job");
+    let mut next = m.next_batch();
+    assert!(
+        next.iter().all(|j| matches!(j, DisaggJob::Point(_))),
+        "handed out once"
+    );
+    next.push(DisaggJob::Aggregated(job));
+    let r = run_disagg_jobs(m.plan(), m.sizing_rate_rps(), &next).expect("the jobs run");
+    m.feed(&r);
+    let result = drive_threads(m, 1, &mut |_| true).expect("sizing");
+    let report = crate::report::PlanReport::complete(&plan, Some(&search), None).expect("report");
+    assert_eq!(result.aggregated.planned_load, report.planned_load);
+    assert!(result.aggregated.planned_load.is_some());
 }
