@@ -265,7 +265,7 @@ async fn a_share_link_opens_its_plan_in_the_finance_view_as_text() {
     let assumptions = by_testid(&root, "assumptions")
         .text_content()
         .unwrap_or_default();
-    assert!(assumptions.contains("peak 12.5 req/s"), "{assumptions}");
+    assert!(assumptions.contains("Peak rate12.5 req/s"), "{assumptions}");
 
     drop(handle);
     root.remove();
