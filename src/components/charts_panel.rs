@@ -9,6 +9,7 @@ use wasm_bindgen::JsCast;
 
 use crate::charts::attainment::{draw_attainment, AttainmentChart, CurvePoint};
 use crate::charts::heatmap::{draw_heatmap, HeatmapChart};
+use crate::components::knob_grid::KnobGrid;
 use crate::charts::latency::{draw_latency, LatencyChart, LatencyPoint};
 use crate::charts::Frame;
 use crate::components::chart_canvas::ChartCanvas;
@@ -321,6 +322,7 @@ pub fn ChartsPanel() -> impl IntoView {
             >
                 <HeatmapCells heat frames=heat_frames hover=heat_hover />
             </ChartCanvas>
+            <KnobGrid />
         </section>
     }
 }

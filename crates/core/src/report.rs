@@ -221,6 +221,9 @@ impl PlanReport {
                 ),
             ));
         }
+        if let Some(w) = plan_at_best_warning(plan, sweep) {
+            warnings.push(w);
+        }
         let knob_hint = sweep.map(|s| knob_hint(plan, s, g));
         if let Some(h) = &knob_hint {
             if h.gain.is_some_and(|x| x > 0.05) {
@@ -333,6 +336,32 @@ impl PlanReport {
     pub fn to_markdown(&self) -> String {
         markdown::render(self)
     }
+}
+
+/// What `run.plan_at_best` did: the settings the sweep chose, or why the plan's own
+/// settings stand (no sweep ran, or the plan's goodput is measured, not simulated).
+fn plan_at_best_warning(plan: &Plan, sweep: Option<&SweepResult>) -> Option<Warning> {
+    if !plan.run.plan_at_best {
+        return None;
+    }
+    let knobs = Knobs::of(plan);
+    let message = match sweep {
+        _ if !plan.planning.measured_sweep.is_empty() => {
+            "Plan at the sweep's best is on, but goodput comes from the measured sweep: the plan's own settings stand".to_string()
+        }
+        None => "Plan at the sweep's best is on, but no knob sweep ran: the numbers use the plan's own settings".to_string(),
+        Some(s) if s.best_cell().knobs == knobs => {
+            crate::search::planned_at_best_text(&knobs)
+        }
+        Some(s) => format!(
+            "Plan at the sweep's best is on, but the plan's settings ({} sequences × {} tokens) are not the sweep's best ({} sequences × {} tokens)",
+            knobs.max_num_seqs,
+            knobs.max_num_batched_tokens,
+            s.best_cell().knobs.max_num_seqs,
+            s.best_cell().knobs.max_num_batched_tokens
+        ),
+    };
+    Some(warn("planned_at_best", Severity::Info, message))
 }
 
 fn knob_hint(plan: &Plan, s: &SweepResult, goodput_rps: f64) -> KnobHint {
@@ -474,8 +503,27 @@ pub fn evaluate_plan_with(
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<PlanReport, SearchError> {
     let threads = options.threads.max(1);
+    let simulated = plan.planning.measured_sweep.is_empty();
+    // Planning at the sweep's best: the sweep first (it does not depend on the plan's
+    // knobs), then the search at its best cell, as the page does once its sweep ends.
+    if plan.run.plan_at_best && options.sweep && simulated {
+        let sweep = sweep_knobs_threads(plan, threads, progress)?;
+        let at_best = planned_at_best(plan, &sweep);
+        let offset = sweep.jobs_run;
+        let search = search_goodput_threads(&at_best, threads, &mut |p| {
+            progress(Progress {
+                done: p.done + offset,
+                total: p.total + offset,
+            })
+        })?;
+        return Ok(PlanReport::complete(
+            &at_best,
+            Some(&search),
+            Some(&sweep),
+        )?);
+    }
     let mut offset = 0;
-    let search = if plan.planning.measured_sweep.is_empty() {
+    let search = if simulated {
         let r = search_goodput_threads(plan, threads, progress)?;
         offset = r.jobs_run;
         Some(r)
@@ -493,6 +541,12 @@ pub fn evaluate_plan_with(
         None
     };
     Ok(PlanReport::complete(plan, search.as_ref(), sweep.as_ref())?)
+}
+
+/// `plan` at the best cell of its knob `sweep`: the engine settings the numbers use when
+/// `run.plan_at_best` is on (the page applies the same cell when its sweep finishes).
+pub fn planned_at_best(plan: &Plan, sweep: &SweepResult) -> Plan {
+    sweep.best_cell().knobs.apply(plan)
 }
 
 /// Which goodput the numbers of `good` use, and the report built on it: the one decision
