@@ -38,13 +38,23 @@ fn GridList(
     let f = field(path);
     let input_id = format!("in-{}", path.replace('.', "-"));
     let (help_id, err_id) = (format!("{input_id}-help"), format!("{input_id}-error"));
-    // Text being typed or refused, with the refusal's message.
-    let typed = RwSignal::new(None::<(String, Option<String>)>);
-    let message = Memo::new(move |_| typed.with(|t| t.as_ref().and_then(|(_, m)| m.clone())));
-    let shown = move || {
-        typed.with(|t| t.as_ref().map(|(text, _)| text.clone())).unwrap_or_else(|| {
-            state.draft.with(|p| format_list(axis_of(p, path)))
+    let now = move || state.draft.with(|p| axis_of(p, path).to_vec());
+    // Text being typed or refused, its refusal, and the axis it was typed over: a
+    // change of the axis from elsewhere (a fit, Undo, a load) drops it.
+    let typed = RwSignal::new(None::<(String, Option<String>, Vec<u32>)>);
+    let current = Memo::new(move |_| {
+        let axis = now();
+        typed.with(|t| {
+            t.as_ref()
+                .filter(|(_, _, at)| *at == axis)
+                .map(|(text, m, _)| (text.clone(), m.clone()))
         })
+    });
+    let message = Memo::new(move |_| current.with(|t| t.as_ref().and_then(|(_, m)| m.clone())));
+    let shown = move || {
+        current
+            .with(|t| t.as_ref().map(|(text, _)| text.clone()))
+            .unwrap_or_else(|| state.draft.with(|p| format_list(axis_of(p, path))))
     };
     let commit = move |text: String| match parse_list(f, &text) {
         Ok(values) => {
@@ -52,7 +62,7 @@ fn GridList(
             let what = format!("edit {}", f.label.to_lowercase());
             state.change(&what, |p| *axis(p, path) = values);
         }
-        Err(e) => typed.set(Some((text, Some(e)))),
+        Err(e) => typed.set(Some((text, Some(e), now()))),
     };
     view! {
         <div class="field field-wide" class:invalid=move || message.with(Option::is_some)>
@@ -67,7 +77,7 @@ fn GridList(
                 aria-describedby=format!("{help_id} {err_id}")
                 aria-invalid=move || message.with(Option::is_some).to_string()
                 prop:value=shown
-                on:input:target=move |ev| typed.set(Some((ev.target().value(), None)))
+                on:input:target=move |ev| typed.set(Some((ev.target().value(), None, now())))
                 on:change:target=move |ev| commit(ev.target().value())
             />
             <p class="help" id=help_id>{f.help}</p>

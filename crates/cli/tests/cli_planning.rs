@@ -368,6 +368,16 @@ fn search_ignores_the_closed_loop_and_the_cap() {
     assert_eq!(json(&goodput(&closed)), open);
 }
 
+/// The report's note on the settings it planned at.
+fn planned_note(report: &serde_json::Value) -> String {
+    report["warnings"]
+        .as_array()
+        .and_then(|w| w.iter().find(|w| w["id"] == "planned_at_best"))
+        .and_then(|w| w["message"].as_str())
+        .expect("a note on the planned settings")
+        .to_string()
+}
+
 #[test]
 fn plan_at_best_plans_at_the_sweeps_best_cell() {
     let file = TempFile::new("at-best.json", "");
@@ -386,11 +396,7 @@ fn plan_at_best_plans_at_the_sweeps_best_cell() {
     // The numbers are the best cell's, not the plan's 16 sequences.
     assert_eq!(v["search"]["knobs"], *cell, "{v}");
     assert_eq!(cell["max_num_seqs"], 128);
-    let note = v["warnings"]
-        .as_array()
-        .and_then(|w| w.iter().find(|w| w["id"] == "planned_at_best"))
-        .and_then(|w| w["message"].as_str())
-        .expect("a note on the planned settings");
+    let note = planned_note(&v);
     assert!(note.starts_with("Planned at the sweep's best: 128 sequences"), "{note}");
     // The same goodput as a search at those settings: one path for the page and the CLI.
     let seqs = cell["max_num_seqs"].to_string();
@@ -414,10 +420,6 @@ fn plan_at_best_plans_at_the_sweeps_best_cell() {
     let mut args = vec!["plan", "--plan-at-best", "--no-sweep", "--json"];
     args.extend(QUICK);
     let v = json(&goodput(&args));
-    let note = v["warnings"]
-        .as_array()
-        .and_then(|w| w.iter().find(|w| w["id"] == "planned_at_best"))
-        .and_then(|w| w["message"].as_str())
-        .expect("a note");
+    let note = planned_note(&v);
     assert!(note.contains("no knob sweep ran"), "{note}");
 }
