@@ -5,9 +5,9 @@ use goodput_core::search::{launch_flags, Knobs};
 use leptos::prelude::*;
 
 use crate::components::copy_button::CopyButton;
+use crate::components::plan_at_best::PlanAtBest;
 use crate::compute::RunController;
 use crate::state::PlanState;
-use crate::components::plan_at_best::PlanAtBest;
 use crate::tuning::{apply_knobs, fitting_best, knobs_text, Tuning};
 
 /// What the card shows: the settings, their launch command, and where they come from.

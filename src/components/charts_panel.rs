@@ -9,11 +9,11 @@ use wasm_bindgen::JsCast;
 
 use crate::charts::attainment::{draw_attainment, AttainmentChart, CurvePoint};
 use crate::charts::heatmap::{draw_heatmap, HeatmapChart};
-use crate::components::knob_grid::KnobGrid;
 use crate::charts::latency::{draw_latency, LatencyChart, LatencyPoint};
 use crate::charts::Frame;
 use crate::components::chart_canvas::ChartCanvas;
 use crate::components::glossary::TermLink;
+use crate::components::knob_grid::KnobGrid;
 use crate::compute::{Phase, RunController};
 use crate::state::PlanState;
 use crate::tuning::{apply_knobs, knobs_text};

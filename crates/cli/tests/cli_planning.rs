@@ -397,7 +397,10 @@ fn plan_at_best_plans_at_the_sweeps_best_cell() {
     assert_eq!(v["search"]["knobs"], *cell, "{v}");
     assert_eq!(cell["max_num_seqs"], 128);
     let note = planned_note(&v);
-    assert!(note.starts_with("Planned at the sweep's best: 128 sequences"), "{note}");
+    assert!(
+        note.starts_with("Planned at the sweep's best: 128 sequences"),
+        "{note}"
+    );
     // The same goodput as a search at those settings: one path for the page and the CLI.
     let seqs = cell["max_num_seqs"].to_string();
     let budget = cell["max_num_batched_tokens"].to_string();

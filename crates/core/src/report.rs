@@ -516,11 +516,7 @@ pub fn evaluate_plan_with(
                 total: p.total + offset,
             })
         })?;
-        return Ok(PlanReport::complete(
-            &at_best,
-            Some(&search),
-            Some(&sweep),
-        )?);
+        return Ok(PlanReport::complete(&at_best, Some(&search), Some(&sweep))?);
     }
     let mut offset = 0;
     let search = if simulated {

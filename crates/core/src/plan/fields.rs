@@ -225,9 +225,7 @@ pub fn parse_list(f: &Field, text: &str) -> Result<Vec<u32>, String> {
     values.dedup();
     match values.len() {
         0 => Err("list at least one value, separated by commas".into()),
-        n if n > MAX_SWEEP_VALUES => Err(format!(
-            "at most {MAX_SWEEP_VALUES} values, got {n}"
-        )),
+        n if n > MAX_SWEEP_VALUES => Err(format!("at most {MAX_SWEEP_VALUES} values, got {n}")),
         _ => Ok(values),
     }
 }

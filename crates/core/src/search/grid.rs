@@ -61,7 +61,10 @@ impl FittedGrid {
     /// What the grid brackets, in words: `"max_num_seqs 155 (Little's law) and 407 (KV
     /// memory), budget 889 (the TPOT rule)"`.
     pub fn reason(&self) -> String {
-        let mut seqs = format!("max_num_seqs {} (Little's law)", self.suggested_max_num_seqs);
+        let mut seqs = format!(
+            "max_num_seqs {} (Little's law)",
+            self.suggested_max_num_seqs
+        );
         if let Some(kv) = self.kv_bound_max_num_seqs {
             seqs.push_str(&format!(" and {kv} (KV memory)"));
         }
@@ -196,7 +199,11 @@ mod tests {
         assert!((150..256).contains(&rule), "the rule's budget {rule}");
         assert!(brackets(&g.batched_tokens, rule), "{g:?}");
         // The default grid starts above it.
-        assert!(plan.run.sweep_batched_tokens.iter().all(|&b| b == 0 || b > rule));
+        assert!(plan
+            .run
+            .sweep_batched_tokens
+            .iter()
+            .all(|&b| b == 0 || b > rule));
         assert_eq!(g.batched_tokens.last(), Some(&0), "chunking off stays");
         assert!(brackets(&g.max_num_seqs, g.suggested_max_num_seqs), "{g:?}");
         valid(&plan, &g);
@@ -217,7 +224,11 @@ mod tests {
         );
         assert!(brackets(&g.batched_tokens, 889), "{g:?}");
         valid(&plan, &g);
-        assert!(g.reason().contains(&format!("{kv} (KV memory)")), "{}", g.reason());
+        assert!(
+            g.reason().contains(&format!("{kv} (KV memory)")),
+            "{}",
+            g.reason()
+        );
         assert!(!g.is_applied(&plan));
         assert!(g.is_applied(&g.apply(&plan)));
     }
@@ -243,7 +254,10 @@ mod tests {
 
     #[test]
     fn the_bracket_keeps_targets_and_its_size() {
-        assert_eq!(bracket(&[200], 2, 3, 1, 1 << 20), [64, 128, 200, 256, 512, 1024]);
+        assert_eq!(
+            bracket(&[200], 2, 3, 1, 1 << 20),
+            [64, 128, 200, 256, 512, 1024]
+        );
         let v = bracket(&[3, 16_000], 3, 1, 1, 16_384);
         assert!(v.len() <= FITTED_AXIS_VALUES && v.contains(&3) && v.contains(&16_000));
         assert_eq!(v.last(), Some(&16_384));

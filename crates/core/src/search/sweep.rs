@@ -10,8 +10,8 @@
 //! goodput (ties go to the earlier cell in grid order: fewer sequences, smaller budget).
 
 use super::{
-    default_threads, launch_flags, GoodputResult, GoodputSearch, Job, JobResult, Knobs, LaunchFlags, Progress,
-    SearchError, SearchStatus, MAX_RATES, MAX_WORK_REQUESTS,
+    default_threads, launch_flags, GoodputResult, GoodputSearch, Job, JobResult, Knobs,
+    LaunchFlags, Progress, SearchError, SearchStatus, MAX_RATES, MAX_WORK_REQUESTS,
 };
 use crate::plan::{Plan, MAX_SWEEP_VALUES};
 use serde::{Deserialize, Serialize};

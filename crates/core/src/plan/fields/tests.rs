@@ -236,7 +236,10 @@ fn a_list_reads_in_the_fields_own_words() {
     let many: Vec<String> = (1..=13).map(|i| i.to_string()).collect();
     assert_eq!(
         parse_list(seqs, &many.join(",")),
-        Err(format!("at most {} values, got 13", crate::plan::MAX_SWEEP_VALUES))
+        Err(format!(
+            "at most {} values, got 13",
+            crate::plan::MAX_SWEEP_VALUES
+        ))
     );
     assert_eq!(format_list(&[16, 32]), "16, 32");
 }
