@@ -338,28 +338,26 @@ impl PlanReport {
     }
 }
 
-/// What `run.plan_at_best` did: the settings the sweep chose, or why the plan's own
-/// settings stand (no sweep ran, or the plan's goodput is measured, not simulated).
+/// What `run.plan_at_best` did, once the knob `sweep` ran: the settings it chose, or
+/// that the plan's own stand (the goodput is measured, or they are not the sweep's best).
+/// Nothing without a sweep: the page builds its report before and apart from the sweep
+/// (its note under the best settings says the rest); see [`evaluate_plan_with`] for a
+/// command that skipped it.
 fn plan_at_best_warning(plan: &Plan, sweep: Option<&SweepResult>) -> Option<Warning> {
-    if !plan.run.plan_at_best {
-        return None;
-    }
+    let best = sweep.filter(|_| plan.run.plan_at_best)?.best_cell().knobs;
     let knobs = Knobs::of(plan);
-    let message = match sweep {
-        _ if !plan.planning.measured_sweep.is_empty() => {
-            "Plan at the sweep's best is on, but goodput comes from the measured sweep: the plan's own settings stand".to_string()
-        }
-        None => "Plan at the sweep's best is on, but no knob sweep ran: the numbers use the plan's own settings".to_string(),
-        Some(s) if s.best_cell().knobs == knobs => {
-            crate::search::planned_at_best_text(&knobs)
-        }
-        Some(s) => format!(
+    let message = if !plan.planning.measured_sweep.is_empty() {
+        "Plan at the sweep's best is on, but goodput comes from the measured sweep: the plan's own settings stand".to_string()
+    } else if best == knobs {
+        crate::search::planned_at_best_text(&knobs)
+    } else {
+        format!(
             "Plan at the sweep's best is on, but the plan's settings ({} sequences × {} tokens) are not the sweep's best ({} sequences × {} tokens)",
             knobs.max_num_seqs,
             knobs.max_num_batched_tokens,
-            s.best_cell().knobs.max_num_seqs,
-            s.best_cell().knobs.max_num_batched_tokens
-        ),
+            best.max_num_seqs,
+            best.max_num_batched_tokens
+        )
     };
     Some(warn("planned_at_best", Severity::Info, message))
 }
@@ -463,6 +461,19 @@ fn assumptions(plan: &Plan) -> Vec<String> {
             crate::alerts::fmt_num(plan.planning.hours_per_month)
         ),
     ];
+    if plan.run.plan_at_best {
+        let k = Knobs::of(plan);
+        lines.push(format!(
+            "Engine settings follow the knob sweep's best (now {} sequences, budget {}{}).",
+            k.max_num_seqs,
+            k.max_num_batched_tokens,
+            if k.chunked_prefill {
+                ""
+            } else {
+                ", chunked prefill off"
+            }
+        ));
+    }
     if let Some(c) = &plan.calibration {
         lines.push(crate::calibrate::calibration_words(c));
     }
@@ -536,7 +547,15 @@ pub fn evaluate_plan_with(
     } else {
         None
     };
-    Ok(PlanReport::complete(plan, search.as_ref(), sweep.as_ref())?)
+    let mut report = PlanReport::complete(plan, search.as_ref(), sweep.as_ref())?;
+    if plan.run.plan_at_best && !options.sweep {
+        report.warnings.push(warn(
+            "planned_at_best",
+            Severity::Info,
+            "Plan at the sweep's best is on, but no knob sweep ran: the numbers use the plan's own settings".into(),
+        ));
+    }
+    Ok(report)
 }
 
 /// `plan` at the best cell of its knob `sweep`: the engine settings the numbers use when
