@@ -15,7 +15,7 @@ use crate::hooks::use_report::provide_report;
 use crate::route::View;
 use crate::session::{boot, Session};
 use crate::state::PlanState;
-use crate::tuning::Tuning;
+use crate::tuning::{follow_best, Tuning};
 use crate::views::compare::CompareView;
 use crate::views::embed::EmbedView;
 use crate::views::finance::FinanceView;
@@ -30,6 +30,7 @@ pub fn App() -> impl IntoView {
     provide_context(runs);
     provide_report(state, runs);
     provide_context(Tuning::new(state));
+    follow_best(state, runs);
     provide_context(FitController::new(state));
     provide_context(ShootoutController::new(state));
     provide_context(DisaggController::new(state, runs));

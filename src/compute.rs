@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use goodput_core::report::goodput_for;
 use goodput_core::search::{
-    GoodputResult, GoodputSearch, Job, KnobSweep, Knobs, PartialSweep, SweepResult,
+    GoodputResult, GoodputSearch, Job, KnobSweep, PartialSweep, SweepResult,
 };
 use goodput_core::Plan;
 use leptos::prelude::*;
@@ -101,19 +101,8 @@ struct Driver {
     started_ms: f64,
     search_ms: Option<f64>,
     debounce: Option<TimeoutHandle>,
-    /// [`sweep_key`] of the plan the last sweep was started for.
+    /// [`Plan::sweep_key`] of the plan the last sweep was started for.
     sweep_key: Option<Plan>,
-}
-
-/// `plan` with its engine knobs set to fixed values: the knob sweep overrides every
-/// knob in each cell, so two plans with the same key have the same sweep.
-pub fn sweep_key(plan: &Plan) -> Plan {
-    Knobs {
-        max_num_seqs: 1,
-        max_num_batched_tokens: 1,
-        chunked_prefill: true,
-    }
-    .apply(plan)
 }
 
 /// Runs searches for the good plan in a worker pool and publishes the results as signals.
@@ -223,7 +212,7 @@ impl RunController {
         self.driver.update_value(|d| {
             set(&mut d.plan);
             // The swept plan's key, relabelled the same way (its knobs stay fixed).
-            let swept = sweep_key(plan);
+            let swept = plan.sweep_key();
             if let Some(k) = d.sweep_key.as_mut() {
                 if k.search_key() == swept.search_key() {
                     *k = swept;
@@ -262,7 +251,7 @@ impl RunController {
         self.sweep.with(Option::is_some)
             && self.search.with(|s| {
                 s.as_ref()
-                    .is_some_and(|(p, _)| sweep_key(p) == sweep_key(plan))
+                    .is_some_and(|(p, _)| p.sweep_key() == plan.sweep_key())
             })
     }
 
@@ -388,7 +377,7 @@ impl RunController {
         self.partial.set(Vec::new());
         // A plan that differs from the last swept one only in its knobs (settings just
         // applied from the sweep) has the same sweep: keep it rather than run it again.
-        let key = sweep_key(&plan);
+        let key = plan.sweep_key();
         let same_sweep = self
             .driver
             .with_value(|d| d.sweep_key.as_ref() == Some(&key));

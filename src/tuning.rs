@@ -7,6 +7,10 @@
 //!       differs ─▶ changed = "the GPU changed (H100 → H200)"
 //!   changed + the sweep of this plan + its best ≠ the plan's knobs ─▶ re-tune prompt
 //!   knobs applied or typed, a plan replaced, "Keep mine" ─▶ new baseline, no prompt
+//!
+//!   run.plan_at_best on + a finished sweep of this plan (Plan::sweep_key) not yet
+//!       followed ─▶ apply its best cell (one Undo step); the sweep is kept, as its key
+//!       does not hold the knobs, so following it never runs it again
 //! ```
 
 use goodput_core::plan::ModelSpec;
@@ -15,6 +19,7 @@ use goodput_core::search::Knobs;
 use goodput_core::Plan;
 use leptos::prelude::*;
 
+use crate::compute::RunController;
 use crate::state::PlanState;
 
 /// What the knobs were tuned for: the model, the GPU type and the TP degree.
@@ -79,6 +84,53 @@ pub fn change_text(before: &Setup, after: &Setup) -> Option<String> {
 /// Sets the plan's knobs to `knobs`, as a step Undo can take back.
 pub fn apply_knobs(state: PlanState, knobs: Knobs, what: &str) {
     state.change(what, |p| *p = knobs.apply(p));
+}
+
+/// The best cell of the finished sweep of the plan on screen (knobs aside), if any.
+pub fn fitting_best(runs: RunController, state: PlanState) -> Option<Knobs> {
+    let fits = state.good.with(|p| runs.sweep_fits(p));
+    fits.then(|| runs.sweep.with(|s| s.as_ref().map(|s| s.best_cell().knobs)))
+        .flatten()
+}
+
+/// Turns planning at the sweep's best on or off, as one step Undo can take back; turning
+/// it on applies the best cell of the sweep on screen at once, when it fits the plan.
+pub fn set_plan_at_best(state: PlanState, runs: RunController, on: bool) {
+    let best = fitting_best(runs, state).filter(|_| on);
+    let what = if on {
+        "plan at the sweep's best"
+    } else {
+        "stop planning at the sweep's best"
+    };
+    state.change(what, |p| {
+        p.run.plan_at_best = on;
+        if let Some(k) = best {
+            *p = k.apply(p);
+        }
+    });
+}
+
+/// While the plan asks to be planned at the sweep's best (`run.plan_at_best`), applies
+/// the best cell of each finished sweep of it, once per sweep: a step Undo takes back
+/// without the same sweep applying it again.
+pub fn follow_best(state: PlanState, runs: RunController) {
+    let followed = StoredValue::new(None::<Plan>);
+    Effect::new(move |_| {
+        if !state.good.with(|p| p.run.plan_at_best) || state.is_stale() {
+            return;
+        }
+        let Some(best) = fitting_best(runs, state) else {
+            return;
+        };
+        let key = state.good.with_untracked(Plan::sweep_key);
+        if followed.with_value(|k| k.as_ref() == Some(&key)) {
+            return;
+        }
+        followed.set_value(Some(key));
+        if best != state.good.with_untracked(Knobs::of) {
+            apply_knobs(state, best, "plan at the sweep's best");
+        }
+    });
 }
 
 /// The knobs in words: `max_num_seqs 32, budget 256` (`, chunked prefill off`).

@@ -1,13 +1,14 @@
 //! The engine settings card: the knob sweep's best cell, its launch flags, and a button
 //! that applies it to the plan; and the prompt to re-tune after a change of setup.
 
-use goodput_core::search::{launch_flags, Knobs, SweepResult};
+use goodput_core::search::{launch_flags, Knobs};
 use leptos::prelude::*;
 
 use crate::components::copy_button::CopyButton;
+use crate::components::plan_at_best::PlanAtBest;
 use crate::compute::RunController;
 use crate::state::PlanState;
-use crate::tuning::{apply_knobs, knobs_text, Tuning};
+use crate::tuning::{apply_knobs, fitting_best, knobs_text, Tuning};
 
 /// What the card shows: the settings, their launch command, and where they come from.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,22 +17,6 @@ struct Shown {
     flags: String,
     title: String,
     goodput_rps: Option<f64>,
-}
-
-/// The best cell of the finished sweep of the plan on screen (knobs aside), if any.
-fn fitting_best(runs: RunController, state: PlanState) -> Option<Knobs> {
-    let fits = state.good.with(|p| runs.sweep_fits(p));
-    fits.then(|| runs.sweep.with(|s| s.as_ref().map(|s| s.best_cell().knobs)))
-        .flatten()
-}
-
-/// The goodput of the sweep's cell with exactly `knobs`, if the grid has one.
-fn cell_goodput(sweep: &SweepResult, knobs: &Knobs) -> Option<f64> {
-    sweep
-        .cells
-        .iter()
-        .find(|c| c.knobs == *knobs)
-        .map(|c| c.goodput_rps)
 }
 
 /// The best engine settings with a copyable `vllm serve` command and an Apply button.
@@ -126,6 +111,7 @@ pub fn BestSettings() -> impl IntoView {
             </div>
             <pre class="flags" data-testid="launch-flags">{flags}</pre>
             <CopyButton text=flags label="Copy flags" testid="copy-flags" />
+            <PlanAtBest />
         </article>
     }
 }
@@ -146,7 +132,10 @@ pub fn RetunePrompt() -> impl IntoView {
         }
         let (g_best, g_now) = runs.sweep.with(|s| {
             s.as_ref().map_or((None, None), |s| {
-                (cell_goodput(s, &best), cell_goodput(s, &current))
+                (
+                    s.cell_at(&best).map(|c| c.goodput_rps),
+                    s.cell_at(&current).map(|c| c.goodput_rps),
+                )
             })
         });
         let mut text = format!(

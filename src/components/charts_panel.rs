@@ -13,6 +13,7 @@ use crate::charts::latency::{draw_latency, LatencyChart, LatencyPoint};
 use crate::charts::Frame;
 use crate::components::chart_canvas::ChartCanvas;
 use crate::components::glossary::TermLink;
+use crate::components::knob_grid::KnobGrid;
 use crate::compute::{Phase, RunController};
 use crate::state::PlanState;
 use crate::tuning::{apply_knobs, knobs_text};
@@ -321,6 +322,7 @@ pub fn ChartsPanel() -> impl IntoView {
             >
                 <HeatmapCells heat frames=heat_frames hover=heat_hover />
             </ChartCanvas>
+            <KnobGrid />
         </section>
     }
 }

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { assertNoErrors, findNumber, readValue, runCli, runCliJson, screenshot, startHarness, waitForRerun, waitForRunDone } from './harness.mjs';
+import { assertNoErrors, findNumber, knobsOf, planInAddress, readValue, runCli, runCliJson, screenshot, startHarness, waitForRerun, waitForRunDone } from './harness.mjs';
 
 let h;
 before(async () => {
@@ -22,21 +22,6 @@ async function knobsShown(page) {
     seqs: Number(await page.inputValue('[data-testid="input-engine.max_num_seqs"]')),
     budget: Number(await page.inputValue('[data-testid="input-engine.max_num_batched_tokens"]')),
   };
-}
-
-/** The knobs of a heatmap cell or of the best-settings line, from its data attributes. */
-async function knobsOf(page, selector) {
-  const el = await page.waitForSelector(`${selector}[data-max-num-seqs]`, { state: 'attached' });
-  return {
-    seqs: Number(await el.getAttribute('data-max-num-seqs')),
-    budget: Number(await el.getAttribute('data-max-num-batched-tokens')),
-    chunked: (await el.getAttribute('data-chunked-prefill')) === 'true',
-  };
-}
-
-/** The plan in the page's address, as the CLI decodes it. */
-async function planInAddress(page) {
-  return runCliJson(['decode', await page.evaluate(() => location.href)]);
 }
 
 /** The cost the CLI finds for the plan in the page's address (no sweep needed). */

@@ -520,3 +520,27 @@ export async function enter(page, id, text) {
   await page.fill(selector, text);
   await page.press(selector, 'Enter');
 }
+
+/**
+ * The engine settings of the best-settings line or a heatmap cell, from its data
+ * attributes, waiting until it has them.
+ * @param {import('playwright-core').Page} page
+ * @param {string} selector
+ * @returns {Promise<{ seqs: number, budget: number, chunked: boolean }>}
+ */
+export async function knobsOf(page, selector) {
+  const el = await page.waitForSelector(`${selector}[data-max-num-seqs]`, { state: 'attached' });
+  return {
+    seqs: Number(await el.getAttribute('data-max-num-seqs')),
+    budget: Number(await el.getAttribute('data-max-num-batched-tokens')),
+    chunked: (await el.getAttribute('data-chunked-prefill')) === 'true',
+  };
+}
+
+/**
+ * The plan in the page's address, as the CLI decodes it.
+ * @param {import('playwright-core').Page} page
+ */
+export async function planInAddress(page) {
+  return runCliJson(['decode', await page.evaluate(() => location.href)]);
+}

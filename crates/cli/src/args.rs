@@ -193,6 +193,7 @@ fn field_arg(f: &'static Field) -> Option<Arg> {
         Kind::Seed => arg.value_name("SEED").value_parser(Parse(parse_seed)),
         Kind::Preset => arg.value_name("ID"),
         Kind::Switch => arg.action(ArgAction::SetTrue),
+        Kind::List => arg.value_name("LIST"),
         Kind::Choice(names) => arg.value_name("NAME").value_parser(Choices {
             names,
             // The router's error has always read "round_robin or least_loaded".
@@ -493,6 +494,9 @@ impl Args {
         );
         if self.flag("--no-chunked-prefill") {
             p.engine.chunked_prefill = false;
+        }
+        if self.flag("--plan-at-best") {
+            p.run.plan_at_best = true;
         }
         if let Some(v) = self.value("--kv-policy") {
             p.engine.kv_policy = match v.as_str() {

@@ -1,5 +1,6 @@
 //! `goodput sweep`: goodput over a grid of max_num_seqs × max_num_batched_tokens.
 
+use goodput_core::plan::fields;
 use goodput_core::search::{sweep_knobs_threads, SweepResult};
 
 use clap::Command;
@@ -28,26 +29,23 @@ pub fn command() -> Command {
         .arg(json("Print {max_num_seqs, batched_tokens, cells, best, flags, ...}"))
 }
 
-fn list(args: &Args, flag: &str) -> Result<Option<Vec<u32>>, String> {
+/// The list after `flag`, read as the plan field `path` reads it (the page's grid inputs
+/// use the same parser).
+fn list(args: &Args, flag: &str, path: &'static str) -> Result<Option<Vec<u32>>, String> {
     let Some(v) = args.value(flag) else {
         return Ok(None);
     };
-    v.split(',')
-        .map(|t| {
-            t.trim().parse::<u32>().map_err(|_| {
-                format!("{flag}: expected whole numbers separated by commas, got '{t}'")
-            })
-        })
-        .collect::<Result<Vec<u32>, String>>()
+    fields::parse_list(fields::field(path), &v)
         .map(Some)
+        .map_err(|e| format!("{flag}: {e}"))
 }
 
 /// Runs the command.
 pub fn run(args: &mut Args) -> Result<String, String> {
     let json = args.flag("--json");
     let threads = crate::search::threads(args)?;
-    let seqs = list(args, "--seqs")?;
-    let budgets = list(args, "--budgets")?;
+    let seqs = list(args, "--seqs", "run.sweep_max_num_seqs")?;
+    let budgets = list(args, "--budgets", "run.sweep_batched_tokens")?;
     let mut plan = args.plan()?;
     if let Some(s) = seqs {
         plan.run.sweep_max_num_seqs = s;

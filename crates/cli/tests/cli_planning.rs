@@ -367,3 +367,62 @@ fn search_ignores_the_closed_loop_and_the_cap() {
     ]);
     assert_eq!(json(&goodput(&closed)), open);
 }
+
+/// The report's note on the settings it planned at.
+fn planned_note(report: &serde_json::Value) -> String {
+    report["warnings"]
+        .as_array()
+        .and_then(|w| w.iter().find(|w| w["id"] == "planned_at_best"))
+        .and_then(|w| w["message"].as_str())
+        .expect("a note on the planned settings")
+        .to_string()
+}
+
+#[test]
+fn plan_at_best_plans_at_the_sweeps_best_cell() {
+    let file = TempFile::new("at-best.json", "");
+    let plan = serde_json::json!({
+        "engine": {"max_num_seqs": 16, "max_num_batched_tokens": 512},
+        "run": {
+            "num_requests": 500, "warmup_requests": 50, "replications": 3,
+            "sweep_max_num_seqs": [16, 128], "sweep_batched_tokens": [512, 0],
+            "plan_at_best": true
+        }
+    });
+    std::fs::write(&file.0, plan.to_string()).expect("write plan");
+    let v = json(&goodput(&["plan", "--plan", file.path(), "--json"]));
+    let best = v["sweep"]["best"].as_u64().expect("best") as usize;
+    let cell = &v["sweep"]["cells"][best]["knobs"];
+    // The numbers are the best cell's, not the plan's 16 sequences.
+    assert_eq!(v["search"]["knobs"], *cell, "{v}");
+    assert_eq!(cell["max_num_seqs"], 128);
+    let note = planned_note(&v);
+    assert!(
+        note.starts_with("Planned at the sweep's best: 128 sequences"),
+        "{note}"
+    );
+    // The same goodput as a search at those settings: one path for the page and the CLI.
+    let seqs = cell["max_num_seqs"].to_string();
+    let budget = cell["max_num_batched_tokens"].to_string();
+    let mut args = vec![
+        "search",
+        "--max-num-seqs",
+        &seqs,
+        "--max-num-batched-tokens",
+        &budget,
+        "--json",
+    ];
+    args.extend(QUICK);
+    let chunked = cell["chunked_prefill"].as_bool() == Some(true);
+    if !chunked {
+        args.push("--no-chunked-prefill");
+    }
+    let s = json(&goodput(&args));
+    assert_eq!(s["goodput_rps"], v["search"]["goodput_rps"], "{s}");
+    // The flag sets the field; without a sweep the report says the plan's settings stand.
+    let mut args = vec!["plan", "--plan-at-best", "--no-sweep", "--json"];
+    args.extend(QUICK);
+    let v = json(&goodput(&args));
+    let note = planned_note(&v);
+    assert!(note.contains("no knob sweep ran"), "{note}");
+}

@@ -639,6 +639,16 @@ pub struct RunSpec {
     pub sweep_max_num_seqs: Vec<u32>,
     /// `max_num_batched_tokens` values the knob sweep tries; 0 means chunked prefill off.
     pub sweep_batched_tokens: Vec<u32>,
+    /// Plan at the knob sweep's best cell: the numbers use the engine settings the sweep
+    /// finds best rather than the plan's own (the page applies them when a sweep of the
+    /// plan finishes; `goodput plan` runs the sweep first and plans at its best). Left
+    /// out of the JSON when off, so older plans and links read (and encode) as before.
+    #[serde(skip_serializing_if = "is_false")]
+    pub plan_at_best: bool,
+}
+
+fn is_false(x: &bool) -> bool {
+    !*x
 }
 
 impl Default for RunSpec {
@@ -650,6 +660,7 @@ impl Default for RunSpec {
             seed: 0,
             sweep_max_num_seqs: vec![16, 32, 64, 128, 256, 512],
             sweep_batched_tokens: vec![256, 512, 1024, 2048, 8192, 0],
+            plan_at_best: false,
         }
     }
 }
@@ -1129,8 +1140,9 @@ impl Plan {
     /// What the goodput search and the knob sweep depend on: [`Plan::without_labels`],
     /// less the price and the fleet sizing (utilisation, redundancy, hours per month:
     /// they only turn goodput into replicas and cost), the day schedule and the
-    /// disaggregation section, none of which their simulations read. Two plans with
-    /// equal keys get the same search.
+    /// disaggregation section, none of which their simulations read, and the switch to
+    /// plan at the sweep's best (which only decides which knobs the plan holds). Two
+    /// plans with equal keys get the same search.
     pub fn search_key(&self) -> Plan {
         let mut p = Plan {
             schedule: None,
@@ -1141,6 +1153,19 @@ impl Plan {
         p.planning.utilization = 0.0;
         p.planning.redundancy = 0;
         p.planning.hours_per_month = 0.0;
+        p.run.plan_at_best = false;
+        p
+    }
+
+    /// What the knob sweep depends on: [`Plan::search_key`] with the engine knobs the
+    /// sweep sets in every cell (`max_num_seqs`, the token budget, chunked prefill) fixed.
+    /// Applying a cell's settings to the plan leaves its sweep key, so it never asks for
+    /// the sweep again.
+    pub fn sweep_key(&self) -> Plan {
+        let mut p = self.search_key();
+        p.engine.max_num_seqs = 1;
+        p.engine.max_num_batched_tokens = 1;
+        p.engine.chunked_prefill = true;
         p
     }
 
@@ -1507,34 +1532,27 @@ impl Plan {
             ));
         }
         check!("run.replications", r.replications as f64)?;
-        for (field, list, lo, hi) in [
+        for (field, list) in [
             (
-                "run.sweep_max_num_seqs",
+                fields::field("run.sweep_max_num_seqs"),
                 &r.sweep_max_num_seqs,
-                1u64,
-                MAX_NUM_SEQS as u64,
             ),
             (
-                "run.sweep_batched_tokens",
+                fields::field("run.sweep_batched_tokens"),
                 &r.sweep_batched_tokens,
-                0,
-                MAX_BATCHED_TOKENS as u64,
             ),
         ] {
             if list.is_empty() || list.len() > MAX_SWEEP_VALUES {
                 return Err(err(
-                    field,
+                    field.path,
                     format!(
                         "must list 1..={MAX_SWEEP_VALUES} values, got {}",
                         list.len()
                     ),
                 ));
             }
-            if let Some(&v) = list.iter().find(|&&v| !(lo..=hi).contains(&(v as u64))) {
-                return Err(err(
-                    field,
-                    format!("every value must be in {lo}..={hi}, got {v}"),
-                ));
+            for &v in list.iter() {
+                field.check(v as f64)?;
             }
         }
         Ok(())

@@ -222,6 +222,9 @@ impl PlanReport {
                 ),
             ));
         }
+        if let Some(w) = plan_at_best_warning(plan, sweep) {
+            warnings.push(w);
+        }
         let knob_hint = sweep.map(|s| knob_hint(plan, s, g));
         if let Some(h) = &knob_hint {
             if h.gain.is_some_and(|x| x > 0.05) {
@@ -336,6 +339,30 @@ impl PlanReport {
     }
 }
 
+/// What `run.plan_at_best` did, once the knob `sweep` ran: the settings it chose, or
+/// that the plan's own stand (the goodput is measured, or they are not the sweep's best).
+/// Nothing without a sweep: the page builds its report before and apart from the sweep
+/// (its note under the best settings says the rest); see [`evaluate_plan_with`] for a
+/// command that skipped it.
+fn plan_at_best_warning(plan: &Plan, sweep: Option<&SweepResult>) -> Option<Warning> {
+    let best = sweep.filter(|_| plan.run.plan_at_best)?.best_cell().knobs;
+    let knobs = Knobs::of(plan);
+    let message = if !plan.planning.measured_sweep.is_empty() {
+        "Plan at the sweep's best is on, but goodput comes from the measured sweep: the plan's own settings stand".to_string()
+    } else if best == knobs {
+        crate::search::planned_at_best_text(&knobs)
+    } else {
+        format!(
+            "Plan at the sweep's best is on, but the plan's settings ({} sequences × {} tokens) are not the sweep's best ({} sequences × {} tokens)",
+            knobs.max_num_seqs,
+            knobs.max_num_batched_tokens,
+            best.max_num_seqs,
+            best.max_num_batched_tokens
+        )
+    };
+    Some(warn("planned_at_best", Severity::Info, message))
+}
+
 fn knob_hint(plan: &Plan, s: &SweepResult, goodput_rps: f64) -> KnobHint {
     let best = *s.best_cell();
     let knobs = Knobs::of(plan);
@@ -385,11 +412,12 @@ pub struct Assumption {
 }
 
 /// The plan's assumptions: every field of the registry flagged `finance`, in registry
-/// order, with its label and value. The finance view, the printed planner, the Markdown
-/// report and the report's JSON all state this list, so flagging a field adds it to each.
+/// order, with its label and value, then the engine settings when the plan follows the
+/// knob sweep's best. The finance view, the printed planner, the Markdown report and the
+/// report's JSON all state this list, so flagging a field adds it to each.
 pub fn assumptions(plan: &Plan) -> Vec<Assumption> {
     let json = serde_json::to_value(plan).unwrap_or_default();
-    FIELDS
+    let mut rows: Vec<Assumption> = FIELDS
         .iter()
         .filter(|f| f.finance)
         .map(|f| Assumption {
@@ -397,7 +425,25 @@ pub fn assumptions(plan: &Plan) -> Vec<Assumption> {
             label: f.label,
             value: crate::format::field_value(f, &fields::value_in(f, &json)),
         })
-        .collect()
+        .collect();
+    if plan.run.plan_at_best {
+        let k = Knobs::of(plan);
+        rows.push(Assumption {
+            path: "run.plan_at_best",
+            label: "Engine settings",
+            value: format!(
+                "the knob sweep's best (now {} sequences, budget {}{})",
+                k.max_num_seqs,
+                k.max_num_batched_tokens,
+                if k.chunked_prefill {
+                    ""
+                } else {
+                    ", chunked prefill off"
+                }
+            ),
+        });
+    }
+    rows
 }
 
 /// The report's assumption lines: `Label: value` for each of [`assumptions`], then what
@@ -452,8 +498,23 @@ pub fn evaluate_plan_with(
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<PlanReport, SearchError> {
     let threads = options.threads.max(1);
+    let simulated = plan.planning.measured_sweep.is_empty();
+    // Planning at the sweep's best: the sweep first (it does not depend on the plan's
+    // knobs), then the search at its best cell, as the page does once its sweep ends.
+    if plan.run.plan_at_best && options.sweep && simulated {
+        let sweep = sweep_knobs_threads(plan, threads, progress)?;
+        let at_best = planned_at_best(plan, &sweep);
+        let offset = sweep.jobs_run;
+        let search = search_goodput_threads(&at_best, threads, &mut |p| {
+            progress(Progress {
+                done: p.done + offset,
+                total: p.total + offset,
+            })
+        })?;
+        return Ok(PlanReport::complete(&at_best, Some(&search), Some(&sweep))?);
+    }
     let mut offset = 0;
-    let search = if plan.planning.measured_sweep.is_empty() {
+    let search = if simulated {
         let r = search_goodput_threads(plan, threads, progress)?;
         offset = r.jobs_run;
         Some(r)
@@ -470,7 +531,21 @@ pub fn evaluate_plan_with(
     } else {
         None
     };
-    Ok(PlanReport::complete(plan, search.as_ref(), sweep.as_ref())?)
+    let mut report = PlanReport::complete(plan, search.as_ref(), sweep.as_ref())?;
+    if plan.run.plan_at_best && !options.sweep {
+        report.warnings.push(warn(
+            "planned_at_best",
+            Severity::Info,
+            "Plan at the sweep's best is on, but no knob sweep ran: the numbers use the plan's own settings".into(),
+        ));
+    }
+    Ok(report)
+}
+
+/// `plan` at the best cell of its knob `sweep`: the engine settings the numbers use when
+/// `run.plan_at_best` is on (the page applies the same cell when its sweep finishes).
+pub fn planned_at_best(plan: &Plan, sweep: &SweepResult) -> Plan {
+    sweep.best_cell().knobs.apply(plan)
 }
 
 /// Which goodput the numbers of `good` use, and the report built on it: the one decision

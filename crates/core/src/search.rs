@@ -37,12 +37,14 @@
 //! replication 0's seed.
 
 mod flags;
+mod grid;
 mod sweep;
 
 pub use flags::{hf_model_name, launch_flags, LaunchFlags};
+pub use grid::{fit_grid, FittedGrid, FITTED_AXIS_VALUES};
 pub use sweep::{
-    sweep_knobs, sweep_knobs_threads, KnobSweep, PartialSweep, SweepCell, SweepResult,
-    SWEEP_MAX_REPLICATIONS,
+    planned_at_best_text, sweep_knobs, sweep_knobs_threads, KnobSweep, PartialSweep, SweepCell,
+    SweepResult, SWEEP_MAX_REPLICATIONS,
 };
 
 use crate::analytic::capacity_guess_rps;

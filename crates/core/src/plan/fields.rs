@@ -37,6 +37,8 @@ pub enum Kind {
     Switch,
     /// A preset id (`goodput presets` lists them).
     Preset,
+    /// A list of whole numbers, each in the row's range (a knob-sweep axis).
+    List,
 }
 
 /// The range a number must be in [plan units].
@@ -101,7 +103,7 @@ pub struct Field {
 impl Field {
     /// Whether the field holds a whole number.
     pub const fn is_whole(&self) -> bool {
-        matches!(self.kind, Kind::Whole | Kind::Seed)
+        matches!(self.kind, Kind::Whole | Kind::Seed | Kind::List)
     }
 
     /// Checks `x` against the field's range; the error names the field and the range.
@@ -205,6 +207,50 @@ pub fn value_in(field: &Field, plan: &serde_json::Value) -> serde_json::Value {
         }
         (None, _) => serde_json::Value::Null,
     }
+}
+
+/// Reads a list field's text (`"16, 32 64;128"`: whole numbers separated by commas,
+/// spaces or semicolons) into its values, ascending with duplicates dropped (and 0,
+/// where the range allows it, last: the token budgets' "chunked prefill off"). The
+/// error says what is wrong in the field's own units, without its label.
+pub fn parse_list(f: &Field, text: &str) -> Result<Vec<u32>, String> {
+    use super::MAX_SWEEP_VALUES;
+    let mut values = Vec::new();
+    for t in text
+        .split([',', ' ', ';', '\t', '\n'])
+        .filter(|t| !t.is_empty())
+    {
+        let v = t
+            .parse::<u32>()
+            .map_err(|_| format!("'{t}' is not a whole number; separate values with commas"))?;
+        if let Some(r) = f.range {
+            if (v as f64) < r.lo || (v as f64) > r.hi {
+                return Err(format!(
+                    "{v} is outside {}–{}{}",
+                    crate::format::thousands(r.lo as i64),
+                    crate::format::thousands(r.hi as i64),
+                    unit_suffix(f.unit)
+                ));
+            }
+        }
+        values.push(v);
+    }
+    values.sort_unstable_by_key(|&v| if v == 0 { u64::MAX } else { v as u64 });
+    values.dedup();
+    match values.len() {
+        0 => Err("list at least one value, separated by commas".into()),
+        n if n > MAX_SWEEP_VALUES => Err(format!("at most {MAX_SWEEP_VALUES} values, got {n}")),
+        _ => Ok(values),
+    }
+}
+
+/// A list field's values as its input shows them: `"16, 32, 64"`.
+pub fn format_list(values: &[u32]) -> String {
+    values
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The field at `path`, if the registry has it.
@@ -352,7 +398,7 @@ pub const SLO_MODES: &[&str] = &["joint", "marginal"];
 /// The names `--router` takes.
 pub const ROUTERS: &[&str] = &["round_robin", "least_loaded"];
 
-use Kind::{Choice, Preset, Real, Seed, Switch, Whole};
+use Kind::{Choice, List, Preset, Real, Seed, Switch, Whole};
 
 /// Largest and smallest model a plan accepts [parameters].
 const MIN_PARAMS: f64 = 1e6;
@@ -986,6 +1032,33 @@ pub const FIELDS: &[Field] = &[
         ),
         "",
         1.0,
+    ),
+    row(
+        "run.sweep_max_num_seqs",
+        "Sequences to try",
+        "max_num_seqs values the knob sweep tries, separated by commas.",
+        "seqs",
+        List,
+        whole(1, MAX_NUM_SEQS),
+        None,
+    ),
+    row(
+        "run.sweep_batched_tokens",
+        "Token budgets to try",
+        "max_num_batched_tokens values the knob sweep tries, separated by commas; 0 tries chunked prefill off.",
+        "tokens",
+        List,
+        whole(0, MAX_BATCHED_TOKENS),
+        None,
+    ),
+    row(
+        "run.plan_at_best",
+        "Plan at the sweep's best",
+        "Size the fleet and its cost at the engine settings the knob sweep finds best, not the plan's own; the settings follow each new sweep.",
+        "",
+        Switch,
+        None,
+        flag("plan-at-best"),
     ),
     // Disaggregated serving.
     row(

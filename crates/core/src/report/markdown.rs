@@ -206,6 +206,9 @@ pub(crate) fn render(r: &PlanReport) -> String {
             }
             let _ = writeln!(s, "{row}");
         }
+        if let Some(note) = r.search.as_ref().and_then(|g| sw.differs_from(g)) {
+            let _ = writeln!(s, "\n{note}");
+        }
         let _ = writeln!(
             s,
             "\nBest setting:\n\n```sh\n{}\n{}\n```\n",

@@ -280,3 +280,28 @@ fn markdown_assumptions_are_the_registry_finance_rows() {
     assert!(section.contains("- Price: $2.50/GPU-h."), "{section}");
     assert!(section.contains("- Peak rate: 30 req/s."), "{section}");
 }
+
+#[test]
+fn planning_at_the_best_is_stated_and_the_page_report_does_not_deny_it() {
+    let mut plan = Plan::default();
+    plan.run.plan_at_best = true;
+    // The page's report is built without the sweep: no claim about it either way.
+    let r = PlanReport::build(&plan, None, None);
+    assert!(
+        r.warnings.iter().all(|w| w.id != "planned_at_best"),
+        "{:?}",
+        r.warnings
+    );
+    assert!(
+        r.assumptions.iter().any(|a| a
+            == "Engine settings: the knob sweep's best (now 128 sequences, budget 512)."),
+        "{:?}",
+        r.assumptions
+    );
+    plan.run.plan_at_best = false;
+    let r = PlanReport::build(&plan, None, None);
+    assert!(r
+        .assumptions
+        .iter()
+        .all(|a| !a.contains("knob sweep's best")));
+}

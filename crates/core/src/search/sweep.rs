@@ -10,8 +10,8 @@
 //! goodput (ties go to the earlier cell in grid order: fewer sequences, smaller budget).
 
 use super::{
-    default_threads, launch_flags, GoodputSearch, Job, JobResult, Knobs, LaunchFlags, Progress,
-    SearchError, SearchStatus, MAX_RATES, MAX_WORK_REQUESTS,
+    default_threads, launch_flags, GoodputResult, GoodputSearch, Job, JobResult, Knobs,
+    LaunchFlags, Progress, SearchError, SearchStatus, MAX_RATES, MAX_WORK_REQUESTS,
 };
 use crate::plan::{Plan, MAX_SWEEP_VALUES};
 use serde::{Deserialize, Serialize};
@@ -81,6 +81,69 @@ impl SweepResult {
     /// The best cell.
     pub fn best_cell(&self) -> &SweepCell {
         &self.cells[self.best.min(self.cells.len().saturating_sub(1))]
+    }
+
+    /// The cell with exactly the settings `knobs`, if the grid has one.
+    pub fn cell_at(&self, knobs: &Knobs) -> Option<&SweepCell> {
+        self.cells.iter().find(|c| c.knobs == *knobs)
+    }
+
+    /// Why the goodput search of the plan's own settings (`search`, which ran
+    /// `search.replications` per rate) and the sweep's cell at the same settings (which
+    /// ran [`SweepResult::replications`], at most [`SWEEP_MAX_REPLICATIONS`]) may show
+    /// different goodputs, with both numbers and whether their 95% ranges overlap;
+    /// `None` when the two ran the same replications (they then agree).
+    pub fn differs_from(&self, search: &GoodputResult) -> Option<String> {
+        if search.replications == self.replications {
+            return None;
+        }
+        let per_rate = |n: u32| {
+            if n == 1 {
+                "1 replication per rate".to_string()
+            } else {
+                format!("{n} replications per rate")
+            }
+        };
+        let Some(cell) = self.cell_at(&search.knobs) else {
+            return Some(format!(
+                "Your settings are not on the grid. The cells ran {}; the card's {:.2} req/s \
+                 comes from {}.",
+                per_rate(self.replications),
+                search.goodput_rps,
+                search.replications
+            ));
+        };
+        let [a0, a1] = cell.goodput_range_rps;
+        let [b0, b1] = search.goodput_range_rps;
+        let overlap = if a0 <= b1 && b0 <= a1 {
+            "their 95% ranges overlap"
+        } else {
+            "their 95% ranges do not overlap"
+        };
+        Some(format!(
+            "The cell at your settings shows {:.2} req/s from {}; the card's {:.2} comes \
+             from {} ({a0:.2}–{a1:.2} against {b0:.2}–{b1:.2}: {overlap}).",
+            cell.goodput_rps,
+            per_rate(self.replications),
+            search.goodput_rps,
+            search.replications
+        ))
+    }
+}
+
+/// The note beside a plan planned at the sweep's best: "Planned at the sweep's best: 32
+/// sequences × 256 tokens" (or ", chunked prefill off").
+pub fn planned_at_best_text(k: &Knobs) -> String {
+    if k.chunked_prefill {
+        format!(
+            "Planned at the sweep's best: {} sequences × {} tokens",
+            k.max_num_seqs, k.max_num_batched_tokens
+        )
+    } else {
+        format!(
+            "Planned at the sweep's best: {} sequences, chunked prefill off",
+            k.max_num_seqs
+        )
     }
 }
 

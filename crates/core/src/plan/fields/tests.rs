@@ -63,7 +63,9 @@ fn slot<'a>(v: &'a mut Value, path: &str) -> &'a mut Value {
 /// `validate` on the plan with `path` set to `x`: `Ok`, or the path it names.
 fn validate_with(f: &Field, x: f64) -> Result<(), &'static str> {
     let mut v = base_for(f.path);
-    *slot(&mut v, f.path) = if f.is_whole() {
+    *slot(&mut v, f.path) = if f.kind == Kind::List {
+        json!([x as u64])
+    } else if f.is_whole() {
         json!(x as u64)
     } else {
         json!(x)
@@ -230,4 +232,33 @@ fn every_path_finds_its_value_in_the_plans_json() {
     p.slo.tpot_s = None;
     let plan = serde_json::to_value(p).expect("plan JSON");
     assert!(value_in(field("slo.tpot_s"), &plan).is_null());
+}
+
+#[test]
+fn a_list_reads_in_the_fields_own_words() {
+    let seqs = field("run.sweep_max_num_seqs");
+    let budgets = field("run.sweep_batched_tokens");
+    assert_eq!(parse_list(seqs, "64, 16;32 64"), Ok(vec![16, 32, 64]));
+    assert_eq!(parse_list(budgets, "0, 512,256"), Ok(vec![256, 512, 0]));
+    assert_eq!(
+        parse_list(seqs, "16, 3x"),
+        Err("'3x' is not a whole number; separate values with commas".into())
+    );
+    assert_eq!(
+        parse_list(seqs, "0, 16"),
+        Err("0 is outside 1–16,384 seqs".into())
+    );
+    assert_eq!(
+        parse_list(budgets, " , "),
+        Err("list at least one value, separated by commas".into())
+    );
+    let many: Vec<String> = (1..=13).map(|i| i.to_string()).collect();
+    assert_eq!(
+        parse_list(seqs, &many.join(",")),
+        Err(format!(
+            "at most {} values, got 13",
+            crate::plan::MAX_SWEEP_VALUES
+        ))
+    );
+    assert_eq!(format_list(&[16, 32]), "16, 32");
 }

@@ -1,0 +1,90 @@
+// Times the planner in the browser, as a user meets it: each round opens the release
+// build in a fresh browser profile and records
+//   - the first goodput search (R = 20) and the search plus knob sweep, as the page's
+//     own "Last run" line reports them;
+//   - when the first answer appeared, counted from navigation (performance.now() in the
+//     page when the "Last run" line first shows the search);
+//   - then "Run again" a few times with the workers up (it re-runs the search only: the
+//     sweep of an unchanged plan is kept).
+// Not a test: a benchmark. Prints one line per round and the medians.
+//
+//   node tests/e2e/bench-page.mjs [ROUNDS] [RERUNS]
+//
+// GOODPUT_DIST picks the build to time (see harness.mjs), so two builds can be compared.
+import { startHarness } from './harness.mjs';
+
+const rounds = Number(process.argv[2] ?? 5);
+const reruns = Number(process.argv[3] ?? 3);
+const DONE = '[data-testid="run-status"][data-phase="done"]';
+
+/** "Last run: goodput search 95 ms; search and knob sweep 410 ms." → [95, 410]. */
+function parseTiming(text) {
+  const m = /goodput search (\d+) ms; search and knob sweep (\d+) ms/.exec(text);
+  if (!m) throw new Error(`unexpected timing line: ${JSON.stringify(text)}`);
+  return [Number(m[1]), Number(m[2])];
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const n = s.length;
+  return n === 0 ? NaN : n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+/** Runs in the page before the app: notes when the first search's timing appears. */
+function watchFirstAnswer() {
+  const observer = new MutationObserver(() => {
+    const el = document.querySelector('[data-testid="run-timing"]');
+    if (el && /goodput search/.test(el.textContent ?? '') && window.__answerAt === undefined) {
+      window.__answerAt = performance.now();
+      observer.disconnect();
+    }
+  });
+  observer.observe(document, { subtree: true, childList: true, characterData: true });
+}
+
+const h = await startHarness();
+const rows = { first: [], firstTotal: [], answerAt: [], again: [] };
+try {
+  for (let r = 0; r < rounds; r += 1) {
+    const context = await h.browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await context.addInitScript(watchFirstAnswer);
+    const page = await context.newPage();
+    await page.goto(`${h.baseUrl}/`, { waitUntil: 'load' });
+    await page.waitForSelector(DONE, { timeout: 120_000 });
+    const [search, total] = parseTiming(await page.textContent('[data-testid="run-timing"]'));
+    const answerAt = await page.evaluate(() => window.__answerAt);
+    const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+    rows.first.push(search);
+    rows.firstTotal.push(total);
+    rows.answerAt.push(answerAt);
+    const again = [];
+    for (let k = 0; k < reruns; k += 1) {
+      const before = await page.getAttribute('[data-testid="run-status"]', 'data-runs');
+      await page.click('[data-testid="rerun"]');
+      await page.waitForFunction(
+        (b) => {
+          const s = document.querySelector('[data-testid="run-status"]');
+          return s && s.dataset.runs !== b && s.dataset.phase === 'done';
+        },
+        before,
+        { timeout: 120_000 },
+      );
+      const [s, t] = parseTiming(await page.textContent('[data-testid="run-timing"]'));
+      again.push(t === s ? `${s}` : `${s}/${t}`);
+      rows.again.push(s);
+    }
+    console.log(
+      `round ${r + 1} (${cores} cores): first search ${search} ms, with sweep ${total} ms, ` +
+        `answer at ${answerAt.toFixed(0)} ms after navigation; run again: ${again.join(', ')} ms`,
+    );
+    await context.close();
+  }
+  const range = (xs) => `${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)} ms (median ${median(xs).toFixed(0)})`;
+  console.log(`first load, goodput search:        ${range(rows.first)}`);
+  console.log(`first load, search + knob sweep:   ${range(rows.firstTotal)}`);
+  console.log(`first load, answer after navigation: ${range(rows.answerAt)}`);
+  console.log(`first load, knob sweep alone:      ${range(rows.firstTotal.map((t, i) => t - rows.first[i]))}`);
+  console.log(`run again, goodput search:         ${range(rows.again)}`);
+} finally {
+  await h.close();
+}
