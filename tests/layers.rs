@@ -20,7 +20,9 @@ const LAYERS: &[&[&str]] = &[
     // Plain values and drawing, over the core only.
     &["route", "state", "charts", "saved"],
     // Pure decisions over those values, and the controllers that run the core's jobs.
-    &["url_state", "summary", "tuning", "compute"],
+    &["url_state", "summary", "compute"],
+    // Acting on the controllers' answers: applying the sweep's settings, following its best.
+    &["tuning"],
     // Files the user takes away.
     &["export"],
     // Reactive values shared by many components, built once.
