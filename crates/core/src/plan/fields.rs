@@ -223,15 +223,14 @@ pub fn parse_list(f: &Field, text: &str) -> Result<Vec<u32>, String> {
         let v = t
             .parse::<u32>()
             .map_err(|_| format!("'{t}' is not a whole number; separate values with commas"))?;
-        if let Some(r) = f.range {
-            if (v as f64) < r.lo || (v as f64) > r.hi {
-                return Err(format!(
-                    "{v} is outside {}–{}{}",
-                    crate::format::thousands(r.lo as i64),
-                    crate::format::thousands(r.hi as i64),
-                    unit_suffix(f.unit)
-                ));
-            }
+        // The field's own check decides; the message is worded for a list.
+        if let (Err(_), Some(r)) = (f.check(v as f64), f.range) {
+            return Err(format!(
+                "{v} is outside {}–{}{}",
+                crate::format::thousands(r.lo as i64),
+                crate::format::thousands(r.hi as i64),
+                unit_suffix(f.unit)
+            ));
         }
         values.push(v);
     }
