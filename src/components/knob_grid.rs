@@ -9,21 +9,38 @@ use leptos::prelude::*;
 use crate::compute::RunController;
 use crate::state::PlanState;
 
-/// The axis of the plan at `path` (`run.sweep_max_num_seqs` or `run.sweep_batched_tokens`).
-fn axis_of<'a>(p: &'a Plan, path: &str) -> &'a [u32] {
-    if path == "run.sweep_max_num_seqs" {
-        &p.run.sweep_max_num_seqs
-    } else {
-        &p.run.sweep_batched_tokens
-    }
+/// One axis of the knob sweep's grid.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum GridAxis {
+    /// `max_num_seqs` values.
+    Seqs,
+    /// `max_num_batched_tokens` values (0: chunked prefill off).
+    Budgets,
 }
 
-/// The axis at `path`, to set.
-fn axis<'a>(p: &'a mut Plan, path: &str) -> &'a mut Vec<u32> {
-    if path == "run.sweep_max_num_seqs" {
-        &mut p.run.sweep_max_num_seqs
-    } else {
-        &mut p.run.sweep_batched_tokens
+impl GridAxis {
+    /// The axis's field path in the registry.
+    fn path(self) -> &'static str {
+        match self {
+            GridAxis::Seqs => "run.sweep_max_num_seqs",
+            GridAxis::Budgets => "run.sweep_batched_tokens",
+        }
+    }
+
+    /// The axis's values in `p`.
+    fn of(self, p: &Plan) -> &[u32] {
+        match self {
+            GridAxis::Seqs => &p.run.sweep_max_num_seqs,
+            GridAxis::Budgets => &p.run.sweep_batched_tokens,
+        }
+    }
+
+    /// The axis's values in `p`, to set.
+    fn of_mut(self, p: &mut Plan) -> &mut Vec<u32> {
+        match self {
+            GridAxis::Seqs => &mut p.run.sweep_max_num_seqs,
+            GridAxis::Budgets => &mut p.run.sweep_batched_tokens,
+        }
     }
 }
 
@@ -31,14 +48,15 @@ fn axis<'a>(p: &'a mut Plan, path: &str) -> &'a mut Vec<u32> {
 /// not read is kept with its message and never reaches the plan.
 #[component]
 fn GridList(
-    /// Dotted path of the axis.
-    path: &'static str,
+    /// The axis this list edits.
+    axis: GridAxis,
 ) -> impl IntoView {
     let state = PlanState::expect_context();
+    let path = axis.path();
     let f = field(path);
     let input_id = format!("in-{}", path.replace('.', "-"));
     let (help_id, err_id) = (format!("{input_id}-help"), format!("{input_id}-error"));
-    let now = move || state.draft.with(|p| axis_of(p, path).to_vec());
+    let now = move || state.draft.with(|p| axis.of(p).to_vec());
     // Text being typed or refused, its refusal, and the axis it was typed over: a
     // change of the axis from elsewhere (a fit, Undo, a load) drops it.
     let typed = RwSignal::new(None::<(String, Option<String>, Vec<u32>)>);
@@ -54,13 +72,13 @@ fn GridList(
     let shown = move || {
         current
             .with(|t| t.as_ref().map(|(text, _)| text.clone()))
-            .unwrap_or_else(|| state.draft.with(|p| format_list(axis_of(p, path))))
+            .unwrap_or_else(|| state.draft.with(|p| format_list(axis.of(p))))
     };
     let commit = move |text: String| match parse_list(f, &text) {
         Ok(values) => {
             typed.set(None);
             let what = format!("edit {}", f.label.to_lowercase());
-            state.change(&what, |p| *axis(p, path) = values);
+            state.change(&what, |p| *axis.of_mut(p) = values);
         }
         Err(e) => typed.set(Some((text, Some(e), now()))),
     };
@@ -123,8 +141,8 @@ pub fn KnobGrid() -> impl IntoView {
         <details class="knob-grid" data-testid="knob-grid">
             <summary>"Edit the grid"</summary>
             <div class="field-row">
-                <GridList path="run.sweep_max_num_seqs" />
-                <GridList path="run.sweep_batched_tokens" />
+                <GridList axis=GridAxis::Seqs />
+                <GridList axis=GridAxis::Budgets />
             </div>
             <p class="help" data-testid="fit-grid-reason">
                 {move || {
