@@ -17,6 +17,7 @@ pub mod day_panel;
 pub mod day_result;
 pub mod disagg_panel;
 pub mod export_panel;
+pub mod field_frame;
 pub mod fresh_seed;
 pub mod glossary;
 pub mod header;

@@ -353,3 +353,57 @@ async fn the_calibration_panel_imports_a_pasted_result_and_reports_a_bad_one() {
     drop(handle);
     root.remove();
 }
+
+/// Every input of a plan field is wired as one frame: its label names the input, and
+/// the input is described by its own help and error lines, which sit in the same field,
+/// the error carrying the input's plan path.
+#[wasm_bindgen_test]
+async fn every_plan_field_ties_its_label_help_and_error_to_its_input() {
+    fresh_start();
+    let root = mount_point();
+    let handle = mount_to(root.clone(), App);
+    tick().await;
+    let fields = root.query_selector_all(".field").expect("a valid selector");
+    let mut framed = 0;
+    for i in 0..fields.length() {
+        let field: web_sys::Element = fields.item(i).expect("a field").unchecked_into();
+        let Some(input) = field
+            .query_selector("input[data-testid^='input-'], textarea[data-testid^='input-']")
+            .expect("a valid selector")
+        else {
+            continue;
+        };
+        let id = input.id();
+        let label = field
+            .query_selector("label")
+            .expect("a valid selector")
+            .unwrap_or_else(|| panic!("no label for {id}"));
+        assert_eq!(label.get_attribute("for").as_deref(), Some(id.as_str()));
+        let described = input.get_attribute("aria-describedby").unwrap_or_default();
+        let parts: Vec<&str> = described.split(' ').collect();
+        assert_eq!(parts, [format!("{id}-help"), format!("{id}-error")], "{id}");
+        for part in parts {
+            let found = field
+                .query_selector(&format!("#{part}"))
+                .expect("a valid selector");
+            assert!(found.is_some(), "{id}: no #{part} in its field");
+        }
+        let path = input
+            .get_attribute("data-testid")
+            .and_then(|t| t.strip_prefix("input-").map(str::to_owned))
+            .unwrap_or_else(|| panic!("{id}: no input test id"));
+        let error = field
+            .query_selector(&format!("#{id}-error"))
+            .expect("a valid selector")
+            .expect("an error line");
+        assert_eq!(
+            error.get_attribute("data-testid"),
+            Some(format!("error-{path}")),
+            "{id}"
+        );
+        framed += 1;
+    }
+    assert!(framed >= 20, "only {framed} framed fields");
+    drop(handle);
+    root.remove();
+}

@@ -4,6 +4,7 @@ use goodput_core::plan::Arrival;
 use leptos::prelude::*;
 
 use crate::components::choices::{ArrivalChoice, DtypeChoices, SchedulerChoices, SloModeChoice};
+use crate::components::field_frame::{FieldFrame, FieldIds};
 use crate::components::glossary::TermLink;
 use crate::components::length_preview::LengthPreview;
 use crate::components::number_field::NumberField;
@@ -48,15 +49,19 @@ fn PlanNameFields() -> impl IntoView {
     let state = PlanState::expect_context();
     let name = move || state.draft.with(|p| p.name.clone());
     let note = move || state.draft.with(|p| p.note.clone());
+    // Their length is capped as they are typed, so neither is ever refused.
+    let no_message = Memo::new(|_| None::<String>);
+    let (name_ids, note_ids) = (FieldIds::of("name"), FieldIds::of("note"));
     view! {
         <fieldset class="group plan-name" data-testid="group-plan">
             <legend>"Plan"</legend>
-            <div class="field">
-                <label for="in-plan-name">"Name"</label>
+            <FieldFrame ids=name_ids.clone() label="Name" unit="" message=no_message
+                help="Titles the summary, the embed card and exported files.".into_any()>
                 <input
-                    id="in-plan-name"
+                    id=name_ids.input.clone()
                     type="text"
-                    data-testid="input-name"
+                    data-testid=name_ids.input_test_id()
+                    aria-describedby=name_ids.described_by()
                     maxlength=goodput_core::plan::MAX_NAME_CHARS.to_string()
                     placeholder="e.g. Chat fleet, EU launch"
                     prop:value=name
@@ -65,14 +70,14 @@ fn PlanNameFields() -> impl IntoView {
                         state.draft.update(|p| p.name = v);
                     }
                 />
-                <p class="help">"Titles the summary, the embed card and exported files."</p>
-            </div>
-            <div class="field">
-                <label for="in-plan-note">"Note " <span class="unit">"optional"</span></label>
+            </FieldFrame>
+            <FieldFrame ids=note_ids.clone() label="Note" unit="optional" message=no_message
+                help="What the plan is for; the finance view and the embed card show it, and the link carries it.".into_any()>
                 <textarea
-                    id="in-plan-note"
+                    id=note_ids.input.clone()
                     rows="2"
-                    data-testid="input-note"
+                    data-testid=note_ids.input_test_id()
+                    aria-describedby=note_ids.described_by()
                     maxlength=goodput_core::plan::MAX_NOTE_CHARS.to_string()
                     placeholder="What the plan is for, what was assumed"
                     prop:value=note
@@ -81,7 +86,7 @@ fn PlanNameFields() -> impl IntoView {
                         state.draft.update(|p| p.note = v);
                     }
                 ></textarea>
-            </div>
+            </FieldFrame>
         </fieldset>
     }
 }

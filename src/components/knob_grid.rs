@@ -6,6 +6,7 @@ use goodput_core::search::fit_grid;
 use goodput_core::Plan;
 use leptos::prelude::*;
 
+use crate::components::field_frame::{FieldFrame, FieldIds};
 use crate::compute::RunController;
 use crate::state::PlanState;
 
@@ -54,8 +55,7 @@ fn GridList(
     let state = PlanState::expect_context();
     let path = axis.path();
     let f = field(path);
-    let input_id = format!("in-{}", path.replace('.', "-"));
-    let (help_id, err_id) = (format!("{input_id}-help"), format!("{input_id}-error"));
+    let ids = FieldIds::of(path);
     let now = move || state.draft.with(|p| axis.of(p).to_vec());
     // Text being typed or refused, its refusal, and the axis it was typed over: a
     // change of the axis from elsewhere (a fit, Undo, a load) drops it.
@@ -83,26 +83,21 @@ fn GridList(
         Err(e) => typed.set(Some((text, Some(e), now()))),
     };
     view! {
-        <div class="field field-wide" class:invalid=move || message.with(Option::is_some)>
-            <label for=input_id.clone()>{f.label}<span class="unit">{f.unit}</span></label>
+        <FieldFrame ids=ids.clone() label=f.label unit=f.unit wide=true message help=f.help.into_any()>
             <input
-                id=input_id
+                id=ids.input.clone()
                 type="text"
                 inputmode="numeric"
                 spellcheck="false"
                 autocomplete="off"
-                data-testid=format!("input-{path}")
-                aria-describedby=format!("{help_id} {err_id}")
+                data-testid=ids.input_test_id()
+                aria-describedby=ids.described_by()
                 aria-invalid=move || message.with(Option::is_some).to_string()
                 prop:value=shown
                 on:input:target=move |ev| typed.set(Some((ev.target().value(), None, now())))
                 on:change:target=move |ev| commit(ev.target().value())
             />
-            <p class="help" id=help_id>{f.help}</p>
-            <p class="error" id=err_id role="alert" data-testid=format!("error-{path}")>
-                {move || message.get()}
-            </p>
-        </div>
+        </FieldFrame>
     }
 }
 

@@ -4,6 +4,7 @@
 
 use leptos::prelude::*;
 
+use crate::components::field_frame::{FieldFrame, FieldIds};
 use crate::state::fields::field;
 use crate::state::{PlanState, TYPING_PAUSE};
 
@@ -17,11 +18,8 @@ pub fn NumberField(
     let Some(f) = field(id) else {
         return ().into_any();
     };
-    let input_id = format!("in-{}", id.replace('.', "-"));
-    let help_id = format!("{input_id}-help");
-    let err_id = format!("{input_id}-error");
+    let ids = FieldIds::of(id);
     let message = Memo::new(move |_| state.message_for(id));
-    let described = format!("{help_id} {err_id}");
     let timer = StoredValue::new_local(None::<TimeoutHandle>);
     let stop_timer = move || {
         if let Some(h) = timer.try_update_value(Option::take).flatten() {
@@ -46,19 +44,15 @@ pub fn NumberField(
         state.commit(id, false);
     };
     view! {
-        <div class="field" class:invalid=move || message.with(Option::is_some)>
-            <label for=input_id.clone()>
-                {f.label}
-                {(!f.unit.is_empty()).then(|| view! { <span class="unit">{f.unit}</span> })}
-            </label>
+        <FieldFrame ids=ids.clone() label=f.label unit=f.unit message help=f.help.into_any()>
             <input
-                id=input_id
+                id=ids.input.clone()
                 type="text"
                 inputmode="decimal"
                 autocomplete="off"
                 spellcheck="false"
-                data-testid=format!("input-{id}")
-                aria-describedby=described
+                data-testid=ids.input_test_id()
+                aria-describedby=ids.described_by()
                 aria-invalid=move || message.with(Option::is_some).to_string()
                 prop:value=move || state.text_of(id)
                 on:input:target=move |ev| on_input(ev.target().value())
@@ -69,11 +63,7 @@ pub fn NumberField(
                     }
                 }
             />
-            <p class="help" id=help_id>{f.help}</p>
-            <p class="error" id=err_id role="alert" data-testid=format!("error-{id}")>
-                {move || message.get()}
-            </p>
-        </div>
+        </FieldFrame>
     }
     .into_any()
 }
