@@ -78,23 +78,42 @@ impl Rng {
         self.exponential_with(Ziggurat::get())
     }
 
-    /// [`Rng::standard_exponential`] with the tables already at hand.
-    #[inline]
+    /// [`Rng::standard_exponential`] with the tables already at hand. The common case
+    /// (one draw inside a layer's rectangle) is inlined; the rest is out of line.
+    #[inline(always)]
     pub fn exponential_with(&mut self, z: &Ziggurat) -> f64 {
+        let u = self.next_u64();
+        let j = (u >> 32) as u32;
+        let i = (u & 0xFF) as usize;
+        if j < z.ke[i] {
+            return j as f64 * z.we[i];
+        }
+        // The generator goes by value, so that callers' loops keep it in registers.
+        let (x, r) = self.clone().exponential_slow(z, u);
+        *self = r;
+        x
+    }
+
+    /// The rest of [`Rng::exponential_with`] after a draw `u` outside its rectangle:
+    /// the base layer's tail, a wedge test, or another draw.
+    #[cold]
+    #[inline(never)]
+    fn exponential_slow(mut self, z: &Ziggurat, mut u: u64) -> (f64, Rng) {
         loop {
-            let u = self.next_u64();
             let j = (u >> 32) as u32;
             let i = (u & 0xFF) as usize;
             if j < z.ke[i] {
-                return j as f64 * z.we[i];
+                return (j as f64 * z.we[i], self);
             }
             if i == 0 {
-                return EXP_R - libm::log(self.next_f64_open0());
+                let x = EXP_R - libm::log(self.next_f64_open0());
+                return (x, self);
             }
             let x = j as f64 * z.we[i];
             if z.fe[i] + self.next_f64() * (z.fe[i - 1] - z.fe[i]) < libm::exp(-x) {
-                return x;
+                return (x, self);
             }
+            u = self.next_u64();
         }
     }
 
@@ -103,15 +122,32 @@ impl Rng {
         self.normal_with(Ziggurat::get())
     }
 
-    /// [`Rng::standard_normal`] with the tables already at hand.
-    #[inline]
+    /// [`Rng::standard_normal`] with the tables already at hand. The common case (one
+    /// draw inside a layer's rectangle) is inlined; the rest is out of line.
+    #[inline(always)]
     pub fn normal_with(&mut self, z: &Ziggurat) -> f64 {
+        let u = self.next_u64();
+        let h = (u >> 32) as u32 as i32;
+        let i = (u & 0x7F) as usize;
+        if h.unsigned_abs() < z.kn[i] {
+            return h as f64 * z.wn[i];
+        }
+        // The generator goes by value, so that callers' loops keep it in registers.
+        let (x, r) = self.clone().normal_slow(z, u);
+        *self = r;
+        x
+    }
+
+    /// The rest of [`Rng::normal_with`] after a draw `u` outside its rectangle: the
+    /// tail beyond the base layer, a wedge test, or another draw.
+    #[cold]
+    #[inline(never)]
+    fn normal_slow(mut self, z: &Ziggurat, mut u: u64) -> (f64, Rng) {
         loop {
-            let u = self.next_u64();
             let h = (u >> 32) as u32 as i32;
             let i = (u & 0x7F) as usize;
             if h.unsigned_abs() < z.kn[i] {
-                return h as f64 * z.wn[i];
+                return (h as f64 * z.wn[i], self);
             }
             if i == 0 {
                 // The tail beyond r, by Marsaglia's exponential method.
@@ -119,14 +155,15 @@ impl Rng {
                     let x = -libm::log(self.next_f64_open0()) / NORM_R;
                     let y = -libm::log(self.next_f64_open0());
                     if y + y >= x * x {
-                        return if h > 0 { NORM_R + x } else { -NORM_R - x };
+                        return (if h > 0 { NORM_R + x } else { -NORM_R - x }, self);
                     }
                 }
             }
             let x = h as f64 * z.wn[i];
             if z.fn_[i] + self.next_f64() * (z.fn_[i - 1] - z.fn_[i]) < libm::exp(-0.5 * x * x) {
-                return x;
+                return (x, self);
             }
+            u = self.next_u64();
         }
     }
 

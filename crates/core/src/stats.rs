@@ -42,40 +42,39 @@ impl Summary {
         }
     }
 
-    /// Summarises `values` (sorted in place). NaN values are ignored.
+    /// Summarises `values`, which it reorders (NaN values are dropped first). The mean
+    /// is summed in the order given, so callers fix its last bits by the order they
+    /// collect the sample in; the percentiles are found by selection, and are exactly
+    /// those of the sorted sample ([`percentile_sorted`]).
     pub fn of(values: &mut Vec<f64>) -> Summary {
         values.retain(|v| !v.is_nan());
         if values.is_empty() {
             return Summary::EMPTY;
         }
-        sort_floats(values);
         let mean = values.iter().sum::<f64>() / values.len() as f64;
+        let [p50, p90, p95, p99] = percentiles(values, SUMMARY_PCTS);
         Summary {
             mean,
-            p50: percentile_sorted(values, 50.0),
-            p90: percentile_sorted(values, 90.0),
-            p95: percentile_sorted(values, 95.0),
-            p99: percentile_sorted(values, 99.0),
+            p50,
+            p90,
+            p95,
+            p99,
         }
     }
 
     /// Summarises a weighted sample: `(value, count)` pairs, as if each value were repeated
-    /// `count` times (sorted in place). Pairs with a zero count are ignored.
+    /// `count` times (reordered; pairs with a zero count or a NaN value are dropped). The
+    /// mean sums `value × count` in the order given; the percentiles are found by
+    /// selection, and are exactly those of the sorted pairs
+    /// ([`percentiles_weighted_sorted`]).
     pub fn of_weighted(pairs: &mut Vec<(f64, u64)>) -> Summary {
         pairs.retain(|&(v, w)| w > 0 && !v.is_nan());
         if pairs.is_empty() {
             return Summary::EMPTY;
         }
-        if pairs.iter().all(|p| p.0.is_sign_positive()) {
-            // Non-negative doubles order like their bit patterns: integer compares.
-            pairs.sort_unstable_by_key(|p| p.0.to_bits());
-        } else {
-            pairs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
-        }
         let total: u64 = pairs.iter().map(|&(_, w)| w).sum();
         let mean = pairs.iter().map(|&(v, w)| v * w as f64).sum::<f64>() / total as f64;
-        let [p50, p90, p95, p99] =
-            percentiles_weighted_sorted(pairs, total, [50.0, 90.0, 95.0, 99.0]);
+        let [p50, p90, p95, p99] = percentiles_weighted(pairs, total, SUMMARY_PCTS);
         Summary {
             mean,
             p50,
@@ -86,8 +85,209 @@ impl Summary {
     }
 }
 
-/// Sorts ascending (NaN-free input). Non-negative doubles order like their bit
-/// patterns, so those are sorted as integers, which is several times faster.
+/// The percentiles a [`Summary`] reports, ascending.
+const SUMMARY_PCTS: [f64; 4] = [50.0, 90.0, 95.0, 99.0];
+
+/// An integer key that orders doubles as `f64::total_cmp` does, and back.
+trait OrderKey {
+    type K: Ord + Copy;
+    fn key(x: f64) -> Self::K;
+    fn value(k: Self::K) -> f64;
+}
+
+/// Non-negative doubles (sign bit clear) order like their bit patterns.
+struct Bits;
+
+impl OrderKey for Bits {
+    type K = u64;
+    #[inline(always)]
+    fn key(x: f64) -> u64 {
+        x.to_bits()
+    }
+    #[inline(always)]
+    fn value(k: u64) -> f64 {
+        f64::from_bits(k)
+    }
+}
+
+/// Any double: flip the magnitude bits of negatives (`total_cmp`'s own key).
+struct Total;
+
+impl OrderKey for Total {
+    type K = i64;
+    #[inline(always)]
+    fn key(x: f64) -> i64 {
+        let b = x.to_bits() as i64;
+        b ^ ((((b >> 63) as u64) >> 1) as i64)
+    }
+    #[inline(always)]
+    fn value(k: i64) -> f64 {
+        // The flip is its own inverse (it keeps the sign bit).
+        f64::from_bits((k ^ ((((k >> 63) as u64) >> 1) as i64)) as u64)
+    }
+}
+
+/// Several percentiles (each 0..100, ascending) of a non-empty, NaN-free sample, which
+/// is reordered; bit for bit [`percentile_sorted`] of the sorted sample.
+fn percentiles<const N: usize>(values: &mut [f64], pcts: [f64; N]) -> [f64; N] {
+    if values.iter().all(|v| v.is_sign_positive()) {
+        percentiles_by_selection::<Bits, N>(values, pcts)
+    } else {
+        percentiles_by_selection::<Total, N>(values, pcts)
+    }
+}
+
+/// Each percentile needs the values at ranks `lo` and `lo + 1`. Selecting rank `lo`
+/// leaves every larger rank above it, so `lo + 1` is the least value above, and the next
+/// (larger) percentile is selected among the values above only.
+fn percentiles_by_selection<O: OrderKey, const N: usize>(
+    values: &mut [f64],
+    pcts: [f64; N],
+) -> [f64; N] {
+    let n = values.len();
+    let mut out = [f64::NAN; N];
+    // Ranks below `from` are in place, each below everything from `from` on.
+    let mut from = 0usize;
+    let mut last: Option<(usize, f64, f64)> = None;
+    for (slot, pct) in pcts.into_iter().enumerate() {
+        let (lo, frac) = virtual_index(n as u64, pct);
+        let lo = lo as usize;
+        let (a, b) = match last {
+            Some((l, a, b)) if l == lo => (a, b),
+            _ => {
+                debug_assert!(lo >= from, "percentiles must be ascending");
+                let (_, at, above) =
+                    values[from..].select_nth_unstable_by_key(lo - from, |x| O::key(*x));
+                let a = *at;
+                let b = above.iter().map(|x| O::key(*x)).min().map_or(a, O::value);
+                from = lo + 1;
+                (a, b)
+            }
+        };
+        out[slot] = lerp(a, b, frac);
+        last = Some((lo, a, b));
+    }
+    out
+}
+
+/// Several percentiles (each 0..100, in any order) of `(value, count)` pairs holding
+/// `total` counts, NaN-free; the pairs are reordered. Bit for bit
+/// [`percentiles_weighted_sorted`] of the sorted pairs, found by a weighted selection
+/// instead of a sort (NaN when there are no counts).
+pub fn percentiles_weighted<const K: usize>(
+    pairs: &mut [(f64, u64)],
+    total: u64,
+    pcts: [f64; K],
+) -> [f64; K] {
+    if total == 0 || pairs.is_empty() {
+        return [f64::NAN; K];
+    }
+    let mut wanted: Vec<(u64, usize)> = Vec::with_capacity(2 * K);
+    let mut fracs = [0.0; K];
+    for (i, &pct) in pcts.iter().enumerate() {
+        let (lo, frac) = virtual_index(total, pct);
+        fracs[i] = frac;
+        wanted.push((lo, 2 * i));
+        wanted.push(((lo + 1).min(total - 1), 2 * i + 1));
+    }
+    wanted.sort_unstable();
+    // Past about 2 log2(n) uneven splits, sort what is left (bounds the worst case).
+    let depth = 2 * (usize::BITS - pairs.len().leading_zeros()) + 8;
+    let found = select_ranks(pairs, &wanted, depth);
+    std::array::from_fn(|i| lerp(found[2 * i], found[2 * i + 1], fracs[i]))
+}
+
+/// The values at the ranks of `wanted` (ascending `(rank, slot)`), by slot.
+fn select_ranks(pairs: &mut [(f64, u64)], wanted: &[(u64, usize)], depth: u32) -> Vec<f64> {
+    let mut found = vec![f64::NAN; wanted.len()];
+    if pairs.iter().all(|p| p.0.is_sign_positive()) {
+        select_weighted::<Bits>(pairs, 0, wanted, &mut found, depth);
+    } else {
+        select_weighted::<Total>(pairs, 0, wanted, &mut found, depth);
+    }
+    found
+}
+
+/// Below this many pairs, [`select_weighted`] sorts and walks.
+const SELECT_SMALL: usize = 24;
+
+/// Finds the value at each rank of `wanted` (ascending; ranks of the whole sample, the
+/// pairs before `pairs` holding `base` counts) and stores it in `found[slot]`. A 3-way
+/// partition around a pivot splits the pairs into those below, equal to and above it;
+/// the counts below and equal decide on which side each wanted rank lies.
+fn select_weighted<O: OrderKey>(
+    pairs: &mut [(f64, u64)],
+    base: u64,
+    wanted: &[(u64, usize)],
+    found: &mut [f64],
+    depth: u32,
+) {
+    if wanted.is_empty() {
+        return;
+    }
+    let n = pairs.len();
+    if n <= SELECT_SMALL || depth == 0 {
+        pairs.sort_unstable_by_key(|p| O::key(p.0));
+        let mut seen = base;
+        let mut next = 0;
+        for &(v, w) in pairs.iter() {
+            seen += w;
+            while next < wanted.len() && wanted[next].0 < seen {
+                found[wanted[next].1] = v;
+                next += 1;
+            }
+            if next == wanted.len() {
+                return;
+            }
+        }
+        // Ranks past the last count (unreachable with the right total).
+        let last = pairs.last().map_or(f64::NAN, |p| p.0);
+        for &(_, slot) in &wanted[next..] {
+            found[slot] = last;
+        }
+        return;
+    }
+    // Median of the first, middle and last keys.
+    let (k0, k1, k2) = (
+        O::key(pairs[0].0),
+        O::key(pairs[n / 2].0),
+        O::key(pairs[n - 1].0),
+    );
+    let pivot = k0.max(k1).min(k0.min(k1).max(k2));
+    // Dutch flag: [..lt) below, [lt..i) equal, [gt..) above.
+    let (mut lt, mut i, mut gt) = (0usize, 0usize, n);
+    let (mut below, mut equal) = (0u64, 0u64);
+    while i < gt {
+        let p = pairs[i];
+        let k = O::key(p.0);
+        if k < pivot {
+            below += p.1;
+            pairs.swap(lt, i);
+            lt += 1;
+            i += 1;
+        } else if k > pivot {
+            gt -= 1;
+            pairs.swap(i, gt);
+        } else {
+            equal += p.1;
+            i += 1;
+        }
+    }
+    let low_end = base + below;
+    let eq_end = low_end + equal;
+    let a = wanted.partition_point(|&(r, _)| r < low_end);
+    let b = wanted.partition_point(|&(r, _)| r < eq_end);
+    for &(_, slot) in &wanted[a..b] {
+        found[slot] = O::value(pivot);
+    }
+    let (left, rest) = pairs.split_at_mut(lt);
+    select_weighted::<O>(left, base, &wanted[..a], found, depth - 1);
+    select_weighted::<O>(&mut rest[gt - lt..], eq_end, &wanted[b..], found, depth - 1);
+}
+
+/// Sorts ascending (NaN-free input), as `total_cmp` orders: the yardstick the
+/// selections are tested against.
+#[cfg(test)]
 fn sort_floats(values: &mut [f64]) {
     if values.iter().all(|v| v.is_sign_positive()) {
         values.sort_unstable_by_key(|v| v.to_bits());
@@ -322,9 +522,8 @@ mod tests {
         assert_eq!(percentile_sorted(&xs, 0.0), 1.0);
         assert_eq!(percentile_sorted(&xs, 100.0), 4.0);
         // numpy.percentile([10, 0, 5], 25) = 2.5 after sorting [0, 5, 10].
-        let mut v = vec![10.0, 0.0, 5.0];
-        let s = Summary::of(&mut v);
-        assert_eq!(percentile_sorted(&v, 25.0), 2.5);
+        let s = Summary::of(&mut vec![10.0, 0.0, 5.0]);
+        assert_eq!(percentile_sorted(&[0.0, 5.0, 10.0], 25.0), 2.5);
         assert_eq!(s.p50, 5.0);
         assert_eq!(s.mean, 5.0);
         assert!((s.p99 - 9.9).abs() < 1e-12);
@@ -466,6 +665,95 @@ mod tests {
             let df = v[0].as_u64().expect("df") as u32;
             let bits = u64::from_str_radix(v[1].as_str().expect("hex"), 16).expect("hex");
             assert_eq!(t_975(df).to_bits(), bits, "df {df}: {}", t_975(df));
+        }
+    }
+
+    /// A small value with many ties: eighths in [-2.5, 5), some of them -0.0, or only
+    /// non-negative ones (the integer-key path).
+    fn tied_value() -> impl proptest::strategy::Strategy<Value = f64> {
+        use proptest::prelude::*;
+        (-20i32..40, any::<bool>()).prop_map(|(k, neg_zero)| {
+            if k == 0 && neg_zero {
+                -0.0
+            } else {
+                k as f64 * 0.125
+            }
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(600))]
+
+        /// Percentiles by selection are those of the sorted sample, bit for bit, and
+        /// the mean is the sum in the order given.
+        #[test]
+        fn selected_percentiles_equal_sorted(
+            mut xs in proptest::collection::vec(tied_value(), 1..300),
+            non_negative in proptest::bool::ANY,
+            mut pcts in proptest::collection::vec(0.0f64..=100.0, 1..6),
+        ) {
+            if non_negative {
+                xs.iter_mut().for_each(|x| *x = x.abs());
+            }
+            let mut sorted = xs.clone();
+            sort_floats(&mut sorted);
+            let s = Summary::of(&mut xs.clone());
+            let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+            proptest::prop_assert_eq!(s.mean.to_bits(), mean.to_bits());
+            for (got, pct) in [s.p50, s.p90, s.p95, s.p99].into_iter().zip(SUMMARY_PCTS) {
+                let want = percentile_sorted(&sorted, pct);
+                proptest::prop_assert_eq!(got.to_bits(), want.to_bits(), "pct {}", pct);
+            }
+            pcts.extend([0.0, 100.0]);
+            pcts.sort_by(f64::total_cmp);
+            let pcts: [f64; 4] = [pcts[0], pcts[1], pcts[pcts.len() - 2], pcts[pcts.len() - 1]];
+            let got = percentiles(&mut xs.clone(), pcts);
+            for (g, pct) in got.into_iter().zip(pcts) {
+                let want = percentile_sorted(&sorted, pct);
+                proptest::prop_assert_eq!(g.to_bits(), want.to_bits(), "pct {}", pct);
+            }
+        }
+
+        /// The weighted selection gives the sorted walk's percentiles bit for bit, on
+        /// pairs with ties, zero counts and single elements, down to any depth at which
+        /// it falls back to sorting.
+        #[test]
+        fn weighted_selection_equals_sorted(
+            pairs in proptest::collection::vec((tied_value(), 0u64..5), 1..400),
+            non_negative in proptest::bool::ANY,
+            pcts in proptest::collection::vec(0.0f64..=100.0, 4),
+            depth in 0u32..64,
+        ) {
+            let mut pairs = pairs;
+            if non_negative {
+                pairs.iter_mut().for_each(|p| p.0 = p.0.abs());
+            }
+            let total: u64 = pairs.iter().map(|p| p.1).sum();
+            let mut sorted = pairs.clone();
+            sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let pcts: [f64; 6] = [pcts[0], pcts[1], pcts[2], pcts[3], 0.0, 100.0];
+            let want = percentiles_weighted_sorted(&sorted, total, pcts);
+            let got = percentiles_weighted(&mut pairs.clone(), total, pcts);
+            for ((g, w), pct) in got.iter().zip(want).zip(pcts) {
+                proptest::prop_assert_eq!(g.to_bits(), w.to_bits(), "pct {}", pct);
+            }
+            if total > 0 {
+                let wanted: Vec<(u64, usize)> =
+                    (0..total).step_by(1 + total as usize / 17).zip(0..).collect();
+                let found = select_ranks(&mut pairs.clone(), &wanted, depth);
+                for &(rank, slot) in &wanted {
+                    let want = value_at_rank(&sorted, rank);
+                    proptest::prop_assert_eq!(found[slot].to_bits(), want.to_bits(), "rank {}", rank);
+                }
+                let s = Summary::of_weighted(&mut pairs.clone());
+                let mean = pairs
+                    .iter()
+                    .filter(|p| p.1 > 0)
+                    .map(|&(v, w)| v * w as f64)
+                    .sum::<f64>()
+                    / total as f64;
+                proptest::prop_assert_eq!(s.mean.to_bits(), mean.to_bits());
+            }
         }
     }
 }

@@ -129,11 +129,13 @@ pub(super) struct Outcome {
     queue_area: f64,
     running_area: f64,
     peak_queue: u32,
+    /// Latencies of the measured requests in request order (slot `id − warm-up`);
+    /// NaN for a request that did not finish.
     ttft: Vec<f64>,
     tpot: Vec<f64>,
     e2e: Vec<f64>,
-    /// Inter-token gaps as (step duration, decoders living through it); consecutive
-    /// steps of the same duration share one pair.
+    /// Inter-token gaps as (step duration, decoders living through it), in step order;
+    /// consecutive steps of the same duration share one pair.
     itl: Vec<(f64, u64)>,
 }
 
@@ -320,9 +322,9 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
                 queue_area: 0.0,
                 running_area: 0.0,
                 peak_queue: 0,
-                ttft: Vec::with_capacity(cap),
-                tpot: Vec::with_capacity(cap),
-                e2e: Vec::with_capacity(cap),
+                ttft: vec![f64::NAN; cap],
+                tpot: vec![f64::NAN; cap],
+                e2e: vec![f64::NAN; cap],
                 // About four steps per request at typical loads; sized up front so
                 // the pairs are not copied over and over as the vector grows.
                 itl: Vec::with_capacity(if FULL { (n * 5).min(1 << 20) } else { 0 }),
@@ -502,9 +504,11 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
             *h += m as u32;
         }
         if FULL {
-            self.out.ttft.push(ttft);
-            self.out.tpot.push(tpot);
-            self.out.e2e.push(e2e);
+            // In request order, the order the summaries sum their means in.
+            let k = (id - self.warmup) as usize;
+            self.out.ttft[k] = ttft;
+            self.out.tpot[k] = tpot;
+            self.out.e2e[k] = e2e;
         }
     }
 
