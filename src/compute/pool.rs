@@ -2,7 +2,7 @@
 //! main-thread executor that runs requests in short slices.
 //!
 //! The main thread works while the workers are still loading (so the first run does not
-//! wait for their wasm to download and compile) and when no worker can start at all.
+//! wait for them to get the page's module and warm up) and when no worker can start at all.
 //! Once a worker is ready, queued requests go to the workers only. Each slice runs
 //! requests until [`SLICE_MS`] has passed, then yields to the browser through a
 //! `MessageChannel` message (no timer clamping), so input is handled between slices.
