@@ -20,6 +20,7 @@ pub mod pool;
 pub mod protocol;
 pub mod shootout;
 pub mod side;
+pub mod worker;
 
 use std::collections::BTreeMap;
 use std::rc::Rc;

@@ -1,12 +1,22 @@
 //! The web app's entry point: mounts [`goodput_app::App`] on the page's body. Trunk
 //! builds it to wasm; the numbers come from `goodput-core` through the app crate.
+//!
+//! The simulation workers run this same module: in a worker, `main` runs the worker's
+//! loop instead (`goodput_app::compute::worker`).
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+use goodput_app::compute::{pool, worker};
 use goodput_app::App;
 use leptos::prelude::*;
 
 fn main() {
     console_error_panic_hook::set_once();
+    if worker::in_worker() {
+        worker::run();
+        return;
+    }
+    // The workers index.html started are waiting for this module: hand it over first.
+    pool::hand_off_to_early_workers();
     mount_to_body(App);
 }

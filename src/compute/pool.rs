@@ -2,7 +2,7 @@
 //! main-thread executor that runs requests in short slices.
 //!
 //! The main thread works while the workers are still loading (so the first run does not
-//! wait for their wasm to download and compile) and when no worker can start at all.
+//! wait for them to get the page's module and warm up) and when no worker can start at all.
 //! Once a worker is ready, queued requests go to the workers only. Each slice runs
 //! requests until [`SLICE_MS`] has passed, then yields to the browser through a
 //! `MessageChannel` message (no timer clamping), so input is handled between slices.
@@ -16,7 +16,7 @@ use js_sys::{Function, Reflect};
 use leptos::prelude::{set_timeout, window};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
-use web_sys::{Blob, BlobPropertyBag, MessageEvent, Url, Worker};
+use web_sys::{Blob, BlobPropertyBag, MessageEvent, Url, Worker, WorkerOptions, WorkerType};
 
 /// Runs one request body and returns the reply body (the code a worker runs).
 pub type Executor = fn(&str) -> String;
@@ -93,23 +93,42 @@ pub fn pool_size() -> usize {
     }
 }
 
-/// URL of a file next to the page (Trunk puts `worker.js` beside `index.html`).
-fn beside_page(file: &str) -> Option<String> {
-    let doc = window().document()?;
-    let base = doc.base_uri().ok().flatten()?;
-    Url::new_with_base(file, &base).ok().map(|u| u.href())
-}
-
+/// Starts a worker on the page's own module: the [`super::worker::BOOTSTRAP`] script,
+/// then the hand-off of the module.
 fn spawn_worker() -> Option<Worker> {
-    let js = beside_page("worker.js")?;
-    let wasm = beside_page("worker_bg.wasm")?;
-    let script = format!("importScripts({js:?});wasm_bindgen({{module_or_path:{wasm:?}}});");
-    let parts = js_sys::Array::of1(&JsValue::from_str(&script));
+    let parts = js_sys::Array::of1(&JsValue::from_str(super::worker::BOOTSTRAP));
     let opts = BlobPropertyBag::new();
     opts.set_type("text/javascript");
     let blob = Blob::new_with_str_sequence_and_options(&parts, &opts).ok()?;
     let url = Url::create_object_url_with_blob(&blob).ok()?;
-    Worker::new(&url).ok()
+    let options = WorkerOptions::new();
+    options.set_type(WorkerType::Module);
+    let worker = Worker::new_with_options(&url, &options).ok()?;
+    if super::worker::hand_off(&worker).is_err() {
+        worker.terminate();
+        return None;
+    }
+    Some(worker)
+}
+
+/// Hands the page's module to the workers `index.html` started before the app loaded
+/// (see [`EARLY_WORKERS_GLOBAL`]), so they start loading at once; the pool adopts them
+/// later. A worker the hand-off cannot reach is marked failed.
+pub fn hand_off_to_early_workers() {
+    let Ok(list) = Reflect::get(&js_sys::global(), &JsValue::from_str(EARLY_WORKERS_GLOBAL)) else {
+        return;
+    };
+    let Ok(list) = list.dyn_into::<js_sys::Array>() else {
+        return;
+    };
+    for w in list.iter() {
+        let Ok(worker) = w.dyn_into::<Worker>() else {
+            continue;
+        };
+        if super::worker::hand_off(&worker).is_err() {
+            let _ = Reflect::set(&worker, &JsValue::from_str("goodputFailed"), &JsValue::TRUE);
+        }
+    }
 }
 
 /// Name of the page global where `index.html` leaves the workers it started early: an

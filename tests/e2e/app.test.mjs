@@ -216,8 +216,16 @@ test('without workers the page says so, runs in slices on its own thread, and ge
   const context = await h.browser.newContext({ viewport: { width: 1280, height: 900 } });
   try {
     const page = await context.newPage();
-    // The worker script cannot load: every worker fails to start.
-    await page.route('**/worker.js', (route) => route.abort());
+    // Every worker fails to start: its script throws before it can load the module.
+    await page.addInitScript(() => {
+      const failing = URL.createObjectURL(new Blob(['throw new Error("no worker here")']));
+      const Native = window.Worker;
+      window.Worker = class extends Native {
+        constructor() {
+          super(failing);
+        }
+      };
+    });
     await page.goto(`${h.baseUrl}/`);
     await page.waitForFunction(
       () => /Workers unavailable/.test(document.querySelector('[data-testid="run-mode"]')?.textContent ?? ''),
@@ -236,10 +244,6 @@ test('while the workers load, the first search runs on the page; then the early 
   const expected = await readValue(reference, 'goodput-rps');
 
   const context = await h.browser.newContext({ viewport: { width: 1280, height: 900 } });
-  let release = () => {};
-  const held = new Promise((resolve) => {
-    release = resolve;
-  });
   try {
     const page = await context.newPage();
     await page.addInitScript(() => {
@@ -251,11 +255,18 @@ test('while the workers load, the first search runs on the page; then the early 
           window.workersCreated += 1;
         }
       };
-    });
-    // The workers' wasm is held back until the first search has finished.
-    await page.route('**/worker_bg.wasm', async (route) => {
-      await held;
-      await route.continue();
+      // The page hands its module to the workers (a message that is not a string); that
+      // message is held back until the test releases it.
+      let release = () => {};
+      const held = new Promise((resolve) => {
+        release = resolve;
+      });
+      window.releaseWorkers = release;
+      const post = Native.prototype.postMessage;
+      Native.prototype.postMessage = function (...args) {
+        if (typeof args[0] === 'string') return post.apply(this, args);
+        held.then(() => post.apply(this, args));
+      };
     });
     await page.goto(`${h.baseUrl}/`);
     await page.waitForFunction(
@@ -266,7 +277,7 @@ test('while the workers load, the first search runs on the page; then the early 
     assert.doesNotMatch(await page.textContent('[data-testid="run-mode"]'), /^\d+ workers?$/);
     assert.equal(await readValue(page, 'goodput-rps'), expected);
 
-    release();
+    await page.evaluate(() => window.releaseWorkers());
     await page.waitForFunction(
       () => /^\d+ workers?$/.test(document.querySelector('[data-testid="run-mode"]')?.textContent ?? ''),
       null,
@@ -282,7 +293,6 @@ test('while the workers load, the first search runs on the page; then the early 
     await waitForRunDone(page);
     assert.equal(await readValue(page, 'goodput-rps'), expected);
   } finally {
-    release();
     await context.close();
   }
 });
