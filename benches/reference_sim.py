@@ -35,7 +35,9 @@ It prints the time per point (median and best over the points) and the mean
 attainment. With --goodput target/release/goodput it then times `goodput simulate`
 on the same work (the same flags, --replications 400 --json, several processes) and
 prints both per-point times and their ratio; give --goodput more than once to compare
-builds in the same run.
+builds in the same run. With --article FILE it also times the tuning article's own
+listing on the same seeds (save the listing from the article as FILE; it is not part
+of this project) and prints each build's ratio against it too.
 """
 
 import argparse
@@ -161,6 +163,29 @@ def time_goodput(binary, a, runs, replications):
     return walls, cpus, json.loads(out)["attainment"]
 
 
+def time_article(a):
+    """Times the article's listing (loaded from `a.article`) on seeds 0..points-1;
+    returns the median wall and CPU seconds per point and the mean attainment."""
+    import contextlib
+    import importlib.util
+    import io
+
+    spec = importlib.util.spec_from_file_location("article_listing", a.article)
+    listing = importlib.util.module_from_spec(spec)
+    with contextlib.redirect_stdout(io.StringIO()):  # the listing prints its own run
+        spec.loader.exec_module(listing)
+    walls, cpus, hits = [], [], []
+    for seed in range(a.points):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        ttft, tpot = listing.simulate(a.rate, a.max_num_seqs, a.max_num_batched_tokens,
+                                      n=a.num_requests, seed=seed)
+        walls.append(time.perf_counter() - start)
+        cpus.append(time.process_time() - start_cpu)
+        hits.append(float(np.mean((ttft <= TTFT_SLO) & (tpot <= TPOT_SLO))))
+    med = lambda xs: sorted(xs)[len(xs) // 2]
+    return med(walls), med(cpus), float(np.mean(hits))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--points", type=int, default=5, help="points (seeds 0..N-1)")
@@ -174,7 +199,13 @@ def main():
                     "--json, one process per run) and print the ratio; repeat it to "
                     "compare builds (the runs of the builds are interleaved)")
     ap.add_argument("--goodput-runs", type=int, default=7, help="processes to time")
+    ap.add_argument("--article", metavar="FILE",
+                    help="also time the tuning article's own listing on the same points: "
+                    "FILE is that listing saved as a Python file (its simulate(rate, "
+                    "max_seqs, budget, n, seed) returning the TTFT and TPOT arrays); it "
+                    "is not part of this project")
     a = ap.parse_args()
+    article = time_article(a) if a.article else None
     times, cpu, hits = [], [], []
     for seed in range(a.points):
         start, start_cpu = time.perf_counter(), time.process_time()
@@ -189,6 +220,9 @@ def main():
     print(f"per point: median {times[len(times) // 2] * 1e3:.1f} ms wall "
           f"(best {times[0] * 1e3:.1f}), median {cpu[len(cpu) // 2] * 1e3:.1f} ms CPU")
     print(f"mean attainment {np.mean(hits):.4f}")
+    if article:
+        print(f"article listing ({a.article}): per point median {article[0] * 1e3:.1f} ms "
+              f"wall, median {article[1] * 1e3:.1f} ms CPU; mean attainment {article[2]:.4f}")
     reps = 400
     runs = {b: ([], [], None) for b in a.goodput}
     for _ in range(a.goodput_runs):
@@ -204,6 +238,9 @@ def main():
               f"median {med(cpus) * 1e6:.0f} us CPU; mean attainment {hit:.4f}")
         print(f"  ratio (median per point): {times[len(times) // 2] / med(walls):.0f}x wall, "
               f"{cpu[len(cpu) // 2] / med(cpus):.0f}x CPU")
+        if article:
+            print(f"  against the article's listing: {article[0] / med(walls):.0f}x wall, "
+                  f"{article[1] / med(cpus):.0f}x CPU")
 
 
 if __name__ == "__main__":

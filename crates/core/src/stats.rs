@@ -88,62 +88,29 @@ impl Summary {
 /// The percentiles a [`Summary`] reports, ascending.
 const SUMMARY_PCTS: [f64; 4] = [50.0, 90.0, 95.0, 99.0];
 
-/// An integer key that orders doubles as `f64::total_cmp` does, and back.
-trait OrderKey {
-    type K: Ord + Copy;
-    fn key(x: f64) -> Self::K;
-    fn value(k: Self::K) -> f64;
+/// An integer key that orders doubles as `f64::total_cmp` does: non-negative doubles
+/// (sign bit clear) order like their bit patterns, so they get the sign bit set; negative
+/// ones get every bit flipped. One key for every sample keeps one instantiation of each
+/// selection in the code.
+#[inline(always)]
+fn order_key(x: f64) -> u64 {
+    let b = x.to_bits();
+    b ^ (((((b as i64) >> 63) as u64) >> 1) | (1 << 63))
 }
 
-/// Non-negative doubles (sign bit clear) order like their bit patterns.
-struct Bits;
-
-impl OrderKey for Bits {
-    type K = u64;
-    #[inline(always)]
-    fn key(x: f64) -> u64 {
-        x.to_bits()
-    }
-    #[inline(always)]
-    fn value(k: u64) -> f64 {
-        f64::from_bits(k)
-    }
-}
-
-/// Any double: flip the magnitude bits of negatives (`total_cmp`'s own key).
-struct Total;
-
-impl OrderKey for Total {
-    type K = i64;
-    #[inline(always)]
-    fn key(x: f64) -> i64 {
-        let b = x.to_bits() as i64;
-        b ^ ((((b >> 63) as u64) >> 1) as i64)
-    }
-    #[inline(always)]
-    fn value(k: i64) -> f64 {
-        // The flip is its own inverse (it keeps the sign bit).
-        f64::from_bits((k ^ ((((k >> 63) as u64) >> 1) as i64)) as u64)
-    }
+/// The double whose [`order_key`] is `k`.
+#[inline(always)]
+fn from_order_key(k: u64) -> f64 {
+    f64::from_bits(if k >> 63 == 1 { k ^ (1 << 63) } else { !k })
 }
 
 /// Several percentiles (each 0..100, ascending) of a non-empty, NaN-free sample, which
 /// is reordered; bit for bit [`percentile_sorted`] of the sorted sample.
-fn percentiles<const N: usize>(values: &mut [f64], pcts: [f64; N]) -> [f64; N] {
-    if values.iter().all(|v| v.is_sign_positive()) {
-        percentiles_by_selection::<Bits, N>(values, pcts)
-    } else {
-        percentiles_by_selection::<Total, N>(values, pcts)
-    }
-}
-
+///
 /// Each percentile needs the values at ranks `lo` and `lo + 1`. Selecting rank `lo`
 /// leaves every larger rank above it, so `lo + 1` is the least value above, and the next
 /// (larger) percentile is selected among the values above only.
-fn percentiles_by_selection<O: OrderKey, const N: usize>(
-    values: &mut [f64],
-    pcts: [f64; N],
-) -> [f64; N] {
+fn percentiles<const N: usize>(values: &mut [f64], pcts: [f64; N]) -> [f64; N] {
     let n = values.len();
     let mut out = [f64::NAN; N];
     // Ranks below `from` are in place, each below everything from `from` on.
@@ -157,9 +124,13 @@ fn percentiles_by_selection<O: OrderKey, const N: usize>(
             _ => {
                 debug_assert!(lo >= from, "percentiles must be ascending");
                 let (_, at, above) =
-                    values[from..].select_nth_unstable_by_key(lo - from, |x| O::key(*x));
+                    values[from..].select_nth_unstable_by_key(lo - from, |x| order_key(*x));
                 let a = *at;
-                let b = above.iter().map(|x| O::key(*x)).min().map_or(a, O::value);
+                let b = above
+                    .iter()
+                    .map(|x| order_key(*x))
+                    .min()
+                    .map_or(a, from_order_key);
                 from = lo + 1;
                 (a, b)
             }
@@ -200,11 +171,7 @@ pub fn percentiles_weighted<const K: usize>(
 /// The values at the ranks of `wanted` (ascending `(rank, slot)`), by slot.
 fn select_ranks(pairs: &mut [(f64, u64)], wanted: &[(u64, usize)], depth: u32) -> Vec<f64> {
     let mut found = vec![f64::NAN; wanted.len()];
-    if pairs.iter().all(|p| p.0.is_sign_positive()) {
-        select_weighted::<Bits>(pairs, 0, wanted, &mut found, depth);
-    } else {
-        select_weighted::<Total>(pairs, 0, wanted, &mut found, depth);
-    }
+    select_weighted(pairs, 0, wanted, &mut found, depth);
     found
 }
 
@@ -215,7 +182,7 @@ const SELECT_SMALL: usize = 24;
 /// pairs before `pairs` holding `base` counts) and stores it in `found[slot]`. A 3-way
 /// partition around a pivot splits the pairs into those below, equal to and above it;
 /// the counts below and equal decide on which side each wanted rank lies.
-fn select_weighted<O: OrderKey>(
+fn select_weighted(
     pairs: &mut [(f64, u64)],
     base: u64,
     wanted: &[(u64, usize)],
@@ -227,7 +194,7 @@ fn select_weighted<O: OrderKey>(
     }
     let n = pairs.len();
     if n <= SELECT_SMALL || depth == 0 {
-        pairs.sort_unstable_by_key(|p| O::key(p.0));
+        pairs.sort_unstable_by_key(|p| order_key(p.0));
         let mut seen = base;
         let mut next = 0;
         for &(v, w) in pairs.iter() {
@@ -249,9 +216,9 @@ fn select_weighted<O: OrderKey>(
     }
     // Median of the first, middle and last keys.
     let (k0, k1, k2) = (
-        O::key(pairs[0].0),
-        O::key(pairs[n / 2].0),
-        O::key(pairs[n - 1].0),
+        order_key(pairs[0].0),
+        order_key(pairs[n / 2].0),
+        order_key(pairs[n - 1].0),
     );
     let pivot = k0.max(k1).min(k0.min(k1).max(k2));
     // Dutch flag: [..lt) below, [lt..i) equal, [gt..) above.
@@ -259,7 +226,7 @@ fn select_weighted<O: OrderKey>(
     let (mut below, mut equal) = (0u64, 0u64);
     while i < gt {
         let p = pairs[i];
-        let k = O::key(p.0);
+        let k = order_key(p.0);
         if k < pivot {
             below += p.1;
             pairs.swap(lt, i);
@@ -278,11 +245,11 @@ fn select_weighted<O: OrderKey>(
     let a = wanted.partition_point(|&(r, _)| r < low_end);
     let b = wanted.partition_point(|&(r, _)| r < eq_end);
     for &(_, slot) in &wanted[a..b] {
-        found[slot] = O::value(pivot);
+        found[slot] = from_order_key(pivot);
     }
     let (left, rest) = pairs.split_at_mut(lt);
-    select_weighted::<O>(left, base, &wanted[..a], found, depth - 1);
-    select_weighted::<O>(&mut rest[gt - lt..], eq_end, &wanted[b..], found, depth - 1);
+    select_weighted(left, base, &wanted[..a], found, depth - 1);
+    select_weighted(&mut rest[gt - lt..], eq_end, &wanted[b..], found, depth - 1);
 }
 
 /// Sorts ascending (NaN-free input), as `total_cmp` orders: the yardstick the
