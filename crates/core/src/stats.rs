@@ -141,6 +141,22 @@ fn percentiles<const N: usize>(values: &mut [f64], pcts: [f64; N]) -> [f64; N] {
     out
 }
 
+/// The two ranks each percentile of a sample of `total` counts (`total > 0`)
+/// interpolates between, as `(rank, slot)` in rank order (slots `2i` and `2i + 1` for
+/// the `i`-th percentile), and each percentile's interpolation fraction.
+fn wanted_ranks<const K: usize>(total: u64, pcts: [f64; K]) -> (Vec<(u64, usize)>, [f64; K]) {
+    let mut wanted: Vec<(u64, usize)> = Vec::with_capacity(2 * K);
+    let mut fracs = [0.0; K];
+    for (i, &pct) in pcts.iter().enumerate() {
+        let (lo, frac) = virtual_index(total, pct);
+        fracs[i] = frac;
+        wanted.push((lo, 2 * i));
+        wanted.push(((lo + 1).min(total - 1), 2 * i + 1));
+    }
+    wanted.sort_unstable();
+    (wanted, fracs)
+}
+
 /// Several percentiles (each 0..100, in any order) of `(value, count)` pairs holding
 /// `total` counts, NaN-free; the pairs are reordered. Bit for bit
 /// [`percentiles_weighted_sorted`] of the sorted pairs, found by a weighted selection
@@ -153,15 +169,7 @@ pub fn percentiles_weighted<const K: usize>(
     if total == 0 || pairs.is_empty() {
         return [f64::NAN; K];
     }
-    let mut wanted: Vec<(u64, usize)> = Vec::with_capacity(2 * K);
-    let mut fracs = [0.0; K];
-    for (i, &pct) in pcts.iter().enumerate() {
-        let (lo, frac) = virtual_index(total, pct);
-        fracs[i] = frac;
-        wanted.push((lo, 2 * i));
-        wanted.push(((lo + 1).min(total - 1), 2 * i + 1));
-    }
-    wanted.sort_unstable();
+    let (wanted, fracs) = wanted_ranks(total, pcts);
     // Past about 2 log2(n) uneven splits, sort what is left (bounds the worst case).
     let depth = 2 * (usize::BITS - pairs.len().leading_zeros()) + 8;
     let found = select_ranks(pairs, &wanted, depth);
@@ -307,16 +315,7 @@ pub fn percentiles_weighted_sorted<const K: usize>(
     if total == 0 || pairs.is_empty() {
         return [f64::NAN; K];
     }
-    // The two ranks each percentile interpolates between, looked up in rank order.
-    let mut wanted: Vec<(u64, usize)> = Vec::with_capacity(2 * K);
-    let mut fracs = [0.0; K];
-    for (i, &pct) in pcts.iter().enumerate() {
-        let (lo, frac) = virtual_index(total, pct);
-        fracs[i] = frac;
-        wanted.push((lo, 2 * i));
-        wanted.push(((lo + 1).min(total - 1), 2 * i + 1));
-    }
-    wanted.sort_unstable();
+    let (wanted, fracs) = wanted_ranks(total, pcts);
     let mut found = vec![f64::NAN; 2 * K];
     let mut seen = 0u64;
     let mut next = 0;
