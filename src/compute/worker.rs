@@ -23,7 +23,7 @@ const WARM_UP_MS: f64 = 80.0;
 /// The script a worker starts with (a module worker): it waits for the page's hand-off
 /// `{js, module}`, imports the glue and instantiates the module. A failure is thrown
 /// outside the promise, so the page sees it as the worker's `error` event.
-/// `index.html` starts its early workers with the same script.
+/// `index.html` starts its early workers with the same script (a test keeps the two alike).
 pub const BOOTSTRAP: &str = "self.onmessage=function(e){var d=e.data;\
 if(!d||typeof d.js!=='string')return;self.onmessage=null;\
 import(d.js).then(function(m){return m.default({module_or_path:d.module});})\
@@ -69,4 +69,25 @@ pub fn run() {
     });
     // Messages sent before the module finished loading are lost: say when we listen.
     let _ = scope.post_message(&JsValue::from_str("ready"));
+}
+
+#[cfg(test)]
+mod tests {
+    /// `index.html` starts its early workers with the same script, written there as
+    /// JavaScript strings joined by `+`: joined, they are [`super::BOOTSTRAP`].
+    #[test]
+    fn index_html_starts_its_workers_with_the_bootstrap_script() {
+        let html = include_str!("../../index.html");
+        let key = "var src = ";
+        let start = html.find(key).expect("index.html sets its workers' script") + key.len();
+        let end = start
+            + html[start..]
+                .find(";\n")
+                .expect("the script's statement ends");
+        let joined: String = html[start..end]
+            .split('+')
+            .map(|part| part.trim().trim_start_matches('"').trim_end_matches('"'))
+            .collect();
+        assert_eq!(joined, super::BOOTSTRAP);
+    }
 }
