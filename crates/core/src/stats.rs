@@ -183,7 +183,30 @@ fn select_ranks(pairs: &mut [(f64, u64)], wanted: &[(u64, usize)], depth: u32) -
     found
 }
 
-/// Below this many pairs, [`select_weighted`] sorts and walks.
+/// Stores in `found[slot]` the value at each rank of `wanted` (ascending `(rank, slot)`;
+/// ranks of the whole sample) in one walk over ascending `pairs`, the pairs before them
+/// holding `base` counts. Ranks past the last count (unreachable with the right total)
+/// take the last value, NaN when there are no pairs.
+fn walk_ranks(pairs: &[(f64, u64)], base: u64, wanted: &[(u64, usize)], found: &mut [f64]) {
+    let mut seen = base;
+    let mut next = 0;
+    for &(v, w) in pairs {
+        seen += w;
+        while next < wanted.len() && wanted[next].0 < seen {
+            found[wanted[next].1] = v;
+            next += 1;
+        }
+        if next == wanted.len() {
+            return;
+        }
+    }
+    let last = pairs.last().map_or(f64::NAN, |p| p.0);
+    for &(_, slot) in &wanted[next..] {
+        found[slot] = last;
+    }
+}
+
+/// Below this many pairs, [`select_weighted`] sorts and walks ([`walk_ranks`]).
 const SELECT_SMALL: usize = 24;
 
 /// Finds the value at each rank of `wanted` (ascending; ranks of the whole sample, the
@@ -203,23 +226,7 @@ fn select_weighted(
     let n = pairs.len();
     if n <= SELECT_SMALL || depth == 0 {
         pairs.sort_unstable_by_key(|p| order_key(p.0));
-        let mut seen = base;
-        let mut next = 0;
-        for &(v, w) in pairs.iter() {
-            seen += w;
-            while next < wanted.len() && wanted[next].0 < seen {
-                found[wanted[next].1] = v;
-                next += 1;
-            }
-            if next == wanted.len() {
-                return;
-            }
-        }
-        // Ranks past the last count (unreachable with the right total).
-        let last = pairs.last().map_or(f64::NAN, |p| p.0);
-        for &(_, slot) in &wanted[next..] {
-            found[slot] = last;
-        }
+        walk_ranks(pairs, base, wanted, found);
         return;
     }
     // Median of the first, middle and last keys.
@@ -317,23 +324,7 @@ pub fn percentiles_weighted_sorted<const K: usize>(
     }
     let (wanted, fracs) = wanted_ranks(total, pcts);
     let mut found = vec![f64::NAN; 2 * K];
-    let mut seen = 0u64;
-    let mut next = 0;
-    for &(v, w) in pairs {
-        seen += w;
-        while next < wanted.len() && wanted[next].0 < seen {
-            found[wanted[next].1] = v;
-            next += 1;
-        }
-        if next == wanted.len() {
-            break;
-        }
-    }
-    // Ranks past the last count (unreachable with `total` right) take the last value.
-    let last = pairs[pairs.len() - 1].0;
-    for &(_, slot) in &wanted[next..] {
-        found[slot] = last;
-    }
+    walk_ranks(pairs, 0, &wanted, &mut found);
     std::array::from_fn(|i| lerp(found[2 * i], found[2 * i + 1], fracs[i]))
 }
 
