@@ -45,7 +45,8 @@ impl Summary {
     /// Summarises `values`, which it reorders (NaN values are dropped first). The mean
     /// is summed in the order given, so callers fix its last bits by the order they
     /// collect the sample in; the percentiles are found by selection, and are exactly
-    /// those of the sorted sample ([`percentile_sorted`]).
+    /// numpy's linear interpolation on the sorted sample (tested bit for bit against
+    /// the sorted form).
     pub fn of(values: &mut Vec<f64>) -> Summary {
         values.retain(|v| !v.is_nan());
         if values.is_empty() {
@@ -65,8 +66,8 @@ impl Summary {
     /// Summarises a weighted sample: `(value, count)` pairs, as if each value were repeated
     /// `count` times (reordered; pairs with a zero count or a NaN value are dropped). The
     /// mean sums `value × count` in the order given; the percentiles are found by
-    /// selection, and are exactly those of the sorted pairs
-    /// ([`percentiles_weighted_sorted`]).
+    /// selection, and are exactly numpy's linear interpolation on the expanded sample
+    /// (tested bit for bit against a walk over the sorted pairs).
     pub fn of_weighted(pairs: &mut Vec<(f64, u64)>) -> Summary {
         pairs.retain(|&(v, w)| w > 0 && !v.is_nan());
         if pairs.is_empty() {
@@ -105,7 +106,8 @@ fn from_order_key(k: u64) -> f64 {
 }
 
 /// Several percentiles (each 0..100, ascending) of a non-empty, NaN-free sample, which
-/// is reordered; bit for bit [`percentile_sorted`] of the sorted sample.
+/// is reordered; bit for bit numpy's linear interpolation on the sorted sample (tested
+/// against that, the sorted form).
 ///
 /// Each percentile needs the values at ranks `lo` and `lo + 1`. Selecting rank `lo`
 /// leaves every larger rank above it, so `lo + 1` is the least value above, and the next
@@ -158,9 +160,9 @@ fn wanted_ranks<const K: usize>(total: u64, pcts: [f64; K]) -> (Vec<(u64, usize)
 }
 
 /// Several percentiles (each 0..100, in any order) of `(value, count)` pairs holding
-/// `total` counts, NaN-free; the pairs are reordered. Bit for bit
-/// [`percentiles_weighted_sorted`] of the sorted pairs, found by a weighted selection
-/// instead of a sort (NaN when there are no counts).
+/// `total` counts, NaN-free; the pairs are reordered. Bit for bit the percentiles of the
+/// expanded sample, sorted, found by a weighted selection instead of a sort (tested
+/// against a walk over the sorted pairs; NaN when there are no counts).
 pub fn percentiles_weighted<const K: usize>(
     pairs: &mut [(f64, u64)],
     total: u64,
@@ -299,8 +301,9 @@ fn virtual_index(n: u64, pct: f64) -> (u64, f64) {
 
 /// The `pct`-th percentile (0..100) of an ascending, non-empty slice, with linear
 /// interpolation between closest ranks (numpy's default `method="linear"`).
-/// Returns NaN for an empty slice.
-pub fn percentile_sorted(sorted: &[f64], pct: f64) -> f64 {
+/// Returns NaN for an empty slice. The yardstick [`percentiles`] is tested against.
+#[cfg(test)]
+fn percentile_sorted(sorted: &[f64], pct: f64) -> f64 {
     let n = sorted.len();
     if n == 0 {
         return f64::NAN;
@@ -313,8 +316,10 @@ pub fn percentile_sorted(sorted: &[f64], pct: f64) -> f64 {
 
 /// Several percentiles (each 0..100) of ascending `(value, count)` pairs holding `total`
 /// counts, in one walk over the pairs; each is [`percentile_weighted_sorted`]'s value
-/// bit for bit (NaN when there are no counts).
-pub fn percentiles_weighted_sorted<const K: usize>(
+/// bit for bit (NaN when there are no counts). The yardstick [`percentiles_weighted`] is
+/// tested against.
+#[cfg(test)]
+fn percentiles_weighted_sorted<const K: usize>(
     pairs: &[(f64, u64)],
     total: u64,
     pcts: [f64; K],
@@ -329,6 +334,7 @@ pub fn percentiles_weighted_sorted<const K: usize>(
 }
 
 /// Value at rank `k` (0-based) of the expanded sample behind ascending `(value, count)` pairs.
+#[cfg(test)]
 fn value_at_rank(pairs: &[(f64, u64)], k: u64) -> f64 {
     let mut seen = 0u64;
     for &(v, w) in pairs {
@@ -342,7 +348,8 @@ fn value_at_rank(pairs: &[(f64, u64)], k: u64) -> f64 {
 
 /// The `pct`-th percentile of ascending `(value, count)` pairs holding `total` counts;
 /// identical to [`percentile_sorted`] on the expanded sample.
-pub fn percentile_weighted_sorted(pairs: &[(f64, u64)], total: u64, pct: f64) -> f64 {
+#[cfg(test)]
+fn percentile_weighted_sorted(pairs: &[(f64, u64)], total: u64, pct: f64) -> f64 {
     if total == 0 || pairs.is_empty() {
         return f64::NAN;
     }
