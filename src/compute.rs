@@ -104,6 +104,10 @@ struct Driver {
     debounce: Option<TimeoutHandle>,
     /// [`Plan::sweep_key`] of the plan the last sweep was started for.
     sweep_key: Option<Plan>,
+    /// Search attainments `(rate, attainment)` received but not yet in `partial`.
+    unshown: Vec<(f64, f64)>,
+    /// Whether a frame is asked for to show what the replies brought ([`RunController::show`]).
+    frame_asked: bool,
 }
 
 /// Runs searches for the good plan in a worker pool and publishes the results as signals.
@@ -165,6 +169,8 @@ impl RunController {
                 search_ms: None,
                 debounce: None,
                 sweep_key: None,
+                unshown: Vec::new(),
+                frame_asked: false,
             }),
         };
         let pool = Pool::start(
@@ -269,6 +275,7 @@ impl RunController {
             d.run = d.run.wrapping_add(1);
             d.machine = Machine::None;
             d.rates.clear();
+            d.unshown.clear();
             if let Some(pool) = &d.pool {
                 pool.cancel_before(d.run);
             }
@@ -376,6 +383,7 @@ impl RunController {
         };
         self.search.set(Some((plan.clone(), result)));
         self.partial.set(Vec::new());
+        self.driver.update_value(|d| d.unshown.clear());
         // A plan that differs from the last swept one only in its knobs (settings just
         // applied from the sweep) has the same sweep: keep it rather than run it again.
         let key = plan.sweep_key();
@@ -446,33 +454,47 @@ impl RunController {
         if let Some(e) = reply.error {
             return self.fail(e);
         }
-        let update = self.driver.try_update_value(|d| {
-            let mut fresh = Vec::new();
-            let progress = match &mut d.machine {
-                Machine::None => return None,
+        let fed = self.driver.try_update_value(|d| {
+            match &mut d.machine {
+                Machine::None => return false,
                 Machine::Search(s) => {
                     for r in &reply.results {
                         if let Some(rate) = d.rates.remove(&r.id) {
-                            fresh.push((rate, r.attainment));
+                            d.unshown.push((rate, r.attainment));
                         }
                     }
                     s.feed(&reply.results);
-                    s.progress()
                 }
-                Machine::Sweep(s) => {
-                    s.feed(&reply.results);
-                    s.progress()
-                }
-            };
-            Some((progress, fresh))
+                Machine::Sweep(s) => s.feed(&reply.results),
+            }
+            !std::mem::replace(&mut d.frame_asked, true)
         });
-        let Some(Some((progress, fresh))) = update else {
+        if fed == Some(true) {
+            let c = *self;
+            request_animation_frame(move || c.show());
+        }
+        self.pump();
+    }
+
+    /// Shows what the replies since the last frame brought: the search's new points, the
+    /// sweep's finished cells and the progress. Replies arrive faster than frames; drawing
+    /// once per frame keeps the page's thread free to hand out the next jobs.
+    fn show(&self) {
+        let Some((progress, cells, fresh)) = self
+            .driver
+            .try_update_value(|d| {
+                d.frame_asked = false;
+                let fresh = std::mem::take(&mut d.unshown);
+                match &d.machine {
+                    Machine::None => None,
+                    Machine::Search(s) => Some((s.progress(), None, fresh)),
+                    Machine::Sweep(s) => Some((s.progress(), Some(s.partial()), fresh)),
+                }
+            })
+            .flatten()
+        else {
             return;
         };
-        let cells = self.driver.with_value(|d| match &d.machine {
-            Machine::Sweep(s) => Some(s.partial()),
-            _ => None,
-        });
         if let Some(cells) = cells {
             if self
                 .sweep_partial

@@ -82,8 +82,15 @@ pub fn ChartCanvas(
         };
         let dpr = window().device_pixel_ratio().clamp(1.0, 4.0);
         let css_w = el.client_width().max(40) as f64;
-        el.set_width((css_w * dpr).round() as u32);
-        el.set_height((height * dpr).round() as u32);
+        // Setting a canvas's size drops its pixels even when the size is the same; every
+        // chart paints its whole background, so an unchanged size is left alone.
+        let (w, h) = ((css_w * dpr).round() as u32, (height * dpr).round() as u32);
+        if el.width() != w {
+            el.set_width(w);
+        }
+        if el.height() != h {
+            el.set_height(h);
+        }
         let theme = Theme {
             scale: dpr,
             dark: prefers_dark(),
