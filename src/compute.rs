@@ -33,7 +33,7 @@ use goodput_core::search::{
 use goodput_core::Plan;
 use leptos::prelude::*;
 
-use pool::{pool_size, Pool, PoolMode, Task};
+use pool::{now_ms, pool_size, Pool, PoolMode, Task};
 use protocol::{Reply, Request, WorkerReply, WorkerRequest};
 
 /// What the controller is doing.
@@ -131,10 +131,6 @@ pub struct RunController {
     /// plan or changes its cost starts none.
     pub started: RwSignal<u32>,
     driver: StoredValue<Driver, LocalStorage>,
-}
-
-fn now_ms() -> f64 {
-    window().performance().map(|p| p.now()).unwrap_or(0.0)
 }
 
 /// Debounce between the last edit and the start of a new run.

@@ -23,6 +23,7 @@
 //! optimisation runs at this package's opt-level, as the page's does at its binary's.
 #![cfg(target_arch = "wasm32")]
 
+use goodput_app::compute::pool::now_ms;
 use goodput_app::compute::protocol::{handle, Request, WorkerReply, WorkerRequest};
 use goodput_core::plan::KvPolicy;
 use goodput_core::search::GoodputSearch;
@@ -31,12 +32,6 @@ use goodput_core::Plan;
 use wasm_bindgen_test::{console_log, wasm_bindgen_test, wasm_bindgen_test_configure};
 
 wasm_bindgen_test_configure!(run_in_browser);
-
-fn now_ms() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map_or(0.0, |p| p.now())
-}
 
 /// Runs one whole goodput search of `plan` through the worker protocol; returns the time
 /// per job of each batch [µs].

@@ -467,8 +467,10 @@ impl Pool {
     }
 }
 
-fn now_ms() -> f64 {
-    window().performance().map(|p| p.now()).unwrap_or(0.0)
+/// The page's monotonic clock [ms since the page loaded]: `performance.now()`, or 0
+/// where the page has none.
+pub fn now_ms() -> f64 {
+    window().performance().map_or(0.0, |p| p.now())
 }
 
 /// A function that posts an empty message on a `MessageChannel` whose other port calls
