@@ -63,6 +63,40 @@ pub struct Workload {
     pub cached_tokens: Vec<u32>,
 }
 
+/// The rate-free draws of a workload ([`TrafficModel::generate_seeded`]).
+#[derive(Debug, Clone, Default)]
+struct UnitDraws {
+    /// Arrival gaps at unit scale (empty when the arrival draws none).
+    gaps: Vec<f64>,
+    prompt_tokens: Vec<u32>,
+    output_tokens: Vec<u32>,
+    cached_tokens: Vec<u32>,
+}
+
+/// What names a [`UnitDraws`]: the seed, the request count, and every part of the
+/// model a rate-free draw reads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct DrawKey {
+    seed: u64,
+    n: usize,
+    arrival: Arrival,
+    prompt: LengthSpec,
+    output: LengthSpec,
+    prefix_tokens: u32,
+    prefix_hit_rate: f64,
+}
+
+/// Most seeds the per-thread store keeps (a search's replications fit).
+const DRAWS_MAX_SEEDS: usize = 64;
+/// Most requests the per-thread store keeps over all its seeds (about 20 MB).
+const DRAWS_MAX_REQUESTS: usize = 1 << 20;
+
+thread_local! {
+    /// The per-thread store of [`TrafficModel::generate_seeded`], oldest first.
+    static DRAWS: std::cell::RefCell<std::collections::VecDeque<(DrawKey, UnitDraws)>> =
+        const { std::cell::RefCell::new(std::collections::VecDeque::new()) };
+}
+
 /// `floor(libm::exp(x))`, bit for bit, mostly without calling `libm::exp`.
 ///
 /// A degree-9 polynomial gives `exp(x)` to about 1e-11 relative; only when that lands
@@ -174,20 +208,141 @@ impl TrafficModel {
 
     /// Generates `n` requests from `rng`.
     pub fn generate(&self, n: usize, rng: &mut Rng) -> Workload {
+        if self.rate_free() {
+            return self.at_rate(&self.unit_draws(n, rng));
+        }
         let mut w = Workload {
             arrival_s: Vec::with_capacity(n),
-            prompt_tokens: Vec::with_capacity(n),
-            output_tokens: Vec::with_capacity(n),
-            cached_tokens: Vec::new(),
+            ..Workload::default()
         };
         self.fill_arrivals(n, rng, &mut w.arrival_s);
+        self.fill_rest(n, rng, &mut w.prompt_tokens, &mut w.output_tokens);
+        w.cached_tokens = self.prefix_hits(&w.prompt_tokens, rng);
+        w
+    }
+
+    /// [`TrafficModel::generate`] from `Rng::new(seed)`, the same workload bit for bit.
+    /// Where the draws do not depend on the rate ([`TrafficModel::rate_free`]), they are
+    /// kept in a small per-thread store: a search simulates each replication's seed at
+    /// several rates, and a sweep or a shootout the same traffic in every cell, so all
+    /// but the first simulation of a seed only rescale its arrival gaps.
+    pub fn generate_seeded(&self, n: usize, seed: u64) -> Workload {
+        if !self.rate_free() {
+            return self.generate(n, &mut Rng::new(seed));
+        }
+        let key = DrawKey {
+            seed,
+            n,
+            arrival: self.arrival,
+            prompt: self.prompt,
+            output: self.output,
+            prefix_tokens: self.prefix_tokens,
+            prefix_hit_rate: self.prefix_hit_rate,
+        };
+        DRAWS.with(|store| {
+            let mut store = store.borrow_mut();
+            if let Some((_, d)) = store.iter().find(|(k, _)| *k == key) {
+                return self.at_rate(d);
+            }
+            let d = self.unit_draws(n, &mut Rng::new(seed));
+            let w = self.at_rate(&d);
+            if n <= DRAWS_MAX_REQUESTS {
+                let mut held: usize = store.iter().map(|(k, _)| k.n).sum::<usize>() + n;
+                while held > DRAWS_MAX_REQUESTS || store.len() >= DRAWS_MAX_SEEDS {
+                    match store.pop_front() {
+                        Some((k, _)) => held -= k.n,
+                        None => break,
+                    }
+                }
+                store.push_back((key, d));
+            }
+            w
+        })
+    }
+
+    /// Whether every draw of a workload is independent of the rate: no replayed rows, no
+    /// rate steps, and gaps that the rate only scales (Poisson, gamma, constant, closed).
+    fn rate_free(&self) -> bool {
+        self.trace.is_empty()
+            && self.rate_steps.is_empty()
+            && !matches!(self.arrival, Arrival::Trace)
+    }
+
+    /// The draws of `n` requests at unit scale, in the fixed draw order: the gaps (of
+    /// mean 1 for Poisson, of scale 1 for gamma; none for constant and closed), then
+    /// the prompt lengths, the output lengths and the prefix hits.
+    fn unit_draws(&self, n: usize, rng: &mut Rng) -> UnitDraws {
+        let mut gaps = Vec::new();
+        match self.arrival {
+            Arrival::Poisson => {
+                let z = crate::rng::Ziggurat::get();
+                // The generator in a local, kept in registers through the loop.
+                let mut r = rng.clone();
+                gaps.extend((0..n).map(|_| r.exponential_with(z)));
+                *rng = r;
+            }
+            Arrival::Gamma { cv } => {
+                let shape = 1.0 / (cv * cv);
+                gaps.extend((0..n).map(|_| rng.gamma(shape, 1.0)));
+            }
+            Arrival::Constant | Arrival::Closed { .. } | Arrival::Trace => {}
+        }
+        let mut d = UnitDraws {
+            gaps,
+            ..UnitDraws::default()
+        };
+        self.fill_rest(n, rng, &mut d.prompt_tokens, &mut d.output_tokens);
+        d.cached_tokens = self.prefix_hits(&d.prompt_tokens, rng);
+        d
+    }
+
+    /// The workload of `d` at this model's rate. The gaps are scaled as the draws
+    /// themselves would be (`rng.gamma(shape, scale)` is `rng.gamma(shape, 1.0) × scale`
+    /// bit for bit), so this equals drawing at the rate directly.
+    fn at_rate(&self, d: &UnitDraws) -> Workload {
+        let n = d.prompt_tokens.len();
+        let mean_gap = 1.0 / self.rate_rps;
+        let mut arrival_s = Vec::with_capacity(n);
+        match self.arrival {
+            Arrival::Poisson => {
+                let mut t = 0.0;
+                arrival_s.extend(d.gaps.iter().map(|&e| {
+                    t += mean_gap * e;
+                    t
+                }));
+            }
+            Arrival::Gamma { cv } => {
+                let scale = mean_gap / (1.0 / (cv * cv));
+                let mut t = 0.0;
+                arrival_s.extend(d.gaps.iter().map(|&g| {
+                    t += g * scale;
+                    t
+                }));
+            }
+            Arrival::Constant => arrival_s.extend((0..n).map(|i| (i + 1) as f64 * mean_gap)),
+            // Every request is ready at once; the engine releases them to its clients.
+            Arrival::Closed { .. } => arrival_s.extend(std::iter::repeat_n(0.0, n)),
+            Arrival::Trace => self.trace_arrivals(n, &mut arrival_s),
+        }
+        Workload {
+            arrival_s,
+            prompt_tokens: d.prompt_tokens.clone(),
+            output_tokens: d.output_tokens.clone(),
+            cached_tokens: d.cached_tokens.clone(),
+        }
+    }
+
+    /// The prompt and output lengths of `n` requests (outputs at least 1 token).
+    fn fill_rest(&self, n: usize, rng: &mut Rng, prompt: &mut Vec<u32>, output: &mut Vec<u32>) {
+        prompt.reserve_exact(n);
+        output.reserve_exact(n);
         fill_lengths(
             &self.prompt,
             &self.trace,
             n,
             rng,
             |r| r.prompt_tokens,
-            &mut w.prompt_tokens,
+            prompt,
         );
         fill_lengths(
             &self.output,
@@ -195,27 +350,31 @@ impl TrafficModel {
             n,
             rng,
             |r| r.output_tokens,
-            &mut w.output_tokens,
+            output,
         );
-        for o in w.output_tokens.iter_mut() {
+        for o in output.iter_mut() {
             *o = (*o).max(1);
         }
-        if self.prefix_tokens > 0 && self.prefix_hit_rate > 0.0 {
-            let all = self.prefix_hit_rate >= 1.0;
-            w.cached_tokens = w
-                .prompt_tokens
-                .iter()
-                .map(|&p| {
-                    let hit = all || rng.next_f64() < self.prefix_hit_rate;
-                    if hit {
-                        self.prefix_tokens.min(p.saturating_sub(1))
-                    } else {
-                        0
-                    }
-                })
-                .collect();
+    }
+
+    /// The prefix-cache hits of `prompt` (cached tokens each), or none when nothing is
+    /// cached.
+    fn prefix_hits(&self, prompt: &[u32], rng: &mut Rng) -> Vec<u32> {
+        if !(self.prefix_tokens > 0 && self.prefix_hit_rate > 0.0) {
+            return Vec::new();
         }
-        w
+        let all = self.prefix_hit_rate >= 1.0;
+        prompt
+            .iter()
+            .map(|&p| {
+                let hit = all || rng.next_f64() < self.prefix_hit_rate;
+                if hit {
+                    self.prefix_tokens.min(p.saturating_sub(1))
+                } else {
+                    0
+                }
+            })
+            .collect()
     }
 
     fn fill_arrivals(&self, n: usize, rng: &mut Rng, out: &mut Vec<f64>) {
@@ -460,6 +619,92 @@ mod tests {
             assert_eq!(got.to_bits(), floor_exp(x).to_bits(), "x = {x}");
         }
         assert!(flagged < 20, "{flagged} of the random arguments flagged");
+    }
+
+    /// The workload drawn as the draws come, each gap at the rate itself (`t +=
+    /// mean_gap × exponential`, `t += gamma(shape, mean_gap / shape)`): the reference that
+    /// `generate` and `generate_seeded` must equal bit for bit.
+    fn drawn_at_rate(m: &TrafficModel, n: usize, seed: u64) -> Workload {
+        let mut rng = Rng::new(seed);
+        let mean_gap = 1.0 / m.rate_rps;
+        let mut t = 0.0;
+        let arrival_s = (0..n)
+            .map(|i| match m.arrival {
+                Arrival::Poisson => {
+                    t += mean_gap * rng.standard_exponential();
+                    t
+                }
+                Arrival::Gamma { cv } => {
+                    let shape = 1.0 / (cv * cv);
+                    t += rng.gamma(shape, mean_gap / shape);
+                    t
+                }
+                Arrival::Constant => (i + 1) as f64 * mean_gap,
+                _ => 0.0,
+            })
+            .collect();
+        let mut w = Workload {
+            arrival_s,
+            ..Workload::default()
+        };
+        m.fill_rest(n, &mut rng, &mut w.prompt_tokens, &mut w.output_tokens);
+        w.cached_tokens = m.prefix_hits(&w.prompt_tokens, &mut rng);
+        w
+    }
+
+    /// The per-thread store of rate-free draws changes nothing: every arrival kind, with
+    /// and without prefix hits, at rates taken in turn (so later ones hit the store),
+    /// equals drawing at each rate directly, bit for bit.
+    #[test]
+    fn stored_draws_equal_drawing_at_each_rate() {
+        let arrivals = [
+            Arrival::Poisson,
+            Arrival::Gamma { cv: 0.7 },
+            Arrival::Gamma { cv: 1.6 },
+            Arrival::Constant,
+            Arrival::Closed {
+                concurrency: 4,
+                think_s: 0.5,
+            },
+        ];
+        for arrival in arrivals {
+            for (prefix_tokens, prefix_hit_rate) in [(0, 0.0), (300, 0.4)] {
+                for round in 0..2 {
+                    for (k, rate) in [3.0, 17.5, 0.9].into_iter().enumerate() {
+                        let mut m = model(rate);
+                        m.arrival = arrival;
+                        m.prefix_tokens = prefix_tokens;
+                        m.prefix_hit_rate = prefix_hit_rate;
+                        let seed = 40 + k as u64 % 2;
+                        let want = drawn_at_rate(&m, 3_000, seed);
+                        let bits = |w: &Workload| {
+                            w.arrival_s.iter().map(|a| a.to_bits()).collect::<Vec<_>>()
+                        };
+                        let direct = m.generate(3_000, &mut Rng::new(seed));
+                        let stored = m.generate_seeded(3_000, seed);
+                        let what = format!(
+                            "{arrival:?}, prefix {prefix_tokens}, rate {rate}, round {round}"
+                        );
+                        assert_eq!(bits(&direct), bits(&want), "generate: {what}");
+                        assert_eq!(bits(&stored), bits(&want), "generate_seeded: {what}");
+                        assert_eq!(stored.prompt_tokens, want.prompt_tokens, "{what}");
+                        assert_eq!(stored.output_tokens, want.output_tokens, "{what}");
+                        assert_eq!(stored.cached_tokens, want.cached_tokens, "{what}");
+                        assert_eq!(direct, stored, "{what}");
+                    }
+                }
+            }
+        }
+        // A different request count or length law is a different draw, not a stored one.
+        let m = model(5.0);
+        let short = m.generate_seeded(10, 40);
+        assert_eq!(short, m.generate(10, &mut Rng::new(40)));
+        let mut longer = model(5.0);
+        longer.prompt.max = 4_000;
+        assert_eq!(
+            longer.generate_seeded(3_000, 40),
+            longer.generate(3_000, &mut Rng::new(40))
+        );
     }
 
     #[test]

@@ -22,7 +22,6 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use super::{DecodeKv, DisaggConfig, DisaggError, DisaggReport, Router};
 use crate::plan::MAX_DISAGG_INSTANCES;
-use crate::rng::Rng;
 use crate::sim::{Summary, MAX_STEPS};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -312,7 +311,7 @@ pub fn simulate_disagg(
     }
     crate::sim::check_rate(cfg.traffic.rate_rps)?;
     let n = cfg.num_requests as usize;
-    let w = cfg.traffic.generate(n, &mut Rng::new(seed));
+    let w = cfg.traffic.generate_seeded(n, seed);
     let need: Vec<u32> = if w.cached_tokens.is_empty() {
         w.prompt_tokens.clone()
     } else {

@@ -16,7 +16,6 @@ use std::collections::VecDeque;
 
 use super::{SimConfig, SimReport, Summary};
 use crate::plan::KvPolicy;
-use crate::rng::Rng;
 
 /// Lifecycle of one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -240,7 +239,7 @@ struct Engine<'a, const FULL: bool> {
 impl<'a, const FULL: bool> Engine<'a, FULL> {
     fn new(cfg: &'a SimConfig, seed: u64) -> Self {
         let n = cfg.num_requests as usize;
-        let w = cfg.traffic.generate(n, &mut Rng::new(seed));
+        let w = cfg.traffic.generate_seeded(n, seed);
         let prefill_need: Vec<u32> = if w.cached_tokens.is_empty() {
             w.prompt_tokens.clone()
         } else {
