@@ -6,6 +6,10 @@
 //! - the default 6 × 6 knob sweep (`max_num_seqs` 16…512 × budget 256…8192 and chunking
 //!   off, 5 replications per rate), on one thread and on every core;
 //!
+//! - the same search with a new base seed every iteration (`fresh seeds`), so that no
+//!   seed's draws are already in the traffic's per-thread store: the cost of a first
+//!   search, where the other figures are those of a repeated one;
+//!
 //! and prints, once, the number of simulations each runs and the answer it finds.
 //!
 //! Built for `wasm32-unknown-unknown`, the binary exports `bench_search` and
@@ -21,6 +25,16 @@ use goodput_core::Plan;
 #[no_mangle]
 pub extern "C" fn bench_search() -> f64 {
     search_goodput_threads(&Plan::default(), 1, &mut |_| true).map_or(-1.0, |r| r.goodput_rps)
+}
+
+/// One goodput search of the default plan with base seed `seed` on one thread
+/// [requests/s] (wasm entry point): a new seed each call finds none of its draws stored.
+#[cfg(target_arch = "wasm32")]
+#[no_mangle]
+pub extern "C" fn bench_search_seed(seed: u32) -> f64 {
+    let mut plan = Plan::default();
+    plan.run.seed = seed as u64;
+    search_goodput_threads(&plan, 1, &mut |_| true).map_or(-1.0, |r| r.goodput_rps)
 }
 
 /// One default 6 × 6 knob sweep on one thread: the best goodput [requests/s] (wasm entry point).
@@ -77,6 +91,15 @@ fn main() {
             b.iter(|| search_goodput_threads(&plan, t, &mut |_| true))
         });
     }
+    let mut seed = 1_000;
+    g.bench_function("fresh seeds, threads/1", |b| {
+        b.iter(|| {
+            let mut p = plan.clone();
+            seed += 1;
+            p.run.seed = seed;
+            search_goodput_threads(&p, 1, &mut |_| true)
+        })
+    });
     g.finish();
     let mut g = c.benchmark_group("knob sweep 6x6 R=5");
     g.sampling_mode(SamplingMode::Flat).sample_size(10);
