@@ -3,7 +3,8 @@
 //!
 //! The main thread works while the workers are still loading (so the first run does not
 //! wait for them to get the page's module and warm up) and when no worker can start at all.
-//! Once a worker is ready, queued requests go to the workers only. Each slice runs
+//! Once a worker is ready, queued requests go to the workers only, up to [`IN_FLIGHT`]
+//! per worker, so that a worker never waits for the page between requests. Each slice runs
 //! requests until [`SLICE_MS`] has passed, then yields to the browser through a
 //! `MessageChannel` message (no timer clamping), so input is handled between slices.
 
@@ -20,6 +21,12 @@ use web_sys::{Blob, BlobPropertyBag, MessageEvent, Url, Worker, WorkerOptions, W
 
 /// Runs one request body and returns the reply body (the code a worker runs).
 pub type Executor = fn(&str) -> String;
+
+/// Most requests a worker holds at once: the one it runs and the next, already posted,
+/// so that it starts the next as soon as it replies instead of waiting for the page to
+/// read the reply and post more. More would only hold back requests that another
+/// worker could take at the end of a batch.
+pub const IN_FLIGHT: usize = 2;
 
 /// Longest the main thread keeps running requests before it yields to the page [ms].
 /// A request started before the limit runs to its end, so a slice can be longer.
@@ -51,7 +58,9 @@ struct Slot {
     worker: Worker,
     ready: bool,
     failed: bool,
-    busy: Option<Task>,
+    /// Requests posted to the worker and not yet answered, oldest (the running one)
+    /// first; at most [`IN_FLIGHT`]. A worker answers in the order it is asked.
+    busy: VecDeque<Task>,
 }
 
 struct Inner {
@@ -228,7 +237,7 @@ impl Pool {
                 worker,
                 ready,
                 failed: false,
-                busy: None,
+                busy: VecDeque::new(),
             });
         }
         // Extra early workers (a smaller pool was asked for) are not needed.
@@ -310,7 +319,7 @@ impl Pool {
                     None
                 }
                 Some(body) => {
-                    slot.busy = None;
+                    slot.busy.pop_front();
                     Some((body.to_string(), inner.on_reply.clone()))
                 }
                 None => None,
@@ -348,7 +357,14 @@ impl Pool {
             if let Some(slot) = inner.slots.get_mut(index) {
                 slot.failed = true;
                 slot.worker.terminate();
-                if let Some(mut task) = slot.busy.take() {
+                let mut busy = std::mem::take(&mut slot.busy);
+                // The ones posted but not started go back to the front of the queue as
+                // they were, in order.
+                let running = busy.pop_front();
+                while let Some(task) = busy.pop_back() {
+                    inner.queue.push_front(task);
+                }
+                if let Some(mut task) = running {
                     // Retry once elsewhere; a request that kills a second worker is reported.
                     if task.attempts == 0 {
                         task.attempts = 1;
@@ -387,10 +403,14 @@ impl Pool {
         }
         let mut inner = self.inner.borrow_mut();
         loop {
-            let Some(index) = inner
-                .slots
-                .iter()
-                .position(|s| s.ready && !s.failed && s.busy.is_none())
+            // The least-loaded worker first: every idle worker gets a request before any
+            // gets its next one.
+            let Some(index) = (0..inner.slots.len())
+                .filter(|&i| {
+                    let s = &inner.slots[i];
+                    s.ready && !s.failed && s.busy.len() < IN_FLIGHT
+                })
+                .min_by_key(|&i| inner.slots[i].busy.len())
             else {
                 return;
             };
@@ -407,7 +427,7 @@ impl Pool {
                 inner.queue.push_front(task);
                 continue;
             }
-            slot.busy = Some(task);
+            slot.busy.push_back(task);
         }
     }
 
