@@ -6,9 +6,9 @@
 //! - the default 6 × 6 knob sweep (`max_num_seqs` 16…512 × budget 256…8192 and chunking
 //!   off, 5 replications per rate), on one thread and on every core;
 //!
-//! - the same search with a new base seed every iteration (`fresh seeds`), so that no
-//!   seed's draws are already in the traffic's per-thread store: the cost of a first
-//!   search, where the other figures are those of a repeated one;
+//! - the same search on one thread with the traffic's per-thread store of draws emptied
+//!   first (`cold store`): a first search, as in a fresh worker, where the other
+//!   figures are those of a repeated one, as "Run again" repeats it;
 //!
 //! and prints, once, the number of simulations each runs and the answer it finds.
 //!
@@ -27,14 +27,12 @@ pub extern "C" fn bench_search() -> f64 {
     search_goodput_threads(&Plan::default(), 1, &mut |_| true).map_or(-1.0, |r| r.goodput_rps)
 }
 
-/// One goodput search of the default plan with base seed `seed` on one thread
-/// [requests/s] (wasm entry point): a new seed each call finds none of its draws stored.
+/// [`bench_search`] with the traffic's store of draws emptied first (wasm entry point).
 #[cfg(target_arch = "wasm32")]
 #[no_mangle]
-pub extern "C" fn bench_search_seed(seed: u32) -> f64 {
-    let mut plan = Plan::default();
-    plan.run.seed = seed as u64;
-    search_goodput_threads(&plan, 1, &mut |_| true).map_or(-1.0, |r| r.goodput_rps)
+pub extern "C" fn bench_search_cold() -> f64 {
+    goodput_core::traffic::clear_stored_draws();
+    bench_search()
 }
 
 /// One default 6 × 6 knob sweep on one thread: the best goodput [requests/s] (wasm entry point).
@@ -91,13 +89,10 @@ fn main() {
             b.iter(|| search_goodput_threads(&plan, t, &mut |_| true))
         });
     }
-    let mut seed = 1_000;
-    g.bench_function("fresh seeds, threads/1", |b| {
+    g.bench_function("cold store, threads/1", |b| {
         b.iter(|| {
-            let mut p = plan.clone();
-            seed += 1;
-            p.run.seed = seed;
-            search_goodput_threads(&p, 1, &mut |_| true)
+            goodput_core::traffic::clear_stored_draws();
+            search_goodput_threads(&plan, 1, &mut |_| true)
         })
     });
     g.finish();

@@ -97,6 +97,12 @@ thread_local! {
         const { std::cell::RefCell::new(std::collections::VecDeque::new()) };
 }
 
+/// Empties this thread's store of rate-free draws ([`TrafficModel::generate_seeded`]):
+/// the next simulations draw afresh, as in a new worker. Results do not change.
+pub fn clear_stored_draws() {
+    DRAWS.with(|store| store.borrow_mut().clear());
+}
+
 /// `floor(libm::exp(x))`, bit for bit, mostly without calling `libm::exp`.
 ///
 /// A degree-9 polynomial gives `exp(x)` to about 1e-11 relative; only when that lands
