@@ -402,7 +402,7 @@ impl Pool {
             return;
         }
         let mut inner = self.inner.borrow_mut();
-        loop {
+        let broken = loop {
             // The least-loaded worker first: every idle worker gets a request before any
             // gets its next one.
             let Some(index) = (0..inner.slots.len())
@@ -423,12 +423,15 @@ impl Pool {
                 .post_message(&JsValue::from_str(&task.body))
                 .is_err()
             {
-                slot.failed = true;
                 inner.queue.push_front(task);
-                continue;
+                break index;
             }
             slot.busy.push_back(task);
-        }
+        };
+        // A worker that cannot be posted to is treated as dead: what it holds goes back
+        // to the queue, and the rest is dispatched again.
+        drop(inner);
+        self.failed(broken);
     }
 
     /// Schedules a main-thread slice unless one is already scheduled or running.

@@ -297,62 +297,68 @@ test('while the workers load, the first search runs on the page; then the early 
   }
 });
 
-test('a worker that dies holding two requests: both run on the other workers and the goodput is the same', async () => {
-  const { page: reference } = await h.openPlanner();
-  const expected = await readValue(reference, 'goodput-rps');
+for (const how of ['raises its error event', 'can no longer be posted to']) {
+  test(`a worker that dies holding requests (${how}): they run on the other workers and the goodput is the same`, async () => {
+    const { page: reference } = await h.openPlanner();
+    const expected = await readValue(reference, 'goodput-rps');
 
-  const context = await h.browser.newContext({ viewport: { width: 1280, height: 900 } });
-  try {
-    const page = await context.newPage();
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(String(e)));
-    // Once armed, the first worker that is posted a second request while it still holds
-    // the first (the pool keeps two in flight) raises its error event, as a worker that
-    // crashed does; the pool ends it.
-    await page.addInitScript(() => {
-      window.killArmed = false;
-      window.killed = 0;
-      const Native = window.Worker;
-      const post = Native.prototype.postMessage;
-      Native.prototype.postMessage = function (...args) {
-        const result = post.apply(this, args);
-        if (window.killArmed && typeof args[0] === 'string') {
-          this.sinceArmed = (this.sinceArmed ?? 0) + 1;
-          if (this.sinceArmed === 2) {
+    const context = await h.browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const page = await context.newPage();
+      const errors = [];
+      page.on('pageerror', (e) => errors.push(String(e)));
+      // Once armed, the first worker that is posted a second request dies: with the
+      // first request still held (the pool keeps two in flight), it raises its error
+      // event as a crashed worker does; or, holding one, it is ended and the post throws.
+      await page.addInitScript((raise) => {
+        window.killArmed = false;
+        window.killed = 0;
+        const Native = window.Worker;
+        const post = Native.prototype.postMessage;
+        Native.prototype.postMessage = function (...args) {
+          const armed = window.killArmed && typeof args[0] === 'string';
+          if (armed) this.sinceArmed = (this.sinceArmed ?? 0) + 1;
+          if (armed && this.sinceArmed === 2) {
             window.killArmed = false;
             window.killed += 1;
-            setTimeout(() => this.dispatchEvent(new Event('error', { cancelable: true })), 0);
+            if (raise) {
+              const result = post.apply(this, args);
+              setTimeout(() => this.dispatchEvent(new Event('error', { cancelable: true })), 0);
+              return result;
+            }
+            this.terminate();
+            throw new DOMException('the worker is gone', 'InvalidStateError');
           }
-        }
-        return result;
-      };
-    });
-    await page.goto(`${h.baseUrl}/`);
-    await waitForRunDone(page);
-    const workers = async () => Number((await page.textContent('[data-testid="run-mode"]')).match(/^(\d+) workers?$/)?.[1] ?? NaN);
-    await page.waitForFunction(
-      () => /^\d+ workers?$/.test(document.querySelector('[data-testid="run-mode"]')?.textContent ?? ''),
-      null,
-      { timeout: 30_000 },
-    );
-    const before = await workers();
-    await page.evaluate(() => {
-      window.killArmed = true;
-    });
-    await page.click('[data-testid="rerun"]');
-    await waitForRerun(page, { mayHaveFinished: true });
-    assert.equal(await page.evaluate(() => window.killed), 1, 'a worker was killed holding two requests');
-    assert.equal(await readValue(page, 'goodput-rps'), expected);
-    if (before > 1) {
-      assert.equal(await workers(), before - 1, 'the pool runs on without the dead worker');
-    } else {
-      assert.match(await page.textContent('[data-testid="run-mode"]'), /Workers unavailable/);
+          return post.apply(this, args);
+        };
+      }, how === 'raises its error event');
+      await page.goto(`${h.baseUrl}/`);
+      await waitForRunDone(page);
+      const workers = async () => Number((await page.textContent('[data-testid="run-mode"]')).match(/^(\d+) workers?$/)?.[1] ?? NaN);
+      await page.waitForFunction(
+        () => /^\d+ workers?$/.test(document.querySelector('[data-testid="run-mode"]')?.textContent ?? ''),
+        null,
+        { timeout: 30_000 },
+      );
+      const before = await workers();
+      await page.evaluate(() => {
+        window.killArmed = true;
+      });
+      await page.click('[data-testid="rerun"]');
+      await waitForRerun(page, { mayHaveFinished: true });
+      assert.equal(await page.evaluate(() => window.killed), 1, 'a worker died');
+      assert.equal(await readValue(page, 'goodput-rps'), expected);
+      if (before > 1) {
+        assert.equal(await workers(), before - 1, 'the pool runs on without the dead worker');
+      } else {
+        assert.match(await page.textContent('[data-testid="run-mode"]'), /Workers unavailable/);
+      }
+      assertNoErrors(errors);
+    } finally {
+      await context.close();
     }
-    assertNoErrors(errors);
-  } finally {
-    await context.close();
-  }
-});
+  });
+}
 
 test('a plan whose weights do not fit says why and keeps the old results dimmed', async () => {
   const { page, errors } = await h.openPlanner();

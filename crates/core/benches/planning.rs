@@ -5,16 +5,15 @@
 //!   and on every core, with latency detail per rate;
 //! - the default 6 × 6 knob sweep (`max_num_seqs` 16…512 × budget 256…8192 and chunking
 //!   off, 5 replications per rate), on one thread and on every core;
-//!
-//! - the same search on one thread with the traffic's per-thread store of draws emptied
+//! - the search on one thread with the traffic's per-thread store of draws emptied
 //!   first (`cold store`): a first search, as in a fresh worker, where the other
 //!   figures are those of a repeated one, as "Run again" repeats it;
 //!
 //! and prints, once, the number of simulations each runs and the answer it finds.
 //!
-//! Built for `wasm32-unknown-unknown`, the binary exports `bench_search` and
-//! `bench_sweep` (each runs one single-threaded search or sweep and returns the goodput)
-//! for a JavaScript host to time; see BENCHMARKS.md. Criterion is a native-only
+//! Built for `wasm32-unknown-unknown`, the binary exports `bench_search`,
+//! `bench_search_cold` and `bench_sweep` (each runs one single-threaded search or sweep
+//! and returns the goodput) for a JavaScript host to time; see BENCHMARKS.md. Criterion is a native-only
 //! dev-dependency, so the wasm build has neither it nor its `main`.
 
 use goodput_core::search::{search_goodput_threads, sweep_knobs_threads};
