@@ -214,26 +214,26 @@ impl TrafficModel {
 
     /// Generates `n` requests from `rng`.
     pub fn generate(&self, n: usize, rng: &mut Rng) -> Workload {
-        if self.rate_free() {
+        if !self.stepped() {
             return self.at_rate(&self.unit_draws(n, rng));
         }
         let mut w = Workload {
             arrival_s: Vec::with_capacity(n),
             ..Workload::default()
         };
-        self.fill_arrivals(n, rng, &mut w.arrival_s);
+        self.stepped_arrivals(n, rng, &mut w.arrival_s);
         self.fill_rest(n, rng, &mut w.prompt_tokens, &mut w.output_tokens);
         w.cached_tokens = self.prefix_hits(&w.prompt_tokens, rng);
         w
     }
 
     /// [`TrafficModel::generate`] from `Rng::new(seed)`, the same workload bit for bit.
-    /// Where the draws do not depend on the rate ([`TrafficModel::rate_free`]), they are
-    /// kept in a small per-thread store: a search simulates each replication's seed at
+    /// Where the draws do not depend on the rate (no rate steps) and on nothing but the
+    /// fields of the store's key (no replayed rows), they are kept in a small per-thread store: a search simulates each replication's seed at
     /// several rates, and a sweep or a shootout the same traffic in every cell, so all
     /// but the first simulation of a seed only rescale its arrival gaps.
     pub fn generate_seeded(&self, n: usize, seed: u64) -> Workload {
-        if !self.rate_free() {
+        if self.stepped() || !self.trace.is_empty() {
             return self.generate(n, &mut Rng::new(seed));
         }
         let key = DrawKey {
@@ -266,16 +266,19 @@ impl TrafficModel {
         })
     }
 
-    /// Whether every draw of a workload is independent of the rate: no replayed rows, no
-    /// rate steps, and gaps that the rate only scales (Poisson, gamma, constant, closed).
-    fn rate_free(&self) -> bool {
-        self.trace.is_empty()
-            && self.rate_steps.is_empty()
-            && !matches!(self.arrival, Arrival::Trace)
+    /// Whether the arrivals follow the rate steps (see [`RateStep`]): the one case where
+    /// the rate does more than scale the gaps. Trace and closed-loop arrivals ignore the
+    /// steps.
+    fn stepped(&self) -> bool {
+        !self.rate_steps.is_empty()
+            && matches!(
+                self.arrival,
+                Arrival::Poisson | Arrival::Gamma { .. } | Arrival::Constant
+            )
     }
 
     /// The draws of `n` requests at unit scale, in the fixed draw order: the gaps (of
-    /// mean 1 for Poisson, of scale 1 for gamma; none for constant and closed), then
+    /// mean 1 for Poisson, of scale 1 for gamma; none for constant, trace and closed), then
     /// the prompt lengths, the output lengths and the prefix hits.
     fn unit_draws(&self, n: usize, rng: &mut Rng) -> UnitDraws {
         let mut gaps = Vec::new();
@@ -381,48 +384,6 @@ impl TrafficModel {
                 }
             })
             .collect()
-    }
-
-    fn fill_arrivals(&self, n: usize, rng: &mut Rng, out: &mut Vec<f64>) {
-        if !self.rate_steps.is_empty()
-            && matches!(
-                self.arrival,
-                Arrival::Poisson | Arrival::Gamma { .. } | Arrival::Constant
-            )
-        {
-            return self.stepped_arrivals(n, rng, out);
-        }
-        let mean_gap = 1.0 / self.rate_rps;
-        match self.arrival {
-            Arrival::Poisson => {
-                let z = crate::rng::Ziggurat::get();
-                let mut t = 0.0;
-                // The generator in a local, kept in registers through the loop.
-                let mut r = rng.clone();
-                out.extend((0..n).map(|_| {
-                    t += mean_gap * r.exponential_with(z);
-                    t
-                }));
-                *rng = r;
-            }
-            Arrival::Gamma { cv } => {
-                let shape = 1.0 / (cv * cv);
-                let scale = mean_gap / shape;
-                let mut t = 0.0;
-                for _ in 0..n {
-                    t += rng.gamma(shape, scale);
-                    out.push(t);
-                }
-            }
-            Arrival::Constant => {
-                for i in 0..n {
-                    out.push((i + 1) as f64 * mean_gap);
-                }
-            }
-            Arrival::Trace => self.trace_arrivals(n, out),
-            // Every request is ready at once; the engine releases them to its clients.
-            Arrival::Closed { .. } => out.extend(std::iter::repeat_n(0.0, n)),
-        }
     }
 
     /// Arrivals of a piecewise-constant rate (see [`RateStep`]): unit-rate gaps spent
