@@ -64,13 +64,17 @@ pub struct Workload {
 }
 
 /// The rate-free draws of a workload ([`TrafficModel::generate_seeded`]).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 struct UnitDraws {
     /// Arrival gaps at unit scale (empty when the arrival draws none).
     gaps: Vec<f64>,
-    prompt_tokens: Vec<u32>,
-    output_tokens: Vec<u32>,
-    cached_tokens: Vec<u32>,
+    /// The lengths and prefix hits; no arrival times yet.
+    requests: Workload,
+}
+
+/// The shape of gamma arrival gaps with coefficient of variation `cv`.
+fn gamma_shape(cv: f64) -> f64 {
+    1.0 / (cv * cv)
 }
 
 /// What names a [`UnitDraws`]: the seed, the request count, and every part of the
@@ -215,7 +219,8 @@ impl TrafficModel {
     /// Generates `n` requests from `rng`.
     pub fn generate(&self, n: usize, rng: &mut Rng) -> Workload {
         if !self.stepped() {
-            return self.at_rate(&self.unit_draws(n, rng));
+            let d = self.unit_draws(n, rng);
+            return self.at_rate(&d.gaps, d.requests);
         }
         let mut w = Workload {
             arrival_s: Vec::with_capacity(n),
@@ -229,9 +234,10 @@ impl TrafficModel {
 
     /// [`TrafficModel::generate`] from `Rng::new(seed)`, the same workload bit for bit.
     /// Where the draws do not depend on the rate (no rate steps) and on nothing but the
-    /// fields of the store's key (no replayed rows), they are kept in a small per-thread store: a search simulates each replication's seed at
-    /// several rates, and a sweep or a shootout the same traffic in every cell, so all
-    /// but the first simulation of a seed only rescale its arrival gaps.
+    /// fields of the store's key (no replayed rows), they are kept in a small per-thread
+    /// store: a search simulates each replication's seed at several rates, and a sweep or
+    /// a shootout the same traffic in every cell, so all but the first simulation of a
+    /// seed only rescale its arrival gaps.
     pub fn generate_seeded(&self, n: usize, seed: u64) -> Workload {
         if self.stepped() || !self.trace.is_empty() {
             return self.generate(n, &mut Rng::new(seed));
@@ -248,10 +254,10 @@ impl TrafficModel {
         DRAWS.with(|store| {
             let mut store = store.borrow_mut();
             if let Some((_, d)) = store.iter().find(|(k, _)| *k == key) {
-                return self.at_rate(d);
+                return self.at_rate(&d.gaps, d.requests.clone());
             }
             let d = self.unit_draws(n, &mut Rng::new(seed));
-            let w = self.at_rate(&d);
+            let w = self.at_rate(&d.gaps, d.requests.clone());
             if n <= DRAWS_MAX_REQUESTS {
                 let mut held: usize = store.iter().map(|(k, _)| k.n).sum::<usize>() + n;
                 while held > DRAWS_MAX_REQUESTS || store.len() >= DRAWS_MAX_SEEDS {
@@ -291,39 +297,42 @@ impl TrafficModel {
                 *rng = r;
             }
             Arrival::Gamma { cv } => {
-                let shape = 1.0 / (cv * cv);
+                let shape = gamma_shape(cv);
                 gaps.extend((0..n).map(|_| rng.gamma(shape, 1.0)));
             }
             Arrival::Constant | Arrival::Closed { .. } | Arrival::Trace => {}
         }
-        let mut d = UnitDraws {
-            gaps,
-            ..UnitDraws::default()
-        };
-        self.fill_rest(n, rng, &mut d.prompt_tokens, &mut d.output_tokens);
-        d.cached_tokens = self.prefix_hits(&d.prompt_tokens, rng);
-        d
+        let mut requests = Workload::default();
+        self.fill_rest(
+            n,
+            rng,
+            &mut requests.prompt_tokens,
+            &mut requests.output_tokens,
+        );
+        requests.cached_tokens = self.prefix_hits(&requests.prompt_tokens, rng);
+        UnitDraws { gaps, requests }
     }
 
-    /// The workload of `d` at this model's rate. The gaps are scaled as the draws
-    /// themselves would be (`rng.gamma(shape, scale)` is `rng.gamma(shape, 1.0) × scale`
-    /// bit for bit), so this equals drawing at the rate directly.
-    fn at_rate(&self, d: &UnitDraws) -> Workload {
-        let n = d.prompt_tokens.len();
+    /// `requests` (lengths and prefix hits) with their arrival times at this model's rate,
+    /// from unit-scale `gaps`. The gaps are scaled as the draws themselves would be
+    /// (`rng.gamma(shape, scale)` is `rng.gamma(shape, 1.0) × scale` bit for bit), so
+    /// this equals drawing at the rate directly.
+    fn at_rate(&self, gaps: &[f64], mut requests: Workload) -> Workload {
+        let n = requests.prompt_tokens.len();
         let mean_gap = 1.0 / self.rate_rps;
         let mut arrival_s = Vec::with_capacity(n);
         match self.arrival {
             Arrival::Poisson => {
                 let mut t = 0.0;
-                arrival_s.extend(d.gaps.iter().map(|&e| {
+                arrival_s.extend(gaps.iter().map(|&e| {
                     t += mean_gap * e;
                     t
                 }));
             }
             Arrival::Gamma { cv } => {
-                let scale = mean_gap / (1.0 / (cv * cv));
+                let scale = mean_gap / gamma_shape(cv);
                 let mut t = 0.0;
-                arrival_s.extend(d.gaps.iter().map(|&g| {
+                arrival_s.extend(gaps.iter().map(|&g| {
                     t += g * scale;
                     t
                 }));
@@ -333,12 +342,8 @@ impl TrafficModel {
             Arrival::Closed { .. } => arrival_s.extend(std::iter::repeat_n(0.0, n)),
             Arrival::Trace => self.trace_arrivals(n, &mut arrival_s),
         }
-        Workload {
-            arrival_s,
-            prompt_tokens: d.prompt_tokens.clone(),
-            output_tokens: d.output_tokens.clone(),
-            cached_tokens: d.cached_tokens.clone(),
-        }
+        requests.arrival_s = arrival_s;
+        requests
     }
 
     /// The prompt and output lengths of `n` requests (outputs at least 1 token).
@@ -397,7 +402,7 @@ impl TrafficModel {
         for _ in 0..n {
             let mut e = match self.arrival {
                 Arrival::Gamma { cv } => {
-                    let shape = 1.0 / (cv * cv);
+                    let shape = gamma_shape(cv);
                     rng.gamma(shape, 1.0 / shape)
                 }
                 Arrival::Constant => 1.0,
