@@ -480,6 +480,7 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
         }
     }
 
+    #[inline(always)]
     fn finish(&mut self, id: u32) {
         let i = id as usize;
         self.state[i] = State::Gone;
@@ -546,6 +547,7 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
     }
 
     /// Removes the decoders whose last token was produced in step `s`.
+    #[inline(always)]
     fn pop_finished(&mut self) {
         let slot = (self.s & self.mask) as usize;
         let mut id = std::mem::replace(&mut self.wheel[slot], NIL);
@@ -590,7 +592,14 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
         let growth = self.n_dec as f64 * e;
         let room_steps = if paged && growth > 0.0 {
             let free = cfg.kv_capacity_tokens - self.kv_used(e);
-            libm::floor(free / growth).max(1.0) as u64
+            // `floor` is exact, so the instruction gives what libm gives; and a comparison
+            // instead of `f64::max`, which wasm builds call as a function.
+            let steps = (free / growth).floor();
+            if steps >= 1.0 {
+                steps as u64
+            } else {
+                1
+            }
         } else {
             u64::MAX
         };
