@@ -33,7 +33,7 @@ use goodput_core::search::{
 use goodput_core::Plan;
 use leptos::prelude::*;
 
-use pool::{now_ms, pool_size, Pool, PoolMode, Task};
+use pool::{deal, now_ms, pool_size, Pool, PoolMode, Task};
 use protocol::{Reply, Request, WorkerReply, WorkerRequest};
 
 /// What the controller is doing.
@@ -339,19 +339,12 @@ impl RunController {
                 Some(PoolMode::Starting) => pool_size(),
                 _ => 0,
             };
-            // Small requests on the main thread keep each slice short; with workers,
-            // a few requests per worker per batch balance the load.
-            let chunk = if workers == 0 {
-                1
-            } else {
-                jobs.len().div_ceil(workers * 3).max(1)
-            };
             if let Some(pool) = &d.pool {
-                for part in jobs.chunks(chunk) {
+                for part in deal(&jobs, workers) {
                     let req = Request {
                         run: d.run,
                         plan: d.plan.clone(),
-                        jobs: part.to_vec(),
+                        jobs: part,
                         tag: 0,
                     };
                     if let Ok(body) = serde_json::to_string(&WorkerRequest::Sim(req)) {

@@ -5,7 +5,7 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use super::pool::{pool_size, Pool, PoolMode, Task};
+use super::pool::{deal, pool_size, Pool, PoolMode, Task};
 use super::protocol::WorkerRequest;
 
 /// How long a fresh pool waits for a worker before it runs requests on the page.
@@ -82,8 +82,8 @@ impl LazyPool {
         }
     }
 
-    /// Sends `jobs` as requests of the current run, about two per worker so a slow one
-    /// does not hold the batch back; `request(run, part)` makes each request.
+    /// Sends `jobs` as requests of the current run, dealt over the workers ([`deal`]);
+    /// `request(run, part)` makes each request.
     pub fn submit_split<J: Clone>(
         &self,
         jobs: &[J],
@@ -93,27 +93,8 @@ impl LazyPool {
             Some(PoolMode::Workers(n)) => n.max(1),
             _ => pool_size().max(1),
         };
-        for part in jobs.chunks(split_size(jobs.len(), workers)) {
-            self.submit(|run| request(run, part.to_vec()));
+        for part in deal(jobs, workers) {
+            self.submit(|run| request(run, part));
         }
-    }
-}
-
-/// Jobs per request when `jobs` are spread over `workers`: about two requests each.
-pub fn split_size(jobs: usize, workers: usize) -> usize {
-    jobs.div_ceil(workers.max(1) * 2).max(1)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::split_size;
-
-    #[test]
-    fn batches_split_into_about_two_requests_per_worker() {
-        assert_eq!(split_size(0, 4), 1);
-        assert_eq!(split_size(20, 2), 5);
-        assert_eq!(split_size(21, 2), 6);
-        assert_eq!(split_size(3, 8), 1);
-        assert_eq!(split_size(10, 0), 5);
     }
 }

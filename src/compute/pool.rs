@@ -32,6 +32,32 @@ pub const IN_FLIGHT: usize = 2;
 /// A request started before the limit runs to its end, so a slice can be longer.
 pub const SLICE_MS: f64 = 8.0;
 
+/// Requests each worker gets per batch of jobs: enough that the first worker to finish
+/// takes the rest, few enough that posting them stays cheap.
+pub const REQUESTS_PER_WORKER: usize = 3;
+
+/// Deals a batch of `jobs` into requests for `workers` workers ([`REQUESTS_PER_WORKER`]
+/// each), or one job per request when `workers` is 0 (the page's own thread runs them in
+/// short slices). Jobs are dealt in turn, like cards: neighbouring jobs (the replications
+/// of one rate, the rates of one cell) cost alike, so each request gets a share of every
+/// kind, and the requests cost about the same. Cut into runs of neighbours instead, one
+/// request held the heaviest rate and its worker finished last. Results are matched by
+/// job id, so the order does not change any answer. No request is empty.
+pub fn deal<J: Clone>(jobs: &[J], workers: usize) -> Vec<Vec<J>> {
+    let parts = if workers == 0 {
+        jobs.len()
+    } else {
+        (workers * REQUESTS_PER_WORKER).min(jobs.len())
+    };
+    let mut out: Vec<Vec<J>> = (0..parts)
+        .map(|_| Vec::with_capacity(jobs.len().div_ceil(parts.max(1))))
+        .collect();
+    for (i, job) in jobs.iter().enumerate() {
+        out[i % parts].push(job.clone());
+    }
+    out
+}
+
 /// Where requests run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PoolMode {
@@ -525,7 +551,56 @@ fn wake_channel(on_wake: impl Fn() + 'static) -> Option<Function> {
 
 #[cfg(test)]
 mod tests {
-    use super::PoolMode;
+    use super::{deal, PoolMode, REQUESTS_PER_WORKER};
+    use goodput_core::search::GoodputSearch;
+    use goodput_core::Plan;
+
+    /// The default plan's first batch (three rates × 20 replications) on two workers: six
+    /// requests of ten jobs, each with jobs of every rate, the three detailed jobs in
+    /// three different requests, and every job sent once.
+    #[test]
+    fn a_batch_is_dealt_so_that_every_request_gets_every_rate() {
+        let jobs = GoodputSearch::new(&Plan::default()).unwrap().next_batch();
+        assert_eq!(jobs.len(), 60);
+        let parts = deal(&jobs, 2);
+        assert_eq!(parts.len(), 2 * REQUESTS_PER_WORKER);
+        let rates: Vec<f64> = jobs
+            .iter()
+            .map(|j| j.rate_rps)
+            .fold(Vec::new(), |mut v, r| {
+                if !v.contains(&r) {
+                    v.push(r);
+                }
+                v
+            });
+        assert_eq!(rates.len(), 3);
+        for part in &parts {
+            assert_eq!(part.len(), 10);
+            for r in &rates {
+                let n = part.iter().filter(|j| j.rate_rps == *r).count();
+                assert!((3..=4).contains(&n), "{n} jobs at {r} req/s in one request");
+            }
+            assert!(part.iter().filter(|j| j.detail).count() <= 1);
+        }
+        let mut ids: Vec<u32> = parts.iter().flatten().map(|j| j.id).collect();
+        ids.sort_unstable();
+        assert_eq!(ids, jobs.iter().map(|j| j.id).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn small_batches_and_the_page_get_one_job_per_request() {
+        let jobs: Vec<u32> = (0..5).collect();
+        assert_eq!(
+            deal(&jobs, 0),
+            vec![vec![0], vec![1], vec![2], vec![3], vec![4]]
+        );
+        assert_eq!(
+            deal(&jobs, 4),
+            vec![vec![0], vec![1], vec![2], vec![3], vec![4]]
+        );
+        assert_eq!(deal(&jobs, 1), vec![vec![0, 3], vec![1, 4], vec![2]]);
+        assert!(deal(&Vec::<u32>::new(), 2).is_empty());
+    }
 
     #[test]
     fn the_page_runs_requests_until_a_worker_is_ready_and_when_none_can_start() {
