@@ -110,11 +110,42 @@ fn normal_cdf(z: f64) -> f64 {
     0.5 * libm::erfc(-z / std::f64::consts::SQRT_2)
 }
 
+/// Clipped means computed lately, newest last: (median bits, sigma bits, min, max) → mean.
+const CLIPPED_MEANS_KEPT: usize = 8;
+
+thread_local! {
+    static CLIPPED_MEANS: std::cell::RefCell<Vec<((u64, u64, u32, u32), f64)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Exact mean of `clamp(floor(X), min, max)` for `X` lognormal(ln median, sigma) [tokens].
 ///
 /// Uses `E[L] = min + Σ_{k=min+1}^{max} P(X ≥ k)`; spans longer than 2,000,000 tokens
 /// fall back to the closed form of the continuous clipped mean minus half a token.
+///
+/// The sum takes thousands of logarithms and normal tails (about a millisecond in wasm),
+/// and one plan asks for the same means many times (the capacity guess of every sweep
+/// cell, the analysis, the report), so the last [`CLIPPED_MEANS_KEPT`] answers are kept
+/// per thread, keyed on the exact arguments: a kept answer is the computed one, bit for bit.
 pub fn lognormal_clipped_mean(median: f64, sigma: f64, min: u32, max: u32) -> f64 {
+    let key = (median.to_bits(), sigma.to_bits(), min, max);
+    let kept = CLIPPED_MEANS.with(|c| c.borrow().iter().find(|(k, _)| *k == key).map(|e| e.1));
+    if let Some(mean) = kept {
+        return mean;
+    }
+    let mean = clipped_mean_computed(median, sigma, min, max);
+    CLIPPED_MEANS.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= CLIPPED_MEANS_KEPT {
+            c.remove(0);
+        }
+        c.push((key, mean));
+    });
+    mean
+}
+
+/// [`lognormal_clipped_mean`], computed afresh.
+fn clipped_mean_computed(median: f64, sigma: f64, min: u32, max: u32) -> f64 {
     let (lo, hi) = (min.min(max), min.max(max));
     if median.is_nan() || median <= 0.0 || !median.is_finite() {
         return lo as f64;
@@ -537,6 +568,50 @@ mod tests {
         let big = lognormal_clipped_mean(800.0, 0.8, 16, 8_000_000);
         let unclipped = 800.0 * libm::exp(0.32) - 0.5;
         assert!((big - unclipped).abs() < 1.0, "{big} vs {unclipped}");
+    }
+
+    /// Arguments that differ in one place each (median, sigma, min, max), more of them
+    /// than are kept, asked in an order that both finds kept answers and evicts them:
+    /// every answer is the one computed afresh, bit for bit.
+    #[test]
+    fn kept_clipped_means_are_the_computed_ones() {
+        let args: Vec<(f64, f64, u32, u32)> = vec![
+            (800.0, 0.8, 16, 8000),
+            (800.0, 0.9, 16, 8000),
+            (800.0, 0.8, 17, 8000),
+            (800.0, 0.8, 16, 7999),
+            (801.0, 0.8, 16, 8000),
+            (200.0, 0.8, 1, 1024),
+            (200.0, 0.8, 1, 1025),
+            (200.0, 0.7, 1, 1024),
+            (199.0, 0.8, 1, 1024),
+            (1.5, 2.0, 1, 64),
+            (-0.0, 0.8, 3, 9),
+            (0.0, 0.8, 4, 9),
+        ];
+        assert!(args.len() > CLIPPED_MEANS_KEPT);
+        let fresh: Vec<u64> = args
+            .iter()
+            .map(|&(m, s, lo, hi)| clipped_mean_computed(m, s, lo, hi).to_bits())
+            .collect();
+        for round in 0..3 {
+            for (i, &(m, s, lo, hi)) in args.iter().enumerate() {
+                let j = (i * 5 + round) % args.len();
+                let (m2, s2, lo2, hi2) = args[j];
+                assert_eq!(
+                    lognormal_clipped_mean(m, s, lo, hi).to_bits(),
+                    fresh[i],
+                    "{:?}",
+                    args[i]
+                );
+                assert_eq!(
+                    lognormal_clipped_mean(m2, s2, lo2, hi2).to_bits(),
+                    fresh[j],
+                    "{:?}",
+                    args[j]
+                );
+            }
+        }
     }
 
     #[test]
