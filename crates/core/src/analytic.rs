@@ -110,11 +110,15 @@ fn normal_cdf(z: f64) -> f64 {
     0.5 * libm::erfc(-z / std::f64::consts::SQRT_2)
 }
 
-/// Clipped means computed lately, newest last: (median bits, sigma bits, min, max) → mean.
+/// Clipped means kept per thread (see [`lognormal_clipped_mean`]).
 const CLIPPED_MEANS_KEPT: usize = 8;
 
+/// The exact arguments of a clipped mean: median bits, sigma bits, min, max.
+type ClippedMeanKey = (u64, u64, u32, u32);
+
 thread_local! {
-    static CLIPPED_MEANS: std::cell::RefCell<Vec<((u64, u64, u32, u32), f64)>> =
+    /// Clipped means computed lately, newest last.
+    static CLIPPED_MEANS: std::cell::RefCell<Vec<(ClippedMeanKey, f64)>> =
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
