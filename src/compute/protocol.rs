@@ -1,9 +1,12 @@
 //! Messages between the page and its workers, as JSON strings, and the code a worker runs.
 //!
-//! Four kinds of request share the workers, told apart by a `kind` tag: simulation
-//! batches of the goodput search and the knob sweep ([`Request`]), calibration fits
-//! ([`FitRequest`]), a day's ramp simulations ([`RampRequest`]) and the disaggregation
-//! sizing's jobs ([`DisaggRequest`]). Each is answered by a reply of the same kind.
+//! Four kinds of request share the workers: simulation batches of the goodput search and
+//! the knob sweep ([`Request`]), calibration fits ([`FitRequest`]), a day's ramp
+//! simulations ([`RampRequest`]) and the disaggregation sizing's jobs ([`DisaggRequest`]).
+//! Each travels as the one key of an object that names its kind (`{"sim": {...}}`) and is
+//! answered by a reply of the same kind. With the kind outside the body, serde reads the
+//! body straight into its type; a `kind` field inside it had serde buffer every message,
+//! plan included, before reading it, and put a second reader of each type in the module.
 
 use goodput_core::calibrate::{run_fit_job, CalibrationProblem, FitJob, FitJobResult};
 use goodput_core::disagg::{run_disagg_jobs, DisaggJob, DisaggJobResult};
@@ -154,7 +157,7 @@ pub fn run_disagg_request(req: &DisaggRequest) -> DisaggReply {
 
 /// Any request a worker takes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum WorkerRequest {
     /// Simulations of the search or the sweep.
     Sim(Request),
@@ -168,7 +171,7 @@ pub enum WorkerRequest {
 
 /// Any reply a worker sends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum WorkerReply {
     /// Answer to [`WorkerRequest::Sim`].
     Sim(Reply),
@@ -249,10 +252,16 @@ pub fn handle(body: &str) -> String {
             WorkerReply::Ramp(r) => ("ramp", r.run),
             WorkerReply::Disagg(r) => ("disagg", r.run),
         };
-        format!(
-            r#"{{"kind":"{kind}","run":{run},"results":[],"error":"cannot encode reply: {e}"}}"#
-        )
+        unencodable(kind, run, &e.to_string())
     })
+}
+
+/// The reply of `kind` to run `run` when the real one cannot be encoded: no results, and
+/// `why` as its error.
+fn unencodable(kind: &str, run: u32, why: &str) -> String {
+    let error = serde_json::to_string(&format!("cannot encode reply: {why}"))
+        .unwrap_or_else(|_| "\"cannot encode reply\"".into());
+    format!(r#"{{"{kind}":{{"run":{run},"results":[],"error":{error}}}}}"#)
 }
 
 /// Runs up to `max_jobs` simulations of the default plan (the first with latency detail)
@@ -308,6 +317,24 @@ mod tests {
         )
     }
 
+    /// The stand-in for a reply that cannot be encoded reads back as a failed reply of
+    /// the same kind and run, whatever the error says.
+    #[test]
+    fn a_reply_that_cannot_be_encoded_still_reads_back_as_a_failure() {
+        let why = r#"a "quoted" \ reason"#;
+        match serde_json::from_str::<WorkerReply>(&unencodable("sim", 4, why)) {
+            Ok(WorkerReply::Sim(r)) => {
+                assert_eq!((r.run, r.results.len()), (4, 0));
+                assert!(r.error.unwrap().ends_with(why));
+            }
+            other => panic!("{other:?}"),
+        }
+        for kind in ["fit", "ramp", "disagg"] {
+            let reply = serde_json::from_str::<WorkerReply>(&unencodable(kind, 9, "x"));
+            assert!(reply.is_ok(), "{kind}: {reply:?}");
+        }
+    }
+
     #[test]
     fn a_fit_request_round_trips_and_runs_like_the_core() {
         let a = vllm_file(1.0, 90.0, 12.0);
@@ -326,7 +353,7 @@ mod tests {
             jobs: jobs.clone(),
         });
         let body = serde_json::to_string(&req).expect("encodes");
-        assert!(body.contains(r#""kind":"fit""#), "{}", &body[..40]);
+        assert!(body.starts_with(r#"{"fit":{"#), "{}", &body[..40]);
         assert_eq!(
             serde_json::from_str::<WorkerRequest>(&body).expect("decodes"),
             req
@@ -357,7 +384,7 @@ mod tests {
             tag: 7,
         }))
         .expect("encodes");
-        assert!(body.starts_with(r#"{"kind":"sim""#));
+        assert!(body.starts_with(r#"{"sim":{"#));
         match serde_json::from_str::<WorkerReply>(&handle(&body)).expect("a reply") {
             WorkerReply::Sim(r) => {
                 assert_eq!((r.run, r.results.len(), r.error, r.tag), (3, 1, None, 7));
@@ -390,7 +417,7 @@ mod tests {
             jobs: jobs.clone(),
         }))
         .expect("encodes");
-        assert!(body.starts_with(r#"{"kind":"ramp""#), "{}", &body[..30]);
+        assert!(body.starts_with(r#"{"ramp":{"#), "{}", &body[..30]);
         let WorkerReply::Ramp(reply) =
             serde_json::from_str::<WorkerReply>(&handle(&body)).expect("a reply")
         else {
@@ -433,7 +460,7 @@ mod tests {
             jobs: pick.clone(),
         };
         let body = serde_json::to_string(&WorkerRequest::Disagg(req)).expect("encodes");
-        assert!(body.starts_with(r#"{"kind":"disagg""#), "{}", &body[..30]);
+        assert!(body.starts_with(r#"{"disagg":{"#), "{}", &body[..30]);
         let WorkerReply::Disagg(reply) =
             serde_json::from_str::<WorkerReply>(&handle(&body)).expect("a reply")
         else {
