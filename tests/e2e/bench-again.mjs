@@ -1,0 +1,65 @@
+// Times "Run again" (the goodput search with the workers up) in two or more builds side
+// by side, on a noisy machine: every build is loaded once, in a browser of its own, and
+// the builds then take turns, one search each, so that a busy spell slows them alike.
+// Not a test: a benchmark. Prints, per build, the best, the median and the mean of the
+// middle half of the searches, as the page's own "Last run" line reports them.
+//
+//   node tests/e2e/bench-again.mjs SEARCHES DIST [DIST ...]
+//
+// Each DIST is a `trunk build --release --offline --dist DIST` output.
+import { startHarness } from './harness.mjs';
+
+const [countArg = '30', ...dists] = process.argv.slice(2);
+const count = Number(countArg);
+if (!(count >= 1) || dists.length === 0) {
+  console.error('usage: node tests/e2e/bench-again.mjs SEARCHES DIST [DIST ...]');
+  process.exit(2);
+}
+const STATUS = '[data-testid="run-status"]';
+
+const builds = [];
+try {
+  for (const dist of dists) {
+    const h = await startHarness({ dist });
+    builds.push({ dist, h, ms: [] });
+    const context = await h.browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(`${h.baseUrl}/`, { waitUntil: 'load' });
+    await page.waitForSelector(`${STATUS}[data-phase="done"]`, { timeout: 120_000 });
+    builds.at(-1).page = page;
+  }
+  for (let k = -2; k < count; k += 1) {
+    // Two untimed searches first; then the order of the builds turns every round.
+    const order = builds.map((_, i) => (i + Math.max(k, 0)) % builds.length);
+    for (const i of order) {
+      const { page } = builds[i];
+      const before = await page.getAttribute(STATUS, 'data-runs');
+      await page.click('[data-testid="rerun"]');
+      await page.waitForFunction(
+        (b) => {
+          const s = document.querySelector('[data-testid="run-status"]');
+          return s && s.dataset.runs !== b && s.dataset.phase === 'done';
+        },
+        before,
+        { timeout: 120_000 },
+      );
+      const text = await page.textContent('[data-testid="run-timing"]');
+      const m = /goodput search (\d+) ms/.exec(text);
+      if (!m) throw new Error(`unexpected timing line: ${JSON.stringify(text)}`);
+      if (k >= 0) builds[i].ms.push(Number(m[1]));
+    }
+  }
+  for (const b of builds) {
+    const s = [...b.ms].sort((x, y) => x - y);
+    const n = s.length;
+    const median = n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    const mid = s.slice(Math.floor(n / 4), Math.ceil((3 * n) / 4));
+    const midMean = mid.reduce((a, x) => a + x, 0) / mid.length;
+    console.log(
+      `${b.dist}: ${n} searches: best ${s[0]} ms, median ${median} ms, ` +
+        `mean of the middle half ${midMean.toFixed(1)} ms`,
+    );
+  }
+} finally {
+  for (const b of builds) await b.h.close();
+}
