@@ -7,7 +7,7 @@
 //   node tests/e2e/bench-again.mjs SEARCHES DIST [DIST ...]
 //
 // Each DIST is a `trunk build --release --offline --dist DIST` output.
-import { startHarness } from './harness.mjs';
+import { runAgainTimed, startHarness } from './harness.mjs';
 
 const [countArg = '30', ...dists] = process.argv.slice(2);
 const count = Number(countArg);
@@ -33,17 +33,7 @@ try {
     const order = builds.map((_, i) => (i + Math.max(k, 0)) % builds.length);
     for (const i of order) {
       const { page } = builds[i];
-      const before = await page.getAttribute(STATUS, 'data-runs');
-      await page.click('[data-testid="rerun"]');
-      await page.waitForFunction(
-        (b) => {
-          const s = document.querySelector('[data-testid="run-status"]');
-          return s && s.dataset.runs !== b && s.dataset.phase === 'done';
-        },
-        before,
-        { timeout: 120_000 },
-      );
-      const text = await page.textContent('[data-testid="run-timing"]');
+      const text = await runAgainTimed(page);
       const m = /goodput search (\d+) ms/.exec(text);
       if (!m) throw new Error(`unexpected timing line: ${JSON.stringify(text)}`);
       if (k >= 0) builds[i].ms.push(Number(m[1]));

@@ -476,6 +476,27 @@ export async function runsStarted(page) {
 }
 
 /**
+ * Clicks "Run again" and waits until that run is done: the run count has moved on and
+ * the status is `done` again. Returns the page's "Last run" line, which says how long the
+ * search (and the knob sweep, if it ran) took.
+ * @param {import('playwright-core').Page} page
+ * @returns {Promise<string>}
+ */
+export async function runAgainTimed(page) {
+  const before = await runsStarted(page);
+  await page.click('[data-testid="rerun"]');
+  await page.waitForFunction(
+    (b) => {
+      const s = document.querySelector('[data-testid="run-status"]');
+      return s && Number(s.dataset.runs) !== b && s.dataset.phase === 'done';
+    },
+    before,
+    { timeout: RUN_TIMEOUT_MS },
+  );
+  return (await page.textContent('[data-testid="run-timing"]')) ?? '';
+}
+
+/**
  * The number of pages of a PDF: its `/Type /Page` objects (not the `/Pages` tree nodes).
  * @param {Buffer} pdf
  * @returns {number}
