@@ -125,16 +125,13 @@ fn warn(id: &str, severity: Severity, message: String) -> Warning {
     }
 }
 
-impl PlanReport {
-    /// Builds the report from the plan and the job results: `goodput` is the search of the
-    /// plan's own settings (ignored when `planning.measured_sweep` has rows, whose knee is
-    /// used instead), `sweep` the optional knob sweep.
-    pub fn build(
-        plan: &Plan,
-        goodput: Option<&GoodputResult>,
-        sweep: Option<&SweepResult>,
-    ) -> PlanReport {
-        let mut warnings = Vec::new();
+impl GoodputSummary {
+    /// The goodput `plan` is sized from: the knee of its measured sweep when it has one,
+    /// else the search result `goodput`, else none. With it, the warning that the search
+    /// did not converge, if it did not. [`PlanReport::build`] and [`goodput_for`] both
+    /// take it from here.
+    pub fn of(plan: &Plan, goodput: Option<&GoodputResult>) -> (GoodputSummary, Option<Warning>) {
+        let mut not_converged = None;
         let target = plan.slo.attainment_target;
         let summary = if !plan.planning.measured_sweep.is_empty() {
             match knee_from_sweep(&plan.planning.measured_sweep, target) {
@@ -159,7 +156,7 @@ impl PlanReport {
             }
         } else if let Some(r) = goodput {
             if r.status != SearchStatus::Converged {
-                warnings.push(warn(
+                not_converged = Some(warn(
                     "search_not_converged",
                     if r.status == SearchStatus::ZeroGoodput {
                         Severity::Critical
@@ -191,6 +188,22 @@ impl PlanReport {
                     .into(),
             }
         };
+        (summary, not_converged)
+    }
+}
+
+impl PlanReport {
+    /// Builds the report from the plan and the job results: `goodput` is the search of the
+    /// plan's own settings (ignored when `planning.measured_sweep` has rows, whose knee is
+    /// used instead), `sweep` the optional knob sweep.
+    pub fn build(
+        plan: &Plan,
+        goodput: Option<&GoodputResult>,
+        sweep: Option<&SweepResult>,
+    ) -> PlanReport {
+        let (summary, not_converged) = GoodputSummary::of(plan, goodput);
+        let mut warnings: Vec<Warning> = not_converged.into_iter().collect();
+        let target = plan.slo.attainment_target;
         let g = summary.goodput_rps;
         let (capacity, capacity_error) = match size_fleet(g, plan) {
             Ok(c) => (Some(c), None),
@@ -578,8 +591,17 @@ pub fn report_for(
 
 /// The goodput of exactly `plan` [requests/s]: its measured knee, or the last search if
 /// that search was run for this plan.
+///
+/// The same number as [`report_for`]'s, taken from [`GoodputSummary::of`] without
+/// building the report (a fleet sizing, an analysis and a planned-load simulation), which
+/// the page asked for on every search only to read this one number.
 pub fn goodput_for(plan: &Plan, search: Option<(&Plan, &GoodputResult)>) -> Option<f64> {
-    report_for(plan, search.filter(|(p, _)| *p == plan)).map(|(_, r)| r.goodput.goodput_rps)
+    let result = if plan.planning.measured_sweep.is_empty() {
+        Some(search.filter(|(p, _)| *p == plan)?.1)
+    } else {
+        None
+    };
+    Some(GoodputSummary::of(plan, result).0.goodput_rps)
 }
 
 #[cfg(test)]

@@ -183,6 +183,40 @@ fn a_measured_sweep_sizes_the_fleet_without_a_search() {
     assert_eq!(goodput_for(&plan, Some((&plan, &r))), Some(8.0));
 }
 
+/// `goodput_for` takes the goodput without building the report; it must be exactly the
+/// goodput of the report the page shows for that plan, with or without a measured sweep
+/// (one whose knee cannot be found included), and for a search of that plan, of another
+/// plan, one that did not converge, or none.
+#[test]
+fn goodput_for_is_the_goodput_of_the_report_of_that_plan() {
+    let default = Plan::default();
+    let measured = article_measured_plan();
+    let mut unreadable = measured.clone();
+    for row in &mut unreadable.planning.measured_sweep {
+        row.attainment = 0.0;
+    }
+    let mut zero = search_at(&default, 0.0);
+    zero.status = SearchStatus::ZeroGoodput;
+    let searches = [search_at(&default, 12.5), search_at(&measured, 20.0), zero];
+    let plans = [&default, &measured, &unreadable];
+    let mut seen = Vec::new();
+    for plan in plans {
+        for ran_for in plans {
+            for r in searches.iter().map(Some).chain([None]) {
+                let search = r.map(|r| (ran_for, r));
+                let report = report_for(plan, search.filter(|(p, _)| *p == plan))
+                    .map(|(_, rep)| rep.goodput.goodput_rps);
+                assert_eq!(goodput_for(plan, search), report, "{search:?}");
+                seen.push(report);
+            }
+        }
+    }
+    // The cases reach every kind of answer: none, a search's, a knee and no knee (0).
+    for want in [None, Some(12.5), Some(8.0), Some(0.0)] {
+        assert!(seen.contains(&want), "{want:?} never came up");
+    }
+}
+
 #[test]
 fn without_a_sweep_the_last_search_is_used_for_its_own_plan() {
     let plan = Plan::default();
