@@ -389,21 +389,26 @@ impl RunController {
         // sweep (36 searches to set up and their first jobs to post) starts in a task of
         // its own after them, unless a new run has started meanwhile. Until then there is
         // no machine, so nothing (a frame's `pump`) finishes the search a second time.
-        let run = self.driver.try_update_value(|d| {
+        let Some(run) = self.driver.try_update_value(|d| {
             d.machine = Machine::None;
             d.run
-        });
-        let (c, run) = (*self, run.unwrap_or_default());
-        set_timeout(move || c.start_sweep(run, plan, elapsed), Duration::ZERO);
+        }) else {
+            return;
+        };
+        let c = *self;
+        set_timeout(
+            move || c.start_sweep(run, plan, key, elapsed),
+            Duration::ZERO,
+        );
     }
 
-    /// Starts the knob sweep of `plan` after its search (which took `elapsed` ms), if run
-    /// `run` is still the current one.
-    fn start_sweep(&self, run: u32, plan: Plan, elapsed: f64) {
-        if self.driver.with_value(|d| d.run) != run {
+    /// Starts the knob sweep of `plan` (whose [`Plan::sweep_key`] is `key`) after its
+    /// search, which took `elapsed` ms, if run `run` is still the current one (and the
+    /// controller still exists: the page may have been torn down meanwhile).
+    fn start_sweep(&self, run: u32, plan: Plan, key: Plan, elapsed: f64) {
+        if self.driver.try_with_value(|d| d.run) != Some(run) {
             return;
         }
-        let key = plan.sweep_key();
         match KnobSweep::new(&plan) {
             Ok(sweep) => {
                 self.sweep_error.set(None);
