@@ -26,7 +26,7 @@
 use goodput_app::compute::pool::now_ms;
 use goodput_app::compute::protocol::{handle, Request, WorkerReply, WorkerRequest};
 use goodput_core::plan::KvPolicy;
-use goodput_core::search::GoodputSearch;
+use goodput_core::search::{answer_batches, GoodputSearch, Job};
 use goodput_core::sim::{attainment, simulate, SimConfig};
 use goodput_core::Plan;
 use wasm_bindgen_test::{console_log, wasm_bindgen_test, wasm_bindgen_test_configure};
@@ -38,11 +38,7 @@ wasm_bindgen_test_configure!(run_in_browser);
 fn one_search(plan: &Plan) -> Vec<f64> {
     let mut search = GoodputSearch::new(plan).expect("default plan searches");
     let mut per_job = Vec::new();
-    while !search.is_done() {
-        let jobs = search.next_batch();
-        if jobs.is_empty() {
-            break;
-        }
+    let answer = |jobs: Vec<Job>| {
         let n = jobs.len() as f64;
         let body = serde_json::to_string(&WorkerRequest::Sim(Request {
             run: 1,
@@ -55,13 +51,16 @@ fn one_search(plan: &Plan) -> Vec<f64> {
         let reply = handle(&body);
         per_job.push((now_ms() - t0) * 1e3 / n);
         match serde_json::from_str::<WorkerReply>(&reply).expect("reply parses") {
-            WorkerReply::Sim(r) => {
-                assert!(r.error.is_none(), "{:?}", r.error);
-                search.feed(&r.results);
-            }
-            other => panic!("unexpected reply {other:?}"),
+            WorkerReply::Sim(r) => match r.error {
+                None => Ok(r.results),
+                Some(e) => Err(e),
+            },
+            other => Err(format!("unexpected reply {other:?}")),
         }
-    }
+    };
+    answer_batches(&mut search, answer, |_| Ok(()))
+        .expect("the search runs")
+        .expect("the search ends");
     per_job
 }
 

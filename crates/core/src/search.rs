@@ -795,14 +795,19 @@ pub fn search_goodput_threads(
 }
 
 /// The job-handing shape shared by [`GoodputSearch`] and [`KnobSweep`], so one
-/// in-process loop drives both.
-trait Driver {
+/// batch loop ([`answer_batches`]) drives both.
+pub trait Driver {
     /// What a finished run yields.
     type Output;
+    /// The next jobs to run (none while a batch is out, or once done).
     fn next_batch(&mut self) -> Vec<Job>;
+    /// Takes results back, matched by job id.
     fn feed(&mut self, results: &[JobResult]);
+    /// Whether the run has its answer.
     fn is_done(&self) -> bool;
+    /// Simulations done and expected.
     fn progress(&self) -> Progress;
+    /// The answer, once done.
     fn result(&self) -> Option<Self::Output>;
 }
 
@@ -825,27 +830,47 @@ impl Driver for GoodputSearch {
     }
 }
 
-/// Runs a driver's batches in-process until it is done. A driver that hands out no
-/// jobs before it is done ends the loop rather than spinning; `progress` returning
-/// `false` cancels.
+/// Runs `d` to its end in one thread of control: every batch goes to `answer`, whose
+/// results are fed back, and `after` sees the driver after each feed. An error from
+/// either stops the loop and is returned. A driver that hands out no jobs before it is
+/// done ends the loop rather than spinning; its `result()` is then `None`.
+pub fn answer_batches<D: Driver, E>(
+    d: &mut D,
+    mut answer: impl FnMut(Vec<Job>) -> Result<Vec<JobResult>, E>,
+    mut after: impl FnMut(&D) -> Result<(), E>,
+) -> Result<Option<D::Output>, E> {
+    while !d.is_done() {
+        let jobs = d.next_batch();
+        if jobs.is_empty() {
+            break;
+        }
+        let results = answer(jobs)?;
+        d.feed(&results);
+        after(d)?;
+    }
+    Ok(d.result())
+}
+
+/// Runs a driver's batches in-process on `threads` threads until it is done;
+/// `progress` returning `false` cancels.
 fn drive<D: Driver>(
     plan: &Plan,
     mut d: D,
     threads: usize,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<D::Output, SearchError> {
-    while !d.is_done() {
-        let jobs = d.next_batch();
-        if jobs.is_empty() {
-            break;
-        }
-        let results = run_jobs(plan, &jobs, threads)?;
-        d.feed(&results);
-        if !progress(d.progress()) {
-            return Err(SearchError::Cancelled);
-        }
-    }
-    d.result().ok_or(SearchError::Cancelled)
+    answer_batches(
+        &mut d,
+        |jobs| Ok(run_jobs(plan, &jobs, threads)?),
+        |d| {
+            if progress(d.progress()) {
+                Ok(())
+            } else {
+                Err(SearchError::Cancelled)
+            }
+        },
+    )?
+    .ok_or(SearchError::Cancelled)
 }
 
 #[cfg(test)]

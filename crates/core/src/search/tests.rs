@@ -13,25 +13,25 @@ fn quick_plan() -> Plan {
 fn drive(plan: &Plan, f: impl Fn(f64, u32) -> f64) -> GoodputResult {
     let mut s = GoodputSearch::new(plan).expect("search");
     let mut rounds = 0;
-    while !s.is_done() {
-        let jobs = s.next_batch();
-        assert!(
-            !jobs.is_empty(),
-            "a search that is not done must hand out work"
-        );
-        let rs: Vec<JobResult> = jobs
-            .iter()
-            .map(|j| JobResult {
-                id: j.id,
-                attainment: f(j.rate_rps, j.replication),
-                detail: None,
-            })
-            .collect();
-        s.feed(&rs);
+    let answer = |jobs: Vec<Job>| {
+        Ok::<_, ()>(
+            jobs.iter()
+                .map(|j| JobResult {
+                    id: j.id,
+                    attainment: f(j.rate_rps, j.replication),
+                    detail: None,
+                })
+                .collect(),
+        )
+    };
+    let after = |_: &GoodputSearch| {
         rounds += 1;
         assert!(rounds <= MAX_RATES, "search did not stop");
-    }
-    s.result().expect("done")
+        Ok(())
+    };
+    answer_batches(&mut s, answer, after)
+        .expect("no error")
+        .expect("a search that is not done must hand out work")
 }
 
 #[test]
