@@ -7,7 +7,7 @@
 //   node tests/e2e/bench-again.mjs SEARCHES DIST [DIST ...]
 //
 // Each DIST is a `trunk build --release --offline --dist DIST` output.
-import { runAgainTimed, startHarness } from './harness.mjs';
+import { median, runAgainTimed, startHarness } from './harness.mjs';
 
 const [countArg = '30', ...dists] = process.argv.slice(2);
 const count = Number(countArg);
@@ -42,11 +42,10 @@ try {
   for (const b of builds) {
     const s = [...b.ms].sort((x, y) => x - y);
     const n = s.length;
-    const median = n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
     const mid = s.slice(Math.floor(n / 4), Math.ceil((3 * n) / 4));
     const midMean = mid.reduce((a, x) => a + x, 0) / mid.length;
     console.log(
-      `${b.dist}: ${n} searches: best ${s[0]} ms, median ${median} ms, ` +
+      `${b.dist}: ${n} searches: best ${s[0]} ms, median ${median(s)} ms, ` +
         `mean of the middle half ${midMean.toFixed(1)} ms`,
     );
   }

@@ -11,7 +11,7 @@
 //   node tests/e2e/bench-page.mjs [ROUNDS] [RERUNS]
 //
 // GOODPUT_DIST picks the build to time (see harness.mjs), so two builds can be compared.
-import { runAgainTimed, startHarness } from './harness.mjs';
+import { median, runAgainTimed, startHarness } from './harness.mjs';
 
 const rounds = Number(process.argv[2] ?? 5);
 const reruns = Number(process.argv[3] ?? 3);
@@ -22,12 +22,6 @@ function parseTiming(text) {
   const m = /goodput search (\d+) ms; search and knob sweep (\d+) ms/.exec(text);
   if (!m) throw new Error(`unexpected timing line: ${JSON.stringify(text)}`);
   return [Number(m[1]), Number(m[2])];
-}
-
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const n = s.length;
-  return n === 0 ? NaN : n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
 /** Runs in the page before the app: notes when the goodput card first holds a value. */
@@ -65,7 +59,8 @@ try {
     }
     console.log(
       `round ${r + 1} (${cores} cores): first search ${search} ms, with sweep ${total} ms, ` +
-        `answer at ${answerAt.toFixed(0)} ms after navigation; run again: ${again.join(', ')} ms`,
+        `answer at ${answerAt.toFixed(0)} ms after navigation` +
+        (again.length > 0 ? `; run again: ${again.join(', ')} ms` : ''),
     );
     await context.close();
   }
@@ -74,7 +69,7 @@ try {
   console.log(`first load, search + knob sweep:   ${range(rows.firstTotal)}`);
   console.log(`first load, answer after navigation: ${range(rows.answerAt)}`);
   console.log(`first load, knob sweep alone:      ${range(rows.firstTotal.map((t, i) => t - rows.first[i]))}`);
-  console.log(`run again, goodput search:         ${range(rows.again)}`);
+  if (rows.again.length > 0) console.log(`run again, goodput search:         ${range(rows.again)}`);
 } finally {
   await h.close();
 }

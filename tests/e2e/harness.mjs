@@ -476,6 +476,17 @@ export async function runsStarted(page) {
 }
 
 /**
+ * The median of `xs` (NaN when empty).
+ * @param {number[]} xs
+ * @returns {number}
+ */
+export function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const n = s.length;
+  return n === 0 ? NaN : n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+/**
  * Clicks "Run again" and waits until that run is done: the run count has moved on and
  * the status is `done` again. Returns the page's "Last run" line, which says how long the
  * search (and the knob sweep, if it ran) took.
