@@ -108,6 +108,8 @@ struct Driver {
     unshown: Vec<(f64, f64)>,
     /// Whether a frame is asked for to show what the replies brought ([`RunController::show`]).
     frame_asked: bool,
+    /// Earliest time the next frame may show progress [ms, `now_ms`].
+    next_show_ms: f64,
 }
 
 /// Runs searches for the good plan in a worker pool and publishes the results as signals.
@@ -135,6 +137,12 @@ pub struct RunController {
 
 /// Debounce between the last edit and the start of a new run.
 pub const DEBOUNCE: Duration = Duration::from_millis(300);
+
+/// Shortest time between two frames that show a run's progress [ms]. Ten a second reads
+/// as live; every frame of a run repaints and commits the whole page on the page's
+/// thread, which shares the cores with the workers, so a search shorter than this draws
+/// nothing between its start and its answer.
+pub const PROGRESS_INTERVAL_MS: f64 = 100.0;
 
 impl RunController {
     /// The goodput of exactly `plan` [requests/s]: its measured knee, else the last
@@ -167,6 +175,7 @@ impl RunController {
                 sweep_key: None,
                 unshown: Vec::new(),
                 frame_asked: false,
+                next_show_ms: 0.0,
             }),
         };
         let pool = Pool::start(
@@ -286,7 +295,7 @@ impl RunController {
     /// Starts a run for `plan` now.
     pub fn start(&self, plan: Plan) {
         self.stop(Phase::Search);
-        self.partial.set(Vec::new());
+        self.clear_partial();
         self.started.update(|n| *n = n.wrapping_add(1));
         match GoodputSearch::new(&plan) {
             Ok(search) => {
@@ -294,11 +303,21 @@ impl RunController {
                     d.plan = plan;
                     d.machine = Machine::Search(Box::new(search));
                     d.started_ms = now_ms();
+                    d.next_show_ms = d.started_ms + PROGRESS_INTERVAL_MS;
                     d.search_ms = None;
                 });
                 self.pump();
             }
             Err(e) => self.fail(e.to_string()),
+        }
+    }
+
+    /// Empties the running search's points. Only when there are some: a search shorter
+    /// than [`PROGRESS_INTERVAL_MS`] shows none, and setting the signal again would redraw
+    /// the attainment chart for nothing.
+    fn clear_partial(&self) {
+        if self.partial.with_untracked(|p| !p.is_empty()) {
+            self.partial.set(Vec::new());
         }
     }
 
@@ -371,7 +390,7 @@ impl RunController {
             return self.fail("the search ended without a result".into());
         };
         self.search.set(Some((plan.clone(), result)));
-        self.partial.set(Vec::new());
+        self.clear_partial();
         self.driver.update_value(|d| d.unshown.clear());
         // A plan that differs from the last swept one only in its knobs (settings just
         // applied from the sweep) has the same sweep: keep it rather than run it again.
@@ -418,6 +437,7 @@ impl RunController {
                     d.search_ms = Some(elapsed);
                     d.machine = Machine::Sweep(Box::new(sweep));
                     d.rates.clear();
+                    d.next_show_ms = now_ms() + PROGRESS_INTERVAL_MS;
                 });
                 self.status.update(|s| {
                     s.phase = Phase::Sweep;
@@ -484,7 +504,15 @@ impl RunController {
         });
         if fed == Some(true) {
             let c = *self;
-            request_animation_frame(move || c.show());
+            let wait = self.driver.with_value(|d| d.next_show_ms) - now_ms();
+            if wait > 0.0 {
+                set_timeout(
+                    move || request_animation_frame(move || c.show()),
+                    Duration::from_secs_f64(wait / 1000.0),
+                );
+            } else {
+                request_animation_frame(move || c.show());
+            }
         }
         self.pump();
     }
@@ -497,6 +525,7 @@ impl RunController {
             .driver
             .try_update_value(|d| {
                 d.frame_asked = false;
+                d.next_show_ms = now_ms() + PROGRESS_INTERVAL_MS;
                 let fresh = std::mem::take(&mut d.unshown);
                 match &d.machine {
                     Machine::None => None,
