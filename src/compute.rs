@@ -519,7 +519,8 @@ impl RunController {
 
     /// Shows what the replies since the last frame brought: the search's new points, the
     /// sweep's finished cells and the progress. Replies arrive faster than frames; drawing
-    /// once per frame keeps the page's thread free to hand out the next jobs.
+    /// at most once per [`PROGRESS_INTERVAL_MS`] keeps the page's thread (and the cores it
+    /// shares with the workers) free to hand out the next jobs.
     fn show(&self) {
         let Some((progress, cells, fresh)) = self
             .driver
