@@ -76,6 +76,9 @@ pub struct RunStatus {
     pub search_ms: Option<f64>,
     /// Time the whole last finished run took [ms].
     pub total_ms: Option<f64>,
+    /// Whether the last finished run kept the knob sweep it had (same plan, knobs aside)
+    /// rather than sweep again.
+    pub sweep_kept: bool,
 }
 
 /// One rate of a search in progress: the attainments of replications returned so far.
@@ -299,6 +302,10 @@ impl RunController {
         self.started.update(|n| *n = n.wrapping_add(1));
         match GoodputSearch::new(&plan) {
             Ok(search) => {
+                // The expected work from the start: the first frame that shows progress
+                // comes up to [`PROGRESS_INTERVAL_MS`] later.
+                let expected = search.progress().total;
+                self.status.update(|s| s.total = expected);
                 self.driver.update_value(|d| {
                     d.plan = plan;
                     d.machine = Machine::Search(Box::new(search));
@@ -400,7 +407,7 @@ impl RunController {
             .with_value(|d| d.sweep_key.as_ref() == Some(&key));
         if same_sweep && self.sweep.with_untracked(Option::is_some) {
             self.sweep_partial.set(None);
-            return self.finish(Some(elapsed));
+            return self.finish(Some(elapsed), true);
         }
         // The old sweep belongs to another plan: drop it rather than mix the two.
         self.sweep.set(None);
@@ -430,6 +437,7 @@ impl RunController {
         }
         match KnobSweep::new(&plan) {
             Ok(sweep) => {
+                let expected = sweep.progress().total;
                 self.sweep_error.set(None);
                 self.sweep_partial.set(Some(sweep.partial()));
                 self.driver.update_value(|d| {
@@ -442,7 +450,7 @@ impl RunController {
                 self.status.update(|s| {
                     s.phase = Phase::Sweep;
                     s.done = 0;
-                    s.total = 0;
+                    s.total = expected;
                     s.search_ms = Some(elapsed);
                 });
                 self.pump();
@@ -452,7 +460,7 @@ impl RunController {
                 self.sweep_error.set(Some(e.to_string()));
                 self.sweep.set(None);
                 self.sweep_partial.set(None);
-                self.finish(Some(elapsed));
+                self.finish(Some(elapsed), false);
             }
         }
     }
@@ -461,16 +469,17 @@ impl RunController {
         self.sweep.set(result);
         self.sweep_partial.set(None);
         let search_ms = self.driver.with_value(|d| d.search_ms);
-        self.finish(search_ms);
+        self.finish(search_ms, false);
     }
 
-    fn finish(&self, search_ms: Option<f64>) {
+    fn finish(&self, search_ms: Option<f64>, sweep_kept: bool) {
         let total = now_ms() - self.driver.with_value(|d| d.started_ms);
         self.driver.update_value(|d| d.machine = Machine::None);
         self.status.update(|s| {
             s.phase = Phase::Done;
             s.search_ms = search_ms;
             s.total_ms = Some(total);
+            s.sweep_kept = sweep_kept;
         });
     }
 

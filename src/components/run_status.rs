@@ -48,6 +48,9 @@ pub fn RunStatus() -> impl IntoView {
     };
     let timing = move || {
         status.with(|s| match (s.search_ms, s.total_ms) {
+            (Some(a), Some(_)) if s.sweep_kept => {
+                format!("Last run: goodput search {a:.0} ms; the knob sweep of this plan was kept.")
+            }
             (Some(a), Some(b)) => {
                 format!("Last run: goodput search {a:.0} ms; search and knob sweep {b:.0} ms.")
             }

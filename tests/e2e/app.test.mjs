@@ -2,7 +2,7 @@
 // charts, progress and cancel, and a responsive page while simulations run.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertNoErrors, enter, findNumber, readValue, runCliJson, screenshot, startHarness, waitForRerun, waitForRunDone } from './harness.mjs';
+import { assertNoErrors, enter, findNumber, readValue, runAgainTimed, runCliJson, screenshot, startHarness, waitForRerun, waitForRunDone } from './harness.mjs';
 
 /** Result cells that must equal the CLI's `goodput plan --json`, by JSON key. */
 const CELLS = {
@@ -68,8 +68,13 @@ test('first load: no console errors and the same numbers as `goodput plan --json
     const shown = await readValue(page, testid);
     assert.equal(shown, expected, `${testid}: page ${shown}, CLI ${expected}`);
   }
-  assert.match(await page.textContent('[data-testid="run-timing"]'), /\d+ ms/);
+  assert.match(
+    await page.textContent('[data-testid="run-timing"]'),
+    /^Last run: goodput search \d+ ms; search and knob sweep \d+ ms\.$/,
+  );
   await screenshot(page, 'app-default');
+  // "Run again" of the same plan searches again but keeps its knob sweep, and says so.
+  assert.match(await runAgainTimed(page), /^Last run: goodput search \d+ ms; the knob sweep of this plan was kept\.$/);
   assertNoErrors(errors);
 });
 
@@ -158,6 +163,17 @@ test('a long run shows progress, keeps the page responsive, and can be cancelled
   // Both applied at once, so one run starts (not a first one, restarted a moment later).
   await enter(page, 'run.num_requests', '20000');
   await enter(page, 'run.replications', '200');
+  // The expected work is known from the start, before any progress is drawn.
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid="run-status"]')?.dataset.phase === 'search',
+    null,
+    { timeout: 60_000, polling: 'raf' },
+  );
+  assert.ok(
+    Number(await page.getAttribute('[data-testid="run-progress"]', 'data-total')) > 0,
+    'the progress bar knows the expected work as the search starts',
+  );
+  assert.doesNotMatch(await page.textContent('[data-testid="run-phase"]'), /of ~0 /);
   await page.waitForFunction(
     () => {
       const p = document.querySelector('[data-testid="run-progress"]');
