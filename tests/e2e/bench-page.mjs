@@ -17,11 +17,14 @@ const rounds = Number(process.argv[2] ?? 5);
 const reruns = Number(process.argv[3] ?? 3);
 const DONE = '[data-testid="run-status"][data-phase="done"]';
 
-/** "Last run: goodput search 95 ms; search and knob sweep 410 ms." → [95, 410]. */
+/**
+ * "Last run: goodput search 95 ms; search and knob sweep 410 ms." → [95, 410];
+ * "Last run: goodput search 95 ms; the knob sweep of this plan was kept." → [95, 95].
+ */
 function parseTiming(text) {
-  const m = /goodput search (\d+) ms; search and knob sweep (\d+) ms/.exec(text);
+  const m = /goodput search (\d+) ms; (?:search and knob sweep (\d+) ms|the knob sweep of this plan was kept)/.exec(text);
   if (!m) throw new Error(`unexpected timing line: ${JSON.stringify(text)}`);
-  return [Number(m[1]), Number(m[2])];
+  return [Number(m[1]), Number(m[2] ?? m[1])];
 }
 
 /** Runs in the page before the app: notes when the goodput card first holds a value. */
