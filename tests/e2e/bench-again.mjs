@@ -7,7 +7,7 @@
 //   node tests/e2e/bench-again.mjs SEARCHES DIST [DIST ...]
 //
 // Each DIST is a `trunk build --release --offline --dist DIST` output.
-import { median, runAgainTimed, startHarness } from './harness.mjs';
+import { median, parseRunTiming, runAgainTimed, startHarness } from './harness.mjs';
 
 const [countArg = '30', ...dists] = process.argv.slice(2);
 const count = Number(countArg);
@@ -33,10 +33,8 @@ try {
     const order = builds.map((_, i) => (i + Math.max(k, 0)) % builds.length);
     for (const i of order) {
       const { page } = builds[i];
-      const text = await runAgainTimed(page);
-      const m = /goodput search (\d+) ms/.exec(text);
-      if (!m) throw new Error(`unexpected timing line: ${JSON.stringify(text)}`);
-      if (k >= 0) builds[i].ms.push(Number(m[1]));
+      const [search] = parseRunTiming(await runAgainTimed(page));
+      if (k >= 0) builds[i].ms.push(search);
     }
   }
   for (const b of builds) {

@@ -11,21 +11,11 @@
 //   node tests/e2e/bench-page.mjs [ROUNDS] [RERUNS]
 //
 // GOODPUT_DIST picks the build to time (see harness.mjs), so two builds can be compared.
-import { median, runAgainTimed, startHarness } from './harness.mjs';
+import { median, parseRunTiming, runAgainTimed, startHarness } from './harness.mjs';
 
 const rounds = Number(process.argv[2] ?? 5);
 const reruns = Number(process.argv[3] ?? 3);
 const DONE = '[data-testid="run-status"][data-phase="done"]';
-
-/**
- * "Last run: goodput search 95 ms; search and knob sweep 410 ms." → [95, 410];
- * "Last run: goodput search 95 ms; the knob sweep of this plan was kept." → [95, 95].
- */
-function parseTiming(text) {
-  const m = /goodput search (\d+) ms; (?:search and knob sweep (\d+) ms|the knob sweep of this plan was kept)/.exec(text);
-  if (!m) throw new Error(`unexpected timing line: ${JSON.stringify(text)}`);
-  return [Number(m[1]), Number(m[2] ?? m[1])];
-}
 
 /** Runs in the page before the app: notes when the goodput card first holds a value. */
 function watchFirstAnswer() {
@@ -48,7 +38,7 @@ try {
     const page = await context.newPage();
     await page.goto(`${h.baseUrl}/`, { waitUntil: 'load' });
     await page.waitForSelector(DONE, { timeout: 120_000 });
-    const [search, total] = parseTiming(await page.textContent('[data-testid="run-timing"]'));
+    const [search, total] = parseRunTiming(await page.textContent('[data-testid="run-timing"]'));
     const answerAt = await page.evaluate(() => window.__answerAt);
     const cores = await page.evaluate(() => navigator.hardwareConcurrency);
     rows.first.push(search);
@@ -56,7 +46,7 @@ try {
     rows.answerAt.push(answerAt);
     const again = [];
     for (let k = 0; k < reruns; k += 1) {
-      const [s, t] = parseTiming(await runAgainTimed(page));
+      const [s, t] = parseRunTiming(await runAgainTimed(page));
       again.push(t === s ? `${s}` : `${s}/${t}`);
       rows.again.push(s);
     }
