@@ -3,7 +3,7 @@
 // carries it to a fresh browser, and a bad file changes nothing.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { assertNoErrors, findNumber, readValue, runCliJson, screenshot, SCREENSHOT_DIR, startHarness, waitForRerun, waitForRunDone } from './harness.mjs';
@@ -28,6 +28,7 @@ before(async () => {
 });
 after(async () => {
   await h?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 /**

@@ -2,32 +2,10 @@
 
 mod common;
 
-use common::{failure, goodput, json, stdout};
+use common::{failure, goodput, json, stdout, TempDir};
 use goodput_core::calibrate::{synthetic_points, Constants};
 use goodput_core::measure::write;
 use goodput_core::Plan;
-
-/// A temporary folder that removes itself.
-struct TempDir(std::path::PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let path = std::env::temp_dir().join(format!("goodput-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&path).expect("temp dir");
-        TempDir(path)
-    }
-    fn file(&self, name: &str, body: &str) -> String {
-        let p = self.0.join(name);
-        std::fs::write(&p, body).expect("write");
-        p.to_str().expect("UTF-8 path").to_string()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 const TRUTH: Constants = Constants {
     bandwidth_efficiency: 0.8,
@@ -57,8 +35,8 @@ fn vllm_files(dir: &TempDir) -> Vec<String> {
 fn calibrates_writes_a_plan_that_every_command_reads() {
     let dir = TempDir::new("calibrate");
     let files = vllm_files(&dir);
-    let out_path = dir.0.join("plan.json");
-    let out = out_path.to_str().unwrap();
+    let out_path = dir.path_of("plan.json");
+    let out = out_path.as_str();
     let mut args = vec!["calibrate", "--json", "--out", out];
     args.extend(files.iter().map(String::as_str));
     let report = json(&goodput(&args));

@@ -2,10 +2,10 @@
 
 mod common;
 
-use common::{failure, goodput, json, stdout};
+use common::{failure, goodput, json, stdout, TempFile};
 
 /// A quick plan file: short runs and few replications; `edit` changes it first.
-fn plan_file(tag: &str, edit: impl FnOnce(&mut goodput_core::Plan)) -> std::path::PathBuf {
+fn plan_file(tag: &str, edit: impl FnOnce(&mut goodput_core::Plan)) -> TempFile {
     let mut p = goodput_core::Plan {
         name: "disagg test".into(),
         ..Default::default()
@@ -14,16 +14,16 @@ fn plan_file(tag: &str, edit: impl FnOnce(&mut goodput_core::Plan)) -> std::path
     p.run.warmup_requests = 40;
     p.run.replications = 3;
     edit(&mut p);
-    let path =
-        std::env::temp_dir().join(format!("goodput-disagg-{tag}-{}.json", std::process::id()));
-    std::fs::write(&path, serde_json::to_string(&p).expect("json")).expect("write plan");
-    path
+    TempFile::new(
+        &format!("disagg-{tag}.json"),
+        &serde_json::to_string(&p).expect("json"),
+    )
 }
 
 #[test]
 fn json_has_the_fields_and_the_aggregated_side_equals_goodput_plan() {
     let path = plan_file("fields", |_| {});
-    let file = path.to_str().expect("utf-8 path");
+    let file = path.path();
     let v = json(&goodput(&["disagg", "--plan", file, "--json"]));
     for key in [
         "prefill_instances",
@@ -99,7 +99,7 @@ fn json_has_the_fields_and_the_aggregated_side_equals_goodput_plan() {
 #[test]
 fn pool_flags_set_the_pools_and_fixed_counts_are_kept() {
     let path = plan_file("fixed", |_| {});
-    let file = path.to_str().expect("utf-8 path");
+    let file = path.path();
     let v = json(&goodput(&[
         "disagg",
         "--plan",
@@ -146,12 +146,12 @@ fn the_plans_disagg_section_travels_in_a_link() {
         spec.router = goodput_core::disagg::Router::RoundRobin;
         p.disagg = Some(spec);
     });
-    let file = path.to_str().expect("utf-8 path");
+    let file = path.path();
     let url = stdout(&goodput(&["link", "--plan", file]));
     let decoded: goodput_core::Plan =
         serde_json::from_str(&stdout(&goodput(&["decode", url.trim()]))).expect("plan");
     let from_file: goodput_core::Plan =
-        serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("plan");
+        serde_json::from_str(&std::fs::read_to_string(file).expect("read")).expect("plan");
     assert_eq!(decoded, from_file);
     let a = stdout(&goodput(&["disagg", "--plan", file, "--json"]));
     let b = stdout(&goodput(&["disagg", "--link", url.trim(), "--json"]));

@@ -2,28 +2,8 @@
 
 mod common;
 
-use common::{failure, goodput, goodput_stdin, json, stdout};
+use common::{failure, goodput, goodput_stdin, json, stdout, TempFile};
 use serde_json::Value;
-
-/// A temporary file that removes itself.
-struct TempFile(std::path::PathBuf);
-
-impl TempFile {
-    fn new(name: &str, body: &str) -> TempFile {
-        let path = std::env::temp_dir().join(format!("goodput-{}-{name}", std::process::id()));
-        std::fs::write(&path, body).expect("write temp file");
-        TempFile(path)
-    }
-    fn path(&self) -> &str {
-        self.0.to_str().expect("UTF-8 path")
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
 
 const ARTICLE_SWEEP: &str = "rate,attainment\n4,99%\n6,97%\n8,93%\n9,71%\n10,38%\n";
 const ARTICLE_FLAGS: [&str; 8] = [
@@ -192,7 +172,7 @@ fn plan_report_json_and_markdown() {
             {"rate_rps": 10.0, "attainment": 0.38}
         ]}
     });
-    std::fs::write(&file.0, plan.to_string()).expect("write plan");
+    std::fs::write(file.path(), plan.to_string()).expect("write plan");
     let v = json(&goodput(&[
         "plan",
         "--plan",
@@ -389,7 +369,7 @@ fn plan_at_best_plans_at_the_sweeps_best_cell() {
             "plan_at_best": true
         }
     });
-    std::fs::write(&file.0, plan.to_string()).expect("write plan");
+    std::fs::write(file.path(), plan.to_string()).expect("write plan");
     let v = json(&goodput(&["plan", "--plan", file.path(), "--json"]));
     let best = v["sweep"]["best"].as_u64().expect("best") as usize;
     let cell = &v["sweep"]["cells"][best]["knobs"];

@@ -2,33 +2,13 @@
 
 mod common;
 
-use common::{failure, goodput, json, stdout};
+use common::{failure, goodput, json, stdout, TempFile};
 
 fn fixture(name: &str) -> String {
     format!(
         "{}/../core/tests/fixtures/trace/{name}",
         env!("CARGO_MANIFEST_DIR")
     )
-}
-
-/// A temporary file that removes itself.
-struct TempFile(std::path::PathBuf);
-
-impl TempFile {
-    fn new(name: &str, body: &str) -> TempFile {
-        let path = std::env::temp_dir().join(format!("goodput-{}-{name}", std::process::id()));
-        std::fs::write(&path, body).expect("write");
-        TempFile(path)
-    }
-    fn path(&self) -> &str {
-        self.0.to_str().expect("UTF-8 path")
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{failure, goodput, goodput_stdin, stdout};
+use common::{failure, goodput, goodput_stdin, stdout, TempDir};
 
 #[test]
 fn link_then_decode_round_trips_the_plan() {
@@ -28,17 +28,10 @@ fn link_then_decode_round_trips_the_plan() {
     assert_eq!(plan.run.seed, u64::MAX);
 
     // decode's output is a plan file: linking it again gives the same link.
-    let dir = std::env::temp_dir().join(format!("goodput-cli-share-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let file = dir.join("plan.json");
-    std::fs::write(&file, &json).expect("write plan");
-    let again = stdout(&goodput(&[
-        "link",
-        "--plan",
-        file.to_str().expect("utf-8 path"),
-    ]));
+    let dir = TempDir::new("share");
+    let file = dir.file("plan.json", &json);
+    let again = stdout(&goodput(&["link", "--plan", &file]));
     assert_eq!(again.trim(), url);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

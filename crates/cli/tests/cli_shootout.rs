@@ -2,10 +2,10 @@
 
 mod common;
 
-use common::{failure, goodput, json, stdout};
+use common::{failure, goodput, json, stdout, TempFile};
 
 /// A quick plan file: Llama 3.1 8B, short runs, few replications, a 40 req/s peak.
-fn quick_plan_file() -> std::path::PathBuf {
+fn quick_plan_file() -> TempFile {
     let mut p = goodput_core::Plan::default();
     goodput_core::presets::model("llama-3.1-8b")
         .expect("8b")
@@ -15,15 +15,13 @@ fn quick_plan_file() -> std::path::PathBuf {
     p.run.num_requests = 300;
     p.run.warmup_requests = 30;
     p.run.replications = 3;
-    let path = std::env::temp_dir().join(format!("goodput-shootout-{}.json", std::process::id()));
-    std::fs::write(&path, serde_json::to_string(&p).expect("json")).expect("write plan");
-    path
+    TempFile::new("shootout.json", &serde_json::to_string(&p).expect("json"))
 }
 
 #[test]
 fn every_row_equals_plan_on_that_gpu_and_tp() {
     let path = quick_plan_file();
-    let file = path.to_str().expect("utf-8 path");
+    let file = path.path();
     let v = json(&goodput(&[
         "shootout", "--plan", file, "--gpus", "h200,l4", "--tp", "1,2", "--json",
     ]));
@@ -90,7 +88,6 @@ fn every_row_equals_plan_on_that_gpu_and_tp() {
         "shootout", "--plan", file, "--gpus", "h200", "--tp", "1",
     ]));
     assert!(text.contains("* h200"), "{text}");
-    let _ = std::fs::remove_file(&path);
 }
 
 #[test]

@@ -60,3 +60,58 @@ pub fn failure(out: &Output, what: &str) -> String {
     assert!(!err.contains("panicked"), "{what}: {err:?}");
     err
 }
+
+/// A temporary file that removes itself; `name` tells the test's files apart.
+pub struct TempFile(std::path::PathBuf);
+
+impl TempFile {
+    pub fn new(name: &str, body: &str) -> TempFile {
+        let path = temp_path(name);
+        std::fs::write(&path, body).expect("write temp file");
+        TempFile(path)
+    }
+
+    pub fn path(&self) -> &str {
+        self.0.to_str().expect("UTF-8 path")
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// A temporary folder that removes itself with what is in it.
+pub struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> TempDir {
+        let path = temp_path(name);
+        std::fs::create_dir_all(&path).expect("temp dir");
+        TempDir(path)
+    }
+
+    /// Writes `body` to `name` in the folder; returns the file's path.
+    pub fn file(&self, name: &str, body: &str) -> String {
+        let p = self.path_of(name);
+        std::fs::write(&p, body).expect("write");
+        p
+    }
+
+    /// The path of `name` in the folder, written or not.
+    pub fn path_of(&self, name: &str) -> String {
+        self.0.join(name).to_str().expect("UTF-8 path").to_string()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A path in the system's temporary folder, unique to this test process.
+fn temp_path(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("goodput-{}-{name}", std::process::id()))
+}
