@@ -588,39 +588,7 @@ impl Objective<'_> {
             let p = self.problem.predict(i, c)?;
             Ok(point_loss(&self.problem.points[i].measured, &p))
         };
-        let threads = self.threads.min(used.len());
-        if threads <= 1 || cfg!(target_arch = "wasm32") {
-            return used.iter().map(|&i| one(i)).collect();
-        }
-        let parts: Vec<Vec<(usize, Result<f64, SimError>)>> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads)
-                .map(|t| {
-                    let one = &one;
-                    s.spawn(move || {
-                        (t..used.len())
-                            .step_by(threads)
-                            .map(|k| (k, one(used[k])))
-                            .collect()
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_default())
-                .collect()
-        });
-        let mut out = vec![None; used.len()];
-        for (k, r) in parts.into_iter().flatten() {
-            out[k] = Some(r?);
-        }
-        out.into_iter()
-            .map(|x| {
-                x.ok_or(SimError::Config {
-                    field: "worker",
-                    message: "a calibration thread stopped unexpectedly",
-                })
-            })
-            .collect()
+        crate::sim::threads::map_in_order(used, self.threads, |&i| one(i))
     }
 }
 
@@ -1403,7 +1371,7 @@ pub fn run_fit_jobs(
     jobs: &[FitJob],
     threads: usize,
 ) -> Result<Vec<FitJobResult>, SimError> {
-    let threads = threads.clamp(1, 64);
+    let threads = threads.clamp(1, crate::sim::threads::MAX_THREADS);
     // Fewer jobs than threads (the full fit runs alone): spread each job's points.
     if jobs.len() < threads || threads == 1 {
         let per_job = threads / jobs.len().max(1);
@@ -1413,46 +1381,7 @@ pub fn run_fit_jobs(
             .collect();
     }
     // Jobs interleaved over threads: refits cost about the same, the full fit runs alone.
-    let parts: Vec<Vec<(usize, Result<FitJobResult, SimError>)>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                s.spawn(move || {
-                    jobs.iter()
-                        .enumerate()
-                        .skip(t)
-                        .step_by(threads)
-                        .map(|(i, j)| (i, run_fit_job(problem, j)))
-                        .collect()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    vec![(
-                        0,
-                        Err(SimError::Config {
-                            field: "worker",
-                            message: "a calibration thread stopped unexpectedly",
-                        }),
-                    )]
-                })
-            })
-            .collect()
-    });
-    let mut out: Vec<Option<FitJobResult>> = vec![None; jobs.len()];
-    for (i, r) in parts.into_iter().flatten() {
-        out[i] = Some(r?);
-    }
-    out.into_iter()
-        .map(|r| {
-            r.ok_or(SimError::Config {
-                field: "worker",
-                message: "a calibration job returned nothing",
-            })
-        })
-        .collect()
+    crate::sim::threads::map_in_order(jobs, threads, |j| run_fit_job(problem, j))
 }
 
 /// [`calibrate_threads`] on the machine's threads.

@@ -852,34 +852,9 @@ pub fn schedule_threads(
     let jobs = run.next_batch();
     if !jobs.is_empty() {
         let base = SimConfig::from_plan(plan, jobs[0].rate_rps)?;
-        let threads = threads.clamp(1, 64).min(jobs.len());
-        // Hand jobs out round-robin so each thread gets a mix of long and short hours.
-        let results: Vec<Result<Vec<RampJobResult>, SimError>> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads)
-                .map(|t| {
-                    let (base, jobs) = (&base, &jobs);
-                    s.spawn(move || {
-                        jobs.iter()
-                            .skip(t)
-                            .step_by(threads)
-                            .map(|j| run_ramp_job_with(base, j))
-                            .collect()
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or(Err(SimError::Config {
-                        field: "worker",
-                        message: "a simulation thread stopped unexpectedly",
-                    }))
-                })
-                .collect()
-        });
-        for r in results {
-            run.feed(&r?);
-        }
+        let results =
+            crate::sim::threads::map_in_order(&jobs, threads, |j| run_ramp_job_with(&base, j))?;
+        run.feed(&results);
     }
     run.result()
         .ok_or_else(|| ScheduleError::Profile("internal: a simulation did not report".into()))

@@ -735,34 +735,7 @@ pub fn run_jobs(plan: &Plan, jobs: &[Job], threads: usize) -> Result<Vec<JobResu
         return Ok(Vec::new());
     }
     let base = SimConfig::from_plan(plan, jobs[0].rate_rps)?;
-    let threads = threads.clamp(1, 64).min(jobs.len());
-    if threads == 1 {
-        return jobs.iter().map(|j| run_job_with(&base, j)).collect();
-    }
-    let chunk = jobs.len().div_ceil(threads);
-    let parts: Vec<Result<Vec<JobResult>, SimError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = jobs
-            .chunks(chunk)
-            .map(|part| {
-                let base = &base;
-                s.spawn(move || part.iter().map(|j| run_job_with(base, j)).collect())
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or(Err(SimError::Config {
-                    field: "worker",
-                    message: "a simulation thread stopped unexpectedly",
-                }))
-            })
-            .collect()
-    });
-    let mut out = Vec::with_capacity(jobs.len());
-    for p in parts {
-        out.extend(p?);
-    }
-    Ok(out)
+    sim::threads::map_in_order(jobs, threads, |j| run_job_with(&base, j))
 }
 
 /// Threads the in-process drivers use: the machine's parallelism (1 on wasm).

@@ -46,6 +46,7 @@
 
 mod engine;
 mod replicate;
+pub mod threads;
 
 pub use replicate::{
     replicate, replicate_threads, replication_seed, Replicated, MAX_REPLICATED_REQUESTS,

@@ -857,40 +857,6 @@ pub fn run_disagg_jobs(
     Ok(out)
 }
 
-/// Runs point jobs on `threads` OS threads; results come back in job order.
-fn run_point_jobs(
-    cfg: &DisaggConfig,
-    jobs: &[PointJob],
-    threads: usize,
-) -> Result<Vec<PointResult>, DisaggError> {
-    let threads = threads.clamp(1, 64).min(jobs.len().max(1));
-    if threads <= 1 {
-        return jobs.iter().map(|j| j.run(cfg)).collect();
-    }
-    let chunk = jobs.len().div_ceil(threads);
-    let parts: Vec<Result<Vec<PointResult>, DisaggError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = jobs
-            .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().map(|j| j.run(cfg)).collect()))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or(Err(DisaggError::Sim(crate::sim::SimError::Config {
-                        field: "worker",
-                        message: "a simulation thread stopped unexpectedly",
-                    })))
-            })
-            .collect()
-    });
-    let mut out = Vec::with_capacity(jobs.len());
-    for p in parts {
-        out.extend(p?);
-    }
-    Ok(out)
-}
-
 /// Runs the sizing in-process on `threads` OS threads; `progress` returning `false`
 /// cancels. The result does not depend on `threads`.
 pub fn run_disagg_threads(
@@ -925,7 +891,7 @@ pub(crate) fn drive_threads(
             .map(DisaggJobResult::Aggregated)
             .collect();
         results.extend(
-            run_point_jobs(m.config(), &points, threads)?
+            crate::sim::threads::map_in_order(&points, threads, |j| j.run(m.config()))?
                 .into_iter()
                 .map(|p| DisaggJobResult::Point(Box::new(p))),
         );

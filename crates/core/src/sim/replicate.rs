@@ -136,33 +136,8 @@ fn run_all(
     replications: u32,
     threads: usize,
 ) -> Result<Vec<super::SimReport>, SimError> {
-    let run = |r: u32| simulate(cfg, replication_seed(base_seed, r));
-    let threads = threads.clamp(1, 64).min(replications as usize);
-    if threads <= 1 {
-        return (0..replications).map(run).collect();
-    }
-    let chunk = replications.div_ceil(threads as u32);
-    let parts: Vec<Result<Vec<super::SimReport>, SimError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..replications)
-            .step_by(chunk as usize)
-            .map(|start| {
-                let end = (start + chunk).min(replications);
-                s.spawn(move || (start..end).map(run).collect())
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or(Err(SimError::Config {
-                    field: "worker",
-                    message: "a simulation thread stopped unexpectedly",
-                }))
-            })
-            .collect()
-    });
-    let mut out = Vec::with_capacity(replications as usize);
-    for p in parts {
-        out.extend(p?);
-    }
-    Ok(out)
+    let indices: Vec<u32> = (0..replications).collect();
+    super::threads::map_in_order(&indices, threads, |&r| {
+        simulate(cfg, replication_seed(base_seed, r))
+    })
 }
