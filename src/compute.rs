@@ -33,7 +33,7 @@ use goodput_core::search::{
 use goodput_core::Plan;
 use leptos::prelude::*;
 
-use pool::{deal, now_ms, pool_size, Pool, PoolMode, Task};
+use pool::{deal, now_ms, pool_size, Pool, PoolMode, Task, LOST_TWICE, UNREADABLE_REPLY};
 use protocol::{Reply, Request, WorkerReply, WorkerRequest};
 
 /// What the controller is doing.
@@ -188,9 +188,7 @@ impl RunController {
             Rc::new(move |mode| c.mode.set(mode)),
             Rc::new(move |task: Task| {
                 if task.run == c.driver.with_value(|d| d.run) {
-                    c.fail(
-                        "a simulation worker stopped unexpectedly twice on the same jobs".into(),
-                    );
+                    c.fail(LOST_TWICE.into());
                 }
             }),
             Duration::from_secs(8),
@@ -488,7 +486,7 @@ impl RunController {
             Ok(WorkerReply::Sim(r)) => r,
             // Fit replies belong to the calibration's own pool, never to this one.
             Ok(_) => return,
-            Err(_) => return self.fail("a worker sent an unreadable reply".into()),
+            Err(_) => return self.fail(UNREADABLE_REPLY.into()),
         };
         if reply.run != self.driver.with_value(|d| d.run) {
             return;

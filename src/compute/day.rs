@@ -23,6 +23,7 @@ use goodput_core::Plan;
 use leptos::prelude::*;
 
 use super::lazy_pool::LazyPool;
+use super::pool::UNREADABLE_REPLY;
 use super::protocol::{RampRequest, WorkerReply, WorkerRequest};
 use super::side::{JobMachine, PoolOptions, Reply, SideJobs, SideOwner, SideStatus};
 use super::{RunController, DEBOUNCE};
@@ -273,7 +274,7 @@ impl DayController {
 /// How the day's workers start.
 const POOL: PoolOptions = PoolOptions {
     lost: "a simulation worker stopped unexpectedly twice on the same hours",
-    unreadable: "a worker sent an unreadable reply",
+    unreadable: UNREADABLE_REPLY,
     workers_only: false,
 };
 

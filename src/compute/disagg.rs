@@ -179,7 +179,8 @@ impl DisaggController {
         self.status.update(|s| s.total = total);
         let key = sizing_key(&plan);
         self.key.set_value(key.clone());
-        self.jobs.start(DisaggJobs { machine, key }, *self, POOL);
+        self.jobs
+            .start(DisaggJobs { machine, key }, *self, PoolOptions::SIMULATIONS);
     }
 
     /// Stops the running sizing; the last finished one stays.
@@ -187,13 +188,6 @@ impl DisaggController {
         self.stop(DisaggPhase::Cancelled("stopped".into()));
     }
 }
-
-/// How the sizing's workers start.
-const POOL: PoolOptions = PoolOptions {
-    lost: "a simulation worker stopped unexpectedly twice on the same jobs",
-    unreadable: "a worker sent an unreadable reply",
-    workers_only: false,
-};
 
 impl SideOwner<DisaggJobs> for DisaggController {
     type Phase = DisaggPhase;

@@ -36,6 +36,12 @@ pub const SLICE_MS: f64 = 8.0;
 /// takes the rest, few enough that posting them stays cheap.
 pub const REQUESTS_PER_WORKER: usize = 3;
 
+/// The run's failure when two workers died on the same simulation jobs.
+pub const LOST_TWICE: &str = "a simulation worker stopped unexpectedly twice on the same jobs";
+
+/// The run's failure when a worker's reply does not parse.
+pub const UNREADABLE_REPLY: &str = "a worker sent an unreadable reply";
+
 /// Deals a batch of `jobs` into requests for `workers` workers ([`REQUESTS_PER_WORKER`]
 /// each), or one job per request when `workers` is 0 (the page's own thread runs them in
 /// short slices). Jobs are dealt in turn, like cards: neighbouring jobs (the replications

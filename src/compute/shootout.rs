@@ -169,7 +169,7 @@ impl ShootoutController {
                 base,
             },
             *self,
-            POOL,
+            PoolOptions::SIMULATIONS,
         );
     }
 
@@ -178,13 +178,6 @@ impl ShootoutController {
         self.stop(ShootoutPhase::Cancelled("stopped".into()));
     }
 }
-
-/// How the comparison's workers start.
-const POOL: PoolOptions = PoolOptions {
-    lost: "a simulation worker stopped unexpectedly twice on the same jobs",
-    unreadable: "a worker sent an unreadable reply",
-    workers_only: false,
-};
 
 impl SideOwner<ShootoutJobs> for ShootoutController {
     type Phase = ShootoutPhase;

@@ -16,6 +16,7 @@
 use leptos::prelude::*;
 
 use super::lazy_pool::LazyPool;
+use super::pool::{LOST_TWICE, UNREADABLE_REPLY};
 use super::protocol::WorkerReply;
 
 /// A worker reply's parts that the controller reads.
@@ -110,6 +111,15 @@ pub struct PoolOptions {
     /// Keep requests off the page while the workers load (requests too long for a
     /// main-thread slice).
     pub workers_only: bool,
+}
+
+impl PoolOptions {
+    /// Simulation jobs short enough for a main-thread slice while the workers load.
+    pub const SIMULATIONS: PoolOptions = PoolOptions {
+        lost: LOST_TWICE,
+        unreadable: UNREADABLE_REPLY,
+        workers_only: false,
+    };
 }
 
 struct Driver<M> {
