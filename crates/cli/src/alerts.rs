@@ -40,9 +40,9 @@ pub fn run(args: &mut Args) -> Result<String, String> {
                 .unwrap_or(0.0)
         }
         None => {
-            search_goodput_threads(&plan, threads, &mut |_| true)
-                .map_err(|e| e.to_string())?
-                .goodput_rps
+            let mut line = crate::progress::ProgressLine::new("goodput search", "simulations");
+            let r = search_goodput_threads(&plan, threads, &mut line.callback());
+            r.map_err(|e| e.to_string())?.goodput_rps
         }
     };
     Ok(alert_rules(&plan, g).yaml.trim_end().to_string())

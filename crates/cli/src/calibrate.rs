@@ -72,8 +72,9 @@ pub fn run(args: &mut Args) -> Result<String, String> {
         .map(|(n, b)| (n.as_str(), b.as_slice()))
         .collect();
     let set = import_files(&refs).map_err(|e| e.to_string())?;
+    let mut line = crate::progress::ProgressLine::new("calibration", "fits");
     let report =
-        calibrate_threads(&plan, &set, threads, &mut |_| true).map_err(|e| e.to_string())?;
+        calibrate_threads(&plan, &set, threads, &mut line.callback()).map_err(|e| e.to_string())?;
     if let Some(path) = &out {
         let text = serde_json::to_string_pretty(&report.plan)
             .map_err(|e| format!("--out: cannot encode the plan: {e}"))?;

@@ -108,7 +108,8 @@ pub fn run(args: &mut Args) -> Result<String, String> {
             None => args.plan_error(&e),
         }
     })?;
-    let r = run_disagg_threads(&plan, threads, &mut |_| true).map_err(|e| e.to_string())?;
+    let mut line = crate::progress::ProgressLine::new("disaggregated sizing", "simulations");
+    let r = run_disagg_threads(&plan, threads, &mut line.callback()).map_err(|e| e.to_string())?;
     if json {
         return serde_json::to_string_pretty(&json_of(&r)).map_err(|e| format!("disagg: {e}"));
     }

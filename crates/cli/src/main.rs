@@ -16,6 +16,7 @@ mod disagg;
 mod link;
 mod plan_cmd;
 mod presets_cmd;
+mod progress;
 mod schedule;
 mod search;
 mod shootout;
@@ -124,12 +125,24 @@ where
     }
 }
 
+/// Writes the command's output and a newline. A reader that stopped early (`goodput plan |
+/// head`) is fine; any other failure (a full disk) is an error, so that a script never
+/// takes a cut-off file for a finished one.
+fn write_out(to: &mut impl std::io::Write, out: &str) -> Result<(), String> {
+    match writeln!(to, "{out}").and_then(|()| to.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(format!("could not write the output: {e}")),
+    }
+}
+
 fn main() {
     match run(std::env::args_os().skip(1)) {
         Ok(out) => {
-            // A closed pipe (`goodput plan | head`) is not an error worth a panic.
-            use std::io::Write;
-            let _ = writeln!(std::io::stdout().lock(), "{out}");
+            if let Err(msg) = write_out(&mut std::io::stdout().lock(), &out) {
+                eprintln!("goodput: {msg}");
+                std::process::exit(2);
+            }
         }
         Err(msg) => {
             eprintln!("goodput: {msg}");
@@ -141,6 +154,43 @@ fn main() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A writer that takes `room` bytes, then fails with `kind`.
+    struct Full {
+        room: usize,
+        kind: std::io::ErrorKind,
+    }
+
+    impl std::io::Write for Full {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.room == 0 {
+                return Err(std::io::Error::new(self.kind, "no room"));
+            }
+            let n = buf.len().min(self.room);
+            self.room -= n;
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_failed_write_is_an_error_and_a_closed_pipe_is_not() {
+        use std::io::ErrorKind;
+        let full = |room| Full {
+            room,
+            kind: ErrorKind::StorageFull,
+        };
+        assert_eq!(write_out(&mut full(100), "fits"), Ok(()));
+        let err = write_out(&mut full(3), "does not fit").expect_err("disk full");
+        assert!(err.starts_with("could not write the output"), "{err}");
+        let mut pipe = Full {
+            room: 0,
+            kind: ErrorKind::BrokenPipe,
+        };
+        assert_eq!(write_out(&mut pipe, "nobody reads"), Ok(()));
+    }
 
     #[test]
     fn the_command_line_is_consistent() {

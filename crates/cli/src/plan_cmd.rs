@@ -41,7 +41,9 @@ pub fn run(args: &mut Args) -> Result<String, String> {
         sweep: !no_sweep,
         threads,
     };
-    let report = evaluate_plan_with(&plan, options, &mut |_| true).map_err(|e| e.to_string())?;
+    let mut line = crate::progress::ProgressLine::new("plan", "simulations");
+    let report =
+        evaluate_plan_with(&plan, options, &mut line.callback()).map_err(|e| e.to_string())?;
     if json {
         return serde_json::to_string_pretty(&report).map_err(|e| format!("plan: {e}"));
     }

@@ -233,8 +233,9 @@ pub fn run(args: &mut Args) -> Result<String, String> {
             ),
         ),
         None => {
-            let r =
-                search_goodput_threads(&plan, threads, &mut |_| true).map_err(|e| e.to_string())?;
+            let mut line = crate::progress::ProgressLine::new("goodput search", "simulations");
+            let r = search_goodput_threads(&plan, threads, &mut line.callback())
+                .map_err(|e| e.to_string())?;
             (
                 r.goodput_rps,
                 format!("simulated, {} replications per rate", r.replications),

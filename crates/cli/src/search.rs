@@ -53,7 +53,9 @@ pub fn run(args: &mut Args) -> Result<String, String> {
     let json = args.flag("--json");
     let threads = threads(args)?;
     let plan = args.plan()?;
-    let r = search_goodput_threads(&plan, threads, &mut |_| true).map_err(|e| e.to_string())?;
+    let mut line = crate::progress::ProgressLine::new("goodput search", "simulations");
+    let r =
+        search_goodput_threads(&plan, threads, &mut line.callback()).map_err(|e| e.to_string())?;
     if json {
         return serde_json::to_string_pretty(&r).map_err(|e| format!("search: {e}"));
     }

@@ -79,8 +79,9 @@ pub fn run(args: &mut Args) -> Result<String, String> {
     })?;
     let mut plan = args.plan_for_other_hardware()?;
     plan.planning.measured_sweep.clear();
-    let r =
-        run_shootout_threads(&plan, &spec, threads, &mut |_| true).map_err(|e| e.to_string())?;
+    let mut line = crate::progress::ProgressLine::new("shootout", "simulations");
+    let r = run_shootout_threads(&plan, &spec, threads, &mut line.callback())
+        .map_err(|e| e.to_string())?;
     if json {
         return serde_json::to_string_pretty(&json_of(&r)).map_err(|e| format!("shootout: {e}"));
     }

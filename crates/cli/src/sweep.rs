@@ -53,7 +53,8 @@ pub fn run(args: &mut Args) -> Result<String, String> {
     if let Some(b) = budgets {
         plan.run.sweep_batched_tokens = b;
     }
-    let r = sweep_knobs_threads(&plan, threads, &mut |_| true).map_err(|e| e.to_string())?;
+    let mut line = crate::progress::ProgressLine::new("knob sweep", "simulations");
+    let r = sweep_knobs_threads(&plan, threads, &mut line.callback()).map_err(|e| e.to_string())?;
     if json {
         return serde_json::to_string_pretty(&r).map_err(|e| format!("sweep: {e}"));
     }

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{failure, goodput, goodput_stdin, json, stdout, TempFile};
+use common::{failure, goodput, goodput_env, goodput_stdin, json, stdout, TempFile};
 use serde_json::Value;
 
 const ARTICLE_SWEEP: &str = "rate,attainment\n4,99%\n6,97%\n8,93%\n9,71%\n10,38%\n";
@@ -405,4 +405,46 @@ fn plan_at_best_plans_at_the_sweeps_best_cell() {
     let v = json(&goodput(&args));
     let note = planned_note(&v);
     assert!(note.contains("no knob sweep ran"), "{note}");
+}
+
+/// Long commands draw a progress line on stderr for a terminal (here: forced on), wipe it
+/// when done, and leave stdout as it is; a script's stderr (a pipe) stays empty.
+#[test]
+fn long_commands_show_progress_on_stderr_only_when_asked() {
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["search", "--num-requests", "400", "--replications", "2"],
+            "goodput search: ",
+        ),
+        (
+            &["sweep", "--num-requests", "400", "--replications", "2"],
+            "knob sweep: ",
+        ),
+        (
+            &[
+                "shootout",
+                "--num-requests",
+                "300",
+                "--replications",
+                "2",
+                "--gpus",
+                "h100-sxm",
+                "--tp",
+                "1,2",
+            ],
+            "shootout: ",
+        ),
+    ];
+    for (args, label) in cases {
+        let drawn = goodput_env(args, &[("GOODPUT_PROGRESS", "1")]);
+        let err = String::from_utf8_lossy(&drawn.stderr).to_string();
+        assert!(err.starts_with(&format!("\r{label}")), "{args:?}: {err:?}");
+        assert!(
+            err.contains(" simulations (") && err.ends_with("\r\x1b[K"),
+            "{err:?}"
+        );
+        let piped = goodput(args);
+        assert!(piped.stderr.is_empty(), "{args:?}: {:?}", piped.stderr);
+        assert_eq!(stdout(&drawn), stdout(&piped), "{args:?}");
+    }
 }

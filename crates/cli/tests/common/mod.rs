@@ -14,6 +14,15 @@ pub fn goodput(args: &[&str]) -> Output {
         .expect("the goodput binary runs")
 }
 
+/// Runs `goodput` with `args` and the environment variables `env` set.
+pub fn goodput_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_goodput"))
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("the goodput binary runs")
+}
+
 /// Runs `goodput` with `args`, writing `stdin` to its standard input.
 pub fn goodput_stdin(args: &[&str], stdin: &[u8]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_goodput"))
