@@ -82,8 +82,17 @@ pub fn read_fragment(fragment: &str) -> Opening {
 }
 
 /// The fragment (with `#`) that shows `plan` in `view`; the planner and compare pages
-/// carry their `view=` marker, the finance view is a link's default.
+/// carry their `view=` marker, the finance view is a link's default. A plan too large
+/// for a link ([`share::encode_checked`]) is left out: a reload then opens the own
+/// (autosaved) plan instead of a link that cannot be read back.
 pub fn fragment_for(plan: &Plan, view: View) -> String {
+    if share::encode_checked(plan).is_err() {
+        return match view {
+            View::Planner => format!("#view={PLANNER_VIEW}"),
+            View::Compare => format!("#view={COMPARE_VIEW}"),
+            View::Finance | View::Embed => "#".into(),
+        };
+    }
     let mut out = share::share_url("", plan, view == View::Embed);
     match view {
         View::Planner => out.push_str(&format!("&view={PLANNER_VIEW}")),
@@ -101,6 +110,13 @@ pub fn base_of(href: &str) -> &str {
 /// The link to share: opens the finance view of `plan` (no planner marker).
 pub fn share_link(base: &str, plan: &Plan) -> String {
     share::share_url(base_of(base), plan, false)
+}
+
+/// `make(page, plan)` (the share link, the embed snippet) for this page, or why `plan`
+/// cannot travel in a link (browser only).
+pub fn link_or_why(plan: &Plan, make: fn(&str, &Plan) -> String) -> Result<String, String> {
+    share::encode_checked(plan).map_err(|e| e.to_string())?;
+    Ok(make(&page_base(), plan))
 }
 
 /// Escapes text for an HTML attribute value in double quotes.
@@ -231,6 +247,24 @@ mod tests {
         }
         assert!(fragment_for(&plan, View::Planner).ends_with("&view=planner"));
         assert!(fragment_for(&plan, View::Embed).ends_with("&embed"));
+    }
+
+    #[test]
+    fn a_plan_too_large_for_a_link_stays_out_of_the_address() {
+        let big = named(&"n".repeat(share::MAX_JSON_BYTES + 1));
+        for view in [View::Planner, View::Compare, View::Finance] {
+            let fragment = fragment_for(&big, view);
+            assert!(
+                !fragment.contains("p="),
+                "{view:?}: {}",
+                &fragment[..40.min(fragment.len())]
+            );
+            // A reload opens the own plan, not a link that cannot be read back.
+            assert_eq!(read_fragment(&fragment), Opening::Own, "{view:?}");
+        }
+        assert_eq!(fragment_for(&big, View::Planner), "#view=planner");
+        // A plan that fits keeps its link.
+        assert!(fragment_for(&named("small"), View::Planner).starts_with("#p=3"));
     }
 
     #[test]

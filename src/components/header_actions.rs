@@ -10,7 +10,7 @@ use wasm_bindgen::JsCast;
 use crate::route::View;
 use crate::session::Session;
 use crate::state::PlanState;
-use crate::url_state::{embed_snippet, page_base, share_link};
+use crate::url_state::{embed_snippet, link_or_why, share_link};
 
 /// Writes `text` to the clipboard and calls `done(true)` on success, `done(false)` when
 /// the browser refuses (no clipboard API, no permission, not a secure context).
@@ -57,6 +57,8 @@ enum Copied {
     Done,
     /// The clipboard refused: the text to copy by hand.
     Manual(String),
+    /// There is nothing to copy: why (the plan is too large for a link).
+    Refused(String),
 }
 
 /// A button that copies what `text()` returns when clicked.
@@ -66,12 +68,15 @@ fn ShareCopy(
     label: &'static str,
     /// `data-testid` of the button.
     testid: &'static str,
-    /// The text to copy, made at click time.
-    text: impl Fn() -> String + Send + Sync + 'static,
+    /// The text to copy, made at click time, or why there is none.
+    text: impl Fn() -> Result<String, String> + Send + Sync + 'static,
 ) -> impl IntoView {
     let status = RwSignal::new(Copied::Idle);
     let on_click = move |_| {
-        let t = text();
+        let t = match text() {
+            Ok(t) => t,
+            Err(why) => return status.set(Copied::Refused(why)),
+        };
         let for_manual = t.clone();
         copy_to_clipboard(&t, move |ok| {
             if ok {
@@ -105,7 +110,13 @@ fn ShareCopy(
                         </label>
                         <button type="button" on:click=move |_| status.set(Copied::Idle)>"Close"</button>
                     </span>
-                }),
+                }.into_any()),
+                Copied::Refused(why) => Some(view! {
+                    <span class="copy-fallback" role="alert" data-testid=format!("{testid}-refused")>
+                        <span>{why}</span>
+                        <button type="button" on:click=move |_| status.set(Copied::Idle)>"Close"</button>
+                    </span>
+                }.into_any()),
                 _ => None,
             }}
         </span>
@@ -187,8 +198,8 @@ pub fn HeaderActions() -> impl IntoView {
         </div>
         <UndoControls />
         <ShareCopy label="Copy link" testid="copy-link"
-            text=move || share_link(&page_base(), &state.good.get_untracked()) />
+            text=move || state.good.with_untracked(|p| link_or_why(p, share_link)) />
         <ShareCopy label="Copy embed code" testid="copy-embed"
-            text=move || embed_snippet(&page_base(), &state.good.get_untracked()) />
+            text=move || state.good.with_untracked(|p| link_or_why(p, embed_snippet)) />
     }
 }

@@ -62,16 +62,22 @@ pub fn run_link(args: &mut Args) -> Result<String, String> {
     if base.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err("--base-url: must not contain spaces or control characters".into());
     }
+    if !(base.starts_with("https://") || base.starts_with("http://")) {
+        return Err(format!(
+            "--base-url: must start with https:// or http:// (where the app is served), got {base:?}"
+        ));
+    }
     let embed = args.flag("--embed");
     let json = args.flag("--json");
     let plan = args.plan()?;
+    let payload = share::encode_checked(&plan).map_err(|e| e.to_string())?;
     let url = share::share_url(&base, &plan, embed);
     if !json {
         return Ok(url);
     }
     let report = serde_json::json!({
         "url": url,
-        "payload": share::encode(&plan),
+        "payload": payload,
         "chars": url.chars().count(),
         "version": share::CURRENT_VERSION,
     });

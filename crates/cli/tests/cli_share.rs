@@ -50,6 +50,27 @@ fn link_flags_base_url_and_embed() {
 }
 
 #[test]
+fn link_refuses_what_no_page_could_open() {
+    let scheme = failure(
+        &goodput(&["link", "--base-url", "javascript:alert(1)"]),
+        "a javascript: base",
+    );
+    assert!(
+        scheme.contains("--base-url: must start with https://"),
+        "{scheme}"
+    );
+    // A plan whose name alone is over the JSON a link may inflate to.
+    let plan = goodput_core::Plan {
+        name: "n".repeat(goodput_core::share::MAX_JSON_BYTES + 1),
+        ..Default::default()
+    };
+    let dir = TempDir::new("big-link");
+    let file = dir.file("plan.json", &serde_json::to_string(&plan).expect("json"));
+    let err = failure(&goodput(&["link", "--plan", &file]), "a huge plan");
+    assert!(err.contains("too large for a link"), "{err}");
+}
+
+#[test]
 fn hostile_links_fail_with_one_line() {
     // 30,000 zero bytes: a stored block whose length check fails, 40 kB long.
     let zeros = format!("#p=1z{}", "A".repeat(40_000));

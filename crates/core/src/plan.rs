@@ -1434,8 +1434,9 @@ impl Plan {
         if uses_trace && t.trace.is_empty() {
             return Err(err(
                 "traffic.trace",
-                "must have 1..=100000 rows when arrivals or lengths come from the trace, got 0"
-                    .into(),
+                format!(
+                    "must have 1..={MAX_TRACE_ROWS} rows when arrivals or lengths come from the trace, got 0"
+                ),
             ));
         }
         for (i, r) in t.trace.iter().enumerate() {
