@@ -231,6 +231,12 @@ impl SideOwner<FitJobs> for FitController {
     }
 
     fn finished(&self, (report, base): (CalibrationReport, Plan)) {
+        // Say "Calibrated" only for a plan the page takes: an invalid one would leave
+        // the old plan in force under a success message.
+        if let Err(e) = report.plan.validate() {
+            let why = format!("the fitted plan cannot be used: {e}");
+            return self.status.update(|s| s.phase = FitPhase::Failed(why));
+        }
         self.undo.set(Some(base));
         self.state.replace("calibration", report.plan.clone(), None);
         self.report.set(Some(report));

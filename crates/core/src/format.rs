@@ -53,7 +53,9 @@ pub fn usd(x: f64) -> String {
 }
 
 /// A number to six significant digits without trailing zeros (`12.5`, `0.000125`,
-/// `8.03026`): how an input box shows a value, and how a stated assumption reads.
+/// `8.03026`): how an input box shows a value, and how a stated assumption reads. Far
+/// outside any plan's scale (from 10¹⁵, below 10⁻⁶) it takes scientific notation
+/// (`1e30`, `2.5e-9`), which every input accepts back, instead of thirty digits.
 pub fn sig(x: f64) -> String {
     if !x.is_finite() {
         return x.to_string();
@@ -62,6 +64,9 @@ pub fn sig(x: f64) -> String {
         return "0".into();
     }
     let rounded: f64 = format!("{x:.5e}").parse().unwrap_or(x);
+    if rounded.abs() >= 1e15 || rounded.abs() < 1e-6 {
+        return format!("{rounded:e}");
+    }
     format!("{rounded}")
 }
 
@@ -133,6 +138,10 @@ mod tests {
             (8.030261248e9, "8030260000"),
             (0.0, "0"),
             (2.0 / 3.0, "0.666667"),
+            (1e30, "1e30"),
+            (-1.234567e20, "-1.23457e20"),
+            (2.5e-9, "2.5e-9"),
+            (999_999_000_000_000.0, "999999000000000"),
         ] {
             assert_eq!(sig(x), want, "{x}");
         }

@@ -325,11 +325,15 @@ pub fn sniff(bytes: &[u8]) -> Option<Format> {
 /// Reads one file (format sniffed from its content) into its measured points: one per
 /// vLLM result, per GuideLLM benchmark, per table row.
 pub fn import_file(name: &str, bytes: &[u8]) -> Result<Vec<MeasuredPoint>, ImportError> {
-    match detect(name, bytes)? {
-        Detected::Json(Format::Vllm, values) => vllm::parse(name, &values),
-        Detected::Json(_, values) => guidellm::parse(name, &values[0]),
-        Detected::Table(text) => table::parse(name, &text),
+    let points = match detect(name, bytes)? {
+        Detected::Json(Format::Vllm, values) => vllm::parse(name, &values)?,
+        Detected::Json(_, values) => guidellm::parse(name, &values[0])?,
+        Detected::Table(text) => table::parse(name, &text)?,
+    };
+    for p in &points {
+        plausible(p)?;
     }
+    Ok(points)
 }
 
 /// Reads several files as one set, as `(name, bytes)`: they must describe one model on
@@ -421,6 +425,60 @@ fn same(
 }
 
 /// Sort key of a load: rate points first (by rate), then concurrency points.
+/// Longest latency a measured point may report \[s\]: an hour. A benchmark's TTFT, TPOT or
+/// end-to-end time above it is a unit mix-up or a broken run, and would swamp a fit.
+pub const MAX_MEASURED_LATENCY_S: f64 = 3600.0;
+
+/// Refuses a point whose numbers no real benchmark reports (a latency above an hour, a
+/// rate above the simulator's), naming the value in the file's own terms, so the fit
+/// never runs on it.
+fn plausible(p: &MeasuredPoint) -> Result<(), ImportError> {
+    let rate = |what: &str, r: f64| {
+        if r > crate::sim::MAX_RATE_RPS {
+            return Err(pyjson::bad(
+                &p.source,
+                what,
+                format!(
+                    "{} requests/s is not a plausible rate; at most {} are read",
+                    crate::format::sig(r),
+                    crate::format::thousands(crate::sim::MAX_RATE_RPS as i64)
+                ),
+            ));
+        }
+        Ok(())
+    };
+    if let MeasuredLoad::Rate { rate_rps, .. } = p.load {
+        rate("request rate", rate_rps)?;
+    }
+    rate("achieved request rate", p.achieved_rps)?;
+    for (what, stats) in [
+        ("TTFT", &p.ttft),
+        ("TPOT", &p.tpot),
+        ("ITL", &p.itl),
+        ("end-to-end latency", &p.e2e),
+    ] {
+        let values = stats
+            .mean_s
+            .iter()
+            .chain(stats.median_s.iter())
+            .chain(stats.percentiles.iter().map(|(_, v)| v));
+        if let Some(&worst) = values.max_by(|a, b| a.total_cmp(b)) {
+            if worst > MAX_MEASURED_LATENCY_S {
+                return Err(pyjson::bad(
+                    &p.source,
+                    what,
+                    format!(
+                        "{} s is not a plausible latency; at most {} s (an hour) are read: check the file's units",
+                        crate::format::sig(worst),
+                        crate::format::thousands(MAX_MEASURED_LATENCY_S as i64)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn load_key(load: &MeasuredLoad) -> (u8, f64) {
     match *load {
         MeasuredLoad::Rate { rate_rps, .. } => (0, rate_rps),

@@ -290,6 +290,43 @@ fn bad_files_give_one_line_naming_file_and_field() {
         e.message.contains("negative") && e.message.contains("ms"),
         "{e}"
     );
+    // Numbers no benchmark reports are refused before any fit runs on them.
+    let e = err(
+        "r.json",
+        good.replace("\"mean_ttft_ms\": 48.21", "\"mean_ttft_ms\": 1e30")
+            .as_bytes(),
+    );
+    assert_eq!(
+        (e.file.as_str(), e.field.as_str()),
+        ("r.json", "TTFT"),
+        "{e}"
+    );
+    assert!(
+        e.message.starts_with("1e27 s is not a plausible latency") && e.message.contains("3,600 s"),
+        "{e}"
+    );
+    // An hour is still read.
+    assert!(import_files(&[(
+        "r.json",
+        good.replace("\"mean_ttft_ms\": 48.21", "\"mean_ttft_ms\": 3600000")
+            .as_bytes()
+    )])
+    .is_ok());
+    let e = err(
+        "r.json",
+        good.replacen(
+            "\"request_throughput\": ",
+            "\"request_throughput\": 1e30, \"x\": ",
+            1,
+        )
+        .as_bytes(),
+    );
+    assert_eq!(e.field, "achieved request rate", "{e}");
+    assert!(
+        e.message
+            .contains("1e30 requests/s is not a plausible rate"),
+        "{e}"
+    );
     let e = err(
         "r.json",
         good.replace("\"completed\": 500", "\"completed\": 0")
