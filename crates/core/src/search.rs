@@ -57,8 +57,9 @@ use std::collections::BTreeMap;
 
 /// Most rates one search evaluates.
 pub const MAX_RATES: usize = 24;
-/// Most replications per rate a search accepts.
-pub const MAX_SEARCH_REPLICATIONS: u32 = 200;
+/// Most replications per rate a search accepts: the plan's own limit (the work limit
+/// [`MAX_WORK_REQUESTS`] bounds long runs).
+pub const MAX_SEARCH_REPLICATIONS: u32 = crate::plan::MAX_REPLICATIONS;
 /// Most simulated requests (jobs × requests per job) a search or sweep may plan for.
 pub const MAX_WORK_REQUESTS: u64 = 200_000_000;
 /// Smallest bisection tolerance [requests/s].
@@ -219,13 +220,17 @@ pub enum SearchError {
         /// The most allowed.
         max: u32,
     },
-    /// The search or sweep would simulate too many requests; lower `run.num_requests`,
-    /// `run.replications` or the sweep grid.
+    /// The search, sweep or sizing would simulate too many requests; lower
+    /// `run.num_requests` or `run.replications` (or, for the sweep, its grid).
     TooMuchWork {
+        /// What would run ("search", "knob sweep", …).
+        run: &'static str,
         /// Requests the worst case would simulate.
         requests: u64,
         /// The most allowed.
         max: u64,
+        /// Whether a smaller sweep grid helps too.
+        grid: bool,
     },
     /// The sweep grid is empty or too large; give 1..=`max` values on each axis.
     BadGrid {
@@ -256,10 +261,33 @@ impl std::fmt::Display for SearchError {
                 f,
                 "run.replications: {replications} is too many for a search; allowed 1..={max}"
             ),
-            SearchError::TooMuchWork { requests, max } => write!(
-                f,
-                "the search could simulate {requests} requests, more than the {max} allowed; lower run.num_requests, run.replications or the sweep grid"
-            ),
+            SearchError::TooMuchWork {
+                run,
+                requests,
+                max,
+                grid,
+            } => {
+                use crate::format::thousands;
+                use crate::plan::fields::field;
+                let label = |path: &str| field(path).label;
+                write!(
+                    f,
+                    "the {run} could simulate {} requests, more than the {} allowed; lower \u{201c}{}\u{201d} or \u{201c}{}\u{201d}",
+                    thousands(i64::try_from(*requests).unwrap_or(i64::MAX)),
+                    thousands(i64::try_from(*max).unwrap_or(i64::MAX)),
+                    label("run.num_requests"),
+                    label("run.replications"),
+                )?;
+                if *grid {
+                    write!(
+                        f,
+                        ", or give fewer \u{201c}{}\u{201d} or \u{201c}{}\u{201d}",
+                        label("run.sweep_max_num_seqs"),
+                        label("run.sweep_batched_tokens")
+                    )?;
+                }
+                Ok(())
+            }
             SearchError::BadGrid { field, len, max } => write!(
                 f,
                 "{field}: has {len} values; give 1..={max}"
@@ -406,8 +434,10 @@ impl GoodputSearch {
         let work = MAX_RATES as u64 * replications as u64 * plan.run.num_requests as u64;
         if work > MAX_WORK_REQUESTS {
             return Err(SearchError::TooMuchWork {
+                run: "goodput search",
                 requests: work,
                 max: MAX_WORK_REQUESTS,
+                grid: false,
             });
         }
         let p = knobs.apply(plan);

@@ -306,8 +306,10 @@ impl DisaggSizing {
             MAX_DISAGG_POINTS as u64 * plan.run.replications as u64 * plan.run.num_requests as u64;
         if work > MAX_WORK_REQUESTS {
             return Err(SearchError::TooMuchWork {
+                run: "disaggregated sizing",
                 requests: work,
                 max: MAX_WORK_REQUESTS,
+                grid: false,
             }
             .into());
         }

@@ -204,8 +204,10 @@ impl KnobSweep {
         let work = n_cells * MAX_RATES as u64 * replications as u64 * plan.run.num_requests as u64;
         if work > MAX_WORK_REQUESTS {
             return Err(SearchError::TooMuchWork {
+                run: "knob sweep",
                 requests: work,
                 max: MAX_WORK_REQUESTS,
+                grid: true,
             });
         }
         let whole = plan

@@ -142,13 +142,33 @@ fn bad_requests_are_typed_errors() {
         GoodputSearch::new(&p),
         Err(SearchError::TooManyReplications { .. })
     ));
+    // Every replication count the plan's field accepts is searchable.
+    let mut p = quick_plan();
+    p.run.replications = crate::plan::fields::field("run.replications")
+        .range
+        .expect("a range")
+        .hi as u32;
+    p.validate()
+        .expect("the field's largest count is a valid plan");
+    GoodputSearch::new(&p).expect("and a search takes it");
     let mut p = quick_plan();
     p.run.replications = 200;
     p.run.num_requests = 100_000;
-    assert!(matches!(
-        GoodputSearch::new(&p),
-        Err(SearchError::TooMuchWork { .. })
-    ));
+    let e = GoodputSearch::new(&p).unwrap_err();
+    assert!(matches!(e, SearchError::TooMuchWork { .. }));
+    // The message names the work and the fields as the page labels them.
+    assert_eq!(
+        e.to_string(),
+        "the goodput search could simulate 480,000,000 requests, more than the 200,000,000 allowed; lower \u{201c}Requests per run\u{201d} or \u{201c}Replications\u{201d}"
+    );
+    p.run.replications = 5;
+    p.run.num_requests = 1_000_000;
+    let e = KnobSweep::new(&p).unwrap_err().to_string();
+    assert!(
+        e.starts_with("the knob sweep could simulate")
+            && e.ends_with("\u{201c}Token budgets to try\u{201d}"),
+        "{e}"
+    );
     let mut p = quick_plan();
     p.run.sweep_max_num_seqs = vec![];
     assert!(matches!(
