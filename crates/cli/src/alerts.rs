@@ -1,7 +1,7 @@
 //! `goodput alerts`: Prometheus burn-rate alert rules for the plan's SLO.
 
 use goodput_core::alerts::alert_rules;
-use goodput_core::capacity::knee_from_sweep;
+use goodput_core::capacity::{knee_from_sweep, CapacityError};
 use goodput_core::search::search_goodput_threads;
 
 use clap::Command;
@@ -29,12 +29,11 @@ pub fn command() -> Command {
 
 /// Runs the command.
 pub fn run(args: &mut Args) -> Result<String, String> {
-    let goodput = args.f64("--goodput");
+    let goodput = crate::search::given_goodput(args)?;
     let threads = crate::search::threads(args)?;
     let plan = args.plan()?;
     let g = match goodput {
-        Some(g) if g.is_finite() && g >= 0.0 => g,
-        Some(g) => return Err(format!("--goodput: must be ≥ 0 req/s, got {g}")),
+        Some(g) => g,
         None if !plan.planning.measured_sweep.is_empty() => {
             knee_from_sweep(&plan.planning.measured_sweep, plan.slo.attainment_target)
                 .unwrap_or(0.0)
@@ -45,5 +44,9 @@ pub fn run(args: &mut Args) -> Result<String, String> {
             r.map_err(|e| e.to_string())?.goodput_rps
         }
     };
+    if g <= 0.0 {
+        // No load meets the SLO: a queue threshold and a drain time would be made up.
+        return Err(CapacityError::ZeroGoodput { goodput_rps: g }.to_string());
+    }
     Ok(alert_rules(&plan, g).yaml.trim_end().to_string())
 }

@@ -53,7 +53,7 @@ fn read_sweep(path: &str) -> Result<String, String> {
 /// Runs the command.
 pub fn run(args: &mut Args) -> Result<String, String> {
     let json = args.flag("--json");
-    let goodput = args.f64("--goodput");
+    let goodput = crate::search::given_goodput(args)?;
     let sweep = args.value("--sweep");
     let threads = crate::search::threads(args)?;
     let plan = args.plan()?;

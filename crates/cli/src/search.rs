@@ -1,5 +1,7 @@
 //! `goodput search`: the goodput of the plan's engine settings, with its curve.
 
+use goodput_core::capacity::MAX_GOODPUT_RPS;
+use goodput_core::format::sig;
 use goodput_core::search::{default_threads, search_goodput_threads, GoodputResult};
 
 use clap::{Arg, Command};
@@ -45,6 +47,19 @@ pub fn threads(args: &Args) -> Result<usize, String> {
         Some(0) => Err("--threads: must be at least 1".into()),
         Some(n) if n > MAX_THREADS => Err(format!("--threads: at most {MAX_THREADS}, got {n}")),
         Some(n) => Ok(n as usize),
+    }
+}
+
+/// The replica goodput given with `--goodput` (capacity, alerts), checked: a number in
+/// [0, [`MAX_GOODPUT_RPS`]] requests/s.
+pub fn given_goodput(args: &Args) -> Result<Option<f64>, String> {
+    match args.f64("--goodput") {
+        Some(g) if !(g.is_finite() && (0.0..=MAX_GOODPUT_RPS).contains(&g)) => Err(format!(
+            "--goodput: must be a number of requests/s in 0..={}, got {}",
+            sig(MAX_GOODPUT_RPS),
+            sig(g)
+        )),
+        g => Ok(g),
     }
 }
 

@@ -237,6 +237,20 @@ fn alerts_print_rule_yaml() {
     args.extend(QUICK);
     assert!(stdout(&goodput(&args)).contains("vllm:num_requests_waiting"));
     failure(&goodput(&["alerts", "--goodput", "-3"]), "negative goodput");
+    // Capacity and alerts take --goodput alike, in the same words.
+    for cmd in ["alerts", "capacity"] {
+        let e = failure(&goodput(&[cmd, "--goodput", "1e308"]), "huge goodput");
+        assert!(
+            e.contains("--goodput: must be a number of requests/s in 0..=1000000000, got 1e308"),
+            "{cmd}: {e}"
+        );
+    }
+    // No load meets the SLO: no alert thresholds are made up.
+    let e = failure(&goodput(&["alerts", "--goodput", "0"]), "zero goodput");
+    assert!(
+        e.contains("goodput is 0 req/s: no replica meets the SLO"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -148,11 +148,14 @@ fn ceil_tolerant(x: f64) -> f64 {
     }
 }
 
+/// Highest goodput per replica the fleet sizing takes \[requests/s\].
+pub const MAX_GOODPUT_RPS: f64 = 1e9;
+
 /// Sizes the fleet for a replica goodput of `goodput_rps`, with the plan's peak
 /// (`traffic.peak_rate_rps`), utilisation, redundancy, GPUs per replica
 /// (`hardware.tp_degree`), GPU-hour price and hours per month.
 pub fn size_fleet(goodput_rps: f64, plan: &Plan) -> Result<CapacityPlan, CapacityError> {
-    let goodput = check("goodput_rps", goodput_rps, 0.0, 1e9)?;
+    let goodput = check("goodput_rps", goodput_rps, 0.0, MAX_GOODPUT_RPS)?;
     if goodput <= 0.0 {
         return Err(CapacityError::ZeroGoodput { goodput_rps });
     }
