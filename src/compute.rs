@@ -475,6 +475,8 @@ impl RunController {
         self.driver.update_value(|d| d.machine = Machine::None);
         self.status.update(|s| {
             s.phase = Phase::Done;
+            // The total was an estimate; what was done is all there was.
+            s.total = s.done;
             s.search_ms = search_ms;
             s.total_ms = Some(total);
             s.sweep_kept = sweep_kept;

@@ -343,7 +343,12 @@ impl PlanState {
         };
         match parse_value(f.kind, &text) {
             Ok(value) => {
-                self.draft.update(|p| (f.set)(p, value));
+                // The value it holds already (typed again, or 3.35 for 3.35e12 B/s): nothing
+                // changes, so the preset stays and nothing runs again.
+                let current = self.draft.with_untracked(|p| (f.get)(p));
+                if !values_match(value, current) {
+                    self.draft.update(|p| (f.set)(p, value));
+                }
                 let value_at_edit = self.draft.with(|p| (f.get)(p));
                 self.edits.update(|e| {
                     e.insert(
@@ -512,6 +517,32 @@ mod tests {
             assert_eq!(s.good.get_untracked().hardware.mem_utilization, 0.9);
             s.input(id, "0.85".into());
             assert_eq!(s.good.get_untracked().hardware.mem_utilization, 0.85);
+        });
+    }
+
+    #[test]
+    fn typing_the_value_a_field_holds_changes_nothing() {
+        with_state(|s| {
+            let before = s.draft.get_untracked();
+            for (id, same) in [
+                ("hardware.mem_bandwidth_bytes_per_s", "3.35"),
+                ("model.params", "8"),
+                ("slo.ttft_s", "500"),
+                ("engine.max_num_seqs", "128"),
+            ] {
+                assert_eq!(s.text_of(id), same, "{id} shows {same}");
+                s.input(id, same.into());
+                assert_eq!(
+                    s.draft.get_untracked(),
+                    before,
+                    "{id}: the plan and its presets stay"
+                );
+                assert_eq!(s.message_for(id), None);
+            }
+            // A different value still applies (and makes the preset custom).
+            s.input("model.params", "9".into());
+            assert_eq!(s.draft.get_untracked().model.params, 9e9);
+            assert_ne!(s.draft.get_untracked().model.preset, before.model.preset);
         });
     }
 

@@ -86,11 +86,20 @@ pub fn apply_knobs(state: PlanState, knobs: Knobs, what: &str) {
     state.change(what, |p| *p = knobs.apply(p));
 }
 
-/// The best cell of the finished sweep of the plan on screen (knobs aside), if any.
+/// The best cell of the finished sweep of the plan on screen (knobs aside), if any. None
+/// when no cell serves any load within the SLO (the best goodput is 0): no settings are
+/// worth applying then, the setup itself has to change.
 pub fn fitting_best(runs: RunController, state: PlanState) -> Option<Knobs> {
     let fits = state.good.with(|p| runs.sweep_fits(p));
-    fits.then(|| runs.sweep.with(|s| s.as_ref().map(|s| s.best_cell().knobs)))
-        .flatten()
+    fits.then(|| {
+        runs.sweep.with(|s| {
+            s.as_ref()
+                .map(|s| s.best_cell())
+                .filter(|c| c.goodput_rps > 0.0)
+                .map(|c| c.knobs)
+        })
+    })
+    .flatten()
 }
 
 /// Turns planning at the sweep's best on or off, as one step Undo can take back; turning

@@ -92,7 +92,11 @@ pub fn BestSettings() -> impl IntoView {
                                 view! {
                                     " → "
                                     <span data-testid="best-goodput-rps" data-value=g.to_string()>
-                                        {format!("{g:.2} req/s per replica")}
+                                        {if g > 0.0 {
+                                            format!("{g:.2} req/s per replica")
+                                        } else {
+                                            "0 req/s: no setting tried meets the SLO on this model and GPU".into()
+                                        }}
                                     </span>
                                 }
                             })

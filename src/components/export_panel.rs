@@ -109,7 +109,10 @@ fn png_of(testid: &str, from: Sources) -> Result<String, String> {
         .ok()
         .flatten()
         .and_then(|el| el.dyn_into::<web_sys::HtmlCanvasElement>().ok())
-        .ok_or_else(|| "the chart is not on screen".to_string())?;
+        .ok_or_else(|| {
+            "that chart is not drawn yet: run its panel first (size the pools, plan the day)"
+                .to_string()
+        })?;
     let failed = || "the browser could not make the image".to_string();
     let canvas = document()
         .create_element("canvas")
@@ -144,10 +147,10 @@ pub fn ExportPanel() -> impl IntoView {
         disagg: DisaggController::expect_context(),
     };
     let message = RwSignal::new(None::<(bool, String)>);
-    let report = move |r: Result<(), String>| {
-        if let Err(e) = r {
-            message.set(Some((false, format!("Export failed: {e}"))));
-        }
+    // A download that worked clears what an earlier one said.
+    let report = move |r: Result<(), String>| match r {
+        Ok(()) => message.set(None),
+        Err(e) => message.set(Some((false, format!("Export failed: {e}")))),
     };
     let stem = move || file_stem(&state.good.get_untracked());
     let md = move |_| {

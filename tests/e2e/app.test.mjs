@@ -73,6 +73,9 @@ test('first load: no console errors and the same numbers as `goodput plan --json
     /^Last run: goodput search \d+ ms; search and knob sweep \d+ ms\.$/,
   );
   await screenshot(page, 'app-default');
+  // A finished run's bar is full: what was done is all there was (the total was an estimate).
+  const bar = await page.$eval('[data-testid="run-progress"]', (p) => [p.value, p.dataset.done, p.dataset.total]);
+  assert.ok(bar[0] === 1 && Number(bar[1]) > 0 && bar[1] === bar[2], `progress when done: ${bar}`);
   // "Run again" of the same plan searches again but keeps its knob sweep, and says so.
   assert.match(await runAgainTimed(page), /^Last run: goodput search \d+ ms; the knob sweep of this plan was kept\.$/);
   assertNoErrors(errors);

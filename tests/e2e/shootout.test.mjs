@@ -69,6 +69,12 @@ test('comparing GPUs ranks like the CLI, a row becomes the plan, and the link ca
   assert.match(await page.textContent('[data-testid="shootout-status"]'), /^Done/);
   const shown = await rows(page);
   assert.equal(shown.length, 6);
+  // On a phone the table scrolls inside its box; the page itself does not scroll sideways.
+  const viewport = page.viewportSize();
+  await page.setViewportSize({ width: 390, height: 844 });
+  const sideways = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(sideways <= 0, `the page scrolls ${sideways} px sideways at 390 px`);
+  await page.setViewportSize(viewport);
 
   // The same ranking and numbers as `goodput shootout` on the same link, bit for bit.
   const cli = await runCliJson(['shootout', '--link', link, '--gpus', GPUS.join(','), '--tp', TPS.join(','), '--json']);

@@ -83,6 +83,17 @@ test('plan at the sweep\'s best: the best is applied, the cards follow, Undo tak
   assertNoErrors(errors);
 });
 
+test('when no setting meets the SLO, none is offered to apply and the card says why', async () => {
+  const { page, errors } = await h.openPlanner();
+  // A TPOT objective of 0.5 ms: below any decode step of this model on this GPU.
+  await enter(page, 'slo.tpot_s', '0.5');
+  await waitForRerun(page);
+  assert.match(await page.textContent('[data-testid="best-goodput-rps"]'), /^0 req\/s: no setting tried meets the SLO/);
+  assert.equal(await page.isEnabled('[data-testid="apply-best"]'), false, 'nothing to apply');
+  assert.equal(await page.$('[data-testid="retune-prompt"]'), null, 'no re-tune prompt');
+  assertNoErrors(errors);
+});
+
 test('the grid is edited as lists, refused in the user\'s words, and fitted to the plan in one click', async () => {
   const { page, errors } = await h.openPlanner();
   await page.click('[data-testid="knob-grid"] summary');
