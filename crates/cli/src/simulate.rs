@@ -57,7 +57,10 @@ pub fn run(args: &mut Args) -> Result<String, String> {
     };
     let plan = args.plan()?;
     let cfg = SimConfig::from_plan(&plan, rate).map_err(|e| match e {
-        goodput_core::sim::SimError::Rate { .. } => format!("--request-rate: {e}"),
+        goodput_core::sim::SimError::Rate { .. }
+        | goodput_core::sim::SimError::RateTooLow { .. } => {
+            format!("--request-rate: {e}")
+        }
         e => e.to_string(),
     })?;
     let seed = plan.run.seed;

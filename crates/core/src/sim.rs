@@ -62,6 +62,10 @@ use serde::{Deserialize, Serialize};
 pub const MAX_STEPS: u64 = 20_000_000;
 /// Highest arrival rate a simulation accepts [requests/s].
 pub const MAX_RATE_RPS: f64 = 1e6;
+/// Longest stretch of simulated time a run's arrivals may span \[s\] (about 32 years):
+/// far beyond it the clock's resolution is coarser than an engine step, and latencies
+/// would come out as noise.
+pub const MAX_SPAN_S: f64 = 1e9;
 /// Most piecewise-constant rate steps one simulation accepts.
 pub const MAX_RATE_STEPS: usize = 10_000;
 
@@ -201,6 +205,14 @@ pub enum SimError {
         /// The rejected rate [requests/s].
         rate_rps: f64,
     },
+    /// The arrival rate is so low that the run's requests would span more than
+    /// [`MAX_SPAN_S`] of simulated time; raise the rate (or simulate fewer requests).
+    RateTooLow {
+        /// The rejected rate [requests/s].
+        rate_rps: f64,
+        /// Requests in the run.
+        num_requests: u32,
+    },
     /// The request would run too long; lower the named count below `max`.
     TooMuchWork {
         /// The field to lower.
@@ -230,6 +242,18 @@ impl std::fmt::Display for SimError {
                     "request rate {rate_rps} req/s: must be a finite number in (0, {MAX_RATE_RPS}]"
                 )
             }
+            SimError::RateTooLow {
+                rate_rps,
+                num_requests,
+            } => {
+                use crate::format::sig;
+                write!(
+                    f,
+                    "request rate {} req/s is too low for {num_requests} requests: they would arrive over more than {MAX_SPAN_S:e} s (about 32 years) of simulated time; give at least {} req/s",
+                    sig(*rate_rps),
+                    sig(f64::from(*num_requests) / MAX_SPAN_S)
+                )
+            }
             SimError::TooMuchWork { field, value, max } => {
                 write!(
                     f,
@@ -256,6 +280,17 @@ pub fn check_rate(rate_rps: f64) -> Result<(), SimError> {
     } else {
         Err(SimError::Rate { rate_rps })
     }
+}
+
+/// Checks that `num_requests` arrivals at `rate_rps` fit in [`MAX_SPAN_S`].
+fn check_span(rate_rps: f64, num_requests: u32) -> Result<(), SimError> {
+    if f64::from(num_requests) / rate_rps > MAX_SPAN_S {
+        return Err(SimError::RateTooLow {
+            rate_rps,
+            num_requests,
+        });
+    }
+    Ok(())
 }
 
 impl SimConfig {
@@ -305,6 +340,7 @@ impl SimConfig {
     /// The same configuration at another arrival rate.
     pub fn with_rate(&self, rate_rps: f64) -> Result<SimConfig, SimError> {
         check_rate(rate_rps)?;
+        check_span(rate_rps, self.num_requests)?;
         let mut c = self.clone();
         c.traffic.rate_rps = rate_rps;
         Ok(c)
@@ -328,6 +364,7 @@ impl SimConfig {
     /// hand-built configuration.
     pub fn check(&self) -> Result<(), SimError> {
         check_rate(self.traffic.rate_rps)?;
+        check_span(self.traffic.rate_rps, self.num_requests)?;
         let cfg_err = |field, message| Err(SimError::Config { field, message });
         if self.num_requests == 0 {
             return cfg_err("num_requests", "must be at least 1");

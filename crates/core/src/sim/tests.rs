@@ -704,6 +704,32 @@ fn errors_name_the_field_and_range() {
 
     let e = SimConfig::from_plan(&Plan::default(), -3.0).expect_err("negative rate");
     assert!(matches!(e, SimError::Rate { .. }) && e.to_string().contains("rate"));
+    // So low a rate that 2,500 arrivals span more than MAX_SPAN_S: refused, not simulated
+    // on a clock too coarse for its steps; the lowest rate allowed runs.
+    for rate in [1e-305, 1e-320, 2.4e-6] {
+        let e = SimConfig::from_plan(&Plan::default(), rate).expect_err("too low");
+        assert!(
+            matches!(
+                e,
+                SimError::RateTooLow {
+                    num_requests: 2500,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(
+            e.to_string().ends_with("give at least 0.0000025 req/s"),
+            "{e}"
+        );
+    }
+    let lowest = SimConfig::from_plan(&Plan::default(), 2.5e-6).expect("the lowest rate");
+    assert!(cfg_of(&Plan::default(), 20.0).with_rate(1e-9).is_err());
+    assert_eq!(
+        attainment(&lowest, 0).expect("runs"),
+        1.0,
+        "alone, every request meets the SLO"
+    );
     assert!(SimConfig::from_plan(&Plan::default(), f64::NAN).is_err());
     assert!(SimConfig::from_plan(&Plan::default(), f64::INFINITY).is_err());
 
