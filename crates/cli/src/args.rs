@@ -427,7 +427,7 @@ impl Args {
             (Some(path), None) => {
                 let text = std::fs::read_to_string(&path)
                     .map_err(|e| format!("--plan: cannot read '{path}': {e}"))?;
-                serde_json::from_str(&text)
+                Plan::from_json_sparse(&text)
                     .map_err(|e| format!("--plan: '{path}' is not a valid plan: {e}"))
             }
             (None, Some(url)) => load_link(&url),

@@ -462,3 +462,23 @@ fn long_commands_show_progress_on_stderr_only_when_asked() {
         assert_eq!(stdout(&drawn), stdout(&piped), "{args:?}");
     }
 }
+
+/// A plan file may leave sections out, but a key no field reads is a typo, not a default.
+#[test]
+fn a_plan_file_with_a_misspelt_field_is_refused_by_name() {
+    let typo = TempFile::new("typo.json", r#"{"engine": {"max_num_seq": 1}}"#);
+    let e = failure(
+        &goodput(&["plan", "--plan", typo.path(), "--no-sweep"]),
+        "a typo",
+    );
+    assert!(e.contains("unknown field \"engine.max_num_seq\""), "{e}");
+    let sparse = TempFile::new("sparse.json", r#"{"engine": {"max_num_seqs": 96}}"#);
+    let v = json(&goodput(&["link", "--plan", sparse.path(), "--json"]));
+    let url = v["url"].as_str().expect("url");
+    let plan: goodput_core::Plan =
+        serde_json::from_str(&stdout(&goodput(&["decode", url]))).expect("plan");
+    assert_eq!(
+        plan.engine.max_num_seqs, 96,
+        "a section left out takes its defaults"
+    );
+}

@@ -219,31 +219,7 @@ impl Plan {
     /// [`StrictPlanError`]). Fields left out inside a section take their defaults, as
     /// in a share link, so older plan files still load.
     pub fn from_json_strict(text: &str) -> Result<Plan, StrictPlanError> {
-        let doc: Value = serde_json::from_str(text)
-            .map_err(|e| StrictPlanError::BadJson(one_line(&e.to_string())))?;
-        let Value::Object(top) = &doc else {
-            return Err(StrictPlanError::NotAnObject {
-                kind: kind_of(&doc),
-            });
-        };
-        let has_section = PLAN_SECTIONS.iter().any(|s| top.contains_key(*s));
-        let report_keys: Vec<String> = top
-            .keys()
-            .filter(|k| REPORT_KEYS.contains(&k.as_str()))
-            .take(4)
-            .cloned()
-            .collect();
-        if !has_section && report_keys.len() >= 2 {
-            return Err(StrictPlanError::LooksLikeReport { keys: report_keys });
-        }
-        let plan: Plan = serde_json::from_value(doc.clone())
-            .map_err(|e| StrictPlanError::BadJson(one_line(&e.to_string())))?;
-        let unknown = unknown_keys(&doc, &plan);
-        if !unknown.is_empty() {
-            let more = unknown.len().saturating_sub(MAX_NAMED);
-            let paths = unknown.into_iter().take(MAX_NAMED).collect();
-            return Err(StrictPlanError::UnknownFields { paths, more });
-        }
+        let (plan, top) = read_known(text)?;
         let missing: Vec<&'static str> = PLAN_SECTIONS
             .iter()
             .copied()
@@ -255,6 +231,47 @@ impl Plan {
         plan.validate().map_err(StrictPlanError::Invalid)?;
         Ok(plan)
     }
+
+    /// Reads a plan file that may leave whole sections out (they take their defaults),
+    /// as the CLI's `--plan` does, where flags fill in the rest: text that is not a JSON
+    /// object, a report mistaken for a plan and keys no plan field reads (a typo such as
+    /// `engine.max_num_seq`) are refused as by [`Plan::from_json_strict`]. Not
+    /// validated: the caller validates once its flags are applied.
+    pub fn from_json_sparse(text: &str) -> Result<Plan, StrictPlanError> {
+        read_known(text).map(|(plan, _)| plan)
+    }
+}
+
+/// The plan in `text` with its top-level object, refused when it is not JSON, not an
+/// object, a report, or has keys no plan field reads.
+fn read_known(text: &str) -> Result<(Plan, Map<String, Value>), StrictPlanError> {
+    let doc: Value = serde_json::from_str(text)
+        .map_err(|e| StrictPlanError::BadJson(one_line(&e.to_string())))?;
+    let Value::Object(top) = &doc else {
+        return Err(StrictPlanError::NotAnObject {
+            kind: kind_of(&doc),
+        });
+    };
+    let has_section = PLAN_SECTIONS.iter().any(|s| top.contains_key(*s));
+    let report_keys: Vec<String> = top
+        .keys()
+        .filter(|k| REPORT_KEYS.contains(&k.as_str()))
+        .take(4)
+        .cloned()
+        .collect();
+    if !has_section && report_keys.len() >= 2 {
+        return Err(StrictPlanError::LooksLikeReport { keys: report_keys });
+    }
+    let plan: Plan = serde_json::from_value(doc.clone())
+        .map_err(|e| StrictPlanError::BadJson(one_line(&e.to_string())))?;
+    let unknown = unknown_keys(&doc, &plan);
+    if !unknown.is_empty() {
+        let more = unknown.len().saturating_sub(MAX_NAMED);
+        let paths = unknown.into_iter().take(MAX_NAMED).collect();
+        return Err(StrictPlanError::UnknownFields { paths, more });
+    }
+    let top = top.clone();
+    Ok((plan, top))
 }
 
 /// The dotted paths of the keys in `doc` that `plan` (parsed from it) does not read.
