@@ -517,7 +517,15 @@ impl Args {
         // Lengths.
         self.lengths("--input-len", &mut p.traffic.prompt)?;
         self.lengths("--output-len", &mut p.traffic.output)?;
-        if let Some(v) = self.value("--arrival") {
+        let arrival = self.value("--arrival");
+        if let (Some(v), Some(_)) = (&arrival, self.f64("--arrival-cv")) {
+            if v != "gamma" {
+                return Err(format!(
+                    "--arrival-cv: only with --arrival gamma (it sets the spread of gamma gaps); --arrival {v} has none"
+                ));
+            }
+        }
+        if let Some(v) = arrival {
             let cv = match p.traffic.arrival {
                 Arrival::Gamma { cv } => cv,
                 _ => 2.0,
@@ -805,6 +813,14 @@ mod tests {
                 "--concurrency: only with --arrival closed",
             ),
             ("--think-time 1", "--think-time: only with --arrival closed"),
+            (
+                "--arrival constant --arrival-cv 2",
+                "--arrival-cv: only with --arrival gamma",
+            ),
+            (
+                "--arrival closed --concurrency 4 --arrival-cv 2",
+                "--arrival-cv: only with --arrival gamma",
+            ),
             (
                 "--arrival closed --concurrency 0",
                 "--concurrency: traffic.arrival.concurrency",

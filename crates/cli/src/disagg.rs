@@ -100,9 +100,20 @@ pub fn run(args: &mut Args) -> Result<String, String> {
     let threads = crate::search::threads(args)?;
     let flags = PoolFlags::read(args);
     let mut plan = args.plan()?;
+    let has_own_disagg = plan.disagg.is_some();
+    let (own_prefill_tp, own_decode_tp) = (flags.prefill_tp.is_some(), flags.decode_tp.is_some());
     plan.disagg = Some(flags.apply(&plan));
     // A pool field is named by its flag, given or not (the plan's section may hold it).
     plan.validate().map_err(|e| {
+        // A pool's TP the user did not give comes from the plan's own --tp.
+        let derived_tp = (e.field == "disagg.prefill.tp_degree" && !own_prefill_tp)
+            || (e.field == "disagg.decode.tp_degree" && !own_decode_tp);
+        if derived_tp && !has_own_disagg {
+            return format!(
+                "--tp: {}; the pools take the plan's TP unless --prefill-tp and --decode-tp say otherwise",
+                e.message
+            );
+        }
         match by_path(e.field).and_then(|f| f.flag.filter(|_| e.field.starts_with("disagg."))) {
             Some(flag) => flag_message(&format!("--{}", flag.name), &e),
             None => args.plan_error(&e),

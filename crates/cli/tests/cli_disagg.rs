@@ -193,6 +193,16 @@ fn bad_pool_flags_fail_with_one_line_naming_the_flag() {
             "--kv-link-latency: disagg.kv_link.latency_s",
         ),
         (vec!["--prefil-tp", "2"], "--prefil-tp: unknown flag"),
+        // The pools take the plan's TP when no pool flag sets theirs: the flag given is named.
+        (
+            vec!["--tp", "3"],
+            "--tp: must be 1, 2, 4 or 8 GPUs per instance, got 3; the pools take the plan's TP",
+        ),
+        // The pools are simulated at the peak over the utilisation: said with the sum.
+        (
+            vec!["--peak-rate", "1e6"],
+            "traffic.peak_rate_rps: the pools are sized at the peak over the planned utilisation, 1000000 / 0.7 = 1428570 req/s",
+        ),
     ] {
         let mut full = vec!["disagg"];
         full.extend(args.iter().copied());

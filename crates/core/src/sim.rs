@@ -239,7 +239,9 @@ impl std::fmt::Display for SimError {
             SimError::Rate { rate_rps } => {
                 write!(
                     f,
-                    "request rate {rate_rps} req/s: must be a finite number in (0, {MAX_RATE_RPS}]"
+                    "request rate {} req/s: must be a finite number in (0, {}]",
+                    crate::format::sig(*rate_rps),
+                    crate::format::sig(MAX_RATE_RPS)
                 )
             }
             SimError::RateTooLow {

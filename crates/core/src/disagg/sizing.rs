@@ -316,6 +316,21 @@ impl DisaggSizing {
         let mut plan = plan.clone();
         plan.disagg = Some(spec.clone());
         let rate = plan.traffic.peak_rate_rps / plan.planning.utilization;
+        if rate > crate::sim::MAX_RATE_RPS {
+            use crate::format::sig;
+            return Err(crate::sim::SimError::Plan(crate::plan::PlanError {
+                field: "traffic.peak_rate_rps",
+                message: format!(
+                    "the pools are sized at the peak over the planned utilisation, {} / {} = {} req/s, above the {} req/s one simulation takes; lower the peak or raise planning.utilization",
+                    sig(plan.traffic.peak_rate_rps),
+                    sig(plan.planning.utilization),
+                    sig(rate),
+                    sig(crate::sim::MAX_RATE_RPS)
+                ),
+                limits: None,
+            })
+            .into());
+        }
         let cfg = DisaggConfig::from_plan(&plan, rate)?;
         let known = search
             .filter(|(searched, _)| searched.search_key() == plan.search_key())
