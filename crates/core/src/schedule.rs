@@ -167,12 +167,14 @@ impl RateProfile {
             })
     }
 
-    /// Hourly numbers as text: one per line, or comma-separated, or CSV rows whose last
-    /// field is the value (`hour,rate`). Blank lines, `#` comments and a non-numeric first
-    /// line (a header) are skipped. 24 or 168 values; a shape unless `absolute`.
+    /// Hourly numbers as text: one per line, or comma-separated, or `hour,rate` rows (in
+    /// any order; each hour once). Blank lines, `#` comments and a non-numeric first line
+    /// (a header) are skipped. 24 or 168 values; a shape unless `absolute`.
     pub fn parse(text: &str, absolute: bool) -> Result<RateProfile, ScheduleError> {
-        let mut values = Vec::new();
+        // (line number, its numbers, whether it is one `a,b` pair)
+        let mut lines: Vec<(usize, Vec<f64>, bool)> = Vec::new();
         let mut first = true;
+        let mut header = None;
         for (i, raw) in text.lines().enumerate() {
             let line = raw.split('#').next().unwrap_or("").trim();
             if line.is_empty() {
@@ -187,7 +189,8 @@ impl RateProfile {
             let was_first = std::mem::replace(&mut first, false);
             let Some(numbers) = numbers else {
                 if was_first {
-                    continue; // a header
+                    header = Some(line.chars().take(40).collect::<String>());
+                    continue;
                 }
                 return Err(ScheduleError::Profile(format!(
                     "line {}: '{}' is not a number",
@@ -195,25 +198,32 @@ impl RateProfile {
                     line.chars().take(40).collect::<String>()
                 )));
             };
-            match numbers.len() {
-                // `hour,rate`: the value is the last field.
-                2 if values.len() < 168 && fields.len() == 2 && !line.contains(';') => {
-                    // Either two values of a comma-separated list or an `hour,rate` row:
-                    // a row when its first field is the next hour index.
-                    if numbers[0] == values.len() as f64 {
-                        values.push(numbers[1]);
-                    } else {
-                        values.extend(numbers);
-                    }
-                }
-                _ => values.extend(numbers),
-            }
-            if values.len() > 168 {
+            let pair = fields.len() == 2 && !line.contains(';');
+            lines.push((i + 1, numbers, pair));
+            if lines.len() > 168 {
                 return Err(ScheduleError::Profile(format!(
                     "more than 168 values (line {})",
                     i + 1
                 )));
             }
+        }
+        if let (true, Some(h)) = (lines.is_empty(), header) {
+            return Err(ScheduleError::Profile(format!(
+                "no numbers: '{h}' is not a number (a first line of words is read as a header)"
+            )));
+        }
+        let values = match hour_rows(&lines)? {
+            Some(values) => values,
+            None => lines
+                .into_iter()
+                .flat_map(|(_, numbers, _)| numbers)
+                .collect(),
+        };
+        if values.len() > 168 {
+            return Err(ScheduleError::Profile(format!(
+                "{} values; give 24 (a day) or 168 (a week)",
+                values.len()
+            )));
         }
         let p = RateProfile {
             hourly: values,
@@ -240,7 +250,7 @@ impl RateProfile {
             .collect();
         if !missing.is_empty() {
             return Err(ScheduleError::Profile(format!(
-                "the trace covers {} of 24 hours of the day ({:.1} h from first to last request); a daily profile needs at least a day of trace, or give --profile as well",
+                "the trace covers {} of 24 hours of the day ({:.1} h from first to last request); a daily profile needs at least a day of trace, or an hourly profile given as well (--profile on the command line)",
                 24 - missing.len(),
                 t.span_s / 3600.0
             )));
@@ -858,6 +868,35 @@ pub fn schedule_threads(
     }
     run.result()
         .ok_or_else(|| ScheduleError::Profile("internal: a simulation did not report".into()))
+}
+
+/// The values of `hour,rate` rows, placed by hour: `None` unless every line is one pair
+/// and there are 24 or 168 of them. Then every first field must be a whole hour in
+/// `0..n`, each once; a row out of order is fine, a gap or a repeat is named.
+fn hour_rows(lines: &[(usize, Vec<f64>, bool)]) -> Result<Option<Vec<f64>>, ScheduleError> {
+    let n = lines.len();
+    if !(n == 24 || n == 168) || !lines.iter().all(|(_, _, pair)| *pair) {
+        return Ok(None);
+    }
+    let mut values: Vec<Option<(usize, f64)>> = vec![None; n];
+    for (line, numbers, _) in lines {
+        let hour = numbers[0];
+        if !(hour.fract() == 0.0 && hour >= 0.0 && hour < n as f64) {
+            return Err(ScheduleError::Profile(format!(
+                "line {line}: hour {hour} of an hour,rate row must be a whole number in 0..={}",
+                n - 1
+            )));
+        }
+        let slot = &mut values[hour as usize];
+        if let Some((earlier, _)) = slot {
+            return Err(ScheduleError::Profile(format!(
+                "line {line}: hour {hour} is given twice (line {earlier} too)"
+            )));
+        }
+        *slot = Some((*line, numbers[1]));
+    }
+    // n rows, each hour at most once: every hour is there.
+    Ok(Some(values.into_iter().flatten().map(|(_, v)| v).collect()))
 }
 
 mod words;

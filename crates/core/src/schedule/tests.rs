@@ -106,6 +106,32 @@ fn profiles_parse_scale_and_refuse() {
         .collect();
     let p = RateProfile::parse(&text, true).unwrap();
     assert_eq!(p.rates_rps(99.0)[3], 3.5);
+    // The same rows in any order, under a header: placed by hour.
+    let shuffled: String = (0..24)
+        .map(|k| (k * 7) % 24)
+        .map(|h| format!("{h},{}\n", h as f64 + 0.5))
+        .collect();
+    let again = RateProfile::parse(&format!("hour,rate\n{shuffled}"), true).unwrap();
+    assert_eq!(again.hourly, p.hourly);
+    // A repeated or impossible hour is named with its line.
+    let twice = text.replace("5,5.5\n", "4,9\n");
+    let e = RateProfile::parse(&twice, true).unwrap_err().to_string();
+    assert!(
+        e.contains("line 6: hour 4 is given twice (line 5 too)"),
+        "{e}"
+    );
+    let e = RateProfile::parse(&text.replace("23,23.5", "24,1"), true)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("line 24: hour 24 of an hour,rate row must be a whole number in 0..=23"),
+        "{e}"
+    );
+    let e = RateProfile::parse("a,b,c", false).unwrap_err().to_string();
+    assert!(e.contains("no numbers: 'a,b,c' is not a number"), "{e}");
+    // Twelve pairs are a comma-separated list of 24 values, as before.
+    let pairs = ["1,2"; 12].join("\n");
+    assert_eq!(RateProfile::parse(&pairs, false).unwrap().hourly.len(), 24);
     // One comma-separated line.
     let text = vec!["1"; 168].join(",");
     assert_eq!(RateProfile::parse(&text, false).unwrap().hourly.len(), 168);
