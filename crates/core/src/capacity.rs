@@ -383,6 +383,20 @@ pub fn parse_sweep_csv(text: &str) -> Result<Vec<SweepRow>, SweepParseError> {
         return Err(err(0, "no rows; expected lines of rate,attainment".into()));
     }
     let as_percent = raw.iter().any(|&(_, _, a, p)| p || a > 1.0);
+    // Percents, yet a bare value strictly between 0 and 1: most likely a fraction among
+    // percents (0.99 next to 95), which would read as 0.99%. Ask rather than guess.
+    if as_percent {
+        let fraction = raw.iter().find(|&&(_, _, a, p)| !p && a > 0.0 && a < 1.0);
+        let percent = raw.iter().find(|&&(_, _, a, p)| p || a > 1.0);
+        if let (Some(&(nf, _, f, _)), Some(&(np, _, pc, _))) = (fraction, percent) {
+            return Err(err(
+                nf,
+                format!(
+                    "attainment {f} reads as a fraction, but line {np} ({pc}) is a percent; write every attainment one way (0.95 or 95%)"
+                ),
+            ));
+        }
+    }
     Ok(raw
         .into_iter()
         .map(|(_, rate, att, _)| SweepRow {
@@ -518,6 +532,19 @@ mod tests {
         assert_eq!(parse_sweep_csv("foo,bar\n1,2").unwrap_err().line, 1);
         assert_eq!(parse_sweep_csv("4\n").unwrap_err().line, 1);
         assert_eq!(parse_sweep_csv("-4,0.5\n").unwrap_err().line, 1);
+        // A fraction among percents is asked about, not read as 0.99%.
+        let e = parse_sweep_csv("1,0.99\n2,95\n").unwrap_err();
+        assert_eq!(e.line, 1);
+        assert!(
+            e.to_string()
+                .contains("attainment 0.99 reads as a fraction, but line 2 (95) is a percent"),
+            "{e}"
+        );
+        assert!(
+            parse_sweep_csv("1,0.5%\n2,95\n").is_ok(),
+            "0.5% is written as a percent"
+        );
+        assert!(parse_sweep_csv("1,0\n2,95\n").is_ok(), "0 is 0 either way");
         // A measured table: columns picked by name, in any order, the rest ignored.
         let t = parse_sweep_csv(
             "# from a load test\nTTFT p99 (ms),QPS,goodput_share,prompt_tokens\n900,4,0.97,512\n1400,8,0.91,512\n",
