@@ -8,7 +8,7 @@ use goodput_core::capacity::CapacityPlan;
 use goodput_core::plan::{SloMode, SloSpec};
 use goodput_core::{presets, Plan};
 
-use goodput_core::format::{sig, usd};
+use goodput_core::format::{count, sig, usd};
 
 /// A duration for people: `25 ms` below one second, `0.5 s` from 100 ms up.
 pub fn duration(s: f64) -> String {
@@ -115,10 +115,10 @@ pub fn answer_sentence(plan: &Plan, fleet: &CapacityPlan) -> String {
         format!("{} × {} ({peak})", fleet.gpus_total, gpu_name(plan))
     } else {
         format!(
-            "{} × {} as {} replicas of {} GPUs ({peak})",
+            "{} × {} as {} of {} GPUs ({peak})",
             fleet.gpus_total,
             gpu_name(plan),
-            fleet.replicas_total,
+            count(u64::from(fleet.replicas_total), "replica", "replicas"),
             fleet.gpus_per_replica
         )
     };

@@ -10,7 +10,7 @@ use leptos::prelude::*;
 use crate::components::best_settings::BestSettings;
 use crate::components::glossary::TermLink;
 use crate::hooks::use_report::use_report;
-use goodput_core::format::usd;
+use goodput_core::format::{count, usd};
 
 /// One result card: a title, the value (with `data-testid` and the unrounded `data-value`)
 /// and a line of detail.
@@ -118,8 +118,9 @@ pub fn HeadlineCards() -> impl IntoView {
                         c.replicas_for_peak, c.peak_rate_rps, c.redundancy
                     ),
                     1 => format!(
-                        "{} per replica × {} replicas",
-                        c.gpus_per_replica, c.replicas_total
+                        "{} per replica × {}",
+                        c.gpus_per_replica,
+                        count(u64::from(c.replicas_total), "replica", "replicas")
                     ),
                     2 => format!(
                         "{}/hour at {}/GPU-hour",

@@ -38,7 +38,8 @@ fn shown(x: f64) -> String {
 pub fn range_words(f: &Field, l: &Limits) -> String {
     let s = f.kind.scale();
     let (lo, hi) = (shown(l.lo / s), shown(l.hi / s));
-    let unit = if f.unit.is_empty() {
+    // A unit that is a range itself ("0–1", shown beside a share) would only repeat it.
+    let unit = if f.unit.is_empty() || f.unit.starts_with(|c: char| c.is_ascii_digit()) {
         String::new()
     } else {
         format!(" {}", f.unit)
@@ -92,7 +93,7 @@ pub fn field_message(f: &Field, problem: Problem<'_>, limits: Option<Limits>) ->
         }
         Problem::Parse(kind, text) => {
             let fallback = if f.kind.is_whole() {
-                "a whole number"
+                "a whole number, 0 or more"
             } else {
                 "a number"
             };
@@ -164,6 +165,21 @@ mod tests {
             "Parameters must be a number from 0.001 to 10,000 billion; it is 20,000"
         );
         assert!(!m.contains("1e13") && !m.contains("parameters"));
+    }
+
+    #[test]
+    fn a_share_does_not_repeat_its_range_and_a_negative_whole_number_is_told_why() {
+        let plan = Plan::default();
+        let target = f("slo.attainment_target");
+        let l = limits_of(target, &plan).expect("limits");
+        let m = field_message(target, Problem::OutOfRange(Limits { got: 1.5, ..l }), None);
+        assert_eq!(
+            m,
+            "Attainment target must be a number above 0 and at most 1; it is 1.5"
+        );
+        let seed = f("run.seed");
+        let m = field_message(seed, Problem::Parse(ParseProblem::NotWhole, "-1"), None);
+        assert_eq!(m, "Seed must be a whole number, 0 or more");
     }
 
     #[test]

@@ -52,6 +52,15 @@ pub fn usd(x: f64) -> String {
     format!("{sign}${text}")
 }
 
+/// `n` and its noun, singular for one: `1 replica`, `3 replicas`, `0 replicas`.
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{} {many}", thousands(i64::try_from(n).unwrap_or(i64::MAX)))
+    }
+}
+
 /// A number to six significant digits without trailing zeros (`12.5`, `0.000125`,
 /// `8.03026`): how an input box shows a value, and how a stated assumption reads. Far
 /// outside any plan's scale (from 10¹⁵, below 10⁻⁶) it takes scientific notation
@@ -129,6 +138,13 @@ pub fn latency(seconds: Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_of_one_is_singular() {
+        assert_eq!(count(1, "replica", "replicas"), "1 replica");
+        assert_eq!(count(0, "replica", "replicas"), "0 replicas");
+        assert_eq!(count(1200, "GPU", "GPUs"), "1,200 GPUs");
+    }
 
     #[test]
     fn significant_digits_drop_trailing_zeros() {
