@@ -118,6 +118,8 @@ pub struct PlanState {
     sweep_edit: RwSignal<Option<SweepEdit>>,
     /// Every field whose text does not parse, with its message.
     pub parse_problems: Memo<Vec<FieldProblem>>,
+    /// Every field the core refuses, each with its message (see [`validation_problems_of`]).
+    pub validation_problems: Memo<Vec<FieldProblem>>,
     /// The first problem of the draft: a parse error, else the `Plan::validate` error.
     pub problem: Memo<Option<FieldProblem>>,
     /// The last plan that parsed and validated; results are computed from it.
@@ -144,19 +146,12 @@ impl PlanState {
                 problems
             })
         });
+        let validation_problems = Memo::new(move |_| draft.with(validation_problems_of));
         let problem = Memo::new(move |_| {
             if let Some(first) = parse_problems.with(|v| v.first().cloned()) {
                 return Some(first);
             }
-            draft.with(|p| {
-                p.validate().err().map(|e| FieldProblem {
-                    field: e.field.to_string(),
-                    message: match (field(e.field), e.limits) {
-                        (Some(f), Some(l)) => field_message(f, Problem::OutOfRange(l), None),
-                        _ => e.message,
-                    },
-                })
-            })
+            validation_problems.with(|v| v.first().cloned())
         });
         let good = Memo::new(move |prev: Option<&Plan>| {
             if problem.with(Option::is_none) {
@@ -171,6 +166,7 @@ impl PlanState {
             pending: RwSignal::new(BTreeMap::new()),
             sweep_edit,
             parse_problems,
+            validation_problems,
             problem,
             good,
             undo_stack: RwSignal::new(Vec::new()),
@@ -390,9 +386,9 @@ impl PlanState {
         // The p95 field edits the sigma, so it shows the sigma's problems too; the sweep
         // box shows the problems of its rows' fields.
         let alias = id.strip_suffix(".p95").map(|stem| format!("{stem}.sigma"));
-        self.problem.with(|p| {
-            p.as_ref()
-                .filter(|p| {
+        self.validation_problems.with(|v| {
+            v.iter()
+                .find(|p| {
                     p.field == id
                         || alias.as_deref() == Some(p.field.as_str())
                         || (id == SWEEP_FIELD && p.field.starts_with(SWEEP_FIELD))
@@ -400,6 +396,40 @@ impl PlanState {
                 .map(|p| p.message.clone())
         })
     }
+}
+
+/// Most fields [`validation_problems_of`] names at once.
+const MAX_FIELD_PROBLEMS: usize = 12;
+
+/// Every field of `plan` the core refuses, not only the first: `Plan::validate` names
+/// one field; that field then takes its default value and the plan is checked again,
+/// until it passes, a field repeats (a rule across fields) or a problem is not of a
+/// numeric field. The first problem is `Plan::validate`'s own.
+fn validation_problems_of(plan: &Plan) -> Vec<FieldProblem> {
+    let defaults = Plan::default();
+    let mut probe = plan.clone();
+    let mut out: Vec<FieldProblem> = Vec::new();
+    while out.len() < MAX_FIELD_PROBLEMS {
+        let Err(e) = probe.validate() else {
+            break;
+        };
+        if out.iter().any(|p| p.field == e.field) {
+            break;
+        }
+        let f = field(e.field);
+        out.push(FieldProblem {
+            field: e.field.to_string(),
+            message: match (f, e.limits) {
+                (Some(f), Some(l)) => field_message(f, Problem::OutOfRange(l), None),
+                _ => e.message,
+            },
+        });
+        match f {
+            Some(f) => (f.set)(&mut probe, (f.get)(&defaults)),
+            None => break,
+        }
+    }
+    out
 }
 
 fn parse_problems_of(plan: &Plan, edits: &BTreeMap<&'static str, Edit>) -> Vec<FieldProblem> {
@@ -543,6 +573,28 @@ mod tests {
             s.input("model.params", "9".into());
             assert_eq!(s.draft.get_untracked().model.params, 9e9);
             assert_ne!(s.draft.get_untracked().model.preset, before.model.preset);
+        });
+    }
+
+    #[test]
+    fn every_refused_field_is_marked_not_only_the_first() {
+        with_state(|s| {
+            s.input("traffic.peak_rate_rps", "-5".into());
+            s.input("engine.max_num_seqs", "0".into());
+            s.input("hardware.gpu_hour_usd", "-1".into());
+            for id in [
+                "traffic.peak_rate_rps",
+                "engine.max_num_seqs",
+                "hardware.gpu_hour_usd",
+            ] {
+                assert!(s.message_for(id).is_some(), "{id} is marked");
+            }
+            assert_eq!(s.message_for("slo.ttft_s"), None, "a valid field is not");
+            // Mending one leaves the others marked.
+            s.input("engine.max_num_seqs", "64".into());
+            assert_eq!(s.message_for("engine.max_num_seqs"), None);
+            assert!(s.message_for("traffic.peak_rate_rps").is_some());
+            assert!(s.is_stale());
         });
     }
 
