@@ -29,11 +29,16 @@ fn pct(x: f64) -> String {
 
 /// One row of the error table.
 fn error_row(label: &'static str, e: Option<MetricErrors>) -> impl IntoView {
-    let cell =
-        move |f: fn(&MetricErrors) -> f64| e.as_ref().map(f).map(pct).unwrap_or_else(|| "—".into());
+    // "—" for a row not computed, or a metric no file gives.
+    let cell = move |f: fn(&MetricErrors) -> Option<f64>| {
+        e.as_ref()
+            .and_then(f)
+            .map(pct)
+            .unwrap_or_else(|| "—".into())
+    };
     view! {
         <tr><th scope="row">{label}</th><td>{cell(|e| e.ttft)}</td><td>{cell(|e| e.tpot)}</td>
-            <td>{cell(|e| e.e2e)}</td><td>{cell(|e| e.overall)}</td></tr>
+            <td>{cell(|e| e.e2e)}</td><td>{cell(|e| Some(e.overall))}</td></tr>
     }
 }
 

@@ -486,13 +486,7 @@ fn mape(cases: &[PointCase], preds: &[Prediction]) -> MetricErrors {
             }
         }
     }
-    let avg = |k: usize| {
-        if counts[k] > 0.0 {
-            sums[k] / counts[k]
-        } else {
-            0.0
-        }
-    };
+    let avg = |k: usize| (counts[k] > 0.0).then(|| sums[k] / counts[k]);
     let all = counts.iter().sum::<f64>();
     MetricErrors {
         ttft: avg(0),
@@ -1290,9 +1284,9 @@ impl CalibrationReport {
         let row = |name: &str, m: &MetricErrors| {
             format!(
                 "{name:<20}{:>8}{:>8}{:>8}{:>8}",
-                pct(m.ttft),
-                pct(m.tpot),
-                pct(m.e2e),
+                m.ttft.map_or("–".into(), pct),
+                m.tpot.map_or("–".into(), pct),
+                m.e2e.map_or("–".into(), pct),
                 pct(m.overall)
             )
         };

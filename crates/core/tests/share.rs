@@ -527,9 +527,9 @@ fn calibrated_plan() -> Plan {
     let rates = [1.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0];
     let mut plan = Plan::default();
     let err = |x: f64| MetricErrors {
-        ttft: x * 1.7,
-        tpot: x * 0.61,
-        e2e: x * 0.93,
+        ttft: Some(x * 1.7),
+        tpot: Some(x * 0.61),
+        e2e: Some(x * 0.93),
         overall: x,
     };
     plan.calibration = Some(Calibration {

@@ -115,6 +115,24 @@ fn a_single_point_fits_without_a_held_out_error_and_says_so() {
 }
 
 #[test]
+fn a_metric_no_file_gives_has_no_error_figure() {
+    let plan = Plan::default();
+    let mut points = pts(&plan, &[6.0, 12.0], 0.0, false);
+    for p in &mut points {
+        p.e2e = Default::default();
+    }
+    let r = calibrate_threads(&plan, &set_of(points), 1, &mut |_| true).unwrap();
+    let e = &r.calibration.error;
+    for m in [Some(e.in_sample), e.held_out, Some(e.uncalibrated)]
+        .into_iter()
+        .flatten()
+    {
+        assert_eq!(m.e2e, None, "not 0%: the files give no end-to-end latency");
+        assert!(m.ttft.is_some() && m.tpot.is_some());
+    }
+}
+
+#[test]
 fn bad_inputs_are_named() {
     let plan = Plan::default();
     let mut set = set_of(pts(&plan, &[10.0], 0.0, false));
