@@ -57,6 +57,27 @@ fn bad_lists_are_refused_with_the_known_choices() {
 }
 
 #[test]
+fn all_the_options_together_are_held_to_the_search_work_limit() {
+    // 100,000 requests × 20 replications: one search fits (4.8e7 at 24 rates), 24 do not.
+    let mut plan = Plan::default();
+    plan.run.num_requests = 100_000;
+    assert!(GoodputSearch::new(&plan).is_ok());
+    let e = match Shootout::new(&plan, &ShootoutSpec::default()) {
+        Err(e) => e,
+        Ok(_) => panic!("24 searches of 100,000 requests are refused"),
+    };
+    let text = e.to_string();
+    assert!(
+        text.starts_with(
+            "the shootout could simulate 1,152,000,000 requests, more than the 200,000,000 allowed"
+        ),
+        "{text}"
+    );
+    // Two options of the same plan run.
+    assert!(Shootout::new(&plan, &spec(&["h100-sxm"], &[1, 2])).is_ok());
+}
+
+#[test]
 fn an_option_that_does_not_fit_is_ranked_last_and_says_how_many_gpus_it_needs() {
     let plan = quick_plan();
     let r = run_shootout_threads(&plan, &spec(&["l4", "h200"], &[1, 2]), 2, &mut |_| true)
