@@ -39,6 +39,22 @@ pub fn model_name(plan: &Plan) -> String {
     }
 }
 
+/// What the plan is about, in one line: `Llama 3.1 8B on H100 SXM, 30 req/s peak`, with
+/// the TP degree when a replica spans several GPUs (`on 2 × H100 SXM`).
+pub fn setup_words(plan: &Plan) -> String {
+    let tp = plan.hardware.tp_degree;
+    let gpus = if tp > 1 {
+        format!("{tp} × {}", gpu_name(plan))
+    } else {
+        gpu_name(plan)
+    };
+    format!(
+        "{} on {gpus}, {} req/s peak",
+        model_name(plan),
+        sig(plan.traffic.peak_rate_rps)
+    )
+}
+
 /// The SLO in words, saying which mode is in force: joint, "90% of requests within
 /// 0.5 s to first token and 25 ms per token"; marginal, "p90 TTFT ≤ 0.5 s and p90 TPOT
 /// ≤ 25 ms, each on its own".

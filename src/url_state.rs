@@ -140,7 +140,7 @@ pub fn escape_attr(text: &str) -> String {
 pub fn plan_title(plan: &Plan) -> String {
     let name = plan.name.trim();
     if name.is_empty() {
-        "goodput capacity plan".into()
+        format!("Capacity plan: {}", crate::summary::setup_words(plan))
     } else {
         name.chars().take(120).collect()
     }
@@ -309,6 +309,9 @@ mod tests {
             2,
             "only the iframe's own tags"
         );
-        assert!(embed_snippet("http://h/", &named("")).contains(r#"title="goodput capacity plan""#));
+        // An unnamed plan is titled by what it is about.
+        assert!(embed_snippet("http://h/", &named("")).contains(
+            r#"title="Capacity plan: Article 8B (dense, 32 layers, 8 KV heads of 128) on NVIDIA H100 SXM 80GB, 30 req/s peak""#
+        ));
     }
 }

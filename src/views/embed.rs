@@ -10,7 +10,7 @@ use crate::components::charts_panel::attainment_chart;
 use crate::compute::RunController;
 use crate::hooks::use_report::use_report;
 use crate::state::PlanState;
-use crate::summary::{calibration_words, slo_words};
+use crate::summary::{calibration_words, setup_words, slo_words};
 use crate::url_state::{page_base, plan_title, share_link};
 use crate::views::finance::{progress_text, Figures};
 
@@ -34,6 +34,10 @@ pub fn EmbedView() -> impl IntoView {
                 {move || state.good.with(|p| (!p.note.trim().is_empty()).then(|| p.note.trim().to_string())).map(|n| {
                     let full = n.clone();
                     view! { <p class="plan-note embed-note" data-testid="plan-note" title=full>{n}</p> }
+                })}
+                // A named plan says what it is about below its name; an unnamed one's title says it.
+                {move || state.good.with(|p| (!p.name.trim().is_empty()).then(|| setup_words(p))).map(|w| view! {
+                    <p class="embed-setup" data-testid="embed-setup">{w}</p>
                 })}
                 <p class="embed-slo">{move || state.good.with(|p| format!("At {}", slo_words(&p.slo)))}</p>
                 {move || state.good.with(calibration_words).map(|w| view! {

@@ -191,6 +191,8 @@ test('a plan has a name and a note: carried in the link, shown in the summary, n
   });
   assert.equal((await embed.page.textContent('[data-testid="plan-title"]')).trim(), 'Chat fleet EU');
   assert.equal((await embed.page.textContent('[data-testid="plan-note"]')).trim(), 'Peak from the launch week.');
+  // Under its name, what it is about: the model, the GPU and the peak.
+  assert.match((await embed.page.textContent('[data-testid="embed-setup"]')).trim(), /^.+ on .+, \d+(\.\d+)? req\/s peak$/);
   await screenshot(embed.page, 'advice-named-embed');
   assertNoErrors(embed.errors);
   assertNoErrors(errors);

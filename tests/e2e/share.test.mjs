@@ -200,6 +200,11 @@ test('the embed card renders at 320 px with its numbers and a link out', async (
   });
   await page.waitForSelector('[data-testid="gpus-total"][data-value]', { timeout: SEARCH_TIMEOUT_MS });
   assert.equal(await page.locator('input, select, textarea, .app-header').count(), 0, 'no inputs, no header');
+  // It says what it is about: an unnamed plan's title names the model, the GPU and the peak.
+  assert.equal(
+    (await page.textContent('[data-testid="plan-title"]')).trim(),
+    'Capacity plan: Article 8B (dense, 32 layers, 8 KV heads of 128) on NVIDIA H100 SXM 80GB, 30 req/s peak',
+  );
   const out = page.locator('[data-testid="embed-open"]');
   assert.equal(await out.getAttribute('target'), '_blank');
   const href = await out.getAttribute('href');
