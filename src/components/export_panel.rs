@@ -255,8 +255,10 @@ pub fn ExportPanel() -> impl IntoView {
             view! {
                 <li>
                     <span>{label}</span>
-                    <button type="button" data-testid=format!("export-{id}-svg") on:click=svg>"SVG"</button>
-                    <button type="button" data-testid=format!("export-{id}-png") on:click=png>"PNG"</button>
+                    <button type="button" data-testid=format!("export-{id}-svg") on:click=svg
+                        aria-label=format!("Download the {label} chart as SVG")>"SVG"</button>
+                    <button type="button" data-testid=format!("export-{id}-png") on:click=png
+                        aria-label=format!("Download the {label} chart as PNG")>"PNG"</button>
                 </li>
             }
         })

@@ -324,6 +324,8 @@ test('exports download the plan JSON and the Markdown summary; a bad plan file i
       .filter((tag) => /stroke="#1D4ED8"/i.test(tag))
       .map((tag) => tag.match(/points="([^"]*)"/)[1].trim().split(/\s+/).length);
     assert.ok(curvePoints.some((n) => n === rates), `a ${rates}-point curve in #1D4ED8 (polylines: ${curvePoints})`);
+    // Each export button says, to a screen reader, which chart it downloads and as what.
+    assert.equal(await page.getAttribute('[data-testid="export-chart-attainment-png"]', 'aria-label'), 'Download the Attainment chart as PNG');
     const [png] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-chart-attainment-png"]')]);
     const image = decodePng(await readFile(await png.path()));
     let series = 0;
