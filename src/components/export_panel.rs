@@ -250,8 +250,19 @@ pub fn ExportPanel() -> impl IntoView {
     let charts = CHARTS
         .iter()
         .map(|&(id, label)| {
-            let svg = move |_| report(download_text(&format!("{}-{id}.svg", stem()), "image/svg+xml", &svg_of(id, from)));
-            let png = move |_| report(png_of(id, from).and_then(|url| click_link(&format!("{}-{id}.png", stem()), &url)));
+            let svg = move |_| {
+                report(download_text(
+                    &format!("{}-{id}.svg", stem()),
+                    "image/svg+xml",
+                    &svg_of(id, from),
+                ))
+            };
+            let png = move |_| {
+                report(
+                    png_of(id, from)
+                        .and_then(|url| click_link(&format!("{}-{id}.png", stem()), &url)),
+                )
+            };
             view! {
                 <li>
                     <span>{label}</span>
