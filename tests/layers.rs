@@ -19,8 +19,10 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     // Plain values and drawing, over the core only.
     &["route", "state", "charts", "saved"],
+    // A plan in words (its title, its setup, its SLO), over the core only.
+    &["summary"],
     // Pure decisions over those values, and the controllers that run the core's jobs.
-    &["url_state", "summary", "compute"],
+    &["url_state", "compute"],
     // Acting on the controllers' answers: applying the sweep's settings, following its best.
     &["tuning"],
     // Files the user takes away.
