@@ -86,14 +86,14 @@ pub fn read_fragment(fragment: &str) -> Opening {
 /// for a link ([`share::encode_checked`]) is left out: a reload then opens the own
 /// (autosaved) plan instead of a link that cannot be read back.
 pub fn fragment_for(plan: &Plan, view: View) -> String {
-    if share::encode_checked(plan).is_err() {
+    let Ok(payload) = share::encode_checked(plan) else {
         return match view {
             View::Planner => format!("#view={PLANNER_VIEW}"),
             View::Compare => format!("#view={COMPARE_VIEW}"),
             View::Finance | View::Embed => "#".into(),
         };
-    }
-    let mut out = share::share_url("", plan, view == View::Embed);
+    };
+    let mut out = share::url_of("", &payload, view == View::Embed);
     match view {
         View::Planner => out.push_str(&format!("&view={PLANNER_VIEW}")),
         View::Compare => out.push_str(&format!("&view={COMPARE_VIEW}")),

@@ -71,7 +71,7 @@ pub fn run_link(args: &mut Args) -> Result<String, String> {
     let json = args.flag("--json");
     let plan = args.plan()?;
     let payload = share::encode_checked(&plan).map_err(|e| e.to_string())?;
-    let url = share::share_url(&base, &plan, embed);
+    let url = share::url_of(&base, &payload, embed);
     if !json {
         return Ok(url);
     }

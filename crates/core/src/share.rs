@@ -237,8 +237,13 @@ pub fn encode_checked(plan: &Plan) -> Result<String, TooLargeForLink> {
 /// the payload, then `&embed` when asked. An empty `base` gives the fragment
 /// alone (`#p=...`), ready for `location.hash`.
 pub fn share_url(base: &str, plan: &Plan, embed: bool) -> String {
+    url_of(base, &encode(plan), embed)
+}
+
+/// [`share_url`] of a payload made already ([`encode`], [`encode_checked`]).
+pub fn url_of(base: &str, payload: &str, embed: bool) -> String {
     let base = base.split('#').next().unwrap_or_default();
-    let mut url = format!("{base}#{PLAN_KEY}={}", encode(plan));
+    let mut url = format!("{base}#{PLAN_KEY}={payload}");
     if embed {
         url.push_str("&embed");
     }
