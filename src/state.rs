@@ -406,14 +406,16 @@ const MAX_FIELD_PROBLEMS: usize = 12;
 /// until it passes, a field repeats (a rule across fields) or a problem is not of a
 /// numeric field. The first problem is `Plan::validate`'s own.
 fn validation_problems_of(plan: &Plan) -> Vec<FieldProblem> {
+    // A valid plan, the usual case on every edit, is checked once and never copied.
+    let Err(first) = plan.validate() else {
+        return Vec::new();
+    };
     let defaults = Plan::default();
     let mut probe = plan.clone();
     let mut out: Vec<FieldProblem> = Vec::new();
-    while out.len() < MAX_FIELD_PROBLEMS {
-        let Err(e) = probe.validate() else {
-            break;
-        };
-        if out.iter().any(|p| p.field == e.field) {
+    let mut next = Some(first);
+    while let Some(e) = next.take() {
+        if out.len() == MAX_FIELD_PROBLEMS || out.iter().any(|p| p.field == e.field) {
             break;
         }
         let f = field(e.field);
@@ -428,6 +430,7 @@ fn validation_problems_of(plan: &Plan) -> Vec<FieldProblem> {
             Some(f) => (f.set)(&mut probe, (f.get)(&defaults)),
             None => break,
         }
+        next = probe.validate().err();
     }
     out
 }

@@ -219,12 +219,7 @@ impl Plan {
     /// [`StrictPlanError`]). Fields left out inside a section take their defaults, as
     /// in a share link, so older plan files still load.
     pub fn from_json_strict(text: &str) -> Result<Plan, StrictPlanError> {
-        let (plan, top) = read_known(text)?;
-        let missing: Vec<&'static str> = PLAN_SECTIONS
-            .iter()
-            .copied()
-            .filter(|s| !top.contains_key(*s))
-            .collect();
+        let (plan, missing) = read_known(text)?;
         if !missing.is_empty() {
             return Err(StrictPlanError::MissingSections(missing));
         }
@@ -242,9 +237,9 @@ impl Plan {
     }
 }
 
-/// The plan in `text` with its top-level object, refused when it is not JSON, not an
-/// object, a report, or has keys no plan field reads.
-fn read_known(text: &str) -> Result<(Plan, Map<String, Value>), StrictPlanError> {
+/// The plan in `text` with the top-level sections ([`PLAN_SECTIONS`]) it leaves out,
+/// refused when it is not JSON, not an object, a report, or has keys no plan field reads.
+fn read_known(text: &str) -> Result<(Plan, Vec<&'static str>), StrictPlanError> {
     let doc: Value = serde_json::from_str(text)
         .map_err(|e| StrictPlanError::BadJson(one_line(&e.to_string())))?;
     let Value::Object(top) = &doc else {
@@ -270,8 +265,12 @@ fn read_known(text: &str) -> Result<(Plan, Map<String, Value>), StrictPlanError>
         let paths = unknown.into_iter().take(MAX_NAMED).collect();
         return Err(StrictPlanError::UnknownFields { paths, more });
     }
-    let top = top.clone();
-    Ok((plan, top))
+    let missing = PLAN_SECTIONS
+        .iter()
+        .copied()
+        .filter(|s| !top.contains_key(*s))
+        .collect();
+    Ok((plan, missing))
 }
 
 /// The dotted paths of the keys in `doc` that `plan` (parsed from it) does not read.
