@@ -15,9 +15,7 @@ pub fn RunStatus() -> impl IntoView {
     let running = Memo::new(move |_| status.with(|s| s.phase.is_running()));
     let fraction = Memo::new(move |_| {
         status.with(|s| {
-            if s.phase == Phase::Done {
-                1.0
-            } else if s.total == 0 {
+            if s.total == 0 {
                 0.0
             } else {
                 (s.done as f64 / s.total as f64).clamp(0.0, 1.0)
