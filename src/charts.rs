@@ -100,6 +100,12 @@ impl Theme {
     pub fn px(&self, css: f64) -> u32 {
         (css * self.scale).round().max(1.0) as u32
     }
+    /// Whether a chart `width_px` backing-store pixels wide is narrower than
+    /// [`NARROW_CHART_CSS_PX`]: side-by-side panels then stack.
+    pub fn is_narrow(&self, width_px: u32) -> bool {
+        (width_px as f64 / self.scale.max(f64::MIN_POSITIVE)) < NARROW_CHART_CSS_PX
+    }
+
     /// How many tick labels fit along `width_px` backing pixels without overlapping: one
     /// per [`TICK_GAP_CSS_PX`], from 2 to 10 (fewer on a phone).
     pub fn ticks(&self, width_px: u32) -> usize {
@@ -216,6 +222,27 @@ pub fn draw_note<DB: DrawingBackend>(
 /// Room one tick label takes along an axis, gap included [CSS px].
 pub const TICK_GAP_CSS_PX: f64 = 64.0;
 
+/// The two panels of a chart: left and right halves, or top and bottom on a narrow
+/// canvas ([`Theme::is_narrow`]).
+pub fn two_panels<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    theme: &Theme,
+) -> (
+    DrawingArea<DB, plotters::coord::Shift>,
+    DrawingArea<DB, plotters::coord::Shift>,
+) {
+    let (w, h) = area.dim_in_pixel();
+    if theme.is_narrow(w) {
+        area.split_vertically(h / 2)
+    } else {
+        area.split_horizontally(w / 2)
+    }
+}
+
+/// Below this width [CSS px] a chart of two side-by-side panels stacks them, and its
+/// canvas takes its narrow height (a phone: each panel then has the whole width).
+pub const NARROW_CHART_CSS_PX: f64 = 560.0;
+
 /// Mantissas of log-axis ticks, densest first: each decade's 1..9 steps, thinning down
 /// to its powers of ten.
 const LOG_MANTISSAS: &[&[f64]] = &[
@@ -317,10 +344,17 @@ mod tests {
     fn svg(
         draw: impl FnOnce(&DrawingArea<SVGBackend, plotters::coord::Shift>) -> Vec<Frame>,
     ) -> (String, Vec<Frame>) {
+        svg_sized((800, 300), draw)
+    }
+
+    fn svg_sized(
+        size: (u32, u32),
+        draw: impl FnOnce(&DrawingArea<SVGBackend, plotters::coord::Shift>) -> Vec<Frame>,
+    ) -> (String, Vec<Frame>) {
         let mut out = String::new();
         let frames;
         {
-            let area = SVGBackend::with_string(&mut out, (800, 300)).into_drawing_area();
+            let area = SVGBackend::with_string(&mut out, size).into_drawing_area();
             frames = draw(&area);
             area.present().expect("present");
         }
@@ -518,6 +552,71 @@ mod tests {
             .readout(1, 4096.0)
             .expect("readout")
             .contains("compute-bound"));
+    }
+
+    #[test]
+    fn two_panel_charts_stack_on_a_phone() {
+        let plan = Plan::default();
+        let model = StepModel::from_plan(&plan);
+        let roofline = build_roofline(&model, 940.0, 128, 512);
+        let latency = LatencyChart {
+            points: (1..=5)
+                .map(|i| LatencyPoint {
+                    rate_rps: i as f64 * 4.0,
+                    ttft_p50_s: 0.05 * i as f64,
+                    ttft_p99_s: 0.2 * i as f64,
+                    tpot_p50_s: 0.012 + 0.001 * i as f64,
+                    tpot_p99_s: 0.02 + 0.002 * i as f64,
+                })
+                .collect(),
+            ttft_slo_s: Some(0.5),
+            tpot_slo_s: Some(0.025),
+        };
+        // At 2× device pixels, 1,000 backing pixels are 500 CSS px: a phone.
+        let phone = Theme {
+            scale: 2.0,
+            dark: false,
+        };
+        let desktop = Theme {
+            scale: 1.0,
+            dark: false,
+        };
+        for (name, draw) in [
+            (
+                "roofline",
+                &(|a: &DrawingArea<SVGBackend, plotters::coord::Shift>, t: &Theme| {
+                    draw_roofline(a, &roofline, t).expect("draw")
+                })
+                    as &dyn Fn(
+                        &DrawingArea<SVGBackend, plotters::coord::Shift>,
+                        &Theme,
+                    ) -> Vec<Frame>,
+            ),
+            ("latency", &|a: &DrawingArea<
+                SVGBackend,
+                plotters::coord::Shift,
+            >,
+                          t: &Theme| {
+                draw_latency(a, &latency, t).expect("draw")
+            }),
+        ] {
+            let (_, f) = svg_sized((1000, 960), |a| draw(a, &phone));
+            assert_eq!(f.len(), 2, "{name}");
+            assert!(
+                f[0].px_y.end <= f[1].px_y.start,
+                "{name}: one above the other"
+            );
+            for p in &f {
+                let w = p.px_x.end - p.px_x.start;
+                assert!(
+                    w > 700,
+                    "{name}: each panel has most of the width ({w} of 1000)"
+                );
+            }
+            // The same backing size at 1 pixel per CSS pixel is wide: side by side.
+            let (_, f) = svg_sized((1000, 960), |a| draw(a, &desktop));
+            assert!(f[0].px_x.end <= f[1].px_x.start, "{name}: side by side");
+        }
     }
 
     #[test]

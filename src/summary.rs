@@ -8,7 +8,7 @@ use goodput_core::capacity::CapacityPlan;
 use goodput_core::plan::{SloMode, SloSpec};
 use goodput_core::{presets, Plan};
 
-use goodput_core::format::{count, sig, usd};
+use goodput_core::format::{count, percent, sig, usd};
 
 /// A duration for people: `25 ms` below one second, `0.5 s` from 100 ms up.
 pub fn duration(s: f64) -> String {
@@ -17,11 +17,6 @@ pub fn duration(s: f64) -> String {
     } else {
         format!("{} ms", sig(s * 1e3))
     }
-}
-
-/// A percentage without needless decimals (`90%`, `99.5%`).
-pub fn percent(share: f64) -> String {
-    format!("{}%", sig((share * 1e4).round() / 1e2))
 }
 
 /// The display name of the plan's GPU (the preset's name, or "GPU" for custom hardware).

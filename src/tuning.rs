@@ -45,10 +45,6 @@ fn model_name(m: &ModelSpec) -> String {
     presets::model(&m.preset).map_or_else(|| m.preset.clone(), |p| p.name.to_string())
 }
 
-fn gpu_name(id: &str) -> String {
-    presets::gpu(id).map_or_else(|| id.to_string(), |g| g.name.to_string())
-}
-
 /// What changed from `before` to `after`, in words ("the GPU (H100 SXM → H200)");
 /// `None` when nothing did.
 pub fn change_text(before: &Setup, after: &Setup) -> Option<String> {
@@ -64,8 +60,8 @@ pub fn change_text(before: &Setup, after: &Setup) -> Option<String> {
     if before.gpu != after.gpu {
         parts.push(format!(
             "the GPU ({} → {})",
-            gpu_name(&before.gpu),
-            gpu_name(&after.gpu)
+            presets::gpu_name(&before.gpu),
+            presets::gpu_name(&after.gpu)
         ));
     }
     if before.tp != after.tp {

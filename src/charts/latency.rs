@@ -3,7 +3,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{draw_note, legend_mark, log_ticks, nearest, tick_label, Frame, Theme};
+use super::{draw_note, legend_mark, log_ticks, nearest, tick_label, two_panels, Frame, Theme};
 
 /// Latency percentiles at one rate.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -161,7 +161,8 @@ fn panel<DB: DrawingBackend>(
     })
 }
 
-/// Draws both panels (TTFT left, TPOT right) into `area`.
+/// Draws both panels (TTFT left, TPOT right; TTFT above TPOT on a narrow canvas) into
+/// `area`.
 pub fn draw_latency<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     data: &LatencyChart,
@@ -173,7 +174,7 @@ pub fn draw_latency<DB: DrawingBackend>(
         draw_note(area, "Waiting for the first simulated rates…", theme)?;
         return Ok(Vec::new());
     }
-    let (left, right) = area.split_horizontally(area.dim_in_pixel().0 / 2);
+    let (left, right) = two_panels(area, theme);
     let a = panel(
         &left,
         &pts,

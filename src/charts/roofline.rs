@@ -5,7 +5,7 @@ use goodput_core::roofline::StepModel;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{draw_note, legend_mark, log_ticks, nearest, tick_label, Frame, Theme};
+use super::{draw_note, legend_mark, log_ticks, nearest, tick_label, two_panels, Frame, Theme};
 
 /// One x of a roofline panel.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -201,7 +201,8 @@ fn panel<DB: DrawingBackend>(
     })
 }
 
-/// Draws both panels (decode left, prefill right).
+/// Draws both panels (decode left, prefill right; decode above prefill on a narrow
+/// canvas).
 pub fn draw_roofline<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     data: &RooflineChart,
@@ -212,7 +213,7 @@ pub fn draw_roofline<DB: DrawingBackend>(
         draw_note(area, "No roofline for this plan", theme)?;
         return Ok(Vec::new());
     }
-    let (left, right) = area.split_horizontally(area.dim_in_pixel().0 / 2);
+    let (left, right) = two_panels(area, theme);
     let a = panel(
         &left,
         &data.decode,

@@ -2,6 +2,7 @@
 //! warnings where the settings contradict them.
 
 use goodput_core::analytic::{analyze, Analytics, Severity};
+use goodput_core::format::{latency, thousands};
 use leptos::prelude::*;
 
 use crate::hooks::use_report::use_report;
@@ -11,9 +12,19 @@ fn ms(s: f64) -> String {
     format!("{:.1} ms", s * 1e3)
 }
 
-fn opt_s(v: Option<f64>) -> String {
-    v.map(|s| format!("{s:.2} s"))
+/// A queue's mean TTFT in the unit a reader expects, or why it has none.
+fn queue_ttft(v: Option<f64>) -> String {
+    v.map(|s| latency(Some(s)))
         .unwrap_or_else(|| "unstable (R·D ≥ 1)".into())
+}
+
+/// A count of tokens or sequences from a float, with thousands separators.
+fn whole(x: f64) -> String {
+    if x.is_finite() {
+        thousands(x.round() as i64)
+    } else {
+        "—".into()
+    }
 }
 
 fn pct(x: f64) -> String {
@@ -43,8 +54,9 @@ fn rows(a: &Analytics) -> Vec<(&'static str, String, &'static str)> {
         (
             "Fleet at peak",
             format!(
-                "{:.0} sequences, {:.0} KV tokens",
-                a.concurrency_fleet_peak, a.kv_tokens_fleet_peak
+                "{} sequences, {} KV tokens",
+                whole(a.concurrency_fleet_peak),
+                whole(a.kv_tokens_fleet_peak)
             ),
             "an-fleet",
         ),
@@ -65,7 +77,7 @@ fn rows(a: &Analytics) -> Vec<(&'static str, String, &'static str)> {
         (
             "Budget rule: largest token budget within TPOT",
             a.token_budget_max
-                .map(|b| format!("{b} tokens"))
+                .map(|b| format!("{} tokens", thousands(i64::from(b))))
                 .unwrap_or_else(|| "no TPOT objective".into()),
             "an-budget",
         ),
@@ -91,8 +103,9 @@ fn rows(a: &Analytics) -> Vec<(&'static str, String, &'static str)> {
         (
             "KV-cache capacity per replica",
             format!(
-                "{:.0} tokens ≈ {:.0} sequences at the mean context",
-                a.kv_capacity_tokens, a.kv_capacity_seqs
+                "{} tokens ≈ {} sequences at the mean context",
+                whole(a.kv_capacity_tokens),
+                whole(a.kv_capacity_seqs)
             ),
             "an-kv",
         ),
@@ -100,10 +113,10 @@ fn rows(a: &Analytics) -> Vec<(&'static str, String, &'static str)> {
             "M/D/1 prefill pool TTFT",
             format!(
                 "D = {}: one device {}, two-way inter-op {}, two-way intra-op {}",
-                ms(q.service_s),
-                opt_s(q.ttft_single_s),
-                opt_s(q.ttft_inter_op_s),
-                opt_s(q.ttft_intra_op_s)
+                latency(Some(q.service_s)),
+                queue_ttft(q.ttft_single_s),
+                queue_ttft(q.ttft_inter_op_s),
+                queue_ttft(q.ttft_intra_op_s)
             ),
             "an-md1",
         ),
@@ -160,5 +173,42 @@ pub fn AnalyticPanel() -> impl IntoView {
                 }}
             </dl>
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use goodput_core::Plan;
+
+    fn row(a: &Analytics, id: &str) -> String {
+        rows(a)
+            .into_iter()
+            .find(|r| r.2 == id)
+            .map(|r| r.1)
+            .expect("row")
+    }
+
+    #[test]
+    fn counts_have_separators_and_one_queue_reads_in_one_unit() {
+        let a = analyze(&Plan::default(), Some(22.0));
+        let kv = row(&a, "an-kv");
+        assert!(
+            kv.contains(&format!(
+                "{} tokens",
+                thousands(a.kv_capacity_tokens.round() as i64)
+            )),
+            "{kv}"
+        );
+        assert!(
+            a.kv_capacity_tokens > 1e5 && kv.split(' ').next().unwrap().contains(','),
+            "{kv}"
+        );
+        let fleet = row(&a, "an-fleet");
+        assert!(fleet.contains(','), "{fleet}");
+        // The default plan's prefill queue is short: every figure in ms, none in s.
+        let md1 = row(&a, "an-md1");
+        assert_eq!(md1.matches(" ms").count(), 4, "{md1}");
+        assert!(!md1.contains(" s,") && !md1.ends_with(" s"), "{md1}");
     }
 }

@@ -2,6 +2,7 @@
 //! measurements came from, the fit's cautions, and the switch between fitted and
 //! datasheet constants (with the replicas and cost each gave).
 
+use goodput_core::calibrate::{calibration_cautions, verdict_words, FitVerdict};
 use goodput_core::plan::{Fitted, MetricErrors};
 use goodput_core::Plan;
 use leptos::prelude::*;
@@ -19,8 +20,16 @@ struct Seen {
     by: [Option<(u32, f64)>; 2],
 }
 
-fn pm(f: Fitted, scale: f64, unit: &str) -> String {
-    format!("{:.1} ± {:.1}{unit}", f.value * scale, f.sd * scale)
+/// A fitted constant with its bootstrap spread, or without it when one point gave none.
+fn pm(f: Fitted, scale: f64, unit: &str, spread: bool) -> String {
+    if spread {
+        format!("{:.1} ± {:.1}{unit}", f.value * scale, f.sd * scale)
+    } else {
+        format!(
+            "{:.1}{unit} (spread not estimated from one point)",
+            f.value * scale
+        )
+    }
 }
 
 fn pct(x: f64) -> String {
@@ -69,8 +78,16 @@ pub fn CalibrationResult() -> impl IntoView {
         }
         s
     });
+    // The cautions the plan's own fit carries (they travel with a link), then the
+    // finished fit's other warnings while it is the plan's.
     let warnings = move || {
-        fits.report.with(|r| {
+        let mut w = state.good.with(|p| {
+            p.calibration
+                .as_ref()
+                .map(calibration_cautions)
+                .unwrap_or_default()
+        });
+        let more = fits.report.with(|r| {
             r.as_ref()
                 .filter(|r| {
                     state.good.with(|p| {
@@ -82,7 +99,13 @@ pub fn CalibrationResult() -> impl IntoView {
                 })
                 .map(|r| r.warnings.clone())
                 .unwrap_or_default()
-        })
+        });
+        for m in more {
+            if !w.contains(&m) {
+                w.push(m);
+            }
+        }
+        w
     };
     let undo = move || {
         fits.undo.with(Option::is_some).then(|| view! {
@@ -109,6 +132,15 @@ pub fn CalibrationResult() -> impl IntoView {
             }
         );
         let held = c.error.held_out.map(|h| h.overall);
+        let spread = c.spread_estimated();
+        let verdict = FitVerdict::of(&c);
+        let verdict_class = if verdict.is_weak() {
+            "calibrate-verdict weak"
+        } else {
+            "calibrate-verdict"
+        };
+        let verdict_json = serde_json::to_string(&verdict).unwrap_or_default();
+        let verdict_key = verdict_json.trim_matches('"').to_string();
         let in_force = if c.enabled {
             "In force: the fitted constants."
         } else {
@@ -128,9 +160,9 @@ pub fn CalibrationResult() -> impl IntoView {
                 <p data-testid="calibrate-provenance">{provenance}</p>
                 <p><strong data-testid="calibrate-in-force">{in_force}</strong></p>
                 <ul class="calibrate-constants" data-testid="calibrate-constants">
-                    <li>"Bandwidth share: " {pm(c.bandwidth_efficiency, 100.0, "%")}</li>
-                    <li>"Compute share: " {pm(c.compute_efficiency, 100.0, "%")}</li>
-                    <li>"Step overhead: " {pm(c.step_overhead_s, 1e3, " ms")}</li>
+                    <li>"Bandwidth share: " {pm(c.bandwidth_efficiency, 100.0, "%", spread)}</li>
+                    <li>"Compute share: " {pm(c.compute_efficiency, 100.0, "%", spread)}</li>
+                    <li>"Step overhead: " {pm(c.step_overhead_s, 1e3, " ms", spread)}</li>
                 </ul>
                 <table class="calibrate-errors">
                     <caption>"Mean absolute error against the measurements"</caption>
@@ -144,6 +176,7 @@ pub fn CalibrationResult() -> impl IntoView {
                 <p data-testid="calibrate-held-out" data-value=held.map(|h| h.to_string()).unwrap_or_default()>
                     {match held { Some(h) => format!("Held-out error: {}", pct(h)), None => "Held-out error: not available with one point.".into() }}
                 </p>
+                <p class=verdict_class data-testid="calibrate-verdict" data-verdict=verdict_key>{verdict_words(&c)}</p>
                 <label class="toggle">
                     <input type="checkbox" data-testid="calibrate-toggle" prop:checked=c.enabled on:change=move |_| fits.toggle() />
                     " Use the fitted constants"
@@ -155,7 +188,7 @@ pub fn CalibrationResult() -> impl IntoView {
     view! {
         {body}
         <ul class="warnings" data-testid="calibrate-warnings">
-            {move || warnings().into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}
+            {move || warnings().into_iter().map(|w| view! { <li class="warning">{w}</li> }).collect_view()}
         </ul>
         {undo}
     }

@@ -10,7 +10,7 @@ use plotters_canvas::CanvasBackend;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
 
-use crate::charts::{Frame, Theme};
+use crate::charts::{Frame, Theme, NARROW_CHART_CSS_PX};
 
 /// The area a chart draws into.
 pub type CanvasArea = DrawingArea<CanvasBackend, Shift>;
@@ -36,6 +36,10 @@ pub fn ChartCanvas(
     label: &'static str,
     /// Height [CSS px].
     height: f64,
+    /// Height when the canvas is narrower than [`NARROW_CHART_CSS_PX`], for a chart
+    /// whose panels then stack [CSS px]; `height` when not given.
+    #[prop(optional)]
+    narrow_height: Option<f64>,
     /// Draws the chart; called inside an effect.
     draw: impl Fn(&CanvasArea, &Theme) -> Vec<Frame> + 'static,
     /// Hover text at data coordinates of a panel.
@@ -82,9 +86,16 @@ pub fn ChartCanvas(
         };
         let dpr = window().device_pixel_ratio().clamp(1.0, 4.0);
         let css_w = el.client_width().max(40) as f64;
+        let css_h = match narrow_height {
+            Some(n) if css_w < NARROW_CHART_CSS_PX => n,
+            _ => height,
+        };
+        if narrow_height.is_some() {
+            let _ = web_sys::HtmlElement::style(&el).set_property("height", &format!("{css_h}px"));
+        }
         // Setting a canvas's size drops its pixels even when the size is the same; every
         // chart paints its whole background, so an unchanged size is left alone.
-        let (w, h) = ((css_w * dpr).round() as u32, (height * dpr).round() as u32);
+        let (w, h) = ((css_w * dpr).round() as u32, (css_h * dpr).round() as u32);
         if el.width() != w {
             el.set_width(w);
         }
@@ -118,13 +129,20 @@ pub fn ChartCanvas(
     // Keyboard: arrows move a cursor across the first panel; the readout follows it.
     let cursor = StoredValue::new(0.5_f64);
     let on_key = move |ev: ev::KeyboardEvent| {
-        let step = match ev.key().as_str() {
-            "ArrowRight" => 0.02,
-            "ArrowLeft" => -0.02,
-            _ => return,
+        // 2% a press, 10% with Shift; Home and End go to the ends.
+        let big = if ev.shift_key() { 5.0 } else { 1.0 };
+        let to = |c: f64| match ev.key().as_str() {
+            "ArrowRight" => Some(c + 0.02 * big),
+            "ArrowLeft" => Some(c - 0.02 * big),
+            "Home" => Some(0.0),
+            "End" => Some(1.0),
+            _ => None,
+        };
+        let Some(next) = to(cursor.get_value()) else {
+            return;
         };
         ev.prevent_default();
-        cursor.update_value(|c| *c = (*c + step).clamp(0.0, 1.0));
+        cursor.set_value(next.clamp(0.0, 1.0));
         let at = cursor.get_value();
         let text = frames.with_value(|fs| {
             fs.first().and_then(|f| {
@@ -152,7 +170,7 @@ pub fn ChartCanvas(
             {children.map(|c| c())}
             </div>
             <figcaption class="readout" aria-live="polite" data-testid=format!("{testid}-readout")>
-                {move || hover.get().unwrap_or_else(|| "Hover the chart, or focus it and use ← →, for values.".into())}
+                {move || hover.get().unwrap_or_else(|| "Hover the chart, or focus it and use ← → (Shift for bigger steps), for values.".into())}
             </figcaption>
         </figure>
     }

@@ -303,6 +303,7 @@ pub fn ChartsPanel() -> impl IntoView {
                 testid="chart-latency"
                 label="TTFT and TPOT p50 and p99 versus arrival rate, with the SLO lines"
                 height=280.0
+                narrow_height=480.0
                 draw=move |area, theme| lat.with(|d| draw_latency(area, d, theme).unwrap_or_default())
                 readout=move |panel, x, _| lat.with(|d| d.readout(panel, x))
             />

@@ -45,6 +45,7 @@ pub fn RooflinePanel() -> impl IntoView {
                 testid="chart-roofline"
                 label="Step time versus decode batch size and versus prefill chunk size, memory-bound and compute-bound regions shaded"
                 height=280.0
+                narrow_height=480.0
                 draw=move |area, theme| chart.with(|d| draw_roofline(area, d, theme).unwrap_or_default())
                 readout=move |panel, x, _| chart.with(|d| d.readout(panel, x))
             />

@@ -126,6 +126,12 @@ test('calibrating from uploaded vLLM files changes the cards, and a link carries
   });
   const err = Number(await heldOut.getAttribute('data-value'));
   assert.ok(err >= 0 && err < 1, `held-out error ${err}`);
+  // The verdict follows the held-out error against the datasheet's (the table's last row).
+  const sheet = Number((await page.textContent('.calibrate-errors tbody tr:last-child td:last-child')).replace('%', '')) / 100;
+  const expected = err >= sheet ? 'no_better' : err <= 0.1 ? 'good' : err <= 0.2 ? 'fair' : 'poor';
+  const verdict = page.locator('[data-testid="calibrate-verdict"]');
+  assert.equal(await verdict.getAttribute('data-verdict'), expected, `held out ${err}, datasheet ${sheet}`);
+  assert.match(await verdict.textContent(), /^(A good fit|A fair fit|A poor fit|The fit predicts held-out runs no better)/);
   const progress = page.locator('[data-testid="calibrate-progress"]');
   assert.equal(await progress.getAttribute('data-done'), await progress.getAttribute('data-total'));
   assert.equal(await page.getAttribute('[data-testid="calibration-result"]', 'data-enabled'), 'true');
@@ -152,7 +158,8 @@ test('calibrating from uploaded vLLM files changes the cards, and a link carries
   const fresh = await h.openPage(`/${link.slice(link.indexOf('#'))}`, { waitFor: '[data-testid="finance-view"]' });
   await fresh.page.waitForSelector('[data-testid="answer"][data-ready="true"]', { timeout: RUN_TIMEOUT_MS });
   const words = await fresh.page.textContent('[data-testid="finance-calibration"]');
-  assert.match(words, /^Calibrated from 4 vllm bench serve measurements \(meta-llama\/Llama-3\.1-8B-Instruct[^)]*\): predictions were within \d+% of measured latency on held-out runs \(datasheet constants: \d+%\)\.$/);
+  assert.match(words, /^Calibrated from 4 vllm bench serve measurements \(meta-llama\/Llama-3\.1-8B-Instruct[^)]*\): predictions were within \d+% of measured latency on held-out runs \(datasheet constants: \d+%\)\.( A poor fit: read the numbers with care\.| That is no better than the datasheet constants: read the numbers with care\.)?$/);
+  assert.equal(/read the numbers with care/.test(words), expected === 'poor' || expected === 'no_better', words);
   await fresh.page.click('[data-testid="open-planner"]');
   await waitForRunDone(fresh.page);
   assert.deepEqual(await cards(fresh.page), calibrated, 'the link gives the same cards');

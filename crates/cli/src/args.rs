@@ -20,7 +20,7 @@ use goodput_core::plan::{
 use goodput_core::presets;
 
 /// A value parser from a plain function; a bad value is one line naming the flag:
-/// `--max-num-seqs: expected a whole number in 0..=4294967295, got 'lots'`.
+/// `--warmup-requests: expected a whole number, got 'lots'`.
 #[derive(Clone, Copy)]
 struct Parse<T>(fn(&str) -> Result<T, String>);
 
@@ -94,14 +94,60 @@ fn parse_whole(s: &str) -> Result<u32, String> {
         Ok(x) if x.is_finite() && (0.0..=u32::MAX as f64).contains(&x) && x.fract() == 0.0 => {
             Ok(x as u32)
         }
-        _ => Err(format!("expected a whole number in 0..={}", u32::MAX)),
+        Ok(x) if x.is_finite() && x.fract() == 0.0 && x > 0.0 => {
+            Err(format!("expected a whole number, at most {}", u32::MAX))
+        }
+        Ok(x) if x < 0.0 => Err("expected a whole number, 0 or more".into()),
+        _ => Err("expected a whole number".into()),
     }
 }
 
+/// A seed: a whole number in `0..=u64::MAX`, or scientific notation for one a double
+/// holds exactly (`1e3`, up to 2^53).
 fn parse_seed(s: &str) -> Result<u64, String> {
-    s.trim()
-        .parse::<u64>()
-        .map_err(|_| "expected a whole number ≥ 0".to_string())
+    const EXACT: f64 = (1u64 << 53) as f64;
+    let s = s.trim();
+    if let Ok(n) = s.parse::<u64>() {
+        return Ok(n);
+    }
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x.fract() == 0.0 && (0.0..=EXACT).contains(&x) => Ok(x as u64),
+        Ok(x) if x < 0.0 => Err("expected a whole number, 0 or more".into()),
+        Ok(x) if x.is_finite() && x.fract() == 0.0 => Err(format!(
+            "expected a whole number, at most {}; write a seed above 2^53 in full digits",
+            u64::MAX
+        )),
+        _ => Err("expected a whole number, 0 or more".into()),
+    }
+}
+
+/// A registry field's whole number: as [`parse_whole`], but a value beyond what any
+/// whole field holds gets the field's own range (`expected a whole number in
+/// 1..=16384`); one inside is left to the plan's check, which words it the same way.
+#[derive(Clone, Copy)]
+struct FieldWhole(&'static Field);
+
+impl TypedValueParser for FieldWhole {
+    type Value = u32;
+
+    fn parse_ref(
+        &self,
+        cmd: &Command,
+        arg: Option<&Arg>,
+        value: &OsStr,
+    ) -> Result<u32, clap::Error> {
+        let range = self.0.range_words(self.0.flag_units());
+        let text = value.to_string_lossy();
+        Parse(parse_whole).parse_ref(cmd, arg, value).map_err(|e| {
+            if range.is_empty() {
+                return e;
+            }
+            clap::Error::raw(
+                ErrorKind::ValueValidation,
+                format!("{}: expected a {range}, got '{text}'", flag_of(arg)),
+            )
+        })
+    }
 }
 
 /// A flag that takes a number [`--name X`].
@@ -189,7 +235,7 @@ fn field_arg(f: &'static Field) -> Option<Arg> {
             .value_name("X")
             .value_parser(Parse(parse_real))
             .allow_hyphen_values(true),
-        Kind::Whole => arg.value_name("N").value_parser(Parse(parse_whole)),
+        Kind::Whole => arg.value_name("N").value_parser(FieldWhole(f)),
         Kind::Seed => arg.value_name("SEED").value_parser(Parse(parse_seed)),
         Kind::Preset => arg.value_name("ID"),
         Kind::Switch => arg.action(ArgAction::SetTrue),
@@ -206,6 +252,10 @@ fn field_arg(f: &'static Field) -> Option<Arg> {
     })
 }
 
+/// Most bytes a `--plan` file may have: a plan with the longest trace it may carry is
+/// a few MB.
+const MAX_PLAN_FILE_BYTES: u64 = 64 << 20;
+
 /// Adds `--plan`, `--link` and the plan flags (with the disaggregated pool's when
 /// `pools`) to `cmd`, except any flag the command defines itself (`shootout --tp` is a
 /// list, `simulate --replications` counts seeds, not a plan field).
@@ -221,7 +271,7 @@ pub fn with_plan_flags(cmd: Command, pools: bool) -> Command {
             text_flag(
                 "plan",
                 "FILE",
-                "Read the plan from a JSON file (as `goodput decode` prints it)",
+                "Read the plan from a JSON file (as `goodput decode` prints it); - reads stdin",
             )
             .help_heading("Plan flags"),
         )
@@ -425,10 +475,14 @@ impl Args {
         match (self.value("--plan"), self.value("--link")) {
             (Some(_), Some(_)) => Err("--plan and --link: give one, not both".into()),
             (Some(path), None) => {
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| format!("--plan: cannot read '{path}': {e}"))?;
+                let text = crate::input::read_text("--plan", &path, MAX_PLAN_FILE_BYTES)?;
+                let what = if path == "-" {
+                    "stdin".to_string()
+                } else {
+                    format!("'{path}'")
+                };
                 Plan::from_json_sparse(&text)
-                    .map_err(|e| format!("--plan: '{path}' is not a valid plan: {e}"))
+                    .map_err(|e| format!("--plan: {what} is not a valid plan: {e}"))
             }
             (None, Some(url)) => load_link(&url),
             (None, None) => Ok(Plan::default()),
@@ -765,6 +819,16 @@ mod tests {
             plan("--seed 1 --seed 2").unwrap_err(),
             "--seed: given more than once"
         );
+        // A seed in scientific notation is the same seed, while a double holds it exactly.
+        assert_eq!(plan("--seed 1e3").unwrap(), plan("--seed 1000").unwrap());
+        assert_eq!(
+            plan("--seed 9007199254740992").unwrap(),
+            plan("--seed 9.007199254740992e15").unwrap()
+        );
+        assert!(plan("--seed 1e17").unwrap_err().contains("in full digits"));
+        assert!(plan("--seed 2.5")
+            .unwrap_err()
+            .starts_with("--seed: expected a whole number"));
         // A negative number is a value, and the plan's check words it.
         let e = plan("--ttft-slo -1e-3").unwrap_err();
         assert!(e.starts_with("--ttft-slo: slo.ttft_s: must be"), "{e}");

@@ -1,7 +1,5 @@
 //! `goodput capacity`: replicas, GPUs and cost from a goodput or a measured sweep.
 
-use std::io::Read;
-
 use goodput_core::capacity::{knee_from_sweep, parse_sweep_csv, size_fleet, CapacityPlan};
 use goodput_core::format::usd;
 use goodput_core::search::search_goodput_threads;
@@ -34,20 +32,7 @@ pub fn command() -> Command {
 }
 
 fn read_sweep(path: &str) -> Result<String, String> {
-    if path == "-" {
-        let mut s = String::new();
-        std::io::stdin()
-            .take(8 << 20)
-            .read_to_string(&mut s)
-            .map_err(|e| format!("--sweep: cannot read stdin: {e}"))?;
-        return Ok(s);
-    }
-    let meta =
-        std::fs::metadata(path).map_err(|e| format!("--sweep: cannot read '{path}': {e}"))?;
-    if meta.len() > 8 << 20 {
-        return Err(format!("--sweep: '{path}' is larger than 8 MiB"));
-    }
-    std::fs::read_to_string(path).map_err(|e| format!("--sweep: cannot read '{path}': {e}"))
+    crate::input::read_text("--sweep", path, 8 << 20)
 }
 
 /// Runs the command.

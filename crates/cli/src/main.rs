@@ -13,6 +13,7 @@ mod calibrate;
 mod capacity;
 mod completions;
 mod disagg;
+mod input;
 mod link;
 mod plan_cmd;
 mod presets_cmd;

@@ -1,8 +1,6 @@
 //! `goodput schedule`: traffic over a day, the replicas each hour needs, an autoscaler
 //! with lag and cool-down, static against autoscaled cost, attainment during the ramps.
 
-use std::io::Read;
-
 use goodput_core::capacity::knee_from_sweep;
 use goodput_core::format::usd;
 use goodput_core::schedule::{
@@ -96,21 +94,8 @@ pub fn command() -> Command {
 const MAX_PROFILE_BYTES: u64 = 1 << 20;
 
 fn read_profile(spec: &str, absolute: bool) -> Result<RateProfile, String> {
-    let text = if spec == "-" {
-        let mut s = String::new();
-        std::io::stdin()
-            .take(MAX_PROFILE_BYTES)
-            .read_to_string(&mut s)
-            .map_err(|e| format!("--profile: cannot read stdin: {e}"))?;
-        s
-    } else if std::path::Path::new(spec).is_file() {
-        let meta =
-            std::fs::metadata(spec).map_err(|e| format!("--profile: cannot read '{spec}': {e}"))?;
-        if meta.len() > MAX_PROFILE_BYTES {
-            return Err(format!("--profile: '{spec}' is larger than 1 MiB"));
-        }
-        std::fs::read_to_string(spec)
-            .map_err(|e| format!("--profile: cannot read '{spec}': {e}"))?
+    let text = if spec == "-" || std::path::Path::new(spec).is_file() {
+        crate::input::read_text("--profile", spec, MAX_PROFILE_BYTES)?
     } else {
         if absolute {
             return Err(format!(

@@ -85,7 +85,21 @@ fn a_bad_value_names_the_flag_in_the_users_units() {
     for (args, words) in [
         (
             &["simulate", "--max-num-seqs", "lots"][..],
-            "--max-num-seqs: expected a whole number",
+            "--max-num-seqs: expected a whole number in 1..=16384 seqs, got 'lots'",
+        ),
+        // Beyond what a whole number holds: still the field's own range.
+        (
+            &["simulate", "--max-num-seqs", "5e9"][..],
+            "--max-num-seqs: expected a whole number in 1..=16384 seqs, got '5e9'",
+        ),
+        // A command's own whole-number flag, too large.
+        (
+            &["simulate", "--replications", "5e9"][..],
+            "--replications: expected a whole number, at most 4294967295, got '5e9'",
+        ),
+        (
+            &["simulate", "--seed", "-1"][..],
+            "--seed: expected a whole number, 0 or more, got '-1'",
         ),
         (
             &["simulate", "--ttft-slo", "-0.5"][..],

@@ -32,6 +32,20 @@ fn link_then_decode_round_trips_the_plan() {
     let file = dir.file("plan.json", &json);
     let again = stdout(&goodput(&["link", "--plan", &file]));
     assert_eq!(again.trim(), url);
+    // So does the plan piped in: `goodput decode URL | goodput link --plan -`.
+    let piped = stdout(&goodput_stdin(&["link", "--plan", "-"], json.as_bytes()));
+    assert_eq!(piped.trim(), url);
+    let err = failure(
+        &goodput_stdin(
+            &["link", "--plan", "-"],
+            b"{\"engine\": {\"max_num_seq\": 3}}",
+        ),
+        "a misspelt field on stdin",
+    );
+    assert!(
+        err.contains("--plan: stdin is not a valid plan: unknown field \"engine.max_num_seq\""),
+        "{err}"
+    );
 }
 
 #[test]

@@ -492,7 +492,7 @@ fn warnings(plan: &Plan, a: &Analytics, roof: &StepModel) -> Vec<Warning> {
             "max_num_seqs_below_littles_law",
             Severity::Warning,
             format!(
-                "max_num_seqs = {} is below the suggested {} (1.5 × {:.2} req/s × {:.0} output tokens × {:.1} ms); requests may queue for a slot",
+                "max_num_seqs = {} is below the {} that Little's law suggests with decode at the TPOT objective (1.5 × {:.2} req/s × {:.0} output tokens × {:.1} ms): if decode runs that slow, requests queue for a slot. Decode usually runs faster than its objective; the knob sweep, which simulates it, has the last word",
                 e.max_num_seqs,
                 a.suggested_max_num_seqs,
                 a.rate_per_replica_rps,

@@ -802,8 +802,11 @@ pub struct CalibrationReport {
     pub points: Vec<PointFit>,
     /// Objective evaluations over every fit.
     pub evaluations: u32,
-    /// Plain-words cautions (a single point, points on one load level, …).
+    /// Plain-words cautions (a single point, points on one load level, a share above
+    /// the datasheet, …).
     pub warnings: Vec<String>,
+    /// How far the fit can be trusted ([`verdict_words`] says it in words).
+    pub verdict: FitVerdict,
 }
 
 /// Progress of a calibration.
@@ -1016,11 +1019,15 @@ impl Calibrator {
         plan.traffic = workload_traffic(&self.problem);
         plan.calibration = Some(calibration.clone());
         Some(CalibrationReport {
-            calibration,
             plan,
             points,
             evaluations,
-            warnings: warnings(&self.problem, &self.set_files),
+            warnings: warnings(&self.problem, &self.set_files)
+                .into_iter()
+                .chain(calibration_cautions(&calibration))
+                .collect(),
+            verdict: FitVerdict::of(&calibration),
+            calibration,
         })
     }
 }
@@ -1154,6 +1161,132 @@ fn pct_whole(x: f64) -> String {
     }
 }
 
+/// Held-out error up to which a fit is called good [0..].
+pub const GOOD_FIT_ERROR: f64 = 0.10;
+/// Held-out error up to which a fit is called fair; above it, poor [0..].
+pub const FAIR_FIT_ERROR: f64 = 0.20;
+
+/// How far a calibration's predictions can be trusted, judged on runs each fit did not
+/// see (the held-out error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FitVerdict {
+    /// Held-out error at most [`GOOD_FIT_ERROR`].
+    Good,
+    /// Held-out error at most [`FAIR_FIT_ERROR`].
+    Fair,
+    /// Held-out error above [`FAIR_FIT_ERROR`].
+    Poor,
+    /// Held-out runs predicted no better than by the datasheet constants.
+    NoBetter,
+    /// One point: nothing was held out to judge the fit on.
+    Unchecked,
+}
+
+impl FitVerdict {
+    /// The verdict on `c`.
+    pub fn of(c: &Calibration) -> FitVerdict {
+        let Some(h) = c.error.held_out else {
+            return FitVerdict::Unchecked;
+        };
+        if h.overall >= c.error.uncalibrated.overall {
+            FitVerdict::NoBetter
+        } else if h.overall <= GOOD_FIT_ERROR {
+            FitVerdict::Good
+        } else if h.overall <= FAIR_FIT_ERROR {
+            FitVerdict::Fair
+        } else {
+            FitVerdict::Poor
+        }
+    }
+
+    /// A few words for a badge ("poor fit").
+    pub fn label(self) -> &'static str {
+        match self {
+            FitVerdict::Good => "good fit",
+            FitVerdict::Fair => "fair fit",
+            FitVerdict::Poor => "poor fit",
+            FitVerdict::NoBetter => "no better than the datasheet",
+            FitVerdict::Unchecked => "not checked on held-out runs",
+        }
+    }
+
+    /// Whether the plan's numbers should be read with care.
+    pub fn is_weak(self) -> bool {
+        !matches!(self, FitVerdict::Good | FitVerdict::Fair)
+    }
+}
+
+/// What to check when a fit is weak: the usual ways measured runs and the plan differ.
+const CHECK_THE_RUNS: &str = "check that the runs used the plan's model, GPU, tensor \
+     parallelism and engine settings (max_num_seqs, token budget, chunked prefill), and \
+     whether prefix caching or speculative decoding were on";
+
+/// The verdict on a calibration in a sentence or two, with what to do about a weak one.
+pub fn verdict_words(c: &Calibration) -> String {
+    let v = FitVerdict::of(c);
+    let held = c.error.held_out.map_or(0.0, |h| h.overall);
+    let sheet = pct_whole(c.error.uncalibrated.overall);
+    match v {
+        FitVerdict::Good => format!(
+            "A good fit: held-out error at most {} of measured latency.",
+            pct_whole(GOOD_FIT_ERROR)
+        ),
+        FitVerdict::Fair => format!(
+            "A fair fit: expect errors of {} to {} at loads like these; more measured rates \
+             would tighten it.",
+            pct_whole(GOOD_FIT_ERROR),
+            pct_whole(FAIR_FIT_ERROR)
+        ),
+        FitVerdict::Poor => format!(
+            "A poor fit: held-out error {} (above {}). The model does not explain these runs \
+             well; {CHECK_THE_RUNS}.",
+            pct_whole(held),
+            pct_whole(FAIR_FIT_ERROR)
+        ),
+        FitVerdict::NoBetter => format!(
+            "The fit predicts held-out runs no better than the datasheet constants ({} \
+             against {sheet}): it does not earn its place. Switch it off, or {CHECK_THE_RUNS}.",
+            pct_whole(held)
+        ),
+        FitVerdict::Unchecked => "Not checked: with one measured point nothing is held out, \
+             and its constants' spread is not estimated. Measure at least 3 rates."
+            .to_string(),
+    }
+}
+
+/// Cautions a calibration carries with it wherever it goes (the plan, a link): fitted
+/// constants the hardware cannot reach or that sit at the fit's limit. The verdict is
+/// [`verdict_words`].
+pub fn calibration_cautions(c: &Calibration) -> Vec<String> {
+    let mut w = Vec::new();
+    for (what, share) in [
+        ("memory bandwidth", c.bandwidth_efficiency.value),
+        ("compute", c.compute_efficiency.value),
+    ] {
+        if share > 1.0 {
+            w.push(format!(
+                "The fit puts the {what} at {} of the datasheet, more than the GPU has. \
+                 Either the runs were on faster hardware than the plan's (check the GPU, the \
+                 tensor parallelism, the weights' precision, and whether prefix caching or \
+                 speculative decoding were on), or the points cannot tell it from the fixed \
+                 per-step overhead, which fits the same latencies with less of it; runs at \
+                 lower and higher loads tell them apart. The held-out error is what was \
+                 checked, not each constant.",
+                pct_whole(share)
+            ));
+        }
+    }
+    if c.step_overhead_s.value >= MAX_OVERHEAD_S {
+        w.push(format!(
+            "The fitted step overhead sits at its limit of {} ms: something besides the \
+             GPU slowed the runs (a busy host, network, or a client that could not keep up).",
+            crate::report::markdown::ms(MAX_OVERHEAD_S)
+        ));
+    }
+    w
+}
+
 /// The words for a calibration; see [`CalibrationWords`].
 pub fn calibration_summary(c: &Calibration) -> CalibrationWords {
     let n = c.points.len();
@@ -1195,15 +1328,30 @@ pub fn calibration_summary(c: &Calibration) -> CalibrationWords {
         };
     }
     match c.error.held_out {
-        Some(h) => CalibrationWords {
-            sentence: format!(
-                "Calibrated from {from}: predictions were within {} of measured latency on \
-                 held-out runs (datasheet constants: {sheet}).",
-                pct_whole(h.overall)
-            ),
-            badge: format!("calibrated · held-out error {}", pct_whole(h.overall)),
-            constants,
-        },
+        Some(h) => {
+            let verdict = FitVerdict::of(c);
+            let weak = match verdict {
+                FitVerdict::Poor => " A poor fit: read the numbers with care.",
+                FitVerdict::NoBetter => {
+                    " That is no better than the datasheet constants: read the numbers with care."
+                }
+                _ => "",
+            };
+            let tag = if verdict.is_weak() {
+                format!(" ({})", verdict.label())
+            } else {
+                String::new()
+            };
+            CalibrationWords {
+                sentence: format!(
+                    "Calibrated from {from}: predictions were within {} of measured latency on \
+                     held-out runs (datasheet constants: {sheet}).{weak}",
+                    pct_whole(h.overall)
+                ),
+                badge: format!("calibrated · held-out error {}{tag}", pct_whole(h.overall)),
+                constants,
+            }
+        }
         None => CalibrationWords {
             sentence: format!(
                 "Calibrated from {from}: predictions were within {} of measured latency on \
@@ -1279,6 +1427,11 @@ impl CalibrationReport {
                 format!("{} ms", ms(c.step_overhead_s.sd)),
             ),
         ] {
+            let sd = if c.spread_estimated() {
+                sd
+            } else {
+                "– (one point)".to_string()
+            };
             let _ = writeln!(s, "{name:<20}{value:<12}{sd}");
         }
         let row = |name: &str, m: &MetricErrors| {
@@ -1305,6 +1458,7 @@ impl CalibrationReport {
                 let _ = writeln!(s, "held out (LOO)      n/a (one point)");
             }
         }
+        let _ = writeln!(s, "\nverdict: {}", verdict_words(c));
         let _ = writeln!(
             s,
             "\nmeans in ms: measured / fitted / held out\n{:<18}{:<26}{:<26}{:<26}file",

@@ -91,9 +91,7 @@ pub fn format_rps(rps: f64) -> String {
 
 /// A display name for the plan's GPU: the preset's name, or its id.
 pub fn gpu_name(plan: &Plan) -> String {
-    presets::gpu(&plan.hardware.preset)
-        .map(|g| g.name.to_string())
-        .unwrap_or_else(|| plan.hardware.preset.clone())
+    presets::gpu_name(&plan.hardware.preset)
 }
 
 /// A display name for the plan's model: the preset's name, or its size.

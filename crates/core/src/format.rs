@@ -124,6 +124,11 @@ pub fn field_value(field: &crate::plan::fields::Field, value: &serde_json::Value
     }
 }
 
+/// A share as a percentage without needless decimals (`90%`, `99.5%`).
+pub fn percent(share: f64) -> String {
+    format!("{}%", sig((share * 1e4).round() / 1e2))
+}
+
 /// A latency given in seconds, to three significant figures in the unit a reader expects:
 /// `13.5 ms`, `294 ms`, `1.25 s`; a dash when unknown or not finite.
 pub fn latency(seconds: Option<f64>) -> String {

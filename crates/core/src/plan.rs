@@ -734,6 +734,14 @@ pub struct Calibration {
     pub points: Vec<MeasuredSummary>,
 }
 
+impl Calibration {
+    /// Whether the constants' spread (`sd`) was estimated: bootstrap refits need two
+    /// measured points or more; with one, every refit sees the same point.
+    pub fn spread_estimated(&self) -> bool {
+        self.points.len() >= 2
+    }
+}
+
 impl Default for Calibration {
     fn default() -> Self {
         Calibration {

@@ -475,6 +475,12 @@ pub fn gpu(id: &str) -> Option<&'static GpuPreset> {
     GPUS.iter().find(|g| g.id == id)
 }
 
+/// The display name of a GPU preset id: the preset's name, or the id itself when it
+/// names no preset (custom hardware).
+pub fn gpu_name(id: &str) -> String {
+    gpu(id).map_or_else(|| id.to_string(), |g| g.name.to_string())
+}
+
 /// The model preset with this id.
 pub fn model(id: &str) -> Option<&'static ModelPreset> {
     MODELS.iter().find(|m| m.id == id)

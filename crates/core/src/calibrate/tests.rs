@@ -112,6 +112,87 @@ fn a_single_point_fits_without_a_held_out_error_and_says_so() {
     assert!(r.calibration.error.held_out.is_none());
     assert!(r.warnings.iter().any(|w| w.contains("one measured point")));
     assert!(r.points[0].held_out.is_none());
+    assert_eq!(r.verdict, FitVerdict::Unchecked);
+    let text = r.to_text();
+    assert!(text.contains("verdict: Not checked"), "{text}");
+    // No "± 0.000": one point gives the bootstrap nothing to vary.
+    assert!(text.contains("– (one point)"), "{text}");
+    assert!(!r.calibration.spread_estimated());
+}
+
+#[test]
+fn runs_faster_than_the_datasheet_allows_are_flagged() {
+    // A "server" with 1.4× the datasheet bandwidth: not this plan's GPU.
+    let plan = Plan::default();
+    let fast = Constants {
+        bandwidth_efficiency: 1.4,
+        ..TRUTH
+    };
+    let rates = [2.0, 6.0, 10.0, 13.0, 16.0, 18.0];
+    let points = synthetic_points(&plan, &fast, &rates, 1000, 0.0, false, 0xBEEF).unwrap();
+    let r = calibrate_threads(&plan, &set_of(points), 1, &mut |_| true).unwrap();
+    let c = &r.calibration;
+    assert!(c.bandwidth_efficiency.value > 1.0, "{c:?}");
+    let cautions = calibration_cautions(c);
+    assert_eq!(cautions.len(), 1, "{cautions:?}");
+    assert!(cautions[0].starts_with("The fit puts the memory bandwidth at 1"));
+    assert!(cautions[0].contains("% of the datasheet, more than the GPU has"));
+    assert!(
+        r.warnings.contains(&cautions[0]),
+        "the report carries it too"
+    );
+    assert!(r.to_text().contains(&cautions[0]));
+    // Runs the GPU can explain carry no such caution.
+    let set = set_of(pts(&plan, &rates, 0.0, false));
+    let ok = calibrate_threads(&plan, &set, 1, &mut |_| true).unwrap();
+    assert!(
+        calibration_cautions(&ok.calibration).is_empty(),
+        "{:?}",
+        ok.calibration
+    );
+    assert_eq!(ok.verdict, FitVerdict::Good, "{:?}", ok.calibration.error);
+    assert!(ok.calibration.spread_estimated());
+}
+
+#[test]
+fn the_verdict_follows_the_held_out_error_and_the_datasheet() {
+    let mut c = Calibration::default();
+    c.error.uncalibrated.overall = 0.30;
+    let with = |c: &mut Calibration, held: Option<f64>| {
+        c.error.held_out = held.map(|overall| MetricErrors {
+            overall,
+            ..MetricErrors::default()
+        });
+        FitVerdict::of(c)
+    };
+    assert_eq!(with(&mut c, None), FitVerdict::Unchecked);
+    assert_eq!(with(&mut c, Some(0.05)), FitVerdict::Good);
+    assert_eq!(with(&mut c, Some(GOOD_FIT_ERROR)), FitVerdict::Good);
+    assert_eq!(with(&mut c, Some(0.15)), FitVerdict::Fair);
+    assert_eq!(with(&mut c, Some(FAIR_FIT_ERROR)), FitVerdict::Fair);
+    assert_eq!(with(&mut c, Some(0.25)), FitVerdict::Poor);
+    assert!(verdict_words(&c).starts_with("A poor fit: held-out error 25% (above 20%)"));
+    let w = calibration_summary(&c);
+    assert!(
+        w.sentence
+            .ends_with("A poor fit: read the numbers with care."),
+        "{}",
+        w.sentence
+    );
+    assert!(w.badge.ends_with("(poor fit)"), "{}", w.badge);
+    // As bad as the datasheet, or worse: the fit does not earn its place.
+    assert_eq!(with(&mut c, Some(0.30)), FitVerdict::NoBetter);
+    assert_eq!(with(&mut c, Some(0.08 + 0.30)), FitVerdict::NoBetter);
+    assert!(verdict_words(&c).contains("no better than the datasheet constants (38% against 30%)"));
+    // A good fit adds nothing to the finance sentence.
+    with(&mut c, Some(0.05));
+    let w = calibration_summary(&c);
+    assert!(
+        w.sentence.ends_with("(datasheet constants: 30%)."),
+        "{}",
+        w.sentence
+    );
+    assert_eq!(w.badge, "calibrated · held-out error 5%");
 }
 
 #[test]

@@ -461,11 +461,33 @@ impl DisaggSizing {
             return;
         }
         if self.best.is_none() && self.reason.is_none() {
-            self.reason = Some(format!(
-                "no xPyD up to {}P{}D meets the SLO at {:.2} req/s",
-                self.x_max, self.y_max, self.cfg.traffic.rate_rps
-            ));
+            self.reason = Some(self.none_meets());
         }
+    }
+
+    /// Why no xPyD meets the SLO: the largest pools tried, and how close the best point
+    /// came, with what to change when more instances no longer help.
+    fn none_meets(&self) -> String {
+        let pct = |x: f64| crate::format::percent(x);
+        let closest = self
+            .points
+            .iter()
+            .max_by(|a, b| a.attainment.total_cmp(&b.attainment));
+        let closest = closest.map_or(String::new(), |p| {
+            format!(
+                "; the closest, {}P{}D, meets it for {} of requests against the {} target, so \
+                 more instances do not help: relax the TTFT or TPOT objective, or give the \
+                 pools faster GPUs or more tensor parallelism",
+                p.prefill_instances,
+                p.decode_instances,
+                pct(p.attainment),
+                pct(self.target)
+            )
+        });
+        format!(
+            "no xPyD up to {}P{}D meets the SLO at {:.2} req/s{closest}",
+            self.x_max, self.y_max, self.cfg.traffic.rate_rps
+        )
     }
 
     /// Takes a finished point into the column.

@@ -3,6 +3,7 @@
 
 use super::DisaggResult;
 use crate::format::{latency, usd};
+use crate::presets::gpu_name;
 
 /// One row of the side-by-side comparison.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,11 +52,14 @@ impl DisaggResult {
             ),
             row(
                 "GPUs per instance",
-                format!("{} × TP{}", a.gpu, a.tp_degree),
+                format!("{} × TP{}", gpu_name(&a.gpu), a.tp_degree),
                 b.map_or_else(dash, |b| {
                     format!(
                         "P {} × TP{}, D {} × TP{}",
-                        b.prefill_gpu, b.prefill_tp, b.decode_gpu, b.decode_tp
+                        gpu_name(&b.prefill_gpu),
+                        b.prefill_tp,
+                        gpu_name(&b.decode_gpu),
+                        b.decode_tp
                     )
                 }),
             ),

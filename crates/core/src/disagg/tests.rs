@@ -391,6 +391,34 @@ fn fixed_instance_counts_are_evaluated_as_given() {
 }
 
 #[test]
+fn no_xpyd_says_how_close_it_came_and_what_to_change() {
+    let mut plan = quick_plan();
+    // An empty decode step alone takes longer than this TPOT objective.
+    plan.slo.tpot_s = Some(0.002);
+    let mut spec = DisaggSpec::for_plan(&plan);
+    spec.prefill.instances = Some(2);
+    spec.decode.instances = Some(3);
+    plan.disagg = Some(spec);
+    let r = run_disagg_threads(&plan, 1, &mut |_| true).expect("sizing");
+    assert!(r.best.is_none());
+    let why = r.reason.as_deref().expect("a reason");
+    assert!(
+        why.starts_with("no xPyD up to 2P3D meets the SLO at 28.57 req/s; the closest, 2P3D, meets it for 0% of requests against the 90% target")
+            && why.contains("relax the TTFT or TPOT objective"),
+        "{why}"
+    );
+    assert!(r.verdict.contains(why), "{}", r.verdict);
+    assert_eq!(r.notes(), vec![format!("No xPyD: {why}.")]);
+    // The table names the GPUs as people know them, not by their ids.
+    let gpus = r
+        .comparison_rows()
+        .into_iter()
+        .find(|row| row.label == "GPUs per instance")
+        .expect("row");
+    assert_eq!(gpus.aggregated, "NVIDIA H100 SXM 80GB × TP1");
+}
+
+#[test]
 fn the_sizing_refuses_too_much_work() {
     let mut plan = quick_plan();
     // 50 × 100,000 requests per point: within the goodput search's bound (24 rates),
