@@ -100,17 +100,23 @@ impl Theme {
     pub fn px(&self, css: f64) -> u32 {
         (css * self.scale).round().max(1.0) as u32
     }
+    /// `px` backing-store pixels in CSS pixels.
+    pub fn css_px(&self, px: u32) -> f64 {
+        px as f64 / self.scale.max(f64::MIN_POSITIVE)
+    }
+
     /// Whether a chart `width_px` backing-store pixels wide is narrower than
     /// [`NARROW_CHART_CSS_PX`]: side-by-side panels then stack.
     pub fn is_narrow(&self, width_px: u32) -> bool {
-        (width_px as f64 / self.scale.max(f64::MIN_POSITIVE)) < NARROW_CHART_CSS_PX
+        self.css_px(width_px) < NARROW_CHART_CSS_PX
     }
 
     /// How many tick labels fit along `width_px` backing pixels without overlapping: one
     /// per [`TICK_GAP_CSS_PX`], from 2 to 10 (fewer on a phone).
     pub fn ticks(&self, width_px: u32) -> usize {
-        let css = width_px as f64 / self.scale.max(f64::MIN_POSITIVE);
-        (css / TICK_GAP_CSS_PX).floor().clamp(2.0, 10.0) as usize
+        (self.css_px(width_px) / TICK_GAP_CSS_PX)
+            .floor()
+            .clamp(2.0, 10.0) as usize
     }
     /// A text style of `size` CSS pixels.
     pub fn text(&self, size: f64) -> TextStyle<'static> {
@@ -572,7 +578,7 @@ mod tests {
             ttft_slo_s: Some(0.5),
             tpot_slo_s: Some(0.025),
         };
-        // At 2× device pixels, 1,000 backing pixels are 500 CSS px: a phone.
+        // At 2× device pixels, 700 backing pixels are 350 CSS px: a phone.
         let phone = Theme {
             scale: 2.0,
             dark: false,
@@ -600,7 +606,7 @@ mod tests {
                 draw_latency(a, &latency, t).expect("draw")
             }),
         ] {
-            let (_, f) = svg_sized((1000, 960), |a| draw(a, &phone));
+            let (out, f) = svg_sized((700, 960), |a| draw(a, &phone));
             assert_eq!(f.len(), 2, "{name}");
             assert!(
                 f[0].px_y.end <= f[1].px_y.start,
@@ -609,13 +615,22 @@ mod tests {
             for p in &f {
                 let w = p.px_x.end - p.px_x.start;
                 assert!(
-                    w > 700,
-                    "{name}: each panel has most of the width ({w} of 1000)"
+                    w > 490,
+                    "{name}: each panel has most of the width ({w} of 700)"
                 );
             }
-            // The same backing size at 1 pixel per CSS pixel is wide: side by side.
-            let (_, f) = svg_sized((1000, 960), |a| draw(a, &desktop));
+            if name == "roofline" {
+                assert!(out.contains("memory term (blue: bound)"), "short legend");
+            }
+            // 1,000 backing pixels at 1 pixel per CSS pixel are wide: side by side.
+            let (out, f) = svg_sized((1000, 480), |a| draw(a, &desktop));
             assert!(f[0].px_x.end <= f[1].px_x.start, "{name}: side by side");
+            if name == "roofline" {
+                assert!(
+                    out.contains("memory term (shaded blue: memory-bound)"),
+                    "long legend"
+                );
+            }
         }
     }
 

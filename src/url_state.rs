@@ -112,11 +112,28 @@ pub fn share_link(base: &str, plan: &Plan) -> String {
     share::share_url(base_of(base), plan, false)
 }
 
-/// `make(page, plan)` (the share link, the embed snippet) for this page, or why `plan`
-/// cannot travel in a link (browser only).
-pub fn link_or_why(plan: &Plan, make: fn(&str, &Plan) -> String) -> Result<String, String> {
-    share::encode_checked(plan).map_err(|e| e.to_string())?;
-    Ok(make(&page_base(), plan))
+/// What a copy button copies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyWhat {
+    /// The share link ([`share_link`]).
+    Link,
+    /// The embed snippet ([`embed_snippet`]).
+    Embed,
+}
+
+/// The share link or the embed snippet of `plan` for the page at `base`, from one
+/// encoding of the plan, or why `plan` cannot travel in a link.
+pub fn copied_text(base: &str, plan: &Plan, what: CopyWhat) -> Result<String, String> {
+    let payload = share::encode_checked(plan).map_err(|e| e.to_string())?;
+    Ok(match what {
+        CopyWhat::Link => share::url_of(base_of(base), &payload, false),
+        CopyWhat::Embed => snippet_of(base, plan, &payload),
+    })
+}
+
+/// [`copied_text`] for this page (browser only).
+pub fn link_or_why(plan: &Plan, what: CopyWhat) -> Result<String, String> {
+    copied_text(&page_base(), plan, what)
 }
 
 /// Escapes text for an HTML attribute value in double quotes.
@@ -148,7 +165,12 @@ pub fn plan_title(plan: &Plan) -> String {
 
 /// The `<iframe>` snippet that embeds the read-only card of `plan`.
 pub fn embed_snippet(base: &str, plan: &Plan) -> String {
-    let src = share::share_url(base_of(base), plan, true);
+    snippet_of(base, plan, &share::encode(plan))
+}
+
+/// [`embed_snippet`] from a payload made already.
+fn snippet_of(base: &str, plan: &Plan, payload: &str) -> String {
+    let src = share::url_of(base_of(base), payload, true);
     format!(
         r#"<iframe src="{}" width="100%" height="{EMBED_HEIGHT_PX}" style="border:0" loading="lazy" title="{}"></iframe>"#,
         escape_attr(&src),
@@ -265,6 +287,20 @@ mod tests {
         assert_eq!(fragment_for(&big, View::Planner), "#view=planner");
         // A plan that fits keeps its link.
         assert!(fragment_for(&named("small"), View::Planner).starts_with("#p=3"));
+        // The copy buttons refuse it, with the sizes, and copy the same text as the
+        // link and snippet builders for a plan that fits.
+        let base = "https://example.org/app/#p=old";
+        let why = copied_text(base, &big, CopyWhat::Link).expect_err("too large");
+        assert!(why.contains("bytes"), "{why}");
+        let small = named("small");
+        assert_eq!(
+            copied_text(base, &small, CopyWhat::Link),
+            Ok(share_link(base, &small))
+        );
+        assert_eq!(
+            copied_text(base, &small, CopyWhat::Embed),
+            Ok(embed_snippet(base, &small))
+        );
     }
 
     #[test]

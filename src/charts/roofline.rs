@@ -102,6 +102,9 @@ impl RooflineChart {
     }
 }
 
+/// The narrowest panel [CSS px] whose legend spells out which shading means what.
+const LONG_LEGEND_CSS_PX: f64 = 420.0;
+
 fn panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     pts: &[RooflinePoint],
@@ -111,6 +114,8 @@ fn panel<DB: DrawingBackend>(
     theme: &Theme,
     index: usize,
 ) -> Result<Frame, DrawingAreaErrorKind<DB::ErrorType>> {
+    // A narrow panel has room for short legend entries only.
+    let narrow = theme.css_px(area.dim_in_pixel().0) < LONG_LEGEND_CSS_PX;
     let x_lo = pts.first().map(|p| p.x).unwrap_or(1.0).max(1.0);
     let x_hi = pts.last().map(|p| p.x).unwrap_or(10.0).max(x_lo * 2.0);
     let y_hi = pts.iter().map(|p| p.step_s * 1e3).fold(0.0_f64, f64::max) * 1.1;
@@ -164,7 +169,11 @@ fn panel<DB: DrawingBackend>(
             theme.px(3.0),
             theme.accent().stroke_width(theme.px(1.5)),
         ))?
-        .label("memory term (shaded blue: memory-bound)")
+        .label(if narrow {
+            "memory term (blue: bound)"
+        } else {
+            "memory term (shaded blue: memory-bound)"
+        })
         .legend(move |(x, y)| legend_mark(x, y, theme.accent(), theme));
     chart
         .draw_series(DashedLineSeries::new(
@@ -175,7 +184,11 @@ fn panel<DB: DrawingBackend>(
             theme.px(3.0),
             theme.accent2().stroke_width(theme.px(1.5)),
         ))?
-        .label("compute term (shaded amber: compute-bound)")
+        .label(if narrow {
+            "compute term (amber: bound)"
+        } else {
+            "compute term (shaded amber: compute-bound)"
+        })
         .legend(move |(x, y)| legend_mark(x, y, theme.accent2(), theme));
     if mark >= x_lo && mark <= x_hi {
         chart.draw_series(std::iter::once(PathElement::new(

@@ -30,9 +30,9 @@ pub struct ShootoutChart {
     pub points: Vec<OptionPoint>,
 }
 
-/// A short label: the GPU id without its memory suffix, and the TP degree.
+/// A short label: the GPU's short name and the TP degree (`H200 SXM ×2`).
 fn short(gpu: &str, tp: u32) -> String {
-    format!("{gpu} ×{tp}")
+    format!("{} ×{tp}", goodput_core::presets::gpu_short_name(gpu))
 }
 
 /// Builds the chart from a comparison; `chosen` is the plan's own row, if compared.
@@ -70,6 +70,53 @@ impl ShootoutChart {
             if p.chosen { " (the plan's choice)" } else { "" }
         ))
     }
+}
+
+/// Top-left corners for labels of `sizes` beside markers at `anchors` (pixels), tried in
+/// `order`: above right, below right, above left, below left of the marker, `gap` away.
+/// A label goes to the first place that stays inside `bounds` and overlaps neither an
+/// earlier label nor another marker; `None` when no place does.
+fn place_labels(
+    anchors: &[(i32, i32)],
+    sizes: &[(i32, i32)],
+    order: &[usize],
+    gap: i32,
+    bounds: (i32, i32),
+) -> Vec<Option<(i32, i32)>> {
+    type Rect = (i32, i32, i32, i32);
+    let overlaps = |a: Rect, b: Rect| a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3;
+    let markers: Vec<Rect> = anchors
+        .iter()
+        .map(|&(x, y)| (x - gap + 1, y - gap + 1, x + gap - 1, y + gap - 1))
+        .collect();
+    let mut taken: Vec<Rect> = Vec::new();
+    let mut out = vec![None; anchors.len()];
+    for &i in order {
+        let ((x, y), (w, h)) = (anchors[i], sizes[i]);
+        let candidates = [
+            (x + gap, y - gap - h),
+            (x + gap, y + gap),
+            (x - gap - w, y - gap - h),
+            (x - gap - w, y + gap),
+        ];
+        let free = candidates.into_iter().find(|&(l, t)| {
+            let rect = (l, t, l + w, t + h);
+            l >= 0
+                && t >= 0
+                && rect.2 <= bounds.0
+                && rect.3 <= bounds.1
+                && !taken.iter().any(|&o| overlaps(rect, o))
+                && !markers
+                    .iter()
+                    .enumerate()
+                    .any(|(j, &m)| j != i && overlaps(rect, m))
+        });
+        if let Some((l, t)) = free {
+            taken.push((l, t, l + w, t + h));
+            out[i] = Some((l, t));
+        }
+    }
+    out
 }
 
 /// Draws the scatter into `area`; returns its frame for hover readouts.
@@ -112,10 +159,31 @@ pub fn draw_shootout<DB: DrawingBackend>(
         }
     };
     chart.draw_series(data.points.iter().map(|p| {
-        EmptyElement::at((p.tpot_p99_ms, p.usd_per_1k))
-            + Circle::new((0, 0), r, colour(p).filled())
-            + Text::new(p.label.clone(), (r + 3, -r - 3), theme.text(10.0))
+        EmptyElement::at((p.tpot_p99_ms, p.usd_per_1k)) + Circle::new((0, 0), r, colour(p).filled())
     }))?;
+    // Labels where they overlap no other label: the cheapest first, then in rank order.
+    // A label with no free place is left out (the table and the readout still name it).
+    let style = theme.text(10.0);
+    let (bx, by) = area.get_base_pixel();
+    let mut anchors = Vec::with_capacity(data.points.len());
+    let mut sizes = Vec::with_capacity(data.points.len());
+    for p in &data.points {
+        let (x, y) = chart.backend_coord(&(p.tpot_p99_ms, p.usd_per_1k));
+        anchors.push((x - bx, y - by));
+        let (w, h) = area.estimate_text_size(&p.label, &style)?;
+        sizes.push((w as i32, h as i32));
+    }
+    let (w, h) = area.dim_in_pixel();
+    let order: Vec<usize> = (0..data.points.len())
+        .filter(|&i| data.points[i].best)
+        .chain((0..data.points.len()).filter(|&i| !data.points[i].best))
+        .collect();
+    let places = place_labels(&anchors, &sizes, &order, r + 3, (w as i32, h as i32));
+    for (p, at) in data.points.iter().zip(places) {
+        if let Some(at) = at {
+            area.draw(&Text::new(p.label.clone(), at, style.clone()))?;
+        }
+    }
     chart.draw_series(data.points.iter().filter(|p| p.chosen).map(|p| {
         Circle::new(
             (p.tpot_p99_ms, p.usd_per_1k),
@@ -164,6 +232,49 @@ mod tests {
     }
 
     #[test]
+    fn labels_never_overlap_and_the_cheapest_keeps_its_label() {
+        type Rect = (i32, i32, i32, i32);
+        // Five markers on one spot and one apart; labels 60 × 12 pixels.
+        let anchors = [
+            (100, 100),
+            (101, 100),
+            (100, 101),
+            (102, 102),
+            (99, 99),
+            (300, 100),
+        ];
+        let sizes = [(60, 12); 6];
+        let order = [3, 0, 1, 2, 4, 5];
+        let at = place_labels(&anchors, &sizes, &order, 8, (400, 300));
+        assert!(
+            at[3].is_some(),
+            "the first in order (the cheapest) is labelled"
+        );
+        assert!(at[5].is_some(), "a marker on its own is labelled");
+        let rects: Vec<Rect> = at
+            .iter()
+            .zip(sizes)
+            .filter_map(|(p, (w, h))| p.map(|(l, t)| (l, t, l + w, t + h)))
+            .collect();
+        // Four places around a spot: four of the five there get a label, the last none.
+        assert_eq!(rects.len(), 5, "{at:?}");
+        assert_eq!(at[4], None);
+        for (i, a) in rects.iter().enumerate() {
+            assert!(
+                a.0 >= 0 && a.1 >= 0 && a.2 <= 400 && a.3 <= 300,
+                "inside: {a:?}"
+            );
+            for b in &rects[i + 1..] {
+                let overlap = a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3;
+                assert!(!overlap, "{a:?} and {b:?} overlap");
+            }
+        }
+        // A marker at the right edge puts its label on its left.
+        let at = place_labels(&[(390, 100)], &[(60, 12)], &[0], 8, (400, 300));
+        assert_eq!(at, vec![Some((390 - 8 - 60, 100 - 8 - 12))]);
+    }
+
+    #[test]
     fn the_cheapest_option_is_drawn_in_the_best_colour_and_the_choice_is_ringed() {
         let r = ShootoutResult {
             rows: vec![
@@ -199,9 +310,9 @@ mod tests {
         assert_shows(
             &svg,
             &[
-                "b200 ×4",
-                "h200 ×8",
-                "mi300x ×8",
+                "B200 ×4",
+                "H200 SXM ×8",
+                "MI300X ×8",
                 "p99 TPOT at the planned rate",
             ],
         );

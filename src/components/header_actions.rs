@@ -10,7 +10,7 @@ use wasm_bindgen::JsCast;
 use crate::route::View;
 use crate::session::Session;
 use crate::state::PlanState;
-use crate::url_state::{embed_snippet, link_or_why, share_link};
+use crate::url_state::{link_or_why, CopyWhat};
 
 /// Writes `text` to the clipboard and calls `done(true)` on success, `done(false)` when
 /// the browser refuses (no clipboard API, no permission, not a secure context).
@@ -198,8 +198,8 @@ pub fn HeaderActions() -> impl IntoView {
         </div>
         <UndoControls />
         <ShareCopy label="Copy link" testid="copy-link"
-            text=move || state.good.with_untracked(|p| link_or_why(p, share_link)) />
+            text=move || state.good.with_untracked(|p| link_or_why(p, CopyWhat::Link)) />
         <ShareCopy label="Copy embed code" testid="copy-embed"
-            text=move || state.good.with_untracked(|p| link_or_why(p, embed_snippet)) />
+            text=move || state.good.with_untracked(|p| link_or_why(p, CopyWhat::Embed)) />
     }
 }

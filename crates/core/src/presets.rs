@@ -481,6 +481,28 @@ pub fn gpu_name(id: &str) -> String {
     gpu(id).map_or_else(|| id.to_string(), |g| g.name.to_string())
 }
 
+/// A GPU's name short enough for a chart label: without the vendor, the memory size and
+/// anything after a comma (`H100 SXM`, `MI300X`, `GB200 NVL72`); the id for custom
+/// hardware.
+pub fn gpu_short_name(id: &str) -> String {
+    let Some(g) = gpu(id) else {
+        return id.to_string();
+    };
+    let name = g.name.split(',').next().unwrap_or(g.name);
+    let name = ["NVIDIA ", "AMD Instinct ", "AMD "]
+        .iter()
+        .find_map(|v| name.strip_prefix(v))
+        .unwrap_or(name);
+    let is_memory = |w: &str| {
+        w.strip_suffix("GB")
+            .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+    };
+    name.split(' ')
+        .filter(|w| !is_memory(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The model preset with this id.
 pub fn model(id: &str) -> Option<&'static ModelPreset> {
     MODELS.iter().find(|m| m.id == id)
@@ -541,6 +563,25 @@ impl ModelPreset {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gpu_names_short_and_long() {
+        assert_eq!(gpu_name("h100-sxm"), "NVIDIA H100 SXM 80GB");
+        assert_eq!(gpu_name("my-gpu"), "my-gpu");
+        let short: Vec<String> = GPUS.iter().map(|g| gpu_short_name(g.id)).collect();
+        for (g, s) in GPUS.iter().zip(&short) {
+            assert!(!s.is_empty() && s.len() <= 12, "{}: '{s}'", g.id);
+            assert!(
+                !s.contains("0GB") && !s.contains("1GB") && !s.contains("6GB"),
+                "{s}"
+            );
+        }
+        assert!(short.contains(&"H100 SXM".to_string()), "{short:?}");
+        assert!(short.contains(&"MI300X".to_string()), "{short:?}");
+        assert!(short.contains(&"GB200 NVL72".to_string()), "{short:?}");
+        assert!(short.contains(&"L4".to_string()), "{short:?}");
+        assert_eq!(gpu_short_name("my-gpu"), "my-gpu");
+    }
 
     #[test]
     fn article_presets_reproduce_the_default_plan() {
