@@ -136,6 +136,19 @@ fn x_desc(hours: usize) -> &'static str {
     }
 }
 
+/// Height of one legend entry at an 11 px label font, and the legend box's padding with
+/// its gap from the plot's top [CSS px].
+const LEGEND_ENTRY_CSS_PX: f64 = 16.0;
+const LEGEND_PAD_CSS_PX: f64 = 26.0;
+
+/// The top of a y axis from 0 that keeps data up to `most` below an upper legend of
+/// `entries` on a plot `plot_px` backing pixels tall (at most 3.5 × `most`).
+fn above_legend(most: f64, entries: usize, plot_px: f64, theme: &Theme) -> f64 {
+    let legend = theme.px(entries as f64 * LEGEND_ENTRY_CSS_PX + LEGEND_PAD_CSS_PX) as f64;
+    let free = (1.0 - legend / plot_px.max(1.0)).max(1.0 / 3.5);
+    most / free
+}
+
 /// Draws both panels into `area`; returns their frames for hover readouts.
 pub fn draw_day<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
@@ -149,16 +162,19 @@ pub fn draw_day<DB: DrawingBackend>(
     }
     let h = data.hours as f64;
     let step = if data.hours == 168 { 24.0 } else { 3.0 };
-    let (top, bottom) = area.split_vertically(area.dim_in_pixel().1 * 3 / 5);
+    let (top, bottom) = area.split_vertically(area.dim_in_pixel().1 * 11 / 20);
     let capacity = data.serving_steps(data.goodput_rps);
-    let y_top = data
+    let highest = data
         .rate_rps
         .iter()
         .copied()
         .chain(capacity.iter().map(|p| p.1))
         .fold(0.0, f64::max)
-        .max(1e-6)
-        * 1.15;
+        .max(1e-6);
+    // The lines stay under the legend (two entries, three with dips).
+    let entries = if data.dips.is_empty() { 2 } else { 3 };
+    let plot_px = top.dim_in_pixel().1 as f64 - theme.px(8.0 + 2.0 * 10.0) as f64;
+    let y_top = above_legend(highest, entries, plot_px, theme).max(highest * 1.15);
     let mut chart = ChartBuilder::on(&top)
         .margin(theme.px(10.0))
         .x_label_area_size(theme.px(8.0))
@@ -221,16 +237,17 @@ pub fn draw_day<DB: DrawingBackend>(
         panel: 0,
     };
 
-    let y_max = data
+    let most = data
         .needed
         .iter()
         .copied()
         .chain(data.serving.iter().map(|s| s.1))
         .chain([data.static_replicas])
         .max()
-        .unwrap_or(1) as f64
-        * 1.2
-        + 0.5;
+        .unwrap_or(1) as f64;
+    // The three lines stay under the legend in the upper left.
+    let plot_px = bottom.dim_in_pixel().1 as f64 - theme.px(34.0 + 2.0 * 10.0) as f64;
+    let y_max = above_legend(most, 3, plot_px, theme).max(most * 1.2 + 0.5);
     let mut chart = ChartBuilder::on(&bottom)
         .margin(theme.px(10.0))
         .x_label_area_size(theme.px(34.0))
@@ -319,6 +336,77 @@ mod tests {
         )
     }
 
+    /// The bottom pixel rows of the legend boxes in `svg` (their outlines, in the grid
+    /// colour), top panel first.
+    fn legend_bottoms(svg: &str, theme: &Theme) -> Vec<f64> {
+        let outline = format!("fill=\"none\" stroke=\"{}\"", hex(theme.grid()));
+        let attr = |tag: &str, name: &str| -> f64 {
+            tag.split(&format!(" {name}=\""))
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .and_then(|v| v.parse().ok())
+                .expect("a number")
+        };
+        svg.split("<rect")
+            .skip(1)
+            .map(|r| &r[..r.find('>').expect("a closed tag")])
+            .filter(|tag| tag.contains(&outline))
+            .map(|tag| attr(tag, "y") + attr(tag, "height"))
+            .collect()
+    }
+
+    /// The pixel row of `value` in `frame`.
+    fn row_of(frame: &Frame, value: f64) -> f64 {
+        frame.px_y.start as f64
+            + (1.0 - value / frame.y.end) * (frame.px_y.end - frame.px_y.start) as f64
+    }
+
+    #[test]
+    fn the_lines_run_under_the_legends_on_a_desktop_and_a_phone() {
+        let (mut s, serving) = schedule();
+        s.hours[8].attainment = Some(0.61);
+        let c = day_chart(&s, &serving, 0.9);
+        let most = c
+            .needed
+            .iter()
+            .copied()
+            .chain(c.serving.iter().map(|s| s.1))
+            .chain([c.static_replicas])
+            .max()
+            .expect("replicas") as f64;
+        let highest = c
+            .rate_rps
+            .iter()
+            .copied()
+            .chain(c.serving_steps(c.goodput_rps).iter().map(|p| p.1))
+            .fold(0.0, f64::max);
+        // The canvas's backing pixels: 800 × 420 CSS px at 1×, 350 × 420 at 2×.
+        for (scale, size) in [(1.0, (800, 420)), (2.0, (700, 840))] {
+            let theme = Theme { scale, dark: false };
+            let mut svg = String::new();
+            let frames;
+            {
+                let area = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+                frames = draw_day(&area, &c, &theme).expect("draws");
+                area.present().expect("presents");
+            }
+            let boxes = legend_bottoms(&svg, &theme);
+            assert_eq!(boxes.len(), 2, "one legend per panel");
+            let top = row_of(&frames[0], highest);
+            assert!(
+                top > boxes[0],
+                "{scale}×: top line at {top} px, legend to {} px",
+                boxes[0]
+            );
+            let bottom = row_of(&frames[1], most);
+            assert!(
+                bottom > boxes[1],
+                "{scale}×: replicas at {bottom} px, legend to {} px",
+                boxes[1]
+            );
+        }
+    }
+
     #[test]
     fn the_chart_follows_the_schedule_and_shades_the_dips() {
         let (mut s, serving) = schedule();
@@ -349,13 +437,14 @@ mod tests {
         );
         let theme = Theme::default();
         let mut svg = String::new();
+        let frames;
         {
-            let area = SVGBackend::with_string(&mut svg, (800, 360)).into_drawing_area();
-            let frames = draw_day(&area, &c, &theme).expect("draws");
+            let area = SVGBackend::with_string(&mut svg, (800, 420)).into_drawing_area();
+            frames = draw_day(&area, &c, &theme).expect("draws");
             area.present().expect("presents");
-            assert_eq!(frames.len(), 2);
-            assert!(frames[0].px_y.end <= frames[1].px_y.start, "panels overlap");
         }
+        assert_eq!(frames.len(), 2);
+        assert!(frames[0].px_y.end <= frames[1].px_y.start, "panels overlap");
         assert_shows(
             &svg,
             &[

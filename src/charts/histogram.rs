@@ -100,6 +100,8 @@ pub fn draw_histogram<DB: DrawingBackend>(
         * 1.15;
     let mut chart = ChartBuilder::on(area)
         .margin(theme.px(6.0))
+        // Room for half of the last tick label ("1000") at the right edge.
+        .margin_right(theme.px(16.0))
         .caption(
             format!(
                 "{}: median {:.0}, p95 {:.0} tokens",

@@ -149,7 +149,7 @@ pub fn DayResultView() -> impl IntoView {
                     <ChartCanvas
                         testid="day-chart"
                         label="Arrival rate and the capacity the autoscaled fleet serves over the day, the replicas serving, needed and static below; hours below the attainment target shaded"
-                        height=360.0
+                        height=420.0
                         draw=move |area, theme| chart.with(|d| draw_day(area, d, theme).unwrap_or_default())
                         readout=move |_, x, _| chart.with(|d| d.readout(x))
                     />

@@ -41,6 +41,16 @@ impl FieldIds {
     }
 }
 
+/// A label that may break after an underscore (`max_num_batched_` / `tokens`) rather
+/// than inside a word, when its column is too narrow for it.
+fn breakable(label: &'static str) -> impl IntoView {
+    label
+        .split_inclusive('_')
+        .enumerate()
+        .map(|(i, part)| view! { {(i > 0).then(|| view! { <wbr /> })}{part} })
+        .collect_view()
+}
+
 /// A field's frame around its input (`children`): the label and unit above it, the help
 /// line and the error (`message`, shown when set) below it.
 #[component]
@@ -65,7 +75,7 @@ pub fn FieldFrame(
     view! {
         <div class="field" class:field-wide=wide class:invalid=move || message.with(Option::is_some)>
             <label for=ids.input>
-                {label}
+                {breakable(label)}
                 {(!unit.is_empty()).then(|| view! { <span class="unit">{unit}</span> })}
             </label>
             {children()}

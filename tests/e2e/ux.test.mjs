@@ -110,6 +110,16 @@ test('at 390 px the header stays inside the screen and a link jumps past the inp
     return top > -1 && top < innerHeight / 2;
   });
   await waitForRunDone(page);
+  // Two-panel charts stack on a phone, in a taller canvas; the desktop keeps them side by side.
+  for (const id of ['chart-roofline', 'chart-latency']) {
+    const height = await page.$eval(`canvas[data-testid="${id}"]`, (c) => c.clientHeight);
+    assert.equal(height, 480, `${id} is stacked at 390 px`);
+  }
+  // The best settings wrap rather than end in an ellipsis.
+  const cut = await page.$eval('[data-testid="best-settings"]', (e) => e.scrollWidth > e.clientWidth);
+  assert.equal(cut, false, 'the best settings are shown whole');
+  // A long field label breaks after an underscore, not inside a word.
+  assert.equal(await page.locator('label[for="in-engine-max_num_batched_tokens"] wbr').count(), 3);
   await screenshot(page, 'ux-phone-390');
   assertNoErrors(errors);
 });
@@ -172,6 +182,24 @@ test('PNG exports are twice the canvas size; the keyboard reaches every chart an
     reached.add(await page.evaluate(() => document.activeElement?.dataset.testid));
   }
   assert.deepEqual(charts.filter((c) => !reached.has(c)), [], 'every chart takes the focus');
+  // Home and End take a chart's readout to its ends; Shift makes an arrow's step bigger.
+  const readout = () => page.textContent('[data-testid="chart-attainment-readout"]');
+  const rateOf = (text) => Number(text.match(/^([\d.]+) req\/s/)?.[1]);
+  await page.focus('canvas[data-testid="chart-attainment"]');
+  await page.keyboard.press('Home');
+  const first = rateOf(await readout());
+  await page.keyboard.press('End');
+  const last = rateOf(await readout());
+  assert.ok(first < last, `Home ${first} req/s, End ${last} req/s`);
+  for (let i = 0; i < 5; i += 1) await page.keyboard.press('ArrowLeft');
+  const small = rateOf(await readout());
+  await page.keyboard.press('End');
+  await page.keyboard.press('Shift+ArrowLeft');
+  assert.equal(rateOf(await readout()), small, 'one Shift+← moves as far as five ←');
+  for (const id of ['chart-roofline', 'chart-latency']) {
+    const height = await page.$eval(`canvas[data-testid="${id}"]`, (c) => c.clientHeight);
+    assert.equal(height, 280, `${id} is side by side on a desktop`);
+  }
 
   // The arrows walk the whole heatmap, row by row.
   const cells = await page.$$eval('[data-testid^="heatmap-cell-"]', (els) => els.map((e) => e.dataset.testid));
