@@ -510,9 +510,9 @@ mod tests {
         assert!(text.starts_with("9.00 req/s: 71.0%"), "{text}");
     }
 
-    #[test]
-    fn latency_chart_has_two_panels_with_slo_lines() {
-        let data = LatencyChart {
+    /// Five rates' latencies, with TTFT and TPOT objectives.
+    fn latency_data() -> LatencyChart {
+        LatencyChart {
             points: (1..=5)
                 .map(|i| LatencyPoint {
                     rate_rps: i as f64 * 4.0,
@@ -524,7 +524,12 @@ mod tests {
                 .collect(),
             ttft_slo_s: Some(0.5),
             tpot_slo_s: Some(0.025),
-        };
+        }
+    }
+
+    #[test]
+    fn latency_chart_has_two_panels_with_slo_lines() {
+        let data = latency_data();
         let (out, frames) = svg(|a| draw_latency(a, &data, &Theme::default()).expect("draw"));
         assert_eq!(frames.len(), 2);
         assert!(frames[0].px_x.end <= frames[1].px_x.start, "panels overlap");
@@ -565,19 +570,7 @@ mod tests {
         let plan = Plan::default();
         let model = StepModel::from_plan(&plan);
         let roofline = build_roofline(&model, 940.0, 128, 512);
-        let latency = LatencyChart {
-            points: (1..=5)
-                .map(|i| LatencyPoint {
-                    rate_rps: i as f64 * 4.0,
-                    ttft_p50_s: 0.05 * i as f64,
-                    ttft_p99_s: 0.2 * i as f64,
-                    tpot_p50_s: 0.012 + 0.001 * i as f64,
-                    tpot_p99_s: 0.02 + 0.002 * i as f64,
-                })
-                .collect(),
-            ttft_slo_s: Some(0.5),
-            tpot_slo_s: Some(0.025),
-        };
+        let latency = latency_data();
         // At 2× device pixels, 700 backing pixels are 350 CSS px: a phone.
         let phone = Theme {
             scale: 2.0,

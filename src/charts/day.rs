@@ -78,6 +78,26 @@ fn hourly_steps<T: Copy + Into<f64>>(values: &[T]) -> Vec<(f64, f64)> {
 }
 
 impl DayChart {
+    /// The highest arrival rate or serving capacity over the period [req/s].
+    fn highest_rps(&self) -> f64 {
+        self.rate_rps
+            .iter()
+            .copied()
+            .chain(self.serving_steps(self.goodput_rps).iter().map(|p| p.1))
+            .fold(0.0, f64::max)
+    }
+
+    /// The most replicas needed, serving or in the static fleet.
+    fn most_replicas(&self) -> u32 {
+        self.needed
+            .iter()
+            .copied()
+            .chain(self.serving.iter().map(|s| s.1))
+            .chain([self.static_replicas])
+            .max()
+            .unwrap_or(1)
+    }
+
     /// Step points of the serving fleet scaled by `per_replica`, to the period's end.
     fn serving_steps(&self, per_replica: f64) -> Vec<(f64, f64)> {
         let mut out = Vec::with_capacity(self.serving.len() * 2);
@@ -164,13 +184,7 @@ pub fn draw_day<DB: DrawingBackend>(
     let step = if data.hours == 168 { 24.0 } else { 3.0 };
     let (top, bottom) = area.split_vertically(area.dim_in_pixel().1 * 11 / 20);
     let capacity = data.serving_steps(data.goodput_rps);
-    let highest = data
-        .rate_rps
-        .iter()
-        .copied()
-        .chain(capacity.iter().map(|p| p.1))
-        .fold(0.0, f64::max)
-        .max(1e-6);
+    let highest = data.highest_rps().max(1e-6);
     // The lines stay under the legend (two entries, three with dips).
     let entries = if data.dips.is_empty() { 2 } else { 3 };
     let plot_px = top.dim_in_pixel().1 as f64 - theme.px(8.0 + 2.0 * 10.0) as f64;
@@ -237,14 +251,7 @@ pub fn draw_day<DB: DrawingBackend>(
         panel: 0,
     };
 
-    let most = data
-        .needed
-        .iter()
-        .copied()
-        .chain(data.serving.iter().map(|s| s.1))
-        .chain([data.static_replicas])
-        .max()
-        .unwrap_or(1) as f64;
+    let most = data.most_replicas() as f64;
     // The three lines stay under the legend in the upper left.
     let plot_px = bottom.dim_in_pixel().1 as f64 - theme.px(34.0 + 2.0 * 10.0) as f64;
     let y_max = above_legend(most, 3, plot_px, theme).max(most * 1.2 + 0.5);
@@ -366,20 +373,7 @@ mod tests {
         let (mut s, serving) = schedule();
         s.hours[8].attainment = Some(0.61);
         let c = day_chart(&s, &serving, 0.9);
-        let most = c
-            .needed
-            .iter()
-            .copied()
-            .chain(c.serving.iter().map(|s| s.1))
-            .chain([c.static_replicas])
-            .max()
-            .expect("replicas") as f64;
-        let highest = c
-            .rate_rps
-            .iter()
-            .copied()
-            .chain(c.serving_steps(c.goodput_rps).iter().map(|p| p.1))
-            .fold(0.0, f64::max);
+        let (highest, most) = (c.highest_rps(), c.most_replicas() as f64);
         // The canvas's backing pixels: 800 × 420 CSS px at 1×, 350 × 420 at 2×.
         for (scale, size) in [(1.0, (800, 420)), (2.0, (700, 840))] {
             let theme = Theme { scale, dark: false };
