@@ -1255,6 +1255,10 @@ pub fn verdict_words(c: &Calibration) -> String {
     }
 }
 
+/// The highest fitted share of a datasheet figure taken at face value: a fit a few
+/// percent above 100% is within what the points can tell.
+pub const MAX_PLAUSIBLE_SHARE: f64 = 1.05;
+
 /// Cautions a calibration carries with it wherever it goes (the plan, a link): fitted
 /// constants the hardware cannot reach or that sit at the fit's limit. The verdict is
 /// [`verdict_words`].
@@ -1264,23 +1268,23 @@ pub fn calibration_cautions(c: &Calibration) -> Vec<String> {
         ("memory bandwidth", c.bandwidth_efficiency.value),
         ("compute", c.compute_efficiency.value),
     ] {
-        if share > 1.0 {
+        if share > MAX_PLAUSIBLE_SHARE {
             w.push(format!(
-                "The fit puts the {what} at {} of the datasheet, more than the GPU has. \
-                 Either the runs were on faster hardware than the plan's (check the GPU, the \
+                "the fit puts the {what} at {} of the datasheet, more than the GPU has: \
+                 either the runs were on faster hardware than the plan's (check the GPU, the \
                  tensor parallelism, the weights' precision, and whether prefix caching or \
                  speculative decoding were on), or the points cannot tell it from the fixed \
-                 per-step overhead, which fits the same latencies with less of it; runs at \
-                 lower and higher loads tell them apart. The held-out error is what was \
-                 checked, not each constant.",
+                 per-step overhead, which fits the same latencies with less of it (runs at \
+                 lower and higher loads tell them apart); the held-out error is what was \
+                 checked, not each constant",
                 pct_whole(share)
             ));
         }
     }
     if c.step_overhead_s.value >= MAX_OVERHEAD_S {
         w.push(format!(
-            "The fitted step overhead sits at its limit of {} ms: something besides the \
-             GPU slowed the runs (a busy host, network, or a client that could not keep up).",
+            "the fitted step overhead sits at its limit of {} ms: something besides the \
+             GPU slowed the runs (a busy host, the network, or a client that could not keep up)",
             crate::report::markdown::ms(MAX_OVERHEAD_S)
         ));
     }

@@ -135,7 +135,7 @@ fn runs_faster_than_the_datasheet_allows_are_flagged() {
     assert!(c.bandwidth_efficiency.value > 1.0, "{c:?}");
     let cautions = calibration_cautions(c);
     assert_eq!(cautions.len(), 1, "{cautions:?}");
-    assert!(cautions[0].starts_with("The fit puts the memory bandwidth at 1"));
+    assert!(cautions[0].starts_with("the fit puts the memory bandwidth at 1"));
     assert!(cautions[0].contains("% of the datasheet, more than the GPU has"));
     assert!(
         r.warnings.contains(&cautions[0]),
