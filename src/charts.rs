@@ -111,6 +111,12 @@ impl Theme {
         self.css_px(width_px) < NARROW_CHART_CSS_PX
     }
 
+    /// The room a series legend leaves for its mark before the text [backing pixels]
+    /// (plotters' default is 30 pixels whatever the pixel ratio).
+    pub fn legend_area(&self) -> u32 {
+        self.px(LEGEND_AREA_CSS_PX)
+    }
+
     /// How many tick labels fit along `width_px` backing pixels without overlapping: one
     /// per [`TICK_GAP_CSS_PX`], from 2 to 10 (fewer on a phone).
     pub fn ticks(&self, width_px: u32) -> usize {
@@ -202,9 +208,14 @@ impl Frame {
     }
 }
 
-/// A short thick line for a series legend at `(x, y)`.
+/// Length of a legend's line mark, and the room before its text [CSS px].
+const LEGEND_MARK_CSS_PX: f64 = 16.0;
+const LEGEND_AREA_CSS_PX: f64 = 24.0;
+
+/// A short thick line for a series legend at `(x, y)`; the legend's
+/// `legend_area_size(theme.legend_area())` keeps it clear of its text at any pixel ratio.
 pub fn legend_mark(x: i32, y: i32, color: RGBColor, theme: &Theme) -> PathElement<(i32, i32)> {
-    let len = theme.px(16.0) as i32;
+    let len = theme.px(LEGEND_MARK_CSS_PX) as i32;
     PathElement::new(
         vec![(x, y), (x + len, y)],
         color.stroke_width(theme.px(2.5)),
@@ -622,6 +633,78 @@ mod tests {
                 assert!(
                     out.contains("memory term (shaded blue: memory-bound)"),
                     "long legend"
+                );
+            }
+        }
+    }
+
+    /// A legend mark's start x, end x and y [pixels].
+    type Mark = (f64, f64, f64);
+
+    /// Every legend mark in `svg` (a two-point level line `stroke_px` wide), and `(x, y)`
+    /// of every left-aligned text.
+    fn marks_and_texts(svg: &str, stroke_px: u32) -> (Vec<Mark>, Vec<(f64, f64)>) {
+        let attr = |tag: &str, name: &str| -> Option<String> {
+            tag.split(&format!(" {name}=\""))
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .map(str::to_string)
+        };
+        let num = |v: &str| v.parse::<f64>().expect("a number");
+        let mut marks = Vec::new();
+        for tag in svg.split("<polyline").skip(1) {
+            let tag = &tag[..tag.find('>').expect("closed")];
+            if attr(tag, "stroke-width").as_deref() != Some(&stroke_px.to_string()) {
+                continue;
+            }
+            let points: Vec<(f64, f64)> = attr(tag, "points")
+                .expect("points")
+                .split_whitespace()
+                .map(|p| {
+                    let (x, y) = p.split_once(',').expect("x,y");
+                    (num(x), num(y))
+                })
+                .collect();
+            if let [a, b] = points[..] {
+                if a.1 == b.1 {
+                    marks.push((a.0, b.0, a.1));
+                }
+            }
+        }
+        let texts = svg
+            .split("<text")
+            .skip(1)
+            .map(|t| &t[..t.find('>').expect("closed")])
+            .filter(|t| attr(t, "text-anchor").as_deref() == Some("start"))
+            .map(|t| {
+                (
+                    num(&attr(t, "x").expect("x")),
+                    num(&attr(t, "y").expect("y")),
+                )
+            })
+            .collect();
+        (marks, texts)
+    }
+
+    #[test]
+    fn legend_marks_stay_clear_of_their_text_at_any_pixel_ratio() {
+        let latency = latency_data();
+        for scale in [1.0, 2.0, 3.0] {
+            let theme = Theme { scale, dark: false };
+            let size = ((1000.0 * scale) as u32, (480.0 * scale) as u32);
+            let (svg, _) = svg_sized(size, |a| draw_latency(a, &latency, &theme).expect("draw"));
+            let (marks, texts) = marks_and_texts(&svg, theme.px(2.5));
+            // p50, p99 and SLO in each of the two panels.
+            assert_eq!(marks.len(), 6, "{scale}×: {marks:?}");
+            for (x0, x1, y) in marks {
+                let text = texts
+                    .iter()
+                    .filter(|t| t.0 > x0 && (t.1 - y).abs() < theme.px(14.0) as f64)
+                    .map(|t| t.0)
+                    .fold(f64::INFINITY, f64::min);
+                assert!(
+                    text >= x1 + theme.px(4.0) as f64,
+                    "{scale}×: the mark {x0}..{x1} runs into its text at {text}"
                 );
             }
         }

@@ -197,8 +197,8 @@ mod tests {
         assert_eq!(
             w.sentence,
             "Calibrated from 8 vllm bench serve measurements (Llama-3.1-70B-Instruct-FP8): \
-             predictions were within 8% of measured latency on held-out runs (datasheet \
-             constants: 27%)."
+             predictions missed measured latency by 8% on average on held-out runs \
+             (datasheet constants: 27%)."
         );
         assert_eq!(w.badge, "calibrated · held-out error 8%");
         // Switched off: the numbers use the datasheet constants, and say so.
@@ -219,7 +219,7 @@ mod tests {
             .starts_with("Calibrated from 1 vllm bench serve measurement ("));
         assert!(w
             .sentence
-            .contains("within 5% of measured latency on the measured run itself"));
+            .contains("missed measured latency by 5% on average on the measured run itself"));
         assert_eq!(w.badge, "calibrated · in-sample error 5%");
     }
 

@@ -26,8 +26,9 @@ pub const PLANNER_VIEW: &str = "planner";
 /// The `view=` name of the compare page.
 pub const COMPARE_VIEW: &str = "compare";
 
-/// Height of the embedded card's iframe in the snippet [CSS px].
-pub const EMBED_HEIGHT_PX: u32 = 420;
+/// Height of the embedded card's iframe in the snippet [CSS px]: the card's whole
+/// height down to a 320 px wide column.
+pub const EMBED_HEIGHT_PX: u32 = 500;
 
 /// What the address's fragment asks the page to open.
 #[derive(Debug, Clone, PartialEq)]
@@ -335,8 +336,9 @@ mod tests {
         let plan = named(r#"<script>alert("x")</script> & 'co'"#);
         let snippet = embed_snippet("http://h/app/?q=1#p=x", &plan);
         assert!(snippet.starts_with(r#"<iframe src="http://h/app/?q=1#p="#));
-        assert!(snippet
-            .contains(r#"&amp;embed" width="100%" height="420" style="border:0" loading="lazy""#));
+        assert!(snippet.contains(&format!(
+            r#"&amp;embed" width="100%" height="{EMBED_HEIGHT_PX}" style="border:0" loading="lazy""#
+        )));
         assert!(!snippet.contains("<script>"));
         assert!(snippet
             .contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;co&#39;"));

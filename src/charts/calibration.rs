@@ -121,7 +121,13 @@ pub fn draw_calibration<DB: DrawingBackend>(
         draw_note(area, "No measured points to compare with.", theme)?;
         return Ok(Vec::new());
     }
-    let cells = area.split_evenly((1, data.panels.len().max(1)));
+    // Side by side, or one above another on a narrow canvas.
+    let n = data.panels.len().max(1);
+    let cells = if theme.is_narrow(area.dim_in_pixel().0) {
+        area.split_evenly((n, 1))
+    } else {
+        area.split_evenly((1, n))
+    };
     let mut frames = Vec::new();
     for (i, (cell, p)) in cells.iter().zip(&data.panels).enumerate() {
         let all = || p.measured.iter().chain(&p.calibrated).chain(&p.datasheet);

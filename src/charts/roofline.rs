@@ -202,6 +202,7 @@ fn panel<DB: DrawingBackend>(
         .background_style(theme.bg().mix(0.85))
         .border_style(theme.grid())
         .label_font(theme.text(10.5))
+        .legend_area_size(theme.legend_area())
         .draw()?;
     let (px_x, px_y) = chart.plotting_area().get_pixel_range();
     Ok(Frame {

@@ -56,6 +56,7 @@ pub fn CalibrationOverlay() -> impl IntoView {
                         testid="calibration-chart"
                         label="Measured TTFT, TPOT and E2E means against the predictions with the fitted and the datasheet constants"
                         height=220.0
+                        narrow_height=600.0
                         draw=move |area, theme| {
                             chart.with(|d| {
                                 d.as_ref()

@@ -164,6 +164,7 @@ pub fn CalibrationResult() -> impl IntoView {
                     <li>"Compute share: " {pm(c.compute_efficiency, 100.0, "%", spread)}</li>
                     <li>"Step overhead: " {pm(c.step_overhead_s, 1e3, " ms", spread)}</li>
                 </ul>
+                <div class="table-scroll">
                 <table class="calibrate-errors">
                     <caption>"Mean absolute error against the measurements"</caption>
                     <thead><tr><th></th><th>"TTFT"</th><th>"TPOT"</th><th>"E2E"</th><th>"All"</th></tr></thead>
@@ -173,6 +174,7 @@ pub fn CalibrationResult() -> impl IntoView {
                         {error_row("Datasheet", Some(c.error.uncalibrated))}
                     </tbody>
                 </table>
+                </div>
                 <p data-testid="calibrate-held-out" data-value=held.map(|h| h.to_string()).unwrap_or_default()>
                     {match held { Some(h) => format!("Held-out error: {}", pct(h)), None => "Held-out error: not available with one point.".into() }}
                 </p>

@@ -109,8 +109,8 @@ fn PoolHardware(pool: Pool) -> impl IntoView {
 fn RouterSelect() -> impl IntoView {
     let state = PlanState::expect_context();
     let current = move || state.draft.with(|p| disagg_of(p).router);
-    let option = move |r: Router, label: &'static str| {
-        view! { <option value=r.name() selected=move || current() == r>{label}</option> }
+    let option = move |r: Router| {
+        view! { <option value=r.name() selected=move || current() == r>{r.label()}</option> }
     };
     view! {
         <div class="field">
@@ -121,8 +121,8 @@ fn RouterSelect() -> impl IntoView {
                         state.update(|p| disagg_mut(p).router = r)
                     }
                 }>
-                {option(Router::LeastLoaded, "Least loaded")}
-                {option(Router::RoundRobin, "Round robin")}
+                {option(Router::LeastLoaded)}
+                {option(Router::RoundRobin)}
             </select>
         </div>
     }

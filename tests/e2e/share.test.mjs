@@ -169,7 +169,7 @@ test('markup in a plan name is shown as text, in the page and in the embed snipp
     });
     await page.click('[data-testid="copy-embed"]');
     const snippet = await page.inputValue('[data-testid="copy-embed-fallback"]');
-    assert.match(snippet, /^<iframe src="http:\/\/127\.0\.0\.1:\d+\/#p=3[a-z][A-Za-z0-9_-]+&amp;embed" width="100%" height="420"/);
+    assert.match(snippet, /^<iframe src="http:\/\/127\.0\.0\.1:\d+\/#p=3[a-z][A-Za-z0-9_-]+&amp;embed" width="100%" height="500"/);
     assert.ok(snippet.includes('title="&lt;script&gt;window.__pwned=1&lt;/script&gt;&lt;img src=x onerror=&quot;'), snippet);
     assertNoErrors(errors);
   } finally {
@@ -196,7 +196,7 @@ test('the embed card renders at 320 px with its numbers and a link out', async (
   assert.ok(link.endsWith('&embed'), link);
   const { page, errors } = await h.openPage(`/${fragmentOf(link)}`, {
     waitFor: '[data-testid="embed-view"]',
-    viewport: { width: 320, height: 420 },
+    viewport: { width: 320, height: 500 },
   });
   await page.waitForSelector('[data-testid="gpus-total"][data-value]', { timeout: SEARCH_TIMEOUT_MS });
   assert.equal(await page.locator('input, select, textarea, .app-header').count(), 0, 'no inputs, no header');
@@ -211,6 +211,10 @@ test('the embed card renders at 320 px with its numbers and a link out', async (
   assert.ok(href.startsWith(`${h.baseUrl}/#p=3`) && !href.includes('embed'), href);
   const width = await page.evaluate(() => document.documentElement.scrollWidth);
   assert.ok(width <= 320, `no horizontal scrolling at 320 px (content is ${width} px wide)`);
+  // The snippet's iframe height holds the whole card, even this narrow.
+  await page.waitForTimeout(300);
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  assert.ok(height <= 500, `the card fits the snippet's 500 px iframe (it is ${height} px tall)`);
   assert.equal(await page.evaluate(() => location.hash.endsWith('&embed')), true, 'the embed address is kept');
   await page.waitForTimeout(300);
   await screenshot(page, 'share-embed-320');

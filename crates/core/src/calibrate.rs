@@ -984,7 +984,7 @@ impl Calibrator {
             held_out,
             uncalibrated: mape(cases, &full.datasheet),
         };
-        let calibration = Calibration {
+        let mut calibration = Calibration {
             enabled: true,
             bandwidth_efficiency: Fitted {
                 value: fitted.bandwidth_efficiency,
@@ -1002,6 +1002,8 @@ impl Calibrator {
             error,
             points: cases.iter().map(|c| c.measured.clone()).collect(),
         };
+        // A fit no better than the datasheet on held-out runs starts switched off.
+        calibration.enabled = FitVerdict::of(&calibration) != FitVerdict::NoBetter;
         let points = cases
             .iter()
             .enumerate()
@@ -1102,8 +1104,8 @@ fn warnings(problem: &CalibrationProblem, files: &[String]) -> Vec<String> {
     let n = problem.points.len();
     if n == 1 {
         w.push(
-            "one measured point: the fit matches it but cannot be checked on held-out data, \
-             and three constants are not pinned down by one load level; measure at least 3 rates"
+            "one measured point: the fit cannot be checked on held-out data, and three \
+             constants are not pinned down by one load level; measure at least 3 rates"
                 .to_string(),
         );
     } else if n < 4 {
@@ -1143,7 +1145,7 @@ fn pct(x: f64) -> String {
 pub struct CalibrationWords {
     /// Where the fit came from and how well it matched, for finance, e.g. "Calibrated
     /// from 8 vllm bench serve measurements (Llama-3.1-70B-Instruct-FP8): predictions
-    /// were within 8% of measured latency on held-out runs (datasheet constants: 27%)."
+    /// missed measured latency by 8% on average on held-out runs (datasheet constants: 27%)."
     pub sentence: String,
     /// A few words for a badge: `calibrated · held-out error 8%`, or `datasheet constants`.
     pub badge: String,
@@ -1226,7 +1228,6 @@ const CHECK_THE_RUNS: &str = "check that the runs used the plan's model, GPU, te
 pub fn verdict_words(c: &Calibration) -> String {
     let v = FitVerdict::of(c);
     let held = c.error.held_out.map_or(0.0, |h| h.overall);
-    let sheet = pct_whole(c.error.uncalibrated.overall);
     match v {
         FitVerdict::Good => format!(
             "A good fit: held-out error at most {} of measured latency.",
@@ -1241,16 +1242,24 @@ pub fn verdict_words(c: &Calibration) -> String {
         FitVerdict::Poor => format!(
             "A poor fit: held-out error {} (above {}). The model does not explain these runs \
              well; {CHECK_THE_RUNS}.",
-            pct_whole(held),
+            pct(held),
             pct_whole(FAIR_FIT_ERROR)
+        ),
+        FitVerdict::NoBetter if c.enabled => format!(
+            "The fit predicts held-out runs no better than the datasheet constants ({} \
+             against {}): it does not earn its place. Switch it off, or {CHECK_THE_RUNS}.",
+            pct(held),
+            pct(c.error.uncalibrated.overall)
         ),
         FitVerdict::NoBetter => format!(
             "The fit predicts held-out runs no better than the datasheet constants ({} \
-             against {sheet}): it does not earn its place. Switch it off, or {CHECK_THE_RUNS}.",
-            pct_whole(held)
+             against {}), so it is switched off and the datasheet constants are in force; \
+             {CHECK_THE_RUNS}.",
+            pct(held),
+            pct(c.error.uncalibrated.overall)
         ),
         FitVerdict::Unchecked => "Not checked: with one measured point nothing is held out, \
-             and its constants' spread is not estimated. Measure at least 3 rates."
+             and the constants' spread is not estimated."
             .to_string(),
     }
 }
@@ -1348,8 +1357,8 @@ pub fn calibration_summary(c: &Calibration) -> CalibrationWords {
             };
             CalibrationWords {
                 sentence: format!(
-                    "Calibrated from {from}: predictions were within {} of measured latency on \
-                     held-out runs (datasheet constants: {sheet}).{weak}",
+                    "Calibrated from {from}: predictions missed measured latency by {} on \
+                     average on held-out runs (datasheet constants: {sheet}).{weak}",
                     pct_whole(h.overall)
                 ),
                 badge: format!("calibrated · held-out error {}{tag}", pct_whole(h.overall)),
@@ -1358,9 +1367,9 @@ pub fn calibration_summary(c: &Calibration) -> CalibrationWords {
         }
         None => CalibrationWords {
             sentence: format!(
-                "Calibrated from {from}: predictions were within {} of measured latency on \
-                 the measured run itself, which cannot be checked on held-out data \
-                 (datasheet constants: {sheet}).",
+                "Calibrated from {from}: predictions missed measured latency by {} on \
+                 average on the measured run itself, which cannot be checked on held-out \
+                 data (datasheet constants: {sheet}).",
                 pct_whole(c.error.in_sample.overall)
             ),
             badge: format!(

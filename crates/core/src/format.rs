@@ -79,6 +79,24 @@ pub fn sig(x: f64) -> String {
     format!("{rounded}")
 }
 
+/// Units that count things, in the plural: one of them reads in the singular
+/// ("1 GPU", "1 replica").
+const COUNT_UNITS: &[&str] = &[
+    "GPUs",
+    "bytes",
+    "clients",
+    "heads",
+    "hours",
+    "instances",
+    "layers",
+    "replicas",
+    "requests",
+    "runs",
+    "seqs",
+    "tokens",
+    "values",
+];
+
 /// A plan field's value as a person reads it, in the unit the app shows the field in
 /// (its registry row's `shown`): `30 req/s`, `500 ms`, `$2.50/GPU-h`, `8.03026 billion
 /// parameters`; a preset by its display name, a choice by its name, an unset optional
@@ -113,9 +131,13 @@ pub fn field_value(field: &crate::plan::fields::Field, value: &serde_json::Value
             } else {
                 sig(x)
             };
-            // "0–1" says what range a share takes; it is not a unit.
-            if unit.is_empty() || unit == "0–1" {
+            // "0–1" says what range a share takes: a share reads as a percentage.
+            if unit == "0–1" {
+                percent(x)
+            } else if unit.is_empty() {
                 number
+            } else if x == 1.0 && COUNT_UNITS.contains(&unit) {
+                format!("{number} {}", &unit[..unit.len() - 1])
             } else {
                 format!("{number} {unit}")
             }
@@ -180,7 +202,11 @@ mod tests {
             ("model.params", json!(8.03e9), "8.03 billion"),
             ("hardware.tp_degree", json!(2), "2 GPUs"),
             ("planning.redundancy", json!(1200), "1,200 replicas"),
-            ("planning.utilization", json!(0.7), "0.7"),
+            ("planning.utilization", json!(0.7), "70%"),
+            ("slo.attainment_target", json!(0.995), "99.5%"),
+            ("hardware.tp_degree", json!(1), "1 GPU"),
+            ("planning.redundancy", json!(1), "1 replica"),
+            ("planning.redundancy", json!(0), "0 replicas"),
             ("slo.mode", json!("joint"), "joint"),
             ("hardware.preset", json!("h100-sxm"), "NVIDIA H100 SXM 80GB"),
             ("model.preset", json!("no-such-model"), "no-such-model"),

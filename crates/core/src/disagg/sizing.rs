@@ -424,9 +424,9 @@ impl DisaggSizing {
         while let Some(c) = self.column {
             if self.points.len() >= MAX_DISAGG_POINTS {
                 self.column = None;
-                self.reason.get_or_insert_with(|| {
-                    format!("the search stopped after {MAX_DISAGG_POINTS} xPyD points")
-                });
+                if self.best.is_none() && self.reason.is_none() {
+                    self.reason = Some(self.none_meets(true));
+                }
                 break;
             }
             if let Some((b, _)) = &self.best {
@@ -461,13 +461,14 @@ impl DisaggSizing {
             return;
         }
         if self.best.is_none() && self.reason.is_none() {
-            self.reason = Some(self.none_meets());
+            self.reason = Some(self.none_meets(false));
         }
     }
 
-    /// Why no xPyD meets the SLO: the largest pools tried, and how close the best point
-    /// came, with what to change when more instances no longer help.
-    fn none_meets(&self) -> String {
+    /// Why no xPyD meets the SLO: the largest pools tried (or the point limit the search
+    /// stopped at), and how close the best point came, with what to change when more
+    /// instances no longer help.
+    fn none_meets(&self, stopped: bool) -> String {
         let pct = |x: f64| crate::format::percent(x);
         let closest = self
             .points
@@ -484,10 +485,18 @@ impl DisaggSizing {
                 pct(self.target)
             )
         });
-        format!(
-            "no xPyD up to {}P{}D meets the SLO at {:.2} req/s{closest}",
-            self.x_max, self.y_max, self.cfg.traffic.rate_rps
-        )
+        let rate = self.cfg.traffic.rate_rps;
+        if stopped {
+            format!(
+                "no xPyD of the {MAX_DISAGG_POINTS} tried (the search's limit) meets the SLO \
+                 at {rate:.2} req/s{closest}"
+            )
+        } else {
+            format!(
+                "no xPyD up to {}P{}D meets the SLO at {rate:.2} req/s{closest}",
+                self.x_max, self.y_max
+            )
+        }
     }
 
     /// Takes a finished point into the column.

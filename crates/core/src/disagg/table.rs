@@ -125,11 +125,11 @@ impl DisaggResult {
                 latency(Some(b.prefill_s.mean)),
             ),
             format!(
-                "KV transfer: mean {} over {:.0} Gbit/s + {} latency; router {}.",
+                "KV transfer: mean {} over {:.0} Gbit/s + {} latency; router: {}.",
                 latency(Some(b.transfer_s.mean)),
                 self.kv_link.bandwidth_bytes_per_s * 8.0 / 1e9,
                 latency(Some(self.kv_link.latency_s)),
-                self.router.name()
+                self.router.label().to_lowercase()
             ),
         ]
     }

@@ -3,7 +3,7 @@
 
 use super::sizing::drive_threads;
 use super::*;
-use crate::plan::{LengthDist, LengthSpec, MAX_DISAGG_INSTANCES};
+use crate::plan::{LengthDist, LengthSpec, MAX_DISAGG_INSTANCES, MAX_DISAGG_POINTS};
 use crate::stats::mean_ci95;
 
 /// Every request the same prompt and output length.
@@ -416,6 +416,20 @@ fn no_xpyd_says_how_close_it_came_and_what_to_change() {
         .find(|row| row.label == "GPUs per instance")
         .expect("row");
     assert_eq!(gpus.aggregated, "NVIDIA H100 SXM 80GB × TP1");
+    // Searching freely, the search stops at its point limit and says so, with the same
+    // account of how close it came.
+    let mut plan = quick_plan();
+    plan.slo.tpot_s = Some(0.002);
+    let r = run_disagg_threads(&plan, 2, &mut |_| true).expect("sizing");
+    assert!(r.best.is_none());
+    let why = r.reason.as_deref().expect("a reason");
+    assert!(
+        why.starts_with(&format!(
+            "no xPyD of the {MAX_DISAGG_POINTS} tried (the search's limit) meets the SLO at \
+             28.57 req/s; the closest, "
+        )) && why.contains("relax the TTFT or TPOT objective"),
+        "{why}"
+    );
 }
 
 #[test]

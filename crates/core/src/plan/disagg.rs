@@ -38,6 +38,14 @@ pub enum Router {
 }
 
 impl Router {
+    /// The name people read: `Least loaded`, `Round robin`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Router::LeastLoaded => "Least loaded",
+            Router::RoundRobin => "Round robin",
+        }
+    }
+
     /// The snake_case name used in plan files and on the command line.
     pub fn name(self) -> &'static str {
         match self {

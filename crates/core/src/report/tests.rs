@@ -126,7 +126,7 @@ fn markdown_states_the_slo_mode_and_a_closed_loop() {
         "- TTFT objective: 500 ms.",
         "- TPOT objective: 25 ms.",
         "- End-to-end objective: none.",
-        "- Attainment target: 0.92.",
+        "- Attainment target: 92%.",
         "- SLO mode: joint.",
     ] {
         assert!(md.contains(line), "{line} in {md}");
