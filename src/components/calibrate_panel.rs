@@ -96,6 +96,15 @@ pub fn CalibratePanel() -> impl IntoView {
             FitPhase::Idle => String::new(),
             FitPhase::Running if s.total == 0 => "Fitting every point…".into(),
             FitPhase::Running => format!("Fitting: {} of {} fits", s.done, s.total),
+            FitPhase::Done
+                if fits
+                    .report
+                    .with(|r| r.as_ref().is_some_and(|r| !r.calibration.enabled)) =>
+            {
+                "Fitted, but no better than the datasheet constants on held-out runs: the plan \
+                 keeps the datasheet constants (the fit is kept, switched off)."
+                    .into()
+            }
             FitPhase::Done => "Calibrated: the plan now uses the fitted constants.".into(),
             FitPhase::Cancelled => "Cancelled; the plan is unchanged.".into(),
             FitPhase::Failed(m) => format!("The fit failed: {m}"),
