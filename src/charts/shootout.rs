@@ -74,14 +74,15 @@ impl ShootoutChart {
 
 /// Top-left corners for labels of `sizes` beside markers at `anchors` (pixels), tried in
 /// `order`: above right, below right, above left, below left of the marker, `gap` away.
-/// A label goes to the first place that stays inside `bounds` and overlaps neither an
+/// A label goes to the first place that stays inside `bounds` (left, top, right,
+/// bottom: the plot, so no label lands on the axes' tick labels) and overlaps neither an
 /// earlier label nor another marker; `None` when no place does.
 fn place_labels(
     anchors: &[(i32, i32)],
     sizes: &[(i32, i32)],
     order: &[usize],
     gap: i32,
-    bounds: (i32, i32),
+    bounds: (i32, i32, i32, i32),
 ) -> Vec<Option<(i32, i32)>> {
     type Rect = (i32, i32, i32, i32);
     let overlaps = |a: Rect, b: Rect| a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3;
@@ -101,10 +102,10 @@ fn place_labels(
         ];
         let free = candidates.into_iter().find(|&(l, t)| {
             let rect = (l, t, l + w, t + h);
-            l >= 0
-                && t >= 0
-                && rect.2 <= bounds.0
-                && rect.3 <= bounds.1
+            l >= bounds.0
+                && t >= bounds.1
+                && rect.2 <= bounds.2
+                && rect.3 <= bounds.3
                 && !taken.iter().any(|&o| overlaps(rect, o))
                 && !markers
                     .iter()
@@ -173,12 +174,18 @@ pub fn draw_shootout<DB: DrawingBackend>(
         let (w, h) = area.estimate_text_size(&p.label, &style)?;
         sizes.push((w as i32, h as i32));
     }
-    let (w, h) = area.dim_in_pixel();
+    let (px_x, px_y) = chart.plotting_area().get_pixel_range();
+    let plot = (
+        px_x.start - bx,
+        px_y.start - by,
+        px_x.end - bx,
+        px_y.end - by,
+    );
     let order: Vec<usize> = (0..data.points.len())
         .filter(|&i| data.points[i].best)
         .chain((0..data.points.len()).filter(|&i| !data.points[i].best))
         .collect();
-    let places = place_labels(&anchors, &sizes, &order, r + 3, (w as i32, h as i32));
+    let places = place_labels(&anchors, &sizes, &order, r + 3, plot);
     for (p, at) in data.points.iter().zip(places) {
         if let Some(at) = at {
             area.draw(&Text::new(p.label.clone(), at, style.clone()))?;
@@ -191,7 +198,6 @@ pub fn draw_shootout<DB: DrawingBackend>(
             theme.accent2().stroke_width(theme.px(2.0)),
         )
     }))?;
-    let (px_x, px_y) = chart.plotting_area().get_pixel_range();
     Ok(vec![Frame {
         px_x,
         px_y,
@@ -245,7 +251,7 @@ mod tests {
         ];
         let sizes = [(60, 12); 6];
         let order = [3, 0, 1, 2, 4, 5];
-        let at = place_labels(&anchors, &sizes, &order, 8, (400, 300));
+        let at = place_labels(&anchors, &sizes, &order, 8, (0, 0, 400, 300));
         assert!(
             at[3].is_some(),
             "the first in order (the cheapest) is labelled"
@@ -269,9 +275,16 @@ mod tests {
                 assert!(!overlap, "{a:?} and {b:?} overlap");
             }
         }
-        // A marker at the right edge puts its label on its left.
-        let at = place_labels(&[(390, 100)], &[(60, 12)], &[0], 8, (400, 300));
+        // A marker at the right edge puts its label on its left; one near the plot's
+        // left edge (the y axis's tick labels beyond it) keeps its label right of it.
+        let at = place_labels(&[(390, 100)], &[(60, 12)], &[0], 8, (0, 0, 400, 300));
         assert_eq!(at, vec![Some((390 - 8 - 60, 100 - 8 - 12))]);
+        let at = place_labels(&[(60, 20)], &[(60, 12)], &[0], 8, (50, 10, 400, 300));
+        assert_eq!(
+            at,
+            vec![Some((60 + 8, 20 + 8))],
+            "below right: above is outside"
+        );
     }
 
     #[test]

@@ -35,10 +35,8 @@ after(async () => {
  * A `vllm bench serve --save-result` file at `rate` req/s for the default plan's model,
  * measured on a server slower than the datasheet (latencies grow with the load).
  */
-function vllmResult(rate) {
+function vllmResult(rate, { ttft = 60 + 25 * rate, tpot = 14 + 1.6 * rate } = {}) {
   const completed = 200;
-  const ttft = 60 + 25 * rate;
-  const tpot = 14 + 1.6 * rate;
   const outTokens = 200;
   const e2e = ttft + tpot * (outTokens - 1);
   return JSON.stringify({
@@ -187,6 +185,33 @@ test('calibrating from uploaded vLLM files changes the cards, and a link carries
   assert.deepEqual(await cards(page), before, 'undo gives back the plan before calibration');
   assertNoErrors(errors);
   assertNoErrors(fresh.errors);
+});
+
+test('a fit no better than the datasheet is kept switched off, and says so', async () => {
+  // Latencies that jump up and down with the rate: no constants explain them.
+  const erratic = [[1, 900, 30], [2, 60, 9], [4, 2000, 40], [6, 150, 11]];
+  const files = [];
+  for (const [rate, ttft, tpot] of erratic) {
+    const file = path.join(dir, `erratic-rate-${rate}.json`);
+    await writeFile(file, vllmResult(rate, { ttft, tpot }));
+    files.push(file);
+  }
+  const { page, errors } = await h.openPage('/', { waitFor: '[data-testid="calibrate-panel"]' });
+  await waitForRunDone(page);
+  await page.setInputFiles('[data-testid="calibrate-files"]', files);
+  await page.waitForSelector('[data-testid="calibrate-found"][data-value="4"]');
+  await page.click('[data-testid="calibrate-run"]');
+  await page.waitForSelector('[data-testid="calibrate-held-out"][data-value]:not([data-value=""])', { timeout: RUN_TIMEOUT_MS });
+  assert.equal(await page.getAttribute('[data-testid="calibrate-verdict"]', 'data-verdict'), 'no_better');
+  assert.equal(await page.getAttribute('[data-testid="calibration-result"]', 'data-enabled'), 'false');
+  assert.match(await page.textContent('[data-testid="calibrate-status"]'), /^Fitted, but no better than the datasheet constants/);
+  assert.match(await page.textContent('[data-testid="calibrate-verdict"]'), /so it is switched off and the datasheet constants are in force/);
+  assert.match(await page.textContent('[data-testid="calibrate-in-force"]'), /datasheet/);
+  // Switched on by hand, the verdict says it does not earn its place.
+  await page.click('[data-testid="calibrate-toggle"]');
+  await page.waitForSelector('[data-testid="calibration-result"][data-enabled="true"]');
+  assert.match(await page.textContent('[data-testid="calibrate-verdict"]'), /it does not earn its place\. Switch it off/);
+  assertNoErrors(errors);
 });
 
 test('a bad file shows its one-line message and the cards stay as they were', async () => {
