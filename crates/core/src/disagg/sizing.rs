@@ -474,11 +474,19 @@ impl DisaggSizing {
             .points
             .iter()
             .max_by(|a, b| a.attainment.total_cmp(&b.attainment));
+        // Every count up to the limit was open to the search, and it ran to its end.
+        let exhausted =
+            !stopped && self.x_max == MAX_DISAGG_INSTANCES && self.y_max == MAX_DISAGG_INSTANCES;
+        let change = if exhausted {
+            ", so more instances do not help: relax the TTFT or TPOT objective, or give the \
+             pools faster GPUs or more tensor parallelism"
+        } else {
+            ": relax the TTFT or TPOT objective, give the pools faster GPUs or more tensor \
+             parallelism, or allow more instances"
+        };
         let closest = closest.map_or(String::new(), |p| {
             format!(
-                "; the closest, {}P{}D, meets it for {} of requests against the {} target, so \
-                 more instances do not help: relax the TTFT or TPOT objective, or give the \
-                 pools faster GPUs or more tensor parallelism",
+                "; the closest, {}P{}D, meets it for {} of requests against the {} target{change}",
                 p.prefill_instances,
                 p.decode_instances,
                 pct(p.attainment),
