@@ -62,6 +62,28 @@ pub const MAX_RATES: usize = 24;
 pub const MAX_SEARCH_REPLICATIONS: u32 = crate::plan::MAX_REPLICATIONS;
 /// Most simulated requests (jobs × requests per job) a search or sweep may plan for.
 pub const MAX_WORK_REQUESTS: u64 = 200_000_000;
+/// Refuses a `run` whose worst case, `simulations` simulations of `requests_per_run`
+/// requests each, would simulate more than [`MAX_WORK_REQUESTS`] requests; `grid` says
+/// whether a smaller sweep grid helps. One check for the search, the knob sweep, the
+/// GPU comparison and the disaggregated sizing.
+pub fn check_work(
+    run: &'static str,
+    grid: bool,
+    simulations: u64,
+    requests_per_run: u32,
+) -> Result<(), SearchError> {
+    let requests = simulations * u64::from(requests_per_run);
+    if requests > MAX_WORK_REQUESTS {
+        return Err(SearchError::TooMuchWork {
+            run,
+            requests,
+            max: MAX_WORK_REQUESTS,
+            grid,
+        });
+    }
+    Ok(())
+}
+
 /// Smallest bisection tolerance [requests/s].
 pub const MIN_TOLERANCE_RPS: f64 = 0.005;
 /// Relative bisection tolerance: stop when the bracket is narrower than this share of the rate.
@@ -431,15 +453,12 @@ impl GoodputSearch {
                 max: MAX_SEARCH_REPLICATIONS,
             });
         }
-        let work = MAX_RATES as u64 * replications as u64 * plan.run.num_requests as u64;
-        if work > MAX_WORK_REQUESTS {
-            return Err(SearchError::TooMuchWork {
-                run: "goodput search",
-                requests: work,
-                max: MAX_WORK_REQUESTS,
-                grid: false,
-            });
-        }
+        check_work(
+            "goodput search",
+            false,
+            MAX_RATES as u64 * u64::from(replications),
+            plan.run.num_requests,
+        )?;
         let p = knobs.apply(plan);
         // Keep every rate the search may try (up to MAX_RATE_FACTOR × guess) simulable.
         let guess = capacity_guess_rps(&p).min(sim::MAX_RATE_RPS / MAX_RATE_FACTOR);

@@ -313,18 +313,13 @@ impl Shootout {
         let spec = spec.checked()?;
         // Every option's search at its worst, together: the same bound as one search.
         let options = (spec.gpus.len() * spec.tp_degrees.len()) as u64;
-        let work = options
-            * crate::search::MAX_RATES as u64
-            * u64::from(base.run.replications)
-            * u64::from(base.run.num_requests);
-        if work > crate::search::MAX_WORK_REQUESTS {
-            return Err(ShootoutError::Search(SearchError::TooMuchWork {
-                run: "shootout",
-                requests: work,
-                max: crate::search::MAX_WORK_REQUESTS,
-                grid: false,
-            }));
-        }
+        crate::search::check_work(
+            "shootout",
+            false,
+            options * crate::search::MAX_RATES as u64 * u64::from(base.run.replications),
+            base.run.num_requests,
+        )
+        .map_err(ShootoutError::Search)?;
         let mut options = Vec::new();
         for gpu in &spec.gpus {
             for &tp in &spec.tp_degrees {

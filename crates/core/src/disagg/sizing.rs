@@ -25,8 +25,7 @@ use crate::format::usd;
 use crate::plan::{Plan, MAX_DISAGG_INSTANCES, MAX_DISAGG_POINTS};
 use crate::report::{PlanReport, PlannedLoad};
 use crate::search::{
-    run_job_with, run_jobs, GoodputResult, GoodputSearch, Job, JobResult, Progress, SearchError,
-    MAX_WORK_REQUESTS,
+    check_work, run_job_with, run_jobs, GoodputResult, GoodputSearch, Job, JobResult, Progress,
 };
 use crate::sim::{replication_seed, SimConfig, Summary};
 use crate::stats::mean_ci95;
@@ -302,17 +301,12 @@ impl DisaggSizing {
             .disagg
             .clone()
             .unwrap_or_else(|| super::DisaggSpec::for_plan(plan));
-        let work =
-            MAX_DISAGG_POINTS as u64 * plan.run.replications as u64 * plan.run.num_requests as u64;
-        if work > MAX_WORK_REQUESTS {
-            return Err(SearchError::TooMuchWork {
-                run: "disaggregated sizing",
-                requests: work,
-                max: MAX_WORK_REQUESTS,
-                grid: false,
-            }
-            .into());
-        }
+        check_work(
+            "disaggregated sizing",
+            false,
+            MAX_DISAGG_POINTS as u64 * u64::from(plan.run.replications),
+            plan.run.num_requests,
+        )?;
         let mut plan = plan.clone();
         plan.disagg = Some(spec.clone());
         let rate = plan.traffic.peak_rate_rps / plan.planning.utilization;

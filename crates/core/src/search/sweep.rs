@@ -10,8 +10,8 @@
 //! goodput (ties go to the earlier cell in grid order: fewer sequences, smaller budget).
 
 use super::{
-    default_threads, launch_flags, GoodputResult, GoodputSearch, Job, JobResult, Knobs,
-    LaunchFlags, Progress, SearchError, SearchStatus, MAX_RATES, MAX_WORK_REQUESTS,
+    check_work, default_threads, launch_flags, GoodputResult, GoodputSearch, Job, JobResult, Knobs,
+    LaunchFlags, Progress, SearchError, SearchStatus, MAX_RATES,
 };
 use crate::plan::{Plan, MAX_SWEEP_VALUES};
 use serde::{Deserialize, Serialize};
@@ -201,15 +201,12 @@ impl KnobSweep {
         )?;
         let replications = plan.run.replications.clamp(1, SWEEP_MAX_REPLICATIONS);
         let n_cells = (seqs.len() * budgets.len()) as u64;
-        let work = n_cells * MAX_RATES as u64 * replications as u64 * plan.run.num_requests as u64;
-        if work > MAX_WORK_REQUESTS {
-            return Err(SearchError::TooMuchWork {
-                run: "knob sweep",
-                requests: work,
-                max: MAX_WORK_REQUESTS,
-                grid: true,
-            });
-        }
+        check_work(
+            "knob sweep",
+            true,
+            n_cells * MAX_RATES as u64 * u64::from(replications),
+            plan.run.num_requests,
+        )?;
         let whole = plan
             .traffic
             .prompt
