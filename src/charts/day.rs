@@ -78,12 +78,17 @@ fn hourly_steps<T: Copy + Into<f64>>(values: &[T]) -> Vec<(f64, f64)> {
 }
 
 impl DayChart {
-    /// The highest arrival rate or serving capacity over the period [req/s].
+    /// The highest arrival rate or serving capacity over the period [req/s]: the
+    /// capacity line's values, without building its steps.
     fn highest_rps(&self) -> f64 {
         self.rate_rps
             .iter()
             .copied()
-            .chain(self.serving_steps(self.goodput_rps).iter().map(|p| p.1))
+            .chain(
+                self.serving
+                    .iter()
+                    .map(|&(_, n)| n as f64 * self.goodput_rps),
+            )
             .fold(0.0, f64::max)
     }
 
