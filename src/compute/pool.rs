@@ -561,13 +561,13 @@ mod tests {
     use goodput_core::search::GoodputSearch;
     use goodput_core::Plan;
 
-    /// The default plan's first batch (three rates × 20 replications) on two workers: six
-    /// requests of ten jobs, each with jobs of every rate, the three detailed jobs in
-    /// three different requests, and every job sent once.
+    /// The default plan's first batch (two rates × 20 replications) on two workers: six
+    /// requests of six or seven jobs, each with jobs of every rate, the two detailed jobs
+    /// in two different requests, and every job sent once.
     #[test]
     fn a_batch_is_dealt_so_that_every_request_gets_every_rate() {
         let jobs = GoodputSearch::new(&Plan::default()).unwrap().next_batch();
-        assert_eq!(jobs.len(), 60);
+        assert_eq!(jobs.len(), 40);
         let parts = deal(&jobs, 2);
         assert_eq!(parts.len(), 2 * REQUESTS_PER_WORKER);
         let rates: Vec<f64> = jobs
@@ -579,9 +579,13 @@ mod tests {
                 }
                 v
             });
-        assert_eq!(rates.len(), 3);
+        assert_eq!(rates.len(), 2);
         for part in &parts {
-            assert_eq!(part.len(), 10);
+            assert!(
+                (6..=7).contains(&part.len()),
+                "{} jobs in one request",
+                part.len()
+            );
             for r in &rates {
                 let n = part.iter().filter(|j| j.rate_rps == *r).count();
                 assert!((3..=4).contains(&n), "{n} jobs at {r} req/s in one request");

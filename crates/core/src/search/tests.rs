@@ -537,3 +537,142 @@ fn request_and_replication_limits_are_the_plans() {
         "run.replications"
     );
 }
+
+/// Drives a search with a synthetic curve like [`drive`] and returns the rates of each
+/// batch as shares of the analytic guess, with the result.
+fn batches(plan: &Plan, f: impl Fn(f64, u32) -> f64) -> (Vec<Vec<f64>>, GoodputResult) {
+    let mut s = GoodputSearch::new(plan).expect("search");
+    let g = s.analytic_guess_rps();
+    let mut seen = Vec::new();
+    while !s.is_done() {
+        let jobs = s.next_batch();
+        assert!(
+            !jobs.is_empty() && seen.len() < MAX_RATES,
+            "search did not stop"
+        );
+        let mut rates: Vec<f64> = jobs.iter().map(|j| j.rate_rps / g).collect();
+        rates.dedup();
+        seen.push(rates);
+        let rs: Vec<JobResult> = jobs
+            .iter()
+            .map(|j| JobResult {
+                id: j.id,
+                attainment: f(j.rate_rps, j.replication),
+                detail: None,
+            })
+            .collect();
+        s.feed(&rs);
+    }
+    (seen, s.result().expect("done"))
+}
+
+#[test]
+fn the_low_rate_runs_only_when_it_tells_something() {
+    let plan = quick_plan();
+    let g = GoodputSearch::new(&plan).expect("s").analytic_guess_rps();
+    let close = |a: &[f64], b: &[f64]| {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-12)
+    };
+
+    // The first scan brackets a cliff at 0.8 × guess with a band of no width: the low
+    // rate never runs.
+    let (seen, r) = batches(&plan, |rate, _| if rate <= 0.8 * g { 0.97 } else { 0.5 });
+    assert!(close(&seen[0], &SCAN_FIRST), "{seen:?}");
+    assert!(
+        seen.iter().flatten().all(|&f| f > SCAN_FIRST[0] - 1e-12),
+        "{seen:?}"
+    );
+    assert!(r.goodput_rps <= 0.8 * g && r.goodput_rps > 0.8 * g * 0.97);
+
+    // 0.6 × guess misses: the low rate is the whole next batch, and the search goes on
+    // from it as from any scan (here between it and 0.6 × guess).
+    let (seen, r) = batches(&plan, |rate, _| if rate <= 0.4 * g { 0.97 } else { 0.5 });
+    assert!(close(&seen[1], &[SCAN_LOW]), "{seen:?}");
+    assert!(r.goodput_rps <= 0.4 * g && r.goodput_rps > 0.4 * g * 0.97);
+    assert!(r.curve.iter().any(|c| c.rate_rps == SCAN_LOW * g));
+
+    // Everything misses: after the low rate, the steps down start from it.
+    let (seen, r) = batches(&plan, |_, _| 0.2);
+    assert!(close(&seen[1], &[SCAN_LOW]), "{seen:?}");
+    assert!(
+        close(&seen[2], &[SCAN_LOW / 8.0, SCAN_LOW / 2.5]),
+        "{seen:?}"
+    );
+    assert_eq!(r.status, SearchStatus::ZeroGoodput);
+
+    // 0.6 × guess passes, but its replications spread the band below the target: the
+    // low rate joins the next batch, ahead of the rates the bracket asks for, and gives
+    // the range its lower end.
+    let (seen, r) = batches(&plan, |rate, rep| {
+        if rate < 0.5 * g {
+            return 1.0;
+        }
+        let base = if rate <= 0.8 * g { 0.93 } else { 0.5 };
+        base + if rep % 2 == 0 { 0.06 } else { -0.06 }
+    });
+    assert_eq!(seen[1].len(), 3, "{seen:?}");
+    assert!((seen[1][0] - SCAN_LOW).abs() < 1e-12, "{seen:?}");
+    assert!(
+        r.goodput_range_rps[0] > SCAN_LOW * g,
+        "{:?}",
+        r.goodput_range_rps
+    );
+}
+
+/// The search leaves out the low rate only where adding it would change neither the
+/// goodput nor its range: checked against the simulator by running that rate anyway.
+#[test]
+fn leaving_out_the_low_rate_changes_neither_goodput_nor_range() {
+    let mut plans = Vec::new();
+    for (ttft, reps) in [(0.5, 4), (0.3, 4), (0.5, 1), (2.0, 6)] {
+        let mut p = quick_plan();
+        p.slo.ttft_s = Some(ttft);
+        p.run.replications = reps;
+        plans.push(p);
+    }
+    let mut left_out = 0;
+    for plan in &plans {
+        let mut s = GoodputSearch::new(plan).expect("search");
+        let g = s.analytic_guess_rps();
+        answer_batches(&mut s, |jobs| run_jobs(plan, &jobs, 2), |_| Ok(()))
+            .expect("sim")
+            .expect("done");
+        let r = s.result().expect("done");
+        if r.curve[0].rate_rps < SCAN_FIRST[0] * g {
+            continue;
+        }
+        left_out += 1;
+        // The low rate, run as the search would have run it.
+        let jobs: Vec<Job> = (0..s.replications)
+            .map(|i| Job {
+                id: 1_000_000 + i,
+                cell: 0,
+                rate_rps: SCAN_LOW * g,
+                replication: i,
+                seed: sim::replication_seed(plan.run.seed, i),
+                knobs: s.knobs,
+                detail: false,
+            })
+            .collect();
+        let mut full = s.clone();
+        full.points.push(Point {
+            rate_rps: SCAN_LOW * g,
+            attainment: vec![None; s.replications as usize],
+            detail: None,
+        });
+        let idx = full.points.len() - 1;
+        for j in &jobs {
+            full.outstanding.insert(j.id, (idx, j.replication));
+        }
+        full.feed(&run_jobs(plan, &jobs, 2).expect("sim"));
+        let with_low = full.result().expect("done");
+        assert_eq!(with_low.curve.len(), r.curve.len() + 1);
+        assert_eq!(
+            with_low.goodput_rps, r.goodput_rps,
+            "ttft {:?}",
+            plan.slo.ttft_s
+        );
+        assert_eq!(with_low.goodput_range_rps, r.goodput_range_rps);
+    }
+    assert!(left_out >= 2, "only {left_out} plans left the low rate out");
+}
