@@ -338,6 +338,26 @@ pub fn padded(lo: f64, hi: f64, pad: f64) -> Range<f64> {
     (lo - d)..(hi + d)
 }
 
+/// The x axis of a chart over arrival rates: from 0 when the rates reach down to a
+/// third of the highest, else from just below the lowest, so that a search's curve
+/// (which starts at 0.6 of its capacity guess unless a lower rate was needed) fills the
+/// plot instead of its right third.
+pub fn rate_axis(rates: impl Iterator<Item = f64>) -> Range<f64> {
+    let (lo, hi) = rates
+        .filter(|r| r.is_finite() && *r >= 0.0)
+        .fold((f64::INFINITY, 0.0_f64), |(lo, hi), r| {
+            (lo.min(r), hi.max(r))
+        });
+    if hi <= 0.0 {
+        return 0.0..1.0;
+    }
+    if lo <= hi / 3.0 || hi - lo <= 1e-9 * hi {
+        return 0.0..hi * 1.05;
+    }
+    let pad = 0.05 * (hi - lo);
+    (lo - pad)..(hi + pad)
+}
+
 /// The index of the value in `xs` nearest to `x`.
 pub fn nearest(xs: impl Iterator<Item = f64>, x: f64) -> Option<usize> {
     xs.enumerate()
@@ -429,7 +449,8 @@ mod tests {
         let f = &frames[0];
         let (tag, x) = text_tag(&out, "knee 10.00 req/s");
         assert!(tag.contains("text-anchor=\"end\""), "{tag}");
-        let knee_px = f.px_x.start as f64 + 10.0 / f.x.end * (f.px_x.end - f.px_x.start) as f64;
+        let knee_px = f.px_x.start as f64
+            + (10.0 - f.x.start) / (f.x.end - f.x.start) * (f.px_x.end - f.px_x.start) as f64;
         assert!(
             x < knee_px && x <= f.px_x.end as f64,
             "ends at {x}, knee at {knee_px}"
@@ -497,9 +518,38 @@ mod tests {
             (f.px_y.start + f.px_y.end) as f64 / 2.0,
         );
         let (x, y) = f.to_data(mid.0, mid.1).expect("inside");
-        assert!((x - f.x.end / 2.0).abs() < 0.1 * f.x.end, "x {x}");
+        let span = f.x.end - f.x.start;
+        assert!(
+            (x - (f.x.start + f.x.end) / 2.0).abs() < 0.1 * span,
+            "x {x}"
+        );
         assert!((y - 0.51).abs() < 0.05, "y {y}");
         assert!(f.to_data(-5.0, mid.1).is_none());
+    }
+
+    /// A search's curve that starts at 0.6 of its guess fills the plot; one that reaches
+    /// down to a third of its top rate (the low rate, 0.25 of the guess, beside 0.9 of
+    /// it), or a lone rate, keeps an axis from 0.
+    #[test]
+    fn the_rate_axis_fits_the_rates_it_shows() {
+        let rates = [16.3, 19.0, 21.8, 22.1, 22.4, 22.7, 23.6, 24.5];
+        let x = rate_axis(rates.iter().copied());
+        let share = |r: f64| (r - x.start) / (x.end - x.start);
+        assert!(share(16.3) > 0.0 && share(16.3) < 0.1, "{x:?}");
+        assert!(share(24.5) > 0.9 && share(24.5) < 1.0, "{x:?}");
+        let with_low = rate_axis(rates.iter().copied().chain([6.8]));
+        assert_eq!(with_low, 0.0..24.5 * 1.05);
+        assert_eq!(rate_axis([5.0].into_iter()), 0.0..5.0 * 1.05);
+        assert_eq!(rate_axis(std::iter::empty()), 0.0..1.0);
+        assert_eq!(rate_axis([f64::NAN, -1.0].into_iter()), 0.0..1.0);
+        // The chart draws on that axis: the curve's first point sits at the plot's left.
+        let mut data = curve();
+        for (p, r) in data.points.iter_mut().zip(rates) {
+            p.rate_rps = r;
+        }
+        data.knee_rps = None;
+        let (_, frames) = svg(|a| draw_attainment(a, &data, &Theme::default()).expect("draw"));
+        assert_eq!(frames[0].x, rate_axis(rates[..5].iter().copied()));
     }
 
     #[test]

@@ -4,7 +4,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{draw_note, legend_mark, nearest, Frame, Theme};
+use super::{draw_note, legend_mark, nearest, rate_axis, Frame, Theme};
 
 /// One rate of the curve.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -106,18 +106,17 @@ pub fn draw_attainment<DB: DrawingBackend>(
         draw_note(area, "Waiting for the first simulated rates…", theme)?;
         return Ok(Vec::new());
     }
-    let x_max = pts
-        .iter()
-        .map(|p| p.rate_rps)
-        .chain(measured.iter().map(|m| m.0))
-        .fold(0.0_f64, f64::max)
-        * 1.05;
-    let x_max = if x_max > 0.0 { x_max } else { 1.0 };
+    let x = rate_axis(
+        pts.iter()
+            .map(|p| p.rate_rps)
+            .chain(measured.iter().map(|m| m.0)),
+    );
+    let (x_min, x_max) = (x.start, x.end);
     let mut chart = ChartBuilder::on(area)
         .margin(theme.px(10.0))
         .x_label_area_size(theme.px(36.0))
         .y_label_area_size(theme.px(48.0))
-        .build_cartesian_2d(0.0..x_max, 0.0..1.02)?;
+        .build_cartesian_2d(x.clone(), 0.0..1.02)?;
     let x_ticks = theme.ticks(chart.plotting_area().dim_in_pixel().0);
     theme
         .style_mesh(&mut chart.configure_mesh())
@@ -137,14 +136,14 @@ pub fn draw_attainment<DB: DrawingBackend>(
     )))?;
     let target = data.target;
     chart.draw_series(DashedLineSeries::new(
-        vec![(0.0, target), (x_max, target)],
+        vec![(x_min, target), (x_max, target)],
         theme.px(6.0),
         theme.px(4.0),
         theme.limit().stroke_width(theme.px(1.5)),
     ))?;
     chart.draw_series(std::iter::once(Text::new(
         format!("target {:.0}%", target * 100.0),
-        (x_max * 0.01, (target - 0.05).max(0.0)),
+        (x_min + (x_max - x_min) * 0.01, (target - 0.05).max(0.0)),
         theme.text(11.0).color(&theme.limit()),
     )))?;
     let theme = *theme;
@@ -196,7 +195,7 @@ pub fn draw_attainment<DB: DrawingBackend>(
         let width = text_width_px(&label, KNEE_LABEL_PX * theme.scale);
         let knee_px = chart.backend_coord(&(knee, 0.12)).0;
         let left = knee_label_on_left(knee_px, width, gap, px_x.end);
-        let data_per_px = x_max / (px_x.end - px_x.start).max(1) as f64;
+        let data_per_px = (x_max - x_min) / (px_x.end - px_x.start).max(1) as f64;
         let (x, hpos) = if left {
             (knee - gap as f64 * data_per_px, HPos::Right)
         } else {
@@ -214,7 +213,7 @@ pub fn draw_attainment<DB: DrawingBackend>(
     Ok(vec![Frame {
         px_x,
         px_y,
-        x: 0.0..x_max,
+        x,
         y: 0.0..1.02,
         log_x: false,
         panel: 0,

@@ -3,7 +3,9 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{draw_note, legend_mark, log_ticks, nearest, tick_label, two_panels, Frame, Theme};
+use super::{
+    draw_note, legend_mark, log_ticks, nearest, rate_axis, tick_label, two_panels, Frame, Theme,
+};
 
 /// Latency percentiles at one rate.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -75,12 +77,7 @@ fn panel<DB: DrawingBackend>(
     index: usize,
 ) -> Result<Frame, DrawingAreaErrorKind<DB::ErrorType>> {
     let ms = |v: f64| (v * 1e3).max(1e-3);
-    let x_max = pts
-        .iter()
-        .map(|p| p.rate_rps)
-        .fold(0.0_f64, f64::max)
-        .max(1e-6)
-        * 1.05;
+    let x = rate_axis(pts.iter().map(|p| p.rate_rps));
     let values = pts
         .iter()
         .flat_map(|p| [ms(p50(p)), ms(p99(p))])
@@ -100,7 +97,7 @@ fn panel<DB: DrawingBackend>(
         .x_label_area_size(theme.px(36.0))
         .y_label_area_size(theme.px(52.0))
         .build_cartesian_2d(
-            0.0..x_max,
+            x.clone(),
             (lo..hi).log_scale().with_key_points(log_ticks(lo, hi, 6)),
         )?;
     let plot_px = chart.plotting_area().dim_in_pixel().0;
@@ -135,7 +132,7 @@ fn panel<DB: DrawingBackend>(
     if let Some(slo) = slo_s {
         chart
             .draw_series(DashedLineSeries::new(
-                vec![(0.0, ms(slo)), (x_max, ms(slo))],
+                vec![(x.start, ms(slo)), (x.end, ms(slo))],
                 theme.px(6.0),
                 theme.px(4.0),
                 theme.limit().stroke_width(theme.px(1.5)),
@@ -155,7 +152,7 @@ fn panel<DB: DrawingBackend>(
     Ok(Frame {
         px_x,
         px_y,
-        x: 0.0..x_max,
+        x,
         y: lo..hi,
         log_x: false,
         panel: index,
