@@ -118,11 +118,11 @@ impl Theme {
     }
 
     /// How many tick labels fit along `width_px` backing pixels without overlapping: one
-    /// per [`TICK_GAP_CSS_PX`], from 2 to 10 (fewer on a phone).
+    /// per [`TICK_GAP_CSS_PX`], from 2 to [`MAX_TICKS`] (fewer on a phone).
     pub fn ticks(&self, width_px: u32) -> usize {
         (self.css_px(width_px) / TICK_GAP_CSS_PX)
             .floor()
-            .clamp(2.0, 10.0) as usize
+            .clamp(2.0, MAX_TICKS as f64) as usize
     }
     /// A text style of `size` CSS pixels.
     pub fn text(&self, size: f64) -> TextStyle<'static> {
@@ -238,6 +238,8 @@ pub fn draw_note<DB: DrawingBackend>(
 
 /// Room one tick label takes along an axis, gap included [CSS px].
 pub const TICK_GAP_CSS_PX: f64 = 64.0;
+/// Most labelled ticks on an axis.
+pub const MAX_TICKS: usize = 10;
 
 /// The two panels of a chart: left and right halves, or top and bottom on a narrow
 /// canvas ([`Theme::is_narrow`]).
@@ -356,6 +358,119 @@ pub fn rate_axis(rates: impl Iterator<Item = f64>) -> Range<f64> {
     }
     let pad = 0.05 * (hi - lo);
     (lo - pad)..(hi + pad)
+}
+
+/// A linear axis labelled at given round values ([`linear_ticks`]), as [`tick_label`]
+/// writes them, with a light grid line halfway between ticks (the house mesh style's
+/// one light line).
+#[derive(Clone)]
+pub struct TickedAxis {
+    inner: plotters::coord::types::RangedCoordf64,
+    ticks: Vec<f64>,
+    halves: Vec<f64>,
+}
+
+impl TickedAxis {
+    fn new(range: Range<f64>, ticks: Vec<f64>) -> TickedAxis {
+        let halves = match ticks.as_slice() {
+            [a, b, ..] => {
+                let half = (b - a) / 2.0;
+                std::iter::once(a - half)
+                    .chain(ticks.iter().map(|t| t + half))
+                    .filter(|v| range.contains(v))
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        TickedAxis {
+            inner: range.into(),
+            ticks,
+            halves,
+        }
+    }
+}
+
+impl Ranged for TickedAxis {
+    type FormatOption = plotters::coord::ranged1d::NoDefaultFormatting;
+    type ValueType = f64;
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.inner.map(value, limit)
+    }
+    fn key_points<H: plotters::coord::ranged1d::KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            self.halves.clone()
+        } else {
+            self.ticks.clone()
+        }
+    }
+    fn range(&self) -> Range<f64> {
+        self.inner.range()
+    }
+}
+
+impl plotters::coord::ranged1d::ValueFormatter<f64> for TickedAxis {
+    fn format(value: &f64) -> String {
+        tick_label(*value)
+    }
+}
+
+/// [`rate_axis`] with round ticks for a chart drawn in `area`, whose y labels and
+/// margins take about `beside_css` CSS pixels of its width: the range (for readouts)
+/// and the axis to build the chart on.
+pub fn ticked_rate_axis<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    beside_css: f64,
+    theme: &Theme,
+    rates: impl Iterator<Item = f64>,
+) -> (Range<f64>, TickedAxis) {
+    let x = rate_axis(rates);
+    let plot_px = area.dim_in_pixel().0.saturating_sub(theme.px(beside_css));
+    let ticks = linear_ticks(x.start, x.end, theme.ticks(plot_px));
+    (x.clone(), TickedAxis::new(x, ticks))
+}
+
+/// Round tick values in `lo..=hi`, evenly spaced by 1, 2, 2.5 or 5 × 10^k: the most that
+/// are at most `max`, or two or more where the only step with fewer than `max` would
+/// leave a single tick (plotters' own choice on a narrow range, say 16 to 25 req/s in
+/// three ticks, is one lone "20").
+pub fn linear_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
+    if !(lo.is_finite() && hi.is_finite() && hi > lo) {
+        return Vec::new();
+    }
+    let max = max.max(2) as f64;
+    // k × m × 10^e, divided rather than multiplied by a power of ten below 1, so that
+    // 0.1 × 34 is 3.4 and not 3.4000000000000004.
+    let tick = |k: i64, m: f64, e: i32| {
+        if e >= 0 {
+            k as f64 * m * 10f64.powi(e)
+        } else {
+            k as f64 * m / 10f64.powi(-e)
+        }
+    };
+    let ticks = |m: f64, e: i32| -> Vec<f64> {
+        let step = tick(1, m, e);
+        let first = (lo / step - 1e-9).ceil() as i64;
+        let last = (hi / step + 1e-9).floor() as i64;
+        (first..=last)
+            .map(|k| tick(k, m, e).clamp(lo, hi))
+            .collect()
+    };
+    let mut e = ((hi - lo) / max).log10().floor() as i32;
+    let mut previous: Option<Vec<f64>> = None;
+    for _ in 0..4 {
+        for m in [1.0, 2.0, 2.5, 5.0] {
+            let t = ticks(m, e);
+            if t.len() as f64 <= max {
+                return match previous {
+                    Some(p) if t.len() < 2 => p,
+                    _ => t,
+                };
+            }
+            previous = Some(t);
+        }
+        e += 1;
+    }
+    previous.unwrap_or_default()
 }
 
 /// The index of the value in `xs` nearest to `x`.
@@ -525,6 +640,82 @@ mod tests {
         );
         assert!((y - 0.51).abs() < 0.05, "y {y}");
         assert!(f.to_data(-5.0, mid.1).is_none());
+    }
+
+    #[test]
+    fn linear_ticks_are_round_and_never_a_lone_one() {
+        assert_eq!(linear_ticks(15.9, 24.9, 3), vec![17.5, 20.0, 22.5]);
+        assert_eq!(
+            linear_ticks(15.9, 24.9, 5),
+            vec![16.0, 18.0, 20.0, 22.0, 24.0]
+        );
+        assert_eq!(linear_ticks(0.0, 25.7, 3), vec![0.0, 10.0, 20.0]);
+        assert_eq!(linear_ticks(0.0, 1.0, 10).len(), 6);
+        // Three ticks asked for between 19 and 21: 19.5, 20, 20.5 rather than one "20".
+        assert_eq!(linear_ticks(19.1, 20.9, 2), vec![19.5, 20.0, 20.5]);
+        for (lo, hi, max) in [(0.01, 0.07, 4), (1e3, 9.9e3, 6), (3.3, 3.4, 2)] {
+            let t = linear_ticks(lo, hi, max);
+            assert!(t.len() >= 2, "{lo}..{hi}: {t:?}");
+            assert!(t.iter().all(|v| *v >= lo && *v <= hi), "{lo}..{hi}: {t:?}");
+        }
+        assert!(linear_ticks(1.0, 1.0, 3).is_empty());
+        assert!(linear_ticks(f64::NAN, 1.0, 3).is_empty());
+    }
+
+    /// The texts of an SVG drawn below `below` pixels: (x, content).
+    fn texts_below(svg: &str, below: i32) -> Vec<(f64, String)> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                let (tag, rest) = t.split_once('>')?;
+                let at = |name: &str| -> Option<f64> {
+                    tag.split(&format!(" {name}=\""))
+                        .nth(1)?
+                        .split('"')
+                        .next()?
+                        .parse()
+                        .ok()
+                };
+                let content = rest.split("</text>").next()?.trim().to_string();
+                (at("y")? > below as f64).then_some((at("x")?, content))
+            })
+            .collect()
+    }
+
+    /// On a narrow range of rates each latency panel labels two or more round rates
+    /// under its plot (plotters' own choice for three ticks was one lone "20.0").
+    #[test]
+    fn a_narrow_rate_range_keeps_several_round_labels() {
+        let rates = [16.3, 19.0, 21.8, 22.1, 22.4, 22.7, 23.6, 24.5];
+        let lat = LatencyChart {
+            points: rates
+                .iter()
+                .map(|&r| LatencyPoint {
+                    rate_rps: r,
+                    ttft_p50_s: 0.005 * r,
+                    ttft_p99_s: 0.02 * r,
+                    tpot_p50_s: 0.012,
+                    tpot_p99_s: 0.015,
+                })
+                .collect(),
+            ttft_slo_s: Some(0.5),
+            tpot_slo_s: Some(0.025),
+        };
+        let (out, frames) = svg_sized((760, 300), |a| {
+            draw_latency(a, &lat, &Theme::default()).expect("draw")
+        });
+        for f in &frames {
+            let labels: Vec<f64> = texts_below(&out, f.px_y.end)
+                .into_iter()
+                .filter(|(x, _)| (f.px_x.start as f64..=f.px_x.end as f64).contains(x))
+                .filter_map(|(_, t)| t.parse().ok())
+                .collect();
+            assert!(labels.len() >= 2, "panel {}: {labels:?}", f.panel);
+            assert!(
+                labels.iter().all(|v| (16.0..=25.0).contains(v)),
+                "{labels:?}"
+            );
+        }
     }
 
     /// A search's curve that starts at 0.6 of its guess fills the plot; one that reaches

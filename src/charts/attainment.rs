@@ -4,7 +4,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{draw_note, legend_mark, nearest, rate_axis, Frame, Theme};
+use super::{draw_note, legend_mark, nearest, ticked_rate_axis, Frame, Theme, MAX_TICKS};
 
 /// One rate of the curve.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -106,7 +106,11 @@ pub fn draw_attainment<DB: DrawingBackend>(
         draw_note(area, "Waiting for the first simulated rates…", theme)?;
         return Ok(Vec::new());
     }
-    let x = rate_axis(
+    // The y labels (48) and the margins (2 × 10) beside the plot.
+    let (x, x_ticks) = ticked_rate_axis(
+        area,
+        68.0,
+        theme,
         pts.iter()
             .map(|p| p.rate_rps)
             .chain(measured.iter().map(|m| m.0)),
@@ -116,11 +120,10 @@ pub fn draw_attainment<DB: DrawingBackend>(
         .margin(theme.px(10.0))
         .x_label_area_size(theme.px(36.0))
         .y_label_area_size(theme.px(48.0))
-        .build_cartesian_2d(x.clone(), 0.0..1.02)?;
-    let x_ticks = theme.ticks(chart.plotting_area().dim_in_pixel().0);
+        .build_cartesian_2d(x_ticks, 0.0..1.02)?;
     theme
         .style_mesh(&mut chart.configure_mesh())
-        .x_labels(x_ticks)
+        .x_labels(MAX_TICKS)
         .x_desc("arrival rate per replica [req/s]")
         .y_desc("attainment [%]")
         .y_label_formatter(&|v| format!("{:.0}", v * 100.0))
