@@ -455,9 +455,9 @@ pub fn linear_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
             .map(|k| tick(k, m, e).clamp(lo, hi))
             .collect()
     };
-    let mut e = ((hi - lo) / max).log10().floor() as i32;
+    let e0 = ((hi - lo) / max).log10().floor() as i32;
     let mut previous: Option<Vec<f64>> = None;
-    for _ in 0..4 {
+    for e in e0..e0 + 4 {
         for m in [1.0, 2.0, 2.5, 5.0] {
             let t = ticks(m, e);
             if t.len() as f64 <= max {
@@ -468,7 +468,6 @@ pub fn linear_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
             }
             previous = Some(t);
         }
-        e += 1;
     }
     previous.unwrap_or_default()
 }
