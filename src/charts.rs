@@ -222,6 +222,53 @@ pub fn legend_mark(x: i32, y: i32, color: RGBColor, theme: &Theme) -> PathElemen
     )
 }
 
+/// A dashed line's look: dash and gap [CSS px] and colour. A dashed series and its
+/// legend mark are drawn from the same one, so the mark shows the line's own dashes.
+#[derive(Debug, Clone, Copy)]
+pub struct Dash {
+    /// Dash length [CSS px].
+    pub dash: f64,
+    /// Gap between dashes [CSS px].
+    pub gap: f64,
+    /// Colour (with its opacity).
+    pub color: RGBAColor,
+}
+
+impl Dash {
+    /// The dashed series through `points`, 1.5 CSS px wide.
+    pub fn series<I: IntoIterator>(
+        &self,
+        points: I,
+        theme: &Theme,
+    ) -> DashedLineSeries<I::IntoIter, u32>
+    where
+        I::IntoIter: Clone,
+    {
+        DashedLineSeries::new(
+            points,
+            theme.px(self.dash),
+            theme.px(self.gap),
+            self.color.stroke_width(theme.px(1.5)),
+        )
+    }
+
+    /// Its legend mark: as long and as heavy as [`legend_mark`], in the series' dashes.
+    pub fn legend(
+        &self,
+        x: i32,
+        y: i32,
+        theme: &Theme,
+    ) -> plotters::element::DashedPathElement<std::vec::IntoIter<(i32, i32)>, u32> {
+        let len = theme.px(LEGEND_MARK_CSS_PX) as i32;
+        plotters::element::DashedPathElement::new(
+            vec![(x, y), (x + len, y)],
+            theme.px(self.dash),
+            theme.px(self.gap),
+            self.color.stroke_width(theme.px(2.5)),
+        )
+    }
+}
+
 /// Draws "no data yet" (or another note) in the middle of an area.
 pub fn draw_note<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
@@ -933,10 +980,24 @@ mod tests {
             let theme = Theme { scale, dark: false };
             let size = ((1000.0 * scale) as u32, (480.0 * scale) as u32);
             let (svg, _) = svg_sized(size, |a| draw_latency(a, &latency, &theme).expect("draw"));
-            let (marks, texts) = marks_and_texts(&svg, theme.px(2.5));
-            // p50, p99 and SLO in each of the two panels.
+            let (pieces, texts) = marks_and_texts(&svg, theme.px(2.5));
+            // A dashed mark comes in pieces on one row: join them, counting them.
+            let mut marks: Vec<(Mark, usize)> = Vec::new();
+            for (x0, x1, y) in pieces {
+                match marks.last_mut() {
+                    Some(((_, end, row), n)) if *row == y && x0 - *end <= theme.px(5.0) as f64 => {
+                        *end = x1;
+                        *n += 1;
+                    }
+                    _ => marks.push(((x0, x1, y), 1)),
+                }
+            }
+            // p50, p99 and SLO in each of the two panels; the SLO's mark in the SLO
+            // line's dashes, the others solid.
             assert_eq!(marks.len(), 6, "{scale}×: {marks:?}");
-            for (x0, x1, y) in marks {
+            let dashed: Vec<usize> = marks.iter().map(|m| m.1).collect();
+            assert_eq!(dashed, [1, 1, 2, 1, 1, 2], "{scale}×: {marks:?}");
+            for ((x0, x1, y), _) in marks {
                 let text = texts
                     .iter()
                     .filter(|t| t.0 > x0 && (t.1 - y).abs() < theme.px(14.0) as f64)

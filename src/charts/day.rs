@@ -6,7 +6,7 @@ use goodput_core::schedule::Schedule;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{draw_note, legend_mark, Frame, Theme};
+use super::{draw_note, legend_mark, Dash, Frame, Theme};
 
 /// An hour whose attainment is below the target.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -282,15 +282,15 @@ pub fn draw_day<DB: DrawingBackend>(
         )
     }))?;
     let fixed = data.static_replicas as f64;
+    let dash = Dash {
+        dash: 6.0,
+        gap: 4.0,
+        color: theme.fg().mix(0.6),
+    };
     chart
-        .draw_series(DashedLineSeries::new(
-            vec![(0.0, fixed), (h, fixed)],
-            theme.px(6.0),
-            theme.px(4.0),
-            theme.fg().mix(0.6).stroke_width(theme.px(1.5)),
-        ))?
+        .draw_series(dash.series(vec![(0.0, fixed), (h, fixed)], theme))?
         .label("static fleet")
-        .legend(move |(x, y)| legend_mark(x, y, theme.fg(), theme));
+        .legend(move |(x, y)| dash.legend(x, y, theme));
     chart
         .draw_series(LineSeries::new(
             hourly_steps(&data.needed),

@@ -4,8 +4,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{
-    draw_note, legend_mark, log_ticks, nearest, tick_label, ticked_rate_axis, two_panels, Frame,
-    Theme, MAX_TICKS,
+    draw_note, legend_mark, log_ticks, nearest, tick_label, ticked_rate_axis, two_panels, Dash,
+    Frame, Theme, MAX_TICKS,
 };
 
 /// Latency percentiles at one rate.
@@ -132,15 +132,15 @@ fn panel<DB: DrawingBackend>(
         .label("p99")
         .legend(move |(x, y)| legend_mark(x, y, theme.accent2(), theme));
     if let Some(slo) = slo_s {
+        let dash = Dash {
+            dash: 6.0,
+            gap: 4.0,
+            color: theme.limit().to_rgba(),
+        };
         chart
-            .draw_series(DashedLineSeries::new(
-                vec![(x.start, ms(slo)), (x.end, ms(slo))],
-                theme.px(6.0),
-                theme.px(4.0),
-                theme.limit().stroke_width(theme.px(1.5)),
-            ))?
+            .draw_series(dash.series(vec![(x.start, ms(slo)), (x.end, ms(slo))], theme))?
             .label("SLO")
-            .legend(move |(x, y)| legend_mark(x, y, theme.limit(), theme));
+            .legend(move |(x, y)| dash.legend(x, y, theme));
     }
     chart
         .configure_series_labels()

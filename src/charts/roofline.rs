@@ -5,7 +5,9 @@ use goodput_core::roofline::StepModel;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{draw_note, legend_mark, log_ticks, nearest, tick_label, two_panels, Frame, Theme};
+use super::{
+    draw_note, legend_mark, log_ticks, nearest, tick_label, two_panels, Dash, Frame, Theme,
+};
 
 /// One x of a roofline panel.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -162,34 +164,35 @@ fn panel<DB: DrawingBackend>(
         ))?
         .label("step time")
         .legend(move |(x, y)| legend_mark(x, y, theme.fg(), theme));
+    let term = |color: RGBColor| Dash {
+        dash: 5.0,
+        gap: 3.0,
+        color: color.to_rgba(),
+    };
+    let (memory, compute) = (term(theme.accent()), term(theme.accent2()));
     chart
-        .draw_series(DashedLineSeries::new(
-            pts.iter().map(|p| (p.x, p.memory_s * 1e3)),
-            theme.px(5.0),
-            theme.px(3.0),
-            theme.accent().stroke_width(theme.px(1.5)),
-        ))?
+        .draw_series(memory.series(pts.iter().map(|p| (p.x, p.memory_s * 1e3)), theme))?
         .label(if narrow {
             "memory term (blue: bound)"
         } else {
             "memory term (shaded blue: memory-bound)"
         })
-        .legend(move |(x, y)| legend_mark(x, y, theme.accent(), theme));
+        .legend(move |(x, y)| memory.legend(x, y, theme));
     chart
-        .draw_series(DashedLineSeries::new(
-            pts.iter()
-                .map(|p| (p.x, p.compute_s * 1e3))
-                .filter(|p| p.1 <= y_hi),
-            theme.px(5.0),
-            theme.px(3.0),
-            theme.accent2().stroke_width(theme.px(1.5)),
-        ))?
+        .draw_series(
+            compute.series(
+                pts.iter()
+                    .map(|p| (p.x, p.compute_s * 1e3))
+                    .filter(|p| p.1 <= y_hi),
+                theme,
+            ),
+        )?
         .label(if narrow {
             "compute term (amber: bound)"
         } else {
             "compute term (shaded amber: compute-bound)"
         })
-        .legend(move |(x, y)| legend_mark(x, y, theme.accent2(), theme));
+        .legend(move |(x, y)| compute.legend(x, y, theme));
     if mark >= x_lo && mark <= x_hi {
         chart.draw_series(std::iter::once(PathElement::new(
             vec![(mark, 0.0), (mark, y_hi)],
