@@ -269,6 +269,31 @@ impl Dash {
     }
 }
 
+/// A generous width estimate of `text` at `size_px` in a sans-serif font [px].
+pub fn text_width_px(text: &str, size_px: f64) -> i32 {
+    (text.chars().count() as f64 * size_px * 0.62).ceil() as i32
+}
+
+/// Where a label of `size_css` CSS px text goes beside a vertical line at `line_px`: its
+/// anchor's offset from the line and the side it hangs from. It starts a 4 CSS px gap to
+/// the right of the line, unless it would then pass `right_px` (the plot's right edge);
+/// then it ends that gap to the left. Pixels are backing pixels.
+pub fn beside_line(
+    line_px: i32,
+    label: &str,
+    size_css: f64,
+    right_px: i32,
+    theme: &Theme,
+) -> (i32, HPos) {
+    let gap = theme.px(4.0) as i32;
+    let width = text_width_px(label, size_css * theme.scale);
+    if line_px + gap + width > right_px {
+        (-gap, HPos::Right)
+    } else {
+        (gap, HPos::Left)
+    }
+}
+
 /// Draws "no data yet" (or another note) in the middle of an area.
 pub fn draw_note<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
@@ -628,8 +653,15 @@ mod tests {
             x + 15.0 * 11.0 * 0.62 <= frames[0].px_x.end as f64,
             "ends inside"
         );
-        assert!(attainment::knee_label_on_left(790, 100, 4, 800));
-        assert!(!attainment::knee_label_on_left(500, 100, 4, 800));
+        let t = Theme::default();
+        assert!(matches!(
+            beside_line(790, "knee", 11.0, 800, &t),
+            (-4, HPos::Right)
+        ));
+        assert!(matches!(
+            beside_line(500, "knee", 11.0, 800, &t),
+            (4, HPos::Left)
+        ));
     }
 
     #[test]

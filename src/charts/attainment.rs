@@ -2,9 +2,11 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::text_anchor::{Pos, VPos};
 
-use super::{draw_note, legend_mark, nearest, ticked_rate_axis, Frame, Theme, MAX_TICKS};
+use super::{
+    beside_line, draw_note, legend_mark, nearest, ticked_rate_axis, Frame, Theme, MAX_TICKS,
+};
 
 /// One rate of the curve.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -34,18 +36,6 @@ pub struct AttainmentChart {
 
 /// Font size of the knee label [CSS px].
 const KNEE_LABEL_PX: f64 = 11.0;
-
-/// Whether the knee label goes to the left of the knee line: when, placed to the right
-/// (starting `gap_px` after `knee_px`), a label `label_px` wide would pass `right_px`,
-/// the right edge of the plotting area. All in backing pixels.
-pub fn knee_label_on_left(knee_px: i32, label_px: i32, gap_px: i32, right_px: i32) -> bool {
-    knee_px + gap_px + label_px > right_px
-}
-
-/// A generous width estimate of `text` at `size_px` in a sans-serif font [px].
-fn text_width_px(text: &str, size_px: f64) -> i32 {
-    (text.chars().count() as f64 * size_px * 0.62).ceil() as i32
-}
 
 impl AttainmentChart {
     fn measured_sorted(&self) -> Vec<(f64, f64)> {
@@ -194,24 +184,19 @@ pub fn draw_attainment<DB: DrawingBackend>(
             theme.good().stroke_width(theme.px(1.5)),
         )))?;
         let label = format!("knee {knee:.2} req/s");
-        let gap = theme.px(4.0) as i32;
-        let width = text_width_px(&label, KNEE_LABEL_PX * theme.scale);
         let knee_px = chart.backend_coord(&(knee, 0.12)).0;
-        let left = knee_label_on_left(knee_px, width, gap, px_x.end);
-        let data_per_px = (x_max - x_min) / (px_x.end - px_x.start).max(1) as f64;
-        let (x, hpos) = if left {
-            (knee - gap as f64 * data_per_px, HPos::Right)
-        } else {
-            (knee + gap as f64 * data_per_px, HPos::Left)
-        };
-        chart.draw_series(std::iter::once(Text::new(
-            label,
-            (x, 0.12),
-            theme
-                .text(KNEE_LABEL_PX)
-                .color(&theme.good())
-                .pos(Pos::new(hpos, VPos::Top)),
-        )))?;
+        let (dx, hpos) = beside_line(knee_px, &label, KNEE_LABEL_PX, px_x.end, &theme);
+        chart.draw_series(std::iter::once(
+            EmptyElement::at((knee, 0.12))
+                + Text::new(
+                    label,
+                    (dx, 0),
+                    theme
+                        .text(KNEE_LABEL_PX)
+                        .color(&theme.good())
+                        .pos(Pos::new(hpos, VPos::Top)),
+                ),
+        ))?;
     }
     Ok(vec![Frame {
         px_x,

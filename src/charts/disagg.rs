@@ -7,7 +7,11 @@ use goodput_core::disagg::DisaggResult;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{draw_note, legend_mark, Frame, Theme};
+use plotters::style::text_anchor::{Pos, VPos};
+
+#[cfg(test)]
+use super::text_width_px;
+use super::{beside_line, draw_note, legend_mark, Frame, Theme};
 
 /// The parts of a TTFT, in the order they happen.
 pub const PARTS: [&str; 5] = [
@@ -96,6 +100,9 @@ impl DisaggChart {
     }
 }
 
+/// Font size of the TTFT objective's label [CSS px].
+const OBJECTIVE_LABEL_PX: f64 = 10.0;
+
 /// The colour of part `i`.
 fn colour(theme: &Theme, i: usize) -> RGBColor {
     match i {
@@ -164,11 +171,22 @@ pub fn draw_disagg<DB: DrawingBackend>(
             vec![(slo, 0.0), (slo, n)],
             theme.limit().stroke_width(theme.px(2.0)),
         )))?;
-        chart.draw_series(std::iter::once(Text::new(
-            "TTFT objective".to_string(),
-            (slo, n),
-            theme.text(10.0),
-        )))?;
+        // Beside the line, not on it.
+        let label = "TTFT objective";
+        let right = chart.plotting_area().get_pixel_range().0.end;
+        let line_px = chart.backend_coord(&(slo, n)).0;
+        let (dx, hpos) = beside_line(line_px, label, OBJECTIVE_LABEL_PX, right, theme);
+        chart.draw_series(std::iter::once(
+            EmptyElement::at((slo, n))
+                + Text::new(
+                    label.to_string(),
+                    (dx, 0),
+                    theme
+                        .text(OBJECTIVE_LABEL_PX)
+                        .color(&theme.limit())
+                        .pos(Pos::new(hpos, VPos::Top)),
+                ),
+        ))?;
     }
     // The legend across the top.
     let (mut lx, ly) = (theme.px(12.0) as i32, theme.px(10.0) as i32);
@@ -212,6 +230,51 @@ mod tests {
                 },
             ],
             ttft_slo_ms: Some(500.0),
+        }
+    }
+
+    /// The TTFT objective's label sits beside its line, inside the plot: to the right of
+    /// a line in the middle, to the left of one near the right edge (it started on the
+    /// line and ran past the edge).
+    #[test]
+    fn the_objective_label_sits_beside_its_line() {
+        let theme = Theme::default();
+        for (slo, left) in [(500.0, true), (40.0, false)] {
+            let data = DisaggChart {
+                ttft_slo_ms: Some(slo),
+                ..chart()
+            };
+            let mut svg = String::new();
+            let frames;
+            {
+                let area = SVGBackend::with_string(&mut svg, (700, 220)).into_drawing_area();
+                frames = draw_disagg(&area, &data, &theme).expect("draws");
+                area.present().expect("presents");
+            }
+            let f = &frames[0];
+            let line_px = f.px_x.start as f64 + slo / f.x.end * (f.px_x.end - f.px_x.start) as f64;
+            let end = svg.find("TTFT objective").expect("the label");
+            let tag = &svg[svg[..end].rfind("<text").expect("a text tag")..end];
+            let x: f64 = tag
+                .split(" x=\"")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .and_then(|v| v.parse().ok())
+                .expect("an x");
+            let width = text_width_px("TTFT objective", OBJECTIVE_LABEL_PX) as f64;
+            if left {
+                assert!(tag.contains("text-anchor=\"end\""), "{tag}");
+                assert!(
+                    x <= line_px - 2.0 && x - width >= f.px_x.start as f64,
+                    "{x} {line_px}"
+                );
+            } else {
+                assert!(!tag.contains("text-anchor=\"end\""), "{tag}");
+                assert!(
+                    x >= line_px + 2.0 && x + width <= f.px_x.end as f64,
+                    "{x} {line_px}"
+                );
+            }
         }
     }
 
