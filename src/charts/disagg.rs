@@ -6,12 +6,9 @@
 use goodput_core::disagg::DisaggResult;
 use plotters::coord::Shift;
 use plotters::prelude::*;
-
 use plotters::style::text_anchor::{Pos, VPos};
 
-#[cfg(test)]
-use super::text_width_px;
-use super::{beside_line, draw_note, legend_mark, Frame, Theme};
+use super::{beside_line, draw_note, legend_mark, text_width_px, Frame, Theme};
 
 /// The parts of a TTFT, in the order they happen.
 pub const PARTS: [&str; 5] = [
@@ -100,6 +97,34 @@ impl DisaggChart {
     }
 }
 
+/// The legend: the first row's middle from the top, the height of a row, where an
+/// entry's text starts after its mark, the gap after an entry and the font [CSS px].
+const LEGEND_TOP_CSS_PX: f64 = 10.0;
+const LEGEND_ROW_CSS_PX: f64 = 16.0;
+const LEGEND_TEXT_CSS_PX: f64 = 20.0;
+const LEGEND_GAP_CSS_PX: f64 = 12.0;
+const LEGEND_FONT_CSS_PX: f64 = 10.0;
+
+/// Where each legend entry goes in an area `width` backing pixels wide: (x of its mark,
+/// row). Entries wrap to a new row rather than run past the right edge.
+fn legend_places(width: u32, theme: &Theme) -> Vec<(i32, usize)> {
+    let (start, right) = (theme.px(12.0) as i32, width as i32 - theme.px(4.0) as i32);
+    let (mut x, mut row) = (start, 0);
+    PARTS
+        .iter()
+        .map(|name| {
+            let w = theme.px(LEGEND_TEXT_CSS_PX) as i32
+                + text_width_px(name, LEGEND_FONT_CSS_PX * theme.scale);
+            if x > start && x + w > right {
+                (x, row) = (start, row + 1);
+            }
+            let place = (x, row);
+            x += w + theme.px(LEGEND_GAP_CSS_PX) as i32;
+            place
+        })
+        .collect()
+}
+
 /// Font size of the TTFT objective's label [CSS px].
 const OBJECTIVE_LABEL_PX: f64 = 10.0;
 
@@ -134,9 +159,11 @@ pub fn draw_disagg<DB: DrawingBackend>(
     let x = 0.0..longest * 1.12;
     let n = data.bars.len() as f64;
     let y = 0.0..n;
+    let legend = legend_places(area.dim_in_pixel().0, theme);
+    let rows = legend.iter().map(|p| p.1).max().unwrap_or(0) + 1;
     let mut chart = ChartBuilder::on(area)
         .margin(theme.px(10.0))
-        .margin_top(theme.px(26.0))
+        .margin_top(theme.px(LEGEND_TOP_CSS_PX + LEGEND_ROW_CSS_PX * rows as f64))
         .x_label_area_size(theme.px(34.0))
         .y_label_area_size(theme.px(8.0))
         .build_cartesian_2d(x.clone(), y.clone())?;
@@ -188,16 +215,18 @@ pub fn draw_disagg<DB: DrawingBackend>(
                 ),
         ))?;
     }
-    // The legend across the top.
-    let (mut lx, ly) = (theme.px(12.0) as i32, theme.px(10.0) as i32);
-    for (i, name) in PARTS.iter().enumerate() {
+    // The legend across the top, in as many rows as the width needs.
+    for (i, (name, &(lx, row))) in PARTS.iter().zip(&legend).enumerate() {
+        let ly = theme.px(LEGEND_TOP_CSS_PX + LEGEND_ROW_CSS_PX * row as f64) as i32;
         area.draw(&legend_mark(lx, ly, colour(theme, i), theme))?;
         area.draw(&Text::new(
             name.to_string(),
-            (lx + theme.px(20.0) as i32, ly - theme.px(6.0) as i32),
-            theme.text(10.0),
+            (
+                lx + theme.px(LEGEND_TEXT_CSS_PX) as i32,
+                ly - theme.px(6.0) as i32,
+            ),
+            theme.text(LEGEND_FONT_CSS_PX),
         ))?;
-        lx += theme.px(30.0 + 6.0 * name.len() as f64) as i32;
     }
     let (px_x, px_y) = chart.plotting_area().get_pixel_range();
     // Row i of the readout is bar i: y runs 0 at the top bar down to n at the bottom.
@@ -230,6 +259,26 @@ mod tests {
                 },
             ],
             ttft_slo_ms: Some(500.0),
+        }
+    }
+
+    /// The legend stays inside the chart: one row on a desktop, wrapped on a phone.
+    #[test]
+    fn the_legend_wraps_instead_of_running_off_the_edge() {
+        for (width, scale, rows) in [(760, 1.0, 1), (330 * 2, 2.0, 2), (290 * 3, 3.0, 3)] {
+            let theme = Theme { scale, dark: false };
+            let places = legend_places(width, &theme);
+            assert_eq!(
+                places.iter().map(|p| p.1).max(),
+                Some(rows - 1),
+                "{width} px"
+            );
+            for (name, (x, _)) in PARTS.iter().zip(&places) {
+                let end = x
+                    + theme.px(LEGEND_TEXT_CSS_PX) as i32
+                    + text_width_px(name, LEGEND_FONT_CSS_PX * scale);
+                assert!(end <= width as i32, "{name} ends at {end} of {width} px");
+            }
         }
     }
 
