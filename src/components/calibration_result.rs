@@ -10,7 +10,7 @@ use leptos::prelude::*;
 use crate::compute::calibration::FitController;
 use crate::hooks::use_report::use_report;
 use crate::state::PlanState;
-use goodput_core::format::usd;
+use goodput_core::format::{percent_tenths, usd};
 
 /// Replicas and monthly cost seen for one calibrated plan, with the fit on and off.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -32,17 +32,13 @@ fn pm(f: Fitted, scale: f64, unit: &str, spread: bool) -> String {
     }
 }
 
-fn pct(x: f64) -> String {
-    format!("{:.1}%", x * 100.0)
-}
-
 /// One row of the error table.
 fn error_row(label: &'static str, e: Option<MetricErrors>) -> impl IntoView {
     // "—" for a row not computed, or a metric no file gives.
     let cell = move |f: fn(&MetricErrors) -> Option<f64>| {
         e.as_ref()
             .and_then(f)
-            .map(pct)
+            .map(percent_tenths)
             .unwrap_or_else(|| "—".into())
     };
     view! {
@@ -176,7 +172,7 @@ pub fn CalibrationResult() -> impl IntoView {
                 </table>
                 </div>
                 <p data-testid="calibrate-held-out" data-value=held.map(|h| h.to_string()).unwrap_or_default()>
-                    {match held { Some(h) => format!("Held-out error: {}", pct(h)), None => "Held-out error: not available with one point.".into() }}
+                    {match held { Some(h) => format!("Held-out error: {}", percent_tenths(h)), None => "Held-out error: not available with one point.".into() }}
                 </p>
                 <p class=verdict_class data-testid="calibrate-verdict" data-verdict=verdict_key>{verdict_words(&c)}</p>
                 <label class="toggle">

@@ -37,6 +37,7 @@
 //! the held-out error is the honest number. [`BOOTSTRAP_RESAMPLES`] refits on points
 //! drawn with replacement give each constant's standard deviation.
 
+use crate::format::percent_tenths;
 use crate::measure::{MeasuredPoint, MeasuredSet};
 use crate::plan::{
     Arrival, Calibration, CalibrationError, CalibrationSource, Fitted, LengthDist, LengthSpec,
@@ -1134,11 +1135,6 @@ fn warnings(problem: &CalibrationProblem, files: &[String]) -> Vec<String> {
     w
 }
 
-/// A percentage with one decimal.
-fn pct(x: f64) -> String {
-    format!("{:.1}%", x * 100.0)
-}
-
 /// A plan's calibration in words: one source for the report, the finance view, the
 /// embed card and the CLI, so they never disagree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -1242,21 +1238,21 @@ pub fn verdict_words(c: &Calibration) -> String {
         FitVerdict::Poor => format!(
             "A poor fit: held-out error {} (above {}). The model does not explain these runs \
              well; {CHECK_THE_RUNS}.",
-            pct(held),
+            percent_tenths(held),
             pct_whole(FAIR_FIT_ERROR)
         ),
         FitVerdict::NoBetter if c.enabled => format!(
             "The fit predicts held-out runs no better than the datasheet constants ({} \
              against {}): it does not earn its place. Switch it off, or {CHECK_THE_RUNS}.",
-            pct(held),
-            pct(c.error.uncalibrated.overall)
+            percent_tenths(held),
+            percent_tenths(c.error.uncalibrated.overall)
         ),
         FitVerdict::NoBetter => format!(
             "The fit predicts held-out runs no better than the datasheet constants ({} \
              against {}), so it is switched off and the datasheet constants are in force; \
              {CHECK_THE_RUNS}.",
-            pct(held),
-            pct(c.error.uncalibrated.overall)
+            percent_tenths(held),
+            percent_tenths(c.error.uncalibrated.overall)
         ),
         FitVerdict::Unchecked => "Not checked: with one measured point nothing is held out, \
              and the constants' spread is not estimated."
@@ -1450,10 +1446,10 @@ impl CalibrationReport {
         let row = |name: &str, m: &MetricErrors| {
             format!(
                 "{name:<20}{:>8}{:>8}{:>8}{:>8}",
-                m.ttft.map_or("–".into(), pct),
-                m.tpot.map_or("–".into(), pct),
-                m.e2e.map_or("–".into(), pct),
-                pct(m.overall)
+                m.ttft.map_or("–".into(), percent_tenths),
+                m.tpot.map_or("–".into(), percent_tenths),
+                m.e2e.map_or("–".into(), percent_tenths),
+                percent_tenths(m.overall)
             )
         };
         let _ = writeln!(

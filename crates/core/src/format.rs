@@ -151,6 +151,12 @@ pub fn percent(share: f64) -> String {
     format!("{}%", sig((share * 1e4).round() / 1e2))
 }
 
+/// A share as a percentage with one decimal (`23.5%`, `8.0%`): errors and shares read
+/// side by side in a table or a sentence.
+pub fn percent_tenths(share: f64) -> String {
+    format!("{:.1}%", share * 100.0)
+}
+
 /// A latency given in seconds, to three significant figures in the unit a reader expects:
 /// `13.5 ms`, `294 ms`, `1.25 s`; a dash when unknown or not finite.
 pub fn latency(seconds: Option<f64>) -> String {
