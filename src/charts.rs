@@ -294,6 +294,34 @@ pub fn beside_line(
     }
 }
 
+/// Draws a vertical line's label, `size_css` CSS px in `color`, hanging from `at` (a
+/// point on the line) on the side [`beside_line`] picks within the chart's plot.
+pub fn draw_line_label<DB, X, Y>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    at: (f64, f64),
+    label: String,
+    size_css: f64,
+    color: RGBColor,
+    theme: &Theme,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+where
+    DB: DrawingBackend,
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let line_px = chart.backend_coord(&at).0;
+    let right_px = chart.plotting_area().get_pixel_range().0.end;
+    let (dx, hpos) = beside_line(line_px, &label, size_css, right_px, theme);
+    let style = theme
+        .text(size_css)
+        .color(&color)
+        .pos(Pos::new(hpos, VPos::Top));
+    chart.draw_series(std::iter::once(
+        EmptyElement::at(at) + Text::new(label, (dx, 0), style),
+    ))?;
+    Ok(())
+}
+
 /// Draws "no data yet" (or another note) in the middle of an area.
 pub fn draw_note<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,

@@ -2,10 +2,9 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{Pos, VPos};
 
 use super::{
-    beside_line, draw_note, legend_mark, nearest, ticked_rate_axis, Frame, Theme, MAX_TICKS,
+    draw_line_label, draw_note, legend_mark, nearest, ticked_rate_axis, Frame, Theme, MAX_TICKS,
 };
 
 /// One rate of the curve.
@@ -183,20 +182,14 @@ pub fn draw_attainment<DB: DrawingBackend>(
             vec![(knee, 0.0), (knee, 1.02)],
             theme.good().stroke_width(theme.px(1.5)),
         )))?;
-        let label = format!("knee {knee:.2} req/s");
-        let knee_px = chart.backend_coord(&(knee, 0.12)).0;
-        let (dx, hpos) = beside_line(knee_px, &label, KNEE_LABEL_PX, px_x.end, &theme);
-        chart.draw_series(std::iter::once(
-            EmptyElement::at((knee, 0.12))
-                + Text::new(
-                    label,
-                    (dx, 0),
-                    theme
-                        .text(KNEE_LABEL_PX)
-                        .color(&theme.good())
-                        .pos(Pos::new(hpos, VPos::Top)),
-                ),
-        ))?;
+        draw_line_label(
+            &mut chart,
+            (knee, 0.12),
+            format!("knee {knee:.2} req/s"),
+            KNEE_LABEL_PX,
+            theme.good(),
+            &theme,
+        )?;
     }
     Ok(vec![Frame {
         px_x,

@@ -6,9 +6,8 @@
 use goodput_core::disagg::DisaggResult;
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{Pos, VPos};
 
-use super::{beside_line, draw_note, legend_mark, text_width_px, Frame, Theme};
+use super::{draw_line_label, draw_note, legend_mark, text_width_px, Frame, Theme};
 
 /// The parts of a TTFT, in the order they happen.
 pub const PARTS: [&str; 5] = [
@@ -199,21 +198,14 @@ pub fn draw_disagg<DB: DrawingBackend>(
             theme.limit().stroke_width(theme.px(2.0)),
         )))?;
         // Beside the line, not on it.
-        let label = "TTFT objective";
-        let right = chart.plotting_area().get_pixel_range().0.end;
-        let line_px = chart.backend_coord(&(slo, n)).0;
-        let (dx, hpos) = beside_line(line_px, label, OBJECTIVE_LABEL_PX, right, theme);
-        chart.draw_series(std::iter::once(
-            EmptyElement::at((slo, n))
-                + Text::new(
-                    label.to_string(),
-                    (dx, 0),
-                    theme
-                        .text(OBJECTIVE_LABEL_PX)
-                        .color(&theme.limit())
-                        .pos(Pos::new(hpos, VPos::Top)),
-                ),
-        ))?;
+        draw_line_label(
+            &mut chart,
+            (slo, n),
+            "TTFT objective".to_string(),
+            OBJECTIVE_LABEL_PX,
+            theme.limit(),
+            theme,
+        )?;
     }
     // The legend across the top, in as many rows as the width needs.
     for (i, (name, &(lx, row))) in PARTS.iter().zip(&legend).enumerate() {
