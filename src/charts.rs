@@ -1149,6 +1149,7 @@ mod tests {
                 svg(|a| draw_roofline(a, &roof, &theme).expect("draw")).0,
             ];
             for out in &charts {
+                svg_checks::assert_no_needless_decimals(out);
                 // Faint lines between ticks, bold lines on ticks, axes in the text colour.
                 assert!(lines(out, "0.5", theme.grid()) > 0, "no light grid lines");
                 assert!(lines(out, "1", theme.grid()) > 0, "no bold grid lines");

@@ -6,7 +6,7 @@ use goodput_core::schedule::Schedule;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{draw_note, legend_mark, Dash, Frame, Theme};
+use super::{draw_note, legend_mark, tick_label, Dash, Frame, Theme};
 
 /// An hour whose attainment is below the target.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -203,6 +203,7 @@ pub fn draw_day<DB: DrawingBackend>(
         .style_mesh(&mut chart.configure_mesh())
         .x_labels(0)
         .y_labels(5)
+        .y_label_formatter(&|v| tick_label(*v))
         .y_desc("req/s")
         .draw()?;
     // Dips first, under the lines: a band over the hour and its attainment on top.
@@ -330,7 +331,7 @@ pub fn draw_day<DB: DrawingBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::charts::svg_checks::{assert_shows, hex};
+    use crate::charts::svg_checks::{assert_no_needless_decimals, assert_shows, hex};
     use goodput_core::schedule::{RateProfile, ScheduleOptions, ScheduleRun};
     use goodput_core::Plan;
     use plotters::backend::SVGBackend;
@@ -446,6 +447,7 @@ mod tests {
         }
         assert_eq!(frames.len(), 2);
         assert!(frames[0].px_y.end <= frames[1].px_y.start, "panels overlap");
+        assert_no_needless_decimals(&svg);
         assert_shows(
             &svg,
             &[

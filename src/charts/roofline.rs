@@ -155,6 +155,7 @@ fn panel<DB: DrawingBackend>(
         .style_mesh(&mut chart.configure_mesh())
         .x_desc(x_desc)
         .x_label_formatter(&|v| tick_label(*v))
+        .y_label_formatter(&|v| tick_label(*v))
         .y_desc("step time [ms]")
         .draw()?;
     chart

@@ -6,7 +6,7 @@ use goodput_core::shootout::ShootoutResult;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{draw_note, nearest, padded, Frame, Theme};
+use super::{draw_note, nearest, padded, tick_label, Frame, Theme};
 
 /// One option on the chart.
 #[derive(Debug, Clone, PartialEq)]
@@ -148,6 +148,8 @@ pub fn draw_shootout<DB: DrawingBackend>(
         .style_mesh(&mut chart.configure_mesh())
         .x_labels(6)
         .y_labels(5)
+        .x_label_formatter(&|v| tick_label(*v))
+        .y_label_formatter(&|v| tick_label(*v))
         .x_desc("p99 TPOT at the planned rate [ms]")
         .y_desc("$ per 1k compliant requests")
         .draw()?;
@@ -211,7 +213,7 @@ pub fn draw_shootout<DB: DrawingBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::charts::svg_checks::{assert_shows, hex};
+    use crate::charts::svg_checks::{assert_no_needless_decimals, assert_shows, hex};
     use goodput_core::shootout::ShootoutRow;
     use plotters::backend::SVGBackend;
 
@@ -316,6 +318,7 @@ mod tests {
             area.present().expect("presents");
             assert_eq!(frames.len(), 1);
         }
+        assert_no_needless_decimals(&svg);
         // One marker in the best colour, two in the main colour, one ring around the choice.
         assert_eq!(svg.matches(&hex(theme.good())).count(), 1, "{svg}");
         assert_eq!(svg.matches(&hex(theme.accent())).count(), 2);

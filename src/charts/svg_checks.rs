@@ -15,3 +15,19 @@ pub fn assert_shows(svg: &str, texts: &[&str]) {
         assert!(svg.contains(text), "the chart does not show {text:?}");
     }
 }
+
+/// Panics, naming it, if a text of `svg` is a number written with a needless ".0" (an
+/// axis tick as plotters writes it by default: "80.0" for 80).
+pub fn assert_no_needless_decimals(svg: &str) {
+    for t in svg.split("<text").skip(1) {
+        let Some((_, rest)) = t.split_once('>') else {
+            continue;
+        };
+        let text = rest.split("</text>").next().unwrap_or("").trim();
+        let number = text.parse::<f64>().is_ok();
+        assert!(
+            !(number && text.ends_with(".0")),
+            "the chart writes {text:?} for a whole number"
+        );
+    }
+}
