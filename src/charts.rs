@@ -460,116 +460,23 @@ pub fn rate_axis(rates: impl Iterator<Item = f64>) -> Range<f64> {
     (lo - pad)..(hi + pad)
 }
 
-/// A linear axis labelled at given round values ([`linear_ticks`]), as [`tick_label`]
-/// writes them, with a light grid line halfway between ticks (the house mesh style's
-/// one light line).
-#[derive(Clone)]
-pub struct TickedAxis {
-    inner: plotters::coord::types::RangedCoordf64,
-    ticks: Vec<f64>,
-    halves: Vec<f64>,
-}
-
-impl TickedAxis {
-    fn new(range: Range<f64>, ticks: Vec<f64>) -> TickedAxis {
-        let halves = match ticks.as_slice() {
-            [a, b, ..] => {
-                let half = (b - a) / 2.0;
-                std::iter::once(a - half)
-                    .chain(ticks.iter().map(|t| t + half))
-                    .filter(|v| range.contains(v))
-                    .collect()
-            }
-            _ => Vec::new(),
-        };
-        TickedAxis {
-            inner: range.into(),
-            ticks,
-            halves,
-        }
-    }
-}
-
-impl Ranged for TickedAxis {
-    type FormatOption = plotters::coord::ranged1d::NoDefaultFormatting;
-    type ValueType = f64;
-    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
-        self.inner.map(value, limit)
-    }
-    fn key_points<H: plotters::coord::ranged1d::KeyPointHint>(&self, hint: H) -> Vec<f64> {
-        if hint.weight().allow_light_points() {
-            self.halves.clone()
-        } else {
-            self.ticks.clone()
-        }
-    }
-    fn range(&self) -> Range<f64> {
-        self.inner.range()
-    }
-}
-
-impl plotters::coord::ranged1d::ValueFormatter<f64> for TickedAxis {
-    fn format(value: &f64) -> String {
-        tick_label(*value)
-    }
-}
-
-/// [`rate_axis`] with round ticks for a chart drawn in `area`, whose y labels and
-/// margins take about `beside_css` CSS pixels of its width: the range (for readouts)
-/// and the axis to build the chart on.
-pub fn ticked_rate_axis<DB: DrawingBackend>(
+/// How many x labels to ask plotters for on a rate axis `x` in `area`, whose y labels
+/// and margins take about `beside_css` CSS pixels of its width: as many as fit
+/// ([`Theme::ticks`]), raised until plotters' own round steps (1, 2 or 5 × 10^k) give
+/// two labels or more. On a narrow range they can give one: 16 to 25 req/s in three
+/// labels is a lone "20".
+pub fn rate_labels<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     beside_css: f64,
     theme: &Theme,
-    rates: impl Iterator<Item = f64>,
-) -> (Range<f64>, TickedAxis) {
-    let x = rate_axis(rates);
+    x: &Range<f64>,
+) -> usize {
     let plot_px = area.dim_in_pixel().0.saturating_sub(theme.px(beside_css));
-    let ticks = linear_ticks(x.start, x.end, theme.ticks(plot_px));
-    (x.clone(), TickedAxis::new(x, ticks))
-}
-
-/// Round tick values in `lo..=hi`, evenly spaced by 1, 2, 2.5 or 5 × 10^k: the most that
-/// are at most `max`, or two or more where the only step with fewer than `max` would
-/// leave a single tick (plotters' own choice on a narrow range, say 16 to 25 req/s in
-/// three ticks, is one lone "20").
-pub fn linear_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
-    if !(lo.is_finite() && hi.is_finite() && hi > lo) {
-        return Vec::new();
-    }
-    let max = max.max(2) as f64;
-    // k × m × 10^e, divided rather than multiplied by a power of ten below 1, so that
-    // 0.1 × 34 is 3.4 and not 3.4000000000000004.
-    let tick = |k: i64, m: f64, e: i32| {
-        if e >= 0 {
-            k as f64 * m * 10f64.powi(e)
-        } else {
-            k as f64 * m / 10f64.powi(-e)
-        }
-    };
-    let ticks = |m: f64, e: i32| -> Vec<f64> {
-        let step = tick(1, m, e);
-        let first = (lo / step - 1e-9).ceil() as i64;
-        let last = (hi / step + 1e-9).floor() as i64;
-        (first..=last)
-            .map(|k| tick(k, m, e).clamp(lo, hi))
-            .collect()
-    };
-    let e0 = ((hi - lo) / max).log10().floor() as i32;
-    let mut previous: Option<Vec<f64>> = None;
-    for e in e0..e0 + 4 {
-        for m in [1.0, 2.0, 2.5, 5.0] {
-            let t = ticks(m, e);
-            if t.len() as f64 <= max {
-                return match previous {
-                    Some(p) if t.len() < 2 => p,
-                    _ => t,
-                };
-            }
-            previous = Some(t);
-        }
-    }
-    previous.unwrap_or_default()
+    let fit = theme.ticks(plot_px);
+    let axis: plotters::coord::types::RangedCoordf64 = x.clone().into();
+    (fit..=MAX_TICKS)
+        .find(|&n| axis.key_points(n).len() >= 2)
+        .unwrap_or(fit)
 }
 
 /// The index of the value in `xs` nearest to `x`.
@@ -748,24 +655,20 @@ mod tests {
         assert!(f.to_data(-5.0, mid.1).is_none());
     }
 
+    /// Plotters gives a narrow range one label when asked for three; the count is
+    /// raised until it gives two or more, and left alone where it already does.
     #[test]
-    fn linear_ticks_are_round_and_never_a_lone_one() {
-        assert_eq!(linear_ticks(15.9, 24.9, 3), vec![17.5, 20.0, 22.5]);
-        assert_eq!(
-            linear_ticks(15.9, 24.9, 5),
-            vec![16.0, 18.0, 20.0, 22.0, 24.0]
-        );
-        assert_eq!(linear_ticks(0.0, 25.7, 3), vec![0.0, 10.0, 20.0]);
-        assert_eq!(linear_ticks(0.0, 1.0, 10).len(), 6);
-        // Three ticks asked for between 19 and 21: 19.5, 20, 20.5 rather than one "20".
-        assert_eq!(linear_ticks(19.1, 20.9, 2), vec![19.5, 20.0, 20.5]);
-        for (lo, hi, max) in [(0.01, 0.07, 4), (1e3, 9.9e3, 6), (3.3, 3.4, 2)] {
-            let t = linear_ticks(lo, hi, max);
-            assert!(t.len() >= 2, "{lo}..{hi}: {t:?}");
-            assert!(t.iter().all(|v| *v >= lo && *v <= hi), "{lo}..{hi}: {t:?}");
-        }
-        assert!(linear_ticks(1.0, 1.0, 3).is_empty());
-        assert!(linear_ticks(f64::NAN, 1.0, 3).is_empty());
+    fn a_rate_axis_asks_for_enough_labels() {
+        let mut out = String::new();
+        let area = SVGBackend::with_string(&mut out, (300, 200)).into_drawing_area();
+        let theme = Theme::default();
+        let fit = theme.ticks(300 - 72);
+        assert_eq!(fit, 3);
+        let one: plotters::coord::types::RangedCoordf64 = (15.9..24.9).into();
+        assert_eq!(one.key_points(fit).len(), 1, "plotters' own choice");
+        let n = rate_labels(&area, 72.0, &theme, &(15.9..24.9));
+        assert!(n > fit && one.key_points(n).len() >= 2, "{n}");
+        assert_eq!(rate_labels(&area, 72.0, &theme, &(0.0..25.7)), fit);
     }
 
     /// The texts of an SVG drawn below `below` pixels: (x, content).

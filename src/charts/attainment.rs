@@ -4,7 +4,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{
-    draw_line_label, draw_note, legend_mark, nearest, ticked_rate_axis, Frame, Theme, MAX_TICKS,
+    draw_line_label, draw_note, legend_mark, nearest, rate_axis, rate_labels, tick_label, Frame,
+    Theme,
 };
 
 /// One rate of the curve.
@@ -96,23 +97,23 @@ pub fn draw_attainment<DB: DrawingBackend>(
         return Ok(Vec::new());
     }
     // The y labels (48) and the margins (2 × 10) beside the plot.
-    let (x, x_ticks) = ticked_rate_axis(
-        area,
-        68.0,
-        theme,
+    let x = rate_axis(
         pts.iter()
             .map(|p| p.rate_rps)
             .chain(measured.iter().map(|m| m.0)),
     );
+    // The y labels (48) and the margins (2 × 10) beside the plot.
+    let x_labels = rate_labels(area, 68.0, theme, &x);
     let (x_min, x_max) = (x.start, x.end);
     let mut chart = ChartBuilder::on(area)
         .margin(theme.px(10.0))
         .x_label_area_size(theme.px(36.0))
         .y_label_area_size(theme.px(48.0))
-        .build_cartesian_2d(x_ticks, 0.0..1.02)?;
+        .build_cartesian_2d(x.clone(), 0.0..1.02)?;
     theme
         .style_mesh(&mut chart.configure_mesh())
-        .x_labels(MAX_TICKS)
+        .x_labels(x_labels)
+        .x_label_formatter(&|v| tick_label(*v))
         .x_desc("arrival rate per replica [req/s]")
         .y_desc("attainment [%]")
         .y_label_formatter(&|v| format!("{:.0}", v * 100.0))

@@ -4,8 +4,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{
-    draw_note, legend_mark, log_ticks, nearest, tick_label, ticked_rate_axis, two_panels, Dash,
-    Frame, Theme, MAX_TICKS,
+    draw_note, legend_mark, log_ticks, nearest, rate_axis, rate_labels, tick_label, two_panels,
+    Dash, Frame, Theme,
 };
 
 /// Latency percentiles at one rate.
@@ -79,7 +79,8 @@ fn panel<DB: DrawingBackend>(
 ) -> Result<Frame, DrawingAreaErrorKind<DB::ErrorType>> {
     let ms = |v: f64| (v * 1e3).max(1e-3);
     // The y labels (52) and the margins (2 × 10) beside the plot.
-    let (x, x_ticks) = ticked_rate_axis(area, 72.0, theme, pts.iter().map(|p| p.rate_rps));
+    let x = rate_axis(pts.iter().map(|p| p.rate_rps));
+    let x_labels = rate_labels(area, 72.0, theme, &x);
     let values = pts
         .iter()
         .flat_map(|p| [ms(p50(p)), ms(p99(p))])
@@ -99,7 +100,7 @@ fn panel<DB: DrawingBackend>(
         .x_label_area_size(theme.px(36.0))
         .y_label_area_size(theme.px(52.0))
         .build_cartesian_2d(
-            x_ticks,
+            x.clone(),
             (lo..hi).log_scale().with_key_points(log_ticks(lo, hi, 6)),
         )?;
     let plot_px = chart.plotting_area().dim_in_pixel().0;
@@ -113,7 +114,8 @@ fn panel<DB: DrawingBackend>(
         .style_mesh(&mut chart.configure_mesh())
         .x_desc(x_desc)
         .y_desc("latency [ms]")
-        .x_labels(MAX_TICKS)
+        .x_labels(x_labels)
+        .x_label_formatter(&|v| tick_label(*v))
         .y_labels(6)
         .y_label_formatter(&|v| tick_label(*v))
         .draw()?;
