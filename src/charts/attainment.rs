@@ -96,7 +96,6 @@ pub fn draw_attainment<DB: DrawingBackend>(
         draw_note(area, "Waiting for the first simulated rates…", theme)?;
         return Ok(Vec::new());
     }
-    // The y labels (48) and the margins (2 × 10) beside the plot.
     let x = rate_axis(
         pts.iter()
             .map(|p| p.rate_rps)
