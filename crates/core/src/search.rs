@@ -32,7 +32,7 @@
 //! a band reaching below the target (it then gives the range its lower end). A low
 //! rate costs the most to simulate (a lightly loaded engine runs several times as many
 //! steps per request), and near the usual goodput it changes neither the bracket nor
-//! the range, so leaving it out saves about a quarter of a typical search's work.
+//! the range, so leaving it out saves about a fifth of a typical search's work.
 //!
 //! **The curve.** Every evaluated rate, sorted: mean attainment and a 95% confidence
 //! interval (Student's t over the replications; with one replication, the normal
