@@ -1,6 +1,7 @@
 //! "Calibrate from measurements": benchmark files in (picker, drop, paste), the points
 //! found, the fit with its progress, then the result and the overlay chart.
 
+use goodput_core::calibrate::FitVerdict;
 use leptos::ev;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -97,9 +98,10 @@ pub fn CalibratePanel() -> impl IntoView {
             FitPhase::Running if s.total == 0 => "Fitting every point…".into(),
             FitPhase::Running => format!("Fitting: {} of {} fits", s.done, s.total),
             FitPhase::Done
-                if fits
-                    .report
-                    .with(|r| r.as_ref().is_some_and(|r| !r.calibration.enabled)) =>
+                if fits.report.with(|r| {
+                    r.as_ref()
+                        .is_some_and(|r| FitVerdict::of(&r.calibration) == FitVerdict::NoBetter)
+                }) =>
             {
                 "Fitted, but no better than the datasheet constants on held-out runs: the plan \
                  keeps the datasheet constants (the fit is kept, switched off)."

@@ -1241,19 +1241,19 @@ pub fn verdict_words(c: &Calibration) -> String {
             percent_tenths(held),
             pct_whole(FAIR_FIT_ERROR)
         ),
-        FitVerdict::NoBetter if c.enabled => format!(
-            "The fit predicts held-out runs no better than the datasheet constants ({} \
-             against {}): it does not earn its place. Switch it off, or {CHECK_THE_RUNS}.",
-            percent_tenths(held),
-            percent_tenths(c.error.uncalibrated.overall)
-        ),
-        FitVerdict::NoBetter => format!(
-            "The fit predicts held-out runs no better than the datasheet constants ({} \
-             against {}), so it is switched off and the datasheet constants are in force; \
-             {CHECK_THE_RUNS}.",
-            percent_tenths(held),
-            percent_tenths(c.error.uncalibrated.overall)
-        ),
+        FitVerdict::NoBetter => {
+            let what_now = if c.enabled {
+                ": it does not earn its place. Switch it off, or"
+            } else {
+                ", so it is switched off and the datasheet constants are in force;"
+            };
+            format!(
+                "The fit predicts held-out runs no better than the datasheet constants ({} \
+                 against {}){what_now} {CHECK_THE_RUNS}.",
+                percent_tenths(held),
+                percent_tenths(c.error.uncalibrated.overall)
+            )
+        }
         FitVerdict::Unchecked => "Not checked: with one measured point nothing is held out, \
              and the constants' spread is not estimated."
             .to_string(),
