@@ -494,6 +494,7 @@ mod tests {
     use super::histogram::{build_histogram, draw_histogram};
     use super::latency::{draw_latency, LatencyChart, LatencyPoint};
     use super::roofline::{build_roofline, draw_roofline};
+    use super::svg_checks::text_tag;
     use super::*;
     use goodput_core::roofline::StepModel;
     use goodput_core::Plan;
@@ -541,24 +542,6 @@ mod tests {
             knee_rps: Some(8.0),
             measured: Vec::new(),
         }
-    }
-
-    /// The `<text …>` tag of the SVG text element that starts with `prefix`, and its x.
-    fn text_tag<'a>(svg: &'a str, prefix: &str) -> (&'a str, f64) {
-        let end = svg.find(prefix).expect("text present");
-        let start = svg[..end].rfind("<text").expect("a text tag");
-        let tag = &svg[start..end];
-        assert!(
-            !tag.contains("</text>"),
-            "{prefix} is the content of a text element"
-        );
-        let x = tag
-            .split("x=\"")
-            .nth(1)
-            .and_then(|r| r.split('"').next())
-            .and_then(|v| v.parse().ok())
-            .expect("an x");
-        (tag, x)
     }
 
     #[test]
@@ -677,14 +660,7 @@ mod tests {
             .skip(1)
             .filter_map(|t| {
                 let (tag, rest) = t.split_once('>')?;
-                let at = |name: &str| -> Option<f64> {
-                    tag.split(&format!(" {name}=\""))
-                        .nth(1)?
-                        .split('"')
-                        .next()?
-                        .parse()
-                        .ok()
-                };
+                let at = |name: &str| -> Option<f64> { svg_checks::attr(tag, name)?.parse().ok() };
                 let content = rest.split("</text>").next()?.trim().to_string();
                 (at("y")? > below as f64).then_some((at("x")?, content))
             })
@@ -894,17 +870,12 @@ mod tests {
     /// Every legend mark in `svg` (a two-point level line `stroke_px` wide), and `(x, y)`
     /// of every left-aligned text.
     fn marks_and_texts(svg: &str, stroke_px: u32) -> (Vec<Mark>, Vec<(f64, f64)>) {
-        let attr = |tag: &str, name: &str| -> Option<String> {
-            tag.split(&format!(" {name}=\""))
-                .nth(1)
-                .and_then(|r| r.split('"').next())
-                .map(str::to_string)
-        };
+        let attr = svg_checks::attr;
         let num = |v: &str| v.parse::<f64>().expect("a number");
         let mut marks = Vec::new();
         for tag in svg.split("<polyline").skip(1) {
             let tag = &tag[..tag.find('>').expect("closed")];
-            if attr(tag, "stroke-width").as_deref() != Some(&stroke_px.to_string()) {
+            if attr(tag, "stroke-width") != Some(stroke_px.to_string().as_str()) {
                 continue;
             }
             let points: Vec<(f64, f64)> = attr(tag, "points")
@@ -925,13 +896,8 @@ mod tests {
             .split("<text")
             .skip(1)
             .map(|t| &t[..t.find('>').expect("closed")])
-            .filter(|t| attr(t, "text-anchor").as_deref() == Some("start"))
-            .map(|t| {
-                (
-                    num(&attr(t, "x").expect("x")),
-                    num(&attr(t, "y").expect("y")),
-                )
-            })
+            .filter(|t| attr(t, "text-anchor") == Some("start"))
+            .map(|t| (num(attr(t, "x").expect("x")), num(attr(t, "y").expect("y"))))
             .collect();
         (marks, texts)
     }

@@ -331,7 +331,7 @@ pub fn draw_day<DB: DrawingBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::charts::svg_checks::{assert_no_needless_decimals, assert_shows, hex};
+    use crate::charts::svg_checks::{assert_no_needless_decimals, assert_shows, attr, hex};
     use goodput_core::schedule::{RateProfile, ScheduleOptions, ScheduleRun};
     use goodput_core::Plan;
     use plotters::backend::SVGBackend;
@@ -355,10 +355,8 @@ mod tests {
     /// colour), top panel first.
     fn legend_bottoms(svg: &str, theme: &Theme) -> Vec<f64> {
         let outline = format!("fill=\"none\" stroke=\"{}\"", hex(theme.grid()));
-        let attr = |tag: &str, name: &str| -> f64 {
-            tag.split(&format!(" {name}=\""))
-                .nth(1)
-                .and_then(|r| r.split('"').next())
+        let number = |tag: &str, name: &str| -> f64 {
+            attr(tag, name)
                 .and_then(|v| v.parse().ok())
                 .expect("a number")
         };
@@ -366,7 +364,7 @@ mod tests {
             .skip(1)
             .map(|r| &r[..r.find('>').expect("a closed tag")])
             .filter(|tag| tag.contains(&outline))
-            .map(|tag| attr(tag, "y") + attr(tag, "height"))
+            .map(|tag| number(tag, "y") + number(tag, "height"))
             .collect()
     }
 

@@ -235,7 +235,7 @@ pub fn draw_disagg<DB: DrawingBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::charts::svg_checks::{assert_shows, hex};
+    use crate::charts::svg_checks::{assert_shows, hex, text_tag};
     use plotters::backend::SVGBackend;
 
     fn chart() -> DisaggChart {
@@ -294,14 +294,7 @@ mod tests {
             }
             let f = &frames[0];
             let line_px = f.px_x.start as f64 + slo / f.x.end * (f.px_x.end - f.px_x.start) as f64;
-            let end = svg.find("TTFT objective").expect("the label");
-            let tag = &svg[svg[..end].rfind("<text").expect("a text tag")..end];
-            let x: f64 = tag
-                .split(" x=\"")
-                .nth(1)
-                .and_then(|r| r.split('"').next())
-                .and_then(|v| v.parse().ok())
-                .expect("an x");
+            let (tag, x) = text_tag(&svg, "TTFT objective");
             let width = text_width_px("TTFT objective", OBJECTIVE_LABEL_PX) as f64;
             if left {
                 assert!(tag.contains("text-anchor=\"end\""), "{tag}");

@@ -1,5 +1,5 @@
 //! What the charts' SVG tests look for, in one place: a colour as the SVG backend writes
-//! it, and the labels a chart must show.
+//! it, the labels a chart must show, and how to read a tag's attributes.
 
 use plotters::style::RGBColor;
 
@@ -30,4 +30,23 @@ pub fn assert_no_needless_decimals(svg: &str) {
             "the chart writes {text:?} for a whole number"
         );
     }
+}
+
+/// The value of attribute `name` in `tag` (an SVG element's opening tag, or the start of
+/// one), as written.
+pub fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
+    tag.split(&format!(" {name}=\"")).nth(1)?.split('"').next()
+}
+
+/// The opening tag of the `<text>` element whose content starts with `prefix`, and its x.
+pub fn text_tag<'a>(svg: &'a str, prefix: &str) -> (&'a str, f64) {
+    let end = svg.find(prefix).expect("text present");
+    let start = svg[..end].rfind("<text").expect("a text tag");
+    let tag = &svg[start..end];
+    assert!(
+        !tag.contains("</text>"),
+        "{prefix} is the content of a text element"
+    );
+    let x = attr(tag, "x").and_then(|v| v.parse().ok()).expect("an x");
+    (tag, x)
 }
