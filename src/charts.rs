@@ -215,11 +215,18 @@ const LEGEND_AREA_CSS_PX: f64 = 24.0;
 /// A short thick line for a series legend at `(x, y)`; the legend's
 /// `legend_area_size(theme.legend_area())` keeps it clear of its text at any pixel ratio.
 pub fn legend_mark(x: i32, y: i32, color: RGBColor, theme: &Theme) -> PathElement<(i32, i32)> {
-    let len = theme.px(LEGEND_MARK_CSS_PX) as i32;
     PathElement::new(
-        vec![(x, y), (x + len, y)],
-        color.stroke_width(theme.px(2.5)),
+        mark_ends(x, y, theme),
+        color.stroke_width(theme.px(LEGEND_MARK_WEIGHT_CSS_PX)),
     )
+}
+
+/// A legend mark's weight [CSS px].
+const LEGEND_MARK_WEIGHT_CSS_PX: f64 = 2.5;
+
+/// The two ends of a legend mark starting at `(x, y)` [backing pixels].
+fn mark_ends(x: i32, y: i32, theme: &Theme) -> Vec<(i32, i32)> {
+    vec![(x, y), (x + theme.px(LEGEND_MARK_CSS_PX) as i32, y)]
 }
 
 /// A dashed line's look: dash and gap [CSS px] and colour. A dashed series and its
@@ -259,12 +266,11 @@ impl Dash {
         y: i32,
         theme: &Theme,
     ) -> plotters::element::DashedPathElement<std::vec::IntoIter<(i32, i32)>, u32> {
-        let len = theme.px(LEGEND_MARK_CSS_PX) as i32;
         plotters::element::DashedPathElement::new(
-            vec![(x, y), (x + len, y)],
+            mark_ends(x, y, theme),
             theme.px(self.dash),
             theme.px(self.gap),
-            self.color.stroke_width(theme.px(2.5)),
+            self.color.stroke_width(theme.px(LEGEND_MARK_WEIGHT_CSS_PX)),
         )
     }
 }
