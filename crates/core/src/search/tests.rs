@@ -11,27 +11,7 @@ fn quick_plan() -> Plan {
 
 /// Drives a search with a synthetic attainment curve instead of the simulator.
 fn drive(plan: &Plan, f: impl Fn(f64, u32) -> f64) -> GoodputResult {
-    let mut s = GoodputSearch::new(plan).expect("search");
-    let mut rounds = 0;
-    let answer = |jobs: Vec<Job>| {
-        Ok::<_, ()>(
-            jobs.iter()
-                .map(|j| JobResult {
-                    id: j.id,
-                    attainment: f(j.rate_rps, j.replication),
-                    detail: None,
-                })
-                .collect(),
-        )
-    };
-    let after = |_: &GoodputSearch| {
-        rounds += 1;
-        assert!(rounds <= MAX_RATES, "search did not stop");
-        Ok(())
-    };
-    answer_batches(&mut s, answer, after)
-        .expect("no error")
-        .expect("a search that is not done must hand out work")
+    batches(plan, f).1
 }
 
 #[test]
@@ -538,32 +518,32 @@ fn request_and_replication_limits_are_the_plans() {
     );
 }
 
-/// Drives a search with a synthetic curve like [`drive`] and returns the rates of each
-/// batch as shares of the analytic guess, with the result.
+/// Drives a search with a synthetic attainment curve `f(rate, replication)` instead of
+/// the simulator; returns the rates of each batch as shares of the analytic guess, and
+/// the result.
 fn batches(plan: &Plan, f: impl Fn(f64, u32) -> f64) -> (Vec<Vec<f64>>, GoodputResult) {
     let mut s = GoodputSearch::new(plan).expect("search");
     let g = s.analytic_guess_rps();
     let mut seen = Vec::new();
-    while !s.is_done() {
-        let jobs = s.next_batch();
-        assert!(
-            !jobs.is_empty() && seen.len() < MAX_RATES,
-            "search did not stop"
-        );
+    let answer = |jobs: Vec<Job>| {
+        assert!(seen.len() < MAX_RATES, "search did not stop");
         let mut rates: Vec<f64> = jobs.iter().map(|j| j.rate_rps / g).collect();
         rates.dedup();
         seen.push(rates);
-        let rs: Vec<JobResult> = jobs
-            .iter()
-            .map(|j| JobResult {
-                id: j.id,
-                attainment: f(j.rate_rps, j.replication),
-                detail: None,
-            })
-            .collect();
-        s.feed(&rs);
-    }
-    (seen, s.result().expect("done"))
+        Ok::<_, ()>(
+            jobs.iter()
+                .map(|j| JobResult {
+                    id: j.id,
+                    attainment: f(j.rate_rps, j.replication),
+                    detail: None,
+                })
+                .collect(),
+        )
+    };
+    let r = answer_batches(&mut s, answer, |_| Ok(()))
+        .expect("no error")
+        .expect("a search that is not done must hand out work");
+    (seen, r)
 }
 
 #[test]
