@@ -764,13 +764,17 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
                     if !self.finishing_now() {
                         break;
                     }
-                    // Decoders finish: carry on with new counts, unless a slot now
-                    // opens for a waiting request or a prompt would complete.
+                    // Decoders finish: carry on with new counts, unless the step cap is
+                    // reached, a slot now opens for a waiting request, the next step's
+                    // growth no longer fits (paged policy), or a prompt would complete.
+                    // Otherwise the outer loop's `make_room` and `admit` would do nothing.
                     self.pop_finished();
                     self.absorb_arrivals();
-                    if paged
+                    if self.s >= cfg.max_steps
                         || self.running() == 0
                         || (self.running() < max_seqs && self.waiting() > 0)
+                        || (paged
+                            && self.kv_used(e) + self.n_dec as f64 * e > cfg.kv_capacity_tokens)
                     {
                         break;
                     }

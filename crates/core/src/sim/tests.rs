@@ -74,6 +74,9 @@ struct RefOut {
     latencies: Vec<Option<(f64, f64, f64)>>,
     rejected: u32,
     preemptions: u32,
+    /// Steps run, and whether the step cap ended the run.
+    steps: u64,
+    truncated: bool,
 }
 
 impl RefOut {
@@ -164,6 +167,7 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
     let mut first_token = vec![f64::NAN; n];
     let mut finish = vec![f64::NAN; n];
     let (mut rejected, mut preemptions) = (0u32, 0u32);
+    let mut truncated = false;
     let absorb = |now: f64, next: &mut usize, queue: &mut VecDeque<usize>, gate: &Gate| {
         while *next < n && gate.release[*next].is_some_and(|t| t <= now) {
             queue.push_back(*next);
@@ -180,6 +184,7 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
             continue;
         }
         if steps >= cfg.max_steps {
+            truncated = true;
             break;
         }
         let need_ref = &need;
@@ -331,6 +336,8 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
         latencies,
         rejected,
         preemptions,
+        steps,
+        truncated,
     }
 }
 
@@ -355,6 +362,8 @@ fn assert_matches_reference(cfg: &SimConfig, seed: u64, what: &str) -> SimReport
     assert_eq!(r.unfinished_requests, unfinished, "{what} seed {seed}");
     assert_eq!(r.rejected_requests, want.rejected, "{what} seed {seed}");
     assert_eq!(r.preemptions, want.preemptions, "{what} seed {seed}");
+    assert_eq!(r.steps, want.steps, "{what} seed {seed} steps");
+    assert_eq!(r.truncated, want.truncated, "{what} seed {seed} truncated");
     r
 }
 
@@ -540,6 +549,34 @@ fn step_cap_truncates_and_counts_misses() {
     let finished_share = 1.0 - r.unfinished_requests as f64 / r.measured_requests as f64;
     assert!(r.attainment <= finished_share);
     assert_eq!(attainment(&cfg, 1).expect("runs"), r.attainment);
+}
+
+/// The step cap ends a run at the step the reference ends it, whatever the engine is
+/// doing then: in a stretch carried on after decoders finish, in a mixed step, or idle.
+#[test]
+fn the_step_cap_ends_the_run_where_the_reference_ends_it() {
+    let mut base = plan_none();
+    base.run.num_requests = 300;
+    base.run.warmup_requests = 20;
+    for policy in [KvPolicy::None, KvPolicy::Reserve, KvPolicy::Paged] {
+        let mut p = base.clone();
+        p.engine.kv_policy = policy;
+        p.hardware.memory_bytes = memory_for_kv_tokens(60_000.0);
+        let cfg = cfg_of(&p, 18.0);
+        let full = simulate(&cfg, 3).expect("runs");
+        assert!(!full.truncated);
+        // Every cap over a span of the run, so that some fall on each kind of step.
+        for cap in (600..full.steps).step_by(7).take(80) {
+            let mut capped = cfg.clone();
+            capped.max_steps = cap;
+            let r = assert_matches_reference(&capped, 3, &format!("{policy:?} cap {cap}"));
+            assert!(
+                r.truncated && r.steps == cap,
+                "{policy:?} cap {cap}: {} steps",
+                r.steps
+            );
+        }
+    }
 }
 
 #[test]
