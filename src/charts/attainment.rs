@@ -1,5 +1,6 @@
 //! Attainment vs arrival rate, with its confidence band, the target line and the knee.
 
+use goodput_core::format::{percent, percent_tenths};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -75,7 +76,7 @@ impl AttainmentChart {
         });
         let m = self.measured_sorted();
         let measured = nearest(m.iter().map(|r| r.0), x)
-            .map(|i| format!("measured {:.2} req/s: {:.1}%", m[i].0, m[i].1 * 100.0));
+            .map(|i| format!("measured {:.2} req/s: {}", m[i].0, percent_tenths(m[i].1)));
         match (simulated, measured) {
             (Some(s), Some(m)) => Some(format!("{s}; {m}")),
             (s, m) => s.or(m),
@@ -134,7 +135,7 @@ pub fn draw_attainment<DB: DrawingBackend>(
         theme.limit().stroke_width(theme.px(1.5)),
     ))?;
     chart.draw_series(std::iter::once(Text::new(
-        format!("target {:.0}%", target * 100.0),
+        format!("target {}", percent(target)),
         (x_min + (x_max - x_min) * 0.01, (target - 0.05).max(0.0)),
         theme.text(11.0).color(&theme.limit()),
     )))?;

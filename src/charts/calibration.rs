@@ -3,6 +3,7 @@
 //! measured load. Three small panels side by side.
 
 use goodput_core::calibrate::Prediction;
+use goodput_core::format::percent_tenths;
 use goodput_core::plan::{MeasuredLoad, MeasuredSummary};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -165,7 +166,7 @@ pub fn draw_calibration<DB: DrawingBackend>(
         if i == 0 {
             if let Some(e) = data.held_out {
                 chart.draw_series(std::iter::once(Text::new(
-                    format!("held-out error {:.1}%", e * 100.0),
+                    format!("held-out error {}", percent_tenths(e)),
                     (x.end * 0.04, y.end * 0.97),
                     theme.text(11.0),
                 )))?;

@@ -2,6 +2,7 @@
 //! serves (top), the replicas (bottom: serving, needed, the static fleet), and the hours
 //! whose simulated attainment falls below the target shaded across both panels.
 
+use goodput_core::format::{percent, percent_tenths, percent_whole};
 use goodput_core::schedule::Schedule;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -142,7 +143,7 @@ impl DayChart {
             .dips
             .iter()
             .find(|d| d.hour == h)
-            .map(|d| format!("; {:.1}% within the SLO", d.attainment * 100.0))
+            .map(|d| format!("; {} within the SLO", percent_tenths(d.attainment)))
             .unwrap_or_default();
         Some(format!(
             "hour {h}: {:.2} req/s, {} replicas needed, {serving} serving ({:.1} req/s capacity){dip}",
@@ -215,7 +216,7 @@ pub fn draw_day<DB: DrawingBackend>(
     }))?;
     chart.draw_series(data.dips.iter().map(|d| {
         Text::new(
-            format!("{:.0}%", d.attainment * 100.0),
+            percent_whole(d.attainment),
             (d.hour as f64, y_top * 0.97),
             theme.text(10.0),
         )
@@ -237,7 +238,7 @@ pub fn draw_day<DB: DrawingBackend>(
     if !data.dips.is_empty() {
         chart
             .draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())?
-            .label(format!("below the {:.0}% target", data.target * 100.0))
+            .label(format!("below the {} target", percent(data.target)))
             .legend(move |(x, y)| legend_mark(x, y, theme.limit(), theme));
     }
     chart

@@ -2,7 +2,7 @@
 //! warnings where the settings contradict them.
 
 use goodput_core::analytic::{analyze, Analytics, Severity};
-use goodput_core::format::{latency, thousands};
+use goodput_core::format::{latency, percent_whole, thousands};
 use leptos::prelude::*;
 
 use crate::hooks::use_report::use_report;
@@ -25,10 +25,6 @@ fn whole(x: f64) -> String {
     } else {
         "—".into()
     }
-}
-
-fn pct(x: f64) -> String {
-    format!("{:.0}%", x * 100.0)
 }
 
 /// The rows of the panel: (label, value, testid).
@@ -90,14 +86,14 @@ fn rows(a: &Analytics) -> Vec<(&'static str, String, &'static str)> {
             "Prefill compute load",
             format!(
                 "{} of one replica's FLOP/s; fleet peak {:.2}× one replica",
-                pct(a.prefill_load_replica),
+                percent_whole(a.prefill_load_replica),
                 a.prefill_load_fleet_peak
             ),
             "an-prefill-load",
         ),
         (
             "GPU busy share at the planned rate (lower bound)",
-            pct(a.work_load_replica),
+            percent_whole(a.work_load_replica),
             "an-work-load",
         ),
         (

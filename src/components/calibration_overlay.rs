@@ -3,6 +3,7 @@
 //! own; a plan opened from a link (no fit in memory) is simulated here at the measured
 //! loads.
 
+use goodput_core::format::percent_tenths;
 use leptos::prelude::*;
 
 use crate::charts::calibration::{calibration_chart, draw_calibration, CalibrationChart};
@@ -72,7 +73,7 @@ pub fn CalibrationOverlay() -> impl IntoView {
                         <span class="legend-fitted">"— fitted constants"</span>
                         " · "
                         <span class="legend-datasheet">"- - datasheet constants"</span>
-                        {move || chart.with(|d| d.as_ref().and_then(|d| d.held_out)).map(|h| format!(" · held-out error {:.1}%", h * 100.0))}
+                        {move || chart.with(|d| d.as_ref().and_then(|d| d.held_out)).map(|h| format!(" · held-out error {}", percent_tenths(h)))}
                     </p>
                 </div>
             }

@@ -10,7 +10,7 @@ use leptos::prelude::*;
 use crate::components::best_settings::BestSettings;
 use crate::components::glossary::TermLink;
 use crate::hooks::use_report::use_report;
-use goodput_core::format::{count, usd};
+use goodput_core::format::{count, percent, usd};
 
 /// One result card: a title, the value (with `data-testid` and the unrounded `data-value`)
 /// and a line of detail.
@@ -56,7 +56,7 @@ fn Card(
 /// The goodput card's detail line: where the number comes from and how sure it is.
 pub fn goodput_detail(plan: &Plan, report: &PlanReport) -> String {
     let g = &report.goodput;
-    let at = format!("at {:.0}% attainment", g.target * 100.0);
+    let at = format!("at {} attainment", percent(g.target));
     match g.source {
         GoodputSource::Measured if g.goodput_rps > 0.0 => format!(
             "measured (knee of {} rows) {at}",
@@ -180,6 +180,13 @@ mod tests {
         assert_eq!(
             goodput_detail(&plan, &report),
             "measured (knee of 4 rows) at 92% attainment"
+        );
+        // A target with a decimal reads with it, not rounded to a whole percentage.
+        let half = measured_plan(0.925);
+        let (_, report) = report_for(&half, None).expect("no search needed");
+        assert_eq!(
+            goodput_detail(&half, &report),
+            "measured (knee of 4 rows) at 92.5% attainment"
         );
         let (_, never) = report_for(&measured_plan(0.995), None).expect("report");
         assert!(goodput_detail(&plan, &never).starts_with("measured: "));

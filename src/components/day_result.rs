@@ -1,8 +1,8 @@
 //! The day's schedule: the verdict, static against autoscaled cost, the chart and the
 //! hour-by-hour table. Also the verdict line of the finance view.
 
-use goodput_core::format::usd;
-use goodput_core::schedule::{percent_1, HourRow};
+use goodput_core::format::{percent_tenths, usd};
+use goodput_core::schedule::HourRow;
 use leptos::prelude::*;
 
 use crate::charts::day::{day_chart, draw_day};
@@ -60,7 +60,10 @@ fn hour_row(h: &HourRow) -> impl IntoView {
     } else {
         format!("{}–{}", h.serving_min, h.serving_max)
     };
-    let att = h.attainment.map(percent_1).unwrap_or_else(|| "—".into());
+    let att = h
+        .attainment
+        .map(percent_tenths)
+        .unwrap_or_else(|| "—".into());
     view! {
         <tr data-testid="day-hour" data-hour=h.hour.to_string() data-replicas=h.replicas.to_string()
             data-serving-min=h.serving_min.to_string() data-serving-max=h.serving_max.to_string()
@@ -100,7 +103,7 @@ pub fn DayResultView() -> impl IntoView {
         ctl.result.get().map(|r| {
             let s = r.schedule;
             let money = |x: f64| (Some(x), usd(x));
-            let share = |x: Option<f64>| (x, x.map(percent_1).unwrap_or_else(|| "—".into()));
+            let share = |x: Option<f64>| (x, x.map(percent_tenths).unwrap_or_else(|| "—".into()));
             let (v1, t1) = money(s.static_cost_per_day_usd);
             let (v2, t2) = money(s.autoscaled_cost_per_day_usd);
             let (v3, t3) = money(s.static_cost_per_month_usd);

@@ -3,7 +3,8 @@
 //! between slices, shows its progress and can cancel), summarised to its hourly shape and
 //! lengths. Only the summary is kept; its shape becomes the day's profile.
 
-use goodput_core::schedule::{percent_1, RateProfile};
+use goodput_core::format::percent_tenths;
+use goodput_core::schedule::RateProfile;
 use goodput_core::trace::{TraceSummarizer, TraceSummary};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -49,7 +50,7 @@ pub fn trace_words(t: &TraceSummary) -> String {
     if let Some(p) = &t.prefix {
         s.push_str(&format!(
             "; {} of requests start with a cached block",
-            percent_1(p.hit_rate)
+            percent_tenths(p.hit_rate)
         ));
     }
     s.push('.');

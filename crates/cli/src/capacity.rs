@@ -1,7 +1,7 @@
 //! `goodput capacity`: replicas, GPUs and cost from a goodput or a measured sweep.
 
 use goodput_core::capacity::{knee_from_sweep, parse_sweep_csv, size_fleet, CapacityPlan};
-use goodput_core::format::usd;
+use goodput_core::format::{percent, usd};
 use goodput_core::search::search_goodput_threads;
 
 use clap::Command;
@@ -52,8 +52,8 @@ pub fn run(args: &mut Args) -> Result<String, String> {
             (
                 g,
                 format!(
-                    "knee of the measured sweep at {}% attainment",
-                    target * 100.0
+                    "knee of the measured sweep at {} attainment",
+                    percent(target)
                 ),
             )
         }
@@ -63,8 +63,8 @@ pub fn run(args: &mut Args) -> Result<String, String> {
             (
                 g,
                 format!(
-                    "knee of the plan's measured sweep at {}% attainment",
-                    target * 100.0
+                    "knee of the plan's measured sweep at {} attainment",
+                    percent(target)
                 ),
             )
         }

@@ -2,9 +2,9 @@
 //! with lag and cool-down, static against autoscaled cost, attainment during the ramps.
 
 use goodput_core::capacity::knee_from_sweep;
-use goodput_core::format::usd;
+use goodput_core::format::{percent, percent_tenths, usd};
 use goodput_core::schedule::{
-    percent_1, schedule_threads, RateProfile, Schedule, ScheduleError, ScheduleOptions, SHAPES,
+    schedule_threads, RateProfile, Schedule, ScheduleError, ScheduleOptions, SHAPES,
 };
 use goodput_core::search::search_goodput_threads;
 use goodput_core::trace::{summarize_reader, TraceFormat, TraceSummary};
@@ -213,8 +213,8 @@ pub fn run(args: &mut Args) -> Result<String, String> {
             knee_from_sweep(&plan.planning.measured_sweep, target)
                 .map_err(|e| format!("planning.measured_sweep: {e}"))?,
             format!(
-                "knee of the plan's measured sweep at {}% attainment",
-                target * 100.0
+                "knee of the plan's measured sweep at {} attainment",
+                percent(target)
             ),
         ),
         None => {
@@ -278,8 +278,8 @@ fn trace_text(t: &TraceSummary, changes: &[String]) -> String {
     if let Some(p) = &t.prefix {
         lines.push(format!(
             "  prefix reuse: {} of blocks seen before, {} of requests start with a cached block",
-            percent_1(p.block_reuse),
-            percent_1(p.hit_rate)
+            percent_tenths(p.block_reuse),
+            percent_tenths(p.hit_rate)
         ));
     }
     for c in changes {
@@ -322,7 +322,7 @@ pub fn text(s: &Schedule, source: &str) -> String {
             format!("{}-{}", h.serving_min, h.serving_max)
         };
         let att = match h.attainment {
-            Some(a) => format!("{}{}", percent_1(a), if h.ramp { " ramp" } else { "" }),
+            Some(a) => format!("{}{}", percent_tenths(a), if h.ramp { " ramp" } else { "" }),
             None => "-".into(),
         };
         lines.push(format!(

@@ -482,3 +482,27 @@ fn a_plan_file_with_a_misspelt_field_is_refused_by_name() {
         "a section left out takes its defaults"
     );
 }
+
+#[test]
+fn a_target_reads_as_the_percentage_given() {
+    // 0.57 × 100 is 56.99999999999999 in floating point: the text says 57%.
+    let mut args = vec!["search", "--slo-attainment", "0.57"];
+    args.extend(QUICK);
+    let text = stdout(&goodput(&args));
+    assert!(
+        text.lines()
+            .next()
+            .is_some_and(|l| l.contains(" at 57% attainment")),
+        "{text}"
+    );
+    let csv = TempFile::new("sweep.csv", ARTICLE_SWEEP);
+    let text = stdout(&goodput(&[
+        "capacity",
+        "--sweep",
+        csv.path(),
+        "--slo-attainment",
+        "0.57",
+    ]));
+    assert!(text.contains("measured sweep at 57% attainment"), "{text}");
+    assert!(!text.contains("99999"), "{text}");
+}

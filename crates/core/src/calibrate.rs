@@ -1155,7 +1155,7 @@ fn pct_whole(x: f64) -> String {
     if x < 0.005 {
         "under 1%".into()
     } else {
-        format!("{:.0}%", x * 100.0)
+        crate::format::percent_whole(x)
     }
 }
 

@@ -151,6 +151,12 @@ pub fn percent(share: f64) -> String {
     format!("{}%", sig((share * 1e4).round() / 1e2))
 }
 
+/// A share as a whole percentage (`38%`, `0%`): loads and shares where a decimal would
+/// claim more precision than the estimate has.
+pub fn percent_whole(share: f64) -> String {
+    format!("{:.0}%", share * 100.0)
+}
+
 /// A share as a percentage with one decimal (`23.5%`, `8.0%`): errors and shares read
 /// side by side in a table or a sentence.
 pub fn percent_tenths(share: f64) -> String {
@@ -218,6 +224,21 @@ mod tests {
             ("model.preset", json!("no-such-model"), "no-such-model"),
         ] {
             assert_eq!(field_value(field(path), &value), want, "{path}");
+        }
+    }
+
+    #[test]
+    fn shares_read_as_percentages() {
+        // `percent` keeps a target's decimal and never shows the float's last bits
+        // (0.57 × 100 is 56.99999999999999).
+        for (x, want) in [(0.9, "90%"), (0.995, "99.5%"), (0.57, "57%"), (0.07, "7%")] {
+            assert_eq!(percent(x), want, "{x}");
+        }
+        for (x, want) in [(0.384, "38%"), (0.0, "0%"), (1.0, "100%")] {
+            assert_eq!(percent_whole(x), want, "{x}");
+        }
+        for (x, want) in [(0.235, "23.5%"), (0.08, "8.0%")] {
+            assert_eq!(percent_tenths(x), want, "{x}");
         }
     }
 

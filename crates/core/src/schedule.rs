@@ -900,7 +900,6 @@ fn hour_rows(lines: &[(usize, Vec<f64>, bool)]) -> Result<Option<Vec<f64>>, Sche
 }
 
 mod words;
-pub use words::percent_1;
 
 #[cfg(test)]
 mod link_tests;

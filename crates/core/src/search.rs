@@ -54,6 +54,7 @@ pub use sweep::{
 };
 
 use crate::analytic::capacity_guess_rps;
+use crate::format::percent;
 use crate::plan::Plan;
 use crate::sim::{self, SimConfig, SimError};
 use crate::slo::has_objective;
@@ -680,8 +681,8 @@ impl GoodputSearch {
                     return Err((
                         SearchStatus::Converged,
                         format!(
-                            "attainment meets the {:.0}% target at {} req/s and misses it at {} req/s",
-                            self.target * 100.0,
+                            "attainment meets the {} target at {} req/s and misses it at {} req/s",
+                            percent(self.target),
                             round_rate(lo),
                             round_rate(hi)
                         ),
@@ -696,10 +697,10 @@ impl GoodputSearch {
                     return Err((
                         SearchStatus::ZeroGoodput,
                         format!(
-                            "even at {} req/s attainment is {:.1}%, below the {:.0}% target: single requests miss the SLO (check the TTFT objective against the prefill time of long prompts, and the TPOT objective against the decode step)",
+                            "even at {} req/s attainment is {:.1}%, below the {} target: single requests miss the SLO (check the TTFT objective against the prefill time of long prompts, and the TPOT objective against the decode step)",
                             round_rate(first_fail),
                             mean * 100.0,
-                            self.target * 100.0
+                            percent(self.target)
                         ),
                     ));
                 }

@@ -2,7 +2,7 @@
 
 use super::{GoodputSource, PlanReport};
 use crate::alerts::fmt_num;
-use crate::format::usd;
+use crate::format::{percent_whole, usd};
 use std::fmt::Write;
 
 /// Seconds as milliseconds with one decimal (– when not finite).
@@ -260,14 +260,14 @@ pub(crate) fn render(r: &PlanReport) -> String {
         (
             "Prefill load: per replica / fleet peak (share of one replica's compute)".into(),
             format!(
-                "{:.0}% / {:.0}%",
-                a.prefill_load_replica * 100.0,
-                a.prefill_load_fleet_peak * 100.0
+                "{} / {}",
+                percent_whole(a.prefill_load_replica),
+                percent_whole(a.prefill_load_fleet_peak)
             ),
         ),
         (
             "GPU busy share at the planned rate (lower bound)".into(),
-            format!("{:.0}%", a.work_load_replica * 100.0),
+            percent_whole(a.work_load_replica),
         ),
         (
             "KV capacity".into(),

@@ -2,12 +2,7 @@
 //! and finance view show.
 
 use super::Schedule;
-use crate::format::usd;
-
-/// A share as a percentage with one decimal (`87.5%`).
-pub fn percent_1(share: f64) -> String {
-    format!("{:.1}%", share * 100.0)
-}
+use crate::format::{percent_tenths, usd};
 
 impl Schedule {
     /// "autoscaling saves $X per month (Y%), with Z% of requests within the SLO during
@@ -19,7 +14,7 @@ impl Schedule {
             format!(
                 "autoscaling saves {} per month ({})",
                 usd(self.savings_per_month_usd),
-                percent_1(self.savings_share)
+                percent_tenths(self.savings_share)
             )
         } else {
             "autoscaling saves nothing on this profile".to_string()
@@ -27,14 +22,14 @@ impl Schedule {
         let slo = match (self.attainment, self.ramp_attainment, self.min_attainment) {
             (Some(a), Some(r), Some(m)) => format!(
                 ", with {} of requests within the SLO during ramps ({} over the {}, {} in the worst hour)",
-                percent_1(r),
-                percent_1(a),
+                percent_tenths(r),
+                percent_tenths(a),
                 if self.period_hours == 168 { "week" } else { "day" },
-                percent_1(m)
+                percent_tenths(m)
             ),
             (Some(a), _, _) => format!(
                 ", with {} of requests within the SLO (no ramps)",
-                percent_1(a)
+                percent_tenths(a)
             ),
             _ => String::new(),
         };
