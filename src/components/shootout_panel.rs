@@ -10,17 +10,7 @@ use crate::charts::shootout::{draw_shootout, shootout_chart};
 use crate::components::chart_canvas::ChartCanvas;
 use crate::compute::shootout::{ShootoutController, ShootoutPhase};
 use crate::state::PlanState;
-use goodput_core::format::usd;
-
-/// A latency for the table: "13.5 ms", "294 ms", "1.25 s"; "—" when unknown.
-fn latency(x: Option<f64>) -> String {
-    match x {
-        Some(s) if s.is_finite() && s < 0.1 => format!("{:.1} ms", s * 1e3),
-        Some(s) if s.is_finite() && s < 1.0 => format!("{:.0} ms", s * 1e3),
-        Some(s) if s.is_finite() => format!("{s:.2} s"),
-        _ => "—".into(),
-    }
-}
+use goodput_core::format::{latency, usd};
 
 /// Makes `row`'s GPU and TP degree the plan's (the GPU preset's figures included).
 fn use_row(state: PlanState, row: &ShootoutRow) {

@@ -1,7 +1,7 @@
 //! `goodput shootout`: the plan on every GPU × TP option, ranked by cost per compliant
 //! request.
 
-use goodput_core::format::usd;
+use goodput_core::format::{latency, usd};
 use goodput_core::shootout::{run_shootout_threads, ShootoutResult, ShootoutSpec, TP_DEGREES};
 
 use clap::Command;
@@ -129,7 +129,6 @@ fn text(r: &ShootoutResult) -> String {
             " "
         };
         let money = |x: Option<f64>| x.map_or("–".to_string(), usd);
-        let ms = |x: Option<f64>| x.map_or("–".to_string(), |v| format!("{:.0} ms", v * 1e3));
         let mut note = row.reason.clone().unwrap_or_default();
         if row.chosen {
             note = if note.is_empty() {
@@ -151,8 +150,8 @@ fn text(r: &ShootoutResult) -> String {
             row.gpus_total,
             money(row.cost_per_month_usd),
             money(row.cost_per_compliant_request_usd.map(|c| c * 1e3)),
-            ms(row.ttft_p99_s),
-            ms(row.tpot_p99_s),
+            latency(row.ttft_p99_s),
+            latency(row.tpot_p99_s),
             note
         ));
     }
