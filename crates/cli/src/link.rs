@@ -4,13 +4,12 @@
 //! `goodput decode URL > plan.json && goodput link --plan plan.json` prints the
 //! same plan's link again.
 
-use std::io::Read;
-
 use goodput_core::share;
 
 use clap::{Arg, Command};
 
 use crate::args::{json, switch, text_flag, Args};
+use crate::input::read_text;
 
 /// Where the planner is served by `trunk serve`; links point there unless told otherwise.
 pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:8080/";
@@ -97,19 +96,13 @@ pub fn run_decode(args: &mut Args) -> Result<String, String> {
     let Some(arg) = positionals.pop() else {
         return Err("decode: missing the link; usage: goodput decode URL".into());
     };
-    let text = if arg == "-" { read_stdin()? } else { arg };
+    let text = if arg == "-" {
+        read_text("decode", "-", share::MAX_LINK_BYTES as u64)?
+    } else {
+        arg
+    };
     let shared = share::decode(&text).map_err(|e| format!("decode: {e}"))?;
     serde_json::to_string_pretty(&shared.plan).map_err(|e| format!("decode: {e}"))
-}
-
-/// Reads a link from stdin, never more than one byte past the decoder's limit.
-fn read_stdin() -> Result<String, String> {
-    let mut buf = Vec::new();
-    std::io::stdin()
-        .take(share::MAX_LINK_BYTES as u64 + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| format!("decode: cannot read stdin: {e}"))?;
-    String::from_utf8(buf).map_err(|_| "decode: stdin is not UTF-8 text".to_string())
 }
 
 #[cfg(test)]
