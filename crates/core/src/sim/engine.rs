@@ -361,6 +361,12 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
         self.kv_static as i64 as f64 + e * grown as i64 as f64
     }
 
+    /// KV tokens in use once the next step's decoders have grown (paged policy) [tokens]:
+    /// what preemption, admission and carrying on a stretch check against the capacity.
+    fn kv_after_next_step(&self, e: f64) -> f64 {
+        self.kv_used(e) + self.n_dec as f64 * e
+    }
+
     /// A request ended at `t` (finished or refused): with a client gate, its slot
     /// releases the next request. O(1).
     fn release_next(&mut self) {
@@ -406,9 +412,7 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
             let fits = match self.cfg.kv_policy {
                 KvPolicy::None => true,
                 KvPolicy::Reserve => (self.kv_static + self.reserve[i] as u64) as f64 <= cap,
-                KvPolicy::Paged => {
-                    self.kv_used(e) + self.n_dec as f64 * e + self.ctx_base[i] as f64 <= cap
-                }
+                KvPolicy::Paged => self.kv_after_next_step(e) + self.ctx_base[i] as f64 <= cap,
             };
             if !fits {
                 if self.running() == 0 {
@@ -446,7 +450,7 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
     /// growth fits in KV memory.
     fn make_room(&mut self, e: f64) {
         let cap = self.cfg.kv_capacity_tokens;
-        while self.running() > 0 && self.kv_used(e) + self.n_dec as f64 * e > cap {
+        while self.running() > 0 && self.kv_after_next_step(e) > cap {
             let Some((id, ep)) = self.admitted.pop() else {
                 break;
             };
@@ -773,8 +777,7 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
                     if self.s >= cfg.max_steps
                         || self.running() == 0
                         || (self.running() < max_seqs && self.waiting() > 0)
-                        || (paged
-                            && self.kv_used(e) + self.n_dec as f64 * e > cfg.kv_capacity_tokens)
+                        || (paged && self.kv_after_next_step(e) > cfg.kv_capacity_tokens)
                     {
                         break;
                     }
