@@ -37,7 +37,7 @@
 //! the held-out error is the honest number. [`BOOTSTRAP_RESAMPLES`] refits on points
 //! drawn with replacement give each constant's standard deviation.
 
-use crate::format::percent_tenths;
+use crate::format::{percent_tenths, percent_whole};
 use crate::measure::{MeasuredPoint, MeasuredSet};
 use crate::plan::{
     Arrival, Calibration, CalibrationError, CalibrationSource, Fitted, LengthDist, LengthSpec,
@@ -1155,7 +1155,7 @@ fn pct_whole(x: f64) -> String {
     if x < 0.005 {
         "under 1%".into()
     } else {
-        crate::format::percent_whole(x)
+        percent_whole(x)
     }
 }
 

@@ -54,7 +54,7 @@ pub use sweep::{
 };
 
 use crate::analytic::capacity_guess_rps;
-use crate::format::percent;
+use crate::format::{percent, percent_tenths};
 use crate::plan::Plan;
 use crate::sim::{self, SimConfig, SimError};
 use crate::slo::has_objective;
@@ -697,9 +697,9 @@ impl GoodputSearch {
                     return Err((
                         SearchStatus::ZeroGoodput,
                         format!(
-                            "even at {} req/s attainment is {:.1}%, below the {} target: single requests miss the SLO (check the TTFT objective against the prefill time of long prompts, and the TPOT objective against the decode step)",
+                            "even at {} req/s attainment is {}, below the {} target: single requests miss the SLO (check the TTFT objective against the prefill time of long prompts, and the TPOT objective against the decode step)",
                             round_rate(first_fail),
-                            mean * 100.0,
+                            percent_tenths(mean),
                             percent(self.target)
                         ),
                     ));
