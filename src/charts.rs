@@ -662,13 +662,10 @@ mod tests {
 
     /// The texts of an SVG drawn below `below` pixels: (x, content).
     fn texts_below(svg: &str, below: i32) -> Vec<(f64, String)> {
-        svg.split("<text")
-            .skip(1)
-            .filter_map(|t| {
-                let (tag, rest) = t.split_once('>')?;
+        svg_checks::texts(svg)
+            .filter_map(|(tag, content)| {
                 let at = |name: &str| -> Option<f64> { svg_checks::attr(tag, name)?.parse().ok() };
-                let content = rest.split("</text>").next()?.trim().to_string();
-                (at("y")? > below as f64).then_some((at("x")?, content))
+                (at("y")? > below as f64).then_some((at("x")?, content.to_string()))
             })
             .collect()
     }
@@ -898,10 +895,8 @@ mod tests {
                 }
             }
         }
-        let texts = svg
-            .split("<text")
-            .skip(1)
-            .map(|t| &t[..t.find('>').expect("closed")])
+        let texts = svg_checks::texts(svg)
+            .map(|(t, _)| t)
             .filter(|t| attr(t, "text-anchor") == Some("start"))
             .map(|t| (num(attr(t, "x").expect("x")), num(attr(t, "y").expect("y"))))
             .collect();

@@ -19,17 +19,21 @@ pub fn assert_shows(svg: &str, texts: &[&str]) {
 /// Panics, naming it, if a text of `svg` is a number written with a needless ".0" (an
 /// axis tick as plotters writes it by default: "80.0" for 80).
 pub fn assert_no_needless_decimals(svg: &str) {
-    for t in svg.split("<text").skip(1) {
-        let Some((_, rest)) = t.split_once('>') else {
-            continue;
-        };
-        let text = rest.split("</text>").next().unwrap_or("").trim();
+    for (_, text) in texts(svg) {
         let number = text.parse::<f64>().is_ok();
         assert!(
             !(number && text.ends_with(".0")),
             "the chart writes {text:?} for a whole number"
         );
     }
+}
+
+/// Every `<text>` element of `svg`: its opening tag's attributes and its content, trimmed.
+pub fn texts(svg: &str) -> impl Iterator<Item = (&str, &str)> {
+    svg.split("<text").skip(1).map(|t| {
+        let (tag, rest) = t.split_once('>').expect("a closed text tag");
+        (tag, rest.split("</text>").next().unwrap_or("").trim())
+    })
 }
 
 /// The value of attribute `name` in `tag` (an SVG element's opening tag, or the start of
