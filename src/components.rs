@@ -1,5 +1,6 @@
 //! Page components, one public component per file.
 
+pub mod after_first_run;
 pub mod alerts_panel;
 pub mod analytic_panel;
 pub mod best_settings;

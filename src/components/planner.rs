@@ -2,6 +2,7 @@
 
 use leptos::prelude::*;
 
+use crate::components::after_first_run::AfterFirstRun;
 use crate::components::alerts_panel::AlertsPanel;
 use crate::components::analytic_panel::AnalyticPanel;
 use crate::components::best_settings::RetunePrompt;
@@ -78,13 +79,15 @@ pub fn Planner() -> impl IntoView {
                     <AnalyticPanel />
                     <AlertsPanel />
                 </div>
-                <CalibratePanel />
-                <ShootoutPanel />
-                <DisaggPanel />
-                <DayPanel />
-                <ExportPanel />
-                <SavedPanel />
-                <Glossary />
+                <AfterFirstRun>
+                    <CalibratePanel />
+                    <ShootoutPanel />
+                    <DisaggPanel />
+                    <DayPanel />
+                    <ExportPanel />
+                    <SavedPanel />
+                    <Glossary />
+                </AfterFirstRun>
             </section>
         </main>
     }

@@ -228,6 +228,52 @@ test('a long run shows progress, keeps the page responsive, and can be cancelled
   assertNoErrors(errors);
 });
 
+test('the panels below the results come after the first run, or at once when scrolled to', async () => {
+  // What the page holds while its first run goes on, read in one go.
+  const below = (page) =>
+    page.evaluate(() => ({
+      phase: document.querySelector('[data-testid="run-status"]')?.dataset.phase,
+      pending: document.querySelector('[data-testid="panels-pending"]') !== null,
+      panels: ['calibrate-panel', 'shootout-panel', 'disagg-panel', 'day-panel', 'export-panel', 'saved-panel']
+        .filter((id) => document.querySelector(`[data-testid="${id}"]`) !== null),
+      glossary: document.getElementById('glossary') !== null,
+    }));
+  const running = (p) => p === 'search' || p === 'sweep';
+
+  // A first run long enough to look at while it goes on (minutes of work).
+  const long = Buffer.from('{"run":{"num_requests":20000,"replications":200}}').toString('base64url');
+  const { page, errors } = await h.openPage(`/#p=1j${long}&view=planner`, { waitFor: '[data-testid="run-status"]' });
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid="run-status"]')?.dataset.phase === 'search',
+    null,
+    { timeout: 60_000, polling: 'raf' },
+  );
+  const during = await below(page);
+  assert.ok(running(during.phase), `the first run is on (${during.phase})`);
+  assert.ok(during.pending, 'a line says what follows');
+  assert.deepEqual(during.panels, [], 'no panel below the results is built during the first run');
+  assert.equal(during.glossary, false, 'nor the glossary');
+
+  // Scrolling towards them builds them, run or no run.
+  await page.evaluate(() => document.querySelector('[data-testid="panels-pending"]').scrollIntoView());
+  await page.waitForSelector('[data-testid="shootout-panel"]', { timeout: 10_000 });
+  const scrolled = await below(page);
+  assert.ok(running(scrolled.phase), `the first run is still on (${scrolled.phase})`);
+  assert.equal(scrolled.pending, false, 'the line gives way to the panels');
+  assert.equal(scrolled.panels.length, 6, `every panel is built: ${scrolled.panels}`);
+  assert.ok(scrolled.glossary, 'and the glossary');
+  await page.click('[data-testid="cancel-run"]');
+
+  // Without scrolling, they come when the first run ends.
+  const { page: plain, errors: plainErrors } = await h.openPage('/', { waitFor: '[data-testid="run-status"]' });
+  await waitForRunDone(plain);
+  const after = await below(plain);
+  assert.equal(after.pending, false);
+  assert.equal(after.panels.length, 6, `every panel is built once the run is done: ${after.panels}`);
+  assertNoErrors(errors);
+  assertNoErrors(plainErrors);
+});
+
 test('without workers the page says so, runs in slices on its own thread, and gets the same goodput', async () => {
   const { page: reference } = await h.openPlanner();
   const expected = await readValue(reference, 'goodput-rps');
