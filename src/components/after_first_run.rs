@@ -2,7 +2,10 @@
 //! them (their views, and the code the browser compiles for them on first use) would
 //! otherwise share the first seconds with the first goodput search and hold back its
 //! answer (BENCHMARKS.md, "The panels below the results built after the first run").
-//! A user who scrolls near them, or prints, gets them at once.
+//! A user who scrolls near them, or prints, gets them at once; so does the planner
+//! shown again after another view, once they have been built.
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use leptos::ev;
 use leptos::html;
@@ -13,6 +16,10 @@ use crate::compute::{Phase, RunController};
 /// How close to the bottom of the window the placeholder must come for the panels to
 /// be built before the first run ends [window heights].
 const NEAR_WINDOWS: f64 = 1.0;
+
+/// Whether the panels have been built once on this page (the planner is unmounted while
+/// another view shows).
+static BUILT_ONCE: AtomicBool = AtomicBool::new(false);
 
 /// Whether `phase` says the run has ended (answered, stopped or failed).
 fn ended(phase: &Phase) -> bool {
@@ -32,7 +39,7 @@ fn near(el: &web_sys::HtmlElement) -> bool {
 #[component]
 pub fn AfterFirstRun(children: ChildrenFn) -> impl IntoView {
     let runs = RunController::expect_context();
-    let built = RwSignal::new(false);
+    let built = RwSignal::new(BUILT_ONCE.load(Ordering::Relaxed));
     let placeholder = NodeRef::<html::Div>::new();
     // Reads the phase only until the panels are built, so later runs do not wake it.
     Effect::new(move |_| {
@@ -64,7 +71,10 @@ pub fn AfterFirstRun(children: ChildrenFn) -> impl IntoView {
                 }
             }
         >
-            {children()}
+            {
+                BUILT_ONCE.store(true, Ordering::Relaxed);
+                children()
+            }
         </Show>
     }
 }

@@ -262,6 +262,14 @@ test('the panels below the results come after the first run, or at once when scr
   assert.equal(scrolled.pending, false, 'the line gives way to the panels');
   assert.equal(scrolled.panels.length, 6, `every panel is built: ${scrolled.panels}`);
   assert.ok(scrolled.glossary, 'and the glossary');
+  // Built once, they come back with the planner after another view, run or no run.
+  await page.click('[data-testid="view-finance"]');
+  await page.waitForSelector('[data-testid="shootout-panel"]', { state: 'detached' });
+  await page.click('[data-testid="view-planner"]');
+  await page.waitForSelector('[data-testid="run-status"]');
+  const again = await below(page);
+  assert.ok(running(again.phase), `the first run is still on (${again.phase})`);
+  assert.equal(again.panels.length, 6, `the panels are back with the planner: ${again.panels}`);
   await page.click('[data-testid="cancel-run"]');
 
   // Without scrolling, they come when the first run ends.

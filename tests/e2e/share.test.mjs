@@ -232,6 +232,8 @@ test('the autosaved plan and a named plan survive a reload; a shared link leaves
   await page.goto(`${h.baseUrl}/`);
   await page.waitForSelector('[data-testid="input-traffic.peak_rate_rps"]');
   assert.equal(await page.inputValue('[data-testid="input-traffic.peak_rate_rps"]'), '19', 'autosaved plan restored');
+  // The saved plans' panel is built once the first run ends.
+  await page.waitForSelector('[data-testid="saved-plan"]');
   assert.equal(await page.locator('[data-testid="saved-plan"][data-name="peak 17"]').count(), 1, 'named plan listed');
   // A shared link opens without touching the own plan; one click goes back to it.
   const shared = (await runCli(['link', '--base-url', `${h.baseUrl}/`, '--peak-rate', '88'])).trim();
