@@ -241,7 +241,7 @@ test('the panels below the results come after the first run, or at once when scr
   const running = (p) => p === 'search' || p === 'sweep';
 
   // A first run long enough to look at while it goes on (minutes of work).
-  const long = Buffer.from('{"run":{"num_requests":20000,"replications":200}}').toString('base64url');
+  const long = Buffer.from('{"run":{"num_requests":20000,"replications":400}}').toString('base64url');
   const { page, errors } = await h.openPage(`/#p=1j${long}&view=planner`, { waitFor: '[data-testid="run-status"]' });
   await page.waitForFunction(
     () => document.querySelector('[data-testid="run-status"]')?.dataset.phase === 'search',
@@ -272,6 +272,17 @@ test('the panels below the results come after the first run, or at once when scr
   assert.equal(again.panels.length, 6, `the panels are back with the planner: ${again.panels}`);
   await page.click('[data-testid="cancel-run"]');
 
+  // Printing builds them too, so that a printout made during the first run has them.
+  const { page: printed, errors: printErrors } = await h.openPage(`/#p=1j${long}&view=planner`, {
+    waitFor: '[data-testid="panels-pending"]',
+  });
+  await printed.evaluate(() => window.dispatchEvent(new Event('beforeprint')));
+  await printed.waitForSelector('[data-testid="shootout-panel"]', { timeout: 10_000 });
+  const print = await below(printed);
+  assert.ok(running(print.phase), `the first run is still on (${print.phase})`);
+  assert.equal(print.panels.length, 6, `every panel is built for the printout: ${print.panels}`);
+  await printed.click('[data-testid="cancel-run"]');
+
   // Without scrolling, they come when the first run ends.
   const { page: plain, errors: plainErrors } = await h.openPage('/', { waitFor: '[data-testid="run-status"]' });
   await waitForRunDone(plain);
@@ -279,6 +290,7 @@ test('the panels below the results come after the first run, or at once when scr
   assert.equal(after.pending, false);
   assert.equal(after.panels.length, 6, `every panel is built once the run is done: ${after.panels}`);
   assertNoErrors(errors);
+  assertNoErrors(printErrors);
   assertNoErrors(plainErrors);
 });
 
