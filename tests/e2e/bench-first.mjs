@@ -10,7 +10,7 @@
 //   node tests/e2e/bench-first.mjs LOADS DIST [DIST ...]
 //
 // Each DIST is a `trunk build --release --offline --dist DIST` output.
-import { median, parseRunTiming, startHarness } from './harness.mjs';
+import { median, parseRunTiming, startHarness, watchFirstAnswer } from './harness.mjs';
 
 const [countArg = '12', ...dists] = process.argv.slice(2);
 const count = Number(countArg);
@@ -19,18 +19,6 @@ if (!(count >= 1) || dists.length === 0) {
   process.exit(2);
 }
 const DONE = '[data-testid="run-status"][data-phase="done"]';
-
-/** Runs in the page before the app: notes when the goodput card first holds a value. */
-function watchFirstAnswer() {
-  const observer = new MutationObserver(() => {
-    const el = document.querySelector('[data-testid="goodput-rps"]');
-    if (el && (el.getAttribute('data-value') ?? '') !== '' && window.__answerAt === undefined) {
-      window.__answerAt = performance.now();
-      observer.disconnect();
-    }
-  });
-  observer.observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
-}
 
 /** Median and mean of the middle half, as text. */
 function summary(xs) {

@@ -11,23 +11,11 @@
 //   node tests/e2e/bench-page.mjs [ROUNDS] [RERUNS]
 //
 // GOODPUT_DIST picks the build to time (see harness.mjs), so two builds can be compared.
-import { median, parseRunTiming, runAgainTimed, startHarness } from './harness.mjs';
+import { median, parseRunTiming, runAgainTimed, startHarness, watchFirstAnswer } from './harness.mjs';
 
 const rounds = Number(process.argv[2] ?? 5);
 const reruns = Number(process.argv[3] ?? 3);
 const DONE = '[data-testid="run-status"][data-phase="done"]';
-
-/** Runs in the page before the app: notes when the goodput card first holds a value. */
-function watchFirstAnswer() {
-  const observer = new MutationObserver(() => {
-    const el = document.querySelector('[data-testid="goodput-rps"]');
-    if (el && (el.getAttribute('data-value') ?? '') !== '' && window.__answerAt === undefined) {
-      window.__answerAt = performance.now();
-      observer.disconnect();
-    }
-  });
-  observer.observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
-}
 
 const h = await startHarness();
 const rows = { first: [], firstTotal: [], answerAt: [], again: [] };

@@ -500,6 +500,22 @@ export function median(xs) {
 }
 
 /**
+ * Runs in the page before the app (give it to `addInitScript`): notes in
+ * `window.__answerAt` the `performance.now()` at which the goodput card first holds a value.
+ * Self-contained: the browser receives its source.
+ */
+export function watchFirstAnswer() {
+  const observer = new MutationObserver(() => {
+    const el = document.querySelector('[data-testid="goodput-rps"]');
+    if (el && (el.getAttribute('data-value') ?? '') !== '' && window.__answerAt === undefined) {
+      window.__answerAt = performance.now();
+      observer.disconnect();
+    }
+  });
+  observer.observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
+}
+
+/**
  * Clicks "Run again" and waits until that run is done: the run count has moved on and
  * the status is `done` again. Returns the page's "Last run" line, which says how long the
  * search (and the knob sweep, if it ran) took.
