@@ -596,10 +596,14 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
         let growth = self.n_dec as f64 * e;
         let room_steps = if paged && growth > 0.0 {
             let free = cfg.kv_capacity_tokens - self.kv_used(e);
-            // `floor` is exact, so the instruction gives what libm gives; and a comparison
-            // instead of `f64::max`, which wasm builds call as a function.
-            let steps = (free / growth).floor();
-            if steps >= 1.0 {
+            // Whole steps of growth that still fit, at least one. Truncation is the floor
+            // wherever the count is 1 or more, and below that (NaN included) both give 1.
+            // A signed conversion is one instruction on x86-64, where `floor` (without
+            // SSE4.1) and `as u64` are a call and branches; a count that saturates it lies
+            // far beyond the step cap the stretch's stop is clamped to. A comparison instead
+            // of `max`, which wasm builds call as a function.
+            let steps = (free / growth) as i64;
+            if steps >= 1 {
                 steps as u64
             } else {
                 1
