@@ -89,6 +89,17 @@ fn fresh_start() {
     }
 }
 
+/// Builds the panels below the results at once, as scrolling near them does (the page
+/// builds them by itself only when its first run has ended).
+async fn show_panels_below(root: &HtmlElement) {
+    let pending: HtmlElement = by_testid(root, "panels-pending").unchecked_into();
+    pending.scroll_into_view();
+    let scroll = web_sys::Event::new("scroll").expect("an event");
+    let window = web_sys::window().expect("window");
+    window.dispatch_event(&scroll).expect("dispatch");
+    tick().await;
+}
+
 /// A bubbling event named `name`, as the browser fires for user input.
 fn bubbling(name: &str) -> web_sys::Event {
     let init = web_sys::EventInit::new();
@@ -314,6 +325,7 @@ async fn the_calibration_panel_imports_a_pasted_result_and_reports_a_bad_one() {
     let root = mount_point();
     let handle = mount_to(root.clone(), App);
     tick().await;
+    show_panels_below(&root).await;
     let run_disabled = || by_testid(&root, "calibrate-run").has_attribute("disabled");
     assert!(run_disabled(), "nothing to fit before an import");
     let import: HtmlElement = by_testid(&root, "calibrate-import").unchecked_into();
