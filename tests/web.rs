@@ -90,9 +90,14 @@ fn fresh_start() {
 }
 
 /// Builds the panels below the results at once, as scrolling near them does (the page
-/// builds them by itself only when its first run has ended).
+/// builds them by itself only when its first run has ended, and keeps them once built).
 async fn show_panels_below(root: &HtmlElement) {
-    let pending: HtmlElement = by_testid(root, "panels-pending").unchecked_into();
+    let Some(pending) = root
+        .query_selector("[data-testid=\"panels-pending\"]")
+        .expect("a valid selector")
+    else {
+        return; // built already
+    };
     pending.scroll_into_view();
     let scroll = web_sys::Event::new("scroll").expect("an event");
     let window = web_sys::window().expect("window");
