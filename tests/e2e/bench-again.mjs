@@ -7,7 +7,7 @@
 //   node tests/e2e/bench-again.mjs SEARCHES DIST [DIST ...]
 //
 // Each DIST is a `trunk build --release --offline --dist DIST` output.
-import { median, parseRunTiming, runAgainTimed, startHarness } from './harness.mjs';
+import { median, middleMean, parseRunTiming, runAgainTimed, startHarness } from './harness.mjs';
 
 const [countArg = '30', ...dists] = process.argv.slice(2);
 const count = Number(countArg);
@@ -38,13 +38,9 @@ try {
     }
   }
   for (const b of builds) {
-    const s = [...b.ms].sort((x, y) => x - y);
-    const n = s.length;
-    const mid = s.slice(Math.floor(n / 4), Math.ceil((3 * n) / 4));
-    const midMean = mid.reduce((a, x) => a + x, 0) / mid.length;
     console.log(
-      `${b.dist}: ${n} searches: best ${s[0]} ms, median ${median(s)} ms, ` +
-        `mean of the middle half ${midMean.toFixed(1)} ms`,
+      `${b.dist}: ${b.ms.length} searches: best ${Math.min(...b.ms)} ms, median ${median(b.ms)} ms, ` +
+        `mean of the middle half ${middleMean(b.ms).toFixed(1)} ms`,
     );
   }
 } finally {

@@ -10,7 +10,7 @@
 //   node tests/e2e/bench-first.mjs LOADS DIST [DIST ...]
 //
 // Each DIST is a `trunk build --release --offline --dist DIST` output.
-import { median, parseRunTiming, startHarness, watchFirstAnswer } from './harness.mjs';
+import { median, middleMean, parseRunTiming, startHarness, watchFirstAnswer } from './harness.mjs';
 
 const [countArg = '12', ...dists] = process.argv.slice(2);
 const count = Number(countArg);
@@ -22,10 +22,7 @@ const DONE = '[data-testid="run-status"][data-phase="done"]';
 
 /** Median and mean of the middle half, as text. */
 function summary(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.slice(Math.floor(s.length / 4), Math.ceil((3 * s.length) / 4));
-  const mean = mid.reduce((a, x) => a + x, 0) / mid.length;
-  return `median ${median(s).toFixed(0)} ms, mean of the middle half ${mean.toFixed(0)} ms`;
+  return `median ${median(xs).toFixed(0)} ms, mean of the middle half ${middleMean(xs).toFixed(0)} ms`;
 }
 
 const builds = [];

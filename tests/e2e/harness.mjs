@@ -500,6 +500,18 @@ export function median(xs) {
 }
 
 /**
+ * The mean of the middle half of `xs` (the values between its quartiles; NaN when empty):
+ * a benchmark's centre that one slow spell of a busy machine does not move.
+ * @param {number[]} xs
+ * @returns {number}
+ */
+export function middleMean(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.slice(Math.floor(s.length / 4), Math.ceil((3 * s.length) / 4));
+  return mid.reduce((a, x) => a + x, 0) / mid.length;
+}
+
+/**
  * Runs in the page before the app (give it to `addInitScript`): notes in
  * `window.__answerAt` the `performance.now()` at which the goodput card first holds a value.
  * Self-contained: the browser receives its source.
