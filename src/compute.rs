@@ -61,6 +61,11 @@ impl Phase {
     pub fn is_running(&self) -> bool {
         matches!(self, Phase::Search | Phase::Sweep)
     }
+
+    /// Whether the run has ended: answered, stopped or failed.
+    pub fn has_ended(&self) -> bool {
+        matches!(self, Phase::Done | Phase::Cancelled | Phase::Failed(_))
+    }
 }
 
 /// Progress of the current run.

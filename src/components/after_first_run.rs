@@ -11,7 +11,7 @@ use leptos::ev;
 use leptos::html;
 use leptos::prelude::*;
 
-use crate::compute::{Phase, RunController};
+use crate::compute::RunController;
 
 /// How close to the bottom of the window the placeholder must come for the panels to
 /// be built before the first run ends [window heights].
@@ -20,11 +20,6 @@ const NEAR_WINDOWS: f64 = 1.0;
 /// Whether the panels have been built once on this page (the planner is unmounted while
 /// another view shows).
 static BUILT_ONCE: AtomicBool = AtomicBool::new(false);
-
-/// Whether `phase` says the run has ended (answered, stopped or failed).
-fn ended(phase: &Phase) -> bool {
-    matches!(phase, Phase::Done | Phase::Cancelled | Phase::Failed(_))
-}
 
 /// Whether `el`'s top is within [`NEAR_WINDOWS`] window heights below the window.
 fn near(el: &web_sys::HtmlElement) -> bool {
@@ -43,7 +38,7 @@ pub fn AfterFirstRun(children: ChildrenFn) -> impl IntoView {
     let placeholder = NodeRef::<html::Div>::new();
     // Reads the phase only until the panels are built, so later runs do not wake it.
     Effect::new(move |_| {
-        if !built.get_untracked() && runs.status.with(|s| ended(&s.phase)) {
+        if !built.get_untracked() && runs.status.with(|s| s.phase.has_ended()) {
             built.set(true);
         }
     });
