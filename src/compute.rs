@@ -9,6 +9,11 @@
 //!   search done ─▶ KnobSweep, same loop ─▶ done (elapsed time shown)
 //! ```
 //!
+//! While the page loads, the first early worker runs the search of the plan it opens
+//! with and sends each batch's results unasked ([`protocol::warm_up`]); the page's first
+//! search takes them from a [`PrefetchStore`] instead of sending those jobs, and waits
+//! for that worker (up to [`AHEAD_WAIT`]) rather than run them a second time.
+//!
 //! The state machines live in the core and match results by job id, so the page gets the
 //! same numbers as the CLI however the jobs are spread.
 
@@ -34,7 +39,7 @@ use goodput_core::Plan;
 use leptos::prelude::*;
 
 use pool::{deal, now_ms, pool_size, Pool, PoolMode, Task, LOST_TWICE, UNREADABLE_REPLY};
-use protocol::{Reply, Request, WorkerReply, WorkerRequest};
+use protocol::{PrefetchStore, Reply, Request, WorkerReply, WorkerRequest};
 
 /// What the controller is doing.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -118,6 +123,12 @@ struct Driver {
     frame_asked: bool,
     /// Earliest time the next frame may show progress [ms, `now_ms`].
     next_show_ms: f64,
+    /// Results the workers simulated while the page loaded, for its first search.
+    prefetched: PrefetchStore,
+    /// Jobs of the search's batch held back while a worker runs that search ahead.
+    held: Vec<Job>,
+    /// Whether the wait for that worker has its time limit set.
+    wait_limited: bool,
 }
 
 /// Runs searches for the good plan in a worker pool and publishes the results as signals.
@@ -142,6 +153,10 @@ pub struct RunController {
     pub started: RwSignal<u32>,
     driver: StoredValue<Driver, LocalStorage>,
 }
+
+/// Longest the page's first search waits for the worker that runs it ahead before it
+/// runs what that worker has not sent itself.
+pub const AHEAD_WAIT: Duration = Duration::from_millis(1000);
 
 /// Debounce between the last edit and the start of a new run.
 pub const DEBOUNCE: Duration = Duration::from_millis(300);
@@ -184,6 +199,9 @@ impl RunController {
                 unshown: Vec::new(),
                 frame_asked: false,
                 next_show_ms: 0.0,
+                prefetched: PrefetchStore::expecting(pool::search_run_ahead().as_ref()),
+                held: Vec::new(),
+                wait_limited: false,
             }),
         };
         let pool = Pool::start(
@@ -287,6 +305,7 @@ impl RunController {
             d.machine = Machine::None;
             d.rates.clear();
             d.unshown.clear();
+            d.held.clear();
             if let Some(pool) = &d.pool {
                 pool.cancel_before(d.run);
             }
@@ -342,22 +361,48 @@ impl RunController {
             SearchDone(Box<(Plan, Option<GoodputResult>)>),
             SweepDone(Option<SweepResult>),
         }
+        let mut fed = false;
+        let mut limit_wait = false;
         let next = self.driver.try_update_value(|d| {
-            let jobs: Vec<Job> = match &mut d.machine {
-                Machine::None => return Next::Wait,
-                Machine::Search(s) => {
-                    let jobs = s.next_batch();
-                    if jobs.is_empty() && s.is_done() {
-                        return Next::SearchDone(Box::new((d.plan.clone(), s.result())));
+            let jobs: Vec<Job> = loop {
+                match &mut d.machine {
+                    Machine::None => return Next::Wait,
+                    Machine::Search(s) => {
+                        let mut jobs = std::mem::take(&mut d.held);
+                        if jobs.is_empty() {
+                            jobs = s.next_batch();
+                            if jobs.is_empty() && s.is_done() {
+                                return Next::SearchDone(Box::new((d.plan.clone(), s.result())));
+                            }
+                        }
+                        // What a worker simulated ahead of the page is fed at once, and a
+                        // batch found whole goes on to the next. The rest waits while that
+                        // worker is still on it (its next message brings it), unless it is
+                        // late; then it is sent as usual.
+                        let (found, rest) = d.prefetched.take(&d.plan, jobs);
+                        if !found.is_empty() {
+                            d.unshown
+                                .extend(found.iter().map(|(j, r)| (j.rate_rps, r.attainment)));
+                            s.feed(&found.into_iter().map(|(_, r)| r).collect::<Vec<_>>());
+                            fed = true;
+                            if rest.is_empty() {
+                                continue;
+                            }
+                        }
+                        if !rest.is_empty() && d.prefetched.waits_for(&d.plan) {
+                            d.held = rest;
+                            limit_wait = !std::mem::replace(&mut d.wait_limited, true);
+                            return Next::Wait;
+                        }
+                        break rest;
                     }
-                    jobs
-                }
-                Machine::Sweep(s) => {
-                    let jobs = s.next_batch();
-                    if jobs.is_empty() && s.is_done() {
-                        return Next::SweepDone(s.result());
+                    Machine::Sweep(s) => {
+                        let jobs = s.next_batch();
+                        if jobs.is_empty() && s.is_done() {
+                            return Next::SweepDone(s.result());
+                        }
+                        break jobs;
                     }
-                    jobs
                 }
             };
             if let Machine::Search(_) = d.machine {
@@ -387,6 +432,23 @@ impl RunController {
             }
             Next::Wait
         });
+        if fed {
+            self.ask_frame();
+        }
+        if limit_wait {
+            let c = *self;
+            set_timeout(
+                move || {
+                    if c.driver
+                        .try_update_value(|d| d.prefetched.stop_waiting())
+                        .is_some()
+                    {
+                        c.pump();
+                    }
+                },
+                AHEAD_WAIT,
+            );
+        }
         match next {
             Some(Next::SearchDone(done)) => self.search_done(done.0, done.1),
             Some(Next::SweepDone(result)) => self.sweep_done(result),
@@ -401,7 +463,11 @@ impl RunController {
         };
         self.search.set(Some((plan.clone(), result)));
         self.clear_partial();
-        self.driver.update_value(|d| d.unshown.clear());
+        self.driver.update_value(|d| {
+            d.unshown.clear();
+            // Prefetched results serve the page's first search only.
+            d.prefetched.close();
+        });
         // A plan that differs from the last swept one only in its knobs (settings just
         // applied from the sweep) has the same sweep: keep it rather than run it again.
         let key = plan.sweep_key();
@@ -491,6 +557,10 @@ impl RunController {
     fn on_reply(&self, body: &str) {
         let reply: Reply = match serde_json::from_str::<WorkerReply>(body) {
             Ok(WorkerReply::Sim(r)) => r,
+            Ok(WorkerReply::Prefetched(sent)) => {
+                self.driver.update_value(|d| d.prefetched.add(*sent));
+                return self.pump();
+            }
             // Fit replies belong to the calibration's own pool, never to this one.
             Ok(_) => return,
             Err(_) => return self.fail(UNREADABLE_REPLY.into()),
@@ -501,22 +571,29 @@ impl RunController {
         if let Some(e) = reply.error {
             return self.fail(e);
         }
-        let fed = self.driver.try_update_value(|d| {
-            match &mut d.machine {
-                Machine::None => return false,
-                Machine::Search(s) => {
-                    for r in &reply.results {
-                        if let Some(rate) = d.rates.remove(&r.id) {
-                            d.unshown.push((rate, r.attainment));
-                        }
+        self.driver.update_value(|d| match &mut d.machine {
+            Machine::None => {}
+            Machine::Search(s) => {
+                for r in &reply.results {
+                    if let Some(rate) = d.rates.remove(&r.id) {
+                        d.unshown.push((rate, r.attainment));
                     }
-                    s.feed(&reply.results);
                 }
-                Machine::Sweep(s) => s.feed(&reply.results),
+                s.feed(&reply.results);
             }
-            !std::mem::replace(&mut d.frame_asked, true)
+            Machine::Sweep(s) => s.feed(&reply.results),
         });
-        if fed == Some(true) {
+        self.ask_frame();
+        self.pump();
+    }
+
+    /// Asks for a frame to show what the replies brought, unless one is asked for: at
+    /// once, or when [`PROGRESS_INTERVAL_MS`] has passed since the last.
+    fn ask_frame(&self) {
+        let asked = self.driver.try_update_value(|d| {
+            !matches!(d.machine, Machine::None) && !std::mem::replace(&mut d.frame_asked, true)
+        });
+        if asked == Some(true) {
             let c = *self;
             let wait = self.driver.with_value(|d| d.next_show_ms) - now_ms();
             if wait > 0.0 {
@@ -528,7 +605,6 @@ impl RunController {
                 request_animation_frame(move || c.show());
             }
         }
-        self.pump();
     }
 
     /// Shows what the replies since the last frame brought: the search's new points, the

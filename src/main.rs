@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 use goodput_app::compute::{pool, worker};
+use goodput_app::session::boot;
 use goodput_app::App;
 use leptos::prelude::*;
 
@@ -16,7 +17,8 @@ fn main() {
         worker::run();
         return;
     }
-    // The workers index.html started are waiting for this module: hand it over first.
-    pool::hand_off_to_early_workers();
+    // The workers index.html started are waiting for this module: hand it over first,
+    // with the plan the app opens with, whose search the first of them runs meanwhile.
+    pool::hand_off_to_early_workers(&boot().plan);
     mount_to_body(App);
 }

@@ -64,7 +64,7 @@ impl JobMachine for FitJobs {
                 error: r.error,
                 results: r.results,
             })),
-            WorkerReply::Ramp(_) | WorkerReply::Disagg(_) => Ok(None),
+            WorkerReply::Ramp(_) | WorkerReply::Disagg(_) | WorkerReply::Prefetched(_) => Ok(None),
             WorkerReply::Sim(r) => {
                 let e = r.error.unwrap_or_else(|| "an unexpected reply".into());
                 Err(format!("a calibration worker said: {e}"))

@@ -13,6 +13,8 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 use std::time::Duration;
 
+use super::worker::WarmUp;
+use goodput_core::Plan;
 use js_sys::{Function, Reflect};
 use leptos::prelude::{set_timeout, window};
 use wasm_bindgen::closure::Closure;
@@ -145,7 +147,7 @@ fn spawn_worker() -> Option<Worker> {
     let options = WorkerOptions::new();
     options.set_type(WorkerType::Module);
     let worker = Worker::new_with_options(&url, &options).ok()?;
-    if super::worker::hand_off(&worker).is_err() {
+    if super::worker::hand_off(&worker, WarmUp::Short).is_err() {
         worker.terminate();
         return None;
     }
@@ -154,32 +156,56 @@ fn spawn_worker() -> Option<Worker> {
 
 /// Hands the page's module to the workers `index.html` started before the app loaded
 /// (see [`EARLY_WORKERS_GLOBAL`]), so they start loading at once; the pool adopts them
-/// later. A worker the hand-off cannot reach is marked failed.
-pub fn hand_off_to_early_workers() {
+/// later. The first runs `plan`'s search ahead of the page meanwhile, the others wait
+/// ([`WarmUp`]); [`search_run_ahead`] then names the plan. A worker the hand-off cannot
+/// reach is marked failed.
+pub fn hand_off_to_early_workers(plan: &Plan) {
     let Ok(list) = Reflect::get(&js_sys::global(), &JsValue::from_str(EARLY_WORKERS_GLOBAL)) else {
         return;
     };
     let Ok(list) = list.dyn_into::<js_sys::Array>() else {
         return;
     };
-    for w in list.iter() {
+    let json = serde_json::to_string(plan).unwrap_or_default();
+    for (i, w) in list.iter().enumerate() {
         let Ok(worker) = w.dyn_into::<Worker>() else {
             continue;
         };
-        if super::worker::hand_off(&worker).is_err() {
-            let _ = Reflect::set(&worker, &JsValue::from_str("goodputFailed"), &JsValue::TRUE);
+        let warm = if i == 0 {
+            WarmUp::Ahead(&json)
+        } else {
+            WarmUp::Skip
+        };
+        match super::worker::hand_off(&worker, warm) {
+            Ok(()) if i == 0 => AHEAD.set(Some(plan.clone())),
+            Ok(()) => {}
+            Err(_) => {
+                let _ = Reflect::set(&worker, &JsValue::from_str("goodputFailed"), &JsValue::TRUE);
+            }
         }
     }
 }
 
+thread_local! {
+    static AHEAD: RefCell<Option<Plan>> = const { RefCell::new(None) };
+}
+
+/// The plan whose search a worker was given to run ahead of the page, once: the first
+/// caller (the run controller) gets it.
+pub fn search_run_ahead() -> Option<Plan> {
+    AHEAD.take()
+}
+
 /// Name of the page global where `index.html` leaves the workers it started early: an
-/// array of `Worker`s, each with boolean `goodputReady` / `goodputFailed` properties set
-/// by the page's own listeners until the pool takes the worker over.
+/// array of `Worker`s, each with boolean `goodputReady` / `goodputFailed` properties and
+/// a `goodputHeld` array (the messages it sent unasked) kept by the page's own
+/// listeners until the pool takes the worker over.
 pub const EARLY_WORKERS_GLOBAL: &str = "goodputEarlyWorkers";
 
 /// Takes the workers the page started before the app loaded (see
-/// [`EARLY_WORKERS_GLOBAL`]): `(worker, ready, failed)` each. Empty when there are none.
-fn take_early_workers() -> Vec<(Worker, bool, bool)> {
+/// [`EARLY_WORKERS_GLOBAL`]): the worker, whether it is ready or failed, and the
+/// messages it sent unasked meanwhile, each. Empty when there are none.
+fn take_early_workers() -> Vec<(Worker, bool, bool, Vec<String>)> {
     let global = js_sys::global();
     let key = JsValue::from_str(EARLY_WORKERS_GLOBAL);
     let Ok(list) = Reflect::get(&global, &key) else {
@@ -200,7 +226,14 @@ fn take_early_workers() -> Vec<(Worker, bool, bool)> {
         .filter_map(|w| {
             let ready = flag(&w, "goodputReady");
             let failed = flag(&w, "goodputFailed");
-            w.dyn_into::<Worker>().ok().map(|w| (w, ready, failed))
+            let held = Reflect::get(&w, &JsValue::from_str("goodputHeld"))
+                .ok()
+                .and_then(|v| v.dyn_into::<js_sys::Array>().ok())
+                .map(|a| a.iter().filter_map(|m| m.as_string()).collect())
+                .unwrap_or_default();
+            w.dyn_into::<Worker>()
+                .ok()
+                .map(|w| (w, ready, failed, held))
         })
         .collect()
 }
@@ -239,11 +272,12 @@ impl Pool {
         pool.inner.borrow_mut().wake = wake;
         // Workers the page started before the app loaded come first; spawn the rest.
         let mut early = take_early_workers().into_iter();
+        let mut unread = Vec::new();
         for _ in 0..size {
-            let (worker, ready, failed) = match early.next() {
+            let (worker, ready, failed, held) = match early.next() {
                 Some(w) => w,
                 None => match spawn_worker() {
-                    Some(worker) => (worker, false, false),
+                    Some(worker) => (worker, false, false, Vec::new()),
                     None => continue,
                 },
             };
@@ -252,6 +286,7 @@ impl Pool {
                 continue;
             }
             let index = pool.inner.borrow().slots.len();
+            unread.extend(held.into_iter().map(|m| (index, m)));
             let p = pool.clone();
             let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |ev: MessageEvent| {
                 p.message(index, ev.data().as_string());
@@ -273,13 +308,16 @@ impl Pool {
             });
         }
         // Extra early workers (a smaller pool was asked for) are not needed.
-        for (worker, _, _) in early {
+        for (worker, ..) in early {
             worker.terminate();
         }
         let ready = pool.inner.borrow().slots.iter().filter(|s| s.ready).count();
         if ready > 0 {
             let n = pool.inner.borrow().slots.len();
             pool.set_mode(PoolMode::Workers(n));
+        }
+        for (index, message) in unread {
+            pool.message(index, Some(message));
         }
         if pool.inner.borrow().slots.is_empty() {
             pool.set_mode(PoolMode::MainThread);
@@ -349,6 +387,10 @@ impl Pool {
                 Some("ready") => {
                     slot.ready = true;
                     None
+                }
+                // Results the worker sent unasked answer no request.
+                Some(body) if super::protocol::is_unasked(body) => {
+                    Some((body.to_string(), inner.on_reply.clone()))
                 }
                 Some(body) => {
                     slot.busy.pop_front();

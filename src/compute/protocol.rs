@@ -181,6 +181,8 @@ pub enum WorkerReply {
     Ramp(RampReply),
     /// Answer to [`WorkerRequest::Disagg`].
     Disagg(DisaggReply),
+    /// Results sent unasked, from the worker's warm-up.
+    Prefetched(Box<Prefetched>),
 }
 
 /// Runs every fit of a request; never panics on bad input.
@@ -251,6 +253,7 @@ pub fn handle(body: &str) -> String {
             WorkerReply::Fit(r) => ("fit", r.run),
             WorkerReply::Ramp(r) => ("ramp", r.run),
             WorkerReply::Disagg(r) => ("disagg", r.run),
+            WorkerReply::Prefetched(_) => ("prefetched", 0),
         };
         unencodable(kind, run, &e.to_string())
     })
@@ -264,34 +267,158 @@ fn unencodable(kind: &str, run: u32, why: &str) -> String {
     format!(r#"{{"{kind}":{{"run":{run},"results":[],"error":{error}}}}}"#)
 }
 
-/// Runs up to `max_jobs` simulations of the default plan (the first with latency detail)
-/// and throws the results away, stopping early when `keep_going` says so (it is asked
-/// before every job but the first). A fresh worker calls this while the page is still
-/// loading, so the engine optimises the simulator's hot code before the first real
-/// request instead of during it. Returns the simulations run.
-pub fn warm_up(max_jobs: usize, mut keep_going: impl FnMut() -> bool) -> usize {
-    let plan = Plan::default();
-    let Ok(mut search) = GoodputSearch::new(&plan) else {
-        return 0;
-    };
-    let jobs = search.next_batch();
-    let Some(first) = jobs.first() else {
-        return 0;
-    };
-    let Ok(base) = SimConfig::from_plan(&plan, first.rate_rps) else {
-        return 0;
-    };
-    let mut run = 0;
-    for job in jobs.iter().take(max_jobs) {
-        if run > 0 && !keep_going() {
-            break;
+/// Results a worker sends unasked: a batch of the page's first search, which it runs
+/// ahead of the page while the page loads ([`warm_up`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Prefetched {
+    /// The batch's results. Two plans with the same [`Plan::search_key`] give the same
+    /// search, job ids included, so an id names the same simulation in the page's search.
+    pub results: Vec<JobResult>,
+    /// Whether the sender stops here: it sends no more.
+    pub last: bool,
+}
+
+/// Whether a worker's message is one it sent unasked ([`WorkerReply::Prefetched`]) rather
+/// than the answer to a request.
+pub fn is_unasked(body: &str) -> bool {
+    body.starts_with(r#"{"prefetched":"#)
+}
+
+/// The page's store of the results a worker simulated ahead of it, for one plan. Each
+/// is handed out once, to the first search of a plan with the same [`Plan::search_key`]
+/// that asks for its job, and the store closes when the page's first search ends: only
+/// that search gains from them, and every later one simulates afresh.
+#[derive(Debug, Default)]
+pub struct PrefetchStore {
+    /// Search key of the plan the worker runs ahead.
+    key: Option<Plan>,
+    /// The results sent so far and not yet taken.
+    kept: Vec<JobResult>,
+    /// Whether the worker is still at it.
+    coming: bool,
+}
+
+impl PrefetchStore {
+    /// A store for the results of `plan`'s search, run ahead by a worker; an empty,
+    /// closed one when `plan` is `None`.
+    pub fn expecting(plan: Option<&Plan>) -> PrefetchStore {
+        PrefetchStore {
+            key: plan.map(Plan::search_key),
+            kept: Vec::new(),
+            coming: plan.is_some(),
         }
-        if run_job_with(&base, job).is_err() {
-            break;
-        }
-        run += 1;
     }
-    run
+
+    /// Whether `plan` gets the same search as the plan run ahead.
+    fn serves(&self, plan: &Plan) -> bool {
+        self.key.as_ref().is_some_and(|k| *k == plan.search_key())
+    }
+
+    /// Whether a search of `plan` should wait for the worker that runs it ahead rather
+    /// than run what it has not sent yet: until its last message, the store's closing
+    /// or [`PrefetchStore::stop_waiting`].
+    pub fn waits_for(&self, plan: &Plan) -> bool {
+        self.coming && self.serves(plan)
+    }
+
+    /// Waits for nothing more (the worker is late or gone).
+    pub fn stop_waiting(&mut self) {
+        self.coming = false;
+    }
+
+    /// Keeps what the worker sent, unless the store is closed.
+    pub fn add(&mut self, sent: Prefetched) {
+        if self.key.is_some() {
+            self.coming &= !sent.last;
+            self.kept.extend(sent.results);
+        }
+    }
+
+    /// Splits `jobs` of `plan` into those with a result kept (each with its result),
+    /// which leave the store, and the jobs still to run.
+    pub fn take(&mut self, plan: &Plan, jobs: Vec<Job>) -> (Vec<(Job, JobResult)>, Vec<Job>) {
+        if self.kept.is_empty() || !self.serves(plan) {
+            return (Vec::new(), jobs);
+        }
+        let mut found = Vec::new();
+        let mut missing = Vec::new();
+        for job in jobs {
+            match self.kept.iter().position(|r| r.id == job.id) {
+                Some(at) => found.push((job, self.kept.swap_remove(at))),
+                None => missing.push(job),
+            }
+        }
+        (found, missing)
+    }
+
+    /// Empties the store and takes nothing more.
+    pub fn close(&mut self) {
+        *self = PrefetchStore::default();
+    }
+
+    /// Results kept.
+    pub fn len(&self) -> usize {
+        self.kept.len()
+    }
+
+    /// Whether no result is kept.
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty()
+    }
+}
+
+/// Runs `plan`'s goodput search while the page loads, batch after batch, and hands each
+/// batch's results to `send`, so that the page's first search finds them computed; a
+/// plan that cannot be searched sends one empty last message. It stops early when
+/// `keep_going` says so (asked before every job but the first); the last message says
+/// it is the last. Running the simulator also has the browser optimise its code before
+/// the first real request. Returns the simulations run.
+pub fn warm_up(
+    plan: &Plan,
+    keep_going: &mut dyn FnMut() -> bool,
+    send: &mut dyn FnMut(Prefetched),
+) -> usize {
+    let mut search = GoodputSearch::new(plan).ok();
+    let mut base: Option<SimConfig> = None;
+    let mut run = 0;
+    loop {
+        let jobs = search.as_mut().map(GoodputSearch::next_batch);
+        let jobs = jobs.unwrap_or_default();
+        let mut results = Vec::with_capacity(jobs.len());
+        let mut last = jobs.is_empty();
+        for job in &jobs {
+            if run > 0 && !keep_going() {
+                last = true;
+                break;
+            }
+            let cfg = match &base {
+                Some(cfg) => cfg,
+                None => match SimConfig::from_plan(plan, job.rate_rps) {
+                    Ok(cfg) => base.insert(cfg),
+                    Err(_) => {
+                        last = true;
+                        break;
+                    }
+                },
+            };
+            match run_job_with(cfg, job) {
+                Ok(r) => results.push(r),
+                Err(_) => {
+                    last = true;
+                    break;
+                }
+            }
+            run += 1;
+        }
+        if let (false, Some(search)) = (last, search.as_mut()) {
+            search.feed(&results);
+            last = search.is_done();
+        }
+        send(Prefetched { results, last });
+        if last {
+            return run;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -299,6 +426,7 @@ mod tests {
     use super::*;
     use goodput_core::calibrate::{Calibrator, FitTask};
     use goodput_core::measure::import_files;
+    use goodput_core::search::{run_job, GoodputResult};
 
     /// A small vLLM result file at `rate` with plausible latencies for the default plan.
     fn vllm_file(rate: f64, ttft_ms: f64, tpot_ms: f64) -> String {
@@ -489,18 +617,132 @@ mod tests {
     }
 
     #[test]
-    fn warm_up_runs_real_simulations_and_stops_when_told() {
-        assert_eq!(warm_up(0, || true), 0);
-        assert_eq!(warm_up(3, || true), 3);
-        // The first job always runs; the budget is checked before each later one.
-        assert_eq!(warm_up(5, || false), 1);
+    fn warm_up_runs_the_search_batch_by_batch_and_stops_when_told() {
+        let plan = Plan::default();
+        let first = GoodputSearch::new(&plan).unwrap().next_batch();
+        let mut sent = Vec::new();
+        let run = warm_up(&plan, &mut || true, &mut |p| sent.push(p));
+        let ids: Vec<u32> = sent[0].results.iter().map(|r| r.id).collect();
+        assert_eq!(ids, first.iter().map(|j| j.id).collect::<Vec<_>>());
+        assert_eq!(run, sent.iter().map(|p| p.results.len()).sum::<usize>());
+        let lasts: Vec<bool> = sent.iter().map(|p| p.last).collect();
+        assert_eq!(lasts.iter().filter(|&&l| l).count(), 1);
+        assert_eq!(lasts.last(), Some(&true));
+        // The first job always runs; the budget is checked before each later one, and
+        // the message that stops says it is the last.
+        let mut sent = Vec::new();
+        assert_eq!(warm_up(&plan, &mut || false, &mut |p| sent.push(p)), 1);
+        assert_eq!((sent.len(), sent[0].last), (1, true));
         let mut asked = 0;
-        assert_eq!(
-            warm_up(4, || {
+        let two = warm_up(
+            &plan,
+            &mut || {
                 asked += 1;
                 asked < 2
-            }),
-            2
+            },
+            &mut |_| {},
         );
+        assert_eq!(two, 2);
+        // A plan that cannot be searched sends one empty last message.
+        let mut broken = Plan::default();
+        broken.slo.attainment_target = 2.0;
+        let mut sent = Vec::new();
+        assert_eq!(warm_up(&broken, &mut || true, &mut |p| sent.push(p)), 0);
+        assert_eq!(
+            sent,
+            vec![Prefetched {
+                results: Vec::new(),
+                last: true
+            }]
+        );
+    }
+
+    /// The page's first search waits for the worker that runs it ahead, for a plan with
+    /// the same simulations only, until that worker's last message, the store's closing
+    /// or the page's own limit.
+    #[test]
+    fn the_store_waits_for_the_worker_ahead_until_its_last_message() {
+        let plan = Plan::default();
+        let mut renamed = plan.clone();
+        renamed.name = "renamed".into();
+        let mut other = plan.clone();
+        other.engine.max_num_seqs += 1;
+        assert!(!PrefetchStore::expecting(None).waits_for(&plan));
+        let mut store = PrefetchStore::expecting(Some(&plan));
+        assert!(store.waits_for(&plan) && store.waits_for(&renamed));
+        assert!(!store.waits_for(&other));
+        let mut sent = Vec::new();
+        warm_up(&plan, &mut || true, &mut |p| sent.push(p));
+        let last = sent.pop().unwrap();
+        for p in sent {
+            store.add(p);
+            assert!(store.waits_for(&plan));
+        }
+        store.add(last);
+        assert!(!store.waits_for(&plan), "the last message ends the wait");
+        let mut store = PrefetchStore::expecting(Some(&plan));
+        store.stop_waiting();
+        assert!(!store.waits_for(&plan));
+        let mut store = PrefetchStore::expecting(Some(&plan));
+        store.close();
+        assert!(!store.waits_for(&plan));
+    }
+
+    /// Runs `plan`'s goodput search to its end, each batch's jobs first offered to
+    /// `store`; returns the result and the simulations run.
+    fn search_with(plan: &Plan, store: &mut PrefetchStore) -> (GoodputResult, usize) {
+        let mut search = GoodputSearch::new(plan).unwrap();
+        let mut ran = 0;
+        while !search.is_done() {
+            let (found, rest) = store.take(plan, search.next_batch());
+            let mut results: Vec<JobResult> = found.into_iter().map(|(_, r)| r).collect();
+            for job in &rest {
+                results.push(run_job(plan, job).unwrap());
+                ran += 1;
+            }
+            search.feed(&results);
+        }
+        (search.result().unwrap(), ran)
+    }
+
+    /// Fed from what the worker ahead sent, the page's first search runs nothing and
+    /// finds the goodput it would have computed. The results go to the first search of a
+    /// plan with the same simulations (a new name is fine), once, to no other plan, and
+    /// to no search after the store closes.
+    #[test]
+    fn a_search_fed_prefetched_results_finds_the_computed_goodput() {
+        let plan = Plan::default();
+        let (computed, all) = search_with(&plan, &mut PrefetchStore::default());
+        let mut store = PrefetchStore::expecting(Some(&plan));
+        let mut sent = Vec::new();
+        let run = warm_up(&plan, &mut || true, &mut |p| sent.push(p));
+        assert_eq!(run, all);
+        assert!(sent.len() > 2, "one message per batch: {}", sent.len());
+        for p in sent {
+            let body = serde_json::to_string(&WorkerReply::Prefetched(Box::new(p.clone())));
+            assert!(is_unasked(&body.unwrap()));
+            store.add(p);
+        }
+        assert_eq!(store.len(), all);
+        // Another objective: the same jobs ask for other simulations.
+        let mut other = plan.clone();
+        other.slo.ttft_s = other.slo.ttft_s.map(|s| s * 2.0);
+        let first = |p: &Plan| GoodputSearch::new(p).unwrap().next_batch();
+        assert_eq!(first(&other), first(&plan));
+        let (_, ran) = search_with(&other, &mut store);
+        assert_eq!((ran, store.len()), (all, all), "another plan takes none");
+        let mut renamed = plan.clone();
+        renamed.name = "renamed".into();
+        let (fed, ran) = search_with(&renamed, &mut store);
+        assert_eq!(ran, 0, "the whole search came from the store");
+        assert_eq!(fed, computed);
+        assert!(store.is_empty());
+        let (_, ran) = search_with(&plan, &mut store);
+        assert_eq!(ran, all, "each result is handed out once");
+        warm_up(&plan, &mut || true, &mut |p| store.add(p));
+        store.close();
+        assert!(store.is_empty());
+        warm_up(&plan, &mut || true, &mut |p| store.add(p));
+        assert!(store.is_empty(), "a closed store keeps nothing");
     }
 }

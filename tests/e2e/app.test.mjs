@@ -382,6 +382,68 @@ test('while the workers load, the first search runs on the page; then the early 
   }
 });
 
+test('the first search takes what a worker ran ahead while the page loaded; "Run again" simulates afresh', async () => {
+  const { page: reference } = await h.openPlanner();
+  const expected = await readValue(reference, 'goodput-rps');
+
+  const context = await h.browser.newContext({ viewport: { width: 1280, height: 900 } });
+  try {
+    const page = await context.newPage();
+    // Counts the simulation jobs the page posts to workers and the results workers send
+    // unasked, and notes the jobs posted by the time the goodput card first holds a
+    // value (the knob sweep posts its jobs in a later task).
+    await page.addInitScript(() => {
+      window.posted = 0;
+      window.unasked = 0;
+      window.postedByAnswer = undefined;
+      const Native = window.Worker;
+      const post = Native.prototype.postMessage;
+      Native.prototype.postMessage = function (...args) {
+        if (typeof args[0] === 'string' && args[0].startsWith('{"sim"')) {
+          window.posted += JSON.parse(args[0]).sim.jobs.length;
+        }
+        return post.apply(this, args);
+      };
+      window.Worker = class extends Native {
+        constructor(...args) {
+          super(...args);
+          this.addEventListener('message', (e) => {
+            if (typeof e.data === 'string' && e.data.startsWith('{"prefetched"')) {
+              window.unasked += JSON.parse(e.data).prefetched.results.length;
+            }
+          });
+        }
+      };
+      const observer = new MutationObserver(() => {
+        const value = document.querySelector('[data-testid="goodput-rps"]')?.getAttribute('data-value') ?? '';
+        if (value !== '') {
+          window.postedByAnswer = window.posted;
+          observer.disconnect();
+        }
+      });
+      observer.observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
+    });
+    await page.goto(`${h.baseUrl}/`);
+    await waitForRunDone(page);
+    assert.equal(await readValue(page, 'goodput-rps'), expected);
+    const first = await page.evaluate(() => ({ unasked: window.unasked, posted: window.postedByAnswer }));
+
+    // "Run again" keeps the knob sweep: all it posts is its search's.
+    const before = await page.evaluate(() => window.posted);
+    await runAgainTimed(page);
+    assert.equal(await readValue(page, 'goodput-rps'), expected);
+    const again = (await page.evaluate(() => window.posted)) - before;
+    assert.ok(again > 0, `"Run again" posted ${again} jobs`);
+    assert.ok(first.unasked > 0, 'the worker ahead sent results');
+    assert.ok(
+      first.posted < again,
+      `the first search posted ${first.posted} jobs, "Run again" ${again}: the first took ${first.unasked} results sent ahead`,
+    );
+  } finally {
+    await context.close();
+  }
+});
+
 for (const how of ['raises its error event', 'can no longer be posted to']) {
   test(`a worker that dies holding requests (${how}): they run on the other workers and the goodput is the same`, async () => {
     const { page: reference } = await h.openPlanner();
