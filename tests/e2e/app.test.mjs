@@ -294,11 +294,16 @@ test('the panels below the results come after the first run, or at once when scr
   assertNoErrors(plainErrors);
 });
 
-test('without workers the page says so, runs in slices on its own thread, and gets the same goodput', async () => {
+/** The goodput of the shared planner page, and a fresh browser context to compare with it. */
+async function expectedAndFreshContext() {
   const { page: reference } = await h.openPlanner();
   const expected = await readValue(reference, 'goodput-rps');
-
   const context = await h.browser.newContext({ viewport: { width: 1280, height: 900 } });
+  return { expected, context };
+}
+
+test('without workers the page says so, runs in slices on its own thread, and gets the same goodput', async () => {
+  const { expected, context } = await expectedAndFreshContext();
   try {
     const page = await context.newPage();
     // Every worker fails to start: its script throws before it can load the module.
@@ -325,10 +330,7 @@ test('without workers the page says so, runs in slices on its own thread, and ge
 });
 
 test('while the workers load, the first search runs on the page; then the early workers take over', async () => {
-  const { page: reference } = await h.openPlanner();
-  const expected = await readValue(reference, 'goodput-rps');
-
-  const context = await h.browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const { expected, context } = await expectedAndFreshContext();
   try {
     const page = await context.newPage();
     await page.addInitScript(() => {
@@ -383,10 +385,7 @@ test('while the workers load, the first search runs on the page; then the early 
 });
 
 test('the first search takes what a worker ran ahead while the page loaded; "Run again" simulates afresh', async () => {
-  const { page: reference } = await h.openPlanner();
-  const expected = await readValue(reference, 'goodput-rps');
-
-  const context = await h.browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const { expected, context } = await expectedAndFreshContext();
   try {
     const page = await context.newPage();
     // Counts the simulation jobs the page posts to workers and the results workers send
@@ -446,10 +445,7 @@ test('the first search takes what a worker ran ahead while the page loaded; "Run
 
 for (const how of ['raises its error event', 'can no longer be posted to']) {
   test(`a worker that dies holding requests (${how}): they run on the other workers and the goodput is the same`, async () => {
-    const { page: reference } = await h.openPlanner();
-    const expected = await readValue(reference, 'goodput-rps');
-
-    const context = await h.browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const { expected, context } = await expectedAndFreshContext();
     try {
       const page = await context.newPage();
       const errors = [];
