@@ -13,17 +13,26 @@ use crate::compute::shootout::ShootoutController;
 use crate::compute::RunController;
 use crate::hooks::use_report::provide_report;
 use crate::route::View;
-use crate::session::{boot, Session};
+use crate::session::{boot, Boot, Session};
 use crate::state::PlanState;
 use crate::tuning::{follow_best, Tuning};
 use crate::views::compare::CompareView;
 use crate::views::embed::EmbedView;
 use crate::views::finance::FinanceView;
 
-/// The application root.
+/// The application root, started from the address and local storage.
 #[component]
 pub fn App() -> impl IntoView {
-    let boot = boot();
+    view! { <Booted boot=boot() /> }
+}
+
+/// The application root, started from `boot` (the page's entry point reads it once and
+/// hands its plan to the workers first).
+#[component]
+pub fn Booted(
+    /// What the page starts with.
+    boot: Boot,
+) -> impl IntoView {
     let state = PlanState::new(boot.plan.clone());
     provide_context(state);
     let runs = RunController::new(state.good);

@@ -35,4 +35,4 @@ pub mod tuning;
 pub mod url_state;
 pub mod views;
 
-pub use app::App;
+pub use app::{App, Booted};

@@ -8,7 +8,7 @@
 #![forbid(unsafe_code)]
 use goodput_app::compute::{pool, worker};
 use goodput_app::session::boot;
-use goodput_app::App;
+use goodput_app::Booted;
 use leptos::prelude::*;
 
 fn main() {
@@ -19,6 +19,7 @@ fn main() {
     }
     // The workers index.html started are waiting for this module: hand it over first,
     // with the plan the app opens with, whose search the first of them runs meanwhile.
-    pool::hand_off_to_early_workers(&boot().plan);
-    mount_to_body(App);
+    let boot = boot();
+    pool::hand_off_to_early_workers(&boot.plan);
+    mount_to_body(move || view! { <Booted boot /> });
 }

@@ -388,12 +388,11 @@ impl Pool {
                     slot.ready = true;
                     None
                 }
-                // Results the worker sent unasked answer no request.
-                Some(body) if super::protocol::is_unasked(body) => {
-                    Some((body.to_string(), inner.on_reply.clone()))
-                }
                 Some(body) => {
-                    slot.busy.pop_front();
+                    // Results the worker sent unasked answer no request.
+                    if !super::protocol::is_unasked(body) {
+                        slot.busy.pop_front();
+                    }
                     Some((body.to_string(), inner.on_reply.clone()))
                 }
                 None => None,
