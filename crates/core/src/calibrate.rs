@@ -47,6 +47,7 @@ use crate::plan::{
 use crate::rng::Rng;
 use crate::roofline::StepModel;
 use crate::sim::{self, replication_seed, SimConfig, SimError, Summary};
+use crate::tagged::Tagged;
 use serde::{Deserialize, Serialize};
 
 /// Common seeds per measured point and evaluation.
@@ -502,7 +503,7 @@ fn mape(cases: &[PointCase], preds: &[Prediction]) -> MetricErrors {
 }
 
 /// What one fit job fits to.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum FitTask {
     /// Every point, from a grid start; also predicts every point with the datasheet
@@ -518,6 +519,22 @@ pub enum FitTask {
         /// Indices drawn.
         sample: Vec<u32>,
     },
+}
+
+impl<'de> Deserialize<'de> for FitTask {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut t = Tagged::read(d)?;
+        Ok(match t.kind() {
+            "full" => FitTask::Full,
+            "leave_out" => FitTask::LeaveOut {
+                point: t.field("point")?,
+            },
+            "bootstrap" => FitTask::Bootstrap {
+                sample: t.field("sample")?,
+            },
+            _ => return Err(t.unknown(&["full", "leave_out", "bootstrap"])),
+        })
+    }
 }
 
 /// One fit to run: a message to a worker.

@@ -38,6 +38,7 @@ pub mod shootout;
 pub mod sim;
 pub mod slo;
 pub mod stats;
+mod tagged;
 pub mod trace;
 pub mod traffic;
 

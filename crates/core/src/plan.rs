@@ -8,6 +8,7 @@
 //! [`Plan::validate`] checks every field and its bounds and names the first
 //! offending field; everything downstream may assume a validated plan.
 
+use crate::tagged::Tagged;
 use serde::{Deserialize, Serialize};
 
 pub mod comparison;
@@ -303,7 +304,7 @@ impl Default for HardwareSpec {
 }
 
 /// How request arrivals are spaced in time.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Arrival {
     /// Exponential gaps (open-loop Poisson process).
@@ -329,6 +330,23 @@ pub enum Arrival {
         /// Pause between one request's end and the same client's next request [s].
         think_s: f64,
     },
+}
+
+impl<'de> Deserialize<'de> for Arrival {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut t = Tagged::read(d)?;
+        Ok(match t.kind() {
+            "poisson" => Arrival::Poisson,
+            "gamma" => Arrival::Gamma { cv: t.field("cv")? },
+            "constant" => Arrival::Constant,
+            "trace" => Arrival::Trace,
+            "closed" => Arrival::Closed {
+                concurrency: t.field("concurrency")?,
+                think_s: t.field("think_s")?,
+            },
+            _ => return Err(t.unknown(&["poisson", "gamma", "constant", "trace", "closed"])),
+        })
+    }
 }
 
 impl Arrival {
@@ -382,7 +400,7 @@ impl Default for LengthSpec {
 }
 
 /// Shape of a length distribution.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum LengthDist {
     /// Lognormal with the given median [tokens] and log-space sigma; values are truncated to integers.
@@ -399,6 +417,23 @@ pub enum LengthDist {
     },
     /// Lengths are taken from the trace rows.
     Trace,
+}
+
+impl<'de> Deserialize<'de> for LengthDist {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut t = Tagged::read(d)?;
+        Ok(match t.kind() {
+            "lognormal" => LengthDist::LogNormal {
+                median: t.field("median")?,
+                sigma: t.field("sigma")?,
+            },
+            "fixed" => LengthDist::Fixed {
+                tokens: t.field("tokens")?,
+            },
+            "trace" => LengthDist::Trace,
+            _ => return Err(t.unknown(&["lognormal", "fixed", "trace"])),
+        })
+    }
 }
 
 impl LengthDist {
@@ -855,7 +890,7 @@ pub struct MetricErrors {
 }
 
 /// How a measured point loaded the server.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum MeasuredLoad {
     /// Open loop at a request rate, with gamma gaps of this CV (1 = Poisson).
@@ -870,6 +905,22 @@ pub enum MeasuredLoad {
         /// Clients.
         concurrency: u32,
     },
+}
+
+impl<'de> Deserialize<'de> for MeasuredLoad {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut t = Tagged::read(d)?;
+        Ok(match t.kind() {
+            "rate" => MeasuredLoad::Rate {
+                rate_rps: t.field("rate_rps")?,
+                cv: t.field("cv")?,
+            },
+            "concurrency" => MeasuredLoad::Concurrency {
+                concurrency: t.field("concurrency")?,
+            },
+            _ => return Err(t.unknown(&["rate", "concurrency"])),
+        })
+    }
 }
 
 /// One measured load point, reduced to what the overlay and the fit need. Latencies in
