@@ -1,6 +1,5 @@
 //! Page components, one public component per file.
 
-pub mod after_first_run;
 pub mod alerts_panel;
 pub mod analytic_panel;
 pub mod best_settings;
@@ -16,6 +15,7 @@ pub mod copy_button;
 pub mod day_inputs;
 pub mod day_panel;
 pub mod day_result;
+pub mod deferred;
 pub mod disagg_panel;
 pub mod export_panel;
 pub mod field_frame;

@@ -50,6 +50,7 @@ async fn decode_step_shows_the_core_value() {
     let root = mount_point();
     let handle = mount_to(root.clone(), App);
     tick().await;
+    show_deferred_parts().await;
 
     let shown = read_value(&root, "decode-step-s");
     let expected = step_time_s(&Plan::default(), 110.0, 110.0 * 940.0);
@@ -89,19 +90,13 @@ fn fresh_start() {
     }
 }
 
-/// Builds the panels below the results at once, as scrolling near them does (the page
-/// builds them by itself only when its first run has ended, and keeps them once built).
-async fn show_panels_below(root: &HtmlElement) {
-    let Some(pending) = root
-        .query_selector("[data-testid=\"panels-pending\"]")
-        .expect("a valid selector")
-    else {
-        return; // built already
-    };
-    pending.scroll_into_view();
-    let scroll = web_sys::Event::new("scroll").expect("an event");
+/// Builds the parts of the planner the page defers (the charts and the panels below the
+/// results) at once, as printing does: the page builds them by itself only when its first
+/// run has ended, or when scrolled near, and keeps them once built.
+async fn show_deferred_parts() {
+    let print = web_sys::Event::new("beforeprint").expect("an event");
     let window = web_sys::window().expect("window");
-    window.dispatch_event(&scroll).expect("dispatch");
+    window.dispatch_event(&print).expect("dispatch");
     tick().await;
 }
 
@@ -128,6 +123,7 @@ async fn an_invalid_value_shows_its_message_and_dims_the_results_until_fixed() {
     let root = mount_point();
     let handle = mount_to(root.clone(), App);
     tick().await;
+    show_deferred_parts().await;
     let field = "input-hardware.mem_bandwidth_bytes_per_s";
     let error = "error-hardware.mem_bandwidth_bytes_per_s";
     let results = "results";
@@ -224,6 +220,7 @@ async fn chart_canvases_are_sized_for_the_device_pixel_ratio() {
     root.set_attribute("style", "width:1200px").expect("style");
     let handle = mount_to(root.clone(), App);
     tick().await;
+    show_deferred_parts().await;
     tick().await;
     let canvas: web_sys::HtmlCanvasElement = by_testid(&root, "chart-roofline").unchecked_into();
     let dpr = web_sys::window().expect("window").device_pixel_ratio();
@@ -295,6 +292,7 @@ async fn a_broken_link_shows_its_message_over_the_defaults() {
     let root = mount_point();
     let handle = mount_to(root.clone(), App);
     tick().await;
+    show_deferred_parts().await;
 
     let banner = by_testid(&root, "link-error")
         .text_content()
@@ -330,7 +328,7 @@ async fn the_calibration_panel_imports_a_pasted_result_and_reports_a_bad_one() {
     let root = mount_point();
     let handle = mount_to(root.clone(), App);
     tick().await;
-    show_panels_below(&root).await;
+    show_deferred_parts().await;
     let run_disabled = || by_testid(&root, "calibrate-run").has_attribute("disabled");
     assert!(run_disabled(), "nothing to fit before an import");
     let import: HtmlElement = by_testid(&root, "calibrate-import").unchecked_into();

@@ -2,7 +2,6 @@
 
 use leptos::prelude::*;
 
-use crate::components::after_first_run::AfterFirstRun;
 use crate::components::alerts_panel::AlertsPanel;
 use crate::components::analytic_panel::AnalyticPanel;
 use crate::components::best_settings::RetunePrompt;
@@ -10,6 +9,7 @@ use crate::components::calibrate_panel::CalibratePanel;
 use crate::components::cards::HeadlineCards;
 use crate::components::charts_panel::ChartsPanel;
 use crate::components::day_panel::DayPanel;
+use crate::components::deferred::{Deferred, Part};
 use crate::components::disagg_panel::DisaggPanel;
 use crate::components::export_panel::ExportPanel;
 use crate::components::fresh_seed::FreshSeed;
@@ -74,12 +74,14 @@ pub fn Planner() -> impl IntoView {
                 >
                     <RetunePrompt />
                     <HeadlineCards />
-                    <ChartsPanel />
-                    <RooflinePanel />
-                    <AnalyticPanel />
-                    <AlertsPanel />
+                    <Deferred part=Part::Charts>
+                        <ChartsPanel />
+                        <RooflinePanel />
+                        <AnalyticPanel />
+                        <AlertsPanel />
+                    </Deferred>
                 </div>
-                <AfterFirstRun>
+                <Deferred part=Part::Panels>
                     <CalibratePanel />
                     <ShootoutPanel />
                     <DisaggPanel />
@@ -87,7 +89,7 @@ pub fn Planner() -> impl IntoView {
                     <ExportPanel />
                     <SavedPanel />
                     <Glossary />
-                </AfterFirstRun>
+                </Deferred>
             </section>
         </main>
     }

@@ -294,6 +294,51 @@ test('the panels below the results come after the first run, or at once when scr
   assertNoErrors(plainErrors);
 });
 
+test('the charts come after the first run, or while a long first search goes on', async () => {
+  const charts = ['chart-attainment', 'chart-latency', 'chart-heatmap', 'chart-roofline'];
+  // What the page holds, read in one go.
+  const held = (page) =>
+    page.evaluate((ids) => ({
+      phase: document.querySelector('[data-testid="run-status"]')?.dataset.phase,
+      pending: document.querySelector('[data-testid="charts-pending"]') !== null,
+      charts: ids.filter((id) => document.querySelector(`[data-testid="${id}"]`) !== null),
+      analytic: document.querySelector('[data-testid="analytic-warnings"]') !== null,
+    }), charts);
+
+  // The default plan: the answer comes first, the charts once the knob sweep is over too.
+  const { page, errors } = await h.openPage('/', { waitFor: '[data-testid="run-status"]' });
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid="run-status"]')?.dataset.phase === 'sweep',
+    null,
+    { timeout: 60_000, polling: 'raf' },
+  );
+  const sweeping = await held(page);
+  assert.equal(sweeping.phase, 'sweep', 'the first answer is in and the knob sweep goes on');
+  assert.notEqual(await readValue(page, 'goodput-rps'), '', 'the answer is on the page');
+  assert.ok(sweeping.pending, 'a line says what follows');
+  assert.deepEqual(sweeping.charts, [], 'no chart is built while the first run goes on');
+  assert.equal(sweeping.analytic, false, 'nor the analytic checks');
+  await waitForRunDone(page);
+  await page.waitForSelector('[data-testid="chart-roofline"]', { timeout: 10_000 });
+  const done = await held(page);
+  assert.equal(done.pending, false, 'the line gives way to the charts');
+  assert.deepEqual(done.charts, charts, 'every chart is built once the run is done');
+  assert.ok(done.analytic, 'and the analytic checks');
+
+  // A first search that takes long shows its progress on the charts before its answer.
+  const long = Buffer.from('{"run":{"num_requests":20000,"replications":400}}').toString('base64url');
+  const { page: slow, errors: slowErrors } = await h.openPage(`/#p=1j${long}&view=planner`, {
+    waitFor: '[data-testid="charts-pending"]',
+  });
+  await slow.waitForSelector('[data-testid="chart-attainment"]', { timeout: 10_000 });
+  const searching = await held(slow);
+  assert.equal(searching.phase, 'search', 'the first search is still on');
+  assert.deepEqual(searching.charts, charts, `every chart is built: ${searching.charts}`);
+  await slow.click('[data-testid="cancel-run"]');
+  assertNoErrors(errors);
+  assertNoErrors(slowErrors);
+});
+
 /** The goodput of the shared planner page, and a fresh browser context to compare with it. */
 async function expectedAndFreshContext() {
   const { page: reference } = await h.openPlanner();

@@ -1,0 +1,140 @@
+//! Parts of the planner below the fold, built once the page's first run has ended rather
+//! than with the page: building them (their views, their charts, the layout of their
+//! text, and the code the browser compiles for them on first use) would otherwise share
+//! the first second with the first goodput search and hold back its answer, and then
+//! share the cores with the knob sweep (BENCHMARKS.md, "The panels below the results
+//! built after the first run" and "The charts built after the first run too").
+//!
+//! A user who scrolls near them, or prints, gets them at once; so does the planner shown
+//! again after another view, once they have been built.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use leptos::ev;
+use leptos::html;
+use leptos::prelude::*;
+
+use crate::compute::{Phase, RunController};
+
+/// How close to the bottom of the window a placeholder must come for its part to be
+/// built early [window heights].
+const NEAR_WINDOWS: f64 = 1.0;
+
+/// How long a first search may go on without an answer before the charts are built
+/// anyway, to show its progress [ms].
+pub const LONG_SEARCH_MS: u64 = 800;
+
+/// A part of the planner built after the first run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The charts and the checks beside them. A first search still without an answer
+    /// after [`LONG_SEARCH_MS`] gets them then, to show its progress on them.
+    Charts,
+    /// The panels below the results.
+    Panels,
+}
+
+impl Part {
+    /// The placeholder's test id and text.
+    fn placeholder(self) -> (&'static str, &'static str) {
+        match self {
+            Part::Charts => (
+                "charts-pending",
+                "The charts, the roofline, the analytic checks and the alert rules follow when the first run ends.",
+            ),
+            Part::Panels => (
+                "panels-pending",
+                "Calibration, GPU comparison, the day and more follow when the first run ends.",
+            ),
+        }
+    }
+
+    /// Whether this part has been built once on this page (the planner is unmounted
+    /// while another view shows).
+    fn built_once(self) -> &'static AtomicBool {
+        static CHARTS: AtomicBool = AtomicBool::new(false);
+        static PANELS: AtomicBool = AtomicBool::new(false);
+        match self {
+            Part::Charts => &CHARTS,
+            Part::Panels => &PANELS,
+        }
+    }
+}
+
+/// Whether `el`'s top is within [`NEAR_WINDOWS`] window heights below the window.
+fn near(el: &web_sys::HtmlElement) -> bool {
+    let Some(height) = window().inner_height().ok().and_then(|h| h.as_f64()) else {
+        return true;
+    };
+    el.get_bounding_client_rect().top() < height * (1.0 + NEAR_WINDOWS)
+}
+
+/// Shows a one-line placeholder until the first run has ended (or the user scrolls near
+/// it, or prints), then builds `children` and keeps them. At the run's end they are built
+/// once the frame showing its last results is painted.
+#[component]
+pub fn Deferred(
+    /// Which part this is.
+    part: Part,
+    /// The part.
+    children: ChildrenFn,
+) -> impl IntoView {
+    let runs = RunController::expect_context();
+    let built = RwSignal::new(part.built_once().load(Ordering::Relaxed));
+    let placeholder = NodeRef::<html::Div>::new();
+    // `unless` skips the build when the run is then in that phase; from a timer, as the
+    // planner may have been left for another view meanwhile.
+    let build = move |unless: Option<Phase>| {
+        if built.try_get_untracked() == Some(false)
+            && unless.is_none_or(|p| !runs.status.with_untracked(|s| s.phase == p))
+        {
+            built.set(true);
+        }
+    };
+    if part == Part::Charts && !built.get_untracked() {
+        let long = Duration::from_millis(LONG_SEARCH_MS);
+        set_timeout(move || build(Some(Phase::Sweep)), long);
+    }
+    // Reads the phase only until the run has ended, so later runs do not wake it.
+    let ended = StoredValue::new(built.get_untracked());
+    Effect::new(move |_| {
+        if !ended.get_value() && runs.status.with(|s| s.phase.has_ended()) {
+            ended.set_value(true);
+            request_animation_frame(move || set_timeout(move || build(None), Duration::ZERO));
+        }
+    });
+    // One handler for both events: printing builds them at once; scrolling when near,
+    // after the event, so that every part's placeholder is measured before another part
+    // built above it moves it down.
+    let wake = move |print: bool| {
+        move |_: ev::Event| {
+            if print {
+                build(None);
+            } else if placeholder.get_untracked().is_some_and(|el| near(&el)) {
+                set_timeout(move || build(None), Duration::ZERO);
+            }
+        }
+    };
+    let listeners = [("scroll", false), ("beforeprint", true)]
+        .map(|(name, print)| window_event_listener(ev::Custom::new(name), wake(print)));
+    on_cleanup(move || listeners.into_iter().for_each(|l| l.remove()));
+    let (testid, text) = part.placeholder();
+    view! {
+        <Show
+            when=move || built.get()
+            fallback=move || {
+                view! {
+                    <div class="panels-pending" node_ref=placeholder data-testid=testid>
+                        {text}
+                    </div>
+                }
+            }
+        >
+            {
+                part.built_once().store(true, Ordering::Relaxed);
+                children()
+            }
+        </Show>
+    }
+}
