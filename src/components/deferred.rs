@@ -1,5 +1,5 @@
-//! Parts of the planner below the fold, built once the page's first run has ended rather
-//! than with the page: building them (their views, their charts, the layout of their
+//! Parts of the planner below the fold or for print only, built once the page's first
+//! run has ended rather than with the page: building them (their views, their charts, the layout of their
 //! text, and the code the browser compiles for them on first use) would otherwise share
 //! the first second with the first goodput search and hold back its answer, and then
 //! share the cores with the knob sweep (BENCHMARKS.md, "The panels below the results
@@ -33,12 +33,16 @@ pub enum Part {
     Charts,
     /// The panels below the results.
     Panels,
+    /// The print-only list of the plan's inputs, which states the plan's assumptions and
+    /// its share link (no placeholder on screen; printing builds it at once).
+    PrintFacts,
 }
 
 impl Part {
     /// The placeholder's test id and text.
     fn placeholder(self) -> (&'static str, &'static str) {
         match self {
+            Part::PrintFacts => ("print-facts-pending", ""),
             Part::Charts => (
                 "charts-pending",
                 "The charts, the roofline, the analytic checks and the alert rules follow when the first run ends.",
@@ -55,9 +59,11 @@ impl Part {
     fn built_once(self) -> &'static AtomicBool {
         static CHARTS: AtomicBool = AtomicBool::new(false);
         static PANELS: AtomicBool = AtomicBool::new(false);
+        static PRINT_FACTS: AtomicBool = AtomicBool::new(false);
         match self {
             Part::Charts => &CHARTS,
             Part::Panels => &PANELS,
+            Part::PrintFacts => &PRINT_FACTS,
         }
     }
 }
@@ -70,7 +76,7 @@ fn near(el: &web_sys::HtmlElement) -> bool {
     el.get_bounding_client_rect().top() < height * (1.0 + NEAR_WINDOWS)
 }
 
-/// Shows a one-line placeholder until the first run has ended (or the user scrolls near
+/// Shows a one-line placeholder (marked `data-deferred`) until the first run has ended (or the user scrolls near
 /// it, or prints), then builds `children` and keeps them. At the run's end they are built
 /// once the frame showing its last results is painted.
 #[component]
@@ -125,7 +131,13 @@ pub fn Deferred(
             when=move || built.get()
             fallback=move || {
                 view! {
-                    <div class="panels-pending" node_ref=placeholder data-testid=testid>
+                    <div
+                        class="panels-pending"
+                        class:print-only=part == Part::PrintFacts
+                        node_ref=placeholder
+                        data-testid=testid
+                        data-deferred=""
+                    >
                         {text}
                     </div>
                 }

@@ -4,6 +4,7 @@ use goodput_core::plan::Arrival;
 use leptos::prelude::*;
 
 use crate::components::choices::{ArrivalChoice, DtypeChoices, SchedulerChoices, SloModeChoice};
+use crate::components::deferred::{Deferred, Part};
 use crate::components::field_frame::{FieldFrame, FieldIds};
 use crate::components::glossary::TermLink;
 use crate::components::length_preview::LengthPreview;
@@ -107,7 +108,9 @@ pub fn InputsColumn() -> impl IntoView {
     });
     view! {
         <a class="jump-results" href="#run-status" data-testid="jump-results">"Jump to results ↓"</a>
-        <PrintFacts />
+        <Deferred part=Part::PrintFacts>
+            <PrintFacts />
+        </Deferred>
         <form class="inputs-form" on:submit=|ev| ev.prevent_default() novalidate=true>
             <PlanNameFields />
             <InputGroup title="Model" intro="What is served: its size sets bytes per step, its shape the KV cache.">

@@ -294,7 +294,7 @@ test('the panels below the results come after the first run, or at once when scr
   assertNoErrors(plainErrors);
 });
 
-test('the charts come after the first run, or while a long first search goes on', async () => {
+test('the charts and the print-only facts come after the first run; the charts while a long first search goes on', async () => {
   const charts = ['chart-attainment', 'chart-latency', 'chart-heatmap', 'chart-roofline'];
   // What the page holds, read in one go.
   const held = (page) =>
@@ -303,6 +303,7 @@ test('the charts come after the first run, or while a long first search goes on'
       pending: document.querySelector('[data-testid="charts-pending"]') !== null,
       charts: ids.filter((id) => document.querySelector(`[data-testid="${id}"]`) !== null),
       analytic: document.querySelector('[data-testid="analytic-warnings"]') !== null,
+      printFacts: document.querySelector('[data-testid="print-facts"] dl div') !== null,
     }), charts);
 
   // The default plan: the answer comes first, the charts once the knob sweep is over too.
@@ -318,12 +319,14 @@ test('the charts come after the first run, or while a long first search goes on'
   assert.ok(sweeping.pending, 'a line says what follows');
   assert.deepEqual(sweeping.charts, [], 'no chart is built while the first run goes on');
   assert.equal(sweeping.analytic, false, 'nor the analytic checks');
+  assert.equal(sweeping.printFacts, false, 'nor the facts a printout starts with');
   await waitForRunDone(page);
   await page.waitForSelector('[data-testid="chart-roofline"]', { timeout: 10_000 });
   const done = await held(page);
   assert.equal(done.pending, false, 'the line gives way to the charts');
   assert.deepEqual(done.charts, charts, 'every chart is built once the run is done');
   assert.ok(done.analytic, 'and the analytic checks');
+  assert.ok(done.printFacts, 'and the facts a printout starts with');
 
   // A first search that takes long shows its progress on the charts before its answer.
   const long = Buffer.from('{"run":{"num_requests":20000,"replications":400}}').toString('base64url');
@@ -334,6 +337,11 @@ test('the charts come after the first run, or while a long first search goes on'
   const searching = await held(slow);
   assert.equal(searching.phase, 'search', 'the first search is still on');
   assert.deepEqual(searching.charts, charts, `every chart is built: ${searching.charts}`);
+  assert.equal(searching.printFacts, false, 'the print-only facts wait for the run');
+  // Printing builds them at once.
+  await slow.evaluate(() => window.dispatchEvent(new Event('beforeprint')));
+  await slow.waitForSelector('[data-testid="print-facts"] dl div', { state: 'attached', timeout: 5_000 });
+  assert.equal((await held(slow)).phase, 'search', 'the first search is still on');
   await slow.click('[data-testid="cancel-run"]');
   assertNoErrors(errors);
   assertNoErrors(slowErrors);

@@ -438,11 +438,14 @@ export async function waitForPhase(page, testid, phase, timeout = RUN_TIMEOUT_MS
 }
 
 /**
- * Waits until the planner's run status is `done` (the search and the knob sweep finished).
+ * Waits until the planner's run status is `done` (the search and the knob sweep finished)
+ * and the parts it builds after its first run are built.
  * @param {import('playwright-core').Page} page
  */
 export async function waitForRunDone(page) {
   await waitForPhase(page, 'run-status', 'done');
+  // The parts the planner builds after its first run follow a frame later.
+  await page.waitForFunction(() => document.querySelector('[data-deferred]') === null, null, { timeout: 10_000, polling: 50 });
 }
 
 /**
