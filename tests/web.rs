@@ -90,8 +90,8 @@ fn fresh_start() {
     }
 }
 
-/// Builds the parts of the planner the page defers (the charts and the panels below the
-/// results) at once, as printing does: the page builds them by itself only when its first
+/// Builds the parts of the planner the page defers (the charts, the panels below the
+/// results and the print-only facts) at once, as printing does: the page builds them by itself only when its first
 /// run has ended, or when scrolled near, and keeps them once built.
 async fn show_deferred_parts() {
     let print = web_sys::Event::new("beforeprint").expect("an event");

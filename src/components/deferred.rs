@@ -1,9 +1,10 @@
 //! Parts of the planner below the fold or for print only, built once the page's first
-//! run has ended rather than with the page: building them (their views, their charts, the layout of their
-//! text, and the code the browser compiles for them on first use) would otherwise share
-//! the first second with the first goodput search and hold back its answer, and then
-//! share the cores with the knob sweep (BENCHMARKS.md, "The panels below the results
-//! built after the first run" and "The charts built after the first run too").
+//! run has ended rather than with the page: building them (their views, their charts,
+//! the layout of their text, and the code the browser compiles for them on first use)
+//! would otherwise share the first second with the first goodput search and hold back
+//! its answer, and then share the cores with the knob sweep (BENCHMARKS.md, "The panels
+//! below the results built after the first run" and "The charts and the print-only facts
+//! built after the first run too").
 //!
 //! A user who scrolls near them, or prints, gets them at once; so does the planner shown
 //! again after another view, once they have been built.
@@ -76,9 +77,9 @@ fn near(el: &web_sys::HtmlElement) -> bool {
     el.get_bounding_client_rect().top() < height * (1.0 + NEAR_WINDOWS)
 }
 
-/// Shows a one-line placeholder (marked `data-deferred`) until the first run has ended (or the user scrolls near
-/// it, or prints), then builds `children` and keeps them. At the run's end they are built
-/// once the frame showing its last results is painted.
+/// Shows a one-line placeholder (marked `data-deferred`) until the first run has ended
+/// (or the user scrolls near it, or prints), then builds `children` and keeps them. At the
+/// run's end they are built once the frame showing its last results is painted.
 #[component]
 pub fn Deferred(
     /// Which part this is.
@@ -110,14 +111,16 @@ pub fn Deferred(
             request_animation_frame(move || set_timeout(move || build(None), Duration::ZERO));
         }
     });
-    // One handler for both events: printing builds them at once; scrolling when near,
-    // after the event, so that every part's placeholder is measured before another part
-    // built above it moves it down.
+    // One handler for both events: printing builds them at once; scrolling when near (a
+    // part seen on screen only), after the event, so that every part's placeholder is
+    // measured before another part built above it moves it down.
     let wake = move |print: bool| {
         move |_: ev::Event| {
             if print {
                 build(None);
-            } else if placeholder.get_untracked().is_some_and(|el| near(&el)) {
+            } else if part != Part::PrintFacts
+                && placeholder.get_untracked().is_some_and(|el| near(&el))
+            {
                 set_timeout(move || build(None), Duration::ZERO);
             }
         }
