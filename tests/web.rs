@@ -90,8 +90,9 @@ fn fresh_start() {
     }
 }
 
-/// Builds the parts of the planner the page defers (the charts, the panels below the
-/// results and the print-only facts) at once, as printing does: the page builds them by itself only when its first
+/// Builds the parts of the planner the page defers (the inputs below the model's, the
+/// charts, the panels below the results and the print-only facts) at once, as printing
+/// does: the page builds them by itself only when its first
 /// run has ended, or when scrolled near, and keeps them once built.
 async fn show_deferred_parts() {
     let print = web_sys::Event::new("beforeprint").expect("an event");
@@ -188,6 +189,7 @@ async fn a_gpu_preset_fills_the_hardware_fields() {
     let root = mount_point();
     let handle = mount_to(root.clone(), App);
     tick().await;
+    show_deferred_parts().await;
     let select: web_sys::HtmlSelectElement = by_testid(&root, "preset-gpu").unchecked_into();
     select.set_value("h200");
     select
@@ -378,6 +380,7 @@ async fn every_plan_field_ties_its_label_help_and_error_to_its_input() {
     let root = mount_point();
     let handle = mount_to(root.clone(), App);
     tick().await;
+    show_deferred_parts().await;
     let fields = root.query_selector_all(".field").expect("a valid selector");
     let mut framed = 0;
     for i in 0..fields.length() {

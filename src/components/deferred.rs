@@ -23,8 +23,24 @@ use crate::compute::{Phase, RunController};
 const NEAR_WINDOWS: f64 = 1.0;
 
 /// How long a first search may go on without an answer before the charts are built
-/// anyway, to show its progress [ms].
-pub const LONG_SEARCH_MS: u64 = 800;
+/// anyway, to show its progress, and how long after the page shows the inputs below the
+/// fold are built whatever the run is doing [ms].
+pub const LONG_SEARCH_MS: u64 = 1000;
+
+/// The widest window at which the planner stacks its inputs above its results: the
+/// `@media (max-width: 1000px)` rule of style/main.css, which a test holds equal [CSS px].
+pub const STACKED_MAX_WIDTH_PX: u32 = 1000;
+
+/// Whether the inputs sit beside the results. Only then are the inputs below the fold
+/// deferred: stacked above the results, they would push the results down when built.
+fn side_by_side() -> bool {
+    let query = format!("(min-width: {}px)", STACKED_MAX_WIDTH_PX + 1);
+    window()
+        .match_media(&query)
+        .ok()
+        .flatten()
+        .is_some_and(|m| m.matches())
+}
 
 /// A part of the planner built after the first run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +50,11 @@ pub enum Part {
     Charts,
     /// The panels below the results.
     Panels,
+    /// The input groups below the model's (hardware, traffic, SLO, engine, planning), in a
+    /// window wide enough to show them beside the results (built at once otherwise). They
+    /// are built [`LONG_SEARCH_MS`] after the page shows at the latest, whatever the run
+    /// is doing, so that a long run never keeps them from the user.
+    Inputs,
     /// The print-only list of the plan's inputs, which states the plan's assumptions and
     /// its share link (no placeholder on screen; printing builds it at once).
     PrintFacts,
@@ -44,6 +65,10 @@ impl Part {
     fn placeholder(self) -> (&'static str, &'static str) {
         match self {
             Part::PrintFacts => ("print-facts-pending", ""),
+            Part::Inputs => (
+                "inputs-pending",
+                "The hardware, traffic, SLO, engine and planning inputs follow in a moment.",
+            ),
             Part::Charts => (
                 "charts-pending",
                 "The charts, the roofline, the analytic checks and the alert rules follow when the first run ends.",
@@ -61,7 +86,9 @@ impl Part {
         static CHARTS: AtomicBool = AtomicBool::new(false);
         static PANELS: AtomicBool = AtomicBool::new(false);
         static PRINT_FACTS: AtomicBool = AtomicBool::new(false);
+        static INPUTS: AtomicBool = AtomicBool::new(false);
         match self {
+            Part::Inputs => &INPUTS,
             Part::Charts => &CHARTS,
             Part::Panels => &PANELS,
             Part::PrintFacts => &PRINT_FACTS,
@@ -88,7 +115,9 @@ pub fn Deferred(
     children: ChildrenFn,
 ) -> impl IntoView {
     let runs = RunController::expect_context();
-    let built = RwSignal::new(part.built_once().load(Ordering::Relaxed));
+    let built = RwSignal::new(
+        part.built_once().load(Ordering::Relaxed) || (part == Part::Inputs && !side_by_side()),
+    );
     let placeholder = NodeRef::<html::Div>::new();
     // `unless` skips the build when the run is then in that phase; from a timer, as the
     // planner may have been left for another view meanwhile.
@@ -99,9 +128,12 @@ pub fn Deferred(
             built.set(true);
         }
     };
-    if part == Part::Charts && !built.get_untracked() {
-        let long = Duration::from_millis(LONG_SEARCH_MS);
-        set_timeout(move || build(Some(Phase::Sweep)), long);
+    let long = Duration::from_millis(LONG_SEARCH_MS);
+    match part {
+        _ if built.get_untracked() => {}
+        Part::Charts => set_timeout(move || build(Some(Phase::Sweep)), long),
+        Part::Inputs => set_timeout(move || build(None), long),
+        Part::Panels | Part::PrintFacts => {}
     }
     // Reads the phase only until the run has ended, so later runs do not wake it.
     let ended = StoredValue::new(built.get_untracked());
@@ -151,5 +183,19 @@ pub fn Deferred(
                 children()
             }
         </Show>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::STACKED_MAX_WIDTH_PX;
+
+    #[test]
+    fn the_stacked_layout_starts_where_the_style_sheet_says() {
+        let css = include_str!("../../style/main.css");
+        let rule = format!(
+            "@media (max-width: {STACKED_MAX_WIDTH_PX}px) {{\n  .layout {{ grid-template-columns: 1fr; }}"
+        );
+        assert!(css.contains(&rule), "style/main.css has no rule {rule:?}");
     }
 }

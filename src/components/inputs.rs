@@ -118,52 +118,54 @@ pub fn InputsColumn() -> impl IntoView {
                 <DtypeChoices />
                 {numbers(Group::Model, &[])}
             </InputGroup>
-            <InputGroup title="Hardware" intro="One GPU, how many per replica, and what it costs.">
-                <GpuPreset />
-                {numbers(Group::Hardware, &[])}
-            </InputGroup>
-            <InputGroup title="Traffic" intro="The forecast peak and the shape of requests.">
-                <NumberField id="traffic.peak_rate_rps" />
-                <ArrivalChoice />
-                <Show when=move || bursty.get()>
-                    <NumberField id="traffic.arrival.cv" />
-                </Show>
-                <Show when=move || closed.get()>
-                    <NumberField id="traffic.arrival.concurrency" />
-                    <NumberField id="traffic.arrival.think_s" />
+            <Deferred part=Part::Inputs>
+                <InputGroup title="Hardware" intro="One GPU, how many per replica, and what it costs.">
+                    <GpuPreset />
+                    {numbers(Group::Hardware, &[])}
+                </InputGroup>
+                <InputGroup title="Traffic" intro="The forecast peak and the shape of requests.">
+                    <NumberField id="traffic.peak_rate_rps" />
+                    <ArrivalChoice />
+                    <Show when=move || bursty.get()>
+                        <NumberField id="traffic.arrival.cv" />
+                    </Show>
+                    <Show when=move || closed.get()>
+                        <NumberField id="traffic.arrival.concurrency" />
+                        <NumberField id="traffic.arrival.think_s" />
+                        <p class="note">
+                            "Simulate runs the clients as given; the goodput search asks about open-loop traffic and uses Poisson arrivals."
+                        </p>
+                    </Show>
+                    {numbers(
+                        Group::Traffic,
+                        &[
+                            "traffic.peak_rate_rps",
+                            "traffic.arrival.cv",
+                            "traffic.arrival.concurrency",
+                            "traffic.arrival.think_s",
+                        ],
+                    )}
+                    <LengthPreview />
+                </InputGroup>
+                <InputGroup title="SLO" intro="What each request must meet, and for what share of requests.">
+                    <SloClassPreset />
                     <p class="note">
-                        "Simulate runs the clients as given; the goodput search asks about open-loop traffic and uses Poisson arrivals."
+                        "Objectives per request: "<TermLink term="ttft">"TTFT"</TermLink>", "
+                        <TermLink term="tpot">"TPOT"</TermLink>"; the target is the "
+                        <TermLink term="attainment">"attainment"</TermLink>" they must reach."
                     </p>
-                </Show>
-                {numbers(
-                    Group::Traffic,
-                    &[
-                        "traffic.peak_rate_rps",
-                        "traffic.arrival.cv",
-                        "traffic.arrival.concurrency",
-                        "traffic.arrival.think_s",
-                    ],
-                )}
-                <LengthPreview />
-            </InputGroup>
-            <InputGroup title="SLO" intro="What each request must meet, and for what share of requests.">
-                <SloClassPreset />
-                <p class="note">
-                    "Objectives per request: "<TermLink term="ttft">"TTFT"</TermLink>", "
-                    <TermLink term="tpot">"TPOT"</TermLink>"; the target is the "
-                    <TermLink term="attainment">"attainment"</TermLink>" they must reach."
-                </p>
-                {numbers(Group::Slo, &[])}
-                <SloModeChoice />
-            </InputGroup>
-            <InputGroup title="Engine" intro="The scheduler knobs you pass to the server.">
-                <SchedulerChoices />
-                {numbers(Group::Engine, &[])}
-            </InputGroup>
-            <InputGroup title="Planning" intro="How hard each replica is driven, spares, and simulation effort.">
-                {numbers(Group::Planning, &[])}
-                <SweepField />
-            </InputGroup>
+                    {numbers(Group::Slo, &[])}
+                    <SloModeChoice />
+                </InputGroup>
+                <InputGroup title="Engine" intro="The scheduler knobs you pass to the server.">
+                    <SchedulerChoices />
+                    {numbers(Group::Engine, &[])}
+                </InputGroup>
+                <InputGroup title="Planning" intro="How hard each replica is driven, spares, and simulation effort.">
+                    {numbers(Group::Planning, &[])}
+                    <SweepField />
+                </InputGroup>
+            </Deferred>
         </form>
     }
 }

@@ -203,17 +203,19 @@ export async function startHarness({ dist = DIST_DIR } = {}) {
      *
      * @param {string} [urlPath] path, query and fragment to open [default: '/']
      * @param {{ waitFor?: string | null, allowErrors?: boolean,
-     *           viewport?: { width: number, height: number } }} [options]
+     *           viewport?: { width: number, height: number }, init?: Function }} [options]
      *   waitFor: CSS selector that shows the app has mounted [default: '[data-testid]'];
      *   null waits only for the load event.
      *   allowErrors: do not fail `close()` on this page's errors.
+     *   init: a self-contained function the page runs before the app (`addInitScript`).
      * @returns {Promise<{ page: import('playwright-core').Page, errors: string[] }>}
      */
     async openPage(urlPath = '/', options = {}) {
-      const { waitFor = '[data-testid]', allowErrors = false, viewport = { width: 1280, height: 900 } } = options;
+      const { waitFor = '[data-testid]', allowErrors = false, viewport = { width: 1280, height: 900 }, init } = options;
       const context = await browser.newContext({ viewport });
       contexts.push(context);
       const page = await context.newPage();
+      if (init) await page.addInitScript(init);
       page.setDefaultTimeout(ACTION_TIMEOUT_MS);
       const errors = [];
       page.on('console', (msg) => {
@@ -528,6 +530,22 @@ export function watchFirstAnswer() {
     }
   });
   observer.observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
+}
+
+/**
+ * Runs in the page before the app (give it to `addInitScript`): notes in
+ * `window.__deferredAt` the `performance.now()` at which the planner first shows a part it
+ * defers (a placeholder marked `data-deferred`), that is, when it has mounted.
+ * Self-contained: the browser receives its source.
+ */
+export function watchDeferred() {
+  const observer = new MutationObserver(() => {
+    if (document.querySelector('[data-deferred]') && window.__deferredAt === undefined) {
+      window.__deferredAt = performance.now();
+      observer.disconnect();
+    }
+  });
+  observer.observe(document, { subtree: true, childList: true });
 }
 
 /**
