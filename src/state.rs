@@ -553,6 +553,27 @@ mod tests {
         });
     }
 
+    /// A value too large for the plan's unit once scaled (1e308 billion parameters) is
+    /// refused under its field with the field's range, and a message about an earlier
+    /// value gives way to it.
+    #[test]
+    fn a_huge_value_in_a_scaled_field_is_refused_not_ignored() {
+        with_state(|s| {
+            let id = "model.params";
+            s.input(id, "0".into());
+            let zero = s.message_for(id).expect("0 is refused");
+            s.input(id, "1e308".into());
+            let huge = s.message_for(id).expect("1e308 billion is refused");
+            assert_ne!(huge, zero);
+            assert!(huge.starts_with("Parameters must be a number"), "{huge}");
+            assert!(huge.contains("billion"), "{huge}");
+            assert_eq!(s.good.get_untracked().model.params, 8e9);
+            s.input(id, "9".into());
+            assert!(s.message_for(id).is_none());
+            assert_eq!(s.good.get_untracked().model.params, 9e9);
+        });
+    }
+
     #[test]
     fn typing_the_value_a_field_holds_changes_nothing() {
         with_state(|s| {

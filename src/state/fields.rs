@@ -97,8 +97,10 @@ pub fn parse_value(kind: Kind, text: &str) -> Result<Option<f64>, ParseProblem> 
     match kind {
         Kind::OptionalReal { .. } | Kind::OptionalWhole if t.is_empty() => Ok(None),
         _ if t.is_empty() => Err(ParseProblem::Missing),
+        // A number beyond what the plan's unit can hold once scaled (1e308 billion
+        // parameters) is no number the plan can take either.
         Kind::Real { scale } | Kind::OptionalReal { scale } => match t.parse::<f64>() {
-            Ok(v) if v.is_finite() => Ok(Some(v * scale)),
+            Ok(v) if (v * scale).is_finite() => Ok(Some(v * scale)),
             _ => Err(ParseProblem::NotANumber),
         },
         Kind::Whole | Kind::OptionalWhole => match t.parse::<f64>() {
@@ -111,11 +113,15 @@ pub fn parse_value(kind: Kind, text: &str) -> Result<Option<f64>, ParseProblem> 
     }
 }
 
-/// Whether two plan values are the same for display purposes (relative 1e-9).
+/// Whether two plan values are the same for display purposes (relative 1e-9; an
+/// infinity only matches itself).
 pub fn values_match(a: Option<f64>, b: Option<f64>) -> bool {
     match (a, b) {
         (None, None) => true,
-        (Some(x), Some(y)) => x == y || (x - y).abs() <= 1e-9 * x.abs().max(y.abs()),
+        (Some(x), Some(y)) => {
+            x == y
+                || (x.is_finite() && y.is_finite() && (x - y).abs() <= 1e-9 * x.abs().max(y.abs()))
+        }
         _ => false,
     }
 }
@@ -586,6 +592,13 @@ mod tests {
             parse_value(Kind::OptionalReal { scale: 1e-3 }, " "),
             Ok(None)
         );
+        // Finite as typed, infinite once scaled to the plan's unit: refused, not taken
+        // for a value that matches any other.
+        assert_eq!(parse_value(TERA, "1e296"), Ok(Some(1e308)));
+        assert_eq!(parse_value(TERA, "1e297"), Err(ParseProblem::NotANumber));
+        assert_eq!(parse_value(TERA, "1e308"), Err(ParseProblem::NotANumber));
+        assert!(!values_match(Some(f64::INFINITY), Some(3.35e12)));
+        assert!(values_match(Some(f64::INFINITY), Some(f64::INFINITY)));
         assert!(parse_value(WHOLE, "1.5").is_err());
         assert!(parse_value(WHOLE, "-1").is_err());
         assert_eq!(parse_value(WHOLE, "128"), Ok(Some(128.0)));
