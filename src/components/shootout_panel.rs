@@ -18,7 +18,8 @@ fn use_row(state: PlanState, row: &ShootoutRow) {
         return;
     };
     let tp = row.tp;
-    state.update(|p| {
+    let what = format!("use {} with TP {tp}", row.gpu_name);
+    state.change(&what, |p| {
         g.apply(p);
         p.hardware.tp_degree = tp;
     });

@@ -4,7 +4,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { assertNoErrors, inkOf, readValue, runCli, runCliJson, screenshot, SCREENSHOT_DIR, startHarness, waitForRunDone } from './harness.mjs';
+import { assertNoErrors, inkOf, readValue, runCli, runCliJson, screenshot, SCREENSHOT_DIR, startHarness, waitForRerun, waitForRunDone } from './harness.mjs';
 
 /** Longest wait for a search, a sweep or a whole comparison [ms]. */
 const RUN_TIMEOUT_MS = 240_000;
@@ -106,6 +106,7 @@ test('comparing GPUs ranks like the CLI, a row becomes the plan, and the link ca
 
   // One click makes a row the plan: the cards follow, to the row's own numbers.
   const target = shown.find((r) => !r.chosen && r.perRequest !== null);
+  const gpusBefore = await readValue(page, 'gpus-total');
   await page.click(`[data-testid="shootout-row"][data-gpu="${target.gpu}"][data-tp="${target.tp}"] [data-testid="shootout-use"]`);
   await page
     .waitForFunction(() => document.querySelector('[data-testid="run-status"]')?.dataset.phase !== 'done', null, { timeout: 3_000, polling: 20 })
@@ -127,6 +128,12 @@ test('comparing GPUs ranks like the CLI, a row becomes the plan, and the link ca
   const words = await fresh.page.textContent('[data-testid="finance-shootout"]');
   assert.match(words, /^Compared over 6 GPU and TP options: cheapest option .+ at \$[0-9.]+\/1k compliant requests \(\d+ GPUs\)/);
   if (!target.best) assert.match(words, /, chosen .+ × TP\d at \$/);
+
+  // Using a row replaces the plan's GPU and TP: Undo takes it back.
+  await page.click('[data-testid="undo"]');
+  await waitForRerun(page, { mayHaveFinished: true });
+  assert.equal(await readValue(page, 'gpus-total'), gpusBefore, 'Undo restores the GPU and TP before the row was used');
+  assert.ok((await rows(page)).find((r) => r.gpu === target.gpu && r.tp === target.tp).chosen === false, 'the row is no longer the choice');
 
   // An edit the numbers depend on marks the comparison as out of date.
   await page.fill('[data-testid="input-traffic.peak_rate_rps"]', '45');
