@@ -19,7 +19,7 @@ use goodput_core::Plan;
 use leptos::prelude::*;
 
 use fields::{field, parse_value, values_match, FIELDS};
-use messages::{field_message, limits_of, Problem};
+use messages::{field_message, limits_of, p95_message, Problem};
 
 /// Why the plan on screen is not the user's own.
 #[derive(Debug, Clone, PartialEq)]
@@ -383,9 +383,19 @@ impl PlanState {
         {
             return Some(m);
         }
-        // The p95 field edits the sigma, so it shows the sigma's problems too; the sweep
-        // box shows the problems of its rows' fields.
+        // The p95 field edits the sigma, so it shows the sigma's problems too, worded as
+        // p95s; the sweep box shows the problems of its rows' fields.
         let alias = id.strip_suffix(".p95").map(|stem| format!("{stem}.sigma"));
+        if let Some(sigma) = alias.as_deref() {
+            let refused = self
+                .validation_problems
+                .with(|v| v.iter().any(|p| p.field == sigma));
+            if let (true, Some(p95), Some(sigma)) = (refused, field(id), field(sigma)) {
+                if let Some(m) = self.draft.with(|plan| p95_message(p95, sigma, plan)) {
+                    return Some(m);
+                }
+            }
+        }
         self.validation_problems.with(|v| {
             v.iter()
                 .find(|p| {
@@ -553,6 +563,30 @@ mod tests {
         });
     }
 
+    /// Fewer requests per run than the warm-up leaves out: the warm-up field (an input
+    /// of its own) says so in words, with the range the requests per run allow.
+    #[test]
+    fn too_few_requests_for_the_warm_up_is_worded_at_the_warm_up_field() {
+        with_state(|s| {
+            s.input("run.num_requests", "150".into());
+            assert!(
+                field("run.warmup_requests").is_some(),
+                "the warm-up has an input"
+            );
+            let m = s
+                .message_for("run.warmup_requests")
+                .expect("the warm-up is refused");
+            assert_eq!(
+                m,
+                "Warm-up requests must be a whole number from 0 to 149 requests; it is 200"
+            );
+            assert_eq!(s.good.get_untracked().run.num_requests, 2500);
+            s.input("run.warmup_requests", "15".into());
+            assert!(s.message_for("run.warmup_requests").is_none());
+            assert_eq!(s.good.get_untracked().run.num_requests, 150);
+        });
+    }
+
     /// A value too large for the plan's unit once scaled (1e308 billion parameters) is
     /// refused under its field with the field's range, and a message about an earlier
     /// value gives way to it.
@@ -641,6 +675,22 @@ mod tests {
             let p = s.problem.get_untracked().expect("sigma out of range");
             assert_eq!(p.field, "traffic.prompt.dist.sigma");
             assert!(s.message_for("traffic.prompt.dist.p95").is_some());
+        });
+    }
+
+    /// A p95 below the median (a negative sigma) is refused under the p95 in its own
+    /// words: the p95s the sigma's range allows at the plan's median, in tokens.
+    #[test]
+    fn a_p95_below_the_median_is_worded_as_a_p95() {
+        with_state(|s| {
+            s.input("traffic.output.dist.p95", "10".into());
+            let m = s.message_for("traffic.output.dist.p95").expect("refused");
+            assert!(
+                m.starts_with("Output p95 must be a number from 200 to "),
+                "{m}"
+            );
+            assert!(m.ends_with(" tokens; it is 10"), "{m}");
+            assert!(!m.contains("sigma"), "{m}");
         });
     }
 

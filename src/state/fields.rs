@@ -535,6 +535,12 @@ pub const FIELDS: &[Field] = &[
         |p| Some(p.run.num_requests as f64),
         |p, v| p.run.num_requests = whole(v)
     ),
+    f!(
+        "run.warmup_requests",
+        Planning,
+        |p| Some(p.run.warmup_requests as f64),
+        |p, v| p.run.warmup_requests = whole(v)
+    ),
     f!("run.seed", Planning, |p| Some(p.run.seed as f64), |p, v| {
         p.run.seed = v.unwrap_or(0.0) as u64
     }),

@@ -128,6 +128,26 @@ pub fn limits_of(f: &Field, plan: &Plan) -> Option<Limits> {
     })
 }
 
+/// The message for a p95 field whose value puts its sigma (the field it edits, `sigma`)
+/// out of range: the sigma's limits turned into p95s at the plan's median, in the p95
+/// field's own words and units. `None` when the sigma is in range.
+pub fn p95_message(p95: &Field, sigma: &Field, plan: &Plan) -> Option<String> {
+    let l = limits_of(sigma, plan)?;
+    let p95_at = |s: f64| {
+        let mut p = plan.clone();
+        (sigma.set)(&mut p, Some(s));
+        (p95.get)(&p)
+    };
+    let limits = Limits {
+        lo: p95_at(l.lo)?,
+        hi: p95_at(l.hi)?,
+        lo_open: l.lo_open,
+        whole: false,
+        got: (p95.get)(plan).unwrap_or(f64::NAN),
+    };
+    Some(field_message(p95, Problem::OutOfRange(limits), None))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

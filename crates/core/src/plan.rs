@@ -1586,7 +1586,8 @@ impl Plan {
         let r = &self.run;
         check!("run.num_requests", r.num_requests as f64)?;
         if r.warmup_requests >= r.num_requests {
-            return Err(err(
+            // A range that follows the requests per run, kept so the app words it.
+            return Err(range_err(
                 "run.warmup_requests",
                 format!(
                     "must be in 0..={} (below num_requests = {}), got {}",
@@ -1594,6 +1595,13 @@ impl Plan {
                     r.num_requests,
                     r.warmup_requests
                 ),
+                Limits {
+                    lo: 0.0,
+                    hi: (r.num_requests - 1) as f64,
+                    lo_open: false,
+                    whole: true,
+                    got: r.warmup_requests as f64,
+                },
             ));
         }
         check!("run.replications", r.replications as f64)?;
