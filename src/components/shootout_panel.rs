@@ -198,7 +198,10 @@ pub fn ShootoutPanel() -> impl IntoView {
                 <button type="button" class="primary" data-testid="shootout-run"
                     disabled=move || running.get() || options() == 0
                     on:click=move |_| ctl.run(spec())>
-                    {move || format!("Compare {} options", options())}
+                    {move || match options() {
+                        1 => "Compare 1 option".to_string(),
+                        n => format!("Compare {n} options"),
+                    }}
                 </button>
                 <button type="button" class="cancel" data-testid="shootout-cancel"
                     disabled=move || !running.get() on:click=move |_| ctl.cancel()>"Cancel"</button>

@@ -507,11 +507,27 @@ pub fn comparison_words(plan: &Plan) -> Option<String> {
     }
     let mut r = rec.result.clone();
     r.chosen = rec.chosen_in(plan);
+    // The plan's own GPU and TP may be left out of the comparison: say so, or a reader
+    // takes the winner for cheaper than the plan.
+    let own = match r.chosen {
+        Some(_) => String::new(),
+        None => format!(
+            "; the plan's own {} × TP{} was not among them",
+            crate::presets::gpu_name(&plan.hardware.preset),
+            plan.hardware.tp_degree
+        ),
+    };
     Some(format!(
-        "Compared over {} GPU and TP options: {}.",
-        r.rows.len(),
+        "Compared over {}: {}{own}.",
+        options_words(r.rows.len()),
         r.verdict()
     ))
+}
+
+/// `1 GPU and TP option`, `24 GPU and TP options`.
+pub fn options_words(n: usize) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    format!("{n} GPU and TP option{s}")
 }
 
 /// Runs a shootout in-process on `threads` OS threads; `progress` returning `false`

@@ -272,6 +272,15 @@ fn the_comparison_in_words_names_the_winner_and_the_choice() {
     } else {
         assert!(words.contains("which is the plan's choice"), "{words}");
     }
+    // A comparison that leaves the plan's own GPU out says so after the winner.
+    let mut other = plan.clone();
+    other.hardware.tp_degree = 2;
+    let words = comparison_words(&other).expect("words");
+    assert!(
+        words.ends_with("; the plan's own NVIDIA H100 SXM 80GB × TP2 was not among them."),
+        "{words}"
+    );
+    assert_eq!(options_words(1), "1 GPU and TP option");
     plan.slo.attainment_target = 0.95;
     assert!(comparison_words(&plan)
         .expect("words")
