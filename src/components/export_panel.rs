@@ -96,6 +96,21 @@ fn draw_chart<DB: DrawingBackend>(
     }
 }
 
+/// Why the chart whose canvas is `testid` cannot be exported yet: its panel computes
+/// only when asked, and has not (an export would be an empty or misleading chart).
+/// Tracks the panels' results.
+fn not_ready(testid: &str, from: Sources) -> Option<&'static str> {
+    match testid {
+        "day-chart" if from.day.result.with(Option::is_none) => {
+            Some("Plan the day in \u{201c}Traffic over a day\u{201d} first.")
+        }
+        "disagg-chart" if from.disagg.result.with(Option::is_none) => {
+            Some("Size the pools in \u{201c}Prefill/decode split\u{201d} first.")
+        }
+        _ => None,
+    }
+}
+
 /// The SVG of the chart whose canvas is `testid`, drawn from the same data as on screen.
 fn svg_of(testid: &str, from: Sources) -> String {
     chart_svg(|a, t| draw_chart(testid, a, t, from))
@@ -263,13 +278,19 @@ pub fn ExportPanel() -> impl IntoView {
                         .and_then(|url| click_link(&format!("{}-{id}.png", stem()), &url)),
                 )
             };
+            let waiting = move || not_ready(id, from);
             view! {
                 <li>
                     <span>{label}</span>
                     <button type="button" data-testid=format!("export-{id}-svg") on:click=svg
+                        disabled=move || waiting().is_some()
                         aria-label=format!("Download the {label} chart as SVG")>"SVG"</button>
                     <button type="button" data-testid=format!("export-{id}-png") on:click=png
+                        disabled=move || waiting().is_some()
                         aria-label=format!("Download the {label} chart as PNG")>"PNG"</button>
+                    {move || waiting().map(|why| view! {
+                        <span class="export-waiting" data-testid=format!("export-{id}-waiting")>{why}</span>
+                    })}
                 </li>
             }
         })

@@ -77,6 +77,10 @@ test('a day is planned like the CLI, drawn, shared; bad numbers are refused; a t
   await page.emulateMedia({ colorScheme: 'light' });
   await waitForPhase(page, 'run-status', 'done');
   assert.equal(await page.locator('[data-testid="day-summary"]').count(), 0, 'no day until one is asked for');
+  // Nothing to export until the day is planned: the buttons say so instead of saving an empty chart.
+  assert.equal(await page.isDisabled('[data-testid="export-day-chart-svg"]'), true);
+  assert.equal(await page.isDisabled('[data-testid="export-day-chart-png"]'), true);
+  assert.match(await page.textContent('[data-testid="export-day-chart-waiting"]'), /^Plan the day in .Traffic over a day. first\.$/);
 
   // A named shape and a slow autoscaler: the morning ramps dip.
   await page.selectOption('[data-testid="day-shape"]', 'business-hours');
@@ -142,6 +146,7 @@ test('a day is planned like the CLI, drawn, shared; bad numbers are refused; a t
   }
   // The chart exports: the SVG draws the rate line through every hour, the PNG is at
   // twice the canvas size.
+  assert.equal(await page.locator('[data-testid="export-day-chart-waiting"]').count(), 0, 'the day is planned: it exports');
   const [svg] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-day-chart-svg"]')]);
   const svgText = await readFile(await svg.path(), 'utf8');
   const ratePoints = [...svgText.matchAll(/<polyline[^>]*>/g)]
