@@ -58,6 +58,10 @@ pub enum SaveError {
         /// Size of the plan's JSON [bytes].
         bytes: usize,
     },
+    /// Another saved plan already has this name; pick another.
+    NameTaken(String),
+    /// The plan is no longer in the list (deleted in another tab).
+    Missing(String),
     /// The browser refused to store it.
     Storage(StorageError),
 }
@@ -73,6 +77,13 @@ impl std::fmt::Display for SaveError {
                 "the plan is {} KB as JSON, more than the {} KB kept in the browser; export it as JSON instead",
                 bytes / 1024,
                 MAX_STORED_PLAN_BYTES / 1024
+            ),
+            SaveError::NameTaken(name) => {
+                write!(f, "another saved plan is called “{name}”: pick another name")
+            }
+            SaveError::Missing(name) => write!(
+                f,
+                "“{name}” is no longer among the saved plans (deleted in another tab?)"
             ),
             SaveError::Storage(e) => e.fmt(f),
         }
@@ -180,26 +191,81 @@ impl Library {
     }
 
     /// Saves `entry` under its (checked) name, replacing a plan of the same name; the
-    /// newest goes first.
-    pub fn save(&mut self, mut entry: SavedPlan) -> Result<(), SaveError> {
+    /// newest goes first. Returns how to take the change back.
+    pub fn save(&mut self, mut entry: SavedPlan) -> Result<LibraryUndo, SaveError> {
         entry.name = check_name(&entry.name)?;
         saved_json(&entry)?;
         let existing = self.plans.iter().position(|p| p.name == entry.name);
         if existing.is_none() && self.plans.len() >= MAX_NAMED_PLANS {
             return Err(SaveError::TooMany);
         }
-        if let Some(i) = existing {
-            self.plans.remove(i);
-        }
+        let name = entry.name.clone();
+        let replaced = existing.map(|index| (self.plans.remove(index), index));
         self.plans.insert(0, entry);
-        Ok(())
+        Ok(match replaced {
+            Some((old, index)) => LibraryUndo::Replaced { old, index },
+            None => LibraryUndo::Added(name),
+        })
     }
 
-    /// Deletes the plan called `name`; whether there was one.
-    pub fn delete(&mut self, name: &str) -> bool {
-        let before = self.plans.len();
-        self.plans.retain(|p| p.name != name);
-        self.plans.len() != before
+    /// Deletes the plan called `name`; how to take it back, or `None` if there was none.
+    pub fn delete(&mut self, name: &str) -> Option<LibraryUndo> {
+        let index = self.plans.iter().position(|p| p.name == name)?;
+        let entry = self.plans.remove(index);
+        Some(LibraryUndo::Deleted { entry, index })
+    }
+
+    /// Renames the plan called `from` to the (checked) name `to`, in place; the plan and
+    /// its date are kept. Returns how to take it back.
+    pub fn rename(&mut self, from: &str, to: &str) -> Result<LibraryUndo, SaveError> {
+        let to = check_name(to)?;
+        let index = self
+            .plans
+            .iter()
+            .position(|p| p.name == from)
+            .ok_or_else(|| SaveError::Missing(from.to_string()))?;
+        if to != from && self.get(&to).is_some() {
+            return Err(SaveError::NameTaken(to));
+        }
+        self.plans[index].name = to.clone();
+        Ok(LibraryUndo::Renamed {
+            from: from.to_string(),
+            to,
+        })
+    }
+
+    /// Takes back one change; what was changed meanwhile is kept (a name taken again since
+    /// is an error, not an overwrite).
+    pub fn undo(&mut self, undo: &LibraryUndo) -> Result<(), SaveError> {
+        match undo {
+            LibraryUndo::Added(name) => {
+                self.delete(name);
+            }
+            LibraryUndo::Replaced { old, index } => {
+                let now = self
+                    .plans
+                    .iter()
+                    .position(|p| p.name == old.name)
+                    .ok_or_else(|| SaveError::Missing(old.name.clone()))?;
+                self.plans.remove(now);
+                self.plans
+                    .insert((*index).min(self.plans.len()), old.clone());
+            }
+            LibraryUndo::Deleted { entry, index } => {
+                if self.get(&entry.name).is_some() {
+                    return Err(SaveError::NameTaken(entry.name.clone()));
+                }
+                if self.plans.len() >= MAX_NAMED_PLANS {
+                    return Err(SaveError::TooMany);
+                }
+                self.plans
+                    .insert((*index).min(self.plans.len()), entry.clone());
+            }
+            LibraryUndo::Renamed { from, to } => {
+                self.rename(to, from)?;
+            }
+        }
+        Ok(())
     }
 
     /// The plan called `name`.
@@ -217,6 +283,61 @@ impl Library {
             .map(|i| format!("{base} ({i})"))
             .find(|n| self.get(n).is_none())
             .unwrap_or(base)
+    }
+}
+
+/// How to take back one change to the named plans.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LibraryUndo {
+    /// A plan was saved under a new name.
+    Added(String),
+    /// A plan was saved over this one, of the same name, at position `index`.
+    Replaced {
+        /// The plan saved over.
+        old: SavedPlan,
+        /// Where it was in the list.
+        index: usize,
+    },
+    /// This plan was deleted from position `index`.
+    Deleted {
+        /// The plan deleted.
+        entry: SavedPlan,
+        /// Where it was in the list.
+        index: usize,
+    },
+    /// A plan was renamed.
+    Renamed {
+        /// Its name before.
+        from: String,
+        /// Its name after.
+        to: String,
+    },
+}
+
+impl LibraryUndo {
+    /// What the change did, in the list's words (the message beside Undo).
+    pub fn done_text(&self) -> String {
+        match self {
+            LibraryUndo::Added(name) => format!("Saved “{name}”."),
+            LibraryUndo::Replaced { old, .. } => format!(
+                "Saved “{}” in place of the earlier plan of that name.",
+                old.name
+            ),
+            LibraryUndo::Deleted { entry, .. } => format!("Deleted “{}”.", entry.name),
+            LibraryUndo::Renamed { from, to } => format!("Renamed “{from}” to “{to}”."),
+        }
+    }
+
+    /// What taking it back did.
+    pub fn undone_text(&self) -> String {
+        match self {
+            LibraryUndo::Added(name) => format!("Undone: “{name}” is no longer saved."),
+            LibraryUndo::Replaced { old, .. } => {
+                format!("Undone: “{}” is the plan saved before again.", old.name)
+            }
+            LibraryUndo::Deleted { entry, .. } => format!("Undone: “{}” is back.", entry.name),
+            LibraryUndo::Renamed { from, .. } => format!("Undone: the plan is “{from}” again."),
+        }
     }
 }
 
@@ -299,11 +420,89 @@ mod tests {
         assert_eq!(lib.plans.len(), 2);
         assert_eq!(lib.plans[0].name, "bf16");
         assert_eq!(lib.plans[0].goodput_rps, None);
-        assert!(lib.delete("fp8"));
-        assert!(!lib.delete("fp8"));
+        assert!(lib.delete("fp8").is_some());
+        assert_eq!(lib.delete("fp8"), None);
         assert_eq!(lib.get("bf16").map(|p| p.saved_at_ms), Some(1.7e12));
         let (back, dropped) = Library::from_json(&lib.to_json());
         assert_eq!((back, dropped), (lib, 0));
+    }
+
+    fn names(lib: &Library) -> Vec<&str> {
+        lib.plans.iter().map(|p| p.name.as_str()).collect()
+    }
+
+    #[test]
+    fn every_change_to_the_list_can_be_taken_back() {
+        let mut lib = Library::default();
+        for n in ["a", "b", "c"] {
+            lib.save(entry(n)).expect("saved");
+        }
+        let start = lib.clone();
+        // Delete: the plan comes back where it was.
+        let undo = lib.delete("b").expect("deleted");
+        assert_eq!(names(&lib), ["c", "a"]);
+        lib.undo(&undo).expect("undone");
+        assert_eq!(lib, start);
+        // Saving over a plan of the same name: the earlier one comes back, in place.
+        let mut newer = entry("a");
+        newer.goodput_rps = Some(3.0);
+        newer.plan.traffic.peak_rate_rps = 77.0;
+        let undo = lib.save(newer).expect("replaced");
+        assert_eq!(
+            undo,
+            LibraryUndo::Replaced {
+                old: entry("a"),
+                index: 2
+            }
+        );
+        assert_eq!(names(&lib), ["a", "c", "b"]);
+        assert_eq!(
+            undo.done_text(),
+            "Saved “a” in place of the earlier plan of that name."
+        );
+        lib.undo(&undo).expect("undone");
+        assert_eq!(lib, start);
+        // A new name: undo removes it.
+        let undo = lib.save(entry("d")).expect("saved");
+        assert_eq!(undo, LibraryUndo::Added("d".into()));
+        lib.undo(&undo).expect("undone");
+        assert_eq!(lib.get("d"), None);
+        // Rename keeps the place, the plan and its date; undo names it back.
+        let before = lib.clone();
+        let undo = lib.rename("b", "  bee ").expect("renamed");
+        assert_eq!(undo.done_text(), "Renamed “b” to “bee”.");
+        assert_eq!(lib.plans[1].name, "bee");
+        assert_eq!(lib.plans[1].plan, entry("b").plan);
+        assert_eq!(lib.plans[1].saved_at_ms, entry("b").saved_at_ms);
+        lib.undo(&undo).expect("undone");
+        assert_eq!(lib, before);
+        assert_eq!(
+            lib.rename("b", "b"),
+            Ok(LibraryUndo::Renamed {
+                from: "b".into(),
+                to: "b".into()
+            })
+        );
+    }
+
+    #[test]
+    fn a_rename_or_undo_never_overwrites_another_plan() {
+        let mut lib = Library::default();
+        for n in ["a", "b"] {
+            lib.save(entry(n)).expect("saved");
+        }
+        let start = lib.clone();
+        assert_eq!(lib.rename("a", "b"), Err(SaveError::NameTaken("b".into())));
+        assert_eq!(lib.rename("a", " "), Err(SaveError::EmptyName));
+        assert_eq!(lib.rename("zz", "y"), Err(SaveError::Missing("zz".into())));
+        assert_eq!(lib, start, "a refused rename changes nothing");
+        // Deleted, then a new plan takes the name: undoing the delete is refused.
+        let undo = lib.delete("a").expect("deleted");
+        lib.save(entry("a")).expect("saved again");
+        assert_eq!(lib.undo(&undo), Err(SaveError::NameTaken("a".into())));
+        assert!(SaveError::NameTaken("a".into())
+            .to_string()
+            .contains("pick another name"));
     }
 
     #[test]
@@ -371,6 +570,8 @@ mod tests {
             SaveError::NameTooLong,
             SaveError::TooMany,
             SaveError::TooLarge { bytes: 300_000 },
+            SaveError::NameTaken("x".into()),
+            SaveError::Missing("x".into()),
             SaveError::Storage(StorageError::Unavailable),
             SaveError::Storage(StorageError::WriteFailed),
         ] {

@@ -22,7 +22,7 @@ use leptos::prelude::*;
 
 use crate::compute::RunController;
 use crate::route::View;
-use crate::saved::{self, Library, SaveError, SavedPlan, StorageError};
+use crate::saved::{self, Library, LibraryUndo, SaveError, SavedPlan};
 use crate::state::PlanState;
 use crate::url_state::{self, Opening};
 
@@ -293,8 +293,8 @@ impl Session {
         self.runs.goodput_for(plan)
     }
 
-    /// Saves the plan on screen as a named plan.
-    pub fn save_current_as(&self, name: &str) -> Result<(), SaveError> {
+    /// Saves the plan on screen as a named plan; how to take it back.
+    pub fn save_current_as(&self, name: &str) -> Result<LibraryUndo, SaveError> {
         let plan = self.state.good.get_untracked();
         let goodput = self.goodput_of(&plan);
         self.save_named(SavedPlan {
@@ -305,22 +305,36 @@ impl Session {
         })
     }
 
-    fn save_named(&self, entry: SavedPlan) -> Result<(), SaveError> {
-        let mut lib = self.library.get_untracked();
-        lib.save(entry)?;
-        saved::write(saved::NAMED_KEY, &lib.to_json())?;
-        self.library.set(lib);
-        Ok(())
+    fn save_named(&self, entry: SavedPlan) -> Result<LibraryUndo, SaveError> {
+        self.change_library(|lib| lib.save(entry))
     }
 
-    /// Deletes the named plan `name`.
-    pub fn delete_named(&self, name: &str) -> Result<(), StorageError> {
+    /// Applies `change` to a copy of the named plans, stores the copy and shows it; on
+    /// any error nothing changes.
+    fn change_library<T>(
+        &self,
+        change: impl FnOnce(&mut Library) -> Result<T, SaveError>,
+    ) -> Result<T, SaveError> {
         let mut lib = self.library.get_untracked();
-        if lib.delete(name) {
-            saved::write(saved::NAMED_KEY, &lib.to_json())?;
-            self.library.set(lib);
-        }
-        Ok(())
+        let done = change(&mut lib)?;
+        saved::write(saved::NAMED_KEY, &lib.to_json())?;
+        self.library.set(lib);
+        Ok(done)
+    }
+
+    /// Deletes the named plan `name`; how to take it back (`None`: there was none).
+    pub fn delete_named(&self, name: &str) -> Result<Option<LibraryUndo>, SaveError> {
+        self.change_library(|lib| Ok(lib.delete(name)))
+    }
+
+    /// Renames the named plan `from` to `to`; how to take it back.
+    pub fn rename_named(&self, from: &str, to: &str) -> Result<LibraryUndo, SaveError> {
+        self.change_library(|lib| lib.rename(from, to))
+    }
+
+    /// Takes back one change to the named plans.
+    pub fn undo_named(&self, undo: &LibraryUndo) -> Result<(), SaveError> {
+        self.change_library(|lib| lib.undo(undo))
     }
 
     /// Makes `plan` the working plan (a loaded named plan or plan file) in the planner;

@@ -265,6 +265,63 @@ test('the autosaved plan and a named plan survive a reload; a shared link leaves
   assertNoErrors(errors);
 });
 
+test('saved plans: saving over a name, a delete and a rename can each be undone', async () => {
+  const { page, errors } = await h.openPage('/', { waitFor: '[data-testid="input-traffic.peak_rate_rps"]' });
+  const named = async () => JSON.parse(await page.evaluate(() => localStorage.getItem('goodput.named.v1') ?? '[]'));
+  const listed = () => page.locator('[data-testid="saved-plan"]').evaluateAll((rows) => rows.map((r) => r.dataset.name));
+  const save = async (name, rate) => {
+    await page.fill('[data-testid="input-traffic.peak_rate_rps"]', String(rate));
+    await page.fill('[data-testid="save-name"]', name);
+    await page.click('[data-testid="save-plan"]');
+  };
+  await save('low', 11);
+  await save('high', 44);
+  await page.waitForSelector('[data-testid="saved-plan"][data-name="high"]');
+  assert.deepEqual(await listed(), ['high', 'low']);
+  // Saving under a name taken says so, and Undo brings the earlier plan back in its place.
+  await save('low', 22);
+  await page.waitForSelector('[data-testid="saved-message"]:has-text("in place of the earlier plan")');
+  assert.equal((await named()).find((p) => p.name === 'low').plan.traffic.peak_rate_rps, 22);
+  await page.click('[data-testid="saved-undo"]');
+  await page.waitForSelector('[data-testid="saved-message"]:has-text("Undone")');
+  assert.deepEqual(await listed(), ['high', 'low']);
+  assert.equal((await named()).find((p) => p.name === 'low').plan.traffic.peak_rate_rps, 11, 'the stored plan is the earlier one');
+  // A delete is undone into the same place.
+  await page.click('[data-testid="saved-plan"][data-name="high"] [data-testid="saved-delete"]');
+  await page.waitForSelector('[data-testid="saved-plan"][data-name="high"]', { state: 'detached' });
+  assert.equal(await page.textContent('[data-testid="saved-message"]'), 'Deleted “high”. Undo');
+  await page.click('[data-testid="saved-undo"]');
+  await page.waitForSelector('[data-testid="saved-plan"][data-name="high"]');
+  assert.deepEqual(await listed(), ['high', 'low']);
+  assert.deepEqual((await named()).map((p) => p.name), ['high', 'low'], 'restored in storage too');
+  // Rename in place; a name taken is refused with the list unchanged; Escape cancels.
+  await page.click('[data-testid="saved-plan"][data-name="low"] [data-testid="saved-rename"]');
+  await page.fill('[data-testid="rename-name"]', 'high');
+  await page.press('[data-testid="rename-name"]', 'Enter');
+  await page.waitForSelector('[data-testid="saved-message"].error');
+  assert.equal(
+    await page.textContent('[data-testid="saved-message"]'),
+    'Not renamed: another saved plan is called “high”: pick another name.',
+  );
+  await page.fill('[data-testid="rename-name"]', 'eleven per second');
+  await page.click('[data-testid="rename-save"]');
+  await page.waitForSelector('[data-testid="saved-plan"][data-name="eleven per second"] [data-testid="saved-load"]');
+  assert.deepEqual(await listed(), ['high', 'eleven per second']);
+  const renamed = (await named()).find((p) => p.name === 'eleven per second');
+  assert.equal(renamed?.plan.traffic.peak_rate_rps, 11, 'the plan is kept under its new name');
+  await page.click('[data-testid="saved-undo"]');
+  await page.waitForSelector('[data-testid="saved-plan"][data-name="low"]');
+  await page.click('[data-testid="saved-plan"][data-name="low"] [data-testid="saved-rename"]');
+  await page.press('[data-testid="rename-name"]', 'Escape');
+  await page.waitForSelector('[data-testid="rename-name"]', { state: 'detached' });
+  // The list survives a reload as last left.
+  await page.reload();
+  await page.waitForSelector('[data-testid="saved-plan"][data-name="low"]');
+  assert.deepEqual(await listed(), ['high', 'low']);
+  await screenshot(page, 'share-saved-plans');
+  assertNoErrors(errors);
+});
+
 test('refused local storage gives a message, never a broken page', async () => {
   const { page, errors } = await h.openPage('/', { waitFor: '[data-testid="input-traffic.peak_rate_rps"]' });
   await page.context().addInitScript(() => {
