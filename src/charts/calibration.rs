@@ -3,12 +3,12 @@
 //! measured load. Three small panels side by side.
 
 use goodput_core::calibrate::Prediction;
-use goodput_core::format::percent_tenths;
+use goodput_core::format::{percent_tenths, MISSING};
 use goodput_core::plan::{MeasuredLoad, MeasuredSummary};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{draw_note, nearest, padded, Frame, Theme};
+use super::{draw_note, nearest, padded, tick_label, Frame, Theme};
 
 /// One metric's panel; latencies in milliseconds.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -100,7 +100,7 @@ impl CalibrationChart {
             s.iter()
                 .find(|q| (q.0 - load).abs() <= 1e-9 * load.abs().max(1.0))
                 .map(|q| format!("{:.1}", q.1))
-                .unwrap_or_else(|| "—".into())
+                .unwrap_or_else(|| MISSING.into())
         };
         Some(format!(
             "{} at {load:.2}: measured {measured:.1}, calibrated {}, datasheet {}",
@@ -146,6 +146,8 @@ pub fn draw_calibration<DB: DrawingBackend>(
             .style_mesh(&mut chart.configure_mesh())
             .x_labels(4)
             .y_labels(5)
+            .x_label_formatter(&|v| tick_label(*v))
+            .y_label_formatter(&|v| tick_label(*v))
             .x_desc(data.x_label)
             .draw()?;
         chart.draw_series(DashedLineSeries::new(
@@ -280,6 +282,8 @@ mod tests {
         // TTFT and TPOT have 3 markers each; E2E has none measured.
         assert_eq!(svg.matches(&fill).count(), 6, "markers in {fill}");
         assert!(svg.contains("held-out error 5.0%"));
+        crate::charts::svg_checks::assert_no_needless_decimals(&svg);
+        crate::charts::svg_checks::assert_shows(&svg, &["rate [req/s]", "TTFT mean [ms]"]);
         // Nothing measured: a note, not a failure.
         let mut empty = String::new();
         let area = SVGBackend::with_string(&mut empty, (300, 200)).into_drawing_area();

@@ -2,7 +2,7 @@
 //! warnings where the settings contradict them.
 
 use goodput_core::analytic::{analyze, Analytics, Severity};
-use goodput_core::format::{latency, percent_whole, thousands};
+use goodput_core::format::{latency, percent_whole, thousands, MISSING};
 use leptos::prelude::*;
 
 use crate::hooks::use_report::use_report;
@@ -23,7 +23,7 @@ fn whole(x: f64) -> String {
     if x.is_finite() {
         thousands(x.round() as i64)
     } else {
-        "—".into()
+        MISSING.into()
     }
 }
 

@@ -1,6 +1,7 @@
 //! The engine settings card: the knob sweep's best cell, its launch flags, and a button
 //! that applies it to the plan; and the prompt to re-tune after a change of setup.
 
+use goodput_core::format::MISSING;
 use goodput_core::search::{launch_flags, Knobs};
 use leptos::prelude::*;
 
@@ -56,7 +57,7 @@ pub fn BestSettings() -> impl IntoView {
     let flags = Signal::derive(move || shown.with(|s| s.flags.clone()));
     let summary = move || {
         shown.with(|s| match &s.knobs {
-            None => "—".to_string(),
+            None => MISSING.to_string(),
             Some(k) => knobs_text(k),
         })
     };

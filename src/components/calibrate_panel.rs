@@ -11,7 +11,7 @@ use web_sys::FileList;
 use crate::components::calibration_overlay::CalibrationOverlay;
 use crate::components::calibration_result::CalibrationResult;
 use crate::compute::calibration::{FitController, FitPhase};
-use crate::summary::duration;
+use goodput_core::format::millis;
 
 /// Reads every file of `list` as text and imports them together.
 fn read_files(fits: FitController, list: Option<FileList>) {
@@ -45,7 +45,6 @@ fn read_files(fits: FitController, list: Option<FileList>) {
 #[component]
 fn ImportedPoints() -> impl IntoView {
     let fits = FitController::expect_context();
-    let ms = |x: Option<f64>| x.map(duration).unwrap_or_else(|| "—".into());
     move || {
         fits.imported.get().map(|set| {
             let named = [set.model.clone(), set.engine.clone()]
@@ -60,7 +59,7 @@ fn ImportedPoints() -> impl IntoView {
                     goodput_core::plan::MeasuredLoad::Concurrency { concurrency } => format!("{concurrency} clients"),
                 };
                 view! {
-                    <tr><td>{p.source.clone()}</td><td>{load}</td><td>{ms(s.ttft_mean_s)}</td><td>{ms(s.tpot_mean_s)}</td></tr>
+                    <tr><td>{p.source.clone()}</td><td>{load}</td><td>{millis(s.ttft_mean_s)}</td><td>{millis(s.tpot_mean_s)}</td></tr>
                 }
             }).collect_view();
             view! {

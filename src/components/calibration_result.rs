@@ -10,7 +10,7 @@ use leptos::prelude::*;
 use crate::compute::calibration::FitController;
 use crate::hooks::use_report::use_report;
 use crate::state::PlanState;
-use goodput_core::format::{percent_tenths, usd};
+use goodput_core::format::{percent_tenths, usd, MISSING};
 
 /// Replicas and monthly cost seen for one calibrated plan, with the fit on and off.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -34,12 +34,12 @@ fn pm(f: Fitted, scale: f64, unit: &str, spread: bool) -> String {
 
 /// One row of the error table.
 fn error_row(label: &'static str, e: Option<MetricErrors>) -> impl IntoView {
-    // "—" for a row not computed, or a metric no file gives.
+    // the missing mark for a row not computed, or a metric no file gives.
     let cell = move |f: fn(&MetricErrors) -> Option<f64>| {
         e.as_ref()
             .and_then(f)
             .map(percent_tenths)
-            .unwrap_or_else(|| "—".into())
+            .unwrap_or_else(|| MISSING.into())
     };
     view! {
         <tr><th scope="row">{label}</th><td>{cell(|e| e.ttft)}</td><td>{cell(|e| e.tpot)}</td>
@@ -117,7 +117,7 @@ pub fn CalibrationResult() -> impl IntoView {
             .collect::<Vec<_>>()
             .join(", ");
         let provenance = format!(
-            "calibrated from {} measurement{}: {}{}",
+            "Calibrated from {} measurement{}: {}{}",
             c.points.len(),
             if c.points.len() == 1 { "" } else { "s" },
             src.files.join(", "),

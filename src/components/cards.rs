@@ -10,7 +10,7 @@ use leptos::prelude::*;
 use crate::components::best_settings::BestSettings;
 use crate::components::glossary::TermLink;
 use crate::hooks::use_report::use_report;
-use goodput_core::format::{count, percent, usd};
+use goodput_core::format::{count, percent, usd, MISSING};
 
 /// One result card: a title, the value (with `data-testid` and the unrounded `data-value`)
 /// and a line of detail.
@@ -99,7 +99,7 @@ pub fn HeadlineCards() -> impl IntoView {
     let month = cap(|c| c.cost_per_month_usd);
     let per_request = cap(|c| c.cost_per_compliant_request_usd);
     let or_dash = |v: Signal<Option<f64>>, f: fn(f64) -> String| {
-        Signal::derive(move || v.get().map(f).unwrap_or_else(|| "—".into()))
+        Signal::derive(move || v.get().map(f).unwrap_or_else(|| MISSING.into()))
     };
     let goodput_detail = Signal::derive(move || {
         report.with(|r| match r {

@@ -1,7 +1,7 @@
 //! The day's schedule: the verdict, static against autoscaled cost, the chart and the
 //! hour-by-hour table. Also the verdict line of the finance view.
 
-use goodput_core::format::{percent_tenths, usd};
+use goodput_core::format::{percent_tenths, usd, MISSING};
 use goodput_core::schedule::HourRow;
 use leptos::prelude::*;
 
@@ -63,7 +63,7 @@ fn hour_row(h: &HourRow) -> impl IntoView {
     let att = h
         .attainment
         .map(percent_tenths)
-        .unwrap_or_else(|| "—".into());
+        .unwrap_or_else(|| MISSING.into());
     view! {
         <tr data-testid="day-hour" data-hour=h.hour.to_string() data-replicas=h.replicas.to_string()
             data-serving-min=h.serving_min.to_string() data-serving-max=h.serving_max.to_string()
@@ -103,7 +103,7 @@ pub fn DayResultView() -> impl IntoView {
         ctl.result.get().map(|r| {
             let s = r.schedule;
             let money = |x: f64| (Some(x), usd(x));
-            let share = |x: Option<f64>| (x, x.map(percent_tenths).unwrap_or_else(|| "—".into()));
+            let share = |x: Option<f64>| (x, x.map(percent_tenths).unwrap_or_else(|| MISSING.into()));
             let (v1, t1) = money(s.static_cost_per_day_usd);
             let (v2, t2) = money(s.autoscaled_cost_per_day_usd);
             let (v3, t3) = money(s.static_cost_per_month_usd);

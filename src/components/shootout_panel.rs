@@ -10,7 +10,7 @@ use crate::charts::shootout::{draw_shootout, shootout_chart};
 use crate::components::chart_canvas::ChartCanvas;
 use crate::compute::shootout::{ShootoutController, ShootoutPhase};
 use crate::state::PlanState;
-use goodput_core::format::{latency, usd};
+use goodput_core::format::{millis, usd, MISSING};
 
 /// Makes `row`'s GPU and TP degree the plan's (the GPU preset's figures included).
 fn use_row(state: PlanState, row: &ShootoutRow) {
@@ -27,7 +27,7 @@ fn use_row(state: PlanState, row: &ShootoutRow) {
 
 /// One row of the table.
 fn row_view(state: PlanState, row: ShootoutRow, best: bool, chosen: bool) -> impl IntoView {
-    let money = |x: Option<f64>| x.map(usd).unwrap_or_else(|| "—".into());
+    let money = |x: Option<f64>| x.map(usd).unwrap_or_else(|| MISSING.into());
     let note = match (&row.reason, best, chosen) {
         (Some(r), _, _) => r.clone(),
         (None, true, true) => "cheapest; the plan's choice".into(),
@@ -44,10 +44,10 @@ fn row_view(state: PlanState, row: ShootoutRow, best: bool, chosen: bool) -> imp
             <th scope="row">{row.gpu_name.clone()}</th>
             <td class="num">{row.tp}</td>
             <td class="num" data-testid="shootout-goodput" data-value=row.goodput_rps.to_string()>
-                {if row.fits { format!("{:.2}", row.goodput_rps) } else { "—".into() }}
+                {if row.fits { format!("{:.2}", row.goodput_rps) } else { MISSING.into() }}
             </td>
             <td class="num" data-testid="shootout-gpus" data-value=row.gpus_total.to_string()>
-                {if row.gpus_total > 0 { row.gpus_total.to_string() } else { "—".into() }}
+                {if row.gpus_total > 0 { row.gpus_total.to_string() } else { MISSING.into() }}
             </td>
             <td class="num" data-testid="shootout-month"
                 data-value=row.cost_per_month_usd.map(|x| x.to_string()).unwrap_or_default()>
@@ -57,8 +57,8 @@ fn row_view(state: PlanState, row: ShootoutRow, best: bool, chosen: bool) -> imp
                 data-value=row.cost_per_compliant_request_usd.map(|x| x.to_string()).unwrap_or_default()>
                 {money(row.cost_per_compliant_request_usd.map(|c| c * 1e3))}
             </td>
-            <td class="num">{latency(row.ttft_p99_s)}</td>
-            <td class="num">{latency(row.tpot_p99_s)}</td>
+            <td class="num">{millis(row.ttft_p99_s)}</td>
+            <td class="num">{millis(row.tpot_p99_s)}</td>
             <td class="note">{note}</td>
             <td>
                 <button type="button" data-testid="shootout-use" aria-label=label

@@ -16,7 +16,7 @@ use crate::state::fields::FIELDS;
 use crate::state::PlanState;
 use crate::summary::{gpu_name, model_name};
 use goodput_core::format::sig;
-use goodput_core::format::usd;
+use goodput_core::format::{usd, MISSING};
 
 /// One row of the comparison.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,7 +88,7 @@ pub fn input_rows(a: &Plan, b: &Plan) -> Vec<Row> {
 }
 
 fn or_dash(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
-    v.map(f).unwrap_or_else(|| "—".into())
+    v.map(f).unwrap_or_else(|| MISSING.into())
 }
 
 /// A results row: its label and how to show it for a plan and its goodput.

@@ -133,7 +133,7 @@ test('calibrating from uploaded vLLM files changes the cards, and a link carries
   const progress = page.locator('[data-testid="calibrate-progress"]');
   assert.equal(await progress.getAttribute('data-done'), await progress.getAttribute('data-total'));
   assert.equal(await page.getAttribute('[data-testid="calibration-result"]', 'data-enabled'), 'true');
-  assert.match(await page.textContent('[data-testid="calibrate-provenance"]'), /calibrated from 4 measurements: vllm-rate-1\.json/);
+  assert.match(await page.textContent('[data-testid="calibrate-provenance"]'), /Calibrated from 4 measurements: vllm-rate-1\.json/);
 
   // The calibrated plan re-runs; the cards follow it.
   await waitForRerun(page, { mayHaveFinished: true });

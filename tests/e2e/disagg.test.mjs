@@ -109,7 +109,7 @@ test('pools sized in the page equal goodput disagg, bad values are refused, the 
     assert.ok(line, `the CLI prints a '${label}' row:\n${text}`);
     assert.deepEqual(line, [label, agg, dis], `row '${label}'`);
   }
-  assert.ok(!rows.some(([, a, d]) => a === '–' || d === '–'), 'both sides have every figure');
+  assert.ok(!rows.some(([, a, d]) => a === '—' || d === '—'), 'both sides have every figure');
   const notes = await page.$$eval('[data-testid="disagg-note"]', (ps) => ps.map((p) => p.textContent.trim()));
   assert.equal(notes.length, 2);
   for (const n of notes) assert.ok(text.includes(n), `the CLI prints the note '${n}'`);

@@ -1,7 +1,7 @@
 //! `goodput shootout`: the plan on every GPU × TP option, ranked by cost per compliant
 //! request.
 
-use goodput_core::format::{latency, usd};
+use goodput_core::format::{millis, usd, MISSING};
 use goodput_core::shootout::{run_shootout_threads, ShootoutResult, ShootoutSpec, TP_DEGREES};
 
 use clap::Command;
@@ -128,7 +128,7 @@ fn text(r: &ShootoutResult) -> String {
         } else {
             " "
         };
-        let money = |x: Option<f64>| x.map_or("–".to_string(), usd);
+        let money = |x: Option<f64>| x.map_or(MISSING.to_string(), usd);
         let mut note = row.reason.clone().unwrap_or_default();
         if row.chosen {
             note = if note.is_empty() {
@@ -144,14 +144,14 @@ fn text(r: &ShootoutResult) -> String {
             if row.fits {
                 format!("{:.2}/s", row.goodput_rps)
             } else {
-                "–".into()
+                MISSING.into()
             },
             row.replicas_total,
             row.gpus_total,
             money(row.cost_per_month_usd),
             money(row.cost_per_compliant_request_usd.map(|c| c * 1e3)),
-            latency(row.ttft_p99_s),
-            latency(row.tpot_p99_s),
+            millis(row.ttft_p99_s),
+            millis(row.tpot_p99_s),
             note
         ));
     }

@@ -88,14 +88,16 @@ fn every_row_equals_plan_on_that_gpu_and_tp() {
         "shootout", "--plan", file, "--gpus", "h200", "--tp", "1",
     ]));
     assert!(text.contains("* h200"), "{text}");
-    // Its latencies read as everywhere else (`13.6 ms`, `344 ms`), from the same numbers.
+    // Its latencies read in one unit down each column (`13.6 ms`, `1,344 ms`), from the
+    // same numbers.
     let h200 = rows
         .iter()
         .find(|r| r["gpu"] == "h200" && r["tp"] == 1)
         .expect("h200 TP1 row");
     let row_line = text.lines().find(|l| l.starts_with("* h200")).expect("row");
     for key in ["ttft_p99_s", "tpot_p99_s"] {
-        let shown = goodput_core::format::latency(h200[key].as_f64());
+        let shown = goodput_core::format::millis(h200[key].as_f64());
+        assert!(shown.ends_with(" ms"), "{key} {shown}");
         assert!(
             row_line.contains(&format!(" {shown} ")),
             "{key} {shown}: {row_line}"

@@ -37,7 +37,7 @@
 //! the held-out error is the honest number. [`BOOTSTRAP_RESAMPLES`] refits on points
 //! drawn with replacement give each constant's standard deviation.
 
-use crate::format::{percent_tenths, percent_whole};
+use crate::format::{percent_tenths, percent_whole, MISSING};
 use crate::measure::{MeasuredPoint, MeasuredSet};
 use crate::plan::{
     Arrival, Calibration, CalibrationError, CalibrationSource, Fitted, LengthDist, LengthSpec,
@@ -1406,7 +1406,7 @@ pub fn calibration_words(c: &Calibration) -> String {
 }
 
 fn opt_ms(x: Option<f64>) -> String {
-    x.map_or("–".into(), crate::report::markdown::ms)
+    x.map_or(MISSING.into(), crate::report::markdown::ms)
 }
 
 fn load_label(l: &MeasuredLoad) -> String {
@@ -1463,9 +1463,9 @@ impl CalibrationReport {
         let row = |name: &str, m: &MetricErrors| {
             format!(
                 "{name:<20}{:>8}{:>8}{:>8}{:>8}",
-                m.ttft.map_or("–".into(), percent_tenths),
-                m.tpot.map_or("–".into(), percent_tenths),
-                m.e2e.map_or("–".into(), percent_tenths),
+                m.ttft.map_or(MISSING.into(), percent_tenths),
+                m.tpot.map_or(MISSING.into(), percent_tenths),
+                m.e2e.map_or(MISSING.into(), percent_tenths),
                 percent_tenths(m.overall)
             )
         };
@@ -1497,7 +1497,7 @@ impl CalibrationReport {
                     opt_ms(meas),
                     crate::report::markdown::ms(f(&p.predicted)),
                     p.held_out
-                        .map_or("–".into(), |h| crate::report::markdown::ms(f(&h)))
+                        .map_or(MISSING.into(), |h| crate::report::markdown::ms(f(&h)))
                 )
             };
             let _ = writeln!(

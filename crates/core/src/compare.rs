@@ -13,7 +13,7 @@
 
 use crate::alerts::fmt_num;
 use crate::capacity::{size_fleet, CapacityPlan};
-use crate::format::usd;
+use crate::format::{usd, MISSING};
 use crate::presets;
 use crate::Plan;
 
@@ -101,7 +101,7 @@ pub fn model_name(plan: &Plan) -> String {
         .unwrap_or_else(|| format!("custom {}B", fmt_num(plan.model.params / 1e9)))
 }
 
-const DASH: &str = "—";
+const DASH: &str = MISSING;
 
 /// The value shown for the baseline in the difference columns.
 pub const BASELINE: &str = "baseline";

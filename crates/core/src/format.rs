@@ -2,6 +2,10 @@
 //! tables, the Markdown report and every page of the app, so the same amount never
 //! prints two ways.
 
+/// What a table cell or a readout shows for a value that is unknown, not computed or
+/// not finite.
+pub const MISSING: &str = "—";
+
 /// An integer with `,` between groups of three digits: `12,775`.
 pub fn thousands(n: i64) -> String {
     let digits = n.unsigned_abs().to_string();
@@ -27,7 +31,7 @@ pub fn thousands(n: i64) -> String {
 /// - a negative amount has its sign first (`-$5.00`); a non-finite one prints `—`.
 pub fn usd(x: f64) -> String {
     if !x.is_finite() {
-        return "—".into();
+        return MISSING.into();
     }
     let sign = if x < 0.0 { "-" } else { "" };
     let a = x.abs();
@@ -170,13 +174,49 @@ pub fn latency(seconds: Option<f64>) -> String {
         Some(s) if s.is_finite() && s.abs() < 0.1 => format!("{:.1} ms", s * 1e3),
         Some(s) if s.is_finite() && s.abs() < 1.0 => format!("{:.0} ms", s * 1e3),
         Some(s) if s.is_finite() => format!("{s:.2} s"),
-        _ => "—".into(),
+        _ => MISSING.into(),
+    }
+}
+
+/// A latency given in seconds, always in milliseconds, to three significant figures
+/// from 1 ms up (`8.52 ms`, `85.0 ms`, `285 ms`, `12,345 ms`): a table column whose
+/// rows a reader compares at a glance, where [`latency`] would switch units between
+/// rows. A dash when unknown or not finite.
+pub fn millis(seconds: Option<f64>) -> String {
+    match seconds.map(|s| s * 1e3) {
+        Some(ms) if ms.is_finite() && ms.abs() < 10.0 => format!("{ms:.2} ms"),
+        Some(ms) if ms.is_finite() && ms.abs() < 100.0 => format!("{ms:.1} ms"),
+        Some(ms) if ms.is_finite() && ms.abs() < 9.2e18 => {
+            format!("{} ms", thousands(ms.round() as i64))
+        }
+        _ => MISSING.into(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_column_of_latencies_keeps_one_unit() {
+        let column: Vec<String> = [0.00852, 0.085, 0.285, 1.25, 12.3454, 1e300, f64::NAN]
+            .into_iter()
+            .map(|s| millis(Some(s)))
+            .collect();
+        assert_eq!(
+            column,
+            [
+                "8.52 ms",
+                "85.0 ms",
+                "285 ms",
+                "1,250 ms",
+                "12,345 ms",
+                "—",
+                "—"
+            ]
+        );
+        assert_eq!(millis(None), "—");
+    }
 
     #[test]
     fn a_count_of_one_is_singular() {

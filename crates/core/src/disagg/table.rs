@@ -2,7 +2,7 @@
 //! and the page shows them, so both read the same.
 
 use super::DisaggResult;
-use crate::format::{latency, usd};
+use crate::format::{latency, usd, MISSING};
 use crate::presets::gpu_name;
 
 /// One row of the side-by-side comparison.
@@ -25,7 +25,7 @@ impl DisaggResult {
     /// each, and the latencies each is sized to (the aggregated plan's at its planned
     /// load per replica, the pools' at the sizing rate).
     pub fn comparison_rows(&self) -> Vec<ComparisonRow> {
-        let dash = || "–".to_string();
+        let dash = || MISSING.to_string();
         let a = &self.aggregated;
         let cap = a.capacity.as_ref();
         let load = a.planned_load.as_ref().map(|l| &l.detail);

@@ -2,7 +2,7 @@
 
 use super::{GoodputSource, PlanReport};
 use crate::alerts::fmt_num;
-use crate::format::{percent_whole, usd};
+use crate::format::{percent_whole, usd, MISSING};
 use std::fmt::Write;
 
 /// Seconds as milliseconds with one decimal (– when not finite).
@@ -10,7 +10,7 @@ pub(crate) fn ms(x: f64) -> String {
     if x.is_finite() {
         format!("{:.1}", x * 1e3)
     } else {
-        "–".into()
+        MISSING.into()
     }
 }
 
@@ -18,7 +18,7 @@ fn secs(x: f64) -> String {
     if x.is_finite() {
         format!("{x:.2}")
     } else {
-        "–".into()
+        MISSING.into()
     }
 }
 
@@ -147,7 +147,12 @@ pub(crate) fn render(r: &PlanReport) -> String {
         let _ = writeln!(s, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
         for c in &search.curve {
             let (t50, t99, p50, p99) = c.detail.map_or(
-                ("–".into(), "–".into(), "–".into(), "–".into()),
+                (
+                    MISSING.into(),
+                    MISSING.into(),
+                    MISSING.into(),
+                    MISSING.into(),
+                ),
                 |d| {
                     (
                         secs(d.ttft_p50_s),
