@@ -21,6 +21,7 @@ use plotters::coord::Shift;
 use plotters::prelude::{DrawingArea, IntoDrawingArea, SVGBackend};
 
 use crate::charts::Theme;
+use crate::state::messages::plan_error_words;
 
 /// Largest plan file "Load plan JSON" reads [bytes] (a plan with the longest trace fits).
 pub const MAX_PLAN_FILE_BYTES: usize = 16 * 1024 * 1024;
@@ -148,6 +149,13 @@ impl std::fmt::Display for LoadError {
                 "the file is {} MB; a plan file is at most {} MB",
                 bytes / (1024 * 1024),
                 MAX_PLAN_FILE_BYTES / (1024 * 1024)
+            ),
+            // A value out of range reads as its input would say it, with the file's path.
+            LoadError::Refused(StrictPlanError::Invalid(e)) => write!(
+                f,
+                "a value is out of range: {} (“{}” in the file)",
+                plan_error_words(e),
+                e.field
             ),
             LoadError::Refused(e) => write!(f, "{e}"),
         }
@@ -294,8 +302,14 @@ mod tests {
         assert_eq!(load_plan_json(&plan_json(&plan)), Ok(plan.clone()));
         let mut zero = plan.clone();
         zero.run.replications = 0;
+        let e = load_plan_json(&plan_json(&zero)).unwrap_err();
         assert!(
-            matches!(load_plan_json(&plan_json(&zero)), Err(LoadError::Refused(StrictPlanError::Invalid(e))) if e.field == "run.replications")
+            matches!(&e, LoadError::Refused(StrictPlanError::Invalid(e)) if e.field == "run.replications")
+        );
+        assert_eq!(
+            e.to_string(),
+            "a value is out of range: Replications must be a whole number from 1 to 1000 \
+             runs; it is 0 (“run.replications” in the file)"
         );
         // A part of a plan, or another document, is refused and named.
         let e = load_plan_json("{\"run\": {\"replications\": 4}}").unwrap_err();

@@ -19,6 +19,7 @@ use goodput_core::share::{self, PLAN_KEY};
 use goodput_core::Plan;
 
 use crate::route::View;
+use crate::state::messages::plan_error_words;
 
 /// The `view=` name written while the user edits in the planner, so a reload keeps it.
 pub const PLANNER_VIEW: &str = "planner";
@@ -78,7 +79,21 @@ pub fn read_fragment(fragment: &str) -> Opening {
             view: view_of(shared.embed, shared.view.as_deref()),
             plan: Box::new(shared.plan),
         },
-        Err(e) => Opening::Broken(e.to_string()),
+        Err(e) => Opening::Broken(broken_words(&e)),
+    }
+}
+
+/// Why a link does not open, in the planner's words: a value out of range as its input
+/// would say it, and a plan the reader cannot parse without the parser's line and column.
+fn broken_words(e: &share::DecodeError) -> String {
+    match e {
+        share::DecodeError::Invalid(e) => {
+            format!("a value in it is out of range: {}", plan_error_words(e))
+        }
+        share::DecodeError::BadJson(_) => "its plan is not one this goodput can read (it was \
+             edited by hand, or made by another tool); ask for the link again"
+            .into(),
+        other => other.to_string(),
     }
 }
 
@@ -326,8 +341,22 @@ mod tests {
         wild.run.num_requests = u32::MAX;
         let frag = share::share_url("", &wild, false);
         match read_fragment(&frag) {
-            Opening::Broken(msg) => assert!(msg.contains("run.num_requests"), "{msg}"),
+            Opening::Broken(msg) => assert_eq!(
+                msg,
+                "a value in it is out of range: Requests per run must be a whole number from \
+                 1 to 200,000 requests; it is 4,294,967,295"
+            ),
             other => panic!("an unbounded plan opened: {other:?}"),
+        }
+        // A plan edited by hand into the wrong type: no parser line and column.
+        // `{"model":{"params":"abc"}}` in base64url, mode j (plain JSON).
+        match read_fragment("#p=3jeyJtb2RlbCI6eyJwYXJhbXMiOiJhYmMifX0") {
+            Opening::Broken(msg) => assert!(
+                msg.starts_with("its plan is not one this goodput can read")
+                    && !msg.contains("column"),
+                "{msg}"
+            ),
+            other => panic!("a plan of the wrong type opened: {other:?}"),
         }
     }
 

@@ -2,8 +2,7 @@
 //! load, delete, and jump to the comparison.
 
 use goodput_core::capacity::size_fleet;
-use goodput_core::compare::format_rps;
-use goodput_core::format::usd;
+use goodput_core::format::{rps, usd};
 use leptos::prelude::*;
 
 use crate::route::View;
@@ -16,7 +15,7 @@ fn saved_meta(goodput_rps: Option<f64>, plan: &goodput_core::Plan) -> String {
     let Some(g) = goodput_rps else {
         return "goodput not computed".into();
     };
-    let goodput = format!("goodput {} req/s", format_rps(g));
+    let goodput = format!("goodput {} req/s", rps(g));
     match size_fleet(g, plan) {
         Ok(f) => format!(
             "{goodput} · {} GPUs · {}/month",

@@ -4,11 +4,15 @@
 use leptos::prelude::*;
 
 use crate::session::{Session, Visit};
+use crate::state::PlanState;
 
 /// The banner; empty for the user's own plan.
 #[component]
 pub fn ShareBanner() -> impl IntoView {
     let session = Session::expect_context();
+    let state = PlanState::expect_context();
+    // Once edited, the plan under a broken link's banner is no longer "the defaults".
+    let at_defaults = Memo::new(move |_| state.good.with(|p| *p == goodput_core::Plan::default()));
     let problem = RwSignal::new(None::<String>);
     let has_own = move || session.own.with(Option::is_some);
     let keep = move |_| match session.keep_this() {
@@ -32,9 +36,16 @@ pub fn ShareBanner() -> impl IntoView {
             Visit::Broken(message) => (
                 "share-banner broken",
                 "link-error",
-                format!(
-                    "This link could not be opened: {message}. Showing the default plan instead."
-                ),
+                if at_defaults.get() {
+                    format!(
+                        "This link could not be opened: {message}. Showing the default plan instead."
+                    )
+                } else {
+                    format!(
+                        "This link could not be opened: {message}. The plan shown started from \
+                         the defaults; your own plan is kept as it was."
+                    )
+                },
             ),
         };
         Some(view! {

@@ -7,10 +7,10 @@
 //!   Plan::validate ──Limits─────┴─▶ field_message(field, problem) ─▶ under the input, the banner
 //! ```
 
-use goodput_core::plan::Limits;
+use goodput_core::plan::{Limits, PlanError};
 use goodput_core::Plan;
 
-use super::fields::{Field, ParseProblem};
+use super::fields::{field, Field, ParseProblem};
 use goodput_core::format::sig;
 use goodput_core::format::thousands;
 
@@ -71,6 +71,17 @@ pub fn comma_hint(text: &str) -> Option<String> {
     } else {
         format!("use a decimal point: {whole}.{rest}")
     })
+}
+
+/// A plan the core refused, in the planner's words: a field with an input by its label,
+/// range and unit (`Parameters must be a number from 0.001 to 10,000 billion; it is 0`),
+/// as the input itself would say it; the core's own words for a rule across fields or a
+/// field without an input.
+pub fn plan_error_words(e: &PlanError) -> String {
+    match (field(e.field), e.limits) {
+        (Some(f), Some(l)) => field_message(f, Problem::OutOfRange(l), None),
+        _ => e.to_string(),
+    }
 }
 
 /// The message for `problem` in field `f`; `limits` (for a parse problem) are the

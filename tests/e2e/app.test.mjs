@@ -590,7 +590,9 @@ test('a plan whose weights do not fit says why and keeps the old results dimmed'
   const before = await readValue(page, 'goodput-rps');
   await page.selectOption('[data-testid="preset-model"]', 'llama-3.1-405b');
   const banner = await page.waitForSelector('[data-testid="problem-banner"]');
-  assert.match(await banner.textContent(), /weights/);
+  const why = await banner.textContent();
+  assert.match(why, /Llama 3\.1 405B needs 811\.8 GB of weights but one NVIDIA H100 SXM 80GB offers/);
+  assert.ok(!/mem_utilization|kv_policy|tp_degree|llama-3\.1-405b/.test(why), `in the planner's words: ${why}`);
   assert.equal(await page.getAttribute('[data-testid="results"]', 'data-stale'), 'true');
   assert.equal(await readValue(page, 'goodput-rps'), before);
   // More GPUs per replica make room: the plan is valid again and a new run starts.
@@ -599,6 +601,10 @@ test('a plan whose weights do not fit says why and keeps the old results dimmed'
     () => document.querySelector('[data-testid="results"]')?.dataset.stale === 'false',
   );
   assert.equal(await page.$('[data-testid="problem-banner"]'), null);
+  // A TP degree vLLM would refuse (12 GPUs cannot split 8 KV heads) is named, with one that works.
+  await page.fill('[data-testid="input-hardware.tp_degree"]', '12');
+  const uneven = await page.waitForSelector('[data-warning="tp_splits_heads_unevenly"]', { state: 'attached' });
+  assert.match(await uneven.textContent(), /^vLLM refuses tensor parallelism 12 for a model with 8 KV heads.*use TP 8$/);
   assertNoErrors(errors);
 });
 

@@ -114,8 +114,8 @@ const MESSAGES = {
   Decompress: 'the compressed plan is corrupt or cut short',
   TooLargeDecompressed: 'the plan expands to more than',
   TooDeep: 'the plan nests deeper than',
-  BadJson: "the link's data is not a valid plan",
-  Invalid: 'the plan in the link is out of range',
+  BadJson: 'its plan is not one this goodput can read',
+  Invalid: 'a value in it is out of range: ',
   TooLong: 'the link is',
 };
 
@@ -144,12 +144,23 @@ test('hostile links show their message over the defaults, with nothing injected'
     const text = await page.textContent('[data-testid="share-banner-text"]');
     assert.ok(text.includes(MESSAGES[variant]), `${why}: "${text}" should include "${MESSAGES[variant]}"`);
     assert.ok(text.length < 600, `${why}: the message is short`);
+    // In the planner's words: a field by its label, no JSON path or parser position.
+    assert.ok(!/\b[a-z_]+\.[a-z_]+:|line \d+ column/.test(text), `${why}: "${text}" has no internal names`);
+    if (why === 'absurd request count') assert.match(text, /Requests per run must be a whole number from 1 to 200,000 requests; it is 4,000,000,000\./);
     assert.equal(await readValue(page, 'decode-step-s'), DEFAULT_DECODE_STEP_S, `${why}: defaults shown`);
     assert.equal(await page.inputValue('[data-testid="input-traffic.peak_rate_rps"]'), '30', why);
     assert.deepEqual(await injected(page), { scripts: 0, imgs: 0, pwned: 'undefined' }, why);
     assertNoErrors(errors);
     await page.close();
   }
+  // Once the plan under the banner is edited, the banner no longer calls it the defaults.
+  const [, fragment] = cases[0];
+  const { page, errors } = await h.openPage(`/${fragment}`, { waitFor: '[data-testid="link-error"]' });
+  await page.fill('[data-testid="input-traffic.peak_rate_rps"]', '31');
+  await page.waitForSelector('[data-testid="share-banner-text"]:has-text("The plan shown started from the defaults")');
+  await page.fill('[data-testid="input-traffic.peak_rate_rps"]', '30');
+  await page.waitForSelector('[data-testid="share-banner-text"]:has-text("Showing the default plan instead")');
+  assertNoErrors(errors);
 });
 
 test('markup in a plan name is shown as text, in the page and in the embed snippet', async () => {

@@ -107,7 +107,7 @@ fn plan_shows_the_kv_capacity_and_the_memory_fit() {
     assert_eq!(v["memory"]["weights_fit"], true);
     let text = stdout(&goodput(&args));
     assert!(
-        text.contains("| KV cache | 406847 tokens per replica"),
+        text.contains("| KV cache | 406,847 tokens per replica"),
         "{text}"
     );
     // Llama 3.1 70B in bf16 on two H100s: 70.6 GB of weights per GPU do not fit.

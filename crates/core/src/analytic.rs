@@ -448,6 +448,17 @@ pub fn analyze(plan: &Plan, goodput_rps: Option<f64>) -> Analytics {
     a
 }
 
+/// When `tp` GPUs cannot split `kv_heads` KV heads evenly (vLLM wants TP to divide the
+/// KV heads, or to be a multiple of them), the largest TP below it that can; `None` when
+/// `tp` is fine.
+pub fn tp_splitting_heads(kv_heads: u32, tp: u32) -> Option<u32> {
+    let fits = |t: u32| t <= 1 || kv_heads == 0 || kv_heads % t == 0 || t % kv_heads == 0;
+    if fits(tp) {
+        return None;
+    }
+    (1..tp).rev().find(|&t| fits(t))
+}
+
 fn warnings(plan: &Plan, a: &Analytics, roof: &StepModel) -> Vec<Warning> {
     let mut w = Vec::new();
     let e = &plan.engine;
@@ -540,6 +551,18 @@ fn warnings(plan: &Plan, a: &Analytics, roof: &StepModel) -> Vec<Warning> {
             }
         }
     }
+    if let Some(fit) = tp_splitting_heads(plan.model.kv_heads, plan.hardware.tp_degree) {
+        w.push(Warning::new(
+            "tp_splits_heads_unevenly",
+            Severity::Warning,
+            format!(
+                "vLLM refuses tensor parallelism {} for a model with {} KV heads: the heads must \
+                 split evenly across the GPUs (TP divides the KV heads, or is a multiple of \
+                 them), so these numbers are for a setup that will not start; use TP {fit}",
+                plan.hardware.tp_degree, plan.model.kv_heads
+            ),
+        ));
+    }
     if a.prefill_load_replica > 0.5 && a.work_load_replica < 1.0 {
         w.push(Warning::new(
             "prefill_bound",
@@ -557,6 +580,36 @@ fn warnings(plan: &Plan, a: &Analytics, roof: &StepModel) -> Vec<Warning> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tp_degree_that_splits_the_kv_heads_unevenly_is_named() {
+        // 8 KV heads: 1, 2, 4, 8, 16 split them; 3, 6 and 12 do not.
+        for tp in [1, 2, 4, 8, 16] {
+            assert_eq!(tp_splitting_heads(8, tp), None, "TP {tp}");
+        }
+        assert_eq!(tp_splitting_heads(8, 3), Some(2));
+        assert_eq!(tp_splitting_heads(8, 6), Some(4));
+        assert_eq!(tp_splitting_heads(8, 12), Some(8));
+        assert_eq!(tp_splitting_heads(0, 3), None, "no KV heads given");
+        let mut plan = Plan::default();
+        plan.hardware.tp_degree = 3;
+        let w = analyze(&plan, Some(20.0)).warnings;
+        let uneven = w
+            .iter()
+            .find(|w| w.id == "tp_splits_heads_unevenly")
+            .expect("warned");
+        assert!(
+            uneven
+                .message
+                .starts_with("vLLM refuses tensor parallelism 3 for a model with 8 KV heads")
+                && uneven.message.ends_with("use TP 2"),
+            "{}",
+            uneven.message
+        );
+        plan.hardware.tp_degree = 4;
+        let w = analyze(&plan, Some(20.0)).warnings;
+        assert!(w.iter().all(|w| w.id != "tp_splits_heads_unevenly"));
+    }
 
     #[test]
     fn article_means_of_the_clipped_lognormals() {

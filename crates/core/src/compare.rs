@@ -13,7 +13,7 @@
 
 use crate::alerts::fmt_num;
 use crate::capacity::{size_fleet, CapacityPlan};
-use crate::format::{usd, MISSING};
+use crate::format::{rps as format_rps, usd, MISSING};
 use crate::presets;
 use crate::Plan;
 
@@ -83,11 +83,6 @@ pub const COLUMNS: [&str; 11] = [
     "Δ GPUs",
     "Δ $/month",
 ];
-
-/// Goodput for display: two decimals, as the plan's report shows it (`22.06`).
-pub fn format_rps(rps: f64) -> String {
-    format!("{rps:.2}")
-}
 
 /// A display name for the plan's GPU: the preset's name, or its id.
 pub fn gpu_name(plan: &Plan) -> String {

@@ -19,6 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::format::thousands;
 use crate::plan::Plan;
 
 pub use crate::plan::{RESERVE_FIXED_BYTES, RESERVE_SHARE};
@@ -82,10 +83,12 @@ pub fn memory_fit(plan: &Plan) -> MemoryFit {
     let reason = if !weights_fit {
         Some(match gpus_needed {
             Some(n) => format!(
-                "the weights do not fit: {:.1} GB per GPU plus a {:.1} GB reserve exceed the {:.1} GB budget (memory × mem_utilization) at TP {g}; it needs {n} GPUs per replica",
+                "the weights do not fit: {:.1} GB per GPU plus a {:.1} GB reserve exceed the {:.1} GB budget (GPU memory × {}) at TP {g}; it needs {n} GPUs per replica",
                 weights / 1e9,
                 reserve / 1e9,
-                budget / 1e9
+                budget / 1e9,
+                crate::plan::fields::by_path("hardware.mem_utilization")
+                    .map_or("memory utilisation".to_string(), |f| f.label.to_lowercase())
             ),
             None => format!(
                 "the weights do not fit: the {:.1} GB runtime reserve alone exceeds the {:.1} GB budget of one GPU",
@@ -95,9 +98,10 @@ pub fn memory_fit(plan: &Plan) -> MemoryFit {
         })
     } else if !holds {
         Some(format!(
-            "the KV cache ({:.0} tokens, {:.2} GB) cannot hold one request of maximum length ({max_request} tokens = prompt max + output max, {:.2} GB)",
-            capacity,
+            "the KV cache ({} tokens, {:.2} GB) cannot hold one request of maximum length ({} tokens = the longest prompt + the longest output, {:.2} GB)",
+            thousands(capacity.round() as i64),
             g as f64 * kv_pool / 1e9,
+            thousands(max_request as i64),
             max_request_kv / 1e9
         ))
     } else {
@@ -185,7 +189,7 @@ mod tests {
         assert!(!f.holds_max_request);
         let why = f.reason.expect("a reason");
         assert!(
-            why.contains("cannot hold one request of maximum length (8000 tokens"),
+            why.contains("cannot hold one request of maximum length (8,000 tokens = the longest"),
             "{why}"
         );
         plan.traffic.output.max = 1000;

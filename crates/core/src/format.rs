@@ -178,6 +178,12 @@ pub fn latency(seconds: Option<f64>) -> String {
     }
 }
 
+/// A request rate for display [req/s], two decimals as every goodput reads (`22.06`,
+/// `15.65`), without the unit.
+pub fn rps(rps: f64) -> String {
+    format!("{rps:.2}")
+}
+
 /// A latency given in seconds, always in milliseconds, to three significant figures
 /// from 1 ms up (`8.52 ms`, `85.0 ms`, `285 ms`, `12,345 ms`): a table column whose
 /// rows a reader compares at a glance, where [`latency`] would switch units between

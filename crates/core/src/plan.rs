@@ -1677,15 +1677,22 @@ impl Plan {
         let h = &self.hardware;
         let usable = h.tp_degree.max(1) as f64
             * (h.memory_bytes * h.mem_utilization - h.runtime_reserve_bytes());
+        let model = crate::presets::model(&self.model.preset)
+            .map_or_else(|| "the model".to_string(), |m| m.name.to_string());
+        let gpu = crate::presets::gpu(&self.hardware.preset)
+            .map_or_else(|| "the GPU".to_string(), |g| g.name.to_string());
+        let (gpus, offer, whose) = match h.tp_degree.max(1) {
+            1 => (format!("one {gpu}"), "offers", "its"),
+            n => (format!("{n} × {gpu}"), "offer", "each one's"),
+        };
         Err(err(
             "hardware.memory_bytes",
             format!(
-                "model '{}' needs {:.1} GB of weights but hardware '{}' offers {:.1} GB \
-                 (memory × mem_utilization − runtime reserve, × tp_degree): no room for the KV cache; \
-                 add memory or GPUs, quantise the weights, or use kv_policy none",
-                self.model.preset,
+                "{model} needs {:.1} GB of weights but {gpus} {offer} {:.1} GB ({whose} memory \
+                 × memory utilisation − the runtime reserve): no room for the KV cache; \
+                 add memory or GPUs (tensor parallelism), quantise the weights, or set the \
+                 KV-cache policy to none",
                 self.model.weight_bytes() / 1e9,
-                self.hardware.preset,
                 usable / 1e9
             ),
         ))

@@ -2,21 +2,13 @@
 
 use super::{GoodputSource, PlanReport};
 use crate::alerts::fmt_num;
-use crate::format::{percent_whole, usd, MISSING};
+use crate::format::{percent_whole, rps, thousands, usd, MISSING};
 use std::fmt::Write;
 
 /// Seconds as milliseconds with one decimal (– when not finite).
 pub(crate) fn ms(x: f64) -> String {
     if x.is_finite() {
         format!("{:.1}", x * 1e3)
-    } else {
-        MISSING.into()
-    }
-}
-
-fn secs(x: f64) -> String {
-    if x.is_finite() {
-        format!("{x:.2}")
     } else {
         MISSING.into()
     }
@@ -53,7 +45,7 @@ pub(crate) fn render(r: &PlanReport) -> String {
             let _ = writeln!(
                 s,
                 "| Planned rate per replica | {} req/s ({}% of goodput) |",
-                fmt_num((c.planned_rps_per_replica * 1e4).round() / 1e4),
+                rps(c.planned_rps_per_replica),
                 fmt_num(c.utilization * 100.0)
             );
             if let Some(pl) = &r.planned_load {
@@ -62,7 +54,7 @@ pub(crate) fn render(r: &PlanReport) -> String {
                     "| Latency at the planned rate | p99 TTFT {} ms, p99 TPOT {} ms (one simulation at {} req/s) |",
                     ms(pl.detail.ttft_p99_s),
                     ms(pl.detail.tpot_p99_s),
-                    fmt_num((pl.rate_rps * 1e4).round() / 1e4)
+                    rps(pl.rate_rps)
                 );
             }
             let _ = writeln!(
@@ -104,7 +96,7 @@ pub(crate) fn render(r: &PlanReport) -> String {
         let _ = writeln!(
             s,
             "| KV cache | {} tokens per replica (vLLM's \"GPU KV cache size\"): {:.1} GB per GPU after {:.1} GB of weights and a {:.1} GB reserve |",
-            fmt_num(m.kv_capacity_tokens.floor()),
+            thousands(m.kv_capacity_tokens.floor() as i64),
             m.kv_bytes_per_gpu / 1e9,
             m.weight_bytes_per_gpu / 1e9,
             m.reserve_bytes_per_gpu / 1e9
@@ -142,7 +134,7 @@ pub(crate) fn render(r: &PlanReport) -> String {
         );
         let _ = writeln!(
             s,
-            "| rate (req/s) | attainment | 95% CI | TTFT p50 (s) | TTFT p99 (s) | TPOT p50 (ms) | TPOT p99 (ms) |"
+            "| rate (req/s) | attainment | 95% CI | TTFT p50 (ms) | TTFT p99 (ms) | TPOT p50 (ms) | TPOT p99 (ms) |"
         );
         let _ = writeln!(s, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
         for c in &search.curve {
@@ -155,8 +147,8 @@ pub(crate) fn render(r: &PlanReport) -> String {
                 ),
                 |d| {
                     (
-                        secs(d.ttft_p50_s),
-                        secs(d.ttft_p99_s),
+                        ms(d.ttft_p50_s),
+                        ms(d.ttft_p99_s),
                         ms(d.tpot_p50_s),
                         ms(d.tpot_p99_s),
                     )
@@ -277,19 +269,21 @@ pub(crate) fn render(r: &PlanReport) -> String {
         (
             "KV capacity".into(),
             format!(
-                "{:.0} tokens, {:.0} sequences at the mean context",
-                a.kv_capacity_tokens, a.kv_capacity_seqs
+                "{} tokens, {} sequences at the mean context",
+                thousands(a.kv_capacity_tokens.round() as i64),
+                thousands(a.kv_capacity_seqs.round() as i64)
             ),
         ),
         (
-            "Separate prefill pool, M/D/1 TTFT: 1 GPU / 2-way inter-op / 2-way intra-op (s)".into(),
+            "Separate prefill pool, M/D/1 TTFT: 1 GPU / 2-way inter-op / 2-way intra-op (ms)"
+                .into(),
             [
                 a.prefill_queue.ttft_single_s,
                 a.prefill_queue.ttft_inter_op_s,
                 a.prefill_queue.ttft_intra_op_s,
             ]
             .iter()
-            .map(|x| x.map_or("unstable".into(), secs))
+            .map(|x| x.map_or("unstable".into(), ms))
             .collect::<Vec<_>>()
             .join(" / "),
         ),

@@ -119,6 +119,23 @@ fn markdown_money_reads_as_everywhere_else() {
 }
 
 #[test]
+fn markdown_numbers_read_as_everywhere_else() {
+    let mut plan = article_measured_plan();
+    // A goodput whose planned share has more digits than a rate shows.
+    plan.planning.utilization = 0.7;
+    plan.planning.measured_sweep[2].rate_rps = 8.123_456;
+    let md = PlanReport::build(&plan, None, None).to_markdown();
+    assert!(
+        md.contains("| Planned rate per replica | 5.69 req/s (70% of goodput) |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| KV cache | 406,847 tokens per replica"),
+        "{md}"
+    );
+}
+
+#[test]
 fn markdown_states_the_slo_mode_and_a_closed_loop() {
     let mut plan = article_measured_plan();
     let md = PlanReport::build(&plan, None, None).to_markdown();

@@ -909,7 +909,7 @@ fn plan_validation_messages() {
             p.model.active_params = 70e9;
         },
         "hardware.memory_bytes",
-        "article-8b",
+        "Article 8B (dense, 32 layers, 8 KV heads of 128) needs 140.0 GB of weights but one NVIDIA H100 SXM 80GB offers 69.3 GB",
     );
     let mut p = Plan::default();
     p.model.params = 70e9;
