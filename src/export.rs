@@ -162,13 +162,44 @@ impl std::fmt::Display for LoadError {
     }
 }
 
-/// Reads a plan file (from "Export plan JSON", `goodput decode` or by hand) strictly
-/// ([`Plan::from_json_strict`]) and validates it.
-pub fn load_plan_json(text: &str) -> Result<Plan, LoadError> {
+/// A plan file read: the plan, and the top-level sections the file left out (they
+/// took their defaults).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedPlan {
+    /// The plan, validated.
+    pub plan: Plan,
+    /// Sections not in the file (`slo`, `run`, …), in the plan's order.
+    pub defaulted: Vec<&'static str>,
+}
+
+impl LoadedPlan {
+    /// What loading `name` did, for the message beside the button.
+    pub fn loaded_text(&self, name: &str) -> String {
+        match self.defaulted.as_slice() {
+            [] => format!("Loaded {name}."),
+            [one] => format!("Loaded {name}; it has no “{one}” section, which takes its defaults."),
+            many => format!(
+                "Loaded {name}; it has no {} sections, which take their defaults.",
+                many.iter()
+                    .map(|s| format!("“{s}”"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+}
+
+/// Reads a plan file (from "Export plan JSON", `goodput decode` or by hand, whole or with
+/// some sections left out, as the CLI's `--plan` takes it) with the core's checks
+/// ([`Plan::from_json_partial`]): unknown keys, a report and values out of range are
+/// refused.
+pub fn load_plan_json(text: &str) -> Result<LoadedPlan, LoadError> {
     if text.len() > MAX_PLAN_FILE_BYTES {
         return Err(LoadError::TooLarge { bytes: text.len() });
     }
-    Plan::from_json_strict(text).map_err(LoadError::Refused)
+    Plan::from_json_partial(text)
+        .map(|(plan, defaulted)| LoadedPlan { plan, defaulted })
+        .map_err(LoadError::Refused)
 }
 
 /// Renders a chart with its `draw_*` function into an SVG document.
@@ -299,7 +330,11 @@ mod tests {
             ..Plan::default()
         };
         plan.model.weight_dtype = goodput_core::plan::Dtype::Fp8;
-        assert_eq!(load_plan_json(&plan_json(&plan)), Ok(plan.clone()));
+        let whole = load_plan_json(&plan_json(&plan)).expect("loads");
+        assert_eq!(
+            (&whole.plan, whole.loaded_text("a.json")),
+            (&plan, "Loaded a.json.".into())
+        );
         let mut zero = plan.clone();
         zero.run.replications = 0;
         let e = load_plan_json(&plan_json(&zero)).unwrap_err();
@@ -311,8 +346,19 @@ mod tests {
             "a value is out of range: Replications must be a whole number from 1 to 1000 \
              runs; it is 0 (“run.replications” in the file)"
         );
-        // A part of a plan, or another document, is refused and named.
-        let e = load_plan_json("{\"run\": {\"replications\": 4}}").unwrap_err();
+        // A part of a plan loads, its other sections at their defaults, and says so.
+        let part = load_plan_json("{\"run\": {\"replications\": 4}, \"slo\": {\"ttft_s\": 0.3}}")
+            .expect("a partial plan loads");
+        assert_eq!(part.plan.run.replications, 4);
+        assert_eq!(part.plan.slo.ttft_s, Some(0.3));
+        assert_eq!(part.plan.traffic, Plan::default().traffic);
+        assert_eq!(
+            part.loaded_text("p.json"),
+            "Loaded p.json; it has no “model”, “hardware”, “traffic”, “engine”, “planning” \
+             sections, which take their defaults."
+        );
+        // No section at all, or another document, is refused and named.
+        let e = load_plan_json("{\"name\": \"x\"}").unwrap_err();
         assert!(
             e.to_string().starts_with("missing sections \"model\""),
             "{e}"
@@ -432,7 +478,11 @@ mod tests {
         let mut plan = Plan::default();
         plan.planning.measured_sweep =
             parse_sweep_text("4,0.99\n6,0.97\n8,0.93\n9,0.71\n10,0.38").expect("rows");
-        assert_eq!(load_plan_json(&plan_json(&plan)), Ok(plan.clone()));
+        let whole = load_plan_json(&plan_json(&plan)).expect("loads");
+        assert_eq!(
+            (&whole.plan, whole.loaded_text("a.json")),
+            (&plan, "Loaded a.json.".into())
+        );
         let opened = read_fragment(&fragment_for(&plan, View::Planner));
         assert_eq!(
             opened,

@@ -244,9 +244,10 @@ pub fn ExportPanel() -> impl IntoView {
         let on_text = Closure::once_into_js(move |text: JsValue| {
             let text = text.as_string().unwrap_or_default();
             match load_plan_json(&text) {
-                Ok(plan) => {
-                    session.open_own(plan, "load a plan file");
-                    message.set(Some((true, format!("Loaded {name}."))));
+                Ok(loaded) => {
+                    let text = loaded.loaded_text(&name);
+                    session.open_own(loaded.plan, "load a plan file");
+                    message.set(Some((true, format!("{text} Undo takes it back."))));
                 }
                 Err(e) => message.set(Some((
                     false,

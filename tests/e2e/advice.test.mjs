@@ -131,17 +131,29 @@ test('a file that is not a plan is refused by name and the plan is untouched; Un
     await page.setInputFiles('[data-testid="load-plan-json"]', report);
     await page.waitForSelector(`${message}:has-text("report.json")`);
     assert.match(await page.textContent(message), /goodput report \(the output of `goodput plan --json`/);
-    // A plan missing a section is named too.
-    const partial = path.join(dir, 'partial.json');
-    await writeFile(partial, '{"run": {"replications": 4}}');
-    await page.setInputFiles('[data-testid="load-plan-json"]', partial);
-    await page.waitForSelector(`${message}:has-text("partial.json")`);
+    // A file with none of a plan's sections is named too.
+    const nameOnly = path.join(dir, 'name-only.json');
+    await writeFile(nameOnly, '{"name": "x"}');
+    await page.setInputFiles('[data-testid="load-plan-json"]', nameOnly);
+    await page.waitForSelector(`${message}:has-text("name-only.json")`);
     assert.match(await page.textContent(message), /missing sections "model", "hardware"/);
     await screenshot(page, 'advice-load-refused');
     assert.equal(await page.getAttribute('[data-testid="run-status"]', 'data-phase'), 'done', 'nothing re-ran');
     assert.equal(await readValue(page, 'cost-per-month-usd'), cost0, 'the cost card is unchanged');
     assert.equal(await page.evaluate(() => location.href), url0, 'the plan is unchanged');
     assert.equal(await page.isEnabled('[data-testid="undo"]'), false, 'a refused file is no step');
+    // A plan with some sections loads, as the CLI's --plan takes it: the rest are defaults, and it says so.
+    const partial = path.join(dir, 'partial.json');
+    await writeFile(partial, '{"run": {"replications": 4}}');
+    await page.setInputFiles('[data-testid="load-plan-json"]', partial);
+    await page.waitForSelector(`${message}:has-text("partial.json")`);
+    assert.equal(
+      await page.textContent(message),
+      'Loaded partial.json; it has no “model”, “hardware”, “traffic”, “slo”, “engine”, “planning” sections, which take their defaults. Undo takes it back.',
+    );
+    assert.equal(await page.inputValue('[data-testid="input-run.replications"]'), '4');
+    await page.click('[data-testid="undo"]');
+    await page.waitForFunction((u) => location.href === u, url0);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

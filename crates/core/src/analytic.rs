@@ -452,7 +452,9 @@ pub fn analyze(plan: &Plan, goodput_rps: Option<f64>) -> Analytics {
 /// KV heads, or to be a multiple of them), the largest TP below it that can; `None` when
 /// `tp` is fine.
 pub fn tp_splitting_heads(kv_heads: u32, tp: u32) -> Option<u32> {
-    let fits = |t: u32| t <= 1 || kv_heads == 0 || kv_heads % t == 0 || t % kv_heads == 0;
+    let fits = |t: u32| {
+        t <= 1 || kv_heads == 0 || kv_heads.is_multiple_of(t) || t.is_multiple_of(kv_heads)
+    };
     if fits(tp) {
         return None;
     }

@@ -227,6 +227,19 @@ impl Plan {
         Ok(plan)
     }
 
+    /// Reads a plan file that may leave some top-level sections out, for a page that
+    /// loads it as the whole plan: the sections left out take their defaults and are
+    /// returned, so the page can say so. Refused as by [`Plan::from_json_strict`],
+    /// except that only a file with none of the sections is refused for missing them.
+    pub fn from_json_partial(text: &str) -> Result<(Plan, Vec<&'static str>), StrictPlanError> {
+        let (plan, missing) = read_known(text)?;
+        if missing.len() == PLAN_SECTIONS.len() {
+            return Err(StrictPlanError::MissingSections(missing));
+        }
+        plan.validate().map_err(StrictPlanError::Invalid)?;
+        Ok((plan, missing))
+    }
+
     /// Reads a plan file that may leave whole sections out (they take their defaults),
     /// as the CLI's `--plan` does, where flags fill in the rest: text that is not a JSON
     /// object, a report mistaken for a plan and keys no plan field reads (a typo such as
