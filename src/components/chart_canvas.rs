@@ -51,6 +51,11 @@ pub fn ChartCanvas(
     /// The readout text, when an overlay writes it too.
     #[prop(optional)]
     hover: Option<RwSignal<Option<String>>>,
+    /// Whether the canvas takes the height its container's layout leaves it (`height`
+    /// is then its least), redrawn whenever that changes: the embed card's chart fills
+    /// the iframe below the figures.
+    #[prop(optional)]
+    fill: bool,
     /// Elements laid over the canvas (positioned against it).
     #[prop(optional)]
     children: Option<Children>,
@@ -79,6 +84,29 @@ pub fn ChartCanvas(
             }
         });
     }
+    if fill {
+        // The container's height follows the figures above it as they arrive, with no
+        // window resize: watch the canvas itself.
+        let observer = StoredValue::new_local(None::<(web_sys::ResizeObserver, Closure<dyn Fn()>)>);
+        Effect::new(move |_| {
+            let Some(el) = canvas.get() else {
+                return;
+            };
+            if observer.with_value(Option::is_some) {
+                return;
+            }
+            let on_resize = Closure::<dyn Fn()>::new(move || set_resized.update(|n| *n += 1));
+            if let Ok(o) = web_sys::ResizeObserver::new(on_resize.as_ref().unchecked_ref()) {
+                o.observe(&el);
+                observer.set_value(Some((o, on_resize)));
+            }
+        });
+        on_cleanup(move || {
+            if let Some((o, _)) = observer.try_update_value(Option::take).flatten() {
+                o.disconnect();
+            }
+        });
+    }
     Effect::new(move |_| {
         resized.track();
         let Some(el) = canvas.get() else {
@@ -87,6 +115,7 @@ pub fn ChartCanvas(
         let dpr = window().device_pixel_ratio().clamp(1.0, 4.0);
         let css_w = el.client_width().max(40) as f64;
         let css_h = match narrow_height {
+            _ if fill => (el.client_height() as f64).max(height),
             Some(n) if css_w < NARROW_CHART_CSS_PX => n,
             _ => height,
         };
@@ -154,14 +183,14 @@ pub fn ChartCanvas(
         set_hover.set(text.and_then(|(panel, x, y)| readout_key(panel, x, y)));
     };
     view! {
-        <figure class="chart">
-            <div class="chart-stack">
+        <figure class="chart" class:chart-fill=fill>
+            <div class="chart-stack" style=fill.then(|| format!("min-height:{height}px"))>
             <canvas
                 node_ref=canvas
                 data-testid=testid
                 role="img"
                 aria-label=label
-                style=format!("width:100%;height:{height}px")
+                style=if fill { "width:100%;height:100%".to_string() } else { format!("width:100%;height:{height}px") }
                 tabindex="0"
                 on:keydown=on_key
                 on:mousemove=on_move

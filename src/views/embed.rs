@@ -50,6 +50,7 @@ pub fn EmbedView() -> impl IntoView {
                 testid="chart-attainment"
                 label="Attainment versus arrival rate per replica, with the target line and the knee"
                 height=160.0
+                fill=true
                 draw=move |area, theme| chart.with(|d| draw_attainment(area, d, theme).unwrap_or_default())
                 readout=move |_, x, _| chart.with(|d| d.readout(x))
             />

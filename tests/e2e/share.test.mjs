@@ -229,6 +229,18 @@ test('the embed card renders at 320 px with its numbers and a link out', async (
   assert.equal(await page.evaluate(() => location.hash.endsWith('&embed')), true, 'the embed address is kept');
   await page.waitForTimeout(300);
   await screenshot(page, 'share-embed-320');
+  // In the snippet's 500 px iframe at a usual width the chart takes the height the
+  // figures leave, down to the footer, drawn at that size (not stretched).
+  await page.setViewportSize({ width: 720, height: 500 });
+  await page.waitForFunction(() => document.querySelector('[data-testid="chart-attainment"]').clientHeight > 250);
+  const fit = await page.evaluate(() => {
+    const c = document.querySelector('[data-testid="chart-attainment"]');
+    const foot = document.querySelector('.embed-foot').getBoundingClientRect();
+    return { css: c.clientHeight, px: c.height / devicePixelRatio, gap: foot.top - c.getBoundingClientRect().bottom, page: document.documentElement.scrollHeight };
+  });
+  assert.ok(fit.gap >= 0 && fit.gap < 24, `the chart reaches the footer (${JSON.stringify(fit)})`);
+  assert.ok(Math.abs(fit.px - fit.css) <= 1, `drawn at its height (${JSON.stringify(fit)})`);
+  assert.equal(fit.page, 500, 'and the card still fits the iframe');
   assertNoErrors(errors);
 });
 
