@@ -119,6 +119,13 @@ pub fn SavedPanel() -> impl IntoView {
                     let editing = renaming.with(|r| r.as_deref() == Some(this.as_str()));
                     let name_part = if editing {
                         let (from, cancel_on_key) = (this.clone(), this.clone());
+                        // The box takes the focus as it appears, its text selected to type over.
+                        let input = NodeRef::<leptos::html::Input>::new();
+                        input.on_load(move |el| {
+                            el.set_value(&new_name.get_untracked());
+                            let _ = el.focus();
+                            el.select();
+                        });
                         let submit = move |ev: leptos::ev::SubmitEvent| {
                             ev.prevent_default();
                             rename(from.clone());
@@ -134,7 +141,7 @@ pub fn SavedPanel() -> impl IntoView {
                                     <span class="sr-only">{format!("New name for “{this}”")}</span>
                                     <input type="text" data-testid="rename-name" maxlength=MAX_NAME_CHARS.to_string()
                                         prop:value=move || new_name.get() on:input:target=move |ev| new_name.set(ev.target().value())
-                                        on:keydown=keys autofocus=true />
+                                        on:keydown=keys node_ref=input />
                                 </label>
                                 <button type="submit" data-testid="rename-save">"Save name"</button>
                                 <button type="button" data-testid="rename-cancel" on:click=move |_| renaming.set(None)>"Cancel"</button>

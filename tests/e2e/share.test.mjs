@@ -319,8 +319,10 @@ test('saved plans: saving over a name, a delete and a rename can each be undone'
   assert.deepEqual((await named()).map((p) => p.name), ['high', 'low'], 'restored in storage too');
   // Rename in place; a name taken is refused with the list unchanged; Escape cancels.
   await page.click('[data-testid="saved-plan"][data-name="low"] [data-testid="saved-rename"]');
-  await page.fill('[data-testid="rename-name"]', 'high');
-  await page.press('[data-testid="rename-name"]', 'Enter');
+  // The box has the focus, the old name selected: typing replaces it.
+  await page.waitForFunction(() => document.activeElement?.dataset.testid === 'rename-name');
+  await page.keyboard.type('high');
+  await page.keyboard.press('Enter');
   await page.waitForSelector('[data-testid="saved-message"].error');
   assert.equal(
     await page.textContent('[data-testid="saved-message"]'),
