@@ -95,15 +95,16 @@ pub fn ShootoutPanel() -> impl IntoView {
     };
     let running = Memo::new(move |_| ctl.status.with(|s| s.phase == ShootoutPhase::Running));
     let options = move || spec().gpus.len() * spec().tp_degrees.len();
-    let record = Memo::new(move |_| state.good.with(|p| p.shootout.clone()));
+    // The plan on screen: a plan whose model does not fit its own GPU is compared too.
+    let record = Memo::new(move |_| state.draft.with(|p| p.shootout.clone()));
     let fresh = Memo::new(move |_| {
         state
-            .good
+            .draft
             .with(|p| p.shootout.as_ref().is_some_and(|r| r.is_fresh(p)))
     });
     let chosen = Memo::new(move |_| {
         state
-            .good
+            .draft
             .with(|p| p.shootout.as_ref().and_then(|r| r.chosen_in(p)))
     });
     let status_text = move || {
@@ -199,6 +200,7 @@ pub fn ShootoutPanel() -> impl IntoView {
                     disabled=move || running.get() || options() == 0
                     on:click=move |_| ctl.run(spec())>
                     {move || match options() {
+                        0 => "Tick a GPU and a TP degree to compare".to_string(),
                         1 => "Compare 1 option".to_string(),
                         n => format!("Compare {n} options"),
                     }}

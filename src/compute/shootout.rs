@@ -126,7 +126,7 @@ impl ShootoutController {
         };
         // Cancel on an edit the numbers depend on.
         Effect::new(move |_| {
-            let now = state.good.with(fingerprint);
+            let now = state.draft.with(fingerprint);
             let running = c
                 .status
                 .with_untracked(|s| s.phase == ShootoutPhase::Running);
@@ -144,9 +144,18 @@ impl ShootoutController {
         expect_context::<ShootoutController>()
     }
 
-    /// Compares the good plan over `spec`.
+    /// Compares the plan on screen over `spec`: the good plan, or a draft refused only
+    /// because the model does not fit its own GPU (the comparison says where it fits).
     pub fn run(&self, spec: ShootoutSpec) {
-        let mut base = self.state.good.get_untracked();
+        let mut base = self.state.draft.get_untracked();
+        if base.validate().is_err() && !base.refused_only_for_memory() {
+            let why = self
+                .state
+                .problem
+                .with_untracked(|p| p.as_ref().map(|p| p.message.clone()))
+                .unwrap_or_default();
+            return self.stop(ShootoutPhase::Failed(format!("fix the plan first: {why}")));
+        }
         base.planning.measured_sweep.clear();
         base.shootout = None;
         let spec = match spec.checked() {

@@ -141,3 +141,35 @@ test('comparing GPUs ranks like the CLI, a row becomes the plan, and the link ca
   assertNoErrors(errors);
   assertNoErrors(fresh.errors);
 });
+
+test('a model too big for the plan GPU is still compared, and a row that fits makes the plan valid', async () => {
+  // Llama 3.1 70B on one H100 leaves no room for a KV cache: the plan is refused.
+  const planFlags = ['--num-requests', '400', '--warmup-requests', '40', '--replications', '4', '--peak-rate', '10'];
+  const link = (await runCli(['link', ...planFlags])).trim();
+  const { page, errors } = await h.openPage(`/${link.slice(link.indexOf('#'))}&view=planner`, {
+    waitFor: '[data-testid="shootout-panel"]',
+  });
+  await waitForRunDone(page);
+  await page.selectOption('[data-testid="preset-model"]', 'llama-3.1-70b');
+  await page.waitForSelector('[data-testid="problem-banner"]');
+  const all = await page.$$eval('[data-testid^="shootout-gpu-"]', (els) => els.map((e) => e.dataset.testid.slice('shootout-gpu-'.length)));
+  for (const id of all) await page.setChecked(`[data-testid="shootout-gpu-${id}"]`, id === 'h100-sxm');
+  for (const tp of [1, 2, 4, 8]) await page.setChecked(`[data-testid="shootout-tp-${tp}"]`, false);
+  assert.equal(await page.textContent('[data-testid="shootout-run"]'), 'Tick a GPU and a TP degree to compare');
+  assert.equal(await page.isDisabled('[data-testid="shootout-run"]'), true);
+  for (const tp of [1, 4]) await page.setChecked(`[data-testid="shootout-tp-${tp}"]`, true);
+  await page.click('[data-testid="shootout-run"]');
+  await page.waitForSelector('[data-testid="shootout-table"]', { timeout: RUN_TIMEOUT_MS });
+  const shown = await rows(page);
+  const tp1 = shown.find((r) => r.tp === 1);
+  const tp4 = shown.find((r) => r.tp === 4);
+  assert.equal(tp1.goodput, 0, 'TP 1 does not fit');
+  assert.match(await page.textContent('[data-testid="shootout-row"][data-tp="1"] .note'), /weights do not fit/);
+  assert.ok(tp4.goodput > 0 && tp4.best, `TP 4 fits and is ranked: ${JSON.stringify(tp4)}`);
+  // Using it makes the plan valid again; the cards follow.
+  await page.click('[data-testid="shootout-row"][data-tp="4"] [data-testid="shootout-use"]');
+  await page.waitForSelector('[data-testid="problem-banner"]', { state: 'detached' });
+  assert.equal(await page.inputValue('[data-testid="input-hardware.tp_degree"]'), '4');
+  await waitForRunDone(page);
+  assertNoErrors(errors);
+});

@@ -1252,6 +1252,20 @@ impl Plan {
         self.validate_kv_capacity()
     }
 
+    /// Whether the plan is refused only because its weights leave no room for a KV
+    /// cache on its own GPU and TP degree: a plan a GPU comparison can still run, since
+    /// it puts the model on other GPUs and says which ones it fits.
+    pub fn refused_only_for_memory(&self) -> bool {
+        match self.validate() {
+            Ok(()) => false,
+            Err(e) => {
+                e.field == "hardware.memory_bytes"
+                    && e.limits.is_none()
+                    && self.validate_kv_capacity().is_err()
+            }
+        }
+    }
+
     fn validate_schedule(&self) -> Result<(), PlanError> {
         let Some(s) = &self.schedule else {
             return Ok(());

@@ -914,6 +914,12 @@ fn plan_validation_messages() {
     let mut p = Plan::default();
     p.model.params = 70e9;
     p.model.active_params = 70e9;
+    // Refused only for the fit: a GPU comparison may still run it on other GPUs.
+    assert!(p.refused_only_for_memory());
+    p.run.replications = 0;
+    assert!(!p.refused_only_for_memory(), "another problem comes first");
+    p.run.replications = 4;
+    assert!(!Plan::default().refused_only_for_memory(), "a valid plan");
     p.engine.kv_policy = KvPolicy::None;
     assert!(
         p.validate().is_ok(),
