@@ -1,11 +1,13 @@
 //! The day's own inputs: hourly numbers pasted in, and the autoscaler. Bad text gets a
 //! message in words and leaves the plan as it was.
 
-use goodput_core::schedule::{RateProfile, ScheduleError, ScheduleOptions};
+use goodput_core::schedule::{
+    RateProfile, ScheduleError, ScheduleOptions, MAX_MINUTES, MAX_MIN_REPLICAS,
+};
 use leptos::prelude::*;
 
 use crate::state::PlanState;
-use goodput_core::format::sig;
+use goodput_core::format::{sig, thousands};
 
 /// Pasted hourly numbers as a profile, or what is wrong with them in the user's words.
 pub fn hourly_problem(text: &str, absolute: bool) -> Result<RateProfile, String> {
@@ -112,8 +114,23 @@ fn OptionField(
 }
 
 fn minutes(t: &str) -> Result<f64, String> {
-    t.parse::<f64>()
-        .map_err(|_| format!("'{t}' is not a number of minutes"))
+    t.trim().parse::<f64>().map_err(|_| {
+        refused(
+            &format!(
+                "a number of minutes from 0 to {}",
+                thousands(MAX_MINUTES as i64)
+            ),
+            t,
+        )
+    })
+}
+
+/// Why typed text is not a value: `what` it must be, and the text as typed.
+fn refused(what: &str, text: &str) -> String {
+    match text.trim() {
+        "" => format!("is required: enter {what}"),
+        t => format!("must be {what}; it is {t}"),
+    }
 }
 
 /// The autoscaler's inputs.
@@ -145,7 +162,9 @@ pub fn AutoscalerInputs() -> impl IntoView {
             <OptionField testid="day-min-replicas" label="Fewest replicas" unit=""
                 value=opt(|o| o.min_replicas.to_string())
                 set=|o, t| {
-                    o.min_replicas = t.parse().map_err(|_| format!("'{t}' is not a whole number"))?;
+                    o.min_replicas = t.trim().parse().map_err(|_| {
+                        refused(&format!("a whole number from 1 to {}", thousands(i64::from(MAX_MIN_REPLICAS))), t)
+                    })?;
                     Ok(())
                 } />
         </fieldset>
@@ -176,5 +195,33 @@ mod tests {
         assert!(hourly_problem("  ", false)
             .expect_err("empty")
             .starts_with("Paste 24 numbers"));
+    }
+
+    #[test]
+    fn autoscaler_options_are_refused_in_words_and_units() {
+        assert_eq!(
+            minutes("x"),
+            Err("must be a number of minutes from 0 to 1,440; it is x".into())
+        );
+        assert_eq!(
+            minutes(" "),
+            Err("is required: enter a number of minutes from 0 to 1,440".into())
+        );
+        let check = |f: fn(&mut ScheduleOptions)| {
+            let mut o = ScheduleOptions::default();
+            f(&mut o);
+            match o.validate() {
+                Err(ScheduleError::Option { message, .. }) => message,
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(
+            check(|o| o.scale_up_lag_min = 1e308),
+            "must be a number of minutes from 0 to 1,440; it is 1e308"
+        );
+        assert_eq!(
+            check(|o| o.min_replicas = 0),
+            "must be a whole number from 1 to 100,000; it is 0"
+        );
     }
 }

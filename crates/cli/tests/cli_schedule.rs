@@ -163,7 +163,7 @@ fn bad_input_is_one_clear_line() {
         "negative lag",
     );
     assert!(
-        e.contains("--scale-up-lag-min: must be minutes in [0, 1440]"),
+        e.contains("--scale-up-lag-min: must be a number of minutes from 0 to 1,440; it is -5"),
         "{e}"
     );
     let short = TempFile::new("short-profile.txt", "1\n2\n3\n");

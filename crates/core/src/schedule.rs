@@ -62,6 +62,9 @@ pub const MAX_RAMP_REQUESTS: u32 = 100_000;
 pub const MIN_RAMP_MEASURED: u32 = 200;
 /// Longest lag, cool-down or lead accepted [minutes].
 pub const MAX_MINUTES: f64 = 1440.0;
+
+/// Most replicas the autoscaler's floor (`min_replicas`) may ask for.
+pub const MAX_MIN_REPLICAS: u32 = 100_000;
 /// Most replications per hour.
 pub const MAX_SCHEDULE_REPLICATIONS: u32 = 20;
 /// Largest hourly value a profile may hold.
@@ -356,23 +359,31 @@ impl ScheduleOptions {
             if !(v.is_finite() && (0.0..=MAX_MINUTES).contains(&v)) {
                 return Err(ScheduleError::Option {
                     field,
-                    message: format!("must be minutes in [0, {MAX_MINUTES}], got {v}"),
+                    message: format!(
+                        "must be a number of minutes from 0 to {}; it is {}",
+                        crate::format::thousands(MAX_MINUTES as i64),
+                        crate::format::sig(v)
+                    ),
                 });
             }
         }
-        if self.min_replicas == 0 || self.min_replicas > 100_000 {
+        let whole = |max: u32, got: u32| {
+            format!(
+                "must be a whole number from 1 to {}; it is {}",
+                crate::format::thousands(i64::from(max)),
+                crate::format::thousands(i64::from(got))
+            )
+        };
+        if self.min_replicas == 0 || self.min_replicas > MAX_MIN_REPLICAS {
             return Err(ScheduleError::Option {
                 field: "min_replicas",
-                message: format!("must be in 1..=100000, got {}", self.min_replicas),
+                message: whole(MAX_MIN_REPLICAS, self.min_replicas),
             });
         }
         if self.replications == 0 || self.replications > MAX_SCHEDULE_REPLICATIONS {
             return Err(ScheduleError::Option {
                 field: "replications",
-                message: format!(
-                    "must be in 1..={MAX_SCHEDULE_REPLICATIONS}, got {}",
-                    self.replications
-                ),
+                message: whole(MAX_SCHEDULE_REPLICATIONS, self.replications),
             });
         }
         Ok(())
