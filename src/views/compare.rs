@@ -15,8 +15,7 @@ use crate::session::Session;
 use crate::state::fields::FIELDS;
 use crate::state::PlanState;
 use crate::summary::{gpu_name, model_name};
-use goodput_core::format::sig;
-use goodput_core::format::{usd, MISSING};
+use goodput_core::format::{figure, rps, usd, MISSING};
 
 /// One row of the comparison.
 #[derive(Debug, Clone, PartialEq)]
@@ -99,35 +98,33 @@ type ResultRow = (&'static str, fn(&Plan, Option<f64>) -> String);
 pub fn result_rows(a: (&Plan, Option<f64>), b: (&Plan, Option<f64>)) -> Vec<Row> {
     let rows: [ResultRow; 10] = [
         ("Weights per replica [GB]", |p, _| {
-            sig(p.model.weight_bytes() / 1e9)
+            figure(p.model.weight_bytes() / 1e9)
         }),
         ("KV cache per replica [tokens]", |p, _| {
-            sig(kv_capacity_tokens(p).round())
+            figure(kv_capacity_tokens(p).round())
         }),
         ("Decode step, 110 × 940 tokens [ms]", |p, _| {
-            sig(StepModel::from_plan(p).step_time_s(110.0, 110.0 * 940.0) * 1e3)
+            figure(StepModel::from_plan(p).step_time_s(110.0, 110.0 * 940.0) * 1e3)
         }),
         ("Mean output [tokens]", |p, _| {
-            sig(MeanLengths::of(p).output_tokens)
+            figure(MeanLengths::of(p).output_tokens)
         }),
         ("Roofline capacity guess [req/s]", |p, _| {
-            sig(capacity_guess_rps(p))
+            figure(capacity_guess_rps(p))
         }),
-        ("Goodput per replica [req/s]", |_, g| {
-            or_dash(g, |g| format!("{g:.2}"))
-        }),
+        ("Goodput per replica [req/s]", |_, g| or_dash(g, rps)),
         ("Replicas", |p, g| {
             or_dash(
                 g.and_then(|g| size_fleet(g, p).ok())
                     .map(|f| f.replicas_total as f64),
-                sig,
+                figure,
             )
         }),
         ("GPUs", |p, g| {
             or_dash(
                 g.and_then(|g| size_fleet(g, p).ok())
                     .map(|f| f.gpus_total as f64),
-                sig,
+                figure,
             )
         }),
         ("Cost per month", |p, g| {

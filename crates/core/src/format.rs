@@ -178,6 +178,30 @@ pub fn latency(seconds: Option<f64>) -> String {
     }
 }
 
+/// A derived figure as a reader compares it across plans: three significant figures
+/// without trailing zeros, thousands grouped from 100 up (`0.0123`, `9.82`, `27.2`, `16`,
+/// `406,847`); a dash when not
+/// finite. Not for inputs, which show what was typed ([`sig`]).
+pub fn figure(x: f64) -> String {
+    if !x.is_finite() {
+        return MISSING.into();
+    }
+    let a = x.abs();
+    if (100.0..9.2e18).contains(&a) {
+        return thousands(x.round() as i64);
+    }
+    if a == 0.0 {
+        return "0".into();
+    }
+    let decimals = (2 - a.log10().floor() as i32).clamp(0, 12) as usize;
+    let text = format!("{x:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
 /// A request rate for display [req/s], two decimals as every goodput reads (`22.06`,
 /// `15.65`), without the unit.
 pub fn rps(rps: f64) -> String {
@@ -202,6 +226,18 @@ pub fn millis(seconds: Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn derived_figures_have_three_significant_digits() {
+        let shown: Vec<String> = [0.012345, 9.82174, 27.193, 406_847.4, -1234.5, 0.0, f64::NAN]
+            .into_iter()
+            .map(figure)
+            .collect();
+        assert_eq!(
+            shown,
+            ["0.0123", "9.82", "27.2", "406,847", "-1,235", "0", "—"]
+        );
+    }
 
     #[test]
     fn a_column_of_latencies_keeps_one_unit() {
