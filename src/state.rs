@@ -19,7 +19,7 @@ use goodput_core::Plan;
 use leptos::prelude::*;
 
 use fields::{field, parse_value, values_match, FIELDS};
-use messages::{field_message, limits_of, p95_message, Problem};
+use messages::{field_message, in_field_words, limits_of, p95_message, Problem};
 
 /// Why the plan on screen is not the user's own.
 #[derive(Debug, Clone, PartialEq)]
@@ -431,10 +431,7 @@ fn validation_problems_of(plan: &Plan) -> Vec<FieldProblem> {
         let f = field(e.field);
         out.push(FieldProblem {
             field: e.field.to_string(),
-            message: match (f, e.limits) {
-                (Some(f), Some(l)) => field_message(f, Problem::OutOfRange(l), None),
-                _ => e.message,
-            },
+            message: in_field_words(&e).unwrap_or(e.message),
         });
         match f {
             Some(f) => (f.set)(&mut probe, (f.get)(&defaults)),

@@ -10,7 +10,7 @@ use crate::charts::shootout::{draw_shootout, shootout_chart};
 use crate::components::chart_canvas::ChartCanvas;
 use crate::compute::shootout::{ShootoutController, ShootoutPhase};
 use crate::state::PlanState;
-use goodput_core::format::{millis, usd, MISSING};
+use goodput_core::format::{millis, rps, usd, MISSING};
 
 /// Makes `row`'s GPU and TP degree the plan's (the GPU preset's figures included).
 fn use_row(state: PlanState, row: &ShootoutRow) {
@@ -44,7 +44,7 @@ fn row_view(state: PlanState, row: ShootoutRow, best: bool, chosen: bool) -> imp
             <th scope="row">{row.gpu_name.clone()}</th>
             <td class="num">{row.tp}</td>
             <td class="num" data-testid="shootout-goodput" data-value=row.goodput_rps.to_string()>
-                {if row.fits { format!("{:.2}", row.goodput_rps) } else { MISSING.into() }}
+                {if row.fits { rps(row.goodput_rps) } else { MISSING.into() }}
             </td>
             <td class="num" data-testid="shootout-gpus" data-value=row.gpus_total.to_string()>
                 {if row.gpus_total > 0 { row.gpus_total.to_string() } else { MISSING.into() }}

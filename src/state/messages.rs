@@ -78,9 +78,15 @@ pub fn comma_hint(text: &str) -> Option<String> {
 /// as the input itself would say it; the core's own words for a rule across fields or a
 /// field without an input.
 pub fn plan_error_words(e: &PlanError) -> String {
+    in_field_words(e).unwrap_or_else(|| e.to_string())
+}
+
+/// A value out of range, as the input of its field says it; `None` for a field without
+/// an input, or a problem that is not a range.
+pub fn in_field_words(e: &PlanError) -> Option<String> {
     match (field(e.field), e.limits) {
-        (Some(f), Some(l)) => field_message(f, Problem::OutOfRange(l), None),
-        _ => e.to_string(),
+        (Some(f), Some(l)) => Some(field_message(f, Problem::OutOfRange(l), None)),
+        _ => None,
     }
 }
 

@@ -1231,6 +1231,13 @@ impl Plan {
 
     /// Checks every field against its bounds; the error names the first offending field.
     pub fn validate(&self) -> Result<(), PlanError> {
+        self.validate_but_memory_fit()?;
+        self.validate_kv_capacity()
+    }
+
+    /// Every check of [`Plan::validate`] but the last: whether the weights leave room
+    /// for a KV cache on the plan's own GPU and TP degree.
+    fn validate_but_memory_fit(&self) -> Result<(), PlanError> {
         if self.note.chars().count() > MAX_NOTE_CHARS {
             return Err(err("note", format!("at most {MAX_NOTE_CHARS} characters")));
         }
@@ -1249,21 +1256,14 @@ impl Plan {
         if let Some(d) = &self.disagg {
             d.validate(self)?;
         }
-        self.validate_kv_capacity()
+        Ok(())
     }
 
     /// Whether the plan is refused only because its weights leave no room for a KV
     /// cache on its own GPU and TP degree: a plan a GPU comparison can still run, since
     /// it puts the model on other GPUs and says which ones it fits.
     pub fn refused_only_for_memory(&self) -> bool {
-        match self.validate() {
-            Ok(()) => false,
-            Err(e) => {
-                e.field == "hardware.memory_bytes"
-                    && e.limits.is_none()
-                    && self.validate_kv_capacity().is_err()
-            }
-        }
+        self.validate_but_memory_fit().is_ok() && self.validate_kv_capacity().is_err()
     }
 
     fn validate_schedule(&self) -> Result<(), PlanError> {
