@@ -12,7 +12,7 @@ use goodput_core::format::{sig, thousands};
 /// Pasted hourly numbers as a profile, or what is wrong with them in the user's words.
 pub fn hourly_problem(text: &str, absolute: bool) -> Result<RateProfile, String> {
     if text.trim().is_empty() {
-        return Err("Paste 24 numbers (a day from midnight) or 168 (a week from Monday), one per line or separated by commas.".into());
+        return Err("Paste 24 numbers (a day from midnight) or 168 (a week from Monday), one per line or separated by commas or spaces.".into());
     }
     RateProfile::parse(text, absolute).map_err(|e| match e {
         ScheduleError::Profile(m) => format!("Hourly numbers: {m}."),

@@ -24,6 +24,10 @@ pub fn DayVerdictLine(
         let has_day = state.good.with(|p| p.schedule.is_some());
         let words = ctl.result.with(|r| match r {
             _ if !has_day => None,
+            Some(_) if state.is_stale() => Some((
+                "The day's schedule shown is for the plan before the edit that has a problem; fix the input to work it out again.".to_string(),
+                false,
+            )),
             Some(r) if state.good.with(|p| r.is_fresh(p)) => {
                 Some((r.schedule.verdict_sentence(), true))
             }
@@ -87,7 +91,7 @@ pub fn DayResultView() -> impl IntoView {
     let fresh = Memo::new(move |_| {
         ctl.result.with(|r| {
             r.as_ref()
-                .is_none_or(|r| state.good.with(|p| r.is_fresh(p)))
+                .is_none_or(|r| !state.is_stale() && state.good.with(|p| r.is_fresh(p)))
         })
     });
     let chart = Memo::new(move |_| {

@@ -98,9 +98,12 @@ pub fn ShootoutPanel() -> impl IntoView {
     // The plan on screen: a plan whose model does not fit its own GPU is compared too.
     let record = Memo::new(move |_| state.draft.with(|p| p.shootout.clone()));
     let fresh = Memo::new(move |_| {
-        state
-            .draft
-            .with(|p| p.shootout.as_ref().is_some_and(|r| r.is_fresh(p)))
+        // An edit with a problem makes it stale, unless the problem is only that the
+        // model does not fit its own GPU: that plan is compared as it is.
+        state.draft.with(|p| {
+            p.shootout.as_ref().is_some_and(|r| r.is_fresh(p))
+                && (!state.is_stale() || p.refused_only_for_memory())
+        })
     });
     let chosen = Memo::new(move |_| {
         state

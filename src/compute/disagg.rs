@@ -154,8 +154,12 @@ impl DisaggController {
         expect_context::<DisaggController>()
     }
 
-    /// Whether the result on screen was sized for the good plan as it stands.
+    /// Whether the result on screen was sized for the plan as it stands: the good plan,
+    /// with no edit since that has a problem.
     pub fn is_fresh(&self) -> bool {
+        if self.state.is_stale() {
+            return false;
+        }
         let now = self.state.good.with(sizing_key);
         self.result
             .with(|r| r.as_ref().is_some_and(|(key, _)| *key == now))

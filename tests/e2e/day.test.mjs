@@ -185,6 +185,23 @@ test('a day is planned like the CLI, drawn, shared; bad numbers are refused; a t
   assert.equal(await readValue(page, 'day-static-month'), before);
   assert.equal(await page.getAttribute('[data-testid="day-status"]', 'data-phase'), 'done', 'nothing re-ran');
 
+  // Space-separated numbers are read as comma-separated ones.
+  await page.fill('[data-testid="day-hourly"]', [numbers.slice(0, 12), numbers.slice(12)].map((r) => r.map((v) => (v === 'lots' ? '16' : v)).join(' ')).join('\n'));
+  await page.click('[data-testid="day-hourly-use"]');
+  await page.waitForFunction(() => document.querySelector('[data-testid="day-profile-source"]')?.textContent.startsWith('hourly shape given: 24 hours'));
+  assert.equal((await page.textContent('[data-testid="day-hourly-error"]')).trim(), '');
+  await waitForDay(page);
+
+  // An edit with a problem leaves the day's result as it was, marked as older than the plan on screen.
+  const field = '[data-testid="input-hardware.mem_bandwidth_bytes_per_s"]';
+  const bandwidth = await page.inputValue(field);
+  await page.fill(field, '3.3x');
+  await page.waitForSelector('[data-testid="day-result"][data-fresh="false"]');
+  assert.match(await page.textContent('[data-testid="day-verdict"]'), /^The day's schedule shown is for the plan before the edit that has a problem/);
+  await page.fill(field, bandwidth);
+  await page.waitForSelector('[data-testid="day-result"][data-fresh="true"]');
+  assert.match(await page.textContent('[data-testid="day-verdict"]'), /^Autoscaling saves/);
+
   // A trace file: read in slices, summarised, bad rows counted; its shape is the profile.
   const trace = azureTrace();
   await page.click('.day-trace summary');

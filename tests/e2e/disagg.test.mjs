@@ -149,6 +149,13 @@ test('pools sized in the page equal goodput disagg, bad values are refused, the 
 
   assert.equal(await runsStarted(page), runs, 'the goodput search never ran again for the pools');
 
+  // An edit with a problem marks the result stale; putting the value back makes it fresh.
+  const field = '[data-testid="input-hardware.mem_bandwidth_bytes_per_s"]';
+  const bandwidth = await page.inputValue(field);
+  await page.fill(field, '3.3x');
+  await page.waitForSelector('[data-testid="disagg-stale"]');
+  await page.fill(field, bandwidth);
+  await page.waitForSelector('[data-testid="disagg-stale"]', { state: 'detached' });
   // An edit the sizing depends on marks the result stale.
   await enter(page, 'disagg.decode.max_num_seqs', '48');
   await page.waitForSelector('[data-testid="disagg-stale"]');

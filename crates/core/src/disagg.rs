@@ -76,7 +76,7 @@ impl std::fmt::Display for DisaggError {
             DisaggError::Search(e) => write!(f, "{e}"),
             DisaggError::Instances { pool, count } => write!(
                 f,
-                "{count} {pool} instances: must be a whole number in 1..={}",
+                "{count} {pool} instances: must be a whole number from 1 to {}",
                 crate::plan::MAX_DISAGG_INSTANCES
             ),
             DisaggError::NoObjective => write!(

@@ -40,18 +40,16 @@ pub fn usd(x: f64) -> String {
     if cents >= 10_000.0 {
         return format!("{sign}${}", thousands(a.round() as i64));
     }
-    if cents >= 100.0 || a == 0.0 {
+    if a >= 0.1 || a == 0.0 {
         return format!("{sign}${:.2}", cents / 100.0);
     }
-    // Three significant digits: the first one sits at 10^floor(log10 a).
-    let decimals = (2.0 - a.log10().floor()).clamp(2.0, 15.0) as usize;
-    let mut text = format!("{a:.decimals$}");
-    if text.starts_with("1.") {
-        // Rounding carried into the dollars (0.9996 → 1.000): cents then.
+    // Below ten cents, three significant digits, trailing zeros kept so that a column
+    // reads alike ("$0.0450" above "$0.0481"): the first sits at 10^floor(log10 a).
+    let decimals = (2.0 - a.log10().floor()).clamp(3.0, 15.0) as usize;
+    let text = format!("{a:.decimals$}");
+    if text.starts_with("0.1") {
+        // Rounding carried into the dimes (0.09996 → 0.100): cents then.
         return format!("{sign}${a:.2}");
-    }
-    while text.ends_with('0') && text.len() > "0.00".len() {
-        text.pop();
     }
     format!("{sign}${text}")
 }
@@ -62,6 +60,16 @@ pub fn count(n: u64, one: &str, many: &str) -> String {
         format!("1 {one}")
     } else {
         format!("{} {many}", thousands(i64::try_from(n).unwrap_or(i64::MAX)))
+    }
+}
+
+/// `words` as a sentence: capital first, full stop last ("no xPyD meets the SLO" reads
+/// "No xPyD meets the SLO."). Empty words stay empty.
+pub fn sentence(words: &str) -> String {
+    let mut chars = words.chars();
+    match chars.next() {
+        Some(c) => format!("{}{}.", c.to_uppercase(), chars.as_str()),
+        None => String::new(),
     }
 }
 
@@ -350,13 +358,17 @@ mod tests {
             (1.0, "$1.00"),
             (0.999_6, "$1.00"),
             (0.5, "$0.50"),
-            (0.05, "$0.05"),
+            (0.123, "$0.12"),
+            (0.099_96, "$0.10"),
+            (0.095, "$0.0950"),
+            (0.05, "$0.0500"),
+            (0.045, "$0.0450"),
             (0.0438, "$0.0438"),
             (0.000124, "$0.000124"),
             (0.0000437787, "$0.0000438"),
             (0.0, "$0.00"),
             (-5.0, "-$5.00"),
-            (-0.05, "-$0.05"),
+            (-0.05, "-$0.0500"),
             (f64::NAN, "—"),
             (f64::INFINITY, "—"),
         ] {

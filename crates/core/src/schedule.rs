@@ -183,23 +183,29 @@ impl RateProfile {
             if line.is_empty() {
                 continue;
             }
+            // Numbers are separated by commas, semicolons, tabs or spaces.
             let fields: Vec<&str> = line
-                .split([',', ';', '\t'])
-                .map(str::trim)
+                .split(|c: char| c == ',' || c == ';' || c.is_whitespace())
                 .filter(|f| !f.is_empty())
                 .collect();
-            let numbers: Option<Vec<f64>> = fields.iter().map(|f| f.parse::<f64>().ok()).collect();
+            let numbers: Result<Vec<f64>, &str> = fields
+                .iter()
+                .map(|f| f.parse::<f64>().map_err(|_| *f))
+                .collect();
             let was_first = std::mem::replace(&mut first, false);
-            let Some(numbers) = numbers else {
-                if was_first {
+            let numbers = match numbers {
+                Ok(numbers) => numbers,
+                Err(_) if was_first => {
                     header = Some(line.chars().take(40).collect::<String>());
                     continue;
                 }
-                return Err(ScheduleError::Profile(format!(
-                    "line {}: '{}' is not a number",
-                    i + 1,
-                    line.chars().take(40).collect::<String>()
-                )));
+                Err(word) => {
+                    return Err(ScheduleError::Profile(format!(
+                        "line {}: '{}' is not a number",
+                        i + 1,
+                        word.chars().take(24).collect::<String>()
+                    )))
+                }
             };
             let pair = fields.len() == 2 && !line.contains(';');
             lines.push((i + 1, numbers, pair));
@@ -894,7 +900,7 @@ fn hour_rows(lines: &[(usize, Vec<f64>, bool)]) -> Result<Option<Vec<f64>>, Sche
         let hour = numbers[0];
         if !(hour.fract() == 0.0 && hour >= 0.0 && hour < n as f64) {
             return Err(ScheduleError::Profile(format!(
-                "line {line}: hour {hour} of an hour,rate row must be a whole number in 0..={}",
+                "line {line}: hour {hour} of an hour,rate row must be a whole number from 0 to {}",
                 n - 1
             )));
         }

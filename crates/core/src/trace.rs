@@ -747,7 +747,7 @@ fn whole_tokens(x: f64, what: &str) -> Result<u32, String> {
         Ok(x as u32)
     } else {
         Err(format!(
-            "{what} {x} is not a whole number in 0..={MAX_TOKENS}"
+            "{what} {x} is not a whole number from 0 to {MAX_TOKENS}"
         ))
     }
 }

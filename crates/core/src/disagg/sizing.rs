@@ -21,7 +21,7 @@ use super::{
 };
 use crate::analytic::MeanLengths;
 use crate::capacity::CapacityPlan;
-use crate::format::usd;
+use crate::format::{latency, sig, thousands, usd};
 use crate::plan::{Plan, MAX_DISAGG_INSTANCES, MAX_DISAGG_POINTS};
 use crate::report::{PlanReport, PlannedLoad};
 use crate::search::{
@@ -471,12 +471,16 @@ impl DisaggSizing {
         // Every count up to the limit was open to the search, and it ran to its end.
         let exhausted =
             !stopped && self.x_max == MAX_DISAGG_INSTANCES && self.y_max == MAX_DISAGG_INSTANCES;
-        let change = if exhausted {
+        let change = if let Some(link) = self.slow_link() {
+            format!(": {link}")
+        } else if exhausted {
             ", so more instances do not help: relax the TTFT or TPOT objective, or give the \
              pools faster GPUs or more tensor parallelism"
+                .to_string()
         } else {
             ": relax the TTFT or TPOT objective, give the pools faster GPUs or more tensor \
              parallelism, or allow more instances"
+                .to_string()
         };
         let closest = closest.map_or(String::new(), |p| {
             format!(
@@ -499,6 +503,26 @@ impl DisaggSizing {
                 self.x_max, self.y_max
             )
         }
+    }
+
+    /// The KV link as the bottleneck, in words, when moving the mean prompt's cache
+    /// alone takes half the TTFT objective or more: no number of instances shortens it.
+    fn slow_link(&self) -> Option<String> {
+        let objective = self.cfg.slo.ttft_s?;
+        let tokens = MeanLengths::of(&self.plan).prompt_tokens;
+        let link = self.cfg.kv_link;
+        let t = link.transfer_time_s(self.cfg.model.kv_bytes(tokens));
+        (t >= 0.5 * objective).then(|| {
+            format!(
+                "moving the KV cache of a mean prompt ({} tokens) over the {} Gbit/s link alone \
+                 takes {} of the {} TTFT objective, and more instances do not shorten it: give \
+                 the pools a faster KV link, or relax the TTFT objective",
+                thousands(tokens.round() as i64),
+                sig(link.bandwidth_bytes_per_s * 8.0 / 1e9),
+                latency(Some(t)),
+                latency(Some(objective))
+            )
+        })
     }
 
     /// Takes a finished point into the column.

@@ -108,7 +108,7 @@ impl DisaggResult {
             return self
                 .reason
                 .iter()
-                .map(|why| format!("No xPyD: {why}."))
+                .map(|why| crate::format::sentence(why))
                 .collect();
         };
         let m = &b.md1;

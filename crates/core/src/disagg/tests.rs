@@ -408,7 +408,8 @@ fn no_xpyd_says_how_close_it_came_and_what_to_change() {
         "{why}"
     );
     assert!(r.verdict.contains(why), "{}", r.verdict);
-    assert_eq!(r.notes(), vec![format!("No xPyD: {why}.")]);
+    // The note is the reason as a sentence, not "No xPyD: no xPyD …".
+    assert_eq!(r.notes(), vec![format!("N{}.", &why[1..])]);
     // The table names the GPUs as people know them, not by their ids.
     let gpus = r
         .comparison_rows()
@@ -430,6 +431,37 @@ fn no_xpyd_says_how_close_it_came_and_what_to_change() {
         )) && why.ends_with("or allow more instances"),
         "{why}"
     );
+}
+
+#[test]
+fn a_kv_link_too_slow_for_the_ttft_objective_is_named_as_the_bottleneck() {
+    let mut plan = quick_plan();
+    let mut spec = DisaggSpec::for_plan(&plan);
+    spec.prefill.instances = Some(2);
+    spec.decode.instances = Some(2);
+    // 1 Gbit/s: the mean prompt's cache (about 1,100 tokens of 128 KiB) takes over a
+    // second, beyond any TTFT objective of the default plan.
+    spec.kv_link.bandwidth_bytes_per_s = 1e9 / 8.0;
+    plan.disagg = Some(spec);
+    let r = run_disagg_threads(&plan, 2, &mut |_| true).expect("sizing");
+    assert!(r.best.is_none());
+    let why = r.reason.as_deref().expect("a reason");
+    assert!(
+        why.contains("moving the KV cache of a mean prompt (")
+            && why.contains("tokens) over the 1 Gbit/s link alone takes ")
+            && why.ends_with("give the pools a faster KV link, or relax the TTFT objective")
+            && !why.contains("allow more instances"),
+        "{why}"
+    );
+    // A fast link is not blamed when the TPOT objective is what cannot be met.
+    let mut plan = quick_plan();
+    plan.slo.tpot_s = Some(0.002);
+    let mut spec = DisaggSpec::for_plan(&plan);
+    spec.prefill.instances = Some(2);
+    spec.decode.instances = Some(2);
+    plan.disagg = Some(spec);
+    let r = run_disagg_threads(&plan, 2, &mut |_| true).expect("sizing");
+    assert!(!r.reason.expect("a reason").contains("KV link"));
 }
 
 #[test]

@@ -124,7 +124,7 @@ fn profiles_parse_scale_and_refuse() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("line 24: hour 24 of an hour,rate row must be a whole number in 0..=23"),
+        e.contains("line 24: hour 24 of an hour,rate row must be a whole number from 0 to 23"),
         "{e}"
     );
     let e = RateProfile::parse("a,b,c", false).unwrap_err().to_string();
@@ -143,6 +143,22 @@ fn profiles_parse_scale_and_refuse() {
         .unwrap_err()
         .to_string()
         .contains("line 2"));
+    // Spaces separate numbers as commas do; a word is quoted alone, not its whole line.
+    let spaced = [
+        "1 2 3 4 5 6",
+        "7 8 9 10 11 12",
+        "1 2 3 4 5 6",
+        "7  8\t9 10 11 12",
+    ]
+    .join("\n");
+    let p = RateProfile::parse(&spaced, true).unwrap();
+    assert_eq!(p.hourly[..7], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]);
+    assert_eq!(p.hourly.len(), 24);
+    let e = RateProfile::parse("1 2 3\n4 five 6 7 8 9 10 11 12 13 14 15", false)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("line 2: 'five' is not a number"), "{e}");
+    assert!(!e.contains("4 five"), "{e}");
     assert!(RateProfile::parse(&vec!["0"; 24].join("\n"), false).is_err());
     assert!(RateProfile::parse(&vec!["-1"; 24].join("\n"), false).is_err());
 }

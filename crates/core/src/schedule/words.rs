@@ -38,12 +38,7 @@ impl Schedule {
 
     /// The verdict as a sentence: capital first, full stop last.
     pub fn verdict_sentence(&self) -> String {
-        let v = self.verdict();
-        let mut chars = v.chars();
-        match chars.next() {
-            Some(c) => format!("{}{}.", c.to_uppercase(), chars.as_str()),
-            None => String::new(),
-        }
+        crate::format::sentence(&self.verdict())
     }
 }
 
