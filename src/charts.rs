@@ -425,8 +425,12 @@ pub fn log_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
     ticks
 }
 
-/// A tick value as a short label: up to 3 decimals, no trailing zeros.
+/// A tick value as a short label: up to 3 decimals, no trailing zeros; from 1,000 up
+/// whole and grouped by thousands ("3,000,000", not "3000000").
 pub fn tick_label(v: f64) -> String {
+    if v.abs() >= 1000.0 && v.abs() < 9.2e18 {
+        return goodput_core::format::thousands(v.round() as i64);
+    }
     format!("{v:.3}")
         .trim_end_matches('0')
         .trim_end_matches('.')
@@ -1137,6 +1141,9 @@ mod tests {
         assert!(log_ticks(f64::NAN, 1.0, 5).is_empty());
         assert_eq!(tick_label(20.0), "20");
         assert_eq!(tick_label(0.05), "0.05");
+        assert_eq!(tick_label(3_000_000.0), "3,000,000");
+        assert_eq!(tick_label(-1500.0), "-1,500");
+        assert_eq!(tick_label(999.5), "999.5");
     }
 
     #[test]

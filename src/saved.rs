@@ -268,6 +268,20 @@ impl Library {
         Ok(())
     }
 
+    /// Gives the plans saved before their search finished the goodput it found: every
+    /// entry without a goodput whose plan `goodput_of` now knows one for. Returns whether
+    /// any entry changed.
+    pub fn fill_goodput(&mut self, goodput_of: impl Fn(&Plan) -> Option<f64>) -> bool {
+        let mut changed = false;
+        for entry in self.plans.iter_mut().filter(|e| e.goodput_rps.is_none()) {
+            if let Some(g) = goodput_of(&entry.plan) {
+                entry.goodput_rps = Some(g);
+                changed = true;
+            }
+        }
+        changed
+    }
+
     /// The plan called `name`.
     pub fn get(&self, name: &str) -> Option<&SavedPlan> {
         self.plans.iter().find(|p| p.name == name)
@@ -425,6 +439,27 @@ mod tests {
         assert_eq!(lib.get("bf16").map(|p| p.saved_at_ms), Some(1.7e12));
         let (back, dropped) = Library::from_json(&lib.to_json());
         assert_eq!((back, dropped), (lib, 0));
+    }
+
+    #[test]
+    fn a_plan_saved_before_its_search_finished_gets_its_goodput_later() {
+        let mut lib = Library::default();
+        let mut waiting = entry("saved early");
+        waiting.goodput_rps = None;
+        lib.save(waiting.clone()).expect("saved");
+        lib.save(entry("known")).expect("saved");
+        // A search for another plan finishes: nothing changes.
+        assert!(!lib.fill_goodput(|_| None));
+        let searched = waiting.plan.clone();
+        let of = |p: &Plan| (*p == searched).then_some(21.5);
+        assert!(lib.fill_goodput(of));
+        assert_eq!(
+            lib.get("saved early").and_then(|p| p.goodput_rps),
+            Some(21.5)
+        );
+        // A goodput the plan was saved with is never replaced.
+        assert!(!lib.fill_goodput(|_| Some(1.0)));
+        assert_eq!(lib.get("known").and_then(|p| p.goodput_rps), Some(19.5));
     }
 
     fn names(lib: &Library) -> Vec<&str> {

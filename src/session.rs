@@ -143,6 +143,7 @@ impl Session {
         provide_context(s);
         s.keep_address_in_step();
         s.autosave();
+        s.fill_saved_goodput();
         let on_hash = window_event_listener(ev::hashchange, move |_| s.reopen());
         let on_hide = window_event_listener(ev::pagehide, move |_| s.flush());
         on_cleanup(move || {
@@ -303,6 +304,26 @@ impl Session {
             saved_at_ms: saved::now_ms(),
             goodput_rps: goodput,
         })
+    }
+
+    /// When a search finishes, gives the named plans saved while it ran (without a
+    /// goodput) the goodput it found for them.
+    fn fill_saved_goodput(&self) {
+        let s = *self;
+        Effect::new(move |_| {
+            if s.runs.search.with(Option::is_none) {
+                return;
+            }
+            let mut filled = s.library.get_untracked();
+            if filled.fill_goodput(|p| s.runs.goodput_for(p)) {
+                if let Err(e) = s.change_library(|lib| {
+                    *lib = filled;
+                    Ok(())
+                }) {
+                    s.storage_problem.set(Some(e.to_string()));
+                }
+            }
+        });
     }
 
     fn save_named(&self, entry: SavedPlan) -> Result<LibraryUndo, SaveError> {

@@ -7,6 +7,7 @@
 //!        └─ edits (raw text per field) ─▶ parse errors ─┘
 //! ```
 
+pub mod choices;
 pub mod fields;
 pub mod messages;
 

@@ -1,6 +1,6 @@
 //! Attainment vs arrival rate, with its confidence band, the target line and the knee.
 
-use goodput_core::format::{percent, percent_tenths};
+use goodput_core::format::{percent, percent_tenths, rps};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -67,8 +67,8 @@ impl AttainmentChart {
         let simulated = nearest(p.iter().map(|p| p.rate_rps), x).map(|i| {
             let q = p[i];
             format!(
-                "{:.2} req/s: {:.1}% of requests meet the SLO (band {:.1}–{:.1}%)",
-                q.rate_rps,
+                "{} req/s: {:.1}% of requests meet the SLO (band {:.1}–{:.1}%)",
+                rps(q.rate_rps),
                 q.attainment * 100.0,
                 q.lo * 100.0,
                 q.hi * 100.0
@@ -76,7 +76,7 @@ impl AttainmentChart {
         });
         let m = self.measured_sorted();
         let measured = nearest(m.iter().map(|r| r.0), x)
-            .map(|i| format!("measured {:.2} req/s: {}", m[i].0, percent_tenths(m[i].1)));
+            .map(|i| format!("measured {} req/s: {}", rps(m[i].0), percent_tenths(m[i].1)));
         match (simulated, measured) {
             (Some(s), Some(m)) => Some(format!("{s}; {m}")),
             (s, m) => s.or(m),
@@ -186,7 +186,7 @@ pub fn draw_attainment<DB: DrawingBackend>(
         draw_line_label(
             &mut chart,
             (knee, 0.12),
-            format!("knee {knee:.2} req/s"),
+            format!("knee {} req/s", rps(knee)),
             KNEE_LABEL_PX,
             theme.good(),
             &theme,

@@ -2,7 +2,7 @@
 //! serves (top), the replicas (bottom: serving, needed, the static fleet), and the hours
 //! whose simulated attainment falls below the target shaded across both panels.
 
-use goodput_core::format::{percent, percent_tenths, percent_whole};
+use goodput_core::format::{percent, percent_tenths, percent_whole, rps};
 use goodput_core::schedule::Schedule;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -146,8 +146,8 @@ impl DayChart {
             .map(|d| format!("; {} within the SLO", percent_tenths(d.attainment)))
             .unwrap_or_default();
         Some(format!(
-            "hour {h}: {:.2} req/s, {} replicas needed, {serving} serving ({:.1} req/s capacity){dip}",
-            self.rate_rps.get(h).copied().unwrap_or(0.0),
+            "hour {h}: {} req/s, {} replicas needed, {serving} serving ({:.1} req/s capacity){dip}",
+            rps(self.rate_rps.get(h).copied().unwrap_or(0.0)),
             self.needed.get(h).copied().unwrap_or(0),
             serving as f64 * self.goodput_rps
         ))
@@ -273,7 +273,7 @@ pub fn draw_day<DB: DrawingBackend>(
         .x_labels((h / step) as usize + 1)
         .x_label_formatter(&|x| format!("{x:.0}"))
         .y_labels(4)
-        .y_label_formatter(&|y| format!("{y:.0}"))
+        .y_label_formatter(&|y| tick_label(y.round()))
         .x_desc(x_desc(data.hours))
         .y_desc("replicas")
         .draw()?;

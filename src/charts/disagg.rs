@@ -7,7 +7,7 @@ use goodput_core::disagg::DisaggResult;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{draw_line_label, draw_note, legend_mark, text_width_px, Frame, Theme};
+use super::{draw_line_label, draw_note, legend_mark, text_width_px, tick_label, Frame, Theme};
 
 /// The parts of a TTFT, in the order they happen.
 pub const PARTS: [&str; 5] = [
@@ -171,7 +171,7 @@ pub fn draw_disagg<DB: DrawingBackend>(
         .disable_y_mesh()
         .y_labels(0)
         .x_labels(6)
-        .x_label_formatter(&|v| format!("{v:.0}"))
+        .x_label_formatter(&|v| tick_label(v.round()))
         .x_desc("time from arrival [ms]")
         .draw()?;
     for (row, bar) in data.bars.iter().enumerate() {

@@ -1,5 +1,6 @@
 //! Heatmap of the knob sweep: goodput over `max_num_seqs` × `max_num_batched_tokens`.
 
+use goodput_core::format::rps;
 use goodput_core::search::{Knobs, PartialSweep, SweepResult};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -117,8 +118,9 @@ impl HeatmapChart {
         let v = self.goodput_rps.get(r)?.get(c)?;
         Some(match v {
             Some(g) => format!(
-                "max_num_seqs {seqs}, max_num_batched_tokens {}: goodput {g:.2} req/s",
-                budget_label(budget)
+                "max_num_seqs {seqs}, max_num_batched_tokens {}: goodput {} req/s",
+                budget_label(budget),
+                rps(*g)
             ),
             None => format!(
                 "max_num_seqs {seqs}, budget {}: not simulated yet",

@@ -4,7 +4,7 @@ use goodput_core::plan::{LengthDist, LengthSpec};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{draw_note, log_ticks, Frame, Theme};
+use super::{draw_note, log_ticks, tick_label, Frame, Theme};
 
 /// One bin of the preview.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -123,7 +123,7 @@ pub fn draw_histogram<DB: DrawingBackend>(
         .disable_y_axis()
         .label_style(theme.text(10.0))
         .x_labels(5)
-        .x_label_formatter(&|v| format!("{v:.0}"))
+        .x_label_formatter(&|v| tick_label(v.round()))
         .draw()?;
     chart.draw_series(data.bins.iter().map(|b| {
         Rectangle::new(

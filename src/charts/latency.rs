@@ -1,5 +1,6 @@
 //! TTFT and TPOT percentiles vs arrival rate, with the SLO lines (two panels, log scale).
 
+use goodput_core::format::rps;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -48,15 +49,15 @@ impl LatencyChart {
         let q = p[nearest(p.iter().map(|p| p.rate_rps), x)?];
         Some(if panel == 0 {
             format!(
-                "{:.2} req/s: TTFT p50 {:.0} ms, p99 {:.0} ms",
-                q.rate_rps,
+                "{} req/s: TTFT p50 {:.0} ms, p99 {:.0} ms",
+                rps(q.rate_rps),
                 q.ttft_p50_s * 1e3,
                 q.ttft_p99_s * 1e3
             )
         } else {
             format!(
-                "{:.2} req/s: TPOT p50 {:.1} ms, p99 {:.1} ms",
-                q.rate_rps,
+                "{} req/s: TPOT p50 {:.1} ms, p99 {:.1} ms",
+                rps(q.rate_rps),
                 q.tpot_p50_s * 1e3,
                 q.tpot_p99_s * 1e3
             )

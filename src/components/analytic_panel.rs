@@ -2,7 +2,7 @@
 //! warnings where the settings contradict them.
 
 use goodput_core::analytic::{analyze, Analytics, Severity};
-use goodput_core::format::{latency, percent_whole, thousands, MISSING};
+use goodput_core::format::{latency, percent_whole, rps, thousands, MISSING};
 use leptos::prelude::*;
 
 use crate::hooks::use_report::use_report;
@@ -33,7 +33,7 @@ fn rows(a: &Analytics) -> Vec<(&'static str, String, &'static str)> {
     vec![
         (
             "Planned rate per replica",
-            format!("{:.2} req/s", a.rate_per_replica_rps),
+            format!("{} req/s", rps(a.rate_per_replica_rps)),
             "an-rate",
         ),
         (

@@ -1,7 +1,7 @@
 //! The engine settings card: the knob sweep's best cell, its launch flags, and a button
 //! that applies it to the plan; and the prompt to re-tune after a change of setup.
 
-use goodput_core::format::MISSING;
+use goodput_core::format::{rps, MISSING};
 use goodput_core::search::{launch_flags, Knobs};
 use leptos::prelude::*;
 
@@ -94,7 +94,7 @@ pub fn BestSettings() -> impl IntoView {
                                     " → "
                                     <span data-testid="best-goodput-rps" data-value=g.to_string()>
                                         {if g > 0.0 {
-                                            format!("{g:.2} req/s per replica")
+                                            format!("{} req/s per replica", rps(g))
                                         } else {
                                             "0 req/s: no setting tried meets the SLO on this model and GPU".into()
                                         }}
@@ -150,9 +150,11 @@ pub fn RetunePrompt() -> impl IntoView {
         );
         match (g_best, g_now) {
             (Some(b), Some(n)) => text.push_str(&format!(
-                ": {b:.2} req/s per replica, against {n:.2} at the current settings."
+                ": {} req/s per replica, against {} at the current settings.",
+                rps(b),
+                rps(n)
             )),
-            (Some(b), None) => text.push_str(&format!(": {b:.2} req/s per replica.")),
+            (Some(b), None) => text.push_str(&format!(": {} req/s per replica.", rps(b))),
             _ => text.push('.'),
         }
         Some((text, best))

@@ -11,7 +11,7 @@ use web_sys::FileList;
 use crate::components::calibration_overlay::CalibrationOverlay;
 use crate::components::calibration_result::CalibrationResult;
 use crate::compute::calibration::{FitController, FitPhase};
-use goodput_core::format::millis;
+use goodput_core::format::{millis, rps};
 
 /// Reads every file of `list` as text and imports them together.
 fn read_files(fits: FitController, list: Option<FileList>) {
@@ -55,7 +55,7 @@ fn ImportedPoints() -> impl IntoView {
             let rows = set.points.iter().map(|p| {
                 let s = p.summary();
                 let load = match s.load {
-                    goodput_core::plan::MeasuredLoad::Rate { rate_rps, .. } => format!("{rate_rps:.2} req/s"),
+                    goodput_core::plan::MeasuredLoad::Rate { rate_rps, .. } => format!("{} req/s", rps(rate_rps)),
                     goodput_core::plan::MeasuredLoad::Concurrency { concurrency } => format!("{concurrency} clients"),
                 };
                 view! {

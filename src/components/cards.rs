@@ -10,7 +10,7 @@ use leptos::prelude::*;
 use crate::components::best_settings::BestSettings;
 use crate::components::glossary::TermLink;
 use crate::hooks::use_report::use_report;
-use goodput_core::format::{count, percent, usd, MISSING};
+use goodput_core::format::{count, percent, rps, usd, MISSING};
 
 /// One result card: a title, the value (with `data-testid` and the unrounded `data-value`)
 /// and a line of detail.
@@ -72,7 +72,7 @@ pub fn goodput_detail(plan: &Plan, report: &PlanReport) -> String {
                 _ => "",
             };
             let [lo, hi] = g.goodput_range_rps.unwrap_or([g.goodput_rps; 2]);
-            format!("simulated, range {lo:.2}–{hi:.2} req/s {at}{note}")
+            format!("simulated, range {}–{} req/s {at}{note}", rps(lo), rps(hi))
         }
     }
 }
@@ -139,7 +139,7 @@ pub fn HeadlineCards() -> impl IntoView {
     view! {
         <section class="cards" aria-label="Headline results">
             <Card title="Goodput per replica" term="goodput" testid="goodput-rps" value=goodput
-                shown=or_dash(goodput, |v| format!("{v:.2} req/s")) detail=goodput_detail />
+                shown=or_dash(goodput, |v| format!("{} req/s", rps(v))) detail=goodput_detail />
             <Card title="Replicas" testid="replicas-total" value=replicas
                 shown=or_dash(replicas, |v| format!("{v}")) detail=fleet_detail(0) />
             <Card title="GPUs" testid="gpus-total" value=gpus

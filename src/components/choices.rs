@@ -5,6 +5,7 @@ use goodput_core::presets;
 use goodput_core::Plan;
 use leptos::prelude::*;
 
+use crate::state::choices::{Choices, ARRIVALS, DTYPES, KV_POLICIES, SLO_MODES};
 use crate::state::PlanState;
 
 /// A labelled `<select>` over a fixed list of choices.
@@ -17,7 +18,7 @@ fn Choice(
     /// One line of explanation.
     help: &'static str,
     /// `(value, text)` pairs.
-    options: &'static [(&'static str, &'static str)],
+    options: Choices,
     /// Reads the current value from the plan.
     get: fn(&Plan) -> &'static str,
     /// Writes a picked value into the plan.
@@ -51,12 +52,6 @@ fn Choice(
         </div>
     }
 }
-
-const DTYPES: &[(&str, &str)] = &[
-    ("bf16", "bf16 (2 bytes)"),
-    ("fp8", "fp8 (1 byte)"),
-    ("int4", "int4 (½ byte)"),
-];
 
 fn dtype(s: &str) -> Dtype {
     match s {
@@ -105,7 +100,7 @@ pub fn ArrivalChoice() -> impl IntoView {
             id="choice-arrival"
             label="Arrivals"
             help="How requests are spaced in time."
-            options=&[("poisson", "Poisson"), ("gamma", "Bursty (gamma)"), ("constant", "Evenly spaced"), ("closed", "Closed loop (N clients)")]
+            options=ARRIVALS
             get=|p| p.traffic.arrival.name()
             set=|p, v| {
                 p.traffic.arrival = match v {
@@ -127,7 +122,7 @@ pub fn SloModeChoice() -> impl IntoView {
             id="choice-slo-mode"
             label="SLO mode"
             help="Joint: the target share of requests meets every objective at once. Marginal: each objective is a percentile on its own (p90 TTFT and p90 TPOT)."
-            options=&[("joint", "Joint (per request)"), ("marginal", "Marginal percentiles")]
+            options=SLO_MODES
             get=|p| p.slo.mode.name()
             set=|p, v| {
                 p.slo.mode = if v == "marginal" { SloMode::Marginal } else { SloMode::Joint }
@@ -160,11 +155,7 @@ pub fn SchedulerChoices() -> impl IntoView {
             id="choice-kv-policy"
             label="KV-cache policy"
             help="How the engine admits requests when KV memory is finite."
-            options=&[
-                ("paged", "Paged, preempt when full (vLLM-like)"),
-                ("reserve", "Reserve prompt + max_tokens"),
-                ("none", "Unlimited (article's reference)"),
-            ]
+            options=KV_POLICIES
             get=|p| p.engine.kv_policy.name()
             set=|p, v| {
                 p.engine.kv_policy = match v {

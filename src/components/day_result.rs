@@ -1,7 +1,7 @@
 //! The day's schedule: the verdict, static against autoscaled cost, the chart and the
 //! hour-by-hour table. Also the verdict line of the finance view.
 
-use goodput_core::format::{percent_tenths, usd, MISSING};
+use goodput_core::format::{percent_tenths, rps, usd, MISSING};
 use goodput_core::schedule::HourRow;
 use leptos::prelude::*;
 
@@ -74,7 +74,7 @@ fn hour_row(h: &HourRow) -> impl IntoView {
             data-attainment=h.attainment.map(|a| a.to_string()).unwrap_or_default()
             data-ramp=h.ramp.to_string() class:ramp=h.ramp>
             <th scope="row">{h.hour}</th>
-            <td class="num">{format!("{:.2}", h.rate_rps)}</td>
+            <td class="num">{rps(h.rate_rps)}</td>
             <td class="num">{h.replicas}</td>
             <td class="num">{serving}</td>
             <td class="num">{usd(h.cost_usd)}</td>

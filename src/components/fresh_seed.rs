@@ -3,6 +3,7 @@
 //! an ordinary plan field, so it shows in the inputs and travels in the link, and the
 //! run stays reproducible; Undo brings the old seed back.
 
+use goodput_core::format::rps;
 use leptos::prelude::*;
 
 use crate::compute::RunController;
@@ -30,7 +31,11 @@ pub fn moved_words(before: (u64, f64), after: (u64, f64)) -> String {
     } else {
         String::new()
     };
-    format!("Seed {s0}: {g0:.2} req/s. Seed {s1}: {g1:.2} req/s{change}.")
+    format!(
+        "Seed {s0}: {} req/s. Seed {s1}: {} req/s{change}.",
+        rps(g0),
+        rps(g1)
+    )
 }
 
 /// The button and, after a re-run, how far the answer moved.

@@ -5,13 +5,15 @@
 
 use goodput_core::analytic::{capacity_guess_rps, kv_capacity_tokens, MeanLengths};
 use goodput_core::capacity::size_fleet;
-use goodput_core::plan::Arrival;
 use goodput_core::roofline::StepModel;
 use goodput_core::Plan;
 use leptos::prelude::*;
 
 use crate::components::compare_many::CompareMany;
 use crate::session::Session;
+use crate::state::choices::{
+    arrival_words, slo_class_words, words, DTYPES, KV_POLICIES, SLO_MODES,
+};
 use crate::state::fields::FIELDS;
 use crate::state::PlanState;
 use crate::summary::{gpu_name, model_name};
@@ -45,21 +47,25 @@ fn row(label: impl Into<String>, f: impl Fn(&Plan) -> String, a: &Plan, b: &Plan
 
 /// The inputs of two plans, row by row: names, presets and choices, then every numeric field.
 pub fn input_rows(a: &Plan, b: &Plan) -> Vec<Row> {
-    let arrival = |p: &Plan| match p.traffic.arrival {
-        Arrival::Poisson => "Poisson".to_string(),
-        Arrival::Gamma { .. } => "gamma (bursty)".into(),
-        Arrival::Constant => "constant".into(),
-        Arrival::Trace => "trace".into(),
-        Arrival::Closed { concurrency, .. } => format!("closed loop, {concurrency} clients"),
-    };
     let mut rows = vec![
         row("Name", |p| p.name.clone(), a, b),
         row("Model", model_name, a, b),
-        row("Weights", |p| p.model.weight_dtype.name().into(), a, b),
-        row("KV cache", |p| p.model.kv_dtype.name().into(), a, b),
+        row(
+            "Weight dtype",
+            |p| words(DTYPES, p.model.weight_dtype.name()),
+            a,
+            b,
+        ),
+        row(
+            "KV-cache dtype",
+            |p| words(DTYPES, p.model.kv_dtype.name()),
+            a,
+            b,
+        ),
         row("GPU", gpu_name, a, b),
-        row("SLO class", |p| p.slo.class.clone(), a, b),
-        row("Arrivals", arrival, a, b),
+        row("SLO class", slo_class_words, a, b),
+        row("SLO mode", |p| words(SLO_MODES, p.slo.mode.name()), a, b),
+        row("Arrivals", arrival_words, a, b),
         row(
             "Chunked prefill",
             |p| {
@@ -73,7 +79,12 @@ pub fn input_rows(a: &Plan, b: &Plan) -> Vec<Row> {
             a,
             b,
         ),
-        row("KV policy", |p| p.engine.kv_policy.name().into(), a, b),
+        row(
+            "KV-cache policy",
+            |p| words(KV_POLICIES, p.engine.kv_policy.name()),
+            a,
+            b,
+        ),
     ];
     rows.extend(FIELDS.iter().map(|f| {
         let label = if f.unit.is_empty() {
@@ -270,7 +281,22 @@ mod tests {
             .filter(|r| r.differs())
             .map(|r| r.label.as_str())
             .collect();
-        assert_eq!(differing, ["Weights"]);
+        assert_eq!(differing, ["Weight dtype"]);
+        // Choices read as their inputs show them, never by their names in the plan.
+        let shown = |label: &str| {
+            let r = inputs.iter().find(|r| r.label == label).expect(label);
+            (r.a.clone(), r.b.clone())
+        };
+        assert_eq!(
+            shown("Weight dtype"),
+            ("bf16 (2 bytes)".into(), "fp8 (1 byte)".into())
+        );
+        assert_eq!(
+            shown("KV-cache policy").0,
+            "Paged, preempt when full (vLLM-like)"
+        );
+        assert_eq!(shown("SLO class").0, "Chat");
+        assert_eq!(shown("SLO mode").0, "Joint (per request)");
         let results = result_rows((&a, Some(20.0)), (&b, Some(24.0)));
         let weights = &results[0];
         assert_eq!((weights.a.as_str(), weights.b.as_str()), ("16", "8"));

@@ -17,7 +17,7 @@ use crate::session::Session;
 use crate::state::PlanState;
 use crate::summary::{answer_sentence, calibration_words};
 use crate::url_state::plan_title;
-use goodput_core::format::usd;
+use goodput_core::format::{rps, usd};
 use goodput_core::report::assumptions;
 
 /// What to say while the numbers are not ready.
@@ -89,7 +89,7 @@ pub fn Figures(
                 value=pick(|c| c.cost_per_compliant_request_usd) format=usd />
             {goodput.then(|| view! {
                 <Figure label="Goodput per replica" testid="goodput-rps" value=goodput_rps
-                    format=|v| format!("{v:.2} req/s") />
+                    format=|v| format!("{} req/s", rps(v)) />
             })}
         </dl>
     }

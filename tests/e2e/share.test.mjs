@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFile, writeFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { GOLDEN, REPO_ROOT, assertNoErrors, decodePng, findNumber as findKey, readValue, runCli, runCliJson, screenshot, startHarness } from './harness.mjs';
+import { GOLDEN, REPO_ROOT, assertNoErrors, decodePng, findNumber as findKey, readValue, runCli, runCliJson, screenshot, startHarness, waitForPhase } from './harness.mjs';
 
 /** Headline cells the page and the CLI must agree on, with the CLI's JSON key for each. */
 const CELLS = [
@@ -301,6 +301,13 @@ test('saved plans: saving over a name, a delete and a rename can each be undone'
   await save('high', 44);
   await page.waitForSelector('[data-testid="saved-plan"][data-name="high"]');
   assert.deepEqual(await listed(), ['high', 'low']);
+  // Saved before its search finished, 'high' gets the goodput the search finds, in the
+  // list and in storage.
+  assert.equal((await named()).find((p) => p.name === 'high').goodput_rps ?? null, null, 'saved while its search ran');
+  await waitForPhase(page, 'run-status', 'done');
+  await page.waitForSelector('[data-testid="saved-plan"][data-name="high"] .saved-meta:has-text("goodput")');
+  const found = await readValue(page, 'goodput-rps');
+  assert.equal((await named()).find((p) => p.name === 'high').goodput_rps, found);
   // Saving under a name taken says so, and Undo brings the earlier plan back in its place.
   await save('low', 22);
   await page.waitForSelector('[data-testid="saved-message"]:has-text("in place of the earlier plan")');

@@ -136,6 +136,10 @@ test('a compare table of 4 saved plans equals the CLI, with the difference again
     assert.match(rows['B double price'].cells[10], /^\+\$[\d,]+(\.\d\d)? \(\+100\.0%\)$/);
     assert.equal(rows['B double price'].cells[10].split(' ')[0], `+${rows['A default'].cells[7]}`, 'double price: + the baseline cost');
     assert.ok(rows['D triple peak'].deltaGpus > 0, 'three times the peak needs more GPUs');
+    // Every column, the differences included, fits a 1,400 px window without scrolling sideways.
+    await page.setViewportSize({ width: 1400, height: 1000 });
+    const [scrollWidth, clientWidth] = await page.$eval('.compare-many-scroll', (e) => [e.scrollWidth, e.clientWidth]);
+    assert.ok(scrollWidth <= clientWidth, `the table scrolls sideways at 1,400 px (${scrollWidth} > ${clientWidth})`);
     await screenshot(page, 'compare-many');
 
     // Another baseline: the differences are taken against it.

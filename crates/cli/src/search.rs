@@ -1,7 +1,7 @@
 //! `goodput search`: the goodput of the plan's engine settings, with its curve.
 
 use goodput_core::capacity::MAX_GOODPUT_RPS;
-use goodput_core::format::{percent, sig};
+use goodput_core::format::{percent, rps, sig};
 use goodput_core::search::{default_threads, search_goodput_threads, GoodputResult};
 
 use clap::{Arg, Command};
@@ -80,10 +80,10 @@ pub fn run(args: &mut Args) -> Result<String, String> {
 /// The result as a table.
 pub fn text(r: &GoodputResult) -> String {
     let mut s = format!(
-        "goodput: {:.2} req/s (95% range {:.2} to {:.2}) at {} attainment, {} replications per rate\n{}\n\n",
-        r.goodput_rps,
-        r.goodput_range_rps[0],
-        r.goodput_range_rps[1],
+        "goodput: {} req/s (95% range {} to {}) at {} attainment, {} replications per rate\n{}\n\n",
+        rps(r.goodput_rps),
+        rps(r.goodput_range_rps[0]),
+        rps(r.goodput_range_rps[1]),
         percent(r.target),
         r.replications,
         r.reason

@@ -1,7 +1,7 @@
 //! `goodput shootout`: the plan on every GPU × TP option, ranked by cost per compliant
 //! request.
 
-use goodput_core::format::{millis, usd, MISSING};
+use goodput_core::format::{millis, rps, usd, MISSING};
 use goodput_core::shootout::{run_shootout_threads, ShootoutResult, ShootoutSpec, TP_DEGREES};
 
 use clap::Command;
@@ -142,7 +142,7 @@ fn text(r: &ShootoutResult) -> String {
             row.gpu,
             row.tp,
             if row.fits {
-                format!("{:.2}/s", row.goodput_rps)
+                format!("{}/s", rps(row.goodput_rps))
             } else {
                 MISSING.into()
             },

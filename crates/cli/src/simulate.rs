@@ -1,5 +1,6 @@
 //! `goodput simulate`: one simulation point, with latency percentiles.
 
+use goodput_core::format::rps;
 use goodput_core::plan::{Arrival, MAX_REPLICATIONS};
 use goodput_core::sim::{replicate, simulate, SimConfig, SimReport, Summary};
 use serde_json::{json, Value};
@@ -203,8 +204,8 @@ fn text(v: &Value) -> String {
         ));
     }
     s.push_str(&format!(
-        "\nthroughput {:.2} req/s completed, mean running {:.1}",
-        num(v, "completed_rps"),
+        "\nthroughput {} req/s completed, mean running {:.1}",
+        rps(num(v, "completed_rps")),
         num(v, "mean_running"),
     ));
     s.push_str(&format!(

@@ -1,5 +1,6 @@
 //! `goodput sweep`: goodput over a grid of max_num_seqs × max_num_batched_tokens.
 
+use goodput_core::format::rps;
 use goodput_core::plan::fields;
 use goodput_core::search::{sweep_knobs_threads, SweepResult};
 
@@ -83,7 +84,7 @@ pub fn text(r: &SweepResult) -> String {
             let idx = i * cols + j;
             if let Some(c) = r.cells.get(idx) {
                 let mark = if idx == r.best { "*" } else { " " };
-                s.push_str(&format!("{:>9.2}{mark}", c.goodput_rps));
+                s.push_str(&format!("{:>9}{mark}", rps(c.goodput_rps)));
             }
         }
         s.push('\n');
@@ -95,8 +96,12 @@ pub fn text(r: &SweepResult) -> String {
         format!("budget {}", b.batched_tokens)
     };
     s.push_str(&format!(
-        "\nbest: {} seqs, {budget}: {:.2} req/s\n{}\n{}\n{} simulations",
-        b.max_num_seqs, b.goodput_rps, r.flags.vllm, r.flags.sglang, r.jobs_run
+        "\nbest: {} seqs, {budget}: {} req/s\n{}\n{}\n{} simulations",
+        b.max_num_seqs,
+        rps(b.goodput_rps),
+        r.flags.vllm,
+        r.flags.sglang,
+        r.jobs_run
     ));
     s
 }

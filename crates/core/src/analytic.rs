@@ -16,6 +16,7 @@
 //! Mean lengths of the clipped, integer-truncated lognormal are computed exactly
 //! (a finite sum of normal tail probabilities), so they match what the simulator draws.
 
+use crate::format::rps;
 use crate::plan::{LengthDist, LengthSpec, Plan, TraceRow};
 use crate::roofline::StepModel;
 use serde::{Deserialize, Serialize};
@@ -481,8 +482,8 @@ fn warnings(plan: &Plan, a: &Analytics, roof: &StepModel) -> Vec<Warning> {
             "unstable_queue",
             Severity::Critical,
             format!(
-                "at {:.2} req/s per replica the GPU needs at least {:.0}% of its time; the queue and TTFT grow without bound. Lower the utilisation or add replicas",
-                a.rate_per_replica_rps,
+                "at {} req/s per replica the GPU needs at least {:.0}% of its time; the queue and TTFT grow without bound. Lower the utilisation or add replicas",
+                rps(a.rate_per_replica_rps),
                 a.work_load_replica * 100.0
             ),
         ));
@@ -505,10 +506,10 @@ fn warnings(plan: &Plan, a: &Analytics, roof: &StepModel) -> Vec<Warning> {
             "max_num_seqs_below_littles_law",
             Severity::Warning,
             format!(
-                "max_num_seqs = {} is below the {} that Little's law suggests with decode at the TPOT objective (1.5 × {:.2} req/s × {:.0} output tokens × {:.1} ms): if decode runs that slow, requests queue for a slot. Decode usually runs faster than its objective; the knob sweep, which simulates it, has the last word",
+                "max_num_seqs = {} is below the {} that Little's law suggests with decode at the TPOT objective (1.5 × {} req/s × {:.0} output tokens × {:.1} ms): if decode runs that slow, requests queue for a slot. Decode usually runs faster than its objective; the knob sweep, which simulates it, has the last word",
                 e.max_num_seqs,
                 a.suggested_max_num_seqs,
-                a.rate_per_replica_rps,
+                rps(a.rate_per_replica_rps),
                 a.lengths.output_tokens,
                 a.littles_tpot_s * 1e3
             ),

@@ -17,6 +17,7 @@ pub(crate) mod markdown;
 use crate::alerts::{alert_rules, AlertRules};
 use crate::analytic::{analyze, Analytics, Severity, Warning};
 use crate::capacity::{knee_from_sweep, size_fleet, CapacityPlan};
+use crate::format::rps;
 use crate::plan::fields::{self, FIELDS};
 use crate::plan::Plan;
 use crate::search::{
@@ -394,14 +395,15 @@ fn knob_hint(plan: &Plan, s: &SweepResult, goodput_rps: f64) -> KnobHint {
             s.cells.len()
         ),
         (_, Some(x)) => format!(
-            "{} sequences with {budget} reach {:.2} req/s in the sweep, {:+.0}% against the plan's settings",
+            "{} sequences with {budget} reach {} req/s in the sweep, {:+.0}% against the plan's settings",
             best.max_num_seqs,
-            best.goodput_rps,
+            rps(best.goodput_rps),
             x * 100.0
         ),
         (_, None) => format!(
-            "{} sequences with {budget} reach {:.2} req/s, the best of the grid",
-            best.max_num_seqs, best.goodput_rps
+            "{} sequences with {budget} reach {} req/s, the best of the grid",
+            best.max_num_seqs,
+            rps(best.goodput_rps)
         ),
     };
     KnobHint {

@@ -21,7 +21,7 @@ use super::{
 };
 use crate::analytic::MeanLengths;
 use crate::capacity::CapacityPlan;
-use crate::format::{latency, sig, thousands, usd};
+use crate::format::{latency, rps, sig, thousands, usd};
 use crate::plan::{Plan, MAX_DISAGG_INSTANCES, MAX_DISAGG_POINTS};
 use crate::report::{PlanReport, PlannedLoad};
 use crate::search::{
@@ -369,7 +369,8 @@ impl DisaggSizing {
         };
         if x_min > x_max {
             s.reason = Some(format!(
-                "the prefill pool needs more than {MAX_DISAGG_INSTANCES} instances for the prompt tokens of {rate:.2} req/s"
+                "the prefill pool needs more than {MAX_DISAGG_INSTANCES} instances for the prompt tokens of {} req/s",
+                rps(rate)
             ));
         } else {
             s.column = Some(Column {
@@ -491,15 +492,15 @@ impl DisaggSizing {
                 pct(self.target)
             )
         });
-        let rate = self.cfg.traffic.rate_rps;
+        let rate = rps(self.cfg.traffic.rate_rps);
         if stopped {
             format!(
                 "no xPyD of the {MAX_DISAGG_POINTS} tried (the search's limit) meets the SLO \
-                 at {rate:.2} req/s{closest}"
+                 at {rate} req/s{closest}"
             )
         } else {
             format!(
-                "no xPyD up to {}P{}D meets the SLO at {rate:.2} req/s{closest}",
+                "no xPyD up to {}P{}D meets the SLO at {rate} req/s{closest}",
                 self.x_max, self.y_max
             )
         }

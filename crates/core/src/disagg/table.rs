@@ -2,7 +2,7 @@
 //! and the page shows them, so both read the same.
 
 use super::DisaggResult;
-use crate::format::{latency, usd, MISSING};
+use crate::format::{latency, rps, usd, MISSING};
 use crate::presets::gpu_name;
 
 /// One row of the side-by-side comparison.
@@ -80,11 +80,12 @@ impl DisaggResult {
             ),
             row(
                 "Sized by",
-                format!("goodput {:.2} req/s per replica", a.goodput_rps),
+                format!("goodput {} req/s per replica", rps(a.goodput_rps)),
                 b.map_or_else(dash, |b| {
                     format!(
-                        "attainment {:.3} at {:.2} req/s",
-                        b.attainment, self.sizing_rate_rps
+                        "attainment {:.3} at {} req/s",
+                        b.attainment,
+                        rps(self.sizing_rate_rps)
                     )
                 }),
             ),
@@ -114,9 +115,9 @@ impl DisaggResult {
         let m = &b.md1;
         vec![
             format!(
-                "Prefill pool as M/D/1: {:.2} req/s per instance, D = {} (mean prompt), load {:.2}; \
+                "Prefill pool as M/D/1: {} req/s per instance, D = {} (mean prompt), load {:.2}; \
                  mean wait {} (simulated {}), arrival to end of prefill {} (simulated {}).",
-                m.rate_rps,
+                rps(m.rate_rps),
                 latency(Some(m.service_s)),
                 m.utilization,
                 latency(m.wait_s),

@@ -33,12 +33,12 @@ pub(crate) fn render(r: &PlanReport) -> String {
         GoodputSource::None => "not available",
     };
     let range = g.goodput_range_rps.map_or(String::new(), |[lo, hi]| {
-        format!(", 95% range {lo:.2} to {hi:.2}")
+        format!(", 95% range {} to {}", rps(lo), rps(hi))
     });
     let _ = writeln!(
         s,
-        "| Goodput per replica | {:.2} req/s ({source}{range}) |",
-        g.goodput_rps
+        "| Goodput per replica | {} req/s ({source}{range}) |",
+        rps(g.goodput_rps)
     );
     match &r.capacity {
         Some(c) => {
@@ -156,8 +156,8 @@ pub(crate) fn render(r: &PlanReport) -> String {
             );
             let _ = writeln!(
                 s,
-                "| {:.2} | {:.1}% | {:.1}–{:.1}% | {t50} | {t99} | {p50} | {p99} |",
-                c.rate_rps,
+                "| {} | {:.1}% | {:.1}–{:.1}% | {t50} | {t99} | {p50} | {p99} |",
+                rps(c.rate_rps),
                 c.attainment * 100.0,
                 c.ci95[0] * 100.0,
                 c.ci95[1] * 100.0
@@ -195,9 +195,9 @@ pub(crate) fn render(r: &PlanReport) -> String {
                 let idx = i * cols + j;
                 if let Some(c) = sw.cells.get(idx) {
                     if idx == sw.best {
-                        let _ = write!(row, " **{:.2}** |", c.goodput_rps);
+                        let _ = write!(row, " **{}** |", rps(c.goodput_rps));
                     } else {
-                        let _ = write!(row, " {:.2} |", c.goodput_rps);
+                        let _ = write!(row, " {} |", rps(c.goodput_rps));
                     }
                 }
             }

@@ -13,6 +13,7 @@ use super::{
     check_work, default_threads, launch_flags, GoodputResult, GoodputSearch, Job, JobResult, Knobs,
     LaunchFlags, Progress, SearchError, SearchStatus, MAX_RATES,
 };
+use crate::format::rps;
 use crate::plan::{Plan, MAX_SWEEP_VALUES};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -106,10 +107,10 @@ impl SweepResult {
         };
         let Some(cell) = self.cell_at(&search.knobs) else {
             return Some(format!(
-                "Your settings are not on the grid. The cells ran {}; the card's {:.2} req/s \
+                "Your settings are not on the grid. The cells ran {}; the card's {} req/s \
                  comes from {}.",
                 per_rate(self.replications),
-                search.goodput_rps,
+                rps(search.goodput_rps),
                 search.replications
             ));
         };
@@ -121,12 +122,16 @@ impl SweepResult {
             "their 95% ranges do not overlap"
         };
         Some(format!(
-            "The cell at your settings shows {:.2} req/s from {}; the card's {:.2} comes \
-             from {} ({a0:.2}–{a1:.2} against {b0:.2}–{b1:.2}: {overlap}).",
-            cell.goodput_rps,
+            "The cell at your settings shows {} req/s from {}; the card's {} comes \
+             from {} ({}–{} against {}–{}: {overlap}).",
+            rps(cell.goodput_rps),
             per_rate(self.replications),
-            search.goodput_rps,
-            search.replications
+            rps(search.goodput_rps),
+            search.replications,
+            rps(a0),
+            rps(a1),
+            rps(b0),
+            rps(b1)
         ))
     }
 }
