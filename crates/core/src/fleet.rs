@@ -87,8 +87,7 @@ pub fn memory_fit(plan: &Plan) -> MemoryFit {
                 weights / 1e9,
                 reserve / 1e9,
                 budget / 1e9,
-                crate::plan::fields::by_path("hardware.mem_utilization")
-                    .map_or("memory utilisation".to_string(), |f| f.label.to_lowercase())
+                crate::plan::fields::field("hardware.mem_utilization").label_in_sentence()
             ),
             None => format!(
                 "the weights do not fit: the {:.1} GB runtime reserve alone exceeds the {:.1} GB budget of one GPU",

@@ -1703,11 +1703,12 @@ impl Plan {
             "hardware.memory_bytes",
             format!(
                 "{model} needs {:.1} GB of weights but {gpus} {offer} {:.1} GB ({whose} memory \
-                 × memory utilisation − the runtime reserve): no room for the KV cache; \
+                 × {} − the runtime reserve): no room for the KV cache; \
                  add memory or GPUs (tensor parallelism), quantise the weights, or set the \
                  KV-cache policy to none",
                 self.model.weight_bytes() / 1e9,
-                usable / 1e9
+                usable / 1e9,
+                fields::field("hardware.mem_utilization").label_in_sentence()
             ),
         ))
     }

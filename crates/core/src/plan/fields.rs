@@ -101,6 +101,18 @@ pub struct Field {
 }
 
 impl Field {
+    /// The label inside a sentence: "memory utilisation" for "Memory utilisation"; a
+    /// label that starts with an acronym ("KV link bandwidth") keeps its capitals.
+    pub fn label_in_sentence(&self) -> String {
+        let mut chars = self.label.chars();
+        match (chars.next(), chars.next()) {
+            (Some(a), Some(b)) if a.is_uppercase() && !b.is_uppercase() => {
+                format!("{}{}", a.to_lowercase(), &self.label[a.len_utf8()..])
+            }
+            _ => self.label.to_string(),
+        }
+    }
+
     /// Whether the field holds a whole number.
     pub const fn is_whole(&self) -> bool {
         matches!(self.kind, Kind::Whole | Kind::Seed | Kind::List)

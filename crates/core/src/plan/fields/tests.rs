@@ -262,3 +262,16 @@ fn a_list_reads_in_the_fields_own_words() {
     );
     assert_eq!(format_list(&[16, 32]), "16, 32");
 }
+
+#[test]
+fn a_label_inside_a_sentence_keeps_its_acronyms() {
+    assert_eq!(
+        field("hardware.mem_utilization").label_in_sentence(),
+        "memory utilisation"
+    );
+    let kv = FIELDS
+        .iter()
+        .find(|f| f.label.starts_with("KV "))
+        .expect("a label that starts with an acronym");
+    assert_eq!(kv.label_in_sentence(), kv.label);
+}
