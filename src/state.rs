@@ -41,6 +41,10 @@ pub fn looks_unfinished(text: &str) -> bool {
     t.is_empty() || t.ends_with(['.', ',', 'e', 'E', '-', '+', '_'])
 }
 
+/// What a run button says while an input has a problem.
+pub const FIX_THE_INPUT_FIRST: &str =
+    "An input has a problem: fix it first, so the run is of the plan on screen";
+
 /// How many replaces of the plan the Undo control can take back.
 pub const UNDO_LEVELS: usize = 20;
 
@@ -284,6 +288,12 @@ impl PlanState {
         self.problem.with(Option::is_some)
     }
 
+    /// Why a run button is off while an input has a problem (its `title`), or `None`:
+    /// a run would work on the plan before the edit, not on the one on screen.
+    pub fn run_blocked(&self) -> Option<&'static str> {
+        self.is_stale().then_some(FIX_THE_INPUT_FIRST)
+    }
+
     /// The text a numeric field shows: what the user is typing, else what was typed,
     /// unless the value changed since.
     pub fn text_of(&self, id: &'static str) -> String {
@@ -392,7 +402,14 @@ impl PlanState {
                 .validation_problems
                 .with(|v| v.iter().any(|p| p.field == sigma));
             if let (true, Some(p95), Some(sigma)) = (refused, field(id), field(sigma)) {
-                if let Some(m) = self.draft.with(|plan| p95_message(p95, sigma, plan)) {
+                // The p95 as typed, unless the plan has changed it since.
+                let current = self.draft.with(|plan| (p95.get)(plan));
+                let typed = self.edits.with(|e| {
+                    e.get(id)
+                        .filter(|edit| values_match(edit.value_at_edit, current))
+                        .and_then(|edit| parse_value(p95.kind, &edit.text).ok().flatten())
+                });
+                if let Some(m) = self.draft.with(|plan| p95_message(p95, sigma, plan, typed)) {
                     return Some(m);
                 }
             }
@@ -689,6 +706,25 @@ mod tests {
             );
             assert!(m.ends_with(" tokens; it is 10"), "{m}");
             assert!(!m.contains("sigma"), "{m}");
+        });
+    }
+
+    /// A p95 of 0 or less has no sigma: the box keeps what was typed, the sigma's box is
+    /// empty rather than "NaN", and the message quotes the p95 typed.
+    #[test]
+    fn a_p95_of_zero_or_less_keeps_its_text_and_is_quoted() {
+        with_state(|s| {
+            for typed in ["-1", "0"] {
+                s.input("traffic.prompt.dist.p95", typed.into());
+                assert_eq!(s.text_of("traffic.prompt.dist.p95"), typed);
+                assert_eq!(s.text_of("traffic.prompt.dist.sigma"), "");
+                let m = s.message_for("traffic.prompt.dist.p95").expect("refused");
+                assert!(m.ends_with(&format!(" tokens; it is {typed}")), "{m}");
+                assert!(s.is_stale());
+            }
+            s.input("traffic.prompt.dist.p95", "2000".into());
+            assert_eq!(s.text_of("traffic.prompt.dist.p95"), "2000");
+            assert!(!s.is_stale());
         });
     }
 

@@ -19,6 +19,9 @@ fn Choice(
     help: &'static str,
     /// `(value, text)` pairs.
     options: Choices,
+    /// Values not offered here (a trace's arrivals come from importing one).
+    #[prop(optional)]
+    hidden: &'static [&'static str],
     /// Reads the current value from the plan.
     get: fn(&Plan) -> &'static str,
     /// Writes a picked value into the plan.
@@ -39,6 +42,7 @@ fn Choice(
             >
                 {options
                     .iter()
+                    .filter(|(value, _)| !hidden.contains(value))
                     .map(|&(value, text)| {
                         view! {
                             <option value=value prop:selected=move || current.get() == value>
@@ -101,6 +105,7 @@ pub fn ArrivalChoice() -> impl IntoView {
             label="Arrivals"
             help="How requests are spaced in time."
             options=ARRIVALS
+            hidden=&["trace"]
             get=|p| p.traffic.arrival.name()
             set=|p, v| {
                 p.traffic.arrival = match v {

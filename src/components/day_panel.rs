@@ -3,7 +3,7 @@
 //! and the autoscaler live in the plan (`plan.schedule`), so the share link carries them;
 //! the schedule itself is worked out from them (see `compute::day`).
 
-use goodput_core::schedule::{RateProfile, SHAPES};
+use goodput_core::schedule::{shape_words, RateProfile, SHAPES};
 use leptos::prelude::*;
 
 use crate::components::day_inputs::{AutoscalerInputs, HourlyNumbers};
@@ -103,7 +103,7 @@ pub fn DayPanel() -> impl IntoView {
     };
     let shape_options = SHAPES
         .iter()
-        .map(|(n, what, _)| view! { <option value=*n title=*what>{*n}</option> })
+        .map(|(n, what, _)| view! { <option value=*n title=*what>{shape_words(n)}</option> })
         .collect_view();
     view! {
         <section class="panel day-panel" aria-labelledby="day-title" data-testid="day-panel">
@@ -123,6 +123,7 @@ pub fn DayPanel() -> impl IntoView {
             </div>
             <Show when=move || !has_day.get()>
                 <button type="button" class="primary" data-testid="day-plan"
+                    disabled=move || state.run_blocked().is_some() title=move || state.run_blocked()
                     on:click=move |_| pick(shape.get_untracked().to_string())>"Plan the day"</button>
             </Show>
             <HourlyNumbers />

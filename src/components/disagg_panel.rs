@@ -250,7 +250,8 @@ pub fn DisaggPanel() -> impl IntoView {
             </div>
             <div class="run-line no-print">
                 <button type="button" class="primary" data-testid="disagg-run"
-                    disabled=move || running.get() || blocked.get() on:click=move |_| ctl.run()>
+                    disabled=move || running.get() || blocked.get() title=move || state.run_blocked()
+                    on:click=move |_| ctl.run()>
                     "Size the pools"
                 </button>
                 <button type="button" class="cancel" data-testid="disagg-cancel"

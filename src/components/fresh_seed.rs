@@ -66,7 +66,8 @@ pub fn FreshSeed() -> impl IntoView {
     view! {
         <div class="fresh-seed">
             <button type="button" data-testid="fresh-seed" on:click=click
-                title="Draw a new random seed and run again, to see how much the answer depends on chance">
+                disabled=move || state.run_blocked().is_some()
+                title=move || state.run_blocked().unwrap_or("Draw a new random seed and run again, to see how much the answer depends on chance")>
                 "Re-run with fresh seeds"
             </button>
             <span class="fresh-seed-words" data-testid="fresh-seed-words" aria-live="polite">

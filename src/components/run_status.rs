@@ -39,6 +39,10 @@ pub fn RunStatus() -> impl IntoView {
                 "Sweeping engine knobs: {} of ~{} simulations",
                 s.done, s.total
             ),
+            Phase::Done if state.is_stale() => {
+                "An input has a problem: the results shown are for the plan before that edit."
+                    .into()
+            }
             Phase::Done => "Up to date.".into(),
             Phase::Cancelled => {
                 "Cancelled. The results shown are from the last finished run.".into()
@@ -97,7 +101,8 @@ pub fn RunStatus() -> impl IntoView {
                     type="button"
                     class="rerun"
                     data-testid="rerun"
-                    disabled=move || running.get()
+                    disabled=move || running.get() || state.run_blocked().is_some()
+                    title=move || state.run_blocked()
                     on:click=move |_| runs.start(state.good.get_untracked())
                 >
                     "Run again"

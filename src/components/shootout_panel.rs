@@ -94,6 +94,14 @@ pub fn ShootoutPanel() -> impl IntoView {
             .collect(),
     };
     let running = Memo::new(move |_| ctl.status.with(|s| s.phase == ShootoutPhase::Running));
+    // An input with a problem blocks the run, unless the problem is only that the model
+    // does not fit its own GPU: that plan is compared as it is.
+    let memory_only = Memo::new(move |_| {
+        state
+            .draft
+            .with(goodput_core::Plan::refused_only_for_memory)
+    });
+    let blocked = move || state.run_blocked().filter(|_| !memory_only.get());
     let options = move || spec().gpus.len() * spec().tp_degrees.len();
     // The plan on screen: a plan whose model does not fit its own GPU is compared too.
     let record = Memo::new(move |_| state.draft.with(|p| p.shootout.clone()));
@@ -200,7 +208,8 @@ pub fn ShootoutPanel() -> impl IntoView {
             <fieldset class="checks no-print"><legend>"Tensor-parallel degrees"</legend>{tp_boxes}</fieldset>
             <div class="run-line no-print">
                 <button type="button" class="primary" data-testid="shootout-run"
-                    disabled=move || running.get() || options() == 0
+                    disabled=move || running.get() || options() == 0 || blocked().is_some()
+                    title=blocked
                     on:click=move |_| ctl.run(spec())>
                     {move || match options() {
                         0 => "Tick a GPU and a TP degree to compare".to_string(),

@@ -66,7 +66,8 @@ impl Kind {
     /// count must read back as itself), a real one to 6 significant digits without
     /// trailing zeros.
     pub fn format(self, value: Option<f64>) -> String {
-        let Some(v) = value else {
+        // No value, or none a number (a sigma set from a p95 of 0 or less): an empty box.
+        let Some(v) = value.filter(|v| !v.is_nan()) else {
             return String::new();
         };
         match self {
@@ -120,6 +121,7 @@ pub fn values_match(a: Option<f64>, b: Option<f64>) -> bool {
         (None, None) => true,
         (Some(x), Some(y)) => {
             x == y
+                || (x.is_nan() && y.is_nan())
                 || (x.is_finite() && y.is_finite() && (x - y).abs() <= 1e-9 * x.abs().max(y.abs()))
         }
         _ => false,

@@ -109,18 +109,28 @@ pub fn field_message(f: &Field, problem: Problem<'_>, limits: Option<Limits>) ->
             format!("{label} must be {}; it is {got}", range_words(f, &l))
         }
         Problem::Parse(kind, text) => {
+            // A whole-number field without limits of its own (the seed) holds what the
+            // plan stores: 0 to the largest 32-bit number.
             let fallback = if f.kind.is_whole() {
-                "a whole number, 0 or more"
+                format!(
+                    "a whole number from 0 to {}",
+                    goodput_core::format::thousands(i64::from(u32::MAX))
+                )
             } else {
-                "a number"
+                "a number".to_string()
             };
             let base = match kind {
                 ParseProblem::Missing => {
-                    return format!("{label} is required: enter {}", range(fallback))
+                    return format!("{label} is required: enter {}", range(&fallback))
                 }
-                ParseProblem::NotANumber | ParseProblem::NotWhole => {
-                    format!("{label} must be {}", range(fallback))
-                }
+                ParseProblem::NotANumber => format!("{label} must be {}", range(&fallback)),
+                // A number, but not one the field can hold (-1, 12.5, 1e20): say which.
+                ParseProblem::NotWhole => match text.trim().parse::<f64>() {
+                    Ok(x) if x.is_finite() => {
+                        format!("{label} must be {}; it is {}", range(&fallback), shown(x))
+                    }
+                    _ => format!("{label} must be {}", range(&fallback)),
+                },
             };
             match comma_hint(text) {
                 Some(hint) => format!("{base}: {hint}"),
@@ -147,8 +157,10 @@ pub fn limits_of(f: &Field, plan: &Plan) -> Option<Limits> {
 
 /// The message for a p95 field whose value puts its sigma (the field it edits, `sigma`)
 /// out of range: the sigma's limits turned into p95s at the plan's median, in the p95
-/// field's own words and units. `None` when the sigma is in range.
-pub fn p95_message(p95: &Field, sigma: &Field, plan: &Plan) -> Option<String> {
+/// field's own words and units, quoting `typed` (the p95 as typed) when given: a p95 of
+/// 0 or less has no sigma, so the plan cannot say what it was. `None` when the sigma is
+/// in range.
+pub fn p95_message(p95: &Field, sigma: &Field, plan: &Plan, typed: Option<f64>) -> Option<String> {
     let l = limits_of(sigma, plan)?;
     let p95_at = |s: f64| {
         let mut p = plan.clone();
@@ -160,7 +172,7 @@ pub fn p95_message(p95: &Field, sigma: &Field, plan: &Plan) -> Option<String> {
         hi: p95_at(l.hi)?,
         lo_open: l.lo_open,
         whole: false,
-        got: (p95.get)(plan).unwrap_or(f64::NAN),
+        got: typed.or_else(|| (p95.get)(plan)).unwrap_or(f64::NAN),
     };
     Some(field_message(p95, Problem::OutOfRange(limits), None))
 }
@@ -190,7 +202,7 @@ mod tests {
         );
         assert_eq!(
             m,
-            "max_num_seqs must be a whole number from 1 to 16,384 seqs"
+            "max_num_seqs must be a whole number from 1 to 16,384 seqs; it is 12.5"
         );
         assert!(!m.contains("4294967295"));
 
@@ -216,7 +228,19 @@ mod tests {
         );
         let seed = f("run.seed");
         let m = field_message(seed, Problem::Parse(ParseProblem::NotWhole, "-1"), None);
-        assert_eq!(m, "Seed must be a whole number, 0 or more");
+        assert_eq!(
+            m,
+            "Seed must be a whole number from 0 to 4,294,967,295; it is -1"
+        );
+        let m = field_message(
+            seed,
+            Problem::Parse(ParseProblem::NotWhole, "99999999999999"),
+            None,
+        );
+        assert_eq!(
+            m,
+            "Seed must be a whole number from 0 to 4,294,967,295; it is 99,999,999,999,999"
+        );
     }
 
     #[test]

@@ -114,6 +114,12 @@ test('an invalid value shows its message, keeps the last results dimmed, and rec
   assert.equal(await page.getAttribute(field, 'aria-invalid'), 'true');
   assert.equal(await readValue(page, 'goodput-rps'), before, 'the last good goodput stays');
   assert.match(await page.textContent('[data-testid="problem-banner"]'), /must be a number/);
+  // Nothing runs the plan before the edit as if it were the one on screen.
+  for (const button of ['rerun', 'fresh-seed', 'shootout-run', 'day-plan']) {
+    assert.equal(await page.isDisabled(`[data-testid="${button}"]`), true, `${button} is off`);
+    assert.match(await page.getAttribute(`[data-testid="${button}"]`, 'title'), /^An input has a problem: fix it first/);
+  }
+  assert.match(await page.textContent('[data-testid="run-phase"]'), /^An input has a problem: the results shown are for the plan before that edit\./);
   await screenshot(page, 'app-invalid-input');
 
   await page.fill(field, original);
@@ -122,6 +128,7 @@ test('an invalid value shows its message, keeps the last results dimmed, and rec
   );
   assert.equal((await page.textContent(error)).trim(), '');
   assert.equal(await page.$('[data-testid="problem-banner"]'), null);
+  await page.waitForSelector('[data-testid="rerun"]:not([disabled])');
   assert.equal(await readValue(page, 'goodput-rps'), before);
   assertNoErrors(errors);
 });

@@ -86,7 +86,7 @@ test('a day is planned like the CLI, drawn, shared; bad numbers are refused; a t
   await page.selectOption('[data-testid="day-shape"]', 'business-hours');
   await page.fill('[data-testid="day-lag"]', '20');
   await waitForDay(page);
-  assert.match(await page.textContent('[data-testid="day-profile-source"]'), /^shape 'business-hours': 24 hours, scaled to the peak of 40 req\/s/);
+  assert.match(await page.textContent('[data-testid="day-profile-source"]'), /^Business hours shape: 24 hours, scaled to the peak of 40 req\/s/);
 
   // The share link carries the day; the CLI works it out to the same numbers.
   await page.click('[data-testid="copy-link"]');

@@ -41,7 +41,7 @@ impl<T: Clone + Send + Sync + 'static> TypedValueParser for Parse<T> {
 /// One of a few names, listed in `--help` and the shell completions.
 #[derive(Clone, Copy)]
 struct Choices {
-    names: &'static [&'static str],
+    names: goodput_core::plan::fields::Choices,
     /// How the names are joined in an error (`joint|marginal`).
     sep: &'static str,
 }
@@ -58,7 +58,7 @@ impl TypedValueParser for Choices {
         let text = value.to_string_lossy();
         // `round-robin` is `round_robin`, as the core's parsers read it.
         let canonical = text.trim().replace('-', "_");
-        if let Some(name) = self.names.iter().find(|n| **n == canonical) {
+        if let Some((name, _)) = self.names.iter().find(|(n, _)| *n == canonical) {
             return Ok(name.to_string());
         }
         Err(clap::Error::raw(
@@ -66,13 +66,19 @@ impl TypedValueParser for Choices {
             format!(
                 "{}: expected {}, got '{text}'",
                 flag_of(arg),
-                self.names.join(self.sep)
+                self.names
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(self.sep)
             ),
         ))
     }
 
     fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
-        Some(Box::new(self.names.iter().map(PossibleValue::new)))
+        Some(Box::new(
+            self.names.iter().map(|(n, _)| PossibleValue::new(*n)),
+        ))
     }
 }
 

@@ -40,15 +40,20 @@ pub fn usd(x: f64) -> String {
     if cents >= 10_000.0 {
         return format!("{sign}${}", thousands(a.round() as i64));
     }
-    if a >= 0.1 || a == 0.0 {
+    if a >= 1.0 || a == 0.0 {
         return format!("{sign}${:.2}", cents / 100.0);
     }
-    // Below ten cents, three significant digits, trailing zeros kept so that a column
-    // reads alike ("$0.0450" above "$0.0481"): the first sits at 10^floor(log10 a).
-    let decimals = (2.0 - a.log10().floor()).clamp(3.0, 15.0) as usize;
+    // Below a dollar, three significant digits, trailing zeros kept so that a column
+    // reads alike ("$0.0450" above "$0.0481", "$0.0896" above "$0.100"): the first sits
+    // at the exponent of `a` rounded to three digits (0.09996 rounds to 1.00e-1).
+    let exponent: i32 = format!("{a:.2e}")
+        .split_once('e')
+        .and_then(|(_, e)| e.parse().ok())
+        .unwrap_or(0);
+    let decimals = (2 - exponent).clamp(3, 15) as usize;
     let text = format!("{a:.decimals$}");
-    if text.starts_with("0.1") {
-        // Rounding carried into the dimes (0.09996 → 0.100): cents then.
+    if text.starts_with("1.") {
+        // Rounding carried into the dollars (0.9996 → 1.000): cents then.
         return format!("{sign}${a:.2}");
     }
     format!("{sign}${text}")
@@ -128,7 +133,10 @@ pub fn field_value(field: &crate::plan::fields::Field, value: &serde_json::Value
             };
             name.map_or_else(|| id.clone(), str::to_string)
         }
-        Value::String(s) => s.clone(),
+        Value::String(s) => match field.kind {
+            Kind::Choice(choices) => crate::plan::fields::choice_words(choices, s).to_string(),
+            _ => s.clone(),
+        },
         Value::Number(n) => {
             let Some(x) = n.as_f64() else {
                 return n.to_string();
@@ -309,7 +317,8 @@ mod tests {
             ("hardware.tp_degree", json!(1), "1 GPU"),
             ("planning.redundancy", json!(1), "1 replica"),
             ("planning.redundancy", json!(0), "0 replicas"),
-            ("slo.mode", json!("joint"), "joint"),
+            ("slo.mode", json!("joint"), "Joint (per request)"),
+            ("slo.mode", json!("marginal"), "Marginal percentiles"),
             ("hardware.preset", json!("h100-sxm"), "NVIDIA H100 SXM 80GB"),
             ("model.preset", json!("no-such-model"), "no-such-model"),
         ] {
@@ -357,9 +366,10 @@ mod tests {
             (2.5, "$2.50"),
             (1.0, "$1.00"),
             (0.999_6, "$1.00"),
-            (0.5, "$0.50"),
-            (0.123, "$0.12"),
-            (0.099_96, "$0.10"),
+            (0.5, "$0.500"),
+            (0.123, "$0.123"),
+            (0.1, "$0.100"),
+            (0.099_96, "$0.100"),
             (0.095, "$0.0950"),
             (0.05, "$0.0500"),
             (0.045, "$0.0450"),

@@ -70,6 +70,13 @@ pub const MAX_SCHEDULE_REPLICATIONS: u32 = 20;
 /// Largest hourly value a profile may hold.
 pub const MAX_PROFILE_VALUE: f64 = 1e9;
 
+/// A shape's name as a page shows it: "business-hours" reads "Business hours".
+pub fn shape_words(name: &str) -> String {
+    crate::format::sentence(&name.replace('-', " "))
+        .trim_end_matches('.')
+        .to_string()
+}
+
 /// The named shapes: name, what it is, 24 hourly values (peak 1).
 pub const SHAPES: [(&str, &str, [f64; 24]); 3] = [
     ("flat", "the same rate every hour", [1.0; 24]),
@@ -159,7 +166,7 @@ impl RateProfile {
             .map(|(n, _, v)| RateProfile {
                 hourly: v.to_vec(),
                 absolute: false,
-                source: format!("shape '{n}'"),
+                source: format!("{} shape", shape_words(n)),
             })
             .ok_or_else(|| {
                 let names: Vec<&str> = SHAPES.iter().map(|s| s.0).collect();

@@ -83,8 +83,8 @@ impl DisaggResult {
                 format!("goodput {} req/s per replica", rps(a.goodput_rps)),
                 b.map_or_else(dash, |b| {
                     format!(
-                        "attainment {:.3} at {} req/s",
-                        b.attainment,
+                        "{} within the SLO at {} req/s (peak ÷ utilisation)",
+                        crate::format::percent(b.attainment),
                         rps(self.sizing_rate_rps)
                     )
                 }),

@@ -40,10 +40,7 @@ pub enum Router {
 impl Router {
     /// The name people read: `Least loaded`, `Round robin`.
     pub fn label(self) -> &'static str {
-        match self {
-            Router::LeastLoaded => "Least loaded",
-            Router::RoundRobin => "Round robin",
-        }
+        super::fields::choice_words(super::fields::ROUTERS, self.name())
     }
 
     /// The snake_case name used in plan files and on the command line.

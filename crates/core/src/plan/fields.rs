@@ -31,8 +31,8 @@ pub enum Kind {
     Whole,
     /// A 64-bit seed: any whole number ≥ 0.
     Seed,
-    /// One of a few names.
-    Choice(&'static [&'static str]),
+    /// One of a few names, each with the words a page shows for it.
+    Choice(Choices),
     /// On or off; the flag turns the default off (e.g. `--no-chunked-prefill`).
     Switch,
     /// A preset id (`goodput presets` lists them).
@@ -215,7 +215,7 @@ pub fn value_in(field: &Field, plan: &serde_json::Value) -> serde_json::Value {
     match (found, field.kind) {
         (Some(v), _) => v.clone(),
         (None, Kind::Choice(names)) if !field.optional && !names.is_empty() => {
-            serde_json::Value::from(names[0])
+            serde_json::Value::from(names[0].0)
         }
         (None, _) => serde_json::Value::Null,
     }
@@ -399,15 +399,49 @@ const fn optional(f: Field) -> Field {
     }
 }
 
-const DTYPES: &[&str] = &["bf16", "fp8", "int4"];
+/// A choice's `(name, words)` pairs: the name plan files and flags use, and the words a
+/// page, a summary or a report shows for it. A plan whose JSON leaves a choice out
+/// reads as its first ([`value_in`]).
+pub type Choices = &'static [(&'static str, &'static str)];
+
+/// The words of `name` among `choices`; the name itself when it is not one of them.
+pub fn choice_words(choices: Choices, name: &str) -> &str {
+    choices
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or(name, |(_, w)| w)
+}
+
+/// The weight and KV-cache dtypes `--weight-dtype` and `--kv-dtype` take.
+pub const DTYPES: Choices = &[
+    ("bf16", "bf16 (2 bytes)"),
+    ("fp8", "fp8 (1 byte)"),
+    ("int4", "int4 (½ byte)"),
+];
 /// The names `--arrival` takes.
-pub const ARRIVALS: &[&str] = &["poisson", "gamma", "constant", "trace", "closed"];
+pub const ARRIVALS: Choices = &[
+    ("poisson", "Poisson"),
+    ("gamma", "Bursty (gamma)"),
+    ("constant", "Evenly spaced"),
+    ("trace", "From the trace"),
+    ("closed", "Closed loop (N clients)"),
+];
 /// The names `--kv-policy` takes.
-pub const KV_POLICIES: &[&str] = &["none", "reserve", "paged"];
+pub const KV_POLICIES: Choices = &[
+    ("none", "Unlimited (article's reference)"),
+    ("reserve", "Reserve prompt + max_tokens"),
+    ("paged", "Paged, preempt when full (vLLM-like)"),
+];
 /// The names `--slo-mode` takes.
-pub const SLO_MODES: &[&str] = &["joint", "marginal"];
+pub const SLO_MODES: Choices = &[
+    ("joint", "Joint (per request)"),
+    ("marginal", "Marginal percentiles"),
+];
 /// The names `--router` takes.
-pub const ROUTERS: &[&str] = &["round_robin", "least_loaded"];
+pub const ROUTERS: Choices = &[
+    ("round_robin", "Round robin"),
+    ("least_loaded", "Least loaded"),
+];
 
 use Kind::{Choice, List, Preset, Real, Seed, Switch, Whole};
 

@@ -144,7 +144,7 @@ fn markdown_states_the_slo_mode_and_a_closed_loop() {
         "- TPOT objective: 25 ms.",
         "- End-to-end objective: none.",
         "- Attainment target: 92%.",
-        "- SLO mode: joint.",
+        "- SLO mode: Joint (per request).",
     ] {
         assert!(md.contains(line), "{line} in {md}");
     }
@@ -155,7 +155,7 @@ fn markdown_states_the_slo_mode_and_a_closed_loop() {
         think_s: 0.0,
     };
     let md = PlanReport::build(&plan, None, None).to_markdown();
-    assert!(md.contains("- SLO mode: marginal."), "{md}");
+    assert!(md.contains("- SLO mode: Marginal percentiles."), "{md}");
     assert!(
         md.contains("a closed loop of 32 clients; goodput is searched with Poisson arrivals."),
         "{md}"
@@ -284,7 +284,7 @@ fn the_assumptions_state_every_finance_field() {
     for f in FIELDS.iter().filter(|f| f.finance) {
         let value = match (f.kind, f.range) {
             (Kind::Preset, _) => serde_json::json!("some-other-preset"),
-            (Kind::Choice(names), _) => serde_json::json!(names[names.len() - 1]),
+            (Kind::Choice(names), _) => serde_json::json!(names[names.len() - 1].0),
             (Kind::Whole, Some(r)) => serde_json::json!(r.hi as u64),
             (_, Some(r)) => serde_json::json!(r.hi),
             _ => panic!("{}: a finance field needs a value to try", f.path),

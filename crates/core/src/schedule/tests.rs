@@ -92,6 +92,11 @@ fn profiles_parse_scale_and_refuse() {
     assert!(!b.absolute);
     let r = b.rates_rps(30.0);
     assert_eq!(r.iter().cloned().fold(0.0, f64::max), 30.0);
+    assert_eq!(shape_words("business-hours"), "Business hours");
+    assert_eq!(
+        RateProfile::named("global-consumer").unwrap().source,
+        "Global consumer shape"
+    );
     assert!(RateProfile::named("nope")
         .unwrap_err()
         .to_string()

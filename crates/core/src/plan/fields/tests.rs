@@ -181,8 +181,16 @@ fn paths_and_flags_are_unique_and_lookups_find_them() {
 #[test]
 fn choices_are_the_plans_names() {
     let names = |v: Vec<&'static str>| v;
+    let of = |c: Choices| c.iter().map(|(n, _)| *n).collect::<Vec<_>>();
+    // Every name has words of its own to be shown by.
+    for c in [ARRIVALS, KV_POLICIES, SLO_MODES, ROUTERS, DTYPES] {
+        for (name, words) in c {
+            assert!(!words.is_empty() && words != name, "{name}: {words}");
+            assert_eq!(choice_words(c, name), *words);
+        }
+    }
     assert_eq!(
-        ARRIVALS,
+        of(ARRIVALS),
         names(
             [
                 Arrival::Poisson,
@@ -199,18 +207,18 @@ fn choices_are_the_plans_names() {
         )
     );
     assert_eq!(
-        KV_POLICIES,
+        of(KV_POLICIES),
         [KvPolicy::None, KvPolicy::Reserve, KvPolicy::Paged].map(KvPolicy::name)
     );
     assert_eq!(
-        SLO_MODES,
+        of(SLO_MODES),
         [SloMode::Joint, SloMode::Marginal].map(SloMode::name)
     );
     assert_eq!(
-        ROUTERS,
+        of(ROUTERS),
         [Router::RoundRobin, Router::LeastLoaded].map(Router::name)
     );
-    for (name, d) in DTYPES.iter().zip([Dtype::Bf16, Dtype::Fp8, Dtype::Int4]) {
+    for ((name, _), d) in DTYPES.iter().zip([Dtype::Bf16, Dtype::Fp8, Dtype::Int4]) {
         assert_eq!(serde_json::to_value(d).expect("dtype"), json!(name));
     }
 }
