@@ -95,7 +95,7 @@ pub fn parse_sweep_text(text: &str) -> Result<Vec<SweepRow>, String> {
     if blank {
         return Ok(Vec::new());
     }
-    parse_sweep_csv(text).map_err(|e| e.to_string())
+    parse_sweep_csv(text).map_err(|e| goodput_core::format::sentence(&e.to_string()))
 }
 
 /// The rows of a measured sweep as text, one `rate,attainment` line each.
@@ -743,6 +743,7 @@ mod tests {
             s.input_sweep("4,0.99\n6,oops".into());
             let m = s.message_for(SWEEP_FIELD).expect("a parse problem");
             assert!(m.contains("line 2"), "{m}");
+            assert!(m.starts_with(char::is_uppercase) && m.ends_with('.'), "{m}");
             assert!(s.is_stale());
             assert_eq!(s.sweep_text(), "4,0.99\n6,oops");
             assert_eq!(s.good.get_untracked().planning.measured_sweep, rows);

@@ -176,8 +176,10 @@ fn sigma_of(l: &LengthSpec) -> f64 {
     }
 }
 
+/// The p95 length the sigma gives, to the whole token (lengths are whole tokens: the
+/// box reads "2982", not "2982.43"; a p95 typed whole gives itself back).
 fn p95_of(l: &LengthSpec) -> Option<f64> {
-    median_of(l).map(|m| m * (Z95 * sigma_of(l)).exp())
+    median_of(l).map(|m| (m * (Z95 * sigma_of(l)).exp()).round())
 }
 
 fn set_median(l: &mut LengthSpec, v: Option<f64>) {
@@ -644,6 +646,8 @@ mod tests {
         let p95 = field("traffic.prompt.dist.p95").expect("p95");
         (p95.set)(&mut plan, Some(2000.0));
         assert!(values_match((p95.get)(&plan), Some(2000.0)));
+        // The default's p95 (800 × e^(1.645 × 0.8) = 2982.43) reads in whole tokens.
+        assert_eq!(p95.kind.format((p95.get)(&Plan::default())), "2982");
         let sigma = (field("traffic.prompt.dist.sigma").expect("sigma").get)(&plan).expect("sigma");
         assert!((sigma - (2000.0f64 / 800.0).ln() / Z95).abs() < 1e-12);
     }

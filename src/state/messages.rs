@@ -27,9 +27,18 @@ pub enum Problem<'a> {
 /// (`16,384`), six significant digits otherwise (`0.001`).
 fn shown(x: f64) -> String {
     if x.is_finite() && x.fract() == 0.0 && x.abs() >= 1e4 && x.abs() < 1e15 {
-        thousands(x as i64)
-    } else {
-        sig(x)
+        return thousands(x as i64);
+    }
+    // Six significant digits, the whole part grouped from 10,000 up as above
+    // ("2,984,310", "100,000,000,000,000"), unless in scientific notation.
+    let text = sig(x);
+    match text.split_once('.') {
+        _ if text.contains('e') || x.abs() < 1e4 => text,
+        Some((whole, frac)) => match whole.parse::<i64>() {
+            Ok(w) => format!("{}.{frac}", thousands(w)),
+            Err(_) => text,
+        },
+        None => text.parse::<i64>().map_or(text.clone(), thousands),
     }
 }
 
@@ -184,6 +193,18 @@ mod tests {
 
     fn f(id: &str) -> &'static Field {
         field(id).expect("a field")
+    }
+
+    #[test]
+    fn numbers_in_messages_group_their_thousands() {
+        assert_eq!(shown(16384.0), "16,384");
+        assert_eq!(shown(2_984_310.4), "2,984,310");
+        assert_eq!(shown(99_999_999_999_999.98), "100,000,000,000,000");
+        assert_eq!(shown(12_345.6), "12,345.6");
+        assert_eq!(shown(-12_345.6), "-12,345.6");
+        assert_eq!(shown(1000.0), "1000");
+        assert_eq!(shown(0.001), "0.001");
+        assert_eq!(shown(1e300), "1e300");
     }
 
     #[test]

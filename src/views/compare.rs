@@ -202,16 +202,30 @@ fn table(title: &'static str, testid: &'static str, rows: Vec<Row>) -> impl Into
     }
 }
 
+/// The saved plan side B opens on: the newest whose inputs differ from the plan on
+/// screen (`current`, without its labels), else the newest; `None` without saved plans.
+pub fn default_other<'a>(
+    saved: impl Iterator<Item = (&'a str, &'a Plan)> + Clone,
+    current: &Plan,
+) -> Option<String> {
+    saved
+        .clone()
+        .find(|(_, p)| p.without_labels() != *current)
+        .or_else(|| saved.clone().next())
+        .map(|(name, _)| name.to_string())
+}
+
 /// The compare page.
 #[component]
 pub fn CompareView() -> impl IntoView {
     let session = Session::expect_context();
     let state = PlanState::expect_context();
-    let first_saved = session
-        .library
-        .with_untracked(|l| l.plans.first().map(|p| p.name.clone()));
+    let current = state.good.with_untracked(Plan::without_labels);
+    let first_other = session.library.with_untracked(|l| {
+        default_other(l.plans.iter().map(|p| (p.name.as_str(), &p.plan)), &current)
+    });
     let a = RwSignal::new(CURRENT.to_string());
-    let b = RwSignal::new(first_saved.unwrap_or_else(|| CURRENT.to_string()));
+    let b = RwSignal::new(first_other.unwrap_or_else(|| CURRENT.to_string()));
     let only_differences = RwSignal::new(false);
     let resolve = move |choice: String| -> (Plan, Option<f64>, String) {
         if choice != CURRENT {
@@ -305,6 +319,22 @@ mod tests {
         let gpus = results.iter().find(|r| r.label == "GPUs").expect("row");
         // 30 req/s at 70%: 20 → 14 per replica → 3 + 1; 24 → 16.8 → 2 + 1.
         assert_eq!((gpus.a.as_str(), gpus.b.as_str()), ("4", "3"));
+    }
+
+    #[test]
+    fn side_b_opens_on_a_saved_plan_that_differs() {
+        let current = Plan::default();
+        let mut other = Plan::default();
+        other.traffic.peak_rate_rps = 90.0;
+        let mut renamed = Plan::default();
+        renamed.name = "same inputs, another name".into();
+        let saved = [("renamed", &renamed), ("other", &other)];
+        let pick = default_other(saved.iter().copied(), &current.without_labels());
+        assert_eq!(pick.as_deref(), Some("other"));
+        let same = [("renamed", &renamed)];
+        let pick = default_other(same.iter().copied(), &current.without_labels());
+        assert_eq!(pick.as_deref(), Some("renamed"), "none differs: the newest");
+        assert_eq!(default_other([].iter().copied(), &current), None);
     }
 
     #[test]

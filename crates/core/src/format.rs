@@ -69,11 +69,13 @@ pub fn count(n: u64, one: &str, many: &str) -> String {
 }
 
 /// `words` as a sentence: capital first, full stop last ("no xPyD meets the SLO" reads
-/// "No xPyD meets the SLO."). Empty words stay empty.
+/// "No xPyD meets the SLO."; words that end in a full stop get no second). Empty words
+/// stay empty.
 pub fn sentence(words: &str) -> String {
     let mut chars = words.chars();
+    let stop = if words.ends_with('.') { "" } else { "." };
     match chars.next() {
-        Some(c) => format!("{}{}.", c.to_uppercase(), chars.as_str()),
+        Some(c) => format!("{}{}{stop}", c.to_uppercase(), chars.as_str()),
         None => String::new(),
     }
 }
@@ -353,6 +355,16 @@ mod tests {
         ] {
             assert_eq!(latency(x), want, "{x:?}");
         }
+    }
+
+    #[test]
+    fn words_become_one_sentence() {
+        assert_eq!(sentence("no xPyD meets the SLO"), "No xPyD meets the SLO.");
+        assert_eq!(
+            sentence("line 2: 'x' is not a number."),
+            "Line 2: 'x' is not a number."
+        );
+        assert_eq!(sentence(""), "");
     }
 
     #[test]
