@@ -326,8 +326,10 @@ mod tests {
         let current = Plan::default();
         let mut other = Plan::default();
         other.traffic.peak_rate_rps = 90.0;
-        let mut renamed = Plan::default();
-        renamed.name = "same inputs, another name".into();
+        let renamed = Plan {
+            name: "same inputs, another name".into(),
+            ..Plan::default()
+        };
         let saved = [("renamed", &renamed), ("other", &other)];
         let pick = default_other(saved.iter().copied(), &current.without_labels());
         assert_eq!(pick.as_deref(), Some("other"));
