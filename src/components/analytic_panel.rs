@@ -154,7 +154,9 @@ pub fn AnalyticPanel() -> impl IntoView {
                                 Severity::Warning => "warning",
                                 Severity::Critical => "critical",
                             };
-                            view! { <li class=class data-warning=w.id>{w.message}</li> }
+                            // Each warning as a sentence: capital first, full stop last.
+                            let text = goodput_core::format::sentence(&w.message);
+                            view! { <li class=class data-warning=w.id>{text}</li> }
                         })
                         .collect_view()
                 }}

@@ -1,5 +1,6 @@
 //! Progress of the running search: bar, phase, Cancel, where it runs, how long it took.
 
+use goodput_core::format::thousands;
 use leptos::prelude::*;
 
 use crate::compute::pool::PoolMode;
@@ -51,14 +52,19 @@ pub fn RunStatus() -> impl IntoView {
         })
     };
     let timing = move || {
+        // Whole milliseconds, thousands grouped ("1,646 ms").
+        let ms = |x: f64| format!("{} ms", thousands(x.max(0.0).round() as i64));
         status.with(|s| match (s.search_ms, s.total_ms) {
-            (Some(a), Some(_)) if s.sweep_kept => {
-                format!("Last run: goodput search {a:.0} ms; the knob sweep of this plan was kept.")
-            }
-            (Some(a), Some(b)) => {
-                format!("Last run: goodput search {a:.0} ms; search and knob sweep {b:.0} ms.")
-            }
-            (None, Some(b)) => format!("Last run: {b:.0} ms."),
+            (Some(a), Some(_)) if s.sweep_kept => format!(
+                "Last run: goodput search {}; the knob sweep of this plan was kept.",
+                ms(a)
+            ),
+            (Some(a), Some(b)) => format!(
+                "Last run: goodput search {}; search and knob sweep {}.",
+                ms(a),
+                ms(b)
+            ),
+            (None, Some(b)) => format!("Last run: {}.", ms(b)),
             _ => String::new(),
         })
     };

@@ -70,14 +70,14 @@ test('first load: no console errors and the same numbers as `goodput plan --json
   }
   assert.match(
     await page.textContent('[data-testid="run-timing"]'),
-    /^Last run: goodput search \d+ ms; search and knob sweep \d+ ms\.$/,
+    /^Last run: goodput search [\d,]+ ms; search and knob sweep [\d,]+ ms\.$/,
   );
   await screenshot(page, 'app-default');
   // A finished run's bar is full: what was done is all there was (the total was an estimate).
   const bar = await page.$eval('[data-testid="run-progress"]', (p) => [p.value, p.dataset.done, p.dataset.total]);
   assert.ok(bar[0] === 1 && Number(bar[1]) > 0 && bar[1] === bar[2], `progress when done: ${bar}`);
   // "Run again" of the same plan searches again but keeps its knob sweep, and says so.
-  assert.match(await runAgainTimed(page), /^Last run: goodput search \d+ ms; the knob sweep of this plan was kept\.$/);
+  assert.match(await runAgainTimed(page), /^Last run: goodput search [\d,]+ ms; the knob sweep of this plan was kept\.$/);
   assertNoErrors(errors);
 });
 
@@ -611,7 +611,7 @@ test('a plan whose weights do not fit says why and keeps the old results dimmed'
   // A TP degree vLLM would refuse (12 GPUs cannot split 8 KV heads) is named, with one that works.
   await page.fill('[data-testid="input-hardware.tp_degree"]', '12');
   const uneven = await page.waitForSelector('[data-warning="tp_splits_heads_unevenly"]', { state: 'attached' });
-  assert.match(await uneven.textContent(), /^vLLM refuses tensor parallelism 12 for a model with 8 KV heads.*use TP 8$/);
+  assert.match(await uneven.textContent(), /^vLLM refuses tensor parallelism 12 for a model with 8 KV heads.*use TP 8\.$/);
   assertNoErrors(errors);
 });
 

@@ -482,15 +482,16 @@ export async function runsStarted(page) {
 
 /**
  * The page's "Last run" line as [search, search and sweep] in ms; throws on any other text.
- * "Last run: goodput search 95 ms; search and knob sweep 410 ms." → [95, 410];
+ * "Last run: goodput search 95 ms; search and knob sweep 1,410 ms." → [95, 1410];
  * "Last run: goodput search 95 ms; the knob sweep of this plan was kept." → [95, 95].
  * @param {string} text
  * @returns {[number, number]}
  */
 export function parseRunTiming(text) {
-  const m = /goodput search (\d+) ms; (?:search and knob sweep (\d+) ms|the knob sweep of this plan was kept)/.exec(text);
+  const m = /goodput search ([\d,]+) ms; (?:search and knob sweep ([\d,]+) ms|the knob sweep of this plan was kept)/.exec(text);
   if (!m) throw new Error(`unexpected timing line: ${JSON.stringify(text)}`);
-  return [Number(m[1]), Number(m[2] ?? m[1])];
+  const ms = (s) => Number(s.replaceAll(',', ''));
+  return [ms(m[1]), ms(m[2] ?? m[1])];
 }
 
 /**

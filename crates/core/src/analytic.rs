@@ -470,10 +470,11 @@ fn warnings(plan: &Plan, a: &Analytics, roof: &StepModel) -> Vec<Warning> {
             "kv_no_room",
             Severity::Critical,
             format!(
-                "the weights ({:.1} GB) leave no KV-cache memory on {} GPU(s) at {:.0}% memory utilisation; use more GPUs per replica, a smaller dtype or a higher utilisation",
+                "the weights ({:.1} GB) leave no KV-cache memory on {} at {:.0}% {}; use more GPUs per replica, a smaller dtype or a higher utilisation",
                 plan.model.weight_bytes() / 1e9,
-                plan.hardware.tp_degree.max(1),
-                plan.hardware.mem_utilization * 100.0
+                crate::format::count(u64::from(plan.hardware.tp_degree.max(1)), "GPU", "GPUs"),
+                plan.hardware.mem_utilization * 100.0,
+                crate::plan::fields::field("hardware.mem_utilization").label_in_sentence()
             ),
         ));
     }

@@ -69,11 +69,15 @@ pub fn count(n: u64, one: &str, many: &str) -> String {
 }
 
 /// `words` as a sentence: capital first, full stop last ("no xPyD meets the SLO" reads
-/// "No xPyD meets the SLO."; words that end in a full stop get no second). Empty words
-/// stay empty.
+/// "No xPyD meets the SLO."; words that end in a full stop get no second). A first word
+/// with capitals of its own keeps them ("vLLM refuses …"). Empty words stay empty.
 pub fn sentence(words: &str) -> String {
-    let mut chars = words.chars();
     let stop = if words.ends_with('.') { "" } else { "." };
+    let first_word = words.split_whitespace().next().unwrap_or("");
+    if first_word.chars().any(char::is_uppercase) {
+        return format!("{words}{stop}");
+    }
+    let mut chars = words.chars();
     match chars.next() {
         Some(c) => format!("{}{}{stop}", c.to_uppercase(), chars.as_str()),
         None => String::new(),
@@ -365,6 +369,7 @@ mod tests {
             "Line 2: 'x' is not a number."
         );
         assert_eq!(sentence(""), "");
+        assert_eq!(sentence("vLLM refuses TP 3"), "vLLM refuses TP 3.");
     }
 
     #[test]
