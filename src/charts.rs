@@ -437,6 +437,52 @@ pub fn tick_label(v: f64) -> String {
         .to_string()
 }
 
+/// Share of the plot's width and of its height a series legend of a few short entries
+/// covers in its corner, on a phone's plot (on a wider one it covers less).
+pub const LEGEND_SHARE: (f64, f64) = (0.3, 0.5);
+
+/// The corner whose legend would cover the fewest of `lines` (each a polyline of
+/// points given as shares of the plot's width and height from its lower left, 0..1):
+/// upper left, unless data lies there and another corner is clearer. Each segment is
+/// sampled at a few points between its ends, so a line crossing a corner counts there.
+pub fn legend_corner(lines: &[Vec<(f64, f64)>]) -> SeriesLabelPosition {
+    let (w, h) = LEGEND_SHARE;
+    let corners = [
+        (SeriesLabelPosition::UpperLeft, 0.0..w, 1.0 - h..1.0),
+        (SeriesLabelPosition::UpperRight, 1.0 - w..1.0, 1.0 - h..1.0),
+        (SeriesLabelPosition::LowerRight, 1.0 - w..1.0, 0.0..h),
+        (SeriesLabelPosition::LowerLeft, 0.0..w, 0.0..h),
+    ];
+    let samples: Vec<(f64, f64)> = lines
+        .iter()
+        .flat_map(|line| {
+            line.windows(2)
+                .flat_map(|s| {
+                    let ((x0, y0), (x1, y1)) = (s[0], s[1]);
+                    (0..4).map(move |k| {
+                        let t = k as f64 / 4.0;
+                        (x0 + t * (x1 - x0), y0 + t * (y1 - y0))
+                    })
+                })
+                .chain(line.last().copied())
+        })
+        .collect();
+    let covered = |xs: &Range<f64>, ys: &Range<f64>| {
+        samples
+            .iter()
+            .filter(|(x, y)| xs.contains(x) && ys.contains(y))
+            .count()
+    };
+    let mut best = (SeriesLabelPosition::UpperLeft, usize::MAX);
+    for (corner, xs, ys) in corners {
+        let n = covered(&xs, &ys);
+        if n < best.1 {
+            best = (corner, n);
+        }
+    }
+    best.0
+}
+
 /// A range `lo..hi` padded so a flat series still gets a visible axis.
 pub fn padded(lo: f64, hi: f64, pad: f64) -> Range<f64> {
     if !(lo.is_finite() && hi.is_finite()) {
@@ -857,7 +903,7 @@ mod tests {
                 );
             }
             if name == "roofline" {
-                assert!(out.contains("memory term (blue: bound)"), "short legend");
+                assert!(out.contains("memory (blue: memory-bound)"), "short legend");
             }
             // 1,000 backing pixels at 1 pixel per CSS pixel are wide: side by side.
             let (out, f) = svg_sized((1000, 480), |a| draw(a, &desktop));
@@ -869,6 +915,27 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_legend_goes_where_the_data_is_not() {
+        let rising = vec![(0.0, 0.6), (0.5, 0.8), (1.0, 1.0)];
+        let low = vec![(0.0, 0.05), (1.0, 0.3)];
+        assert!(matches!(
+            legend_corner(&[vec![(0.0, 0.1), (1.0, 0.2)]]),
+            SeriesLabelPosition::UpperLeft
+        ));
+        // A curve through the upper left and the upper right, another along the bottom
+        // left: the lower right is clear.
+        assert!(matches!(
+            legend_corner(&[rising, low]),
+            SeriesLabelPosition::LowerRight
+        ));
+        // A segment crossing the upper left between two points outside it counts there.
+        assert!(!matches!(
+            legend_corner(&[vec![(0.0, 0.45), (0.4, 1.0)]]),
+            SeriesLabelPosition::UpperLeft
+        ));
     }
 
     /// A legend mark's start x, end x and y [pixels].

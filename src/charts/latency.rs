@@ -5,8 +5,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{
-    draw_note, legend_mark, log_ticks, nearest, rate_axis, rate_labels, tick_label, two_panels,
-    Dash, Frame, Theme,
+    draw_note, legend_corner, legend_mark, log_ticks, nearest, rate_axis, rate_labels, tick_label,
+    two_panels, Dash, Frame, Theme,
 };
 
 /// Latency percentiles at one rate.
@@ -145,9 +145,20 @@ fn panel<DB: DrawingBackend>(
             .label("SLO")
             .legend(move |(x, y)| dash.legend(x, y, theme));
     }
+    // The legend in the corner the curves and the objective leave clearest.
+    let (x0, x1) = (x.start, x.end);
+    let (l0, l1) = (lo.ln(), hi.ln());
+    let at = move |r: f64, v: f64| ((r - x0) / (x1 - x0), (v.ln() - l0) / (l1 - l0));
+    let mut lines: Vec<Vec<(f64, f64)>> = [p50, p99]
+        .iter()
+        .map(|f| pts.iter().map(|p| at(p.rate_rps, ms(f(p)))).collect())
+        .collect();
+    if let Some(slo) = slo_s {
+        lines.push(vec![at(x0, ms(slo)), at(x1, ms(slo))]);
+    }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(legend_corner(&lines))
         .background_style(theme.bg().mix(0.85))
         .border_style(theme.grid())
         .label_font(theme.text(11.0))

@@ -174,7 +174,7 @@ fn panel<DB: DrawingBackend>(
     chart
         .draw_series(memory.series(pts.iter().map(|p| (p.x, p.memory_s * 1e3)), theme))?
         .label(if narrow {
-            "memory term (blue: bound)"
+            "memory (blue: memory-bound)"
         } else {
             "memory term (shaded blue: memory-bound)"
         })
@@ -189,7 +189,7 @@ fn panel<DB: DrawingBackend>(
             ),
         )?
         .label(if narrow {
-            "compute term (amber: bound)"
+            "compute (amber: compute-bound)"
         } else {
             "compute term (shaded amber: compute-bound)"
         })
