@@ -105,13 +105,12 @@ pub fn ShootoutPanel() -> impl IntoView {
     let options = move || spec().gpus.len() * spec().tp_degrees.len();
     // The plan on screen: a plan whose model does not fit its own GPU is compared too.
     let record = Memo::new(move |_| state.draft.with(|p| p.shootout.clone()));
+    // An edit with a problem makes the result stale, as it blocks a run.
     let fresh = Memo::new(move |_| {
-        // An edit with a problem makes it stale, unless the problem is only that the
-        // model does not fit its own GPU: that plan is compared as it is.
-        state.draft.with(|p| {
-            p.shootout.as_ref().is_some_and(|r| r.is_fresh(p))
-                && (!state.is_stale() || p.refused_only_for_memory())
-        })
+        blocked().is_none()
+            && state
+                .draft
+                .with(|p| p.shootout.as_ref().is_some_and(|r| r.is_fresh(p)))
     });
     let chosen = Memo::new(move |_| {
         state
