@@ -6,6 +6,7 @@
 #![cfg(target_arch = "wasm32")]
 
 use goodput_app::App;
+use goodput_core::plan::fields::by_path;
 use goodput_core::{roofline::step_time_s, Plan};
 use leptos::{mount::mount_to, task::tick};
 use wasm_bindgen::JsCast;
@@ -422,6 +423,73 @@ async fn every_plan_field_ties_its_label_help_and_error_to_its_input() {
         framed += 1;
     }
     assert!(framed >= 20, "only {framed} framed fields");
+    drop(handle);
+    root.remove();
+}
+
+/// Every choice the page offers (a `<select>`, the chunked-prefill switch) is named,
+/// explained and worded as the core's field registry has it: the label and help of its
+/// field, and each option's name with its words.
+#[wasm_bindgen_test]
+async fn every_choice_reads_as_the_field_registry_words_it() {
+    fresh_start();
+    let root = mount_point();
+    let handle = mount_to(root.clone(), App);
+    tick().await;
+    show_deferred_parts().await;
+    let controls = root
+        .query_selector_all("[data-field]")
+        .expect("a valid selector");
+    let mut seen = Vec::new();
+    for i in 0..controls.length() {
+        let control: web_sys::Element = controls.item(i).expect("a control").unchecked_into();
+        let path = control.get_attribute("data-field").unwrap_or_default();
+        let f = by_path(&path).unwrap_or_else(|| panic!("{path}: not in the registry"));
+        let frame = control
+            .closest(".field")
+            .expect("a valid selector")
+            .expect("a field");
+        let text = |sel: &str| {
+            frame
+                .query_selector(sel)
+                .expect("a valid selector")
+                .and_then(|e| e.text_content())
+                .unwrap_or_else(|| panic!("{path}: no {sel}"))
+        };
+        assert_eq!(text("label"), f.label, "{path}");
+        assert_eq!(text(".help"), f.help, "{path}");
+        if control.tag_name() == "SELECT" {
+            let options = control
+                .query_selector_all("option")
+                .expect("a valid selector");
+            assert!(options.length() > 0, "{path}: no options");
+            for j in 0..options.length() {
+                let o: web_sys::HtmlOptionElement =
+                    options.item(j).expect("an option").unchecked_into();
+                let words = f.choices().iter().find(|(name, _)| *name == o.value());
+                assert_eq!(
+                    words.map(|w| w.1),
+                    Some(o.text().as_str()),
+                    "{path}: option {}",
+                    o.value()
+                );
+            }
+        }
+        seen.push(path);
+    }
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            "disagg.router",
+            "engine.chunked_prefill",
+            "engine.kv_policy",
+            "model.kv_dtype",
+            "model.weight_dtype",
+            "slo.mode",
+            "traffic.arrival",
+        ]
+    );
     drop(handle);
     root.remove();
 }

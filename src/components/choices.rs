@@ -5,20 +5,17 @@ use goodput_core::presets;
 use goodput_core::Plan;
 use leptos::prelude::*;
 
-use crate::state::choices::{Choices, ARRIVALS, DTYPES, KV_POLICIES, SLO_MODES};
 use crate::state::PlanState;
+use goodput_core::plan::fields::{field, Field};
 
-/// A labelled `<select>` over a fixed list of choices.
+/// A labelled `<select>` over one choice of the field registry: its label, help and
+/// `(name, words)` pairs are the registry's.
 #[component]
-fn Choice(
-    /// Element id.
+pub fn Choice(
+    /// Element id and `data-testid`.
     id: &'static str,
-    /// Label text.
-    label: &'static str,
-    /// One line of explanation.
-    help: &'static str,
-    /// `(value, text)` pairs.
-    options: Choices,
+    /// The registry's field (a [`Kind::Choice`](goodput_core::plan::fields::Kind)).
+    field: &'static Field,
     /// Values not offered here (a trace's arrivals come from importing one).
     #[prop(optional)]
     hidden: &'static [&'static str],
@@ -31,16 +28,18 @@ fn Choice(
     let current = Memo::new(move |_| state.draft.with(get));
     view! {
         <div class="field">
-            <label for=id>{label}</label>
+            <label for=id>{field.label}</label>
             <select
                 id=id
                 data-testid=id
+                data-field=field.path
                 on:change:target=move |ev| {
                     let v = ev.target().value();
                     state.update(|p| set(p, &v));
                 }
             >
-                {options
+                {field
+                    .choices()
                     .iter()
                     .filter(|(value, _)| !hidden.contains(value))
                     .map(|&(value, text)| {
@@ -52,7 +51,7 @@ fn Choice(
                     })
                     .collect_view()}
             </select>
-            <p class="help">{help}</p>
+            <p class="help">{field.help}</p>
         </div>
     }
 }
@@ -79,17 +78,13 @@ pub fn DtypeChoices() -> impl IntoView {
     view! {
         <Choice
             id="choice-weight-dtype"
-            label="Weight dtype"
-            help="Bytes per weight; fp8 also uses the GPU's fp8 peak."
-            options=DTYPES
+            field=const { field("model.weight_dtype") }
             get=|p| p.model.weight_dtype.name()
             set=set_weight_dtype
         />
         <Choice
             id="choice-kv-dtype"
-            label="KV-cache dtype"
-            help="Bytes per cached key/value entry."
-            options=DTYPES
+            field=const { field("model.kv_dtype") }
             get=|p| p.model.kv_dtype.name()
             set=|p, v| p.model.kv_dtype = dtype(v)
         />
@@ -102,9 +97,7 @@ pub fn ArrivalChoice() -> impl IntoView {
     view! {
         <Choice
             id="choice-arrival"
-            label="Arrivals"
-            help="How requests are spaced in time."
-            options=ARRIVALS
+            field=const { field("traffic.arrival") }
             hidden=&["trace"]
             get=|p| p.traffic.arrival.name()
             set=|p, v| {
@@ -125,9 +118,7 @@ pub fn SloModeChoice() -> impl IntoView {
     view! {
         <Choice
             id="choice-slo-mode"
-            label="SLO mode"
-            help="Joint: the target share of requests meets every objective at once. Marginal: each objective is a percentile on its own (p90 TTFT and p90 TPOT)."
-            options=SLO_MODES
+            field=const { field("slo.mode") }
             get=|p| p.slo.mode.name()
             set=|p, v| {
                 p.slo.mode = if v == "marginal" { SloMode::Marginal } else { SloMode::Joint }
@@ -135,6 +126,9 @@ pub fn SloModeChoice() -> impl IntoView {
         />
     }
 }
+
+/// The registry's chunked-prefill switch.
+const CHUNKED: &Field = field("engine.chunked_prefill");
 
 /// KV-cache policy and chunked prefill.
 #[component]
@@ -147,20 +141,19 @@ pub fn SchedulerChoices() -> impl IntoView {
                 id="choice-chunked"
                 type="checkbox"
                 data-testid="choice-chunked"
+                data-field=CHUNKED.path
                 prop:checked=move || chunked.get()
                 on:change:target=move |ev| {
                     let on = ev.target().checked();
                     state.update(|p| p.engine.chunked_prefill = on);
                 }
             />
-            <label for="choice-chunked">"Chunked prefill"</label>
-            <p class="help">"Split prompts to fit the step budget; off runs each whole prompt in one step."</p>
+            <label for="choice-chunked">{CHUNKED.label}</label>
+            <p class="help">{CHUNKED.help}</p>
         </div>
         <Choice
             id="choice-kv-policy"
-            label="KV-cache policy"
-            help="How the engine admits requests when KV memory is finite."
-            options=KV_POLICIES
+            field=const { field("engine.kv_policy") }
             get=|p| p.engine.kv_policy.name()
             set=|p, v| {
                 p.engine.kv_policy = match v {

@@ -22,15 +22,14 @@ pub fn DayVerdictLine(
     let ctl = DayController::expect_context();
     move || {
         let has_day = state.good.with(|p| p.schedule.is_some());
+        let fresh = ctl.is_fresh();
         let words = ctl.result.with(|r| match r {
             _ if !has_day => None,
             Some(_) if state.is_stale() => Some((
                 "The day's schedule shown is for the plan before the edit that has a problem; fix the input to work it out again.".to_string(),
                 false,
             )),
-            Some(r) if state.good.with(|p| r.is_fresh(p)) => {
-                Some((r.schedule.verdict_sentence(), true))
-            }
+            Some(r) if fresh => Some((r.schedule.verdict_sentence(), true)),
             Some(_) => Some((
                 "The day's schedule shown was worked out for an earlier version of this plan; it is being worked out again.".to_string(),
                 false,
@@ -88,12 +87,7 @@ fn hour_row(h: &HourRow) -> impl IntoView {
 pub fn DayResultView() -> impl IntoView {
     let state = PlanState::expect_context();
     let ctl = DayController::expect_context();
-    let fresh = Memo::new(move |_| {
-        ctl.result.with(|r| {
-            r.as_ref()
-                .is_none_or(|r| !state.is_stale() && state.good.with(|p| r.is_fresh(p)))
-        })
-    });
+    let fresh = Memo::new(move |_| ctl.result.with(Option::is_none) || ctl.is_fresh());
     let chart = Memo::new(move |_| {
         let target = state.good.with(|p| p.slo.attainment_target);
         ctl.result

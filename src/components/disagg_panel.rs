@@ -4,11 +4,13 @@
 
 use goodput_core::disagg::{ComparisonRow, DisaggResult, Router};
 use goodput_core::plan::comparison::TP_DEGREES;
+use goodput_core::plan::fields::field;
 use goodput_core::presets::GPUS;
 use leptos::prelude::*;
 
 use crate::charts::disagg::{disagg_chart, draw_disagg};
 use crate::components::chart_canvas::ChartCanvas;
+use crate::components::choices::Choice;
 use crate::components::number_field::NumberField;
 use crate::compute::disagg::{DisaggController, DisaggPhase};
 use crate::state::fields::{disagg_mut, disagg_of};
@@ -107,24 +109,17 @@ fn PoolHardware(pool: Pool) -> impl IntoView {
 /// The router select.
 #[component]
 fn RouterSelect() -> impl IntoView {
-    let state = PlanState::expect_context();
-    let current = move || state.draft.with(|p| disagg_of(p).router);
-    let option = move |r: Router| {
-        view! { <option value=r.name() selected=move || current() == r>{r.label()}</option> }
-    };
     view! {
-        <div class="field">
-            <label for="in-disagg-router">"Router"</label>
-            <select id="in-disagg-router" data-testid="disagg.router"
-                on:change:target=move |ev| {
-                    if let Some(r) = Router::parse(&ev.target().value()) {
-                        state.update(|p| disagg_mut(p).router = r)
-                    }
-                }>
-                {option(Router::LeastLoaded)}
-                {option(Router::RoundRobin)}
-            </select>
-        </div>
+        <Choice
+            id="disagg.router"
+            field=const { field("disagg.router") }
+            get=|p| disagg_of(p).router.name()
+            set=|p, v| {
+                if let Some(r) = Router::parse(v) {
+                    disagg_mut(p).router = r;
+                }
+            }
+        />
     }
 }
 
@@ -189,8 +184,6 @@ fn result_view(r: &DisaggResult, fresh: bool) -> impl IntoView {
 pub fn DisaggPanel() -> impl IntoView {
     let ctl = DisaggController::expect_context();
     let state = PlanState::expect_context();
-    // A plan with a problem is not sized: the last good one would be, unseen.
-    let blocked = Memo::new(move |_| state.problem.with(Option::is_some));
     let running = Memo::new(move |_| ctl.status.with(|s| s.phase == DisaggPhase::Running));
     let status_text = move || {
         ctl.status.with(|s| match &s.phase {
@@ -250,7 +243,7 @@ pub fn DisaggPanel() -> impl IntoView {
             </div>
             <div class="run-line no-print">
                 <button type="button" class="primary" data-testid="disagg-run"
-                    disabled=move || running.get() || blocked.get() title=move || state.run_blocked()
+                    disabled=move || running.get() || state.run_blocked().is_some() title=move || state.run_blocked()
                     on:click=move |_| ctl.run()>
                     "Size the pools"
                 </button>

@@ -1,6 +1,5 @@
 //! The inputs column: six groups of labelled fields.
 
-use goodput_core::plan::Arrival;
 use leptos::prelude::*;
 
 use crate::components::choices::{ArrivalChoice, DtypeChoices, SchedulerChoices, SloModeChoice};
@@ -12,7 +11,7 @@ use crate::components::number_field::NumberField;
 use crate::components::presets::{GpuPreset, ModelPreset, SloClassPreset};
 use crate::components::print_facts::PrintFacts;
 use crate::components::sweep_field::SweepField;
-use crate::state::fields::{fields_of, Group};
+use crate::state::fields::{applies, fields_of, Group};
 use crate::state::PlanState;
 
 /// The numeric fields of `group`, except those listed in `skip`.
@@ -96,16 +95,9 @@ fn PlanNameFields() -> impl IntoView {
 #[component]
 pub fn InputsColumn() -> impl IntoView {
     let state = PlanState::expect_context();
-    let bursty = Memo::new(move |_| {
-        state
-            .draft
-            .with(|p| matches!(p.traffic.arrival, Arrival::Gamma { .. }))
-    });
-    let closed = Memo::new(move |_| {
-        state
-            .draft
-            .with(|p| matches!(p.traffic.arrival, Arrival::Closed { .. }))
-    });
+    let shown = move |id: &'static str| Memo::new(move |_| state.draft.with(|p| applies(id, p)));
+    let bursty = shown("traffic.arrival.cv");
+    let closed = shown("traffic.arrival.concurrency");
     view! {
         <a class="jump-results" href="#run-status" data-testid="jump-results">"Jump to results ↓"</a>
         <Deferred part=Part::PrintFacts>

@@ -195,6 +195,16 @@ impl DayController {
         expect_context::<DayController>()
     }
 
+    /// Whether the schedule on screen was worked out for the plan as it stands: the good
+    /// plan, with no edit since that has a problem. `false` while there is none.
+    pub fn is_fresh(&self) -> bool {
+        !self.state.is_stale()
+            && self.result.with(|r| {
+                r.as_ref()
+                    .is_some_and(|r| self.state.good.with(|p| r.is_fresh(p)))
+            })
+    }
+
     /// Stops the running schedule; the last result stays (as stale).
     pub fn cancel(&self) {
         self.stop(DayPhase::Cancelled);

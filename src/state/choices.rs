@@ -1,19 +1,11 @@
-//! The enumerated inputs' choices as the page shows them: the core's registry of
-//! choices (each name in the plan with its words), and the plan's choices in words.
+//! The plan's choices in words, with their own numbers where they have some; the
+//! words of each name are the core's field registry's.
 
 use goodput_core::plan::Arrival;
 use goodput_core::slo::slo_class;
 use goodput_core::Plan;
 
-pub use goodput_core::plan::fields::{
-    choice_words, Choices, ARRIVALS, DTYPES, KV_POLICIES, SLO_MODES,
-};
-
-/// The words of `value` among `choices` (the core's registry of choices); the value
-/// itself when it is not one of them.
-pub fn words(choices: Choices, value: &str) -> String {
-    choice_words(choices, value).to_string()
-}
+use goodput_core::plan::fields::{choice_words, ARRIVALS};
 
 /// The plan's arrival process in words, with its own numbers: "Closed loop (64
 /// clients)", "Bursty (gamma, CV 2)", "From the trace".
@@ -21,7 +13,7 @@ pub fn arrival_words(p: &Plan) -> String {
     match p.traffic.arrival {
         Arrival::Closed { concurrency, .. } => format!("Closed loop ({concurrency} clients)"),
         Arrival::Gamma { cv } => format!("Bursty (gamma, CV {})", goodput_core::format::sig(cv)),
-        a => words(ARRIVALS, a.name()),
+        a => choice_words(ARRIVALS, a.name()).to_string(),
     }
 }
 
@@ -34,6 +26,7 @@ pub fn slo_class_words(p: &Plan) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use goodput_core::plan::fields::KV_POLICIES;
     use goodput_core::plan::KvPolicy;
 
     #[test]
@@ -41,7 +34,7 @@ mod tests {
         let mut p = Plan::default();
         for kv in [KvPolicy::Paged, KvPolicy::Reserve, KvPolicy::None] {
             p.engine.kv_policy = kv;
-            let w = words(KV_POLICIES, kv.name());
+            let w = choice_words(KV_POLICIES, kv.name());
             assert_ne!(w, kv.name(), "{w}");
         }
         p.traffic.arrival = Arrival::Closed {

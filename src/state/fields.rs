@@ -154,6 +154,20 @@ pub fn field(id: &str) -> Option<&'static Field> {
     FIELDS.iter().find(|f| f.id == id)
 }
 
+/// Whether the field `id` applies to the plan `p`: the gaps' CV only to gamma arrivals,
+/// the clients and their think time only to a closed loop; every other field always.
+/// The inputs column shows a field only where it applies, and the Compare view leaves
+/// out a field that applies to neither plan.
+pub fn applies(id: &str, p: &Plan) -> bool {
+    match id {
+        "traffic.arrival.cv" => matches!(p.traffic.arrival, Arrival::Gamma { .. }),
+        "traffic.arrival.concurrency" | "traffic.arrival.think_s" => {
+            matches!(p.traffic.arrival, Arrival::Closed { .. })
+        }
+        _ => true,
+    }
+}
+
 /// The fields of one group, in display order.
 pub fn fields_of(group: Group) -> impl Iterator<Item = &'static Field> {
     FIELDS.iter().filter(move |f| f.group == group)

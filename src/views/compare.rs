@@ -11,13 +11,12 @@ use leptos::prelude::*;
 
 use crate::components::compare_many::CompareMany;
 use crate::session::Session;
-use crate::state::choices::{
-    arrival_words, slo_class_words, words, DTYPES, KV_POLICIES, SLO_MODES,
-};
-use crate::state::fields::FIELDS;
+use crate::state::choices::{arrival_words, slo_class_words};
+use crate::state::fields::{applies, FIELDS};
 use crate::state::PlanState;
 use crate::summary::{gpu_name, model_name};
 use goodput_core::format::{figure, rps, usd, MISSING};
+use goodput_core::plan::fields::{by_path, field};
 
 /// One row of the comparison.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,27 +46,22 @@ fn row(label: impl Into<String>, f: impl Fn(&Plan) -> String, a: &Plan, b: &Plan
 
 /// The inputs of two plans, row by row: names, presets and choices, then every numeric field.
 pub fn input_rows(a: &Plan, b: &Plan) -> Vec<Row> {
+    // A choice's row: the registry's label, and the words of the plan's choice.
+    let choice = |path: &'static str, name: fn(&Plan) -> &'static str| {
+        let f = by_path(path).expect("a choice of the field registry");
+        row(f.label, move |p| f.words_of(name(p)).to_string(), a, b)
+    };
     let mut rows = vec![
         row("Name", |p| p.name.clone(), a, b),
         row("Model", model_name, a, b),
-        row(
-            "Weight dtype",
-            |p| words(DTYPES, p.model.weight_dtype.name()),
-            a,
-            b,
-        ),
-        row(
-            "KV-cache dtype",
-            |p| words(DTYPES, p.model.kv_dtype.name()),
-            a,
-            b,
-        ),
+        choice("model.weight_dtype", |p| p.model.weight_dtype.name()),
+        choice("model.kv_dtype", |p| p.model.kv_dtype.name()),
         row("GPU", gpu_name, a, b),
         row("SLO class", slo_class_words, a, b),
-        row("SLO mode", |p| words(SLO_MODES, p.slo.mode.name()), a, b),
-        row("Arrivals", arrival_words, a, b),
+        choice("slo.mode", |p| p.slo.mode.name()),
+        row(field("traffic.arrival").label, arrival_words, a, b),
         row(
-            "Chunked prefill",
+            field("engine.chunked_prefill").label,
             |p| {
                 if p.engine.chunked_prefill {
                     "on"
@@ -79,21 +73,30 @@ pub fn input_rows(a: &Plan, b: &Plan) -> Vec<Row> {
             a,
             b,
         ),
-        row(
-            "KV-cache policy",
-            |p| words(KV_POLICIES, p.engine.kv_policy.name()),
-            a,
-            b,
-        ),
+        choice("engine.kv_policy", |p| p.engine.kv_policy.name()),
     ];
-    rows.extend(FIELDS.iter().map(|f| {
-        let label = if f.unit.is_empty() {
-            f.label.to_string()
-        } else {
-            format!("{} [{}]", f.label, f.unit)
-        };
-        row(label, |p| f.kind.format((f.get)(p)), a, b)
-    }));
+    // A field that applies to neither plan (the clients of a closed loop, between two
+    // Poisson plans) is left out; one that applies to one plan only reads "—" for the other.
+    rows.extend(
+        FIELDS
+            .iter()
+            .filter(|f| applies(f.id, a) || applies(f.id, b))
+            .map(|f| {
+                let label = if f.unit.is_empty() {
+                    f.label.to_string()
+                } else {
+                    format!("{} [{}]", f.label, f.unit)
+                };
+                let shown = |p: &Plan| {
+                    if applies(f.id, p) {
+                        f.kind.format((f.get)(p))
+                    } else {
+                        MISSING.to_string()
+                    }
+                };
+                row(label, shown, a, b)
+            }),
+    );
     rows
 }
 
@@ -282,7 +285,7 @@ pub fn CompareView() -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use goodput_core::plan::{Dtype, LengthDist};
+    use goodput_core::plan::{Arrival, Dtype, LengthDist};
 
     #[test]
     fn bf16_against_fp8_differs_in_the_weights_and_their_consequences() {
@@ -295,14 +298,14 @@ mod tests {
             .filter(|r| r.differs())
             .map(|r| r.label.as_str())
             .collect();
-        assert_eq!(differing, ["Weight dtype"]);
+        assert_eq!(differing, ["Weight precision"]);
         // Choices read as their inputs show them, never by their names in the plan.
         let shown = |label: &str| {
             let r = inputs.iter().find(|r| r.label == label).expect(label);
             (r.a.clone(), r.b.clone())
         };
         assert_eq!(
-            shown("Weight dtype"),
+            shown("Weight precision"),
             ("bf16 (2 bytes)".into(), "fp8 (1 byte)".into())
         );
         assert_eq!(
@@ -368,5 +371,30 @@ mod tests {
         assert!(result_rows((&a, Some(0.0)), (&a, Some(0.0)))
             .iter()
             .all(|r| !r.differs()));
+    }
+
+    #[test]
+    fn inputs_that_apply_to_neither_plan_are_left_out() {
+        let poisson = Plan::default();
+        let labels = |rows: &[Row]| rows.iter().map(|r| r.label.clone()).collect::<Vec<_>>();
+        let both_poisson = labels(&input_rows(&poisson, &poisson));
+        for gone in ["Clients", "Think time", "Burstiness"] {
+            assert!(
+                !both_poisson.iter().any(|l| l.starts_with(gone)),
+                "{gone} in {both_poisson:?}"
+            );
+        }
+        let mut closed = Plan::default();
+        closed.traffic.arrival = Arrival::Closed {
+            concurrency: 32,
+            think_s: 0.5,
+        };
+        let rows = input_rows(&poisson, &closed);
+        let clients = rows
+            .iter()
+            .find(|r| r.label.starts_with("Clients"))
+            .expect("a closed loop's clients");
+        assert_eq!((clients.a.as_str(), clients.b.as_str()), ("—", "32"));
+        assert!(!labels(&rows).iter().any(|l| l.starts_with("Burstiness")));
     }
 }

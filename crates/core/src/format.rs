@@ -68,20 +68,30 @@ pub fn count(n: u64, one: &str, many: &str) -> String {
     }
 }
 
-/// `words` as a sentence: capital first, full stop last ("no xPyD meets the SLO" reads
-/// "No xPyD meets the SLO."; words that end in a full stop get no second). A first word
-/// with capitals of its own keeps them ("vLLM refuses …"). Empty words stay empty.
-pub fn sentence(words: &str) -> String {
-    let stop = if words.ends_with('.') { "" } else { "." };
+/// `words` with a capital first ("business hours" reads "Business hours"). A first
+/// word with capitals of its own keeps them ("vLLM refuses …"). Empty words stay empty.
+pub fn capitalized(words: &str) -> String {
     let first_word = words.split_whitespace().next().unwrap_or("");
     if first_word.chars().any(char::is_uppercase) {
-        return format!("{words}{stop}");
+        return words.to_string();
     }
     let mut chars = words.chars();
     match chars.next() {
-        Some(c) => format!("{}{}{stop}", c.to_uppercase(), chars.as_str()),
+        Some(c) => format!("{}{}", c.to_uppercase(), chars.as_str()),
         None => String::new(),
     }
+}
+
+/// `words` as a sentence: [`capitalized`], with a full stop last ("no xPyD meets the
+/// SLO" reads "No xPyD meets the SLO."; words that end in a full stop get no second).
+/// Empty words stay empty.
+pub fn sentence(words: &str) -> String {
+    let stop = if words.is_empty() || words.ends_with('.') {
+        ""
+    } else {
+        "."
+    };
+    capitalized(words) + stop
 }
 
 /// A number to six significant digits without trailing zeros (`12.5`, `0.000125`,
@@ -370,6 +380,10 @@ mod tests {
         );
         assert_eq!(sentence(""), "");
         assert_eq!(sentence("vLLM refuses TP 3"), "vLLM refuses TP 3.");
+        assert_eq!(capitalized("business hours"), "Business hours");
+        assert_eq!(capitalized("vLLM refuses TP 3."), "vLLM refuses TP 3.");
+        assert_eq!(capitalized("éclair"), "Éclair");
+        assert_eq!(capitalized(""), "");
     }
 
     #[test]

@@ -72,9 +72,7 @@ pub const MAX_PROFILE_VALUE: f64 = 1e9;
 
 /// A shape's name as a page shows it: "business-hours" reads "Business hours".
 pub fn shape_words(name: &str) -> String {
-    crate::format::sentence(&name.replace('-', " "))
-        .trim_end_matches('.')
-        .to_string()
+    crate::format::capitalized(&name.replace('-', " "))
 }
 
 /// The named shapes: name, what it is, 24 hourly values (peak 1).

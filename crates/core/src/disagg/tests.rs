@@ -278,6 +278,14 @@ fn the_request_stream_is_the_aggregated_one() {
     assert!((agg.output_tokens_per_s * agg.sim_time_s - out).abs() < 1e-6 * out);
 }
 
+/// The plan's pools pinned to `x` prefill and `y` decode instances (xPyD).
+fn pinned(plan: &Plan, x: u32, y: u32) -> DisaggSpec {
+    let mut spec = DisaggSpec::for_plan(plan);
+    spec.prefill.instances = Some(x);
+    spec.decode.instances = Some(y);
+    spec
+}
+
 fn quick_plan() -> Plan {
     let mut plan = Plan::default();
     plan.traffic.peak_rate_rps = 20.0;
@@ -380,10 +388,7 @@ fn the_disagg_section_is_not_part_of_the_search_key() {
 #[test]
 fn fixed_instance_counts_are_evaluated_as_given() {
     let mut plan = quick_plan();
-    let mut spec = DisaggSpec::for_plan(&plan);
-    spec.prefill.instances = Some(3);
-    spec.decode.instances = Some(5);
-    plan.disagg = Some(spec);
+    plan.disagg = Some(pinned(&plan, 3, 5));
     let r = run_disagg_threads(&plan, 1, &mut |_| true).expect("sizing");
     assert_eq!(r.points.len(), 1);
     assert_eq!(r.points[0].prefill_instances, 3);
@@ -395,10 +400,7 @@ fn no_xpyd_says_how_close_it_came_and_what_to_change() {
     let mut plan = quick_plan();
     // An empty decode step alone takes longer than this TPOT objective.
     plan.slo.tpot_s = Some(0.002);
-    let mut spec = DisaggSpec::for_plan(&plan);
-    spec.prefill.instances = Some(2);
-    spec.decode.instances = Some(3);
-    plan.disagg = Some(spec);
+    plan.disagg = Some(pinned(&plan, 2, 3));
     let r = run_disagg_threads(&plan, 1, &mut |_| true).expect("sizing");
     assert!(r.best.is_none());
     let why = r.reason.as_deref().expect("a reason");
@@ -436,9 +438,7 @@ fn no_xpyd_says_how_close_it_came_and_what_to_change() {
 #[test]
 fn a_kv_link_too_slow_for_the_ttft_objective_is_named_as_the_bottleneck() {
     let mut plan = quick_plan();
-    let mut spec = DisaggSpec::for_plan(&plan);
-    spec.prefill.instances = Some(2);
-    spec.decode.instances = Some(2);
+    let mut spec = pinned(&plan, 2, 2);
     // 1 Gbit/s: the mean prompt's cache (about 1,100 tokens of 128 KiB) takes over a
     // second, beyond any TTFT objective of the default plan.
     spec.kv_link.bandwidth_bytes_per_s = 1e9 / 8.0;
@@ -456,10 +456,7 @@ fn a_kv_link_too_slow_for_the_ttft_objective_is_named_as_the_bottleneck() {
     // A fast link is not blamed when the TPOT objective is what cannot be met.
     let mut plan = quick_plan();
     plan.slo.tpot_s = Some(0.002);
-    let mut spec = DisaggSpec::for_plan(&plan);
-    spec.prefill.instances = Some(2);
-    spec.decode.instances = Some(2);
-    plan.disagg = Some(spec);
+    plan.disagg = Some(pinned(&plan, 2, 2));
     let r = run_disagg_threads(&plan, 2, &mut |_| true).expect("sizing");
     assert!(!r.reason.expect("a reason").contains("KV link"));
 }

@@ -101,6 +101,20 @@ pub struct Field {
 }
 
 impl Field {
+    /// The `(name, words)` pairs of a choice; none for a field of another kind.
+    pub const fn choices(&self) -> Choices {
+        match self.kind {
+            Kind::Choice(c) => c,
+            _ => &[],
+        }
+    }
+
+    /// The words shown for `name`, one of this choice's names (the name itself when it
+    /// is none of them).
+    pub fn words_of(&self, name: &'static str) -> &'static str {
+        choice_words(self.choices(), name)
+    }
+
     /// The label inside a sentence: "memory utilisation" for "Memory utilisation"; a
     /// label that starts with an acronym ("KV link bandwidth") keeps its capitals.
     pub fn label_in_sentence(&self) -> String {
@@ -977,7 +991,7 @@ pub const FIELDS: &[Field] = &[
     row(
         "engine.kv_policy",
         "KV-cache policy",
-        "none: unlimited cache; reserve: a request reserves its whole length on admission; paged: blocks as it grows, preempting on overflow.",
+        "How KV memory limits admission: not at all (none), a request's whole length reserved up front (reserve), or blocks as it grows, preempting when full (paged).",
         "",
         Choice(KV_POLICIES),
         None,
