@@ -553,6 +553,7 @@ mod tests {
     use super::svg_checks::text_tag;
     use super::*;
     use goodput_core::roofline::StepModel;
+    use goodput_core::roofline::StepModelOf;
     use goodput_core::Plan;
     use plotters::backend::SVGBackend;
 

@@ -27,6 +27,7 @@ use goodput_app::compute::pool::now_ms;
 use goodput_app::compute::protocol::{handle, Request, WorkerReply, WorkerRequest};
 use goodput_core::plan::KvPolicy;
 use goodput_core::search::{answer_batches, GoodputSearch, Job};
+use goodput_core::sim::SimConfigOf;
 use goodput_core::sim::{attainment, simulate, SimConfig};
 use goodput_core::Plan;
 use wasm_bindgen_test::{console_log, wasm_bindgen_test, wasm_bindgen_test_configure};

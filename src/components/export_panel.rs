@@ -3,6 +3,7 @@
 
 use goodput_core::analytic::MeanLengths;
 use goodput_core::roofline::StepModel;
+use goodput_core::roofline::StepModelOf;
 use leptos::prelude::*;
 use plotters::coord::Shift;
 use plotters::prelude::{DrawingArea, DrawingBackend, IntoDrawingArea};

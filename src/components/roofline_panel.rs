@@ -2,6 +2,7 @@
 
 use goodput_core::analytic::MeanLengths;
 use goodput_core::roofline::StepModel;
+use goodput_core::roofline::StepModelOf;
 use leptos::prelude::*;
 
 use crate::charts::roofline::{build_roofline, draw_roofline};

@@ -16,6 +16,7 @@
 use goodput_core::calibrate::{CalibrationReport, Calibrator, FitJob, FitJobResult, Prediction};
 use goodput_core::measure::{import_files, MeasuredSet};
 use goodput_core::plan::{Arrival, MeasuredLoad};
+use goodput_core::sim::SimConfigOf;
 use goodput_core::sim::{self, SimConfig};
 use goodput_core::Plan;
 use leptos::prelude::*;

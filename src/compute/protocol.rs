@@ -13,6 +13,7 @@ use goodput_core::disagg::{run_disagg_jobs, DisaggJob, DisaggJobResult};
 use goodput_core::schedule::{run_ramp_job_with, RampJob, RampJobResult};
 use goodput_core::search::{run_job_with, GoodputSearch, Job, JobResult};
 use goodput_core::sim::SimConfig;
+use goodput_core::sim::SimConfigOf;
 use goodput_core::Plan;
 use serde::{Deserialize, Serialize};
 

@@ -6,6 +6,7 @@
 use goodput_core::analytic::{capacity_guess_rps, kv_capacity_tokens, MeanLengths};
 use goodput_core::capacity::size_fleet;
 use goodput_core::roofline::StepModel;
+use goodput_core::roofline::StepModelOf;
 use goodput_core::Plan;
 use leptos::prelude::*;
 

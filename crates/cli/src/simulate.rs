@@ -2,6 +2,7 @@
 
 use goodput_core::format::rps;
 use goodput_core::plan::{Arrival, MAX_REPLICATIONS};
+use goodput_core::sim::SimConfigOf;
 use goodput_core::sim::{replicate, simulate, SimConfig, SimReport, Summary};
 use serde_json::{json, Value};
 

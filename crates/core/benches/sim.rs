@@ -11,6 +11,7 @@
 //! per round. `-- --table` prints the article-table distributions (100 seeds per point)
 //! that `docs/models.md` quotes, and nothing else.
 
+use goodput_core::sim::SimConfigOf;
 use std::hint::black_box;
 use std::time::Instant;
 

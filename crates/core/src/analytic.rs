@@ -19,6 +19,7 @@
 use crate::format::rps;
 use crate::plan::{LengthDist, LengthSpec, Plan, TraceRow};
 use crate::roofline::StepModel;
+use crate::roofline::StepModelOf;
 use serde::{Deserialize, Serialize};
 
 /// How serious a [`Warning`] is.

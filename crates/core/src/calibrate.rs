@@ -46,6 +46,8 @@ use crate::plan::{
 };
 use crate::rng::Rng;
 use crate::roofline::StepModel;
+use crate::roofline::StepModelOf;
+use crate::sim::SimConfigOf;
 use crate::sim::{self, replication_seed, SimConfig, SimError, Summary};
 use crate::tagged::Tagged;
 use serde::{Deserialize, Serialize};

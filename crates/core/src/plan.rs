@@ -9,6 +9,7 @@
 //! offending field; everything downstream may assume a validated plan.
 
 use crate::tagged::Tagged;
+pub use goodput_engine::kinds::{Arrival, KvPolicy, LengthDist, LengthSpec, SloMode, TraceRow};
 use serde::{Deserialize, Serialize};
 
 pub mod comparison;
@@ -303,156 +304,8 @@ impl Default for HardwareSpec {
     }
 }
 
-/// How request arrivals are spaced in time.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Default)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum Arrival {
-    /// Exponential gaps (open-loop Poisson process).
-    #[default]
-    Poisson,
-    /// Gamma-distributed gaps with coefficient of variation `cv` (1 = Poisson, > 1 = bursty).
-    Gamma {
-        /// Coefficient of variation of the gaps.
-        cv: f64,
-    },
-    /// Evenly spaced arrivals.
-    Constant,
-    /// Arrival times taken from [`TrafficSpec::trace`], scaled to the requested rate.
-    Trace,
-    /// Closed loop: `concurrency` clients, each sending its next request `think_s` after
-    /// its previous one ended (a benchmark's `--max-concurrency` with every request ready
-    /// at once). The arrival rate is an outcome here, not an input: a simulation ignores
-    /// the rate it is given, and the goodput search, which asks about open-loop
-    /// production traffic, runs Poisson arrivals at the same lengths instead.
-    Closed {
-        /// Clients, each with at most one request outstanding.
-        concurrency: u32,
-        /// Pause between one request's end and the same client's next request [s].
-        think_s: f64,
-    },
-}
-
-impl<'de> Deserialize<'de> for Arrival {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut t = Tagged::read(d)?;
-        Ok(match t.kind() {
-            "poisson" => Arrival::Poisson,
-            "gamma" => Arrival::Gamma { cv: t.field("cv")? },
-            "constant" => Arrival::Constant,
-            "trace" => Arrival::Trace,
-            "closed" => Arrival::Closed {
-                concurrency: t.field("concurrency")?,
-                think_s: t.field("think_s")?,
-            },
-            _ => return Err(t.unknown(&["poisson", "gamma", "constant", "trace", "closed"])),
-        })
-    }
-}
-
-impl Arrival {
-    /// The lowercase name used on the command line and in plan files.
-    pub fn name(self) -> &'static str {
-        match self {
-            Arrival::Poisson => "poisson",
-            Arrival::Gamma { .. } => "gamma",
-            Arrival::Constant => "constant",
-            Arrival::Trace => "trace",
-            Arrival::Closed { .. } => "closed",
-        }
-    }
-
-    /// The open-loop process the goodput search uses for this arrival: itself, or
-    /// Poisson for a closed loop.
-    pub fn open_loop(self) -> Arrival {
-        match self {
-            Arrival::Closed { .. } => Arrival::Poisson,
-            a => a,
-        }
-    }
-}
-
 /// Most closed-loop clients (or `traffic.max_concurrency`) a plan may ask for.
 pub const MAX_CONCURRENCY: u32 = 16_384;
-
-/// A token-length distribution, clipped to `[min, max]`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct LengthSpec {
-    /// Shape of the distribution.
-    pub dist: LengthDist,
-    /// Smallest length after clipping [tokens].
-    pub min: u32,
-    /// Largest length after clipping [tokens]; for outputs this is the `max_tokens` cap.
-    pub max: u32,
-}
-
-impl Default for LengthSpec {
-    fn default() -> Self {
-        LengthSpec {
-            dist: LengthDist::LogNormal {
-                median: 800.0,
-                sigma: 0.8,
-            },
-            min: 16,
-            max: 8000,
-        }
-    }
-}
-
-/// Shape of a length distribution.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum LengthDist {
-    /// Lognormal with the given median [tokens] and log-space sigma; values are truncated to integers.
-    LogNormal {
-        /// Median length [tokens].
-        median: f64,
-        /// Standard deviation of ln(length).
-        sigma: f64,
-    },
-    /// Every request has the same length.
-    Fixed {
-        /// The length [tokens].
-        tokens: u32,
-    },
-    /// Lengths are taken from the trace rows.
-    Trace,
-}
-
-impl<'de> Deserialize<'de> for LengthDist {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut t = Tagged::read(d)?;
-        Ok(match t.kind() {
-            "lognormal" => LengthDist::LogNormal {
-                median: t.field("median")?,
-                sigma: t.field("sigma")?,
-            },
-            "fixed" => LengthDist::Fixed {
-                tokens: t.field("tokens")?,
-            },
-            "trace" => LengthDist::Trace,
-            _ => return Err(t.unknown(&["lognormal", "fixed", "trace"])),
-        })
-    }
-}
-
-impl LengthDist {
-    /// The lognormal sigma whose 95th percentile is `p95` for the given `median`.
-    pub fn sigma_from_p95(median: f64, p95: f64) -> f64 {
-        libm::log(p95 / median) / 1.644_853_626_951_472_2
-    }
-}
-
-/// One request of a replayed trace.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct TraceRow {
-    /// Arrival time from the start of the trace [s].
-    pub arrival_s: f64,
-    /// Prompt length [tokens].
-    pub prompt_tokens: u32,
-    /// Output length [tokens].
-    pub output_tokens: u32,
-}
 
 /// The traffic a replica sees.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -486,15 +339,8 @@ impl Default for TrafficSpec {
         TrafficSpec {
             peak_rate_rps: 30.0,
             arrival: Arrival::Poisson,
-            prompt: LengthSpec::default(),
-            output: LengthSpec {
-                dist: LengthDist::LogNormal {
-                    median: 200.0,
-                    sigma: 0.8,
-                },
-                min: 1,
-                max: 1024,
-            },
+            prompt: LengthSpec::ARTICLE_PROMPT,
+            output: LengthSpec::ARTICLE_OUTPUT,
             prefix_tokens: 0,
             prefix_hit_rate: 0.0,
             trace: Vec::new(),
@@ -524,35 +370,6 @@ pub struct SloSpec {
     pub mode: SloMode,
 }
 
-/// How an SLO's objectives are checked against the target share.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum SloMode {
-    /// A request counts when it meets every objective at once; attainment is the share
-    /// of such requests (the articles' definition).
-    #[default]
-    Joint,
-    /// Each objective is a percentile on its own: the share of requests meeting it must
-    /// reach the target, objective by objective. Attainment is the smallest of those
-    /// shares, so "p99 TTFT ≤ 1 s and p99 TPOT ≤ 60 ms" is target 0.99 in this mode.
-    Marginal,
-}
-
-impl SloMode {
-    /// Whether this is the default, [`SloMode::Joint`] (left out of plan files and links).
-    pub fn is_joint(&self) -> bool {
-        *self == SloMode::Joint
-    }
-
-    /// The lowercase name used on the command line and in plan files.
-    pub fn name(self) -> &'static str {
-        match self {
-            SloMode::Joint => "joint",
-            SloMode::Marginal => "marginal",
-        }
-    }
-}
-
 impl Default for SloSpec {
     /// The article's chat SLO: TTFT ≤ 0.5 s and TPOT ≤ 25 ms for 90% of requests.
     fn default() -> Self {
@@ -563,30 +380,6 @@ impl Default for SloSpec {
             e2e_s: None,
             attainment_target: 0.9,
             mode: SloMode::Joint,
-        }
-    }
-}
-
-/// How the engine handles KV-cache memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum KvPolicy {
-    /// No memory limit (the article's reference scheduler).
-    None,
-    /// Admit a request only if its prompt plus `max_tokens` fit in free KV memory.
-    Reserve,
-    /// Allocate tokens as they grow; preempt the newest sequence (recompute) when memory runs out.
-    #[default]
-    Paged,
-}
-
-impl KvPolicy {
-    /// The lowercase name used on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            KvPolicy::None => "none",
-            KvPolicy::Reserve => "reserve",
-            KvPolicy::Paged => "paged",
         }
     }
 }
@@ -1717,6 +1510,7 @@ impl Plan {
 #[cfg(test)]
 mod attention_tests {
     use super::*;
+    use crate::roofline::StepModelOf;
 
     #[test]
     fn a_plan_without_the_attention_fields_decodes_to_grouped_query() {

@@ -48,6 +48,7 @@
 
 use crate::capacity::{size_fleet, CapacityError};
 use crate::plan::Plan;
+use crate::sim::SimConfigOf;
 use crate::sim::{self, replication_seed, SimConfig, SimError};
 use crate::trace::TraceSummary;
 use crate::traffic::RateStep;

@@ -56,6 +56,7 @@ pub use sweep::{
 use crate::analytic::capacity_guess_rps;
 use crate::format::{percent, percent_tenths};
 use crate::plan::Plan;
+use crate::sim::SimConfigOf;
 use crate::sim::{self, SimConfig, SimError};
 use crate::slo::has_objective;
 use crate::stats;

@@ -35,7 +35,7 @@
 //! Metrics per request: TTFT = first − arrival, TPOT = (finish − first)/max(out − 1, 1),
 //! E2E = finish − arrival; ITL is every step duration each decoder lives through. The first
 //! `warmup_requests` (generated order) are dropped; unfinished requests are misses.
-//! Attainment is, per [`SloMode`], the share of measured requests meeting every objective
+//! Attainment is, per [`crate::plan::SloMode`], the share of measured requests meeting every objective
 //! (joint) or the smallest, over the objectives set, of the share meeting that objective
 //! (marginal); an unfinished request misses every objective.
 //!
@@ -44,7 +44,6 @@
 //! FCFS deque; the waiting queue is an index range. Pure-decode stretches run in a tight
 //! loop that touches no per-sequence state.
 
-mod engine;
 mod replicate;
 pub mod threads;
 
@@ -52,11 +51,12 @@ pub use replicate::{
     replicate, replicate_threads, replication_seed, Replicated, MAX_REPLICATED_REQUESTS,
 };
 
-use crate::plan::{Arrival, KvPolicy, Plan, PlanError, SloMode, MAX_CONCURRENCY, MAX_NUM_REQUESTS};
-use crate::roofline::StepModel;
+use crate::plan::{Arrival, KvPolicy, Plan, PlanError, MAX_CONCURRENCY, MAX_NUM_REQUESTS};
+use crate::roofline::{StepModel, StepModelOf};
 pub use crate::stats::Summary;
 use crate::traffic::TrafficModel;
-use serde::{Deserialize, Serialize};
+pub use goodput_engine::config::{SimConfig, SimReport, SloTargets};
+use goodput_engine::engine;
 
 /// Most engine steps one simulation runs before it stops and reports `truncated`.
 pub const MAX_STEPS: u64 = 20_000_000;
@@ -68,132 +68,6 @@ pub const MAX_RATE_RPS: f64 = 1e6;
 pub const MAX_SPAN_S: f64 = 1e9;
 /// Most piecewise-constant rate steps one simulation accepts.
 pub const MAX_RATE_STEPS: usize = 10_000;
-
-/// The latency objectives, resolved. `None` objectives always pass.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct SloTargets {
-    /// TTFT objective [s].
-    pub ttft_s: Option<f64>,
-    /// TPOT (per-request mean) objective [s].
-    pub tpot_s: Option<f64>,
-    /// End-to-end objective [s].
-    pub e2e_s: Option<f64>,
-    /// How the objectives combine into attainment.
-    #[serde(default)]
-    pub mode: SloMode,
-}
-
-impl SloTargets {
-    /// True when a request with these latencies meets every objective.
-    pub fn meets(&self, ttft_s: f64, tpot_s: f64, e2e_s: f64) -> bool {
-        let [a, b, c] = self.meets_each(ttft_s, tpot_s, e2e_s);
-        a && b && c
-    }
-
-    /// Whether a request with these latencies meets the TTFT, TPOT and E2E objectives,
-    /// each on its own (an objective that is not set is met).
-    pub fn meets_each(&self, ttft_s: f64, tpot_s: f64, e2e_s: f64) -> [bool; 3] {
-        [
-            self.ttft_s.is_none_or(|x| ttft_s <= x),
-            self.tpot_s.is_none_or(|x| tpot_s <= x),
-            self.e2e_s.is_none_or(|x| e2e_s <= x),
-        ]
-    }
-
-    /// Attainment from counts over `measured` requests [0..1]: `joint` requests met
-    /// every objective, `each[k]` met objective k (TTFT, TPOT, E2E). Joint mode gives
-    /// `joint / measured`; marginal mode the smallest `each[k] / measured` over the
-    /// objectives set (with none set, the same as joint: the share that finished).
-    pub fn attainment(&self, measured: u32, joint: u32, each: [u32; 3]) -> f64 {
-        if measured == 0 {
-            return 0.0;
-        }
-        let share = |k: u32| k as f64 / measured as f64;
-        match self.mode {
-            SloMode::Joint => share(joint),
-            SloMode::Marginal => {
-                let set = [self.ttft_s, self.tpot_s, self.e2e_s].map(|o| o.is_some());
-                let worst = (0..3).filter(|&k| set[k]).map(|k| each[k]).min();
-                share(worst.unwrap_or(joint))
-            }
-        }
-    }
-}
-
-/// Everything one simulation needs, fully resolved to numbers.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SimConfig {
-    /// The roofline step-time model.
-    pub step: StepModel,
-    /// Most sequences running at once.
-    pub max_num_seqs: u32,
-    /// Token budget per step [tokens].
-    pub max_num_batched_tokens: u32,
-    /// Chunked prefill; off runs each scheduled prompt whole in one step.
-    pub chunked_prefill: bool,
-    /// KV-cache memory policy.
-    pub kv_policy: KvPolicy,
-    /// KV-cache capacity of the replica [tokens]; unused with [`KvPolicy::None`].
-    pub kv_capacity_tokens: f64,
-    /// Speculative draft length k (0 = off) [tokens].
-    pub spec_draft_tokens: u32,
-    /// Per-token draft acceptance probability α [0..1].
-    pub spec_acceptance: f64,
-    /// The traffic at the simulated rate.
-    pub traffic: TrafficModel,
-    /// The latency objectives.
-    pub slo: SloTargets,
-    /// Requests simulated, warm-up included.
-    pub num_requests: u32,
-    /// Requests dropped from the front, in generated order.
-    pub warmup_requests: u32,
-    /// Step cap; reaching it stops the run and marks it truncated.
-    pub max_steps: u64,
-}
-
-/// Results of one simulation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SimReport {
-    /// SLO attainment of the measured requests, per [`SloTargets::mode`]: the share that
-    /// met every objective (joint) or the smallest share meeting one objective
-    /// (marginal); unfinished ones are misses [0..1].
-    pub attainment: f64,
-    /// Time to first token of measured finished requests [s].
-    pub ttft_s: Summary,
-    /// Time per output token (per-request mean) [s].
-    pub tpot_s: Summary,
-    /// End-to-end latency [s].
-    pub e2e_s: Summary,
-    /// Inter-token latency: every step duration each measured decoder lived through [s].
-    pub itl_s: Summary,
-    /// Requests counted (after warm-up).
-    pub measured_requests: u32,
-    /// Measured requests that did not finish (truncated run or refused for KV memory).
-    pub unfinished_requests: u32,
-    /// Requests (measured or not) dropped because they alone exceed the KV capacity.
-    pub rejected_requests: u32,
-    /// Output tokens of all finished requests over the simulated time [tokens/s].
-    pub output_tokens_per_s: f64,
-    /// Achieved throughput: measured requests finished, over the time from the first
-    /// measured request's arrival to the end of the run (0 when that span is empty). For
-    /// a closed loop this is the outcome the rate would be for an open one [requests/s].
-    #[serde(default)]
-    pub completed_rps: f64,
-    /// Waiting-queue length seen at each step start, weighted by step duration [requests].
-    pub mean_queue_len: f64,
-    /// Longest waiting queue seen at a step start [requests].
-    pub peak_queue_len: u32,
-    /// Mean number of running sequences, weighted by step duration.
-    pub mean_running: f64,
-    /// Sequences preempted (paged KV policy).
-    pub preemptions: u32,
-    /// Engine steps run.
-    pub steps: u64,
-    /// Simulated time until the last event [s].
-    pub sim_time_s: f64,
-    /// True when the step cap stopped the run early.
-    pub truncated: bool,
-}
 
 /// Why a simulation could not run.
 #[derive(Debug, Clone, PartialEq)]
@@ -295,11 +169,22 @@ fn check_span(rate_rps: f64, num_requests: u32) -> Result<(), SimError> {
     Ok(())
 }
 
-impl SimConfig {
+/// A simulation's configuration from a plan, checked: `SimConfig::from_plan(&plan, rate)`
+/// with this trait in scope.
+pub trait SimConfigOf: Sized {
     /// Validates the plan and resolves it at arrival rate `rate_rps` [requests/s] (which
     /// must be valid, but is ignored by a closed-loop arrival: its clients set the pace).
     /// The plan's arrival and `max_concurrency` are used as they are.
-    pub fn from_plan(plan: &Plan, rate_rps: f64) -> Result<SimConfig, SimError> {
+    fn from_plan(plan: &Plan, rate_rps: f64) -> Result<Self, SimError>;
+    /// The same configuration at another arrival rate.
+    fn with_rate(&self, rate_rps: f64) -> Result<Self, SimError>;
+    /// Cheap sanity checks that keep the engine from panicking or hanging on a
+    /// hand-built configuration.
+    fn check(&self) -> Result<(), SimError>;
+}
+
+impl SimConfigOf for SimConfig {
+    fn from_plan(plan: &Plan, rate_rps: f64) -> Result<SimConfig, SimError> {
         plan.validate()?;
         check_rate(rate_rps)?;
         let t = &plan.traffic;
@@ -339,8 +224,7 @@ impl SimConfig {
         Ok(cfg)
     }
 
-    /// The same configuration at another arrival rate.
-    pub fn with_rate(&self, rate_rps: f64) -> Result<SimConfig, SimError> {
+    fn with_rate(&self, rate_rps: f64) -> Result<SimConfig, SimError> {
         check_rate(rate_rps)?;
         check_span(rate_rps, self.num_requests)?;
         let mut c = self.clone();
@@ -348,23 +232,7 @@ impl SimConfig {
         Ok(c)
     }
 
-    /// Expected tokens one decoder produces per step: `(1 − α^(k+1)) / (1 − α)`
-    /// with speculation (k drafted tokens, acceptance α), else 1.
-    pub fn tokens_per_decode_step(&self) -> f64 {
-        let k = self.spec_draft_tokens;
-        if k == 0 {
-            return 1.0;
-        }
-        let a = self.spec_acceptance;
-        if a >= 1.0 {
-            return (k + 1) as f64;
-        }
-        (1.0 - libm::pow(a, (k + 1) as f64)) / (1.0 - a)
-    }
-
-    /// Cheap sanity checks that keep the engine from panicking or hanging on a
-    /// hand-built configuration.
-    pub fn check(&self) -> Result<(), SimError> {
+    fn check(&self) -> Result<(), SimError> {
         check_rate(self.traffic.rate_rps)?;
         check_span(self.traffic.rate_rps, self.num_requests)?;
         let cfg_err = |field, message| Err(SimError::Config { field, message });

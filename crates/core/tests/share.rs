@@ -3,6 +3,7 @@
 //! that throw random and mangled links at the decoder.
 
 use goodput_core::plan::{Arrival, Dtype, KvPolicy, LengthDist, Plan, SweepRow};
+use goodput_core::roofline::StepModelOf;
 use goodput_core::share::{self, DecodeError, SharedPlan, MAX_LINK_BYTES};
 use proptest::prelude::*;
 

@@ -6,6 +6,7 @@
 //! (headless Chromium through chromedriver; see `webdriver.json`).
 #![cfg(target_arch = "wasm32")]
 
+use goodput_core::sim::SimConfigOf;
 use goodput_core::sim::{simulate, SimConfig};
 use goodput_core::Plan;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};

@@ -9,6 +9,7 @@
 #![cfg(target_arch = "wasm32")]
 
 use goodput_core::plan::KvPolicy;
+use goodput_core::sim::SimConfigOf;
 use goodput_core::sim::{attainment, simulate, SimConfig};
 use goodput_core::Plan;
 use wasm_bindgen_test::{console_log, wasm_bindgen_test, wasm_bindgen_test_configure};

@@ -14,6 +14,7 @@
 //! [`MAX_DISAGG_INSTANCES`]. A point passes when the mean attainment over the
 //! replications (seeds as in the goodput search) reaches the target.
 
+use crate::sim::SimConfigOf;
 use serde::{Deserialize, Serialize};
 
 use super::{

@@ -1,5 +1,6 @@
 //! Independent replications of one simulation point.
 
+use crate::sim::SimConfigOf;
 use serde::{Deserialize, Serialize};
 
 use super::{simulate, SimConfig, SimError, Summary};

@@ -3,6 +3,8 @@
 use goodput_core::plan::KvPolicy;
 use goodput_core::presets;
 use goodput_core::roofline::StepModel;
+use goodput_core::roofline::StepModelOf;
+use goodput_core::sim::SimConfigOf;
 use goodput_core::sim::{attainment, simulate, SimConfig};
 use goodput_core::Plan;
 

@@ -14,8 +14,9 @@
 
 use std::collections::VecDeque;
 
-use super::{SimConfig, SimReport, Summary};
-use crate::plan::KvPolicy;
+use crate::config::{SimConfig, SimReport};
+use crate::kinds::KvPolicy;
+use crate::stats::Summary;
 
 /// Lifecycle of one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,7 +111,7 @@ struct Prefilling {
 }
 
 /// Everything one run produces; the public report is derived from it.
-pub(super) struct Outcome {
+pub(crate) struct Outcome {
     /// Measured requests meeting every objective.
     hits: u32,
     /// Measured requests meeting the TTFT, TPOT and E2E objective, each on its own.
@@ -144,13 +145,14 @@ impl Outcome {
     }
 }
 
-/// Runs the fast path: attainment only.
-pub(super) fn run_attainment(cfg: &SimConfig, seed: u64) -> f64 {
+/// Runs the fast path: attainment only. `cfg` must have passed `goodput_core::sim`'s
+/// checks (`SimConfigOf::check`), which keep a run from panicking or spinning.
+pub fn run_attainment(cfg: &SimConfig, seed: u64) -> f64 {
     run::<false>(cfg, seed).attainment(cfg)
 }
 
-/// Runs the full path and builds the report.
-pub(super) fn run_full(cfg: &SimConfig, seed: u64) -> SimReport {
+/// Runs the full path and builds the report. `cfg` must have passed the same checks.
+pub fn run_full(cfg: &SimConfig, seed: u64) -> SimReport {
     let mut o = run::<true>(cfg, seed);
     let per_s = |x: f64| if o.t_end > 0.0 { x / o.t_end } else { 0.0 };
     let window = o.t_end - o.window_start;
@@ -853,7 +855,7 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
 
 /// The roofline step time as the engine evaluates it (reciprocals precomputed):
 /// `(n_tok, ctx_tokens) -> seconds`.
-pub(super) fn step_time_fn(cfg: &SimConfig) -> impl Fn(u64, f64) -> f64 {
+pub fn step_time_fn(cfg: &SimConfig) -> impl Fn(u64, f64) -> f64 {
     let sm = &cfg.step;
     let gpus = sm.tp_degree.max(1) as f64;
     let fixed = sm.fixed_time_s();

@@ -1,0 +1,832 @@
+//! Synthetic and replayed request streams: arrival times, prompt and output lengths.
+//!
+//! Draw order is fixed (all gaps, then all prompt lengths, then all output lengths,
+//! then prefix-cache hits), so a seed names one workload on every platform.
+
+use crate::kinds::{Arrival, LengthDist, LengthSpec, TraceRow};
+use crate::rng::Rng;
+
+/// Fully resolved traffic: the arrival process at one rate, the length laws, prefix caching.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrafficModel {
+    /// Mean arrival rate [requests/s].
+    pub rate_rps: f64,
+    /// Arrival process.
+    pub arrival: Arrival,
+    /// Prompt lengths [tokens].
+    pub prompt: LengthSpec,
+    /// Output lengths [tokens]; `output.max` is the `max_tokens` cap.
+    pub output: LengthSpec,
+    /// Shared prefix that a cache hit skips [tokens].
+    pub prefix_tokens: u32,
+    /// Probability that a request's prefix is cached [0..1].
+    pub prefix_hit_rate: f64,
+    /// Replayed rows, sorted by arrival (used by `trace` arrivals or lengths).
+    pub trace: Vec<TraceRow>,
+    /// Client-side cap on requests in flight for an open-loop arrival (None = unbounded);
+    /// ignored by [`Arrival::Closed`], whose cap is its `concurrency` [requests].
+    pub max_concurrency: Option<u32>,
+    /// A time-varying rate: piecewise-constant steps from time 0, after which the rate is
+    /// `rate_rps` again. Empty (the usual case) means the constant `rate_rps`, drawn
+    /// exactly as before. Used by Poisson, gamma and constant arrivals (see
+    /// [`RateStep`]); trace and closed-loop arrivals ignore it.
+    pub rate_steps: Vec<RateStep>,
+}
+
+/// One interval of a piecewise-constant arrival rate.
+///
+/// With steps, arrivals are a renewal process of unit rate (exponential gaps for
+/// Poisson, gamma gaps of the same CV, or constant gaps) mapped through the inverse of
+/// the cumulative rate Λ(t) = ∫ rate: each request draws one unit gap and spends it
+/// across the steps, so a Poisson stream is exactly the non-homogeneous Poisson process
+/// of the piecewise rate, and a zero-rate step has no arrivals.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RateStep {
+    /// How long the step lasts [s].
+    pub duration_s: f64,
+    /// Arrival rate during the step (0 allowed) [requests/s].
+    pub rate_rps: f64,
+}
+
+/// A generated request stream, in arrival order. With a client gate
+/// ([`TrafficModel::gate`]) these are the times requests become ready; the simulator
+/// releases them to the server later when every client slot is busy.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Workload {
+    /// Arrival times, non-decreasing [s].
+    pub arrival_s: Vec<f64>,
+    /// Prompt lengths, cached prefix included [tokens].
+    pub prompt_tokens: Vec<u32>,
+    /// Output lengths (at least 1) [tokens].
+    pub output_tokens: Vec<u32>,
+    /// Prompt tokens served from the prefix cache (not computed) [tokens].
+    pub cached_tokens: Vec<u32>,
+}
+
+/// The rate-free draws of a workload ([`TrafficModel::generate_seeded`]).
+#[derive(Debug, Clone)]
+struct UnitDraws {
+    /// Arrival gaps at unit scale (empty when the arrival draws none).
+    gaps: Vec<f64>,
+    /// The lengths and prefix hits; no arrival times yet.
+    requests: Workload,
+}
+
+/// The shape of gamma arrival gaps with coefficient of variation `cv`.
+fn gamma_shape(cv: f64) -> f64 {
+    1.0 / (cv * cv)
+}
+
+/// What names a [`UnitDraws`]: the seed, the request count, and every part of the
+/// model a rate-free draw reads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct DrawKey {
+    seed: u64,
+    n: usize,
+    arrival: Arrival,
+    prompt: LengthSpec,
+    output: LengthSpec,
+    prefix_tokens: u32,
+    prefix_hit_rate: f64,
+}
+
+/// Most seeds the per-thread store keeps (a search's replications fit).
+const DRAWS_MAX_SEEDS: usize = 64;
+/// Most requests the per-thread store keeps over all its seeds (about 20 MB).
+const DRAWS_MAX_REQUESTS: usize = 1 << 20;
+
+thread_local! {
+    /// The per-thread store of [`TrafficModel::generate_seeded`], oldest first.
+    static DRAWS: std::cell::RefCell<std::collections::VecDeque<(DrawKey, UnitDraws)>> =
+        const { std::cell::RefCell::new(std::collections::VecDeque::new()) };
+}
+
+/// Empties this thread's store of rate-free draws ([`TrafficModel::generate_seeded`]):
+/// the next simulations draw afresh, as in a new worker. Results do not change.
+pub fn clear_stored_draws() {
+    DRAWS.with(|store| store.borrow_mut().clear());
+}
+
+/// `floor(libm::exp(x))`, bit for bit, mostly without calling `libm::exp`.
+///
+/// A degree-9 polynomial gives `exp(x)` to about 1e-11 relative; only when that lands
+/// within 1e-9 (relative) of an integer, where the floor could differ, is the exact
+/// `libm::exp` consulted (about one draw in 10⁵ at lengths near 8,000).
+#[inline]
+pub fn floor_exp(x: f64) -> f64 {
+    // 1.5 × 2^52: adding it rounds to an integer, which then sits in the low mantissa bits.
+    const ROUND: f64 = 6_755_399_441_055_744.0;
+    const TWO52: f64 = 4_503_599_627_370_496.0;
+    if !(-700.0..=700.0).contains(&x) {
+        return libm::floor(libm::exp(x));
+    }
+    let y = x * core::f64::consts::LOG2_E;
+    let shifted = y + ROUND;
+    let n = shifted.to_bits() as u32 as i32;
+    // e^t with t = (y − n) ln 2, |t| <= 0.347: Taylor to t^9, evaluated by Estrin's scheme.
+    let t = (y - (shifted - ROUND)) * core::f64::consts::LN_2;
+    let t2 = t * t;
+    let t4 = t2 * t2;
+    let p01 = 1.0 + t;
+    let p23 = 1.0 / 2.0 + t * (1.0 / 6.0);
+    let p45 = 1.0 / 24.0 + t * (1.0 / 120.0);
+    let p67 = 1.0 / 720.0 + t * (1.0 / 5_040.0);
+    let p89 = 1.0 / 40_320.0 + t * (1.0 / 362_880.0);
+    let p = (p01 + t2 * p23) + t4 * ((p45 + t2 * p67) + t4 * p89);
+    // |n| <= 1010: 2^n is a normal double.
+    let v = p * f64::from_bits(((1023 + n) as u64) << 52);
+    if v >= TWO52 {
+        return libm::floor(libm::exp(x));
+    }
+    // Floor of 0 <= v < 2^52: round to an integer, then step down if that went up.
+    let mut k = (v + TWO52) - TWO52;
+    if k > v {
+        k -= 1.0;
+    }
+    let tol = v * 1e-9 + 1e-300;
+    if v - k < tol || k + 1.0 - v < tol {
+        return libm::floor(libm::exp(x));
+    }
+    k
+}
+
+/// [`floor_exp`] of `x`, or NaN where it would consult `libm::exp`. The same
+/// operations in the same order as `floor_exp`'s fast path, with its early returns
+/// turned into that flag: no branches, so a loop of it vectorises.
+#[inline(always)]
+fn floor_exp_fast(x: f64) -> f64 {
+    const ROUND: f64 = 6_755_399_441_055_744.0;
+    const TWO52: f64 = 4_503_599_627_370_496.0;
+    let in_range = (-700.0..=700.0).contains(&x);
+    let y = x * core::f64::consts::LOG2_E;
+    let shifted = y + ROUND;
+    // For |y| <= 1010 the low 12 bits of `shifted`'s pattern plus 1023 are floor_exp's
+    // `1023 + n`: this is its 2^n, in 64-bit integer operations.
+    let scale = f64::from_bits(shifted.to_bits().wrapping_add(1023) << 52);
+    let t = (y - (shifted - ROUND)) * core::f64::consts::LN_2;
+    let t2 = t * t;
+    let t4 = t2 * t2;
+    let p01 = 1.0 + t;
+    let p23 = 1.0 / 2.0 + t * (1.0 / 6.0);
+    let p45 = 1.0 / 24.0 + t * (1.0 / 120.0);
+    let p67 = 1.0 / 720.0 + t * (1.0 / 5_040.0);
+    let p89 = 1.0 / 40_320.0 + t * (1.0 / 362_880.0);
+    let p = (p01 + t2 * p23) + t4 * ((p45 + t2 * p67) + t4 * p89);
+    let v = p * scale;
+    let r = (v + TWO52) - TWO52;
+    let k = if r > v { r - 1.0 } else { r };
+    let tol = v * 1e-9 + 1e-300;
+    let exact = !in_range | (v >= TWO52) | (v - k < tol) | (k + 1.0 - v < tol);
+    if exact {
+        f64::NAN
+    } else {
+        k
+    }
+}
+
+/// Truncates a non-negative real length to an integer and clips it to `[min, max]`
+/// (NaN becomes `min`).
+fn clip_length(v: f64, min: u32, max: u32) -> u32 {
+    let k = if v >= max as f64 {
+        max
+    } else if v >= 0.0 {
+        v as u32
+    } else {
+        0
+    };
+    k.clamp(min, max.max(min))
+}
+
+impl TrafficModel {
+    /// The client gate, when there is one: (requests in flight at most, pause between
+    /// one request's end and the release of the next [s]). A closed loop gives its
+    /// clients and think time; an open-loop arrival with a `max_concurrency` gives the
+    /// cap and no pause.
+    pub fn gate(&self) -> Option<(u32, f64)> {
+        match (self.arrival, self.max_concurrency) {
+            (
+                Arrival::Closed {
+                    concurrency,
+                    think_s,
+                },
+                _,
+            ) => Some((concurrency, think_s)),
+            (_, Some(cap)) => Some((cap, 0.0)),
+            (_, None) => None,
+        }
+    }
+
+    /// Generates `n` requests from `rng`.
+    pub fn generate(&self, n: usize, rng: &mut Rng) -> Workload {
+        if !self.stepped() {
+            let d = self.unit_draws(n, rng);
+            return self.at_rate(&d.gaps, d.requests);
+        }
+        let mut w = Workload {
+            arrival_s: Vec::with_capacity(n),
+            ..Workload::default()
+        };
+        self.stepped_arrivals(n, rng, &mut w.arrival_s);
+        self.fill_rest(n, rng, &mut w.prompt_tokens, &mut w.output_tokens);
+        w.cached_tokens = self.prefix_hits(&w.prompt_tokens, rng);
+        w
+    }
+
+    /// [`TrafficModel::generate`] from `Rng::new(seed)`, the same workload bit for bit.
+    /// Where the draws do not depend on the rate (no rate steps) and on nothing but the
+    /// fields of the store's key (no replayed rows), they are kept in a small per-thread
+    /// store: a search simulates each replication's seed at several rates, and a sweep or
+    /// a shootout the same traffic in every cell, so all but the first simulation of a
+    /// seed only rescale its arrival gaps.
+    pub fn generate_seeded(&self, n: usize, seed: u64) -> Workload {
+        if self.stepped() || !self.trace.is_empty() {
+            return self.generate(n, &mut Rng::new(seed));
+        }
+        let key = DrawKey {
+            seed,
+            n,
+            arrival: self.arrival,
+            prompt: self.prompt,
+            output: self.output,
+            prefix_tokens: self.prefix_tokens,
+            prefix_hit_rate: self.prefix_hit_rate,
+        };
+        DRAWS.with(|store| {
+            let mut store = store.borrow_mut();
+            if let Some((_, d)) = store.iter().find(|(k, _)| *k == key) {
+                return self.at_rate(&d.gaps, d.requests.clone());
+            }
+            let d = self.unit_draws(n, &mut Rng::new(seed));
+            let w = self.at_rate(&d.gaps, d.requests.clone());
+            if n <= DRAWS_MAX_REQUESTS {
+                let mut held: usize = store.iter().map(|(k, _)| k.n).sum::<usize>() + n;
+                while held > DRAWS_MAX_REQUESTS || store.len() >= DRAWS_MAX_SEEDS {
+                    match store.pop_front() {
+                        Some((k, _)) => held -= k.n,
+                        None => break,
+                    }
+                }
+                store.push_back((key, d));
+            }
+            w
+        })
+    }
+
+    /// Whether the arrivals follow the rate steps (see [`RateStep`]): the one case where
+    /// the rate does more than scale the gaps. Trace and closed-loop arrivals ignore the
+    /// steps.
+    fn stepped(&self) -> bool {
+        !self.rate_steps.is_empty()
+            && matches!(
+                self.arrival,
+                Arrival::Poisson | Arrival::Gamma { .. } | Arrival::Constant
+            )
+    }
+
+    /// The draws of `n` requests at unit scale, in the fixed draw order: the gaps (of
+    /// mean 1 for Poisson, of scale 1 for gamma; none for constant, trace and closed), then
+    /// the prompt lengths, the output lengths and the prefix hits.
+    fn unit_draws(&self, n: usize, rng: &mut Rng) -> UnitDraws {
+        let mut gaps = Vec::new();
+        match self.arrival {
+            Arrival::Poisson => {
+                let z = crate::rng::Ziggurat::get();
+                // The generator in a local, kept in registers through the loop.
+                let mut r = rng.clone();
+                gaps.extend((0..n).map(|_| r.exponential_with(z)));
+                *rng = r;
+            }
+            Arrival::Gamma { cv } => {
+                let shape = gamma_shape(cv);
+                gaps.extend((0..n).map(|_| rng.gamma(shape, 1.0)));
+            }
+            Arrival::Constant | Arrival::Closed { .. } | Arrival::Trace => {}
+        }
+        let mut requests = Workload::default();
+        self.fill_rest(
+            n,
+            rng,
+            &mut requests.prompt_tokens,
+            &mut requests.output_tokens,
+        );
+        requests.cached_tokens = self.prefix_hits(&requests.prompt_tokens, rng);
+        UnitDraws { gaps, requests }
+    }
+
+    /// `requests` (lengths and prefix hits) with their arrival times at this model's rate,
+    /// from unit-scale `gaps`. The gaps are scaled as the draws themselves would be
+    /// (`rng.gamma(shape, scale)` is `rng.gamma(shape, 1.0) × scale` bit for bit), so
+    /// this equals drawing at the rate directly.
+    fn at_rate(&self, gaps: &[f64], mut requests: Workload) -> Workload {
+        let n = requests.prompt_tokens.len();
+        let mean_gap = 1.0 / self.rate_rps;
+        let mut arrival_s = Vec::with_capacity(n);
+        match self.arrival {
+            Arrival::Poisson => {
+                let mut t = 0.0;
+                arrival_s.extend(gaps.iter().map(|&e| {
+                    t += mean_gap * e;
+                    t
+                }));
+            }
+            Arrival::Gamma { cv } => {
+                let scale = mean_gap / gamma_shape(cv);
+                let mut t = 0.0;
+                arrival_s.extend(gaps.iter().map(|&g| {
+                    t += g * scale;
+                    t
+                }));
+            }
+            Arrival::Constant => arrival_s.extend((0..n).map(|i| (i + 1) as f64 * mean_gap)),
+            // Every request is ready at once; the engine releases them to its clients.
+            Arrival::Closed { .. } => arrival_s.extend(std::iter::repeat_n(0.0, n)),
+            Arrival::Trace => self.trace_arrivals(n, &mut arrival_s),
+        }
+        requests.arrival_s = arrival_s;
+        requests
+    }
+
+    /// The prompt and output lengths of `n` requests (outputs at least 1 token).
+    fn fill_rest(&self, n: usize, rng: &mut Rng, prompt: &mut Vec<u32>, output: &mut Vec<u32>) {
+        prompt.reserve_exact(n);
+        output.reserve_exact(n);
+        fill_lengths(
+            &self.prompt,
+            &self.trace,
+            n,
+            rng,
+            |r| r.prompt_tokens,
+            prompt,
+        );
+        fill_lengths(
+            &self.output,
+            &self.trace,
+            n,
+            rng,
+            |r| r.output_tokens,
+            output,
+        );
+        for o in output.iter_mut() {
+            *o = (*o).max(1);
+        }
+    }
+
+    /// The prefix-cache hits of `prompt` (cached tokens each), or none when nothing is
+    /// cached.
+    fn prefix_hits(&self, prompt: &[u32], rng: &mut Rng) -> Vec<u32> {
+        if !(self.prefix_tokens > 0 && self.prefix_hit_rate > 0.0) {
+            return Vec::new();
+        }
+        let all = self.prefix_hit_rate >= 1.0;
+        prompt
+            .iter()
+            .map(|&p| {
+                let hit = all || rng.next_f64() < self.prefix_hit_rate;
+                if hit {
+                    self.prefix_tokens.min(p.saturating_sub(1))
+                } else {
+                    0
+                }
+            })
+            .collect()
+    }
+
+    /// Arrivals of a piecewise-constant rate (see [`RateStep`]): unit-rate gaps spent
+    /// against the cumulative rate, step by step; after the last step, `rate_rps`.
+    fn stepped_arrivals(&self, n: usize, rng: &mut Rng, out: &mut Vec<f64>) {
+        let z = crate::rng::Ziggurat::get();
+        let steps = &self.rate_steps;
+        let mut k = 0; // current step
+        let mut t = 0.0;
+        let mut step_end = steps[0].duration_s;
+        for _ in 0..n {
+            let mut e = match self.arrival {
+                Arrival::Gamma { cv } => {
+                    let shape = gamma_shape(cv);
+                    rng.gamma(shape, 1.0 / shape)
+                }
+                Arrival::Constant => 1.0,
+                _ => rng.exponential_with(z),
+            };
+            loop {
+                if k >= steps.len() {
+                    t += e / self.rate_rps;
+                    break;
+                }
+                let rate = steps[k].rate_rps;
+                let room = rate * (step_end - t);
+                if rate > 0.0 && e <= room {
+                    t += e / rate;
+                    break;
+                }
+                e -= room.max(0.0);
+                t = step_end;
+                k += 1;
+                if k < steps.len() {
+                    step_end += steps[k].duration_s;
+                }
+            }
+            out.push(t);
+        }
+    }
+
+    /// Trace arrivals rescaled so their mean rate is `rate_rps`; the trace repeats when it
+    /// has fewer rows than requests (each repetition starts one mean gap after the last).
+    fn trace_arrivals(&self, n: usize, out: &mut Vec<f64>) {
+        let rows = self.trace.len();
+        if rows == 0 {
+            return;
+        }
+        let t0 = self.trace[0].arrival_s;
+        let span = self.trace[rows - 1].arrival_s - t0;
+        let period = rows as f64 / self.rate_rps;
+        let scale = if rows >= 2 && span > 0.0 {
+            (1.0 / self.rate_rps) / (span / (rows - 1) as f64)
+        } else {
+            0.0
+        };
+        for i in 0..n {
+            let row = &self.trace[i % rows];
+            let cycle = (i / rows) as f64;
+            out.push((row.arrival_s - t0) * scale + cycle * period);
+        }
+    }
+}
+
+fn fill_lengths(
+    spec: &LengthSpec,
+    trace: &[TraceRow],
+    n: usize,
+    rng: &mut Rng,
+    field: impl Fn(&TraceRow) -> u32,
+    out: &mut Vec<u32>,
+) {
+    match spec.dist {
+        LengthDist::LogNormal { median, sigma } => {
+            // floor(exp(ln(median) + sigma·z)) with z ~ N(0, 1), clipped to [min, max].
+            let ln_median = libm::log(median);
+            let z = crate::rng::Ziggurat::get();
+            // In three passes: the draws (the generator in a local, kept in registers),
+            // floor_exp's fast path on all of them (vectorised), then the rare exact
+            // cases and the clipping.
+            let mut r = rng.clone();
+            let xs: Vec<f64> = (0..n)
+                .map(|_| ln_median + sigma * r.normal_with(z))
+                .collect();
+            *rng = r;
+            let ks: Vec<f64> = xs.iter().map(|&x| floor_exp_fast(x)).collect();
+            out.extend(xs.iter().zip(&ks).map(|(&x, &k)| {
+                let v = if k.is_nan() {
+                    libm::floor(libm::exp(x))
+                } else {
+                    k
+                };
+                clip_length(v, spec.min, spec.max)
+            }));
+        }
+        LengthDist::Fixed { tokens } => {
+            out.extend(std::iter::repeat_n(
+                tokens.clamp(spec.min, spec.max.max(spec.min)),
+                n,
+            ));
+        }
+        LengthDist::Trace => {
+            if trace.is_empty() {
+                out.extend(std::iter::repeat_n(spec.min, n));
+            } else {
+                out.extend((0..n).map(|i| {
+                    field(&trace[i % trace.len()]).clamp(spec.min, spec.max.max(spec.min))
+                }));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The article's traffic at `rate`: Poisson, prompts median 800 (sigma 0.8,
+    /// 16..8000), outputs median 200 (sigma 0.8, 1..1024).
+    fn model(rate: f64) -> TrafficModel {
+        TrafficModel {
+            rate_rps: rate,
+            arrival: Arrival::Poisson,
+            prompt: LengthSpec::ARTICLE_PROMPT,
+            output: LengthSpec::ARTICLE_OUTPUT,
+            prefix_tokens: 0,
+            prefix_hit_rate: 0.0,
+            trace: Vec::new(),
+            max_concurrency: None,
+            rate_steps: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn floor_exp_equals_libm() {
+        let mut r = Rng::new(11);
+        for _ in 0..300_000 {
+            let x = -3.0 + 20.0 * r.next_f64();
+            assert_eq!(
+                floor_exp(x).to_bits(),
+                libm::floor(libm::exp(x)).to_bits(),
+                "x = {x}"
+            );
+        }
+        // Right at the integer boundaries, where the floor flips.
+        for k in 1..20_000u32 {
+            let l = libm::log(k as f64);
+            for x in [
+                l,
+                f64::from_bits(l.to_bits() + 1),
+                f64::from_bits(l.to_bits().saturating_sub(1)),
+            ] {
+                assert_eq!(floor_exp(x), libm::floor(libm::exp(x)), "x = {x}");
+            }
+        }
+        for x in [-800.0, -700.0, 0.0, 700.0, 710.0] {
+            assert_eq!(floor_exp(x), libm::floor(libm::exp(x)));
+        }
+    }
+
+    /// The vectorised pass, completed by the exact fallback where it flags one, is
+    /// `floor_exp` bit for bit: random arguments, integer boundaries, out of range.
+    #[test]
+    fn batched_floor_exp_equals_floor_exp() {
+        let mut r = Rng::new(12);
+        let mut xs: Vec<f64> = (0..200_000).map(|_| -5.0 + 25.0 * r.next_f64()).collect();
+        for k in 1..20_000u32 {
+            let l = libm::log(k as f64);
+            xs.extend([
+                l,
+                f64::from_bits(l.to_bits() + 1),
+                f64::from_bits(l.to_bits().saturating_sub(1)),
+            ]);
+        }
+        xs.extend([
+            -800.0,
+            -700.0,
+            -699.9,
+            0.0,
+            -0.0,
+            699.9,
+            700.0,
+            710.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ]);
+        let mut flagged = 0;
+        for (i, &x) in xs.iter().enumerate() {
+            let k = floor_exp_fast(x);
+            let got = if k.is_nan() {
+                // Counted at lengths below 22,000 only: the integer boundaries, the
+                // out-of-range values and huge values (tolerance above 1e-5) are
+                // meant to be flagged.
+                flagged += (i < 200_000 && x < 10.0) as u32;
+                libm::floor(libm::exp(x))
+            } else {
+                k
+            };
+            assert_eq!(got.to_bits(), floor_exp(x).to_bits(), "x = {x}");
+        }
+        assert!(flagged < 20, "{flagged} of the random arguments flagged");
+    }
+
+    /// The workload drawn as the draws come, each gap at the rate itself (`t +=
+    /// mean_gap × exponential`, `t += gamma(shape, mean_gap / shape)`): the reference that
+    /// `generate` and `generate_seeded` must equal bit for bit.
+    fn drawn_at_rate(m: &TrafficModel, n: usize, seed: u64) -> Workload {
+        let mut rng = Rng::new(seed);
+        let mean_gap = 1.0 / m.rate_rps;
+        let mut t = 0.0;
+        let arrival_s = (0..n)
+            .map(|i| match m.arrival {
+                Arrival::Poisson => {
+                    t += mean_gap * rng.standard_exponential();
+                    t
+                }
+                Arrival::Gamma { cv } => {
+                    let shape = 1.0 / (cv * cv);
+                    t += rng.gamma(shape, mean_gap / shape);
+                    t
+                }
+                Arrival::Constant => (i + 1) as f64 * mean_gap,
+                _ => 0.0,
+            })
+            .collect();
+        let mut w = Workload {
+            arrival_s,
+            ..Workload::default()
+        };
+        m.fill_rest(n, &mut rng, &mut w.prompt_tokens, &mut w.output_tokens);
+        w.cached_tokens = m.prefix_hits(&w.prompt_tokens, &mut rng);
+        w
+    }
+
+    /// The per-thread store of rate-free draws changes nothing: every arrival kind, with
+    /// and without prefix hits, at rates taken in turn (so later ones hit the store),
+    /// equals drawing at each rate directly, bit for bit.
+    #[test]
+    fn stored_draws_equal_drawing_at_each_rate() {
+        let arrivals = [
+            Arrival::Poisson,
+            Arrival::Gamma { cv: 0.7 },
+            Arrival::Gamma { cv: 1.6 },
+            Arrival::Constant,
+            Arrival::Closed {
+                concurrency: 4,
+                think_s: 0.5,
+            },
+        ];
+        for arrival in arrivals {
+            for (prefix_tokens, prefix_hit_rate) in [(0, 0.0), (300, 0.4)] {
+                for round in 0..2 {
+                    for (k, rate) in [3.0, 17.5, 0.9].into_iter().enumerate() {
+                        let mut m = model(rate);
+                        m.arrival = arrival;
+                        m.prefix_tokens = prefix_tokens;
+                        m.prefix_hit_rate = prefix_hit_rate;
+                        let seed = 40 + k as u64 % 2;
+                        let want = drawn_at_rate(&m, 3_000, seed);
+                        let bits = |w: &Workload| {
+                            w.arrival_s.iter().map(|a| a.to_bits()).collect::<Vec<_>>()
+                        };
+                        let direct = m.generate(3_000, &mut Rng::new(seed));
+                        let stored = m.generate_seeded(3_000, seed);
+                        let what = format!(
+                            "{arrival:?}, prefix {prefix_tokens}, rate {rate}, round {round}"
+                        );
+                        assert_eq!(bits(&direct), bits(&want), "generate: {what}");
+                        assert_eq!(bits(&stored), bits(&want), "generate_seeded: {what}");
+                        assert_eq!(stored.prompt_tokens, want.prompt_tokens, "{what}");
+                        assert_eq!(stored.output_tokens, want.output_tokens, "{what}");
+                        assert_eq!(stored.cached_tokens, want.cached_tokens, "{what}");
+                        assert_eq!(direct, stored, "{what}");
+                    }
+                }
+            }
+        }
+        // A different request count or length law is a different draw, not a stored one.
+        let m = model(5.0);
+        let short = m.generate_seeded(10, 40);
+        assert_eq!(short, m.generate(10, &mut Rng::new(40)));
+        let mut longer = model(5.0);
+        longer.prompt.max = 4_000;
+        assert_eq!(
+            longer.generate_seeded(3_000, 40),
+            longer.generate(3_000, &mut Rng::new(40))
+        );
+    }
+
+    #[test]
+    fn article_traffic_has_the_article_moments() {
+        let w = model(20.0).generate(100_000, &mut Rng::new(3));
+        let n = w.arrival_s.len() as f64;
+        let rate = n / w.arrival_s[w.arrival_s.len() - 1];
+        assert!((rate - 20.0).abs() < 0.3, "rate {rate}");
+        assert!(w.arrival_s.windows(2).all(|p| p[0] <= p[1]));
+        let mut p = w.prompt_tokens.clone();
+        p.sort_unstable();
+        let median = p[p.len() / 2];
+        // floor() shifts the median down by about half a token.
+        assert!((780..=820).contains(&median), "prompt median {median}");
+        let mean_p = p.iter().map(|&x| x as f64).sum::<f64>() / n;
+        assert!(
+            (1050.0..1150.0).contains(&mean_p),
+            "prompt mean {mean_p} (article: about 1,100)"
+        );
+        assert!(p[0] >= 16 && p[p.len() - 1] <= 8000);
+        let mean_o = w.output_tokens.iter().map(|&x| x as f64).sum::<f64>() / n;
+        assert!(
+            (260.0..290.0).contains(&mean_o),
+            "output mean {mean_o} (article: about 275)"
+        );
+        assert!(w.output_tokens.iter().all(|&o| (1..=1024).contains(&o)));
+    }
+
+    #[test]
+    fn gamma_constant_and_trace_arrivals() {
+        let mut m = model(10.0);
+        m.arrival = Arrival::Gamma { cv: 2.0 };
+        let w = m.generate(50_000, &mut Rng::new(5));
+        let gaps: Vec<f64> = std::iter::once(w.arrival_s[0])
+            .chain(w.arrival_s.windows(2).map(|p| p[1] - p[0]))
+            .collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let sd =
+            (gaps.iter().map(|g| (g - mean) * (g - mean)).sum::<f64>() / gaps.len() as f64).sqrt();
+        assert!((mean - 0.1).abs() < 0.005, "gamma mean gap {mean}");
+        assert!((sd / mean - 2.0).abs() < 0.15, "gamma cv {}", sd / mean);
+
+        m.arrival = Arrival::Constant;
+        let w = m.generate(3, &mut Rng::new(5));
+        assert_eq!(w.arrival_s, vec![0.1, 0.2, 0.30000000000000004]);
+
+        m.arrival = Arrival::Trace;
+        m.prompt.dist = LengthDist::Trace;
+        m.output.dist = LengthDist::Trace;
+        m.trace = vec![
+            TraceRow {
+                arrival_s: 5.0,
+                prompt_tokens: 100,
+                output_tokens: 10,
+            },
+            TraceRow {
+                arrival_s: 6.0,
+                prompt_tokens: 20_000,
+                output_tokens: 0,
+            },
+            TraceRow {
+                arrival_s: 7.0,
+                prompt_tokens: 300,
+                output_tokens: 30,
+            },
+        ];
+        // The trace's own rate is 1/s; at 10/s gaps shrink tenfold and it repeats.
+        let w = m.generate(4, &mut Rng::new(5));
+        assert_eq!(w.arrival_s, vec![0.0, 0.1, 0.2, 0.3]);
+        assert_eq!(w.prompt_tokens, vec![100, 8000, 300, 100]);
+        assert_eq!(w.output_tokens, vec![10, 1, 30, 10]);
+    }
+
+    #[test]
+    fn prefix_hits_skip_tokens_but_not_the_last() {
+        let mut m = model(10.0);
+        m.prompt.dist = LengthDist::Fixed { tokens: 500 };
+        m.prefix_tokens = 400;
+        m.prefix_hit_rate = 0.5;
+        let w = m.generate(10_000, &mut Rng::new(9));
+        let hits = w.cached_tokens.iter().filter(|&&c| c == 400).count();
+        assert!((4700..5300).contains(&hits), "hits {hits}");
+        assert!(w.cached_tokens.iter().all(|&c| c == 0 || c == 400));
+        m.prefix_tokens = 1000;
+        m.prefix_hit_rate = 1.0;
+        let w = m.generate(3, &mut Rng::new(9));
+        assert_eq!(w.cached_tokens, vec![499, 499, 499]);
+    }
+
+    #[test]
+    fn rate_steps_give_the_piecewise_counts() {
+        // 100 s at 5/s, 100 s with no arrivals, 100 s at 20/s, then the base rate (10/s).
+        let mut m = model(10.0);
+        m.rate_steps = vec![
+            RateStep {
+                duration_s: 100.0,
+                rate_rps: 5.0,
+            },
+            RateStep {
+                duration_s: 100.0,
+                rate_rps: 0.0,
+            },
+            RateStep {
+                duration_s: 100.0,
+                rate_rps: 20.0,
+            },
+        ];
+        let mut counts = [0u32; 4];
+        let reps = 200;
+        for seed in 0..reps {
+            let w = m.generate(4_500, &mut Rng::new(seed));
+            assert!(w.arrival_s.windows(2).all(|p| p[0] <= p[1]));
+            for &t in &w.arrival_s {
+                let k = if t < 100.0 {
+                    0
+                } else if t < 200.0 {
+                    1
+                } else if t < 300.0 {
+                    2
+                } else if t < 400.0 {
+                    3
+                } else {
+                    continue;
+                };
+                counts[k] += 1;
+            }
+        }
+        let mean = counts.map(|c| c as f64 / reps as f64);
+        assert!((mean[0] - 500.0).abs() < 5.0, "step 1: {mean:?}");
+        assert_eq!(mean[1], 0.0, "a zero-rate step has no arrivals");
+        assert!((mean[2] - 2000.0).abs() < 10.0, "step 3: {mean:?}");
+        assert!((mean[3] - 1000.0).abs() < 8.0, "after the steps: {mean:?}");
+
+        // Constant arrivals follow the cumulative rate exactly.
+        m.arrival = Arrival::Constant;
+        let w = m.generate(4, &mut Rng::new(1));
+        assert_eq!(w.arrival_s, vec![0.2, 0.4, 0.6000000000000001, 0.8]);
+        // No steps: the constant-rate stream is unchanged.
+        m.rate_steps.clear();
+        m.arrival = Arrival::Poisson;
+        let a = m.generate(1_000, &mut Rng::new(7));
+        let mut mean_gap = 0.0;
+        let z = crate::rng::Ziggurat::get();
+        let mut r = Rng::new(7);
+        let mut t = 0.0;
+        for &x in &a.arrival_s {
+            t += 0.1 * r.exponential_with(z);
+            assert_eq!(x.to_bits(), t.to_bits());
+            mean_gap = t;
+        }
+        assert!(mean_gap > 0.0);
+    }
+}
