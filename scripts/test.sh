@@ -4,7 +4,7 @@
 #
 #   setup          scripts/setup.sh (tools, skipped when present)
 #   fmt            cargo fmt --all --check
-#   clippy         native crates (core, cli and the app), then the app for wasm32
+#   clippy         native crates (engine, core, cli and the app), then the app for wasm32
 #   test           native cargo test --workspace
 #   wasm-test      wasm-bindgen-test in headless Chromium: the app and the core
 #   trunk          trunk build --release --offline  -> dist/

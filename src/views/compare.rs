@@ -45,7 +45,8 @@ fn row(label: impl Into<String>, f: impl Fn(&Plan) -> String, a: &Plan, b: &Plan
     }
 }
 
-/// The inputs of two plans, row by row: names, presets and choices, then every numeric field.
+/// The inputs of two plans, row by row: names, presets and choices, then every numeric
+/// field that applies to either plan.
 pub fn input_rows(a: &Plan, b: &Plan) -> Vec<Row> {
     // A choice's row: the registry's label, and the words of the plan's choice.
     let choice = |path: &'static str, name: fn(&Plan) -> &'static str| {

@@ -13,7 +13,11 @@
 //!   autoscaler, static vs autoscaled cost, ramp simulations)
 //! ```
 //!
-//! Everything numeric lives here; the web app and the CLI only call it.
+//! Everything numeric lives here; the web app and the CLI only call it. The simulator's
+//! hot path (the engine, traffic, step time, summaries, random numbers) is the
+//! `goodput-engine` crate, which this one re-exports at its own paths (`sim`, `traffic`,
+//! `stats`, `rng`, `roofline::StepModel`, the plan's arrival, length, trace-row, SLO-mode and KV-policy
+//! kinds).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 

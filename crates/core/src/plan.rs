@@ -519,7 +519,7 @@ pub struct Plan {
     /// Simulation effort.
     pub run: RunSpec,
     /// Step-model constants fitted to measured benchmark results, when the plan was
-    /// calibrated (see `calibrate`); applied by [`crate::roofline::StepModel::from_plan`]
+    /// calibrated (see `calibrate`); applied by [`crate::roofline::StepModelOf::from_plan`]
     /// while `enabled`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub calibration: Option<Calibration>,

@@ -35,14 +35,18 @@
 //! Metrics per request: TTFT = first − arrival, TPOT = (finish − first)/max(out − 1, 1),
 //! E2E = finish − arrival; ITL is every step duration each decoder lives through. The first
 //! `warmup_requests` (generated order) are dropped; unfinished requests are misses.
-//! Attainment is, per [`crate::plan::SloMode`], the share of measured requests meeting every objective
-//! (joint) or the smallest, over the objectives set, of the share meeting that objective
-//! (marginal); an unfinished request misses every objective.
+//! Attainment is, per [`crate::plan::SloMode`], the share of measured requests meeting
+//! every objective (joint) or the smallest, over the objectives set, of the share meeting
+//! that objective (marginal); an unfinished request misses every objective.
 //!
 //! The engine keeps per-step work independent of the batch size: decoders are counters
 //! (count, context sum) plus a min-heap of finish steps; prefilling sequences sit in a
 //! FCFS deque; the waiting queue is an index range. Pure-decode stretches run in a tight
 //! loop that touches no per-sequence state.
+//!
+//! The engine itself, and the configuration and report types, are in `goodput-engine`
+//! (re-exported here); this module builds a configuration from a plan, checks it
+//! ([`SimConfigOf`]) and runs it.
 
 mod replicate;
 pub mod threads;

@@ -10,8 +10,8 @@
 //! ```
 //!
 //! `goodput-core` builds a [`config::SimConfig`] from a plan, checks it and runs it
-//! (`goodput_core::sim`); it re-exports every type here where the planner's code has
-//! always found it (`goodput_core::plan::Arrival`, `goodput_core::rng::Rng`, …).
+//! (`goodput_core::sim`); it re-exports the types here where the planner's code has
+//! always found them (`goodput_core::plan::Arrival`, `goodput_core::rng::Rng`, …).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
