@@ -7,7 +7,9 @@
 //! - whole goodput searches of the default plan, every batch answered by
 //!   `protocol::handle` on the JSON a worker receives (time per job);
 //! - the core benchmark's points (`crates/core/tests/wasm_bench.rs`): `attainment()` and
-//!   `simulate()` of the article's plan at 20 req/s (time per point).
+//!   `simulate()` of the article's plan at 20 req/s (time per point);
+//! - points of the disaggregated sizing: `simulate_disagg` of the default plan at
+//!   20 req/s on 2 prefill and 2 decode instances (time per point).
 //!
 //! Every batch, and every group of 5 points, is timed on its own and the best and the
 //! median are printed: on a busy machine the best is the least disturbed figure. (Groups,
@@ -25,6 +27,7 @@
 
 use goodput_app::compute::pool::now_ms;
 use goodput_app::compute::protocol::{handle, Request, WorkerReply, WorkerRequest};
+use goodput_core::disagg::{simulate_disagg, DisaggConfig};
 use goodput_core::plan::KvPolicy;
 use goodput_core::search::{answer_batches, GoodputSearch, Job};
 use goodput_core::sim::SimConfigOf;
@@ -119,6 +122,31 @@ fn time_points() {
     let (s_min, s_med) = min_median(sim);
     console_log!(
         "wasm points, per point: attainment() {a_min:.0} µs best group, {a_med:.0} µs median; simulate() {s_min:.0} µs best group, {s_med:.0} µs median (checksum {sink:.3})"
+    );
+    std::hint::black_box(sink);
+}
+
+/// Points of the disaggregated sizing: the default plan at 20 req/s on 2 prefill and
+/// 2 decode instances, 2,500 requests each. 20 groups of 5 points, timed per group,
+/// after 10 to warm up.
+#[wasm_bindgen_test]
+fn time_disagg_points() {
+    let cfg = DisaggConfig::from_plan(&Plan::default(), 20.0).expect("default plan sizes");
+    let mut sink = 0.0;
+    for seed in 0..10 {
+        sink += simulate_disagg(&cfg, 2, 2, seed).expect("runs").attainment;
+    }
+    let mut per_point = Vec::new();
+    for group in 0..20u64 {
+        let t0 = now_ms();
+        for seed in group * 5..group * 5 + 5 {
+            sink += simulate_disagg(&cfg, 2, 2, seed).expect("runs").attainment;
+        }
+        per_point.push((now_ms() - t0) * 1e3 / 5.0);
+    }
+    let (min, median) = min_median(per_point);
+    console_log!(
+        "wasm disaggregated points (2P2D, 20 req/s): {min:.0} µs best group, {median:.0} µs median (checksum {sink:.3})"
     );
     std::hint::black_box(sink);
 }

@@ -1,9 +1,12 @@
 //! The multi-instance event simulation of a disaggregated deployment.
 //!
-//! One global event queue, ordered by time and then by insertion (ties first in,
-//! first out), holds four kinds of event: a request arrives, a prefill step ends, a
-//! KV transfer lands, a decode step ends. Each instance is idle or running one step;
-//! an idle instance starts a step as soon as it has work.
+//! One global event order, by time and then by insertion (ties first in, first out),
+//! over four kinds of event: a request arrives, a prefill step ends, a KV transfer
+//! lands, a decode step ends. Arrivals are all known at the start and count as
+//! inserted first, in request order: they are read from the request stream by a
+//! cursor, and only the other events, a few per instance at most, wait in a heap
+//! ([`Events`]). Each instance is idle or running one step; an idle instance starts a
+//! step as soon as it has work.
 //!
 //! Prefill instance: its queue is FCFS; a step takes prompts from the front until the
 //! token budget is spent (the last one may be a chunk, finished in later steps), and
@@ -58,6 +61,59 @@ impl Ord for Event {
     }
 }
 
+/// The event order: the arrivals, by time and then request order, ahead of every
+/// other event at the same time (they were all known first); the other events in a
+/// heap by time and then insertion.
+struct Events {
+    /// Requests in arrival order.
+    order: Vec<u32>,
+    /// Next entry of `order` to arrive.
+    next: usize,
+    heap: BinaryHeap<Reverse<Event>>,
+    seq: u64,
+}
+
+impl Events {
+    fn new(arrival: &[f64]) -> Events {
+        let mut order: Vec<u32> = (0..arrival.len() as u32).collect();
+        if !arrival.is_sorted_by(|a, b| a.total_cmp(b).is_le()) {
+            // Stable: requests arriving together keep request order.
+            order.sort_by(|&a, &b| arrival[a as usize].total_cmp(&arrival[b as usize]));
+        }
+        Events {
+            order,
+            next: 0,
+            heap: BinaryHeap::new(),
+            seq: 0,
+        }
+    }
+
+    fn push(&mut self, t: f64, kind: Kind) {
+        self.seq += 1;
+        self.heap.push(Reverse(Event {
+            t,
+            seq: self.seq,
+            kind,
+        }));
+    }
+
+    /// The next event: `(time, kind)`.
+    fn pop(&mut self, arrival: &[f64]) -> Option<(f64, Kind)> {
+        if let Some(&r) = self.order.get(self.next) {
+            let ta = arrival[r as usize];
+            let other_first = self
+                .heap
+                .peek()
+                .is_some_and(|Reverse(e)| e.t.total_cmp(&ta).is_lt());
+            if !other_first {
+                self.next += 1;
+                return Some((ta, Kind::Arrival(r)));
+            }
+        }
+        self.heap.pop().map(|Reverse(e)| (e.t, e.kind))
+    }
+}
+
 #[derive(Default)]
 struct PrefillInstance {
     /// Requests waiting or part-way through, FCFS.
@@ -89,8 +145,7 @@ struct DecodeInstance {
 
 struct State<'a> {
     cfg: &'a DisaggConfig,
-    events: BinaryHeap<Reverse<Event>>,
-    seq: u64,
+    events: Events,
     prefill: Vec<PrefillInstance>,
     decode: Vec<DecodeInstance>,
     rr_prefill: usize,
@@ -109,16 +164,13 @@ struct State<'a> {
     finish: Vec<f64>,
     rejected: Vec<bool>,
     steps: u64,
+    /// A buffer the step ends borrow for the requests they release.
+    scratch: Vec<u32>,
 }
 
 impl<'a> State<'a> {
     fn push(&mut self, t: f64, kind: Kind) {
-        self.seq += 1;
-        self.events.push(Reverse(Event {
-            t,
-            seq: self.seq,
-            kind,
-        }));
+        self.events.push(t, kind);
     }
 
     fn reservation(&self, r: u32) -> f64 {
@@ -197,19 +249,17 @@ impl<'a> State<'a> {
         inst.busy = false;
         inst.outstanding_tokens -= inst.in_step_tokens;
         inst.in_step_tokens = 0;
-        let mut done = Vec::with_capacity(inst.completing);
-        for _ in 0..inst.completing {
-            if let Some(r) = inst.queue.pop_front() {
-                done.push(r);
-            }
-        }
+        let mut done = std::mem::take(&mut self.scratch);
+        done.extend(inst.queue.drain(..inst.completing.min(inst.queue.len())));
         inst.completing = 0;
-        for r in done {
+        for &r in &done {
             self.prefill_end[r as usize] = t;
             let bytes = self.cfg.kv_transfer_bytes(self.prompt[r as usize]);
             let land = t + self.cfg.kv_link.transfer_time_s(bytes);
             self.push(land, Kind::KvLanded(r));
         }
+        done.clear();
+        self.scratch = done;
         self.start_prefill(i, t);
     }
 
@@ -255,7 +305,7 @@ impl<'a> State<'a> {
     }
 
     fn end_decode(&mut self, i: usize, t: f64) {
-        let mut ended = Vec::new();
+        let mut ended = std::mem::take(&mut self.scratch);
         {
             let inst = &mut self.decode[i];
             inst.busy = false;
@@ -271,7 +321,7 @@ impl<'a> State<'a> {
                 ended.push(r);
             }
         }
-        for r in ended {
+        for &r in &ended {
             let ru = r as usize;
             self.finish[ru] = t;
             let need = self.reservation(r);
@@ -280,6 +330,8 @@ impl<'a> State<'a> {
             inst.ctx_tokens -= (self.prompt[ru] + self.output[ru]) as f64;
             inst.kv_reserved -= need;
         }
+        ended.clear();
+        self.scratch = ended;
         self.start_decode(i, t);
     }
 }
@@ -324,8 +376,7 @@ pub fn simulate_disagg(
     let nan = vec![f64::NAN; n];
     let mut s = State {
         cfg,
-        events: BinaryHeap::with_capacity(2 * n),
-        seq: 0,
+        events: Events::new(&w.arrival_s),
         prefill: (0..prefill_instances)
             .map(|_| PrefillInstance::default())
             .collect(),
@@ -347,20 +398,17 @@ pub fn simulate_disagg(
         finish: nan,
         rejected: vec![false; n],
         steps: 0,
+        scratch: Vec::new(),
     };
-    for r in 0..n {
-        let t = s.arrival[r];
-        s.push(t, Kind::Arrival(r as u32));
-    }
     let mut now = 0.0;
     let mut truncated = false;
-    while let Some(Reverse(e)) = s.events.pop() {
+    while let Some((t, kind)) = s.events.pop(&s.arrival) {
         if s.steps > MAX_STEPS {
             truncated = true;
             break;
         }
-        now = e.t;
-        match e.kind {
+        now = t;
+        match kind {
             Kind::Arrival(r) => {
                 let i = s.route_prefill();
                 s.prefill[i].queue.push_back(r);
@@ -456,5 +504,46 @@ fn report(s: &State, x: u32, y: u32, end_s: f64, truncated: bool) -> DisaggRepor
         decode_busy: busy(s.decode.iter().map(|d| d.busy_s).sum(), y),
         sim_time_s: end_s,
         truncated,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Events, Kind};
+
+    fn drain(events: &mut Events, arrival: &[f64]) -> Vec<(f64, Kind)> {
+        std::iter::from_fn(|| events.pop(arrival)).collect()
+    }
+
+    #[test]
+    fn events_come_by_time_then_arrivals_then_insertion() {
+        let arrival = [0.0, 1.0, 1.0];
+        let mut events = Events::new(&arrival);
+        events.push(1.0, Kind::PrefillDone(0));
+        events.push(0.5, Kind::DecodeDone(1));
+        events.push(1.0, Kind::KvLanded(7));
+        assert_eq!(
+            drain(&mut events, &arrival),
+            vec![
+                (0.0, Kind::Arrival(0)),
+                (0.5, Kind::DecodeDone(1)),
+                (1.0, Kind::Arrival(1)),
+                (1.0, Kind::Arrival(2)),
+                (1.0, Kind::PrefillDone(0)),
+                (1.0, Kind::KvLanded(7)),
+            ]
+        );
+    }
+
+    #[test]
+    fn arrivals_out_of_order_come_by_time_then_request() {
+        let arrival = [2.0, 1.0, 1.0, -0.0, 0.0];
+        let mut events = Events::new(&arrival);
+        let order: Vec<Kind> = drain(&mut events, &arrival)
+            .into_iter()
+            .map(|e| e.1)
+            .collect();
+        let expected = [3, 4, 1, 2, 0].map(Kind::Arrival);
+        assert_eq!(order, expected);
     }
 }

@@ -707,3 +707,77 @@ fn the_planned_load_is_a_job_with_the_plan_reports_latencies() {
     assert_eq!(result.aggregated.planned_load, report.planned_load);
     assert!(result.aggregated.planned_load.is_some());
 }
+
+/// Every field of the disaggregated report, bit for bit (its JSON, whose numbers
+/// round-trip), on configurations that cover every event and policy: both routers,
+/// each decode-side KV rule with refusals, queueing pools, prefix caching, a slow link,
+/// and fixed lengths at a constant rate, where events tie in time and their order
+/// decides the outcome. Recompute the digest only for a deliberate change of the model,
+/// and say so in the commit.
+#[test]
+fn disaggregated_reports_are_unchanged_bit_for_bit() {
+    let mut cases: Vec<(&str, DisaggConfig, u32, u32)> = Vec::new();
+    let plan = Plan::default();
+    cases.push(("default 2P2D", cfg_of(&plan, 20.0), 2, 2));
+    cases.push(("overloaded 1P1D", cfg_of(&plan, 20.0), 1, 1));
+    let mut rr = plan.clone();
+    let mut spec = DisaggSpec::for_plan(&rr);
+    spec.router = Router::RoundRobin;
+    spec.kv_link.latency_s = 0.02;
+    spec.kv_link.bandwidth_bytes_per_s = 2e9;
+    rr.disagg = Some(spec);
+    cases.push(("round robin, slow link 3P2D", cfg_of(&rr, 24.0), 3, 2));
+    // Reserving the output cap, a small cache refuses the longest prompts and holds the
+    // rest to a few sequences; reserving each sequence's own output, a larger one queues.
+    for (name, policy, rate, tokens) in [
+        ("reserve cap", KvPolicy::Reserve, 4.0, 9_000.0),
+        ("reserve own", KvPolicy::Paged, 18.0, 40_000.0),
+    ] {
+        let mut p = plan.clone();
+        p.engine.kv_policy = policy;
+        let mut cfg = cfg_of(&p, rate);
+        cfg.decode.kv_capacity_tokens = tokens;
+        cases.push((name, cfg, 2, 2));
+    }
+    let mut cached = plan.clone();
+    cached.traffic.prefix_tokens = 500;
+    cached.traffic.prefix_hit_rate = 0.6;
+    cases.push(("prefix cache 1P2D", cfg_of(&cached, 16.0), 1, 2));
+    let mut ties = plan.clone();
+    fixed_lengths(&mut ties, 512, 64);
+    ties.traffic.arrival = crate::plan::Arrival::Constant;
+    ties.disagg = Some(DisaggSpec {
+        kv_link: KvLink {
+            bandwidth_bytes_per_s: 1e13,
+            latency_s: 0.0,
+        },
+        ..DisaggSpec::for_plan(&ties)
+    });
+    cases.push((
+        "fixed lengths, constant rate, 2P3D",
+        cfg_of(&ties, 40.0),
+        2,
+        3,
+    ));
+
+    let fold = |h: &mut u64, bytes: &[u8]| {
+        for &b in bytes {
+            *h = (*h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01B3);
+        }
+    };
+    let mut all = 0xCBF2_9CE4_8422_2325u64;
+    let mut each = Vec::new();
+    for (name, cfg, x, y) in &cases {
+        let mut h = 0xCBF2_9CE4_8422_2325u64;
+        for seed in [1u64, 2] {
+            let r = sim(cfg, *x, *y, seed);
+            let json = serde_json::to_string(&r).expect("the report serialises");
+            fold(&mut h, json.as_bytes());
+        }
+        each.push(format!("{name}: {h:#018x}"));
+        fold(&mut all, &h.to_le_bytes());
+    }
+    assert_eq!(all, GOLDEN_DISAGG_DIGEST, "per case:\n{}", each.join("\n"));
+}
+
+const GOLDEN_DISAGG_DIGEST: u64 = 0xC13E_BDD8_7C82_1158;
