@@ -387,7 +387,10 @@ async fn every_plan_field_ties_its_label_help_and_error_to_its_input() {
     for i in 0..fields.length() {
         let field: web_sys::Element = fields.item(i).expect("a field").unchecked_into();
         let Some(input) = field
-            .query_selector("input[data-testid^='input-'], textarea[data-testid^='input-']")
+            // Choices have no error line; the next test checks them.
+            .query_selector(
+                "input[data-testid^='input-']:not([data-field]), textarea[data-testid^='input-']",
+            )
             .expect("a valid selector")
         else {
             continue;
@@ -458,6 +461,28 @@ async fn every_choice_reads_as_the_field_registry_words_it() {
         };
         assert_eq!(text("label"), f.label, "{path}");
         assert_eq!(text(".help"), f.help, "{path}");
+        // Its ids come from its path, with no dot that a CSS selector would misread;
+        // its label names it and its help line describes it.
+        let id = control.id();
+        assert_eq!(id, format!("in-{}", path.replace('.', "-")), "{path}");
+        assert_eq!(
+            control.get_attribute("data-testid"),
+            Some(format!("input-{path}")),
+            "{path}"
+        );
+        let attr = |sel: &str, name: &str| {
+            frame
+                .query_selector(sel)
+                .expect("a valid selector")
+                .and_then(|e| e.get_attribute(name))
+        };
+        assert_eq!(attr("label", "for"), Some(id.clone()), "{path}");
+        let help_id = attr(".help", "id").unwrap_or_else(|| panic!("{path}: help has no id"));
+        assert_eq!(
+            control.get_attribute("aria-describedby"),
+            Some(help_id),
+            "{path}"
+        );
         if control.tag_name() == "SELECT" {
             let options = control
                 .query_selector_all("option")
@@ -490,6 +515,34 @@ async fn every_choice_reads_as_the_field_registry_words_it() {
             "traffic.arrival",
         ]
     );
+    drop(handle);
+    root.remove();
+}
+
+/// No two elements of the page share an id: labels, `aria-describedby` and the share
+/// link's anchors would find the wrong one.
+#[wasm_bindgen_test]
+async fn every_id_on_the_page_is_its_own() {
+    fresh_start();
+    let root = mount_point();
+    let handle = mount_to(root.clone(), App);
+    tick().await;
+    show_deferred_parts().await;
+    let all = root.query_selector_all("[id]").expect("a valid selector");
+    let mut ids: Vec<String> = (0..all.length())
+        .map(|i| {
+            let e: web_sys::Element = all.item(i).expect("an element").unchecked_into();
+            e.id()
+        })
+        .collect();
+    assert!(ids.len() > 40, "only {} ids", ids.len());
+    ids.sort();
+    let repeated: Vec<&String> = ids
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .map(|w| &w[0])
+        .collect();
+    assert!(repeated.is_empty(), "ids used more than once: {repeated:?}");
     drop(handle);
     root.remove();
 }

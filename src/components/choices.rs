@@ -5,15 +5,16 @@ use goodput_core::presets;
 use goodput_core::Plan;
 use leptos::prelude::*;
 
+use crate::components::field_frame::FieldIds;
 use crate::state::PlanState;
 use goodput_core::plan::fields::{field, Field};
 
 /// A labelled `<select>` over one choice of the field registry: its label, help and
-/// `(name, words)` pairs are the registry's.
+/// `(name, words)` pairs are the registry's, and its ids come from the field's path
+/// ([`FieldIds`]), the help line describing it. A choice cannot be invalid, so it has
+/// no error line.
 #[component]
 pub fn Choice(
-    /// Element id and `data-testid`.
-    id: &'static str,
     /// The registry's field (a [`Kind::Choice`](goodput_core::plan::fields::Kind)).
     field: &'static Field,
     /// Values not offered here (a trace's arrivals come from importing one).
@@ -26,13 +27,15 @@ pub fn Choice(
 ) -> impl IntoView {
     let state = PlanState::expect_context();
     let current = Memo::new(move |_| state.draft.with(get));
+    let ids = FieldIds::of(field.path);
     view! {
         <div class="field">
-            <label for=id>{field.label}</label>
+            <label for=ids.input.clone()>{field.label}</label>
             <select
-                id=id
-                data-testid=id
+                id=ids.input.clone()
+                data-testid=ids.input_test_id()
                 data-field=field.path
+                aria-describedby=ids.help.clone()
                 on:change:target=move |ev| {
                     let v = ev.target().value();
                     state.update(|p| set(p, &v));
@@ -51,7 +54,7 @@ pub fn Choice(
                     })
                     .collect_view()}
             </select>
-            <p class="help">{field.help}</p>
+            <p class="help" id=ids.help>{field.help}</p>
         </div>
     }
 }
@@ -77,13 +80,11 @@ fn set_weight_dtype(p: &mut Plan, v: &str) {
 pub fn DtypeChoices() -> impl IntoView {
     view! {
         <Choice
-            id="choice-weight-dtype"
             field=const { field("model.weight_dtype") }
             get=|p| p.model.weight_dtype.name()
             set=set_weight_dtype
         />
         <Choice
-            id="choice-kv-dtype"
             field=const { field("model.kv_dtype") }
             get=|p| p.model.kv_dtype.name()
             set=|p, v| p.model.kv_dtype = dtype(v)
@@ -96,7 +97,6 @@ pub fn DtypeChoices() -> impl IntoView {
 pub fn ArrivalChoice() -> impl IntoView {
     view! {
         <Choice
-            id="choice-arrival"
             field=const { field("traffic.arrival") }
             hidden=&["trace"]
             get=|p| p.traffic.arrival.name()
@@ -117,7 +117,6 @@ pub fn ArrivalChoice() -> impl IntoView {
 pub fn SloModeChoice() -> impl IntoView {
     view! {
         <Choice
-            id="choice-slo-mode"
             field=const { field("slo.mode") }
             get=|p| p.slo.mode.name()
             set=|p, v| {
@@ -135,24 +134,25 @@ const CHUNKED: &Field = field("engine.chunked_prefill");
 pub fn SchedulerChoices() -> impl IntoView {
     let state = PlanState::expect_context();
     let chunked = Memo::new(move |_| state.draft.with(|p| p.engine.chunked_prefill));
+    let ids = FieldIds::of(CHUNKED.path);
     view! {
         <div class="field checkbox">
             <input
-                id="choice-chunked"
+                id=ids.input.clone()
                 type="checkbox"
-                data-testid="choice-chunked"
+                data-testid=ids.input_test_id()
                 data-field=CHUNKED.path
+                aria-describedby=ids.help.clone()
                 prop:checked=move || chunked.get()
                 on:change:target=move |ev| {
                     let on = ev.target().checked();
                     state.update(|p| p.engine.chunked_prefill = on);
                 }
             />
-            <label for="choice-chunked">{CHUNKED.label}</label>
-            <p class="help">{CHUNKED.help}</p>
+            <label for=ids.input>{CHUNKED.label}</label>
+            <p class="help" id=ids.help>{CHUNKED.help}</p>
         </div>
         <Choice
-            id="choice-kv-policy"
             field=const { field("engine.kv_policy") }
             get=|p| p.engine.kv_policy.name()
             set=|p, v| {

@@ -111,7 +111,6 @@ fn PoolHardware(pool: Pool) -> impl IntoView {
 fn RouterSelect() -> impl IntoView {
     view! {
         <Choice
-            id="disagg.router"
             field=const { field("disagg.router") }
             get=|p| disagg_of(p).router.name()
             set=|p, v| {

@@ -17,7 +17,7 @@ use crate::state::fields::{applies, FIELDS};
 use crate::state::PlanState;
 use crate::summary::{gpu_name, model_name};
 use goodput_core::format::{figure, rps, usd, MISSING};
-use goodput_core::plan::fields::{by_path, field};
+use goodput_core::plan::fields::{field, Field};
 
 /// One row of the comparison.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,22 +48,31 @@ fn row(label: impl Into<String>, f: impl Fn(&Plan) -> String, a: &Plan, b: &Plan
 /// The inputs of two plans, row by row: names, presets and choices, then every numeric
 /// field that applies to either plan.
 pub fn input_rows(a: &Plan, b: &Plan) -> Vec<Row> {
-    // A choice's row: the registry's label, and the words of the plan's choice.
-    let choice = |path: &'static str, name: fn(&Plan) -> &'static str| {
-        let f = by_path(path).expect("a choice of the field registry");
+    // A choice's row: the registry's label, and the words of the plan's choice. The
+    // fields are found when the code compiles (`const`), so a wrong path cannot build.
+    let choice = |f: &'static Field, name: fn(&Plan) -> &'static str| {
         row(f.label, move |p| f.words_of(name(p)).to_string(), a, b)
     };
     let mut rows = vec![
         row("Name", |p| p.name.clone(), a, b),
         row("Model", model_name, a, b),
-        choice("model.weight_dtype", |p| p.model.weight_dtype.name()),
-        choice("model.kv_dtype", |p| p.model.kv_dtype.name()),
+        choice(const { field("model.weight_dtype") }, |p| {
+            p.model.weight_dtype.name()
+        }),
+        choice(const { field("model.kv_dtype") }, |p| {
+            p.model.kv_dtype.name()
+        }),
         row("GPU", gpu_name, a, b),
         row("SLO class", slo_class_words, a, b),
-        choice("slo.mode", |p| p.slo.mode.name()),
-        row(field("traffic.arrival").label, arrival_words, a, b),
+        choice(const { field("slo.mode") }, |p| p.slo.mode.name()),
         row(
-            field("engine.chunked_prefill").label,
+            const { field("traffic.arrival") }.label,
+            arrival_words,
+            a,
+            b,
+        ),
+        row(
+            const { field("engine.chunked_prefill") }.label,
             |p| {
                 if p.engine.chunked_prefill {
                     "on"
@@ -75,7 +84,9 @@ pub fn input_rows(a: &Plan, b: &Plan) -> Vec<Row> {
             a,
             b,
         ),
-        choice("engine.kv_policy", |p| p.engine.kv_policy.name()),
+        choice(const { field("engine.kv_policy") }, |p| {
+            p.engine.kv_policy.name()
+        }),
     ];
     // A field that applies to neither plan (the clients of a closed loop, between two
     // Poisson plans) is left out; one that applies to one plan only reads "—" for the other.

@@ -53,7 +53,7 @@ test('pools sized in the page equal goodput disagg, bad values are refused, the 
   // The pools as a user sets them: a smaller decode batch, a slower link, round robin.
   await enter(page, 'disagg.kv_link.bandwidth_bytes_per_s', '200');
   await enter(page, 'disagg.decode.max_num_seqs', '64');
-  await page.selectOption('[data-testid="disagg.router"]', 'round_robin');
+  await page.selectOption('[data-testid="input-disagg.router"]', 'round_robin');
   // The goodput search does not depend on the pools, so it does not run again.
   assert.equal(await page.getAttribute('[data-testid="run-status"]', 'data-phase'), 'done');
   assert.ok(await page.isEnabled('[data-testid="disagg-run"]'));
@@ -166,7 +166,7 @@ test('pools sized in the page equal goodput disagg, bad values are refused, the 
   });
   assert.equal(await fresh.page.inputValue('[data-testid="input-disagg.decode.max_num_seqs"]'), '64');
   assert.equal(await fresh.page.inputValue('[data-testid="input-disagg.kv_link.bandwidth_bytes_per_s"]'), '200');
-  assert.equal(await fresh.page.inputValue('[data-testid="disagg.router"]'), 'round_robin');
+  assert.equal(await fresh.page.inputValue('[data-testid="input-disagg.router"]'), 'round_robin');
   await screenshot(fresh.page, 'disagg-fresh');
   assert.deepEqual(errors, []);
 });

@@ -177,7 +177,7 @@ fn bad_pool_flags_fail_with_one_line_naming_the_flag() {
         ),
         (
             vec!["--router", "random"],
-            "--router: expected round_robin or least_loaded",
+            "--router: expected least_loaded or round_robin",
         ),
         (
             vec!["--kv-link-gbps", "0"],

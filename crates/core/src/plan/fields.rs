@@ -453,8 +453,8 @@ pub const SLO_MODES: Choices = &[
 ];
 /// The names `--router` takes.
 pub const ROUTERS: Choices = &[
-    ("round_robin", "Round robin"),
     ("least_loaded", "Least loaded"),
+    ("round_robin", "Round robin"),
 ];
 
 use Kind::{Choice, List, Preset, Real, Seed, Switch, Whole};
@@ -722,7 +722,7 @@ pub const FIELDS: &[Field] = &[
     row(
         "traffic.arrival",
         "Arrivals",
-        "How requests arrive: Poisson, gamma (bursty), constant gaps, the trace's times, or a closed loop of clients.",
+        "How requests arrive: Poisson, bursty (gamma), evenly spaced, or from a closed loop of clients; an imported trace brings its own times.",
         "",
         Choice(ARRIVALS),
         None,
@@ -991,7 +991,7 @@ pub const FIELDS: &[Field] = &[
     row(
         "engine.kv_policy",
         "KV-cache policy",
-        "How KV memory limits admission: not at all (none), a request's whole length reserved up front (reserve), or blocks as it grows, preempting when full (paged).",
+        "How KV memory limits admission: not at all, by reserving a request's whole length up front, or in blocks as it grows, preempting the newest sequence when full.",
         "",
         Choice(KV_POLICIES),
         None,

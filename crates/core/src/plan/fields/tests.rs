@@ -216,8 +216,13 @@ fn choices_are_the_plans_names() {
     );
     assert_eq!(
         of(ROUTERS),
-        [Router::RoundRobin, Router::LeastLoaded].map(Router::name)
+        [Router::LeastLoaded, Router::RoundRobin].map(Router::name)
     );
+    // A choice a plan's JSON may leave out (at its default, or with its section) reads
+    // as its first name (`value_in`), so that name must be the default.
+    assert_eq!(of(ARRIVALS)[0], Arrival::default().name());
+    assert_eq!(of(SLO_MODES)[0], SloMode::default().name());
+    assert_eq!(of(ROUTERS)[0], Router::default().name());
     for ((name, _), d) in DTYPES.iter().zip([Dtype::Bf16, Dtype::Fp8, Dtype::Int4]) {
         assert_eq!(serde_json::to_value(d).expect("dtype"), json!(name));
     }
