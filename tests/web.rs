@@ -519,8 +519,9 @@ async fn every_choice_reads_as_the_field_registry_words_it() {
     root.remove();
 }
 
-/// No two elements of the page share an id: labels, `aria-describedby` and the share
-/// link's anchors would find the wrong one.
+/// No two elements of the page share an id: a label or an `aria-describedby` would find
+/// the wrong one. (The page as the default plan shows it: inputs that appear for other
+/// plans only, such as a closed loop's clients, are not on it.)
 #[wasm_bindgen_test]
 async fn every_id_on_the_page_is_its_own() {
     fresh_start();

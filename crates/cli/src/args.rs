@@ -248,7 +248,7 @@ fn field_arg(f: &'static Field) -> Option<Arg> {
         Kind::List => arg.value_name("LIST"),
         Kind::Choice(names) => arg.value_name("NAME").value_parser(Choices {
             names,
-            // The router's error has always read "A or B".
+            // The router's error joins its two names with " or " (the others with "|").
             sep: if f.path == "disagg.router" {
                 " or "
             } else {

@@ -710,10 +710,10 @@ fn the_planned_load_is_a_job_with_the_plan_reports_latencies() {
 
 /// Every field of the disaggregated report, bit for bit (its JSON, whose numbers
 /// round-trip), on configurations that cover every event and policy: both routers,
-/// each decode-side KV rule with refusals, queueing pools, prefix caching, a slow link,
-/// and fixed lengths at a constant rate, where events tie in time and their order
-/// decides the outcome. Recompute the digest only for a deliberate change of the model,
-/// and say so in the commit.
+/// each decode-side KV rule (refusals and waits for room included), queueing pools,
+/// prefix caching, a slow link, and fixed lengths at a constant rate, where the KV
+/// transfers of one prefill step land together. Recompute the digest only for a
+/// deliberate change of the model, and say so in the commit.
 #[test]
 fn disaggregated_reports_are_unchanged_bit_for_bit() {
     let mut cases: Vec<(&str, DisaggConfig, u32, u32)> = Vec::new();
@@ -727,17 +727,19 @@ fn disaggregated_reports_are_unchanged_bit_for_bit() {
     spec.kv_link.bandwidth_bytes_per_s = 2e9;
     rr.disagg = Some(spec);
     cases.push(("round robin, slow link 3P2D", cfg_of(&rr, 24.0), 3, 2));
-    // Reserving the output cap, a small cache refuses the longest prompts and holds the
-    // rest to a few sequences; reserving each sequence's own output, a larger one queues.
-    for (name, policy, rate, tokens) in [
-        ("reserve cap", KvPolicy::Reserve, 4.0, 9_000.0),
-        ("reserve own", KvPolicy::Paged, 18.0, 40_000.0),
+    // Without a limit the capacity is ignored and the slots bind; reserving the output cap, a small cache
+    // refuses the longest prompts and holds the rest to a few sequences; reserving each
+    // sequence's own output, a larger one queues.
+    for (name, policy, rate, tokens, decoders) in [
+        ("unlimited 2P1D", KvPolicy::None, 26.0, 9_000.0, 1),
+        ("reserve cap", KvPolicy::Reserve, 4.0, 9_000.0, 2),
+        ("reserve own", KvPolicy::Paged, 18.0, 40_000.0, 2),
     ] {
         let mut p = plan.clone();
         p.engine.kv_policy = policy;
         let mut cfg = cfg_of(&p, rate);
         cfg.decode.kv_capacity_tokens = tokens;
-        cases.push((name, cfg, 2, 2));
+        cases.push((name, cfg, 2, decoders));
     }
     let mut cached = plan.clone();
     cached.traffic.prefix_tokens = 500;
@@ -780,4 +782,4 @@ fn disaggregated_reports_are_unchanged_bit_for_bit() {
     assert_eq!(all, GOLDEN_DISAGG_DIGEST, "per case:\n{}", each.join("\n"));
 }
 
-const GOLDEN_DISAGG_DIGEST: u64 = 0xC13E_BDD8_7C82_1158;
+const GOLDEN_DISAGG_DIGEST: u64 = 0x9A26_719A_E37B_4A2F;
