@@ -3,6 +3,7 @@
 
 use super::sizing::drive_threads;
 use super::*;
+use crate::digest::{fnv1a, FNV1A_START};
 use crate::plan::{LengthDist, LengthSpec, MAX_DISAGG_INSTANCES, MAX_DISAGG_POINTS};
 use crate::stats::mean_ci95;
 
@@ -762,22 +763,17 @@ fn disaggregated_reports_are_unchanged_bit_for_bit() {
         3,
     ));
 
-    let fold = |h: &mut u64, bytes: &[u8]| {
-        for &b in bytes {
-            *h = (*h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01B3);
-        }
-    };
-    let mut all = 0xCBF2_9CE4_8422_2325u64;
+    let mut all = FNV1A_START;
     let mut each = Vec::new();
     for (name, cfg, x, y) in &cases {
-        let mut h = 0xCBF2_9CE4_8422_2325u64;
+        let mut h = FNV1A_START;
         for seed in [1u64, 2] {
             let r = sim(cfg, *x, *y, seed);
             let json = serde_json::to_string(&r).expect("the report serialises");
-            fold(&mut h, json.as_bytes());
+            h = fnv1a(h, json.as_bytes());
         }
         each.push(format!("{name}: {h:#018x}"));
-        fold(&mut all, &h.to_le_bytes());
+        all = fnv1a(all, &h.to_le_bytes());
     }
     assert_eq!(all, GOLDEN_DISAGG_DIGEST, "per case:\n{}", each.join("\n"));
 }

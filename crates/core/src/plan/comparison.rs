@@ -123,11 +123,7 @@ pub fn fingerprint(plan: &Plan) -> String {
         ..HardwareSpec::default()
     };
     let json = serde_json::to_vec(&p).unwrap_or_default();
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in json {
-        hash ^= b as u64;
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
+    let hash = crate::digest::fnv1a(crate::digest::FNV1A_START, &json);
     format!("{hash:016x}")
 }
 
