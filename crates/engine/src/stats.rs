@@ -42,11 +42,11 @@ impl Summary {
         }
     }
 
-    /// Summarises `values`, which it reorders (NaN values are dropped first). The mean
-    /// is summed in the order given, so callers fix its last bits by the order they
-    /// collect the sample in; the percentiles are found by selection, and are exactly
-    /// numpy's linear interpolation on the sorted sample (tested bit for bit against
-    /// the sorted form).
+    /// Summarises `values`, which it reorders and overwrites (NaN values are dropped
+    /// first). The mean is summed in the order given, so callers fix its last bits by
+    /// the order they collect the sample in; the percentiles are found by selection, and
+    /// are exactly numpy's linear interpolation on the sorted sample (tested bit for bit
+    /// against the sorted form).
     pub fn of(values: &mut Vec<f64>) -> Summary {
         values.retain(|v| !v.is_nan());
         if values.is_empty() {
@@ -64,10 +64,10 @@ impl Summary {
     }
 
     /// Summarises a weighted sample: `(value, count)` pairs, as if each value were repeated
-    /// `count` times (reordered; pairs with a zero count or a NaN value are dropped). The
-    /// mean sums `value × count` in the order given; the percentiles are found by
-    /// selection, and are exactly numpy's linear interpolation on the expanded sample
-    /// (tested bit for bit against a walk over the sorted pairs).
+    /// `count` times (reordered and overwritten; pairs with a zero count or a NaN value
+    /// are dropped). The mean sums `value × count` in the order given; the percentiles
+    /// are found by selection, and are exactly numpy's linear interpolation on the
+    /// expanded sample (tested bit for bit against a walk over the sorted pairs).
     pub fn of_weighted(pairs: &mut Vec<(f64, u64)>) -> Summary {
         pairs.retain(|&(v, w)| w > 0 && !v.is_nan());
         if pairs.is_empty() {
@@ -106,14 +106,17 @@ fn from_order_key(k: u64) -> f64 {
 }
 
 /// Several percentiles (each 0..100, ascending) of a non-empty, NaN-free sample, which
-/// is reordered; bit for bit numpy's linear interpolation on the sorted sample (tested
-/// against that, the sorted form).
+/// is reordered and overwritten; bit for bit numpy's linear interpolation on the sorted
+/// sample (tested against that, the sorted form).
 ///
 /// Each percentile needs the values at ranks `lo` and `lo + 1`. Selecting rank `lo`
 /// leaves every larger rank above it, so `lo + 1` is the least value above, and the next
-/// (larger) percentile is selected among the values above only.
+/// (larger) percentile is selected among the values above only. The values are turned
+/// into their [`order_key`]s first (kept as the bits of each double), so that every
+/// comparison of the selections is one integer comparison.
 fn percentiles<const N: usize>(values: &mut [f64], pcts: [f64; N]) -> [f64; N] {
     let n = values.len();
+    to_keys(values.iter_mut());
     let mut out = [f64::NAN; N];
     // Ranks below `from` are in place, each below everything from `from` on.
     let mut from = 0usize;
@@ -126,11 +129,11 @@ fn percentiles<const N: usize>(values: &mut [f64], pcts: [f64; N]) -> [f64; N] {
             _ => {
                 debug_assert!(lo >= from, "percentiles must be ascending");
                 let (_, at, above) =
-                    values[from..].select_nth_unstable_by_key(lo - from, |x| order_key(*x));
-                let a = *at;
+                    values[from..].select_nth_unstable_by_key(lo - from, |x| x.to_bits());
+                let a = from_order_key(at.to_bits());
                 let b = above
                     .iter()
-                    .map(|x| order_key(*x))
+                    .map(|x| x.to_bits())
                     .min()
                     .map_or(a, from_order_key);
                 from = lo + 1;
@@ -160,9 +163,9 @@ fn wanted_ranks<const K: usize>(total: u64, pcts: [f64; K]) -> (Vec<(u64, usize)
 }
 
 /// Several percentiles (each 0..100, in any order) of `(value, count)` pairs holding
-/// `total` counts, NaN-free; the pairs are reordered. Bit for bit the percentiles of the
-/// expanded sample, sorted, found by a weighted selection instead of a sort (tested
-/// against a walk over the sorted pairs; NaN when there are no counts).
+/// `total` counts, NaN-free; the pairs are reordered and overwritten. Bit for bit the
+/// percentiles of the expanded sample, sorted, found by a weighted selection instead of
+/// a sort (tested against a walk over the sorted pairs; NaN when there are no counts).
 pub fn percentiles_weighted<const K: usize>(
     pairs: &mut [(f64, u64)],
     total: u64,
@@ -178,10 +181,24 @@ pub fn percentiles_weighted<const K: usize>(
     std::array::from_fn(|i| lerp(found[2 * i], found[2 * i + 1], fracs[i]))
 }
 
-/// The values at the ranks of `wanted` (ascending `(rank, slot)`), by slot.
+/// Replaces each value by its [`order_key`], kept as the bits of a double.
+#[inline(always)]
+fn to_keys<'v>(values: impl Iterator<Item = &'v mut f64>) {
+    for v in values {
+        *v = f64::from_bits(order_key(*v));
+    }
+}
+
+/// The values at the ranks of `wanted` (ascending `(rank, slot)`), by slot; the pairs are
+/// reordered and their values overwritten. The selection runs on the values'
+/// [`order_key`]s ([`to_keys`]), and what it finds is turned back into values.
 fn select_ranks(pairs: &mut [(f64, u64)], wanted: &[(u64, usize)], depth: u32) -> Vec<f64> {
-    let mut found = vec![f64::NAN; wanted.len()];
+    to_keys(pairs.iter_mut().map(|p| &mut p.0));
+    let mut found = vec![f64::from_bits(order_key(f64::NAN)); wanted.len()];
     select_weighted(pairs, 0, wanted, &mut found, depth);
+    for v in &mut found {
+        *v = from_order_key(v.to_bits());
+    }
     found
 }
 
@@ -212,7 +229,8 @@ fn walk_ranks(pairs: &[(f64, u64)], base: u64, wanted: &[(u64, usize)], found: &
 const SELECT_SMALL: usize = 24;
 
 /// Finds the value at each rank of `wanted` (ascending; ranks of the whole sample, the
-/// pairs before `pairs` holding `base` counts) and stores it in `found[slot]`. A 3-way
+/// pairs before `pairs` holding `base` counts) and stores it in `found[slot]`; the
+/// values are [`order_key`]s kept as the bits of doubles ([`select_ranks`]). A 3-way
 /// partition around a pivot splits the pairs into those below, equal to and above it;
 /// the counts below and equal decide on which side each wanted rank lies.
 fn select_weighted(
@@ -227,15 +245,15 @@ fn select_weighted(
     }
     let n = pairs.len();
     if n <= SELECT_SMALL || depth == 0 {
-        pairs.sort_unstable_by_key(|p| order_key(p.0));
+        pairs.sort_unstable_by_key(|p| p.0.to_bits());
         walk_ranks(pairs, base, wanted, found);
         return;
     }
     // Median of the first, middle and last keys.
     let (k0, k1, k2) = (
-        order_key(pairs[0].0),
-        order_key(pairs[n / 2].0),
-        order_key(pairs[n - 1].0),
+        pairs[0].0.to_bits(),
+        pairs[n / 2].0.to_bits(),
+        pairs[n - 1].0.to_bits(),
     );
     let pivot = k0.max(k1).min(k0.min(k1).max(k2));
     // Dutch flag: [..lt) below, [lt..i) equal, [gt..) above.
@@ -243,7 +261,7 @@ fn select_weighted(
     let (mut below, mut equal) = (0u64, 0u64);
     while i < gt {
         let p = pairs[i];
-        let k = order_key(p.0);
+        let k = p.0.to_bits();
         if k < pivot {
             below += p.1;
             pairs.swap(lt, i);
@@ -262,7 +280,7 @@ fn select_weighted(
     let a = wanted.partition_point(|&(r, _)| r < low_end);
     let b = wanted.partition_point(|&(r, _)| r < eq_end);
     for &(_, slot) in &wanted[a..b] {
-        found[slot] = from_order_key(pivot);
+        found[slot] = f64::from_bits(pivot);
     }
     let (left, rest) = pairs.split_at_mut(lt);
     select_weighted(left, base, &wanted[..a], found, depth - 1);

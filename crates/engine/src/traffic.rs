@@ -239,8 +239,25 @@ impl TrafficModel {
     /// a shootout the same traffic in every cell, so all but the first simulation of a
     /// seed only rescale its arrival gaps.
     pub fn generate_seeded(&self, n: usize, seed: u64) -> Workload {
+        self.with_seeded(n, seed, |arrival_s, w| Workload {
+            arrival_s,
+            ..w.clone()
+        })
+    }
+
+    /// [`TrafficModel::generate_seeded`] handed to `f` as its arrival times and a
+    /// workload to read the lengths and prefix hits from (its own `arrival_s` is not
+    /// those times), without copying the stored lengths.
+    pub fn with_seeded<R>(
+        &self,
+        n: usize,
+        seed: u64,
+        f: impl FnOnce(Vec<f64>, &Workload) -> R,
+    ) -> R {
         if self.stepped() || !self.trace.is_empty() {
-            return self.generate(n, &mut Rng::new(seed));
+            let mut w = self.generate(n, &mut Rng::new(seed));
+            let arrival = std::mem::take(&mut w.arrival_s);
+            return f(arrival, &w);
         }
         let key = DrawKey {
             seed,
@@ -254,10 +271,10 @@ impl TrafficModel {
         DRAWS.with(|store| {
             let mut store = store.borrow_mut();
             if let Some((_, d)) = store.iter().find(|(k, _)| *k == key) {
-                return self.at_rate(&d.gaps, d.requests.clone());
+                return f(self.arrivals_at_rate(&d.gaps, n), &d.requests);
             }
             let d = self.unit_draws(n, &mut Rng::new(seed));
-            let w = self.at_rate(&d.gaps, d.requests.clone());
+            let arrival = self.arrivals_at_rate(&d.gaps, n);
             if n <= DRAWS_MAX_REQUESTS {
                 let mut held: usize = store.iter().map(|(k, _)| k.n).sum::<usize>() + n;
                 while held > DRAWS_MAX_REQUESTS || store.len() >= DRAWS_MAX_SEEDS {
@@ -267,8 +284,11 @@ impl TrafficModel {
                     }
                 }
                 store.push_back((key, d));
+                let (_, d) = store.back().expect("just pushed");
+                f(arrival, &d.requests)
+            } else {
+                f(arrival, &d.requests)
             }
-            w
         })
     }
 
@@ -314,11 +334,17 @@ impl TrafficModel {
     }
 
     /// `requests` (lengths and prefix hits) with their arrival times at this model's rate,
-    /// from unit-scale `gaps`. The gaps are scaled as the draws themselves would be
-    /// (`rng.gamma(shape, scale)` is `rng.gamma(shape, 1.0) × scale` bit for bit), so
-    /// this equals drawing at the rate directly.
+    /// from unit-scale `gaps`.
     fn at_rate(&self, gaps: &[f64], mut requests: Workload) -> Workload {
-        let n = requests.prompt_tokens.len();
+        requests.arrival_s = self.arrivals_at_rate(gaps, requests.prompt_tokens.len());
+        requests
+    }
+
+    /// The arrival times of `n` requests at this model's rate, from unit-scale `gaps`.
+    /// The gaps are scaled as the draws themselves would be (`rng.gamma(shape, scale)` is
+    /// `rng.gamma(shape, 1.0) × scale` bit for bit), so this equals drawing at the rate
+    /// directly.
+    fn arrivals_at_rate(&self, gaps: &[f64], n: usize) -> Vec<f64> {
         let mean_gap = 1.0 / self.rate_rps;
         let mut arrival_s = Vec::with_capacity(n);
         match self.arrival {
@@ -342,8 +368,7 @@ impl TrafficModel {
             Arrival::Closed { .. } => arrival_s.extend(std::iter::repeat_n(0.0, n)),
             Arrival::Trace => self.trace_arrivals(n, &mut arrival_s),
         }
-        requests.arrival_s = arrival_s;
-        requests
+        arrival_s
     }
 
     /// The prompt and output lengths of `n` requests (outputs at least 1 token).
