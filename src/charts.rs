@@ -1115,7 +1115,7 @@ mod tests {
     /// A knob sweep driven with a synthetic cliff per cell, fed one result at a time;
     /// returns a heatmap snapshot after every result, and the final heatmap.
     fn synthetic_sweep() -> (Vec<HeatmapChart>, HeatmapChart) {
-        use goodput_core::search::{JobResult, KnobSweep};
+        use goodput_core::search::{JobResult, KnobSweep, PEAK_UNKNOWN};
         let mut plan = Plan::default();
         plan.run.num_requests = 300;
         plan.run.warmup_requests = 30;
@@ -1134,6 +1134,7 @@ mod tests {
                     id: j.id,
                     attainment: if j.rate_rps <= cliff { 1.0 } else { 0.5 },
                     detail: None,
+                    peak_running: PEAK_UNKNOWN,
                 }]);
                 snaps.push(HeatmapChart::from_partial(&s.partial()));
             }

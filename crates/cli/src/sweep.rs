@@ -1,6 +1,6 @@
 //! `goodput sweep`: goodput over a grid of max_num_seqs × max_num_batched_tokens.
 
-use goodput_core::format::rps;
+use goodput_core::format::{count, rps};
 use goodput_core::plan::fields;
 use goodput_core::search::{sweep_knobs_threads, SweepResult};
 
@@ -96,12 +96,18 @@ pub fn text(r: &SweepResult) -> String {
         format!("budget {}", b.batched_tokens)
     };
     s.push_str(&format!(
-        "\nbest: {} seqs, {budget}: {} req/s\n{}\n{}\n{} simulations",
+        "\nbest: {} seqs, {budget}: {} req/s\n{}\n{}\n{}",
         b.max_num_seqs,
         rps(b.goodput_rps),
         r.flags.vllm,
         r.flags.sglang,
-        r.jobs_run
+        count(r.jobs_run as u64, "simulation", "simulations")
     ));
+    if r.jobs_reused > 0 {
+        s.push_str(&format!(
+            ", and {} answered by a run with a smaller max_num_seqs that never reached it",
+            count(r.jobs_reused as u64, "job", "jobs")
+        ));
+    }
     s
 }

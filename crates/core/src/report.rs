@@ -519,7 +519,7 @@ pub fn evaluate_plan_with(
     if plan.run.plan_at_best && options.sweep && simulated {
         let sweep = sweep_knobs_threads(plan, threads, progress)?;
         let at_best = planned_at_best(plan, &sweep);
-        let offset = sweep.jobs_run;
+        let offset = sweep.jobs();
         let search = search_goodput_threads(&at_best, threads, &mut |p| {
             progress(Progress {
                 done: p.done + offset,

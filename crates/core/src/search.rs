@@ -185,6 +185,18 @@ pub struct JobResult {
     pub attainment: f64,
     /// Latency percentiles, when the job asked for them.
     pub detail: Option<LatencyDetail>,
+    /// Most sequences that ran at once ([`PEAK_UNKNOWN`] when not measured). Below the
+    /// job's `max_num_seqs`, the cap never held back an admission, and the same job under
+    /// any larger cap gives the same result (the knob sweep reuses it).
+    #[serde(default = "peak_unknown")]
+    pub peak_running: u32,
+}
+
+/// [`JobResult::peak_running`] of a run that did not measure it.
+pub const PEAK_UNKNOWN: u32 = u32::MAX;
+
+fn peak_unknown() -> u32 {
+    PEAK_UNKNOWN
 }
 
 /// Runs one job: what a worker calls. The plan must be the one the search was built from.
@@ -224,12 +236,15 @@ pub fn run_job_with(base: &SimConfig, job: &Job) -> Result<JobResult, SimError> 
                 mean_queue_len: r.mean_queue_len,
                 preemptions: r.preemptions,
             }),
+            peak_running: PEAK_UNKNOWN,
         })
     } else {
+        let (attainment, peak_running) = sim::attainment_and_peak(&cfg, job.seed)?;
         Ok(JobResult {
             id: job.id,
-            attainment: sim::attainment(&cfg, job.seed)?,
+            attainment,
             detail: None,
+            peak_running,
         })
     }
 }

@@ -379,5 +379,12 @@ pub fn attainment(cfg: &SimConfig, seed: u64) -> Result<f64, SimError> {
     Ok(engine::run_attainment(cfg, seed))
 }
 
+/// [`attainment`], with the most sequences that ran at once: below
+/// `cfg.max_num_seqs`, the run is the same under any larger `max_num_seqs`.
+pub fn attainment_and_peak(cfg: &SimConfig, seed: u64) -> Result<(f64, u32), SimError> {
+    cfg.check()?;
+    Ok(engine::run_attainment_peak(cfg, seed))
+}
+
 #[cfg(test)]
 mod tests;

@@ -168,6 +168,8 @@ pub(crate) struct Outcome {
     queue_area: f64,
     running_area: f64,
     peak_queue: u32,
+    /// Most sequences running at once (after any admission).
+    peak_running: u64,
     /// Latencies of the measured requests in request order (slot `id − warm-up`);
     /// NaN for a request that did not finish.
     ttft: Vec<f64>,
@@ -188,6 +190,17 @@ impl Outcome {
 /// checks (`SimConfigOf::check`), which keep a run from panicking or spinning.
 pub fn run_attainment(cfg: &SimConfig, seed: u64) -> f64 {
     run::<false>(cfg, seed).attainment(cfg)
+}
+
+/// [`run_attainment`], with the most sequences that ran at once. When that peak is below
+/// `cfg.max_num_seqs`, the cap never held back an admission, so the run is the same,
+/// step for step, under any cap above the peak.
+pub fn run_attainment_peak(cfg: &SimConfig, seed: u64) -> (f64, u32) {
+    let o = run::<false>(cfg, seed);
+    (
+        o.attainment(cfg),
+        o.peak_running.min(u32::MAX as u64) as u32,
+    )
 }
 
 /// Runs the full path and builds the report. `cfg` must have passed the same checks.
@@ -350,6 +363,7 @@ impl<'a, const FULL: bool, const POLICY: u8> Engine<'a, FULL, POLICY> {
                 queue_area: 0.0,
                 running_area: 0.0,
                 peak_queue: 0,
+                peak_running: 0,
                 ttft: vec![f64::NAN; cap],
                 tpot: vec![f64::NAN; cap],
                 e2e: vec![f64::NAN; cap],
@@ -797,6 +811,7 @@ impl<'a, const FULL: bool, const POLICY: u8> Engine<'a, FULL, POLICY> {
                 self.make_room(e);
             }
             self.admit(e);
+            self.out.peak_running = self.out.peak_running.max(self.running());
             if self.running() == 0 {
                 continue; // everything waiting was refused
             }

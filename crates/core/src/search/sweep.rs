@@ -55,6 +55,17 @@ pub struct SweepResult {
     pub replications: u32,
     /// Simulations run.
     pub jobs_run: u32,
+    /// Jobs answered without a simulation of their own: the same simulation ran in a
+    /// cell with a smaller `max_num_seqs`, which it never reached ([`KnobSweep`]).
+    #[serde(default)]
+    pub jobs_reused: u32,
+}
+
+impl SweepResult {
+    /// Every job of the sweep, simulated or reused: what its progress counts.
+    pub fn jobs(&self) -> u32 {
+        self.jobs_run + self.jobs_reused
+    }
 }
 
 /// A sweep in progress: the grid and the cells finished so far.
@@ -152,7 +163,30 @@ pub fn planned_at_best_text(k: &Knobs) -> String {
     }
 }
 
+/// What makes two sweep jobs the same simulation but for their `max_num_seqs`: the rate
+/// (its bits), the seed, the token budget and chunking.
+type SameRun = (u64, u64, u32, bool);
+
+fn same_run(j: &Job) -> SameRun {
+    (
+        j.rate_rps.to_bits(),
+        j.seed,
+        j.knobs.max_num_batched_tokens,
+        j.knobs.chunked_prefill,
+    )
+}
+
 /// The knob-sweep state machine; same protocol as [`GoodputSearch`].
+///
+/// **Reuse.** A run in which fewer sequences than `max_num_seqs` were ever running at once
+/// never had an admission held back by that cap, so it is the same, step for step, under
+/// any cap above its peak ([`JobResult::peak_running`]). Cells that differ only in
+/// `max_num_seqs` often try the same rates (their capacity guesses meet where KV memory or
+/// compute, not the cap, binds), so of the jobs that are the same run but for the cap,
+/// the sweep sends the one with the smallest cap and holds the others; when it returns,
+/// each held job whose cap is above its peak takes its result, and the rest are sent.
+/// A finished run answers later jobs the same way. The answers are those of simulating
+/// every job.
 #[derive(Debug, Clone)]
 pub struct KnobSweep {
     plan: Plan,
@@ -162,6 +196,18 @@ pub struct KnobSweep {
     owner: BTreeMap<u32, usize>,
     next_id: u32,
     replications: u32,
+    /// Finished runs: their cap, peak and attainment.
+    finished: BTreeMap<SameRun, Vec<(u32, u32, f64)>>,
+    /// Jobs with the workers: their run and cap, by id.
+    sent: BTreeMap<u32, (SameRun, u32)>,
+    /// The job with the workers for each run.
+    sent_for: BTreeMap<SameRun, u32>,
+    /// Jobs held until the job with the same run returns, by that job's id.
+    held: BTreeMap<u32, Vec<Job>>,
+    /// Held jobs to send after all: the run they waited for reached its cap.
+    unheld: Vec<Job>,
+    /// Jobs answered by reuse.
+    reused: u32,
 }
 
 fn axis(values: &[u32], field: &'static str, zero_last: bool) -> Result<Vec<u32>, SearchError> {
@@ -244,6 +290,12 @@ impl KnobSweep {
             owner: BTreeMap::new(),
             next_id: 0,
             replications,
+            finished: BTreeMap::new(),
+            sent: BTreeMap::new(),
+            sent_for: BTreeMap::new(),
+            held: BTreeMap::new(),
+            unheld: Vec::new(),
+            reused: 0,
         })
     }
 
@@ -294,21 +346,110 @@ impl KnobSweep {
         }
     }
 
-    /// The next step of every cell that is ready; empty when all are waiting or done.
+    /// The next step of every cell that is ready, less the jobs answered or held by reuse
+    /// (see [`KnobSweep`]); empty when all are waiting or done.
     pub fn next_batch(&mut self) -> Vec<Job> {
-        let mut jobs = Vec::new();
-        for (i, c) in self.cells.iter_mut().enumerate() {
-            let batch = c.issue(&mut self.next_id);
-            for j in &batch {
-                self.owner.insert(j.id, i);
+        let mut out = Vec::new();
+        loop {
+            let mut jobs = std::mem::take(&mut self.unheld);
+            for (i, c) in self.cells.iter_mut().enumerate() {
+                let batch = c.issue(&mut self.next_id);
+                for j in &batch {
+                    self.owner.insert(j.id, i);
+                }
+                jobs.extend(batch);
             }
-            jobs.extend(batch);
+            if jobs.is_empty() {
+                return out;
+            }
+            // The smallest cap of a run goes out; the others wait for it.
+            jobs.sort_by_key(|j| (j.knobs.max_num_seqs, j.id));
+            let mut answered = Vec::new();
+            for j in jobs {
+                let run = same_run(&j);
+                let cap = j.knobs.max_num_seqs;
+                if j.detail {
+                    self.send(j, run, &mut out);
+                } else if let Some(r) = self.answer_from_finished(&run, &j) {
+                    answered.push(r);
+                } else if let Some(&first) = self.sent_for.get(&run) {
+                    self.held.entry(first).or_default().push(j);
+                } else {
+                    self.sent_for.insert(run, j.id);
+                    self.sent.insert(j.id, (run, cap));
+                    self.send(j, run, &mut out);
+                }
+            }
+            if answered.is_empty() {
+                return out;
+            }
+            // Cells answered at once may be ready for their next step.
+            self.reused += answered.len() as u32;
+            self.feed_cells(&answered);
         }
-        jobs
+    }
+
+    fn send(&mut self, j: Job, run: SameRun, out: &mut Vec<Job>) {
+        self.sent.entry(j.id).or_insert((run, j.knobs.max_num_seqs));
+        out.push(j);
+    }
+
+    /// The result of `j` from a finished run of the same simulation, if one ran below its
+    /// cap and `j`'s cap is above that run's peak.
+    fn answer_from_finished(&self, run: &SameRun, j: &Job) -> Option<JobResult> {
+        let cap = j.knobs.max_num_seqs;
+        self.finished
+            .get(run)?
+            .iter()
+            .find(|&&(ran_cap, peak, _)| peak < ran_cap && peak < cap)
+            .map(|&(_, peak, attainment)| JobResult {
+                id: j.id,
+                attainment,
+                detail: None,
+                peak_running: peak,
+            })
     }
 
     /// Takes results back, matched by id; unknown or repeated ids are ignored.
     pub fn feed(&mut self, results: &[JobResult]) {
+        let mut answered = Vec::new();
+        for r in results {
+            if !self.owner.contains_key(&r.id) {
+                continue;
+            }
+            let Some((run, cap)) = self.sent.remove(&r.id) else {
+                continue;
+            };
+            if self.sent_for.get(&run) == Some(&r.id) {
+                self.sent_for.remove(&run);
+            }
+            if r.detail.is_some() {
+                continue;
+            }
+            self.finished
+                .entry(run)
+                .or_default()
+                .push((cap, r.peak_running, r.attainment));
+            for h in self.held.remove(&r.id).unwrap_or_default() {
+                if r.peak_running < cap && r.peak_running < h.knobs.max_num_seqs {
+                    answered.push(JobResult {
+                        id: h.id,
+                        attainment: r.attainment,
+                        detail: None,
+                        peak_running: r.peak_running,
+                    });
+                } else {
+                    self.unheld.push(h);
+                }
+            }
+        }
+        self.reused += answered.len() as u32;
+        self.feed_cells(results);
+        self.feed_cells(&answered);
+    }
+
+    /// Hands results to their cells.
+    fn feed_cells(&mut self, results: &[JobResult]) {
         let mut per_cell: BTreeMap<usize, Vec<JobResult>> = BTreeMap::new();
         for r in results {
             if let Some(cell) = self.owner.remove(&r.id) {
@@ -361,7 +502,8 @@ impl KnobSweep {
             best,
             flags,
             replications: self.replications,
-            jobs_run,
+            jobs_run: jobs_run - self.reused.min(jobs_run),
+            jobs_reused: self.reused.min(jobs_run),
         })
     }
 }
@@ -405,7 +547,8 @@ impl super::Driver for KnobSweep {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::run_jobs;
+    use crate::plan::LengthDist;
+    use crate::search::{run_jobs, PEAK_UNKNOWN};
 
     fn small_sweep_plan() -> Plan {
         let mut p = Plan::default();
@@ -477,10 +620,69 @@ mod tests {
             id: u32::MAX,
             attainment: 1.0,
             detail: None,
+            peak_running: PEAK_UNKNOWN,
         }]);
         assert_eq!(s.partial().finished(), 0);
         assert!(jobs.iter().all(|j| (j.cell as usize) < s.cell_count()));
         assert_eq!(s.max_num_seqs_axis(), &[16, 128]);
         assert_eq!(s.batched_tokens_axis(), &[512, 0]);
+    }
+
+    /// Caps far apart: 1 to 3 sequences bind at the rates tried, 512 and 1,024 never do.
+    /// Long prompts and short outputs make the compute bound every cell's first guess, so
+    /// the cells of a column try the same rates: jobs that are the same run but for the
+    /// cap, some answered by reuse and some sent after all.
+    fn reuse_plan() -> Plan {
+        let mut p = Plan::default();
+        p.run.num_requests = 300;
+        p.run.warmup_requests = 30;
+        p.run.replications = 2;
+        p.run.sweep_max_num_seqs = vec![1, 2, 3, 512, 1024];
+        p.run.sweep_batched_tokens = vec![512, 0];
+        p.traffic.prompt.dist = LengthDist::LogNormal {
+            median: 3000.0,
+            sigma: 0.2,
+        };
+        p.traffic.output.dist = LengthDist::LogNormal {
+            median: 8.0,
+            sigma: 0.3,
+        };
+        p
+    }
+
+    #[test]
+    fn reused_jobs_answer_as_their_own_simulations_would() {
+        let plan = reuse_plan();
+        let swept = sweep_knobs_threads(&plan, 1, &mut |_| true).expect("sweep");
+        assert!(swept.jobs_reused > 0, "the plan gives jobs to reuse");
+        // Every cell searched on its own, simulating every job.
+        let mut jobs = 0;
+        for (i, cell) in swept.cells.iter().enumerate() {
+            let search =
+                GoodputSearch::for_cell(&plan, cell.knobs, i as u32, swept.replications, false)
+                    .expect("cell");
+            let own = crate::search::drive(&plan, search, 1, &mut |_| true).expect("search");
+            let what = format!("cell {} × {}", cell.max_num_seqs, cell.batched_tokens);
+            assert_eq!(
+                own.goodput_rps.to_bits(),
+                cell.goodput_rps.to_bits(),
+                "{what}"
+            );
+            assert_eq!(
+                own.goodput_range_rps.map(f64::to_bits),
+                cell.goodput_range_rps.map(f64::to_bits),
+                "{what}"
+            );
+            assert_eq!(own.status, cell.status, "{what}");
+            jobs += own.jobs_run;
+        }
+        assert_eq!(swept.jobs(), jobs, "every job counted once");
+        // Whole batches on two threads, and one result at a time, answer the same.
+        assert_eq!(
+            sweep_knobs_threads(&plan, 2, &mut |_| true)
+                .expect("sweep")
+                .cells,
+            swept.cells
+        );
     }
 }

@@ -179,12 +179,14 @@ fn unknown_and_repeated_ids_are_ignored() {
             id: j.id,
             attainment: 1.0,
             detail: None,
+            peak_running: PEAK_UNKNOWN,
         })
         .collect();
     let stray = JobResult {
         id: 9999,
         attainment: 0.0,
         detail: None,
+        peak_running: PEAK_UNKNOWN,
     };
     s.feed(&[stray]);
     let first = rs.remove(0);
@@ -536,6 +538,7 @@ fn batches(plan: &Plan, f: impl Fn(f64, u32) -> f64) -> (Vec<Vec<f64>>, GoodputR
                     id: j.id,
                     attainment: f(j.rate_rps, j.replication),
                     detail: None,
+                    peak_running: PEAK_UNKNOWN,
                 })
                 .collect(),
         )

@@ -432,6 +432,55 @@ fn engine_matches_the_naive_reference_exactly() {
     }
 }
 
+/// The peak that the knob sweep's reuse rests on: a run whose peak of running sequences
+/// is below its `max_num_seqs` is the same, report for report, under any larger cap (and
+/// under the smallest cap above the peak), on every KV policy; and the peak never exceeds
+/// the cap. Both kinds of run occur: caps that bind and caps that never do.
+#[test]
+fn a_run_below_its_sequence_cap_is_the_same_under_any_larger_cap() {
+    let (mut below, mut reached) = (0, 0);
+    for policy in [KvPolicy::None, KvPolicy::Reserve, KvPolicy::Paged] {
+        for (cap, rate) in [(4u32, 3.0), (16, 12.0), (64, 20.0), (256, 24.0)] {
+            let mut p = plan_none();
+            p.run.num_requests = 400;
+            p.run.warmup_requests = 40;
+            p.engine.kv_policy = policy;
+            p.engine.max_num_seqs = cap;
+            if policy != KvPolicy::None {
+                p.hardware.memory_bytes = memory_for_kv_tokens(60_000.0);
+            }
+            let cfg = cfg_of(&p, rate);
+            for seed in [3u64, 8] {
+                let what = format!("{policy:?}, cap {cap}, {rate} req/s, seed {seed}");
+                let (a, peak) = attainment_and_peak(&cfg, seed).expect("runs");
+                assert_eq!(a, attainment(&cfg, seed).expect("runs"), "{what}");
+                assert!(peak <= cap && peak > 0, "{what}: peak {peak}");
+                if peak == cap {
+                    reached += 1;
+                    continue;
+                }
+                below += 1;
+                let report = format!("{:?}", simulate(&cfg, seed).expect("runs"));
+                for larger in [peak + 1, cap + 1, cap * 4] {
+                    let mut c = cfg.clone();
+                    c.max_num_seqs = larger;
+                    assert_eq!(
+                        attainment_and_peak(&c, seed).expect("runs"),
+                        (a, peak),
+                        "{what}, under cap {larger}"
+                    );
+                    let other = format!("{:?}", simulate(&c, seed).expect("runs"));
+                    assert_eq!(other, report, "{what}, under cap {larger}");
+                }
+            }
+        }
+    }
+    assert!(
+        below > 0 && reached > 0,
+        "{below} runs below the cap, {reached} at it"
+    );
+}
+
 #[test]
 fn speculation_and_prefix_caching_match_the_naive_reference_under_every_kv_policy() {
     let mut base = plan_none();
