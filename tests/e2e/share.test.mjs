@@ -233,6 +233,18 @@ test('the embed card renders at 320 px with its numbers and a link out', async (
   // figures leave, down to the footer, drawn at that size (not stretched).
   await page.setViewportSize({ width: 720, height: 500 });
   await page.waitForFunction(() => document.querySelector('[data-testid="chart-attainment"]').clientHeight > 250);
+  // The redraw follows the resize observer's callback, a frame or two later; wait for
+  // it (bounded), then the assertions below say what is wrong if it never comes.
+  await page
+    .waitForFunction(
+      () => {
+        const c = document.querySelector('[data-testid="chart-attainment"]');
+        return Math.abs(c.height / devicePixelRatio - c.clientHeight) <= 1;
+      },
+      null,
+      { timeout: 5000 },
+    )
+    .catch(() => {});
   const fit = await page.evaluate(() => {
     const c = document.querySelector('[data-testid="chart-attainment"]');
     const foot = document.querySelector('.embed-foot').getBoundingClientRect();

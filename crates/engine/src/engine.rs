@@ -51,45 +51,6 @@ struct Stretch {
     can_admit: bool,
 }
 
-/// The KV-cache policies as the engine's const parameter (`KvPolicy` as a number), so
-/// that each policy's loop carries only its own bookkeeping.
-const NONE: u8 = 0;
-const RESERVE: u8 = 1;
-const PAGED: u8 = 2;
-
-/// One request's scheduling state (all but its arrival time, which `Engine::arrival`
-/// keeps in order).
-#[derive(Debug, Clone, Copy)]
-struct Req {
-    /// Time of the first token (NaN until then) [s].
-    first: f64,
-    /// Step at which the decode began (steps stay below `MAX_STEPS`, well within u32).
-    dec_start: u32,
-    /// Tokens to compute when (re)admitted [tokens].
-    prefill_need: u32,
-    /// Context once the prefill is done [tokens].
-    ctx_base: u32,
-    /// Tokens still to produce, the one emitted at prefill completion included.
-    out_left: u32,
-    /// Original output length.
-    out_total: u32,
-    /// Next decoder in the same timing-wheel slot ([`NIL`] ends the list).
-    next: u32,
-}
-
-/// What the paged policy's preemption reads of a request.
-#[derive(Debug, Clone, Copy)]
-struct Paging {
-    /// Previous decoder in the same timing-wheel slot (preemption unlinks).
-    prev: u32,
-    /// Admissions so far.
-    epoch: u32,
-    /// Step of the last token while decoding.
-    fin: u32,
-    /// Lifecycle.
-    state: State,
-}
-
 /// End of an intrusive list.
 const NIL: u32 = u32::MAX;
 
@@ -235,7 +196,7 @@ pub fn run_full(cfg: &SimConfig, seed: u64) -> SimReport {
 }
 
 /// Mutable state of one run.
-struct Engine<'a, const FULL: bool, const POLICY: u8> {
+struct Engine<'a, const FULL: bool> {
     cfg: &'a SimConfig,
     // Per request.
     /// Arrival (release) times, non-decreasing; +∞ until released (see the module docs) [s].
@@ -246,12 +207,20 @@ struct Engine<'a, const FULL: bool, const POLICY: u8> {
     next_release: usize,
     /// Pause between an end and the release it causes (closed loop) [s].
     think: f64,
-    /// Everything else per request.
-    reqs: Vec<Req>,
-    /// What preemption reads per request (paged policy only).
-    paging: Vec<Paging>,
-    /// The output cap, which the reserve policy reserves beside each prompt [tokens].
-    out_max: u32,
+    /// Tokens to compute when (re)admitted [tokens].
+    prefill_need: Vec<u32>,
+    /// Context once the prefill is done [tokens].
+    ctx_base: Vec<u32>,
+    /// Tokens still to produce, the one emitted at prefill completion included.
+    out_left: Vec<u32>,
+    /// Original output length.
+    out_total: Vec<u32>,
+    /// Reserved KV tokens (reserve policy) [tokens].
+    reserve: Vec<u32>,
+    first: Vec<f64>,
+    state: Vec<State>,
+    epoch: Vec<u32>,
+    dec_start: Vec<u64>,
     warmup: u32,
     // Waiting queue: preempted sequences first, then arrivals `next_admit..next_arr`.
     preempted: VecDeque<u32>,
@@ -264,6 +233,11 @@ struct Engine<'a, const FULL: bool, const POLICY: u8> {
     /// finish lies less than `wheel.len()` steps ahead, so a slot holds one step only.
     wheel: Vec<u32>,
     mask: u64,
+    next: Vec<u32>,
+    /// Back links (paged policy only, where preemption unlinks a decoder).
+    prev: Vec<u32>,
+    /// Finish step of each decoder (paged policy only).
+    fin: Vec<u64>,
     n_dec: u64,
     n_dec_measured: u32,
     dec_base_sum: u64,
@@ -277,33 +251,35 @@ struct Engine<'a, const FULL: bool, const POLICY: u8> {
     out: Outcome,
 }
 
-impl<'a, const FULL: bool, const POLICY: u8> Engine<'a, FULL, POLICY> {
+impl<'a, const FULL: bool> Engine<'a, FULL> {
     fn new(cfg: &'a SimConfig, seed: u64) -> Self {
         let n = cfg.num_requests as usize;
-        let (mut arrival, reqs) = cfg.traffic.with_seeded(n, seed, |arrival, w| {
-            let cached = |i: usize| w.cached_tokens.get(i).copied().unwrap_or(0);
-            let reqs: Vec<Req> = w
-                .prompt_tokens
+        let w = cfg.traffic.generate_seeded(n, seed);
+        let prefill_need: Vec<u32> = if w.cached_tokens.is_empty() {
+            w.prompt_tokens.clone()
+        } else {
+            w.prompt_tokens
                 .iter()
-                .zip(&w.output_tokens)
-                .enumerate()
-                .map(|(i, (&prompt, &output))| Req {
-                    first: f64::NAN,
-                    dec_start: 0,
-                    prefill_need: prompt - cached(i),
-                    ctx_base: prompt,
-                    out_left: output,
-                    out_total: output,
-                    next: NIL,
-                })
-                .collect();
-            (arrival, reqs)
-        });
+                .zip(&w.cached_tokens)
+                .map(|(&p, &c)| p - c)
+                .collect()
+        };
+        let out_max = cfg.traffic.output.max;
+        let reserve = if cfg.kv_policy == KvPolicy::Reserve {
+            w.prompt_tokens
+                .iter()
+                .map(|&p| p.saturating_add(out_max))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let paged = cfg.kv_policy == KvPolicy::Paged;
         // Decode steps never exceed the output cap: a wheel that long never wraps onto
         // a live slot.
         let wheel_len = (cfg.traffic.output.max as usize + 1).next_power_of_two();
         let measured = cfg.num_requests - cfg.warmup_requests;
         let cap = if FULL { measured as usize } else { 0 };
+        let mut arrival = w.arrival_s;
         let (base, next_release, think) = match cfg.traffic.gate() {
             Some((slots, think)) if (slots as usize) < n => {
                 let base = arrival.clone();
@@ -318,21 +294,15 @@ impl<'a, const FULL: bool, const POLICY: u8> Engine<'a, FULL, POLICY> {
             base,
             next_release,
             think,
-            reqs,
-            paging: if POLICY == PAGED {
-                vec![
-                    Paging {
-                        prev: NIL,
-                        epoch: 0,
-                        fin: 0,
-                        state: State::Waiting,
-                    };
-                    n
-                ]
-            } else {
-                Vec::new()
-            },
-            out_max: cfg.traffic.output.max,
+            prefill_need,
+            out_left: w.output_tokens.clone(),
+            ctx_base: w.prompt_tokens,
+            out_total: w.output_tokens,
+            reserve,
+            first: vec![f64::NAN; n],
+            state: vec![State::Waiting; n],
+            epoch: if paged { vec![0; n] } else { Vec::new() },
+            dec_start: vec![0; n],
             warmup: cfg.warmup_requests,
             preempted: VecDeque::new(),
             next_admit: 0,
@@ -340,6 +310,9 @@ impl<'a, const FULL: bool, const POLICY: u8> Engine<'a, FULL, POLICY> {
             pre: Fifo::default(),
             wheel: vec![NIL; wheel_len],
             mask: wheel_len as u64 - 1,
+            next: vec![NIL; n],
+            prev: if paged { vec![NIL; n] } else { Vec::new() },
+            fin: if paged { vec![0; n] } else { Vec::new() },
             n_dec: 0,
             n_dec_measured: 0,
             dec_base_sum: 0,
@@ -372,11 +345,6 @@ impl<'a, const FULL: bool, const POLICY: u8> Engine<'a, FULL, POLICY> {
                 itl: Vec::with_capacity(if FULL { (n * 5).min(1 << 20) } else { 0 }),
             },
         }
-    }
-
-    /// KV tokens the reserve policy holds for request `i`: its prompt and the output cap.
-    fn reserve_of(&self, i: usize) -> u64 {
-        self.reqs[i].ctx_base.saturating_add(self.out_max) as u64
     }
 
     fn waiting(&self) -> usize {
@@ -457,18 +425,16 @@ impl<'a, const FULL: bool, const POLICY: u8> Engine<'a, FULL, POLICY> {
         while self.running() < max {
             let Some(id) = self.head() else { break };
             let i = id as usize;
-            let fits = match POLICY {
-                RESERVE => (self.kv_static + self.reserve_of(i)) as f64 <= cap,
-                PAGED => self.kv_after_next_step(e) + self.reqs[i].ctx_base as f64 <= cap,
-                _ => true,
+            let fits = match self.cfg.kv_policy {
+                KvPolicy::None => true,
+                KvPolicy::Reserve => (self.kv_static + self.reserve[i] as u64) as f64 <= cap,
+                KvPolicy::Paged => self.kv_after_next_step(e) + self.ctx_base[i] as f64 <= cap,
             };
             if !fits {
                 if self.running() == 0 {
                     // It can never fit: refuse it (a miss) rather than wait forever.
                     self.pop_head();
-                    if POLICY == PAGED {
-                        self.paging[i].state = State::Gone;
-                    }
+                    self.state[i] = State::Gone;
                     self.out.rejected += 1;
                     // The refusal frees the client's slot; a request it releases at `t`
                     // is an arrival at `t` and may be admitted in this same pass.
@@ -479,20 +445,19 @@ impl<'a, const FULL: bool, const POLICY: u8> Engine<'a, FULL, POLICY> {
                 break;
             }
             self.pop_head();
-            match POLICY {
-                RESERVE => self.kv_static += self.reserve_of(i),
-                PAGED => {
-                    self.kv_static += self.reqs[i].ctx_base as u64;
-                    let pg = &mut self.paging[i];
-                    pg.state = State::Prefill;
-                    pg.epoch = pg.epoch.wrapping_add(1);
-                    self.admitted.push((id, pg.epoch));
+            self.state[i] = State::Prefill;
+            match self.cfg.kv_policy {
+                KvPolicy::None => {}
+                KvPolicy::Reserve => self.kv_static += self.reserve[i] as u64,
+                KvPolicy::Paged => {
+                    self.kv_static += self.ctx_base[i] as u64;
+                    self.epoch[i] = self.epoch[i].wrapping_add(1);
+                    self.admitted.push((id, self.epoch[i]));
                 }
-                _ => {}
             }
             self.pre.push_back(Prefilling {
                 id,
-                remaining: self.reqs[i].prefill_need,
+                remaining: self.prefill_need[i],
             });
         }
     }
@@ -506,31 +471,30 @@ impl<'a, const FULL: bool, const POLICY: u8> Engine<'a, FULL, POLICY> {
                 break;
             };
             let i = id as usize;
-            let pg = self.paging[i];
-            if pg.epoch != ep || !matches!(pg.state, State::Prefill | State::Decode) {
+            if self.epoch[i] != ep || !matches!(self.state[i], State::Prefill | State::Decode) {
                 continue;
             }
-            let generated = if pg.state == State::Prefill {
+            let generated = if self.state[i] == State::Prefill {
                 self.pre.remove_id(id);
                 0
             } else {
-                let start = self.reqs[i].dec_start as u64;
+                let start = self.dec_start[i];
                 self.unlink(id);
                 self.n_dec -= 1;
                 if id >= self.warmup {
                     self.n_dec_measured -= 1;
                 }
-                self.dec_base_sum -= self.reqs[i].ctx_base as u64;
+                self.dec_base_sum -= self.ctx_base[i] as u64;
                 self.dec_start_sum -= start;
                 let done = libm::floor(e * (self.s - start) as f64) as u32;
-                (1 + done).min(self.reqs[i].out_left - 1)
+                (1 + done).min(self.out_left[i] - 1)
             };
-            self.kv_static -= self.reqs[i].ctx_base as u64;
+            self.kv_static -= self.ctx_base[i] as u64;
             // Recompute: prompt and generated tokens are prefilled again on readmission.
-            self.reqs[i].ctx_base += generated;
-            self.reqs[i].prefill_need = self.reqs[i].ctx_base;
-            self.reqs[i].out_left -= generated;
-            self.paging[i].state = State::Waiting;
+            self.ctx_base[i] += generated;
+            self.prefill_need[i] = self.ctx_base[i];
+            self.out_left[i] -= generated;
+            self.state[i] = State::Waiting;
             self.preempted.push_front(id);
             self.out.preemptions += 1;
         }
@@ -539,21 +503,19 @@ impl<'a, const FULL: bool, const POLICY: u8> Engine<'a, FULL, POLICY> {
     #[inline(always)]
     fn finish(&mut self, id: u32) {
         let i = id as usize;
-        if POLICY == PAGED {
-            self.paging[i].state = State::Gone;
-        }
+        self.state[i] = State::Gone;
         self.release_next();
-        self.out.output_tokens += self.reqs[i].out_total as u64;
-        if POLICY == RESERVE {
-            self.kv_static -= self.reserve_of(i);
+        self.out.output_tokens += self.out_total[i] as u64;
+        if self.cfg.kv_policy == KvPolicy::Reserve {
+            self.kv_static -= self.reserve[i] as u64;
         }
         if id < self.warmup {
             return;
         }
-        let first = self.reqs[i].first;
+        let first = self.first[i];
         let arrival = self.arrival[i];
         let ttft = first - arrival;
-        let tpot = (self.t - first) / self.reqs[i].out_total.saturating_sub(1).max(1) as f64;
+        let tpot = (self.t - first) / self.out_total[i].saturating_sub(1).max(1) as f64;
         let e2e = self.t - arrival;
         self.out.finished_measured += 1;
         let each = self.cfg.slo.meets_each(ttft, tpot, e2e);
@@ -574,13 +536,12 @@ impl<'a, const FULL: bool, const POLICY: u8> Engine<'a, FULL, POLICY> {
     fn link(&mut self, id: u32, f: u64) {
         let slot = (f & self.mask) as usize;
         let head = self.wheel[slot];
-        self.reqs[id as usize].next = head;
-        if POLICY == PAGED {
-            let pg = &mut self.paging[id as usize];
-            pg.prev = NIL;
-            pg.fin = f as u32;
+        self.next[id as usize] = head;
+        if !self.prev.is_empty() {
+            self.prev[id as usize] = NIL;
+            self.fin[id as usize] = f;
             if head != NIL {
-                self.paging[head as usize].prev = id;
+                self.prev[head as usize] = id;
             }
         }
         self.wheel[slot] = id;
@@ -589,14 +550,14 @@ impl<'a, const FULL: bool, const POLICY: u8> Engine<'a, FULL, POLICY> {
     /// Takes decoder `id` off the wheel (paged policy only).
     fn unlink(&mut self, id: u32) {
         let i = id as usize;
-        let (p, nx) = (self.paging[i].prev, self.reqs[i].next);
+        let (p, nx) = (self.prev[i], self.next[i]);
         if p == NIL {
-            self.wheel[(self.paging[i].fin as u64 & self.mask) as usize] = nx;
+            self.wheel[(self.fin[i] & self.mask) as usize] = nx;
         } else {
-            self.reqs[p as usize].next = nx;
+            self.next[p as usize] = nx;
         }
         if nx != NIL {
-            self.paging[nx as usize].prev = p;
+            self.prev[nx as usize] = p;
         }
     }
 
@@ -612,15 +573,15 @@ impl<'a, const FULL: bool, const POLICY: u8> Engine<'a, FULL, POLICY> {
         let mut id = std::mem::replace(&mut self.wheel[slot], NIL);
         while id != NIL {
             let i = id as usize;
-            let nx = self.reqs[i].next;
+            let nx = self.next[i];
             self.n_dec -= 1;
             if id >= self.warmup {
                 self.n_dec_measured -= 1;
             }
-            self.dec_base_sum -= self.reqs[i].ctx_base as u64;
-            self.dec_start_sum -= self.reqs[i].dec_start as u64;
-            if POLICY == PAGED {
-                self.kv_static -= self.reqs[i].ctx_base as u64;
+            self.dec_base_sum -= self.ctx_base[i] as u64;
+            self.dec_start_sum -= self.dec_start[i];
+            if self.cfg.kv_policy == KvPolicy::Paged {
+                self.kv_static -= self.ctx_base[i] as u64;
             }
             self.finish(id);
             id = nx;
@@ -632,7 +593,7 @@ impl<'a, const FULL: bool, const POLICY: u8> Engine<'a, FULL, POLICY> {
     /// the budget without completing. None when a prompt completes in the next step.
     fn stretch(&mut self, budget: i64, compute_per_decoder: u64, e: f64) -> Option<Stretch> {
         let cfg = self.cfg;
-        let paged = POLICY == PAGED;
+        let paged = cfg.kv_policy == KvPolicy::Paged;
         let left = budget - self.n_dec as i64;
         let (chunk, chunk_steps, arrivals_matter) = match self.pre.front_mut() {
             // Pure decode: an admitted arrival would prefill at once.
@@ -779,7 +740,7 @@ impl<'a, const FULL: bool, const POLICY: u8> Engine<'a, FULL, POLICY> {
             cfg.max_num_batched_tokens.max(cfg.traffic.prompt.max) as i64
         };
         let chunked = cfg.chunked_prefill;
-        let paged = POLICY == PAGED;
+        let paged = cfg.kv_policy == KvPolicy::Paged;
         let max_seqs = cfg.max_num_seqs as u64;
         let n = self.arrival.len();
 
@@ -873,27 +834,25 @@ impl<'a, const FULL: bool, const POLICY: u8> Engine<'a, FULL, POLICY> {
             for _ in 0..completed {
                 let Some(p) = self.pre.pop_front() else { break };
                 let i = p.id as usize;
-                if self.reqs[i].first.is_nan() {
-                    self.reqs[i].first = self.t;
+                if self.first[i].is_nan() {
+                    self.first[i] = self.t;
                 }
-                if self.reqs[i].out_left <= 1 {
+                if self.out_left[i] <= 1 {
                     if paged {
-                        self.kv_static -= self.reqs[i].ctx_base as u64;
+                        self.kv_static -= self.ctx_base[i] as u64;
                     }
                     self.finish(p.id);
                     continue;
                 }
-                let f = self.s + self.decode_steps(self.reqs[i].out_left - 1, e);
-                if POLICY == PAGED {
-                    self.paging[i].state = State::Decode;
-                }
+                let f = self.s + self.decode_steps(self.out_left[i] - 1, e);
+                self.state[i] = State::Decode;
                 self.n_dec += 1;
                 if p.id >= self.warmup {
                     self.n_dec_measured += 1;
                 }
-                self.dec_base_sum += self.reqs[i].ctx_base as u64;
+                self.dec_base_sum += self.ctx_base[i] as u64;
                 self.dec_start_sum += self.s;
-                self.reqs[i].dec_start = self.s as u32;
+                self.dec_start[i] = self.s;
                 self.link(p.id, f);
             }
             self.pop_finished();
@@ -929,9 +888,5 @@ pub fn step_time_fn(cfg: &SimConfig) -> impl Fn(u64, f64) -> f64 {
 }
 
 fn run<const FULL: bool>(cfg: &SimConfig, seed: u64) -> Outcome {
-    match cfg.kv_policy {
-        KvPolicy::None => Engine::<FULL, NONE>::new(cfg, seed).run(),
-        KvPolicy::Reserve => Engine::<FULL, RESERVE>::new(cfg, seed).run(),
-        KvPolicy::Paged => Engine::<FULL, PAGED>::new(cfg, seed).run(),
-    }
+    Engine::<FULL>::new(cfg, seed).run()
 }

@@ -239,25 +239,8 @@ impl TrafficModel {
     /// a shootout the same traffic in every cell, so all but the first simulation of a
     /// seed only rescale its arrival gaps.
     pub fn generate_seeded(&self, n: usize, seed: u64) -> Workload {
-        self.with_seeded(n, seed, |arrival_s, w| Workload {
-            arrival_s,
-            ..w.clone()
-        })
-    }
-
-    /// [`TrafficModel::generate_seeded`] handed to `f` as its arrival times and a
-    /// workload to read the lengths and prefix hits from (its own `arrival_s` is not
-    /// those times), without copying the stored lengths.
-    pub fn with_seeded<R>(
-        &self,
-        n: usize,
-        seed: u64,
-        f: impl FnOnce(Vec<f64>, &Workload) -> R,
-    ) -> R {
         if self.stepped() || !self.trace.is_empty() {
-            let mut w = self.generate(n, &mut Rng::new(seed));
-            let arrival = std::mem::take(&mut w.arrival_s);
-            return f(arrival, &w);
+            return self.generate(n, &mut Rng::new(seed));
         }
         let key = DrawKey {
             seed,
@@ -271,10 +254,10 @@ impl TrafficModel {
         DRAWS.with(|store| {
             let mut store = store.borrow_mut();
             if let Some((_, d)) = store.iter().find(|(k, _)| *k == key) {
-                return f(self.arrivals_at_rate(&d.gaps, n), &d.requests);
+                return self.at_rate(&d.gaps, d.requests.clone());
             }
             let d = self.unit_draws(n, &mut Rng::new(seed));
-            let arrival = self.arrivals_at_rate(&d.gaps, n);
+            let w = self.at_rate(&d.gaps, d.requests.clone());
             if n <= DRAWS_MAX_REQUESTS {
                 let mut held: usize = store.iter().map(|(k, _)| k.n).sum::<usize>() + n;
                 while held > DRAWS_MAX_REQUESTS || store.len() >= DRAWS_MAX_SEEDS {
@@ -284,11 +267,8 @@ impl TrafficModel {
                     }
                 }
                 store.push_back((key, d));
-                let (_, d) = store.back().expect("just pushed");
-                f(arrival, &d.requests)
-            } else {
-                f(arrival, &d.requests)
             }
+            w
         })
     }
 
@@ -334,17 +314,11 @@ impl TrafficModel {
     }
 
     /// `requests` (lengths and prefix hits) with their arrival times at this model's rate,
-    /// from unit-scale `gaps`.
+    /// from unit-scale `gaps`. The gaps are scaled as the draws themselves would be
+    /// (`rng.gamma(shape, scale)` is `rng.gamma(shape, 1.0) × scale` bit for bit), so
+    /// this equals drawing at the rate directly.
     fn at_rate(&self, gaps: &[f64], mut requests: Workload) -> Workload {
-        requests.arrival_s = self.arrivals_at_rate(gaps, requests.prompt_tokens.len());
-        requests
-    }
-
-    /// The arrival times of `n` requests at this model's rate, from unit-scale `gaps`.
-    /// The gaps are scaled as the draws themselves would be (`rng.gamma(shape, scale)` is
-    /// `rng.gamma(shape, 1.0) × scale` bit for bit), so this equals drawing at the rate
-    /// directly.
-    fn arrivals_at_rate(&self, gaps: &[f64], n: usize) -> Vec<f64> {
+        let n = requests.prompt_tokens.len();
         let mean_gap = 1.0 / self.rate_rps;
         let mut arrival_s = Vec::with_capacity(n);
         match self.arrival {
@@ -368,7 +342,8 @@ impl TrafficModel {
             Arrival::Closed { .. } => arrival_s.extend(std::iter::repeat_n(0.0, n)),
             Arrival::Trace => self.trace_arrivals(n, &mut arrival_s),
         }
-        arrival_s
+        requests.arrival_s = arrival_s;
+        requests
     }
 
     /// The prompt and output lengths of `n` requests (outputs at least 1 token).
