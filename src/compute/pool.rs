@@ -34,11 +34,11 @@ pub const IN_FLIGHT: usize = 2;
 /// A request started before the limit runs to its end, so a slice can be longer.
 pub const SLICE_MS: f64 = 8.0;
 
-/// Requests each worker gets per batch of jobs. Two workers hold every request of a
-/// batch at once ([`IN_FLIGHT`]), so the split is fixed when the batch is posted; two
-/// requests each let the page read a worker's first reply while that worker runs its
-/// second, and more only add messages: three gave "Run again" 4 to 5 ms more on two
-/// cores (BENCHMARKS.md).
+/// Requests each worker gets per batch of jobs: as many as a worker holds at once
+/// ([`IN_FLIGHT`]), so every request of a batch is posted at once and the split is fixed
+/// then. Two rather than one let the page read a worker's first reply while that worker
+/// runs its second; more would only add messages (three gave "Run again" 4 to 5 ms more
+/// on two cores, BENCHMARKS.md).
 pub const REQUESTS_PER_WORKER: usize = 2;
 
 /// The run's failure when two workers died on the same simulation jobs.
