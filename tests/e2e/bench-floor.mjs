@@ -10,14 +10,16 @@
 //   - script: "Run again" clicked from a script in the page (`element.click()`: no input
 //             events and no Playwright round trips while it runs), the same line;
 //   - replay: the recorded requests sent again to the same workers by a script in the
-//             page, batch after batch, at most two in flight per worker as the pool keeps
+//             page, batch after batch, at most IN_FLIGHT per worker as the pool keeps
 //             them (`pool::IN_FLIGHT`), from the first request to the last reply.
 // The app also reads the replayed replies; they carry an old run id and it ignores them.
 //
 //   node tests/e2e/bench-floor.mjs [ROUNDS]
 //
 // GOODPUT_DIST picks the build (see harness.mjs).
-import { median, middleMean, parseRunTiming, runAgainTimed, runsStarted, startHarness } from './harness.mjs';
+import fs from 'node:fs';
+import path from 'node:path';
+import { REPO_ROOT, median, middleMean, parseRunTiming, runAgainTimed, startHarness } from './harness.mjs';
 
 const rounds = Number(process.argv[2] ?? 20);
 if (!(rounds >= 1)) {
@@ -25,7 +27,11 @@ if (!(rounds >= 1)) {
   process.exit(2);
 }
 const STATUS = '[data-testid="run-status"]';
-const RERUN = '[data-testid="rerun"]';
+// Requests a worker holds at once, read from the pool's own constant.
+const IN_FLIGHT = Number(
+  /pub const IN_FLIGHT: usize = (\d+);/.exec(fs.readFileSync(path.join(REPO_ROOT, 'src', 'compute', 'pool.rs'), 'utf8'))?.[1],
+);
+if (!(IN_FLIGHT >= 1)) throw new Error('pool::IN_FLIGHT not found in src/compute/pool.rs');
 
 /** Runs in the page before the app: keeps the request bodies posted to workers while recording. */
 function recordPosts() {
@@ -43,7 +49,7 @@ function recordPosts() {
 }
 
 /** Runs in the page: replays the recorded batches once and returns the time taken [ms]. */
-async function replay() {
+async function replay(inFlight) {
   const workers = window.__workers;
   // A batch's jobs are dealt in turn over its requests, so every request of a batch holds
   // the same rates; the page posts a batch's requests before the next batch's.
@@ -61,10 +67,10 @@ async function replay() {
       const held = workers.map(() => 0);
       let left = bodies.length;
       const send = () => {
-        // The least-loaded worker first, two at most each, as the pool deals them.
-        for (let round = 0; round < 2; round += 1) {
+        // The least-loaded worker first, `inFlight` at most each, as the pool deals them.
+        for (let round = 0; round < inFlight; round += 1) {
           workers.forEach((w, i) => {
-            if (held[i] < 2 && queue.length > 0) {
+            if (held[i] < inFlight && queue.length > 0) {
               held[i] += 1;
               w.postMessage(queue.shift());
             }
@@ -109,23 +115,11 @@ try {
   });
   if (posted.requests === 0) throw new Error('"Run again" posted nothing to a worker');
 
-  const scriptClick = async () => {
-    const before = await runsStarted(page);
-    await page.evaluate((sel) => document.querySelector(sel).click(), RERUN);
-    await page.waitForFunction(
-      ([sel, b]) => {
-        const s = document.querySelector(sel);
-        return s && Number(s.dataset.runs) !== b && s.dataset.phase === 'done';
-      },
-      [STATUS, before],
-    );
-    return parseRunTiming(await page.textContent('[data-testid="run-timing"]'))[0];
-  };
   const ways = {
     click: async () => parseRunTiming(await runAgainTimed(page))[0],
-    script: scriptClick,
+    script: async () => parseRunTiming(await runAgainTimed(page, { fromScript: true }))[0],
     replay: async () => {
-      const { ms, batches } = await page.evaluate(replay);
+      const { ms, batches } = await page.evaluate(replay, IN_FLIGHT);
       posted.batches = batches;
       return ms;
     },

@@ -552,13 +552,20 @@ export function watchDeferred() {
 /**
  * Clicks "Run again" and waits until that run is done: the run count has moved on and
  * the status is `done` again. Returns the page's "Last run" line, which says how long the
- * search (and the knob sweep, if it ran) took.
+ * search (and the knob sweep, if it ran) took. With `fromScript`, the button is clicked by
+ * a script in the page (`element.click()`: no input events, no Playwright round trips).
  * @param {import('playwright-core').Page} page
+ * @param {{ fromScript?: boolean }} [options]
  * @returns {Promise<string>}
  */
-export async function runAgainTimed(page) {
+export async function runAgainTimed(page, { fromScript = false } = {}) {
   const before = await runsStarted(page);
-  await page.click('[data-testid="rerun"]');
+  const rerun = '[data-testid="rerun"]';
+  if (fromScript) {
+    await page.evaluate((sel) => document.querySelector(sel).click(), rerun);
+  } else {
+    await page.click(rerun);
+  }
   await page.waitForFunction(
     (b) => {
       const s = document.querySelector('[data-testid="run-status"]');
