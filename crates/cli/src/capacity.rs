@@ -90,7 +90,7 @@ pub fn run(args: &mut Args) -> Result<String, String> {
 }
 
 fn num(x: f64) -> String {
-    goodput_core::alerts::fmt_num((x * 1e4).round() / 1e4)
+    goodput_core::format::plain((x * 1e4).round() / 1e4)
 }
 
 /// The fleet in plain lines.

@@ -23,6 +23,7 @@ mod search;
 mod shootout;
 mod simulate;
 mod sweep;
+mod validate;
 
 use std::ffi::OsString;
 
@@ -52,6 +53,7 @@ pub fn command() -> Command {
         .subcommand(with_plan_flags(disagg::command(), true))
         .subcommand(presets_cmd::command())
         .subcommand(with_plan(calibrate::command()))
+        .subcommand(validate::command())
         .subcommand(with_plan(alerts::command()))
         .subcommand(with_plan(link::link_command()))
         .subcommand(link::decode_command())
@@ -118,6 +120,7 @@ where
         "disagg" => disagg::run(&mut args),
         "presets" => presets_cmd::run(&mut args),
         "calibrate" => calibrate::run(&mut args),
+        "validate" => validate::run(&mut args),
         "alerts" => alerts::run(&mut args),
         "link" => link::run_link(&mut args),
         "decode" => link::run_decode(&mut args),

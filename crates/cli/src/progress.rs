@@ -86,6 +86,12 @@ impl Counted for goodput_core::calibrate::CalibrationProgress {
     }
 }
 
+impl Counted for goodput_core::validate::ValidateProgress {
+    fn counts(&self) -> (u32, u32) {
+        (self.done, self.total)
+    }
+}
+
 /// The line's words: "knob sweep: 120 of ~1660 simulations (7%)".
 pub fn text(what: &str, unit: &str, done: u32, total: u32) -> String {
     let total = total.max(done);

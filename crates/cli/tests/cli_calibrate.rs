@@ -11,6 +11,9 @@ const TRUTH: Constants = Constants {
     bandwidth_efficiency: 0.8,
     compute_efficiency: 0.7,
     step_overhead_s: 3e-3,
+    seq_overhead_s: 0.0,
+    frontend_s: 0.0,
+    prefill_overhead_s: 0.0,
 };
 
 /// Four `vllm bench serve` files of a server that runs at the TRUTH constants.

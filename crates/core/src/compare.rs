@@ -11,8 +11,8 @@
 //! measured one). A plan without goodput, or whose goodput sizes no fleet, keeps its
 //! row with "—" in the sized columns and no difference.
 
-use crate::alerts::fmt_num;
 use crate::capacity::{size_fleet, CapacityPlan};
+use crate::format::plain;
 use crate::format::{rps as format_rps, usd, MISSING};
 use crate::presets;
 use crate::Plan;
@@ -93,7 +93,7 @@ pub fn gpu_name(plan: &Plan) -> String {
 pub fn model_name(plan: &Plan) -> String {
     presets::model(&plan.model.preset)
         .map(|m| m.name.to_string())
-        .unwrap_or_else(|| format!("custom {}B", fmt_num(plan.model.params / 1e9)))
+        .unwrap_or_else(|| format!("custom {}B", plain(plan.model.params / 1e9)))
 }
 
 const DASH: &str = MISSING;
@@ -190,7 +190,7 @@ impl CompareTable {
                 num(f.map(|f| f.replicas_total.to_string())),
                 num(f.map(|f| f.gpus_total.to_string())),
                 num(f.map(|f| format!("{:.2}", f.cost_per_month_usd))),
-                num(f.map(|f| fmt_num(f.cost_per_compliant_request_usd * 1e3))),
+                num(f.map(|f| plain(f.cost_per_compliant_request_usd * 1e3))),
             ];
             if i == self.baseline {
                 line.extend([BASELINE.into(), BASELINE.into(), BASELINE.into()]);

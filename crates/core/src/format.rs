@@ -234,6 +234,28 @@ pub fn figure(x: f64) -> String {
     }
 }
 
+/// A latency given in seconds as milliseconds with one decimal and no unit (`13.5`), for
+/// tables whose header names the unit; a dash when not finite.
+pub fn ms(seconds: f64) -> String {
+    if seconds.is_finite() {
+        format!("{:.1}", seconds * 1e3)
+    } else {
+        MISSING.into()
+    }
+}
+
+/// A plain number with up to six decimals and no trailing zeros (`0.5`, `14.4`, `2`), as
+/// configuration files and rule expressions write it.
+pub fn plain(x: f64) -> String {
+    let s = format!("{x:.6}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s.is_empty() || s == "-" {
+        "0".into()
+    } else {
+        s.to_string()
+    }
+}
+
 /// A request rate for display [req/s], two decimals as every goodput reads (`22.06`,
 /// `15.65`), without the unit.
 pub fn rps(rps: f64) -> String {

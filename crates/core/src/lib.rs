@@ -46,5 +46,6 @@ pub mod stats;
 mod tagged;
 pub mod trace;
 pub mod traffic;
+pub mod validate;
 
 pub use plan::Plan;

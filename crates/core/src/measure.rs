@@ -96,6 +96,26 @@ impl LatencyStats {
     }
 }
 
+/// What a file says of how one length is spread over the requests, beside its mean:
+/// percentiles, minimum and maximum [tokens]. Empty when it says nothing.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LengthStats {
+    /// Shortest [tokens].
+    pub min: Option<f64>,
+    /// Longest [tokens].
+    pub max: Option<f64>,
+    /// Percentiles as (percent in (0, 100), length), sorted by percent (50 is the median).
+    pub percentiles: Vec<(f64, f64)>,
+}
+
+impl LengthStats {
+    /// Whether the file gave any spread statistic.
+    pub fn is_empty(&self) -> bool {
+        self.min.is_none() && self.max.is_none() && self.percentiles.is_empty()
+    }
+}
+
 /// One request of a detailed result file.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct MeasuredRequest {
@@ -148,6 +168,12 @@ pub struct MeasuredPoint {
     /// `None` for a [`MeasuredLoad::Concurrency`] point, whose load is the cap itself.
     #[serde(default)]
     pub max_concurrency: Option<u32>,
+    /// How the prompt lengths spread, when the file says (a table's spread columns).
+    #[serde(default)]
+    pub prompt_spread: LengthStats,
+    /// How the output lengths spread, when the file says.
+    #[serde(default)]
+    pub output_spread: LengthStats,
 }
 
 impl MeasuredPoint {

@@ -117,6 +117,23 @@ pub struct ModelSpec {
     /// [values].
     #[serde(default, skip_serializing_if = "is_zero")]
     pub hidden_size: u32,
+    /// Query heads per layer (`num_attention_heads` in config.json); prices a prefill's
+    /// attention, whose FLOPs grow with the square of the prompt. 0 when unknown: no
+    /// attention term, as in the articles' model (plans and links written before this
+    /// field decode to 0 and keep their numbers) [heads].
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub attention_heads: u32,
+    /// Routed experts per mixture-of-experts layer; 0 for a dense model, whose every
+    /// step reads all its weights.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub experts: u32,
+    /// Routed experts each token picks; 0 for a dense model.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub experts_per_token: u32,
+    /// Parameters of the routed experts over all layers, part of `params`; a step reads
+    /// only the experts its tokens pick. 0 for a dense model [parameters].
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub expert_params: f64,
 }
 
 fn is_zero(x: &u32) -> bool {
@@ -150,6 +167,10 @@ impl Default for ModelSpec {
             sliding_window_layers: 0,
             sliding_window_tokens: 0,
             hidden_size: 4096,
+            attention_heads: 0,
+            experts: 0,
+            experts_per_token: 0,
+            expert_params: 0.0,
         }
     }
 }
@@ -189,6 +210,36 @@ impl ModelSpec {
             AttentionKind::MultiHeadLatent => g,
             AttentionKind::GroupedQuery => (g / self.kv_heads.max(1) as f64).max(1.0),
         }
+    }
+
+    /// Whether the model routes tokens to experts (a mixture of experts with its routing
+    /// stated).
+    pub fn is_moe(&self) -> bool {
+        self.experts > 0 && self.experts_per_token > 0 && self.expert_params > 0.0
+    }
+
+    /// Bytes of the routed experts' weights, scaled like the whole when the weight
+    /// bytes are set by hand; 0 for a dense model [bytes].
+    pub fn expert_weight_bytes(&self) -> f64 {
+        if !self.is_moe() {
+            return 0.0;
+        }
+        self.weight_bytes() * (self.expert_params / self.params).clamp(0.0, 1.0)
+    }
+
+    /// Chance that one token leaves a given routed expert untouched, `1 − k/E` (uniform
+    /// routing) [0..1].
+    pub fn expert_miss_per_token(&self) -> f64 {
+        if !self.is_moe() {
+            return 1.0;
+        }
+        1.0 - self.experts_per_token as f64 / self.experts as f64
+    }
+
+    /// Attention FLOPs per (query, key) pair of one layer: `4 × heads × head_dim` (2 for
+    /// the scores, 2 for the weighted values); 0 when the heads are unknown [FLOP].
+    pub fn attn_flops_per_pair_per_layer(&self) -> f64 {
+        4.0 * self.attention_heads as f64 * self.head_dim as f64
     }
 
     /// Layers that attend to the whole context (all layers but the sliding-window ones).
@@ -263,6 +314,17 @@ pub struct HardwareSpec {
     /// Fixed latency of one all-reduce across the replica's GPUs [s]; 0 in older plans.
     #[serde(default, skip_serializing_if = "is_zero_f64")]
     pub allreduce_latency_s: f64,
+    /// Scheduling time per sequence in a step, on top of `step_overhead_s`: the engine's
+    /// bookkeeping that grows with the batch. 0 in the articles' model and in older
+    /// plans [s/sequence].
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub seq_overhead_s: f64,
+    /// Extra fixed time of a step that computes prompt tokens, on top of
+    /// `step_overhead_s`: engines replay captured CUDA graphs for decode-only batches and
+    /// launch a mixed batch's kernels one by one. 0 in the articles' model and in older
+    /// plans [s].
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub prefill_overhead_s: f64,
 }
 
 fn is_zero_f64(x: &f64) -> bool {
@@ -300,6 +362,8 @@ impl Default for HardwareSpec {
             gpu_hour_usd: 2.5,
             interconnect_bytes_per_s: 450e9,
             allreduce_latency_s: 5e-6,
+            seq_overhead_s: 0.0,
+            prefill_overhead_s: 0.0,
         }
     }
 }
@@ -400,6 +464,11 @@ pub struct EngineSpec {
     pub spec_draft_tokens: u32,
     /// Probability that one drafted token is accepted [0..1].
     pub spec_acceptance: f64,
+    /// Time each request spends outside the engine's steps: the HTTP server, tokenising
+    /// the prompt, detokenising the first token. Added to TTFT and E2E; 0 in the
+    /// articles' model and in older plans [s].
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub frontend_s: f64,
 }
 
 impl Default for EngineSpec {
@@ -412,6 +481,7 @@ impl Default for EngineSpec {
             kv_policy: KvPolicy::Paged,
             spec_draft_tokens: 0,
             spec_acceptance: 0.7,
+            frontend_s: 0.0,
         }
     }
 }
@@ -554,6 +624,19 @@ pub struct Calibration {
     pub compute_efficiency: Fitted,
     /// Fixed per-step overhead; replaces `hardware.step_overhead_s` [s].
     pub step_overhead_s: Fitted,
+    /// Scheduling time per sequence in a step, when fitted; replaces
+    /// `hardware.seq_overhead_s` (None: the plan's own; calibrations made before this
+    /// constant existed) [s/sequence].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq_overhead_s: Option<Fitted>,
+    /// Per-request frontend time, when fitted; replaces `engine.frontend_s` (None: the
+    /// plan's own) [s].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frontend_s: Option<Fitted>,
+    /// Extra time of a step with prompt tokens, when fitted; replaces
+    /// `hardware.prefill_overhead_s` (None: the plan's own) [s].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill_overhead_s: Option<Fitted>,
     /// Where the measurements came from.
     pub source: CalibrationSource,
     /// Errors of the fit.
@@ -563,6 +646,23 @@ pub struct Calibration {
 }
 
 impl Calibration {
+    /// The fitted constants as the step model applies them, with the plan's own
+    /// per-sequence and frontend times where the fit left them out.
+    pub fn constants(&self, plan: &Plan) -> goodput_engine::step::FittedConstants {
+        goodput_engine::step::FittedConstants {
+            bandwidth_efficiency: self.bandwidth_efficiency.value,
+            compute_efficiency: self.compute_efficiency.value,
+            step_overhead_s: self.step_overhead_s.value,
+            seq_overhead_s: self
+                .seq_overhead_s
+                .map_or(plan.hardware.seq_overhead_s, |f| f.value),
+            frontend_s: self.frontend_s.map_or(plan.engine.frontend_s, |f| f.value),
+            prefill_overhead_s: self
+                .prefill_overhead_s
+                .map_or(plan.hardware.prefill_overhead_s, |f| f.value),
+        }
+    }
+
     /// Whether the constants' spread (`sd`) was estimated: bootstrap refits need two
     /// measured points or more; with one, every refit sees the same point.
     pub fn spread_estimated(&self) -> bool {
@@ -577,6 +677,9 @@ impl Default for Calibration {
             bandwidth_efficiency: Fitted::exact(1.0),
             compute_efficiency: Fitted::exact(1.0),
             step_overhead_s: Fitted::exact(1e-3),
+            seq_overhead_s: None,
+            frontend_s: None,
+            prefill_overhead_s: None,
             source: CalibrationSource::default(),
             error: CalibrationError::default(),
             points: Vec::new(),
@@ -663,6 +766,11 @@ pub struct CalibrationError {
     /// Held out: each point predicted by a fit made without it (leave-one-out); `None`
     /// with a single measured point, where nothing can be held out.
     pub held_out: Option<MetricErrors>,
+    /// Fit light, predict heavy: the heavier half of the loads predicted by a fit made
+    /// on the lighter half, where a plan's knee usually lies; `None` with one point (and
+    /// in calibrations made before it was measured).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extrapolation: Option<MetricErrors>,
     /// The datasheet constants' error on the same points, for comparison.
     pub uncalibrated: MetricErrors,
 }
@@ -1222,6 +1330,8 @@ impl Plan {
         }
         count("model.qk_rope_head_dim", m.qk_rope_head_dim as u64, 0, 4096)?;
         count("model.hidden_size", m.hidden_size as u64, 0, 1 << 20)?;
+        count("model.attention_heads", m.attention_heads as u64, 0, 65_536)?;
+        self.validate_experts()?;
         if m.sliding_window_layers > m.layers {
             return Err(err(
                 "model.sliding_window_layers",
@@ -1249,6 +1359,40 @@ impl Plan {
         Ok(())
     }
 
+    fn validate_experts(&self) -> Result<(), PlanError> {
+        let m = &self.model;
+        count("model.experts", m.experts as u64, 0, 65_536)?;
+        if m.experts == 0 {
+            count("model.experts_per_token", m.experts_per_token as u64, 0, 0)?;
+            if m.expert_params != 0.0 {
+                return Err(err(
+                    "model.expert_params",
+                    format!(
+                        "must be 0 for a dense model (0 experts), got {}",
+                        m.expert_params
+                    ),
+                ));
+            }
+            return Ok(());
+        }
+        count(
+            "model.experts_per_token",
+            m.experts_per_token as u64,
+            1,
+            m.experts as u64,
+        )?;
+        if !(m.expert_params > 0.0 && m.expert_params < m.params) {
+            return Err(err(
+                "model.expert_params",
+                format!(
+                    "must be a number in (0, params = {:e}) parameters for a mixture of experts, got {}",
+                    m.params, m.expert_params
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     fn validate_hardware(&self) -> Result<(), PlanError> {
         let h = &self.hardware;
         check!(
@@ -1266,7 +1410,9 @@ impl Plan {
             "hardware.interconnect_bytes_per_s",
             h.interconnect_bytes_per_s
         )?;
-        check!("hardware.allreduce_latency_s", h.allreduce_latency_s)
+        check!("hardware.allreduce_latency_s", h.allreduce_latency_s)?;
+        check!("hardware.seq_overhead_s", h.seq_overhead_s)?;
+        check!("hardware.prefill_overhead_s", h.prefill_overhead_s)
     }
 
     fn validate_traffic(&self) -> Result<(), PlanError> {
@@ -1354,7 +1500,8 @@ impl Plan {
             e.max_num_batched_tokens as f64
         )?;
         check!("engine.spec_draft_tokens", e.spec_draft_tokens as f64)?;
-        check!("engine.spec_acceptance", e.spec_acceptance)
+        check!("engine.spec_acceptance", e.spec_acceptance)?;
+        check!("engine.frontend_s", e.frontend_s)
     }
 
     fn validate_planning(&self) -> Result<(), PlanError> {

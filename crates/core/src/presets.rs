@@ -69,6 +69,16 @@ pub struct ModelPreset {
     pub sliding_window_tokens: u32,
     /// Width of the residual stream, `hidden_size` in config.json [values].
     pub hidden_size: u32,
+    /// Query heads per layer, `num_attention_heads` in config.json; 0 leaves prefill
+    /// attention unpriced (the articles' model).
+    pub attention_heads: u32,
+    /// Routed experts per MoE layer (0 for a dense model).
+    pub experts: u32,
+    /// Routed experts each token picks.
+    pub experts_per_token: u32,
+    /// Parameters of the routed experts over all layers: experts × MoE layers × 3 ×
+    /// hidden size × expert intermediate size (gate, up and down projections) [parameters].
+    pub expert_params: f64,
     /// Where the figures come from.
     pub source: &'static str,
 }
@@ -238,6 +248,10 @@ pub const MODELS: &[ModelPreset] = &[
         sliding_window_layers: 0,
         sliding_window_tokens: 0,
         hidden_size: 4096,
+        attention_heads: 0,
+        experts: 0,
+        experts_per_token: 0,
+        expert_params: 0.0,
         source: "the worked example of the latency-SLO tuning article",
     },
     ModelPreset {
@@ -254,6 +268,10 @@ pub const MODELS: &[ModelPreset] = &[
         sliding_window_layers: 0,
         sliding_window_tokens: 0,
         hidden_size: 4096,
+        attention_heads: 32,
+        experts: 0,
+        experts_per_token: 0,
+        expert_params: 0.0,
         source: "meta-llama/Llama-3.1-8B config.json",
     },
     ModelPreset {
@@ -270,6 +288,10 @@ pub const MODELS: &[ModelPreset] = &[
         sliding_window_layers: 0,
         sliding_window_tokens: 0,
         hidden_size: 8192,
+        attention_heads: 64,
+        experts: 0,
+        experts_per_token: 0,
+        expert_params: 0.0,
         source: "meta-llama/Llama-3.1-70B config.json",
     },
     ModelPreset {
@@ -286,6 +308,10 @@ pub const MODELS: &[ModelPreset] = &[
         sliding_window_layers: 0,
         sliding_window_tokens: 0,
         hidden_size: 16384,
+        attention_heads: 128,
+        experts: 0,
+        experts_per_token: 0,
+        expert_params: 0.0,
         source: "meta-llama/Llama-3.1-405B config.json",
     },
     ModelPreset {
@@ -302,6 +328,10 @@ pub const MODELS: &[ModelPreset] = &[
         sliding_window_layers: 0,
         sliding_window_tokens: 0,
         hidden_size: 3584,
+        attention_heads: 28,
+        experts: 0,
+        experts_per_token: 0,
+        expert_params: 0.0,
         source: "Qwen/Qwen2.5-7B config.json",
     },
     ModelPreset {
@@ -318,6 +348,10 @@ pub const MODELS: &[ModelPreset] = &[
         sliding_window_layers: 0,
         sliding_window_tokens: 0,
         hidden_size: 8192,
+        attention_heads: 64,
+        experts: 0,
+        experts_per_token: 0,
+        expert_params: 0.0,
         source: "Qwen/Qwen2.5-72B config.json",
     },
     ModelPreset {
@@ -334,6 +368,10 @@ pub const MODELS: &[ModelPreset] = &[
         sliding_window_layers: 0,
         sliding_window_tokens: 0,
         hidden_size: 4096,
+        attention_heads: 32,
+        experts: 0,
+        experts_per_token: 0,
+        expert_params: 0.0,
         source: "mistralai/Mistral-7B-v0.3 config.json",
     },
     ModelPreset {
@@ -350,6 +388,10 @@ pub const MODELS: &[ModelPreset] = &[
         sliding_window_layers: 0,
         sliding_window_tokens: 0,
         hidden_size: 4096,
+        attention_heads: 32,
+        experts: 8,
+        experts_per_token: 2,
+        expert_params: 8.0 * 32.0 * 3.0 * 4096.0 * 14336.0,
         source: "mistralai/Mixtral-8x7B-v0.1 config.json and model card",
     },
     ModelPreset {
@@ -366,6 +408,10 @@ pub const MODELS: &[ModelPreset] = &[
         sliding_window_layers: 0,
         sliding_window_tokens: 0,
         hidden_size: 8192,
+        attention_heads: 64,
+        experts: 0,
+        experts_per_token: 0,
+        expert_params: 0.0,
         source: "meta-llama/Llama-3.3-70B-Instruct config.json (the Llama 3.1 70B architecture)",
     },
     ModelPreset {
@@ -382,6 +428,10 @@ pub const MODELS: &[ModelPreset] = &[
         sliding_window_layers: 0,
         sliding_window_tokens: 0,
         hidden_size: 2048,
+        attention_heads: 32,
+        experts: 128,
+        experts_per_token: 8,
+        expert_params: 128.0 * 48.0 * 3.0 * 2048.0 * 768.0,
         source: "Qwen/Qwen3-30B-A3B config.json and model card",
     },
     ModelPreset {
@@ -398,6 +448,10 @@ pub const MODELS: &[ModelPreset] = &[
         sliding_window_layers: 0,
         sliding_window_tokens: 0,
         hidden_size: 4096,
+        attention_heads: 64,
+        experts: 128,
+        experts_per_token: 8,
+        expert_params: 128.0 * 94.0 * 3.0 * 4096.0 * 1536.0,
         source: "Qwen/Qwen3-235B-A22B config.json and model card",
     },
     ModelPreset {
@@ -415,6 +469,10 @@ pub const MODELS: &[ModelPreset] = &[
         sliding_window_layers: 0,
         sliding_window_tokens: 0,
         hidden_size: 7168,
+        attention_heads: 128,
+        experts: 256,
+        experts_per_token: 8,
+        expert_params: 256.0 * 58.0 * 3.0 * 7168.0 * 2048.0,
         source: "deepseek-ai/DeepSeek-V3 config.json and model card",
     },
     ModelPreset {
@@ -432,6 +490,10 @@ pub const MODELS: &[ModelPreset] = &[
         sliding_window_layers: 12,
         sliding_window_tokens: 128,
         hidden_size: 2880,
+        attention_heads: 64,
+        experts: 32,
+        experts_per_token: 4,
+        expert_params: 32.0 * 24.0 * 3.0 * 2880.0 * 2880.0,
         source: "openai/gpt-oss-20b config.json and model card",
     },
     ModelPreset {
@@ -449,6 +511,10 @@ pub const MODELS: &[ModelPreset] = &[
         sliding_window_layers: 18,
         sliding_window_tokens: 128,
         hidden_size: 2880,
+        attention_heads: 64,
+        experts: 128,
+        experts_per_token: 4,
+        expert_params: 128.0 * 36.0 * 3.0 * 2880.0 * 2880.0,
         source: "openai/gpt-oss-120b config.json and model card",
     },
     ModelPreset {
@@ -466,6 +532,10 @@ pub const MODELS: &[ModelPreset] = &[
         sliding_window_layers: 52,
         sliding_window_tokens: 1024,
         hidden_size: 5376,
+        attention_heads: 32,
+        experts: 0,
+        experts_per_token: 0,
+        expert_params: 0.0,
         source: "google/gemma-3-27b-it config.json (text_config) and model card",
     },
 ];
@@ -555,6 +625,10 @@ impl ModelPreset {
         m.sliding_window_layers = self.sliding_window_layers;
         m.sliding_window_tokens = self.sliding_window_tokens;
         m.hidden_size = self.hidden_size;
+        m.attention_heads = self.attention_heads;
+        m.experts = self.experts;
+        m.experts_per_token = self.experts_per_token;
+        m.expert_params = self.expert_params;
         m.weight_bytes_override = None;
         m.kv_bytes_per_token_override = None;
     }

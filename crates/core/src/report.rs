@@ -223,7 +223,7 @@ impl PlanReport {
                 .map_or("no window pair fits, so it is left out".to_string(), |f| {
                     format!(
                         "the rules use {}× over {} and {} instead",
-                        crate::alerts::fmt_num(f.burn),
+                        crate::format::plain(f.burn),
                         f.long,
                         f.short
                     )

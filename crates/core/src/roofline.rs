@@ -58,11 +58,7 @@ impl StepModelOf for StepModel {
     fn from_plan(plan: &Plan) -> StepModel {
         let base = StepModel::datasheet(plan);
         match &plan.calibration {
-            Some(c) if c.enabled => base.calibrated(
-                c.bandwidth_efficiency.value,
-                c.compute_efficiency.value,
-                c.step_overhead_s.value,
-            ),
+            Some(c) if c.enabled => base.calibrated(&c.constants(plan)),
             _ => base,
         }
     }
@@ -81,6 +77,15 @@ impl StepModelOf for StepModel {
             tp_comm_overhead_s: h.tp_comm_overhead_s,
             tp_allreduce_latency_s: tp_allreduce_terms(plan).0,
             tp_comm_s_per_token: tp_allreduce_terms(plan).1,
+            seq_overhead_s: h.seq_overhead_s,
+            frontend_s: plan.engine.frontend_s,
+            prefill_overhead_s: h.prefill_overhead_s,
+            attn_flops_per_pair: m.global_layers() as f64 * m.attn_flops_per_pair_per_layer(),
+            window_attn_flops_per_pair: m.sliding_window_layers as f64
+                * m.attn_flops_per_pair_per_layer(),
+            attn_window_tokens: m.sliding_window_tokens as f64,
+            expert_weight_bytes: m.expert_weight_bytes(),
+            expert_miss_per_token: m.expert_miss_per_token(),
         }
     }
 }

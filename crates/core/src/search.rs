@@ -847,14 +847,7 @@ pub fn run_jobs(plan: &Plan, jobs: &[Job], threads: usize) -> Result<Vec<JobResu
     sim::threads::map_in_order(jobs, threads, |j| run_job_with(&base, j))
 }
 
-/// Threads the in-process drivers use: the machine's parallelism (1 on wasm).
-pub fn default_threads() -> usize {
-    if cfg!(target_arch = "wasm32") {
-        1
-    } else {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    }
-}
+pub use crate::sim::threads::default_threads;
 
 /// Finds the goodput of the plan's engine settings in-process.
 ///

@@ -498,6 +498,8 @@ fn synthetic(load: MeasuredLoad, with_requests: bool) -> MeasuredPoint {
         model: Some("meta-llama/Llama-3.1-8B-Instruct".into()),
         engine: Some("vllm".into()),
         max_concurrency: None,
+        prompt_spread: Default::default(),
+        output_spread: Default::default(),
     }
 }
 

@@ -547,6 +547,18 @@ fn calibrated_plan() -> Plan {
             value: 0.003_123_456_789_012_3,
             sd: 0.000_212_345_678_901_2,
         },
+        seq_overhead_s: Some(Fitted {
+            value: 0.000_012_345_678_901_2,
+            sd: 0.000_003_456_789_012_3,
+        }),
+        frontend_s: Some(Fitted {
+            value: 0.038_765_432_109_876_5,
+            sd: 0.004_321_098_765_432_1,
+        }),
+        prefill_overhead_s: Some(Fitted {
+            value: 0.006_543_210_987_654_3,
+            sd: 0.001_234_567_890_123_4,
+        }),
         source: CalibrationSource {
             files: rates
                 .iter()
@@ -562,6 +574,7 @@ fn calibrated_plan() -> Plan {
         error: CalibrationError {
             in_sample: err(0.061_234_567_890_123),
             held_out: Some(err(0.083_456_789_012_345)),
+            extrapolation: Some(err(0.112_345_678_901_234)),
             uncalibrated: err(0.271_234_567_890_123),
         },
         points: rates

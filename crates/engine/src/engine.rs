@@ -49,6 +49,11 @@ struct Stretch {
     stop: u64,
     /// Whether an arriving request could be admitted and change the next step.
     can_admit: bool,
+    /// Sequences scheduled per step: the decoders, and the front prompt when it gets a chunk.
+    n_seqs: u64,
+    /// Tokens of the front prompt computed (or cached) before the stretch's first step;
+    /// prices its chunks' attention [tokens].
+    done: f64,
 }
 
 /// End of an intrusive list.
@@ -245,6 +250,8 @@ struct Engine<'a, const FULL: bool> {
     /// KV tokens held by running sequences at admission (paged) or reserved (reserve).
     kv_static: u64,
     admitted: Vec<(u32, u32)>,
+    /// Whether prefill attention is priced ([`crate::step::StepModel::prices_attention`]).
+    attn: bool,
     // Clock.
     t: f64,
     s: u64,
@@ -284,7 +291,9 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
             Some((slots, think)) if (slots as usize) < n => {
                 let base = arrival.clone();
                 arrival[slots as usize..].fill(f64::INFINITY);
-                (base, slots as usize, think)
+                // A client's next request reaches the engine a frontend time after it is
+                // sent, so the engine sees the pause between requests grow by it.
+                (base, slots as usize, think + cfg.step.frontend_s)
             }
             _ => (Vec::new(), n, 0.0),
         };
@@ -319,6 +328,7 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
             dec_start_sum: 0,
             kv_static: 0,
             admitted: Vec::new(),
+            attn: cfg.step.prices_attention(),
             t: 0.0,
             s: 0,
             out: Outcome {
@@ -514,9 +524,12 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
         }
         let first = self.first[i];
         let arrival = self.arrival[i];
-        let ttft = first - arrival;
+        // The frontend time lies outside the engine: it delays the request on its way in
+        // and adds to what the client waits for the first token and for the last.
+        let frontend = self.cfg.step.frontend_s;
+        let ttft = (first - arrival) + frontend;
         let tpot = (self.t - first) / self.out_total[i].saturating_sub(1).max(1) as f64;
-        let e2e = self.t - arrival;
+        let e2e = (self.t - arrival) + frontend;
         self.out.finished_measured += 1;
         let each = self.cfg.slo.meets_each(ttft, tpot, e2e);
         self.out.hits += (each[0] && each[1] && each[2]) as u32;
@@ -627,7 +640,16 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
         } else {
             u64::MAX
         };
+        let done = match self.pre.front_mut() {
+            Some(p) if chunk > 0 => {
+                let id = p.id as usize;
+                (self.ctx_base[id] - p.remaining) as f64
+            }
+            _ => 0.0,
+        };
         Some(Stretch {
+            n_seqs: self.n_dec + (chunk > 0) as u64,
+            done,
             n_tok: self.n_dec * compute_per_decoder + chunk,
             ctx_base: self.dec_base_sum as i64 as f64,
             grown: self.n_dec * self.s - self.dec_start_sum,
@@ -670,8 +692,12 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
     /// running count (which only arrivals change here) are kept at hand rather than
     /// recomputed every step.
     #[inline(always)]
-    fn run_stretch(&mut self, st: &Stretch, step_time: &impl Fn(u64, f64) -> f64) {
+    fn run_stretch(&mut self, st: &Stretch, timer: &StepTimer) {
         let n = self.arrival.len();
+        let attn = self.attn && st.chunk > 0;
+        let chunk = st.chunk as f64;
+        let mut done = st.done;
+        let weights = timer.weights(st.n_tok);
         let mask = self.mask;
         let (preempted, next_admit) = (self.preempted.len(), self.next_admit);
         let running = self.running() as f64;
@@ -688,7 +714,14 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
             // The context as [`Engine::ctx`] computes it, from the integer step count:
             // adding `n_dec × e` each step would drift from it when `e` is fractional.
             let ctx = st.ctx_base + st.e * grown as i64 as f64;
-            let dt = step_time(st.n_tok, ctx);
+            let attn_flops = if attn {
+                let f = self.cfg.step.prefill_attn_flops(chunk, done);
+                done += chunk;
+                f
+            } else {
+                0.0
+            };
+            let dt = timer.time_with(weights, st.n_tok, ctx, st.n_seqs, st.chunk > 0, attn_flops);
             t += dt;
             s += 1;
             if FULL {
@@ -729,7 +762,7 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
 
     fn run(mut self) -> Outcome {
         let cfg = self.cfg;
-        let step_time = step_time_fn(cfg);
+        let timer = StepTimer::new(cfg);
         let e = cfg.tokens_per_decode_step();
         let compute_per_decoder = cfg.spec_draft_tokens as u64 + 1;
         // With chunked prefill off, a whole prompt must fit one step's budget: vLLM then
@@ -782,7 +815,7 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
             if let Some(mut st) = self.stretch(budget, compute_per_decoder, e) {
                 loop {
                     let s0 = self.s;
-                    self.run_stretch(&st, &step_time);
+                    self.run_stretch(&st, &timer);
                     if let Some(p) = self.pre.front_mut() {
                         p.remaining -= (st.chunk * (self.s - s0)) as u32;
                     }
@@ -815,21 +848,29 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
             let ctx = self.ctx(e);
             let mut left = budget - self.n_dec as i64;
             let mut completed = 0usize;
+            let mut chunks = 0u64;
+            let mut attn_flops = 0.0;
+            let attn = self.attn;
             for p in self.pre.live() {
                 if left <= 0 {
                     break;
                 }
                 let rem = p.remaining as i64;
                 let c = if chunked { rem.min(left) } else { rem };
+                if attn {
+                    let done = (self.ctx_base[p.id as usize] - p.remaining) as f64;
+                    attn_flops += cfg.step.prefill_attn_flops(c as f64, done);
+                }
                 n_tok += c as u64;
                 left -= c;
+                chunks += 1;
                 if c == rem {
                     completed += 1;
                 } else {
                     p.remaining -= c as u32;
                 }
             }
-            let dt = step_time(n_tok, ctx);
+            let dt = timer.time(n_tok, ctx, self.n_dec + chunks, chunks > 0, attn_flops);
             self.account(dt);
             for _ in 0..completed {
                 let Some(p) = self.pre.pop_front() else { break };
@@ -868,22 +909,80 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
     }
 }
 
-/// The roofline step time as the engine evaluates it (reciprocals precomputed):
-/// `(n_tok, ctx_tokens) -> seconds`.
-pub fn step_time_fn(cfg: &SimConfig) -> impl Fn(u64, f64) -> f64 {
-    let sm = &cfg.step;
-    let gpus = sm.tp_degree.max(1) as f64;
-    let fixed = sm.fixed_time_s();
-    let inv_bw = 1.0 / (gpus * sm.mem_bandwidth_bytes_per_s);
-    let w_bytes = sm.weight_bytes;
-    let kappa = sm.kv_bytes_per_token;
-    let s_per_tok = 2.0 * sm.params / (gpus * sm.compute_flops_per_s);
-    let comm_per_tok = sm.tp_comm_s_per_token;
-    move |n_tok: u64, ctx: f64| -> f64 {
+/// The step time as the engine evaluates it, with reciprocals precomputed; the same
+/// formula as [`crate::step::StepModel::step_time_full_s`] (to rounding). With the
+/// per-sequence time and prefill attention at 0 it gives the articles' roofline.
+#[derive(Debug, Clone)]
+pub struct StepTimer {
+    fixed: f64,
+    seq: f64,
+    mixed: f64,
+    inv_bw: f64,
+    w_bytes: f64,
+    expert_bytes: f64,
+    expert_miss: f64,
+    kappa: f64,
+    s_per_tok: f64,
+    comm_per_tok: f64,
+    inv_flops: f64,
+}
+
+impl StepTimer {
+    /// The timer of `cfg`'s step model.
+    pub fn new(cfg: &SimConfig) -> StepTimer {
+        let sm = &cfg.step;
+        let gpus = sm.tp_degree.max(1) as f64;
+        StepTimer {
+            fixed: sm.fixed_time_s(),
+            seq: sm.seq_overhead_s,
+            mixed: sm.prefill_overhead_s,
+            inv_bw: 1.0 / (gpus * sm.mem_bandwidth_bytes_per_s),
+            w_bytes: sm.weight_bytes,
+            expert_bytes: sm.expert_weight_bytes,
+            expert_miss: sm.expert_miss_per_token,
+            kappa: sm.kv_bytes_per_token,
+            s_per_tok: 2.0 * sm.params / (gpus * sm.compute_flops_per_s),
+            comm_per_tok: sm.tp_comm_s_per_token,
+            inv_flops: 1.0 / (gpus * sm.compute_flops_per_s),
+        }
+    }
+
+    /// Weight bytes a step of `n_tok` tokens reads (every routed expert some token picks).
+    #[inline(always)]
+    pub fn weights(&self, n_tok: u64) -> f64 {
+        if self.expert_bytes > 0.0 {
+            self.w_bytes - self.expert_bytes * libm::pow(self.expert_miss, n_tok as i64 as f64)
+        } else {
+            self.w_bytes
+        }
+    }
+
+    /// Seconds of a step of `n_tok` tokens, decoders holding `ctx` tokens of context,
+    /// `n_seqs` sequences scheduled, prompt tokens among them or not (`prefill`) and
+    /// `attn_flops` of prefill attention.
+    #[inline(always)]
+    pub fn time(&self, n_tok: u64, ctx: f64, n_seqs: u64, prefill: bool, attn_flops: f64) -> f64 {
+        self.time_with(self.weights(n_tok), n_tok, ctx, n_seqs, prefill, attn_flops)
+    }
+
+    /// [`StepTimer::time`] with the weight bytes `w` of [`StepTimer::weights`] given.
+    #[inline(always)]
+    pub fn time_with(
+        &self,
+        w: f64,
+        n_tok: u64,
+        ctx: f64,
+        n_seqs: u64,
+        prefill: bool,
+        attn_flops: f64,
+    ) -> f64 {
         let n = n_tok as i64 as f64;
-        let mem = (w_bytes + kappa * ctx) * inv_bw;
-        let comp = n * s_per_tok;
-        (fixed + n * comm_per_tok) + if mem >= comp { mem } else { comp }
+        let mem = (w + self.kappa * ctx) * self.inv_bw;
+        let comp = n * self.s_per_tok;
+        let roof = if mem >= comp { mem } else { comp };
+        let mixed = if prefill { self.mixed } else { 0.0 };
+        ((((self.fixed + self.seq * n_seqs as i64 as f64) + mixed) + n * self.comm_per_tok) + roof)
+            + attn_flops * self.inv_flops
     }
 }
 

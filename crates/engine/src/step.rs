@@ -25,23 +25,133 @@ pub struct StepModel {
     /// Bandwidth part of the step's all-reduces per token of the step,
     /// `2L × 2(g−1)/g × d × 2 bytes / B`; 0 when `tp_degree` is 1 [s/token].
     pub tp_comm_s_per_token: f64,
+    /// Scheduling time per sequence scheduled in a step (CPU-side bookkeeping that grows
+    /// with the batch); 0 in the articles' model [s/sequence].
+    pub seq_overhead_s: f64,
+    /// Per-request time outside the engine's steps (HTTP, tokenising, detokenising the
+    /// first token), added to TTFT and E2E; 0 in the articles' model [s].
+    pub frontend_s: f64,
+    /// Extra fixed time of a step that computes prompt tokens: engines replay captured
+    /// CUDA graphs for decode-only batches and launch a mixed batch's kernels one by
+    /// one; 0 in the articles' model [s].
+    pub prefill_overhead_s: f64,
+    /// Attention FLOPs per pair of (query token, earlier token) in a prefill, over the
+    /// full-attention layers: `4 × L × heads × head_dim`; 0 leaves prefill attention
+    /// out, as the articles' model does [FLOP].
+    pub attn_flops_per_pair: f64,
+    /// The same for the sliding-window layers, whose pairs stop at the window [FLOP].
+    pub window_attn_flops_per_pair: f64,
+    /// Window of the sliding-window layers [tokens].
+    pub attn_window_tokens: f64,
+    /// Bytes of the routed experts' weights, part of `weight_bytes`; 0 for a dense model
+    /// (all GPUs together) [bytes].
+    pub expert_weight_bytes: f64,
+    /// Chance that one token leaves a given routed expert untouched, `1 − k/E` for `k`
+    /// experts per token out of `E`, with uniform routing [0..1].
+    pub expert_miss_per_token: f64,
+}
+
+/// The constants a calibration fits, applied by [`StepModel::calibrated`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FittedConstants {
+    /// Achieved share of the datasheet memory bandwidth [0..].
+    pub bandwidth_efficiency: f64,
+    /// Achieved share of the datasheet compute [0..].
+    pub compute_efficiency: f64,
+    /// Fixed per-step overhead [s].
+    pub step_overhead_s: f64,
+    /// Scheduling time per sequence in a step [s/sequence].
+    pub seq_overhead_s: f64,
+    /// Per-request time outside the engine's steps [s].
+    pub frontend_s: f64,
+    /// Extra fixed time of a step that computes prompt tokens [s].
+    pub prefill_overhead_s: f64,
 }
 
 impl StepModel {
-    /// This model with fitted constants: bandwidth and compute scaled by the achieved
-    /// shares, and the fixed per-step overhead replaced.
-    pub fn calibrated(
-        &self,
-        bandwidth_efficiency: f64,
-        compute_efficiency: f64,
+    /// A dense model's step model with every term beyond the articles' roofline off:
+    /// no per-sequence time, no frontend, no prefill attention, no routed experts.
+    #[allow(clippy::too_many_arguments)]
+    pub fn roofline(
+        params: f64,
+        weight_bytes: f64,
+        kv_bytes_per_token: f64,
+        mem_bandwidth_bytes_per_s: f64,
+        compute_flops_per_s: f64,
         step_overhead_s: f64,
+        tp_degree: u32,
     ) -> StepModel {
         StepModel {
-            mem_bandwidth_bytes_per_s: self.mem_bandwidth_bytes_per_s * bandwidth_efficiency,
-            compute_flops_per_s: self.compute_flops_per_s * compute_efficiency,
+            params,
+            weight_bytes,
+            kv_bytes_per_token,
+            mem_bandwidth_bytes_per_s,
+            compute_flops_per_s,
             step_overhead_s,
+            tp_degree,
+            tp_comm_overhead_s: 0.0,
+            tp_allreduce_latency_s: 0.0,
+            tp_comm_s_per_token: 0.0,
+            seq_overhead_s: 0.0,
+            frontend_s: 0.0,
+            prefill_overhead_s: 0.0,
+            attn_flops_per_pair: 0.0,
+            window_attn_flops_per_pair: 0.0,
+            attn_window_tokens: 0.0,
+            expert_weight_bytes: 0.0,
+            expert_miss_per_token: 1.0,
+        }
+    }
+
+    /// This model with fitted constants: bandwidth and compute scaled by the achieved
+    /// shares; the fixed per-step overhead, the per-sequence time and the frontend time
+    /// replaced.
+    pub fn calibrated(&self, c: &FittedConstants) -> StepModel {
+        StepModel {
+            mem_bandwidth_bytes_per_s: self.mem_bandwidth_bytes_per_s * c.bandwidth_efficiency,
+            compute_flops_per_s: self.compute_flops_per_s * c.compute_efficiency,
+            step_overhead_s: c.step_overhead_s,
+            seq_overhead_s: c.seq_overhead_s,
+            frontend_s: c.frontend_s,
+            prefill_overhead_s: c.prefill_overhead_s,
             ..*self
         }
+    }
+
+    /// Weight bytes a step of `n_tok` tokens reads: the dense part, plus each routed
+    /// expert that at least one token picks, `X × (1 − q^n)` (all GPUs together) [bytes].
+    pub fn weights_read(&self, n_tok: f64) -> f64 {
+        if self.expert_weight_bytes > 0.0 {
+            self.weight_bytes
+                - self.expert_weight_bytes * libm::pow(self.expert_miss_per_token, n_tok)
+        } else {
+            self.weight_bytes
+        }
+    }
+
+    /// Attention FLOPs of a prefill chunk of `chunk` tokens after `done` tokens of the
+    /// same prompt (a cached prefix included): every chunk token attends to the earlier
+    /// tokens and to itself, `chunk × done + chunk × (chunk + 1) / 2` pairs in the full
+    /// layers; in the window layers, at most the window each [FLOP].
+    pub fn prefill_attn_flops(&self, chunk: f64, done: f64) -> f64 {
+        let pairs = chunk * done + chunk * (chunk + 1.0) * 0.5;
+        let window = if self.window_attn_flops_per_pair > 0.0 {
+            let reach = done + (chunk + 1.0) * 0.5;
+            let w = if reach < self.attn_window_tokens {
+                reach
+            } else {
+                self.attn_window_tokens
+            };
+            self.window_attn_flops_per_pair * chunk * w
+        } else {
+            0.0
+        };
+        self.attn_flops_per_pair * pairs + window
+    }
+
+    /// Whether prefill attention is priced (the model knows its heads).
+    pub fn prices_attention(&self) -> bool {
+        self.attn_flops_per_pair > 0.0 || self.window_attn_flops_per_pair > 0.0
     }
 
     /// GPUs the work is split over (at least 1).
@@ -70,7 +180,8 @@ impl StepModel {
         self.fixed_time_s() + self.comm_time_s(n_tok) + self.compute_time_s(n_tok)
     }
 
-    /// Bytes read in a step whose decoders hold `ctx_tokens` of context, all GPUs together [bytes].
+    /// Bytes read in a step whose decoders hold `ctx_tokens` of context, all GPUs
+    /// together, with every routed expert read [bytes].
     pub fn bytes_read(&self, ctx_tokens: f64) -> f64 {
         self.weight_bytes + self.kv_bytes_per_token * ctx_tokens
     }
@@ -86,12 +197,35 @@ impl StepModel {
     }
 
     /// Time of one engine step [s] that processes `n_tok` tokens while its decoding
-    /// sequences hold `ctx_tokens` of context.
+    /// sequences hold `ctx_tokens` of context, without the per-sequence time and prefill
+    /// attention (see [`StepModel::step_time_full_s`]).
     pub fn step_time_s(&self, n_tok: f64, ctx_tokens: f64) -> f64 {
-        (self.fixed_time_s() + self.comm_time_s(n_tok))
-            + self
-                .memory_time_s(ctx_tokens)
-                .max(self.compute_time_s(n_tok))
+        self.step_time_full_s(n_tok, ctx_tokens, 0.0, false, 0.0)
+    }
+
+    /// Time of one engine step [s]: `n_tok` tokens, decoders holding `ctx_tokens` of
+    /// context, `n_seqs` sequences scheduled, prompt tokens among them or not
+    /// (`prefill`), `attn_flops` of prefill attention:
+    ///
+    /// `c0 (+ c_tp) + c_seq·n_seqs (+ c_prefill) + comm(n_tok) + max(mem, compute) + attn / (g·pi)`
+    pub fn step_time_full_s(
+        &self,
+        n_tok: f64,
+        ctx_tokens: f64,
+        n_seqs: f64,
+        prefill: bool,
+        attn_flops: f64,
+    ) -> f64 {
+        let mem = (self.weights_read(n_tok) + self.kv_bytes_per_token * ctx_tokens)
+            / (self.gpus() * self.mem_bandwidth_bytes_per_s);
+        let mixed = if prefill {
+            self.prefill_overhead_s
+        } else {
+            0.0
+        };
+        (((self.fixed_time_s() + self.seq_overhead_s * n_seqs) + mixed) + self.comm_time_s(n_tok))
+            + mem.max(self.compute_time_s(n_tok))
+            + attn_flops / (self.gpus() * self.compute_flops_per_s)
     }
 
     /// Compute demand of `tokens_per_s` prompt tokens as a share of the effective FLOP/s [0..].

@@ -1,15 +1,20 @@
 //! Synthetic ground truth: measurements simulated with known constants (another seed,
 //! plus noise), fitted back.
 
+use super::run::lognormal_fit;
 use super::*;
-use crate::measure::{Format, MeasuredPoint};
-use crate::plan::Plan;
+use crate::measure::{Format, MeasuredPoint, MeasuredSet};
+use crate::plan::{Calibration, LengthDist, MetricErrors, Plan, MAX_EFFICIENCY, MIN_EFFICIENCY};
+use crate::roofline::{StepModel, StepModelOf};
 
 /// The constants the synthetic "server" runs with.
 pub(crate) const TRUTH: Constants = Constants {
     bandwidth_efficiency: 0.8,
     compute_efficiency: 0.7,
     step_overhead_s: 3e-3,
+    seq_overhead_s: 0.0,
+    frontend_s: 0.0,
+    prefill_overhead_s: 0.0,
 };
 
 /// Synthetic points of 1,000 requests with the [`TRUTH`] constants, seed 0xBEEF.
@@ -294,10 +299,20 @@ fn constants_round_trip_through_theta_and_clamp() {
     let back = Constants::from_theta(t, wt);
     assert!(rel(back.bandwidth_efficiency, 0.8) < 1e-12);
     assert!(rel(back.step_overhead_s, 3e-3) < 1e-9);
-    let wild = Constants::from_theta([50.0, -50.0, f64::NAN], wt);
+    let with_more = Constants {
+        seq_overhead_s: 25e-6,
+        frontend_s: 0.04,
+        ..TRUTH
+    };
+    let back = Constants::from_theta(with_more.theta(wt), wt);
+    assert!(rel(back.seq_overhead_s, 25e-6) < 1e-9);
+    assert!(rel(back.frontend_s, 0.04) < 1e-9);
+    let wild = Constants::from_theta([50.0, -50.0, f64::NAN, 99.0, -3.0, 0.5], wt);
     assert_eq!(wild.bandwidth_efficiency, MAX_EFFICIENCY);
     assert!(rel(wild.compute_efficiency, MIN_EFFICIENCY) < 1e-12);
     assert!(rel(wild.step_overhead_s, MIN_OVERHEAD_S) < 1e-12);
+    assert!(rel(wild.frontend_s, MAX_FRONTEND_S) < 1e-9);
+    assert_eq!(wild.seq_overhead_s, 0.0);
 }
 
 #[test]

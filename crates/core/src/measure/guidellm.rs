@@ -155,6 +155,8 @@ fn point(src: &str, b: &Value, report_model: Option<&str>) -> Result<MeasuredPoi
         model,
         engine,
         max_concurrency,
+        prompt_spread: Default::default(),
+        output_spread: Default::default(),
     })
 }
 

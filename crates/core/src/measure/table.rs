@@ -11,6 +11,8 @@
 //! | `concurrency` | `max_concurrency` | clients; with a rate, a cap on requests in flight |
 //! | `prompt_tokens` | `input_tokens`, `mean_prompt_tokens`, `mean_input_tokens` | mean prompt length [tokens] |
 //! | `output_tokens` | `mean_output_tokens` | mean output length [tokens] |
+//! | `prompt_tokens_{s}` | `input_tokens_{s}` | the prompt lengths' spread: `{s}` is `min`, `max`, `p50` (`median`) or `p{N}` [tokens] |
+//! | `output_tokens_{s}` | | the output lengths' spread, likewise [tokens] |
 //! | `{m}_{s}` or `{s}_{m}` | | a latency statistic, with a unit suffix `_ms` or `_s` |
 //! | `achieved_rps` | `throughput`, `request_throughput` | completed requests per second |
 //! | `completed`, `failed` | | request counts |
@@ -22,10 +24,13 @@
 //! statistics `{s}`: `mean` (`avg`), `p50` (`median`), and `p{N}` for a percent N in
 //! (0, 100) (`p999` and `p001` read as GuideLLM's 99.9 and 0.1). A row needs a load, the
 //! two token columns and at least one latency statistic; other columns are ignored.
+//! Without spread columns, a calibration assumes the plan's length spread around the
+//! means, and says so.
 
 use super::pyjson::{bad, whole};
 use super::{
-    nothing_completed, stats, Format, ImportError, LatencyStats, MeasuredPoint, MAX_POINTS,
+    nothing_completed, stats, Format, ImportError, LatencyStats, LengthStats, MeasuredPoint,
+    MAX_POINTS,
 };
 use crate::plan::MeasuredLoad;
 
@@ -86,6 +91,35 @@ const PROMPT: [&str; 4] = [
 ];
 const OUTPUT: [&str; 2] = ["output_tokens", "mean_output_tokens"];
 const ACHIEVED: [&str; 3] = ["achieved_rps", "throughput", "request_throughput"];
+
+/// Which length a spread column describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Length {
+    Prompt,
+    Output,
+}
+
+/// A spread column: the length and the statistic (`None` percent for the minimum,
+/// 100 for the maximum, else the percent).
+fn length_column(name: &str) -> Option<(Length, f64)> {
+    let (which, rest) = [
+        ("prompt_tokens_", Length::Prompt),
+        ("input_tokens_", Length::Prompt),
+        ("output_tokens_", Length::Output),
+    ]
+    .into_iter()
+    .find_map(|(p, w)| name.strip_prefix(p).map(|r| (w, r)))?;
+    let pct = match rest {
+        "min" => 0.0,
+        "max" => 100.0,
+        _ => match stat(rest)? {
+            Stat::Median => 50.0,
+            Stat::Pct(p) => p,
+            Stat::Mean => return None,
+        },
+    };
+    Some((which, pct))
+}
 
 /// The cell separator a header line uses, if any.
 fn delimiter(line: &str) -> Option<char> {
@@ -299,6 +333,12 @@ pub(super) fn parse(file: &str, text: &str) -> Result<Vec<MeasuredPoint>, Import
         model: header.find(&["model", "model_id"]),
         engine: header.find(&["engine", "backend"]),
         lat: lat_cols,
+        spread: header
+            .names
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| length_column(n).map(|(w, p)| (i, w, p)))
+            .collect(),
     };
     let mut points = Vec::new();
     for (n, line) in lines {
@@ -353,6 +393,8 @@ struct Columns {
     model: Option<usize>,
     engine: Option<usize>,
     lat: Vec<(usize, Metric, Stat, f64)>,
+    /// Spread columns: (column, length, percent; 0 the minimum, 100 the maximum).
+    spread: Vec<(usize, Length, f64)>,
 }
 
 struct Row<'a> {
@@ -524,6 +566,8 @@ impl Row<'_> {
         }
         let [ttft, tpot, itl, e2e]: [LatencyStats; 4] =
             parts.map(|s| stats(s.mean_s, s.median_s, s.percentiles));
+        let prompt_spread = self.spread(c, Length::Prompt, mean_prompt_tokens)?;
+        let output_spread = self.spread(c, Length::Output, mean_output_tokens)?;
         if [&ttft, &tpot, &itl, &e2e].iter().all(|s| s.is_empty()) {
             return Err(whole(
                 self.file,
@@ -548,7 +592,69 @@ impl Row<'_> {
             model: self.text(c.model).map(str::to_string),
             engine: self.text(c.engine).map(str::to_string),
             max_concurrency: cap,
+            prompt_spread,
+            output_spread,
         })
+    }
+
+    /// The spread columns of one length, checked: lengths of at least 1 token, rising
+    /// with the percent, and the mean between the minimum and the maximum.
+    fn spread(&self, c: &Columns, which: Length, mean: f64) -> Result<LengthStats, ImportError> {
+        let mut known: Vec<(f64, f64, usize)> = Vec::new();
+        for &(col, w, pct) in &c.spread {
+            if w != which {
+                continue;
+            }
+            if let Some(x) = self.nonneg(Some(col), "tokens")? {
+                if x < 1.0 {
+                    return Err(bad(
+                        self.file,
+                        &self.field(col),
+                        format!("must be at least 1 token, got {x}"),
+                    ));
+                }
+                known.push((pct, x, col));
+            }
+        }
+        known.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for w in known.windows(2) {
+            if w[1].1 < w[0].1 {
+                return Err(bad(
+                    self.file,
+                    &self.field(w[1].2),
+                    format!(
+                        "is {} tokens, below column '{}' ({} tokens): lengths must rise from the \
+                         minimum through the percentiles to the maximum",
+                        w[1].1, self.header[w[0].2], w[0].1
+                    ),
+                ));
+            }
+        }
+        let mut out = LengthStats::default();
+        for (pct, x, col) in known {
+            if pct == 0.0 {
+                out.min = Some(x);
+                if mean < x {
+                    return Err(self.mean_outside(col, mean, x, "minimum"));
+                }
+            } else if pct == 100.0 {
+                out.max = Some(x);
+                if mean > x {
+                    return Err(self.mean_outside(col, mean, x, "maximum"));
+                }
+            } else {
+                out.percentiles.push((pct, x));
+            }
+        }
+        Ok(out)
+    }
+
+    fn mean_outside(&self, col: usize, mean: f64, x: f64, what: &str) -> ImportError {
+        bad(
+            self.file,
+            &self.field(col),
+            format!("the {what} length ({x} tokens) cannot lie beyond the mean ({mean} tokens)"),
+        )
     }
 }
 

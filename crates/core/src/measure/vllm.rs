@@ -119,6 +119,8 @@ fn point(src: &str, v: &Value) -> Result<MeasuredPoint, ImportError> {
         model: opt_text(f("model_id")),
         engine: opt_text(f("backend")).or_else(|| opt_text(f("endpoint_type"))),
         max_concurrency: load_and_cap.1,
+        prompt_spread: Default::default(),
+        output_spread: Default::default(),
     })
 }
 

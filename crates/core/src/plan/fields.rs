@@ -692,6 +692,32 @@ pub const FIELDS: &[Field] = &[
         "µs",
         1e-6,
     ),
+    show(
+        row(
+            "hardware.seq_overhead_s",
+            "Overhead per sequence",
+            "Scheduling time each sequence adds to a step, on top of the fixed step overhead.",
+            "s",
+            Real,
+            closed(0.0, 0.01),
+            flag("seq-overhead"),
+        ),
+        "µs",
+        1e-6,
+    ),
+    show(
+        row(
+            "hardware.prefill_overhead_s",
+            "Overhead of a prefill step",
+            "Extra time of a step that computes prompt tokens (no captured CUDA graph).",
+            "s",
+            Real,
+            closed(0.0, 1.0),
+            flag("prefill-overhead"),
+        ),
+        "ms",
+        1e-3,
+    ),
     finance(show(
         row(
             "hardware.gpu_hour_usd",
@@ -1018,6 +1044,19 @@ pub const FIELDS: &[Field] = &[
         ),
         "0–1",
         1.0,
+    ),
+    show(
+        row(
+            "engine.frontend_s",
+            "Frontend time",
+            "Time each request spends outside the GPU steps (HTTP, tokenising, first detokenise); adds to TTFT and E2E.",
+            "s",
+            Real,
+            closed(0.0, 10.0),
+            flag("frontend-time"),
+        ),
+        "ms",
+        1e-3,
     ),
     // Planning.
     finance(show(

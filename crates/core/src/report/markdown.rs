@@ -1,18 +1,9 @@
 //! Markdown rendering of a [`PlanReport`].
 
 use super::{GoodputSource, PlanReport};
-use crate::alerts::fmt_num;
-use crate::format::{percent_whole, rps, thousands, usd, MISSING};
+use crate::format::plain;
+use crate::format::{ms, percent_whole, rps, thousands, usd, MISSING};
 use std::fmt::Write;
-
-/// Seconds as milliseconds with one decimal (– when not finite).
-pub(crate) fn ms(x: f64) -> String {
-    if x.is_finite() {
-        format!("{:.1}", x * 1e3)
-    } else {
-        MISSING.into()
-    }
-}
 
 /// Renders the report.
 pub(crate) fn render(r: &PlanReport) -> String {
@@ -46,7 +37,7 @@ pub(crate) fn render(r: &PlanReport) -> String {
                 s,
                 "| Planned rate per replica | {} req/s ({}% of goodput) |",
                 rps(c.planned_rps_per_replica),
-                fmt_num(c.utilization * 100.0)
+                plain(c.utilization * 100.0)
             );
             if let Some(pl) = &r.planned_load {
                 let _ = writeln!(
@@ -62,7 +53,7 @@ pub(crate) fn render(r: &PlanReport) -> String {
                 "| Replicas | {} ({} for the {} req/s peak + {} spare) |",
                 c.replicas_total,
                 c.replicas_for_peak,
-                fmt_num(c.peak_rate_rps),
+                plain(c.peak_rate_rps),
                 c.redundancy
             );
             let _ = writeln!(

@@ -63,7 +63,7 @@ pub fn replication_seed(base_seed: u64, replication: u32) -> u64 {
 /// Runs `replications` independent simulations (seeds from [`replication_seed`]) and
 /// averages them. Needs 1 ..= [`MAX_REPLICATIONS`] replications and at most
 /// [`MAX_REPLICATED_REQUESTS`] requests in all. Natively the replications are spread
-/// over the machine's cores ([`crate::search::default_threads`]); on wasm they run on
+/// over the machine's cores ([`crate::sim::threads::default_threads`]); on wasm they run on
 /// the calling thread. The result does not depend on it (see [`replicate_threads`]).
 pub fn replicate(
     cfg: &SimConfig,
@@ -74,7 +74,7 @@ pub fn replicate(
         cfg,
         base_seed,
         replications,
-        crate::search::default_threads(),
+        crate::sim::threads::default_threads(),
     )
 }
 

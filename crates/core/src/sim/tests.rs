@@ -52,7 +52,8 @@ impl Gate {
             .map_or((n, 0.0), |(c, t)| (c as usize, t));
         Gate {
             slots,
-            think,
+            // A client's next request reaches the server a frontend time after it is sent.
+            think: think + cfg.step.frontend_s,
             ended: 0,
             generated: generated.to_vec(),
             release: (0..n).map(|r| (r < slots).then(|| generated[r])).collect(),
@@ -153,7 +154,7 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
     let mut left: Vec<u64> = (0..n).map(output).collect();
     let reserve = |r: usize| prompt(r).saturating_add(cfg.traffic.output.max as u64);
     let cap = cfg.kv_capacity_tokens;
-    let step = engine::step_time_fn(cfg);
+    let timer = engine::StepTimer::new(cfg);
     let budget = if cfg.chunked_prefill {
         cfg.max_num_batched_tokens as u64
     } else {
@@ -292,7 +293,20 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
             room = room.saturating_sub(chunk[slot]);
         }
         let tokens = n_dec * compute_per_decoder + chunk.iter().sum::<u64>();
-        now += step(tokens, context);
+        // Sequences scheduled: the decoders and every prompt that gets a chunk. Prefill
+        // attention: each chunk against the prompt tokens before it (a cached prefix
+        // included), summed in admission order.
+        let scheduled = n_dec + chunk.iter().filter(|&&c| c > 0).count() as u64;
+        let mut attn = 0.0;
+        if cfg.step.prices_attention() {
+            for (slot, s) in running.iter().enumerate() {
+                if chunk[slot] > 0 {
+                    let done = (base[s.request] - need[s.request] + s.prefilled) as f64;
+                    attn += cfg.step.prefill_attn_flops(chunk[slot] as f64, done);
+                }
+            }
+        }
+        now += timer.time(tokens, context, scheduled, scheduled > n_dec, attn);
         steps += 1;
         // Apply it; a sequence is done once it has produced what it has left.
         let mut over = vec![false; running.len()];
@@ -330,7 +344,12 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
                 return None;
             }
             let tpot = (finish[r] - first_token[r]) / output(r).saturating_sub(1).max(1) as f64;
-            Some((first_token[r] - arrival, tpot, finish[r] - arrival))
+            let frontend = cfg.step.frontend_s;
+            Some((
+                (first_token[r] - arrival) + frontend,
+                tpot,
+                (finish[r] - arrival) + frontend,
+            ))
         })
         .collect();
     RefOut {

@@ -19,6 +19,15 @@ pub fn thread_lost() -> SimError {
     }
 }
 
+/// Threads the in-process drivers use: the machine's parallelism (1 on wasm).
+pub fn default_threads() -> usize {
+    if cfg!(target_arch = "wasm32") {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    }
+}
+
 /// `f` of every item, in the items' order, on up to `threads` threads (1, or wasm, where
 /// there are no threads: the calling thread). Each thread stops at its first error; the
 /// error returned is that of the earliest item that failed, as a sequential run would

@@ -1,0 +1,453 @@
+//! A calibration in words: the verdict, the cautions that travel with the plan, the
+//! sentence for finance, the constants for engineers, and the CLI's text report.
+
+use serde::{Deserialize, Serialize};
+
+use super::problem::Prediction;
+use super::run::CalibrationReport;
+use super::MAX_OVERHEAD_S;
+use crate::format::{ms, percent_tenths, percent_whole, plain, MISSING};
+use crate::plan::{Calibration, MeasuredLoad, MetricErrors};
+
+/// A plan's calibration in words: one source for the report, the finance view, the
+/// embed card and the CLI, so they never disagree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CalibrationWords {
+    /// Where the fit came from and how well it matched, for finance, e.g. "Calibrated
+    /// from 8 vllm bench serve measurements (Llama-3.1-70B-Instruct-FP8): predictions
+    /// missed measured latency by 8% on average on held-out runs (datasheet constants: 27%)."
+    pub sentence: String,
+    /// A few words for a badge: `calibrated · held-out error 8%`, or `datasheet constants`.
+    pub badge: String,
+    /// The fitted constants, for engineers: "Fitted: 81% of the datasheet memory
+    /// bandwidth, 69% of its compute, 3.1 ms fixed per step."
+    pub constants: String,
+}
+
+/// A share as a whole percentage ("under 1%" below half a percent).
+pub(crate) fn pct_whole(x: f64) -> String {
+    if x < 0.005 {
+        "under 1%".into()
+    } else {
+        percent_whole(x)
+    }
+}
+
+/// The error a verdict judges: the larger of the held-out (leave-one-out) and the
+/// extrapolation ("fit light, predict heavy") errors over every metric; `None` with
+/// one point.
+pub fn judged_error(c: &Calibration) -> Option<f64> {
+    let held = c.error.held_out.map(|h| h.overall)?;
+    Some(match c.error.extrapolation {
+        Some(x) if x.overall > held => x.overall,
+        _ => held,
+    })
+}
+
+/// Held-out error up to which a fit is called good [0..].
+pub const GOOD_FIT_ERROR: f64 = 0.10;
+/// Held-out error up to which a fit is called fair; above it, poor [0..].
+pub const FAIR_FIT_ERROR: f64 = 0.20;
+
+/// How far a calibration's predictions can be trusted, judged on runs each fit did not
+/// see: the larger of the held-out and the extrapolation errors ([`judged_error`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FitVerdict {
+    /// Judged error at most [`GOOD_FIT_ERROR`].
+    Good,
+    /// Judged error at most [`FAIR_FIT_ERROR`].
+    Fair,
+    /// Judged error above [`FAIR_FIT_ERROR`].
+    Poor,
+    /// Held-out runs predicted no better than by the datasheet constants.
+    NoBetter,
+    /// One point: nothing was held out to judge the fit on.
+    Unchecked,
+}
+
+impl FitVerdict {
+    /// The verdict on `c`.
+    pub fn of(c: &Calibration) -> FitVerdict {
+        let Some(e) = judged_error(c) else {
+            return FitVerdict::Unchecked;
+        };
+        if e >= c.error.uncalibrated.overall {
+            FitVerdict::NoBetter
+        } else if e <= GOOD_FIT_ERROR {
+            FitVerdict::Good
+        } else if e <= FAIR_FIT_ERROR {
+            FitVerdict::Fair
+        } else {
+            FitVerdict::Poor
+        }
+    }
+
+    /// A few words for a badge ("poor fit").
+    pub fn label(self) -> &'static str {
+        match self {
+            FitVerdict::Good => "good fit",
+            FitVerdict::Fair => "fair fit",
+            FitVerdict::Poor => "poor fit",
+            FitVerdict::NoBetter => "no better than the datasheet",
+            FitVerdict::Unchecked => "not checked on held-out runs",
+        }
+    }
+
+    /// Whether the plan's numbers should be read with care.
+    pub fn is_weak(self) -> bool {
+        !matches!(self, FitVerdict::Good | FitVerdict::Fair)
+    }
+}
+
+/// What to check when a fit is weak: the usual ways measured runs and the plan differ.
+const CHECK_THE_RUNS: &str = "check that the runs used the plan's model, GPU, tensor \
+     parallelism and engine settings (max_num_seqs, token budget, chunked prefill), and \
+     whether prefix caching or speculative decoding were on";
+
+/// The verdict on a calibration in a sentence or two, with what to do about a weak one.
+pub fn verdict_words(c: &Calibration) -> String {
+    let v = FitVerdict::of(c);
+    let held = judged_error(c).unwrap_or(0.0);
+    match v {
+        FitVerdict::Good => format!(
+            "A good fit: held-out and extrapolation errors at most {} of measured latency.",
+            pct_whole(GOOD_FIT_ERROR)
+        ),
+        FitVerdict::Fair => format!(
+            "A fair fit: expect errors of {} to {} at loads like these; more measured rates \
+             would tighten it.",
+            pct_whole(GOOD_FIT_ERROR),
+            pct_whole(FAIR_FIT_ERROR)
+        ),
+        FitVerdict::Poor => format!(
+            "A poor fit: {} error {} (above {}). The model does not explain these runs \
+             well; {CHECK_THE_RUNS}.",
+            if c.error.extrapolation.is_some_and(|x| x.overall >= held) {
+                "extrapolation (fit light, predict heavy)"
+            } else {
+                "held-out"
+            },
+            percent_tenths(held),
+            pct_whole(FAIR_FIT_ERROR)
+        ),
+        FitVerdict::NoBetter => {
+            let what_now = if c.enabled {
+                ": it does not earn its place. Switch it off, or"
+            } else {
+                ", so it is switched off and the datasheet constants are in force;"
+            };
+            format!(
+                "The fit predicts runs it did not see no better than the datasheet constants \
+                 ({} against {}){what_now} {CHECK_THE_RUNS}.",
+                percent_tenths(held),
+                percent_tenths(c.error.uncalibrated.overall)
+            )
+        }
+        FitVerdict::Unchecked => "Not checked: with one measured point nothing is held out, \
+             and the constants' spread is not estimated."
+            .to_string(),
+    }
+}
+
+/// The highest fitted share of a datasheet figure taken at face value: a fit a few
+/// percent above 100% is within what the points can tell.
+pub const MAX_PLAUSIBLE_SHARE: f64 = 1.05;
+
+/// Cautions a calibration carries with it wherever it goes (the plan, a link): fitted
+/// constants the hardware cannot reach or that sit at the fit's limit. The verdict is
+/// [`verdict_words`].
+pub fn calibration_cautions(c: &Calibration) -> Vec<String> {
+    let mut w = Vec::new();
+    for (what, share) in [
+        ("memory bandwidth", c.bandwidth_efficiency.value),
+        ("compute", c.compute_efficiency.value),
+    ] {
+        if share > MAX_PLAUSIBLE_SHARE {
+            w.push(format!(
+                "the fit puts the {what} at {} of the datasheet, more than the GPU has: \
+                 either the runs were on faster hardware than the plan's (check the GPU, the \
+                 tensor parallelism, the weights' precision, and whether prefix caching or \
+                 speculative decoding were on), or the points cannot tell it from the fixed \
+                 per-step overhead, which fits the same latencies with less of it (runs at \
+                 lower and higher loads tell them apart); the held-out error is what was \
+                 checked, not each constant",
+                pct_whole(share)
+            ));
+        }
+    }
+    if c.step_overhead_s.value >= MAX_OVERHEAD_S {
+        w.push(format!(
+            "the fitted step overhead sits at its limit of {} ms: something besides the \
+             GPU slowed the runs (a busy host, the network, or a client that could not keep up)",
+            ms(MAX_OVERHEAD_S)
+        ));
+    }
+    w
+}
+
+/// The words for a calibration; see [`CalibrationWords`].
+pub fn calibration_summary(c: &Calibration) -> CalibrationWords {
+    let n = c.points.len();
+    let tool = if c.source.tool.is_empty() {
+        String::new()
+    } else {
+        format!("{} ", c.source.tool)
+    };
+    let noun = if n == 1 {
+        "measurement"
+    } else {
+        "measurements"
+    };
+    let named: Vec<&str> = [c.source.model.as_str(), c.source.engine.as_str()]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect();
+    let named = if named.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", named.join(", "))
+    };
+    let from = format!("{n} {tool}{noun}{named}");
+    let sheet = pct_whole(c.error.uncalibrated.overall);
+    let constants = constants_words(c);
+    if !c.enabled {
+        return CalibrationWords {
+            sentence: format!(
+                "Calibrated from {from}, but the calibration is switched off: the numbers use \
+                 the datasheet constants (their error on the measurements: {sheet})."
+            ),
+            badge: "datasheet constants".into(),
+            constants,
+        };
+    }
+    match c.error.held_out {
+        Some(h) => {
+            let verdict = FitVerdict::of(c);
+            let weak = match verdict {
+                FitVerdict::Poor => " A poor fit: read the numbers with care.",
+                FitVerdict::NoBetter => {
+                    " That is no better than the datasheet constants: read the numbers with care."
+                }
+                _ => "",
+            };
+            let tag = if verdict.is_weak() {
+                format!(" ({})", verdict.label())
+            } else {
+                String::new()
+            };
+            let heavy = match c.error.extrapolation {
+                Some(x) => format!(
+                    ", and by {} on the heavier half of the loads when fitted on the lighter half",
+                    pct_whole(x.overall)
+                ),
+                None => String::new(),
+            };
+            CalibrationWords {
+                sentence: format!(
+                    "Calibrated from {from}: predictions missed measured latency by {} on \
+                     average on held-out runs{heavy} (datasheet constants: {sheet}).{weak}",
+                    pct_whole(h.overall)
+                ),
+                badge: match c.error.extrapolation {
+                    Some(_) => format!(
+                        "calibrated · error up to {}{tag}",
+                        pct_whole(judged_error(c).unwrap_or(h.overall))
+                    ),
+                    None => format!("calibrated · held-out error {}{tag}", pct_whole(h.overall)),
+                },
+                constants,
+            }
+        }
+        None => CalibrationWords {
+            sentence: format!(
+                "Calibrated from {from}: predictions missed measured latency by {} on \
+                 average on the measured run itself, which cannot be checked on held-out \
+                 data (datasheet constants: {sheet}).",
+                pct_whole(c.error.in_sample.overall)
+            ),
+            badge: format!(
+                "calibrated · in-sample error {}",
+                pct_whole(c.error.in_sample.overall)
+            ),
+            constants,
+        },
+    }
+}
+
+/// The fitted constants for engineers: "Fitted: 81% of the datasheet memory bandwidth,
+/// 69% of its compute, 3.1 ms fixed per step, 12 µs per sequence, 38.0 ms frontend."
+pub fn constants_words(c: &Calibration) -> String {
+    let mut parts = vec![
+        format!(
+            "{} of the datasheet memory bandwidth",
+            pct_whole(c.bandwidth_efficiency.value)
+        ),
+        format!("{} of its compute", pct_whole(c.compute_efficiency.value)),
+        format!("{} ms fixed per step", ms(c.step_overhead_s.value)),
+    ];
+    if let Some(f) = c.seq_overhead_s {
+        parts.push(format!(
+            "{} µs per sequence",
+            plain((f.value * 1e7).round() / 10.0)
+        ));
+    }
+    if let Some(f) = c.prefill_overhead_s {
+        parts.push(format!(
+            "{} ms more per step with prompt tokens",
+            ms(f.value)
+        ));
+    }
+    if let Some(f) = c.frontend_s {
+        parts.push(format!("{} ms frontend per request", ms(f.value)));
+    }
+    format!("Fitted: {}.", parts.join(", "))
+}
+
+/// The calibration in one line for the plan's assumptions and the CLI: the sentence,
+/// then the fitted constants while the calibration is in force.
+pub fn calibration_words(c: &Calibration) -> String {
+    let w = calibration_summary(c);
+    if c.enabled {
+        format!("{} {}", w.sentence, w.constants)
+    } else {
+        w.sentence
+    }
+}
+
+fn opt_ms(x: Option<f64>) -> String {
+    x.map_or(MISSING.into(), ms)
+}
+
+fn load_label(l: &MeasuredLoad) -> String {
+    match *l {
+        MeasuredLoad::Rate { rate_rps, cv } if (cv - 1.0).abs() < 1e-9 => {
+            format!("{} req/s", plain(rate_rps))
+        }
+        MeasuredLoad::Rate { rate_rps, cv } => {
+            format!("{} req/s cv {cv:.2}", plain(rate_rps))
+        }
+        MeasuredLoad::Concurrency { concurrency } => format!("{concurrency} clients"),
+    }
+}
+
+impl CalibrationReport {
+    /// The report as plain text: constants, errors, the per-point table, warnings.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let c = &self.calibration;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{}
+",
+            calibration_words(c)
+        );
+        let _ = writeln!(s, "files: {}", c.source.files.join(", "));
+        let _ = writeln!(s, "\nconstant            fitted      ± sd (bootstrap)");
+        let mut rows = vec![
+            (
+                "bandwidth share",
+                format!("{:.3}", c.bandwidth_efficiency.value),
+                format!("{:.3}", c.bandwidth_efficiency.sd),
+            ),
+            (
+                "compute share",
+                format!("{:.3}", c.compute_efficiency.value),
+                format!("{:.3}", c.compute_efficiency.sd),
+            ),
+            (
+                "step overhead",
+                format!("{} ms", ms(c.step_overhead_s.value)),
+                format!("{} ms", ms(c.step_overhead_s.sd)),
+            ),
+        ];
+        let us = |x: f64| plain((x * 1e7).round() / 10.0);
+        if let Some(f) = c.seq_overhead_s {
+            rows.push((
+                "per sequence",
+                format!("{} µs", us(f.value)),
+                format!("{} µs", us(f.sd)),
+            ));
+        }
+        if let Some(f) = c.prefill_overhead_s {
+            rows.push((
+                "prefill step",
+                format!("{} ms", ms(f.value)),
+                format!("{} ms", ms(f.sd)),
+            ));
+        }
+        if let Some(f) = c.frontend_s {
+            rows.push((
+                "frontend",
+                format!("{} ms", ms(f.value)),
+                format!("{} ms", ms(f.sd)),
+            ));
+        }
+        for (name, value, sd) in rows {
+            let sd = if c.spread_estimated() {
+                sd
+            } else {
+                "– (one point)".to_string()
+            };
+            let _ = writeln!(s, "{name:<20}{value:<12}{sd}");
+        }
+        let row = |name: &str, m: &MetricErrors| {
+            format!(
+                "{name:<20}{:>8}{:>8}{:>8}{:>8}",
+                m.ttft.map_or(MISSING.into(), percent_tenths),
+                m.tpot.map_or(MISSING.into(), percent_tenths),
+                m.e2e.map_or(MISSING.into(), percent_tenths),
+                percent_tenths(m.overall)
+            )
+        };
+        let _ = writeln!(
+            s,
+            "\nmean abs. error      {:>8}{:>8}{:>8}{:>8}",
+            "TTFT", "TPOT", "E2E", "all"
+        );
+        let _ = writeln!(s, "{}", row("datasheet", &c.error.uncalibrated));
+        let _ = writeln!(s, "{}", row("in sample", &c.error.in_sample));
+        match &c.error.held_out {
+            Some(h) => {
+                let _ = writeln!(s, "{}", row("held out (LOO)", h));
+            }
+            None => {
+                let _ = writeln!(s, "held out (LOO)      n/a (one point)");
+            }
+        }
+        if let Some(x) = &c.error.extrapolation {
+            let _ = writeln!(s, "{}", row("light → heavy", x));
+        }
+        let _ = writeln!(s, "\nverdict: {}", verdict_words(c));
+        let _ = writeln!(
+            s,
+            "\nmeans in ms: measured / fitted / held out / fitted on the lighter half\n{:<22}{:<34}{:<34}{:<34}file",
+            "load", "TTFT", "TPOT", "E2E"
+        );
+        for p in &self.points {
+            let cell = |meas: Option<f64>, f: fn(&Prediction) -> f64| {
+                format!(
+                    "{} / {} / {} / {}",
+                    opt_ms(meas),
+                    ms(f(&p.predicted)),
+                    p.held_out.map_or(MISSING.into(), |h| ms(f(&h))),
+                    p.extrapolated.map_or(MISSING.into(), |h| ms(f(&h)))
+                )
+            };
+            let _ = writeln!(
+                s,
+                "{:<22}{:<34}{:<34}{:<34}{}",
+                load_label(&p.measured.load),
+                cell(p.measured.ttft_mean_s, |x| x.ttft_s.mean),
+                cell(p.measured.tpot_mean_s, |x| x.tpot_s.mean),
+                cell(p.measured.e2e_mean_s, |x| x.e2e_s.mean),
+                p.source,
+            );
+        }
+        for w in &self.warnings {
+            let _ = writeln!(s, "\nwarning: {w}");
+        }
+        s.trim_end().to_string()
+    }
+}

@@ -1,0 +1,552 @@
+//! Validation against public measured runs: how far the model's predictions are from
+//! real servers, with the datasheet constants and with a calibration, by protocol.
+//!
+//! ```text
+//!   validation/manifest.json ──▶ Manifest (sets: plan, files, bounds; carries)
+//!   each set ──import──▶ MeasuredSet ──Calibrator──▶ CalibrationReport
+//!        ├─▶ in range:           leave-one-out over every point
+//!        └─▶ fit light → heavy:  the lighter half fitted, the heavier half predicted
+//!   each carry ──▶ the calibration of one set applied to another set's GPU / TP
+//!   rows ──▶ the accuracy table (text, Markdown, JSON), each error against its bound
+//! ```
+//!
+//! A set is one public run series on one model, GPU, TP degree and engine setup,
+//! converted into a format [`crate::measure`] reads. The manifest names, for each, its
+//! source repository, commit and licence, the plan it ran (presets plus a partial plan
+//! for everything else) and the bound each protocol's errors must stay within. A bound
+//! is what the table states: a test fails when an error grows past it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::calibrate::{
+    mape, run_to_end, CalibrateError, CalibrationProblem, CalibrationReport, Calibrator, Constants,
+    FitTerms, Prediction,
+};
+use crate::format::{percent_tenths, MISSING};
+use crate::measure::{import_files, ImportError};
+use crate::plan::{Dtype, MeasuredSummary, MetricErrors, Plan, PlanError};
+use crate::presets;
+
+/// Every public data set and cross-hardware check, as `validation/manifest.json` lists them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// The sets, in table order.
+    pub sets: Vec<SetSpec>,
+    /// Calibrations carried from one set's hardware to another's.
+    #[serde(default)]
+    pub carries: Vec<CarrySpec>,
+}
+
+/// One measured run series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetSpec {
+    /// Short id, also its folder under `validation/`.
+    pub id: String,
+    /// What ran, in a few words.
+    pub title: String,
+    /// The public repository the measurements come from.
+    pub source: String,
+    /// The commit read.
+    pub commit: String,
+    /// The licence of the measurements (SPDX id).
+    pub licence: String,
+    /// Model preset id.
+    pub model: String,
+    /// GPU preset id.
+    pub gpu: String,
+    /// Weight precision (`bf16`, `fp8`, `int4`), set before the GPU preset so that its
+    /// compute follows it.
+    pub weight_dtype: Dtype,
+    /// KV-cache precision.
+    pub kv_dtype: Dtype,
+    /// Everything else the server ran with, as a partial plan (sections and fields
+    /// left out keep the defaults): TP degree, engine settings, length shape, prefix.
+    #[serde(default)]
+    pub plan: serde_json::Value,
+    /// Files in the set's folder, in a format `measure` reads.
+    pub files: Vec<String>,
+    /// Bounds of the leave-one-out errors (in range).
+    #[serde(default)]
+    pub in_range: Option<Bound>,
+    /// Bounds of the fit-light, predict-heavy errors.
+    #[serde(default)]
+    pub light_heavy: Option<Bound>,
+    /// What the model still gets wrong on this set, in a sentence (empty for nothing).
+    #[serde(default)]
+    pub note: String,
+}
+
+/// A calibration made on one set, predicting another set's runs on other hardware.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CarrySpec {
+    /// The set fitted (every point).
+    pub from: String,
+    /// The set predicted.
+    pub to: String,
+    /// Bounds of the errors.
+    #[serde(default)]
+    pub bound: Option<Bound>,
+}
+
+/// The largest mean absolute percentage error each metric may have [0..].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Bound {
+    /// Time to first token.
+    pub ttft: f64,
+    /// Time per output token.
+    pub tpot: f64,
+    /// End-to-end latency.
+    pub e2e: f64,
+}
+
+impl Bound {
+    /// The metrics of `e` over this bound, by name.
+    pub fn exceeded(&self, e: &MetricErrors) -> Vec<&'static str> {
+        [
+            ("TTFT", e.ttft, self.ttft),
+            ("TPOT", e.tpot, self.tpot),
+            ("E2E", e.e2e, self.e2e),
+        ]
+        .into_iter()
+        .filter(|&(_, got, bound)| got.is_some_and(|g| !(g <= bound)))
+        .map(|(name, _, _)| name)
+        .collect()
+    }
+}
+
+/// How a row's predictions were made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Protocol {
+    /// Each point predicted by a fit without it.
+    InRange,
+    /// The heavier half of the loads predicted by a fit on the lighter half.
+    LightHeavy,
+    /// Every point predicted by a calibration fitted on another set.
+    Carried {
+        /// The set fitted.
+        from: String,
+    },
+}
+
+impl Protocol {
+    /// The protocol in a few words.
+    pub fn words(&self) -> String {
+        match self {
+            Protocol::InRange => "in range (leave one out)".into(),
+            Protocol::LightHeavy => "fit light → predict heavy".into(),
+            Protocol::Carried { from } => format!("carried from {from}"),
+        }
+    }
+}
+
+/// One row of the accuracy table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ValidationRow {
+    /// The set predicted.
+    pub set: String,
+    /// How.
+    pub protocol: Protocol,
+    /// Points fitted.
+    pub fitted: u32,
+    /// Points predicted.
+    pub predicted: u32,
+    /// Errors of the datasheet constants on the predicted points.
+    pub datasheet: MetricErrors,
+    /// Errors of the calibrated predictions.
+    pub calibrated: MetricErrors,
+    /// The bound the calibrated errors must stay within, when the manifest states one.
+    pub bound: Option<Bound>,
+}
+
+impl ValidationRow {
+    /// The metrics over their bound (empty when within it, or with no bound).
+    pub fn exceeded(&self) -> Vec<&'static str> {
+        self.bound
+            .map_or_else(Vec::new, |b| b.exceeded(&self.calibrated))
+    }
+}
+
+/// The whole table, with each set's fitted constants.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ValidationReport {
+    /// Rows in manifest order: each set's protocols, then the carries.
+    pub rows: Vec<ValidationRow>,
+    /// Each set's fitted constants (on every point), by set id.
+    pub constants: Vec<(String, Constants)>,
+}
+
+impl ValidationReport {
+    /// Rows whose errors exceed their bound.
+    pub fn failures(&self) -> Vec<&ValidationRow> {
+        self.rows
+            .iter()
+            .filter(|r| !r.exceeded().is_empty())
+            .collect()
+    }
+}
+
+/// Why the validation could not run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ValidateError {
+    /// The manifest is not valid JSON of the expected shape; the message says where.
+    Manifest(String),
+    /// A set names a preset that does not exist, or its plan does not validate.
+    Plan {
+        /// The set.
+        set: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A file could not be read or imported.
+    Import {
+        /// The set.
+        set: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The fit failed.
+    Calibrate {
+        /// The set.
+        set: String,
+        /// Why.
+        error: CalibrateError,
+    },
+    /// A carry names a set the manifest lacks.
+    UnknownSet(String),
+    /// Stopped by the caller.
+    Cancelled,
+}
+
+impl std::fmt::Display for ValidateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ValidateError::Manifest(m) => write!(f, "manifest: {m}"),
+            ValidateError::Plan { set, message } => write!(f, "set {set}: {message}"),
+            ValidateError::Import { set, message } => write!(f, "set {set}: {message}"),
+            ValidateError::Calibrate { set, error } => write!(f, "set {set}: {error}"),
+            ValidateError::UnknownSet(id) => {
+                write!(
+                    f,
+                    "a carry names set '{id}', which the manifest does not list"
+                )
+            }
+            ValidateError::Cancelled => write!(f, "validation cancelled"),
+        }
+    }
+}
+
+impl std::error::Error for ValidateError {}
+
+/// Reads a manifest.
+pub fn read_manifest(text: &str) -> Result<Manifest, ValidateError> {
+    serde_json::from_str(text).map_err(|e| ValidateError::Manifest(e.to_string()))
+}
+
+impl SetSpec {
+    /// The plan the set's server ran: the default plan with the model preset and the
+    /// dtypes, then the GPU preset, then the partial plan on top.
+    pub fn plan(&self) -> Result<Plan, ValidateError> {
+        let bad = |message: String| ValidateError::Plan {
+            set: self.id.clone(),
+            message,
+        };
+        let mut plan = Plan::default();
+        presets::model(&self.model)
+            .ok_or_else(|| bad(format!("no model preset '{}'", self.model)))?
+            .apply(&mut plan);
+        plan.model.weight_dtype = self.weight_dtype;
+        plan.model.kv_dtype = self.kv_dtype;
+        presets::gpu(&self.gpu)
+            .ok_or_else(|| bad(format!("no GPU preset '{}'", self.gpu)))?
+            .apply(&mut plan);
+        plan.name = self.title.clone();
+        let mut value = serde_json::to_value(&plan).map_err(|e| bad(e.to_string()))?;
+        merge(&mut value, &self.plan);
+        let plan: Plan = serde_json::from_value(value).map_err(|e| bad(e.to_string()))?;
+        plan.validate().map_err(|e: PlanError| bad(e.to_string()))?;
+        Ok(plan)
+    }
+}
+
+/// Merges `over` into `base`: objects key by key, anything else replaced.
+fn merge(base: &mut serde_json::Value, over: &serde_json::Value) {
+    match (base, over) {
+        (serde_json::Value::Object(b), serde_json::Value::Object(o)) => {
+            for (k, v) in o {
+                merge(b.entry(k.clone()).or_insert(serde_json::Value::Null), v);
+            }
+        }
+        (b, o) if !o.is_null() => *b = o.clone(),
+        _ => {}
+    }
+}
+
+/// Progress of a validation: sets fitted out of all.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ValidateProgress {
+    /// Sets done.
+    pub done: u32,
+    /// Sets in all.
+    pub total: u32,
+}
+
+/// Runs every set of `manifest` (or only those of `only`, and the carries between
+/// them), reading each file with `read(set id, file name)`, on `threads` OS threads.
+/// `progress` returning `false` cancels.
+pub fn validate(
+    manifest: &Manifest,
+    only: &[String],
+    read: &dyn Fn(&str, &str) -> Result<Vec<u8>, String>,
+    threads: usize,
+    progress: &mut dyn FnMut(ValidateProgress) -> bool,
+) -> Result<ValidationReport, ValidateError> {
+    let chosen: Vec<&SetSpec> = manifest
+        .sets
+        .iter()
+        .filter(|s| only.is_empty() || only.contains(&s.id))
+        .collect();
+    for c in &manifest.carries {
+        for id in [&c.from, &c.to] {
+            if !manifest.sets.iter().any(|s| &s.id == id) {
+                return Err(ValidateError::UnknownSet(id.clone()));
+            }
+        }
+    }
+    let mut rows = Vec::new();
+    let mut fitted: Vec<(String, Constants, CalibrationProblem)> = Vec::new();
+    let total = chosen.len() as u32;
+    for (k, set) in chosen.iter().enumerate() {
+        let (report, problem) = fit_set(set, read, threads)?;
+        rows.extend(set_rows(set, &report, &problem));
+        fitted.push((set.id.clone(), constants_of(&report), problem));
+        if !progress(ValidateProgress {
+            done: k as u32 + 1,
+            total,
+        }) {
+            return Err(ValidateError::Cancelled);
+        }
+    }
+    for carry in &manifest.carries {
+        let from = fitted.iter().find(|f| f.0 == carry.from);
+        let to = fitted.iter().find(|f| f.0 == carry.to);
+        let (Some(from), Some(to)) = (from, to) else {
+            continue;
+        };
+        rows.push(carry_row(carry, &from.1, &to.2)?);
+    }
+    Ok(ValidationReport {
+        rows,
+        constants: fitted.into_iter().map(|(id, c, _)| (id, c)).collect(),
+    })
+}
+
+/// The fitted constants of a report, as the problem decodes them.
+fn constants_of(report: &CalibrationReport) -> Constants {
+    let c = &report.calibration;
+    let k = c.constants(&report.plan);
+    Constants {
+        bandwidth_efficiency: k.bandwidth_efficiency,
+        compute_efficiency: k.compute_efficiency,
+        step_overhead_s: k.step_overhead_s,
+        seq_overhead_s: k.seq_overhead_s,
+        frontend_s: k.frontend_s,
+        prefill_overhead_s: k.prefill_overhead_s,
+    }
+}
+
+/// Imports a set's files and calibrates its plan to them.
+fn fit_set(
+    set: &SetSpec,
+    read: &dyn Fn(&str, &str) -> Result<Vec<u8>, String>,
+    threads: usize,
+) -> Result<(CalibrationReport, CalibrationProblem), ValidateError> {
+    let plan = set.plan()?;
+    let import = |message: String| ValidateError::Import {
+        set: set.id.clone(),
+        message,
+    };
+    let mut contents = Vec::new();
+    for f in &set.files {
+        contents.push((f.as_str(), read(&set.id, f).map_err(import)?));
+    }
+    let refs: Vec<(&str, &[u8])> = contents.iter().map(|(n, b)| (*n, b.as_slice())).collect();
+    let measured = import_files(&refs).map_err(|e: ImportError| import(e.to_string()))?;
+    let calibrate = |error| ValidateError::Calibrate {
+        set: set.id.clone(),
+        error,
+    };
+    let c = Calibrator::with_terms(&plan, &measured, FitTerms::ALL).map_err(calibrate)?;
+    let problem = c.problem().clone();
+    let report = run_to_end(c, threads, &mut |_| true).map_err(calibrate)?;
+    Ok((report, problem))
+}
+
+/// The in-range and light-heavy rows of a set.
+fn set_rows(
+    set: &SetSpec,
+    report: &CalibrationReport,
+    problem: &CalibrationProblem,
+) -> Vec<ValidationRow> {
+    let n = report.points.len() as u32;
+    let all_measured: Vec<&MeasuredSummary> = report.points.iter().map(|p| &p.measured).collect();
+    let sheet: Vec<Prediction> = report.points.iter().map(|p| p.datasheet).collect();
+    let mut rows = Vec::new();
+    if let Some(held) = report.calibration.error.held_out {
+        rows.push(ValidationRow {
+            set: set.id.clone(),
+            protocol: Protocol::InRange,
+            fitted: n.saturating_sub(1),
+            predicted: n,
+            datasheet: mape(all_measured.iter().copied(), &sheet),
+            calibrated: held,
+            bound: set.in_range,
+        });
+    }
+    if let (Some(x), Some((light, heavy))) = (
+        report.calibration.error.extrapolation,
+        problem.light_heavy(),
+    ) {
+        let measured: Vec<&MeasuredSummary> = heavy
+            .iter()
+            .map(|&i| &report.points[i as usize].measured)
+            .collect();
+        let sheet: Vec<Prediction> = heavy
+            .iter()
+            .map(|&i| report.points[i as usize].datasheet)
+            .collect();
+        rows.push(ValidationRow {
+            set: set.id.clone(),
+            protocol: Protocol::LightHeavy,
+            fitted: light.len() as u32,
+            predicted: heavy.len() as u32,
+            datasheet: mape(measured, &sheet),
+            calibrated: x,
+            bound: set.light_heavy,
+        });
+    }
+    rows
+}
+
+/// Predicts the `to` set with the constants fitted on the `from` set.
+fn carry_row(
+    carry: &CarrySpec,
+    from: &Constants,
+    to: &CalibrationProblem,
+) -> Result<ValidationRow, ValidateError> {
+    let calibrate = |e: crate::sim::SimError| ValidateError::Calibrate {
+        set: carry.to.clone(),
+        error: CalibrateError::Sim(e),
+    };
+    let carried = to.predict_all(from).map_err(calibrate)?;
+    let sheet = to.predict_all(&to.datasheet()).map_err(calibrate)?;
+    let measured: Vec<&MeasuredSummary> = to.points.iter().map(|p| &p.measured).collect();
+    Ok(ValidationRow {
+        set: carry.to.clone(),
+        protocol: Protocol::Carried {
+            from: carry.from.clone(),
+        },
+        fitted: 0,
+        predicted: to.points.len() as u32,
+        datasheet: mape(measured.iter().copied(), &sheet),
+        calibrated: mape(measured, &carried),
+        bound: carry.bound,
+    })
+}
+
+/// An error as the table shows it, with its bound: `12.3% (≤ 25%)`.
+fn cell(x: Option<f64>) -> String {
+    x.map_or(MISSING.into(), percent_tenths)
+}
+
+impl ValidationReport {
+    /// The table in Markdown: one row per set and protocol, the datasheet and calibrated
+    /// errors of TTFT, TPOT and E2E, and the bound they are held to.
+    pub fn to_markdown(&self, manifest: &Manifest) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "| set | protocol | fitted → predicted | TTFT datasheet | TTFT calibrated | TPOT datasheet | TPOT calibrated | E2E datasheet | E2E calibrated | bound (TTFT / TPOT / E2E) |"
+        );
+        let _ = writeln!(
+            s,
+            "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+        );
+        for r in &self.rows {
+            let title = manifest
+                .sets
+                .iter()
+                .find(|x| x.id == r.set)
+                .map_or(r.set.clone(), |x| {
+                    format!("[{}](../validation/{}/SOURCE.md)", x.id, x.id)
+                });
+            let bound = r.bound.map_or(MISSING.into(), |b| {
+                format!(
+                    "{} / {} / {}",
+                    crate::format::percent(b.ttft),
+                    crate::format::percent(b.tpot),
+                    crate::format::percent(b.e2e)
+                )
+            });
+            let _ = writeln!(
+                s,
+                "| {title} | {} | {} → {} | {} | {} | {} | {} | {} | {} | {bound} |",
+                r.protocol.words(),
+                r.fitted,
+                r.predicted,
+                cell(r.datasheet.ttft),
+                cell(r.calibrated.ttft),
+                cell(r.datasheet.tpot),
+                cell(r.calibrated.tpot),
+                cell(r.datasheet.e2e),
+                cell(r.calibrated.e2e),
+            );
+        }
+        s
+    }
+
+    /// The table as plain text for a terminal, with a mark on each row over its bound.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{:<44}{:<30}{:>8}{:>8}{:>8}{:>8}{:>8}{:>8}  bound",
+            "set", "protocol", "TTFT ds", "cal", "TPOT ds", "cal", "E2E ds", "cal"
+        );
+        for r in &self.rows {
+            let over = r.exceeded();
+            let mark = if over.is_empty() {
+                String::new()
+            } else {
+                format!("  OVER: {}", over.join(", "))
+            };
+            let bound = r.bound.map_or(MISSING.into(), |b| {
+                format!(
+                    "{} / {} / {}",
+                    crate::format::percent(b.ttft),
+                    crate::format::percent(b.tpot),
+                    crate::format::percent(b.e2e)
+                )
+            });
+            let _ = writeln!(
+                s,
+                "{:<44}{:<30}{:>8}{:>8}{:>8}{:>8}{:>8}{:>8}  {bound}{mark}",
+                r.set,
+                r.protocol.words(),
+                cell(r.datasheet.ttft),
+                cell(r.calibrated.ttft),
+                cell(r.datasheet.tpot),
+                cell(r.calibrated.tpot),
+                cell(r.datasheet.e2e),
+                cell(r.calibrated.e2e),
+            );
+        }
+        s
+    }
+}
