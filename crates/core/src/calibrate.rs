@@ -59,8 +59,8 @@ mod words;
 pub use fit::PRIOR_BANDWIDTH_SHARE;
 pub use fit::{run_fit_job, run_fit_job_threads, run_fit_jobs, FitJob, FitJobResult, FitTask};
 pub use problem::{
-    mape, CalibrationProblem, Constants, FitTerms, LengthSource, PointCase, Prediction, Theta,
-    MAX_FRONTEND_S, MAX_SEQ_OVERHEAD_S, THETA_DIMS,
+    mape, mape_of, CalibrationProblem, Constants, FitTerms, LengthSource, PointCase, Prediction,
+    Statistic, Theta, MAX_FRONTEND_S, MAX_SEQ_OVERHEAD_S, THETA_DIMS,
 };
 pub use run::{
     calibrate, calibrate_threads, run_to_end, CalibrationProgress, CalibrationReport, Calibrator,

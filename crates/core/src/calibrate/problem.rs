@@ -351,15 +351,16 @@ impl CalibrationProblem {
         order
     }
 
-    /// The "fit light, predict heavy" split: the lighter half of the loads (rounded
-    /// down, at least one) and the rest; `None` with fewer than two points.
+    /// The "fit light, predict heavy" split: the lighter half of the loads (rounded up,
+    /// so an odd count fits one more than it predicts) and the rest; `None` with fewer
+    /// than two points.
     pub fn light_heavy(&self) -> Option<(Vec<u32>, Vec<u32>)> {
         let n = self.points.len();
         if n < 2 {
             return None;
         }
         let order = self.by_load();
-        let light = (n / 2).max(1);
+        let light = n.div_ceil(2).min(n - 1);
         Some((order[..light].to_vec(), order[light..].to_vec()))
     }
 }
@@ -482,22 +483,36 @@ fn set_trace_lengths(traffic: &mut TrafficSpec, rows: Vec<TraceRow>) {
 }
 
 /// `n` lengths with mean `mean` on the plan's length shape: evenly spaced quantiles of
-/// a lognormal of the plan's sigma (median = mean / e^(σ²/2)), else `n` times the mean,
-/// rounded.
+/// a lognormal of the plan's sigma, clipped to the plan's range (its top widened to at
+/// least 8× the mean, so a plan sized for other traffic does not cut the benchmark's
+/// tail), with the median chosen (by bisection) so that the clipped lengths' mean is
+/// `mean`; a fixed shape gives `n` times the mean, rounded.
 fn shape_draws(shape: &LengthSpec, mean: f64, n: usize) -> Vec<u32> {
-    let clip = |x: f64| libm::round(x).clamp(1.0, MAX_TOKENS as f64) as u32;
-    match shape.dist {
-        LengthDist::LogNormal { sigma, .. } if sigma > 0.0 => {
-            let median = mean / libm::exp(sigma * sigma / 2.0);
-            (0..n)
-                .map(|i| {
-                    let u = (i as f64 + 0.5) / n as f64;
-                    clip(median * libm::exp(sigma * normal_quantile(u)))
-                })
-                .collect()
-        }
-        _ => vec![clip(mean); n],
+    let lo = (shape.min.max(1) as f64).min(mean);
+    let hi = (shape.max as f64).max(8.0 * mean).min(MAX_TOKENS as f64);
+    let clip = |x: f64| libm::round(x.clamp(lo, hi)).clamp(1.0, MAX_TOKENS as f64) as u32;
+    let LengthDist::LogNormal { sigma, .. } = shape.dist else {
+        return vec![clip(mean); n];
+    };
+    if !(sigma > 0.0) {
+        return vec![clip(mean); n];
     }
+    let z: Vec<f64> = (0..n)
+        .map(|i| libm::exp(sigma * normal_quantile((i as f64 + 0.5) / n as f64)))
+        .collect();
+    let draws = |median: f64| -> Vec<u32> { z.iter().map(|&k| clip(median * k)).collect() };
+    let mean_of = |v: &[u32]| v.iter().map(|&x| x as f64).sum::<f64>() / n.max(1) as f64;
+    // The clipped mean rises with the median: bisect on a log scale.
+    let (mut a, mut b) = (libm::log(lo.max(1.0) / 1e3), libm::log(hi * 1e3));
+    for _ in 0..60 {
+        let m = 0.5 * (a + b);
+        if mean_of(&draws(libm::exp(m))) < mean {
+            a = m;
+        } else {
+            b = m;
+        }
+    }
+    draws(libm::exp(0.5 * (a + b)))
 }
 
 /// The standard normal quantile at `p` in (0, 1): Acklam's rational approximation
@@ -692,39 +707,69 @@ pub(crate) fn point_loss(m: &MeasuredSummary, p: &Prediction) -> f64 {
     }
 }
 
-/// Absolute percentage errors per metric (means over the statistics given), or `None`
-/// for a metric the file does not give.
-pub(crate) fn point_errors(m: &MeasuredSummary, p: &Prediction) -> [Option<f64>; METRICS] {
-    pairs(m, p).map(|stats| {
-        if stats.is_empty() {
-            return None;
-        }
-        let n = stats.len() as f64;
-        Some(
-            stats
-                .iter()
-                .map(|&(meas, pred, _)| {
-                    if pred.is_finite() {
-                        (pred / meas - 1.0).abs()
-                    } else {
-                        1.0
-                    }
-                })
-                .sum::<f64>()
-                / n,
-        )
-    })
+/// Which statistic an error is taken of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Statistic {
+    /// The mean (the median where a file gives no mean): how far off the typical
+    /// request is.
+    Mean,
+    /// The 99th percentile: how far off the tail is (noisy on a few hundred requests).
+    P99,
 }
 
-/// Mean absolute percentage errors over the points `measured`, predicted by `preds`.
+/// Absolute percentage errors per metric of one statistic, or `None` for a metric the
+/// file does not give it for.
+pub(crate) fn point_errors_of(
+    m: &MeasuredSummary,
+    p: &Prediction,
+    stat: Statistic,
+) -> [Option<f64>; METRICS] {
+    let e = |meas: Option<f64>, pred: f64| {
+        meas.filter(|x| *x > 0.0).map(|x| {
+            if pred.is_finite() {
+                (pred / x - 1.0).abs()
+            } else {
+                1.0
+            }
+        })
+    };
+    let pick = |mean: Option<f64>, p50: Option<f64>, p99: Option<f64>, s: &Summary| match stat {
+        Statistic::Mean => e(mean, s.mean).or_else(|| e(p50, s.p50)),
+        Statistic::P99 => e(p99, s.p99),
+    };
+    [
+        pick(m.ttft_mean_s, m.ttft_p50_s, m.ttft_p99_s, &p.ttft_s),
+        pick(m.tpot_mean_s, m.tpot_p50_s, m.tpot_p99_s, &p.tpot_s),
+        pick(m.e2e_mean_s, m.e2e_p50_s, m.e2e_p99_s, &p.e2e_s),
+    ]
+}
+
+/// Absolute percentage errors of the means per metric (the median where a file gives
+/// no mean), or `None` for a metric the file does not give.
+pub(crate) fn point_errors(m: &MeasuredSummary, p: &Prediction) -> [Option<f64>; METRICS] {
+    point_errors_of(m, p, Statistic::Mean)
+}
+
+/// Mean absolute percentage errors of the means over the points `measured`,
+/// predicted by `preds`.
 pub fn mape<'a>(
     measured: impl IntoIterator<Item = &'a MeasuredSummary>,
     preds: &[Prediction],
 ) -> MetricErrors {
+    mape_of(measured, preds, Statistic::Mean)
+}
+
+/// Mean absolute percentage errors of one statistic over the points `measured`,
+/// predicted by `preds`.
+pub fn mape_of<'a>(
+    measured: impl IntoIterator<Item = &'a MeasuredSummary>,
+    preds: &[Prediction],
+    stat: Statistic,
+) -> MetricErrors {
     let mut sums = [0.0; METRICS];
     let mut counts = [0.0; METRICS];
     for (m, p) in measured.into_iter().zip(preds) {
-        for (k, e) in point_errors(m, p).into_iter().enumerate() {
+        for (k, e) in point_errors_of(m, p, stat).into_iter().enumerate() {
             if let Some(e) = e {
                 sums[k] += e;
                 counts[k] += 1.0;

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::fit::{run_fit_jobs, FitJob, FitJobResult, FitTask};
 use super::problem::{
-    length_with_mean, mape, point_errors, CalibrationProblem, Constants, FitTerms, LengthSource,
-    PointCase, Prediction,
+    length_with_mean, mape_of, point_errors, CalibrationProblem, Constants, FitTerms, LengthSource,
+    PointCase, Prediction, Statistic,
 };
 use super::words::{calibration_cautions, FitVerdict};
 use super::{CalibrateError, BOOTSTRAP_RESAMPLES};
@@ -57,6 +57,10 @@ pub struct CalibrationReport {
     /// The measured workload (the files' lengths and arrival kind, on the plan's peak),
     /// for a user who chooses to plan with the benchmark's traffic.
     pub workload: TrafficSpec,
+    /// The same errors as the calibration's, of the 99th percentiles rather than the
+    /// means: how far off the tails are (on a few hundred requests a point, a noisy
+    /// figure).
+    pub tail_error: CalibrationError,
     /// Per-point measured, predicted and held-out figures.
     pub points: Vec<PointFit>,
     /// Objective evaluations over every fit.
@@ -262,25 +266,29 @@ impl Calibrator {
             idx.iter().map(|&i| &cases[i].measured).collect()
         };
         let all: Vec<usize> = (0..n).collect();
-        let held_out = if n >= 2 {
-            let preds: Option<Vec<Prediction>> = held.iter().copied().collect();
-            preds.map(|p| mape(measured(&all), &p))
-        } else {
-            None
+        let errors = |stat: Statistic| {
+            let held_out = if n >= 2 {
+                let preds: Option<Vec<Prediction>> = held.iter().copied().collect();
+                preds.map(|p| mape_of(measured(&all), &p, stat))
+            } else {
+                None
+            };
+            let extrapolation = if heavy.is_empty() {
+                None
+            } else {
+                let idx: Vec<usize> = heavy.iter().map(|&i| i as usize).collect();
+                let preds: Option<Vec<Prediction>> = idx.iter().map(|&i| extrapolated[i]).collect();
+                preds.map(|p| mape_of(measured(&idx), &p, stat))
+            };
+            CalibrationError {
+                in_sample: mape_of(measured(&all), &full.predictions, stat),
+                held_out,
+                extrapolation,
+                uncalibrated: mape_of(measured(&all), &full.datasheet, stat),
+            }
         };
-        let extrapolation = if heavy.is_empty() {
-            None
-        } else {
-            let idx: Vec<usize> = heavy.iter().map(|&i| i as usize).collect();
-            let preds: Option<Vec<Prediction>> = idx.iter().map(|&i| extrapolated[i]).collect();
-            preds.map(|p| mape(measured(&idx), &p))
-        };
-        let error = CalibrationError {
-            in_sample: mape(measured(&all), &full.predictions),
-            held_out,
-            extrapolation,
-            uncalibrated: mape(measured(&all), &full.datasheet),
-        };
+        let error = errors(Statistic::Mean);
+        let tail_error = errors(Statistic::P99);
         let terms = self.problem.terms;
         let fitted_sd = |value: f64, f: fn(&Constants) -> f64| Fitted { value, sd: sd(f) };
         let mut calibration = Calibration {
@@ -324,6 +332,7 @@ impl Calibrator {
         Some(CalibrationReport {
             plan,
             workload: workload_traffic(&self.problem),
+            tail_error,
             points,
             evaluations,
             warnings: warnings(&self.problem, &self.set_files)
