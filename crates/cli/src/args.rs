@@ -14,6 +14,7 @@ use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use goodput_core::plan::fields::{self, by_flag, by_path, range_message, Field, Kind, Range};
+use goodput_core::plan::PrefixModel;
 use goodput_core::plan::{
     Arrival, Dtype, KvPolicy, LengthDist, LengthSpec, Plan, PlanError, SloMode, MAX_CONCURRENCY,
 };
@@ -567,6 +568,7 @@ impl Args {
         }
         self.set_u32("--spec-draft-tokens", &mut p.engine.spec_draft_tokens);
         self.set_f64("--spec-acceptance", &mut p.engine.spec_acceptance);
+        self.set_f64("--frontend-time", &mut p.engine.frontend_s);
         // Request counts and seeds.
         self.set_u32("--num-requests", &mut p.run.num_requests);
         self.set_u32("--warmup-requests", &mut p.run.warmup_requests);
@@ -647,6 +649,30 @@ impl Args {
         self.set_f64("--peak-rate", &mut p.traffic.peak_rate_rps);
         self.set_u32("--prefix-tokens", &mut p.traffic.prefix_tokens);
         self.set_f64("--prefix-hit-rate", &mut p.traffic.prefix_hit_rate);
+        // The prefix structure: any of its flags turns it on, from no structure.
+        let sharing_flags = [
+            "--block-size",
+            "--shared-prefixes",
+            "--shared-prefix-tokens",
+            "--prefix-zipf",
+            "--sessions",
+            "--turns",
+            "--session-document-tokens",
+        ];
+        if sharing_flags
+            .iter()
+            .any(|f| self.f64(f).is_some() || self.u32(f).is_some())
+        {
+            let mut s = p.traffic.sharing.unwrap_or(PrefixModel::NONE);
+            self.set_u32("--block-size", &mut s.block_tokens);
+            self.set_u32("--shared-prefixes", &mut s.groups);
+            self.set_u32("--shared-prefix-tokens", &mut s.group_tokens);
+            self.set_f64("--prefix-zipf", &mut s.zipf);
+            self.set_u32("--sessions", &mut s.sessions);
+            self.set_u32("--turns", &mut s.turns);
+            self.set_u32("--session-document-tokens", &mut s.document_tokens);
+            p.traffic.sharing = Some(s);
+        }
         // SLO.
         for (flag, slot) in [
             ("--ttft-slo", &mut p.slo.ttft_s),
@@ -696,6 +722,8 @@ impl Args {
         self.set_f64("--memory-bytes", &mut h.memory_bytes);
         self.set_f64("--mem-utilization", &mut h.mem_utilization);
         self.set_f64("--step-overhead", &mut h.step_overhead_s);
+        self.set_f64("--seq-overhead", &mut h.seq_overhead_s);
+        self.set_f64("--prefill-overhead", &mut h.prefill_overhead_s);
         self.set_u32("--tp", &mut h.tp_degree);
         self.set_f64("--tp-comm-overhead", &mut h.tp_comm_overhead_s);
         self.set_f64(

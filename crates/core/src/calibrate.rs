@@ -138,7 +138,5 @@ impl From<SimError> for CalibrateError {
     }
 }
 
-/// One measured point as the simulator replays it.
-
 #[cfg(test)]
 mod tests;

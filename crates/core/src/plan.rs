@@ -10,6 +10,7 @@
 
 use crate::tagged::Tagged;
 pub use goodput_engine::kinds::{Arrival, KvPolicy, LengthDist, LengthSpec, SloMode, TraceRow};
+pub use goodput_engine::traffic::{PrefixModel, TurnOrder};
 use serde::{Deserialize, Serialize};
 
 pub mod comparison;
@@ -395,6 +396,13 @@ pub struct TrafficSpec {
     /// Left out of the JSON when unset, so plans and share links without it are unchanged.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_concurrency: Option<u32>,
+    /// How prompts share prefixes that a prefix cache holds once in KV memory: shared
+    /// prefixes picked by popularity, multi-turn sessions resending their conversation.
+    /// With it, the cache's hits follow from the workload and the cache's memory, and
+    /// `prefix_tokens` and `prefix_hit_rate` (the typed shortcut) must be 0. Left out of
+    /// the JSON when absent, so plans and links without it are unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sharing: Option<PrefixModel>,
 }
 
 impl Default for TrafficSpec {
@@ -409,6 +417,7 @@ impl Default for TrafficSpec {
             prefix_hit_rate: 0.0,
             trace: Vec::new(),
             max_concurrency: None,
+            sharing: None,
         }
     }
 }
@@ -1393,6 +1402,58 @@ impl Plan {
         Ok(())
     }
 
+    fn validate_sharing(&self, s: &PrefixModel) -> Result<(), PlanError> {
+        let t = &self.traffic;
+        if t.prefix_tokens > 0 || t.prefix_hit_rate > 0.0 {
+            return Err(err(
+                "traffic.prefix_hit_rate",
+                "must be 0 (with the prefix tokens) when the prompts' prefix structure is \
+                 given: the cache's hits then follow from the workload; use one or the other"
+                    .into(),
+            ));
+        }
+        check!("traffic.sharing.block_tokens", s.block_tokens as f64)?;
+        check!("traffic.sharing.groups", s.groups as f64)?;
+        check!("traffic.sharing.group_tokens", s.group_tokens as f64)?;
+        check!("traffic.sharing.zipf", s.zipf)?;
+        check!("traffic.sharing.sessions", s.sessions as f64)?;
+        check!("traffic.sharing.turns", s.turns as f64)?;
+        check!("traffic.sharing.document_tokens", s.document_tokens as f64)?;
+        if t.arrival == Arrival::Trace
+            || t.prompt.dist == LengthDist::Trace
+            || t.output.dist == LengthDist::Trace
+        {
+            return Err(err(
+                "traffic.sharing",
+                "cannot be combined with a replayed trace's lengths or arrivals: a trace \
+                 row carries no prefix structure"
+                    .into(),
+            ));
+        }
+        // The longest prompt a session can send: the shared prefix, the document, and
+        // every turn's longest message and reply.
+        let longest = s.group_tokens as u64
+            + s.document_tokens as u64
+            + s.turns.max(1) as u64 * (t.prompt.max as u64 + t.output.max as u64);
+        if s.sessions > 0 && longest > MAX_TOKENS as u64 {
+            return Err(err(
+                "traffic.sharing.turns",
+                format!(
+                    "make the sessions' prompts too long: {} turns of up to {} + {} tokens \
+                     after {} tokens of prefix and document reach {} tokens, over the \
+                     {} tokens a prompt may have; use fewer turns or shorter lengths",
+                    s.turns,
+                    crate::format::thousands(t.prompt.max as i64),
+                    crate::format::thousands(t.output.max as i64),
+                    crate::format::thousands((s.group_tokens + s.document_tokens) as i64),
+                    crate::format::thousands(longest as i64),
+                    crate::format::thousands(MAX_TOKENS as i64)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     fn validate_hardware(&self) -> Result<(), PlanError> {
         let h = &self.hardware;
         check!(
@@ -1436,6 +1497,9 @@ impl Plan {
         validate_length(&t.output, &OUTPUT_FIELDS)?;
         check!("traffic.prefix_tokens", t.prefix_tokens as f64)?;
         check!("traffic.prefix_hit_rate", t.prefix_hit_rate)?;
+        if let Some(s) = &t.sharing {
+            self.validate_sharing(s)?;
+        }
         if t.trace.len() > MAX_TRACE_ROWS {
             return Err(err(
                 "traffic.trace",

@@ -58,7 +58,7 @@ pub use replicate::{
 use crate::plan::{Arrival, KvPolicy, Plan, PlanError, MAX_CONCURRENCY, MAX_NUM_REQUESTS};
 use crate::roofline::{StepModel, StepModelOf};
 pub use crate::stats::Summary;
-use crate::traffic::TrafficModel;
+use crate::traffic::{PrefixModel, TrafficModel};
 pub use goodput_engine::config::{SimConfig, SimReport, SloTargets};
 use goodput_engine::engine;
 
@@ -213,6 +213,7 @@ impl SimConfigOf for SimConfig {
                 trace,
                 max_concurrency: t.max_concurrency,
                 rate_steps: Vec::new(),
+                prefix: t.sharing.unwrap_or(PrefixModel::NONE),
             },
             slo: SloTargets {
                 ttft_s: plan.slo.ttft_s,

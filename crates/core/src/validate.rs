@@ -112,7 +112,7 @@ impl Bound {
             ("E2E", e.e2e, self.e2e),
         ]
         .into_iter()
-        .filter(|&(_, got, bound)| got.is_some_and(|g| !(g <= bound)))
+        .filter(|&(_, got, bound)| got.is_some_and(|g| g.is_nan() || g > bound))
         .map(|(name, _, _)| name)
         .collect()
     }
@@ -290,6 +290,9 @@ fn merge(base: &mut serde_json::Value, over: &serde_json::Value) {
     }
 }
 
+/// Reads a set's file: `(set id, file name)` to its bytes, or why not.
+pub type ReadFile<'a> = dyn Fn(&str, &str) -> Result<Vec<u8>, String> + 'a;
+
 /// Progress of a validation: sets fitted out of all.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ValidateProgress {
@@ -305,7 +308,7 @@ pub struct ValidateProgress {
 pub fn validate(
     manifest: &Manifest,
     only: &[String],
-    read: &dyn Fn(&str, &str) -> Result<Vec<u8>, String>,
+    read: &ReadFile<'_>,
     threads: usize,
     progress: &mut dyn FnMut(ValidateProgress) -> bool,
 ) -> Result<ValidationReport, ValidateError> {
@@ -366,7 +369,7 @@ fn constants_of(report: &CalibrationReport) -> Constants {
 /// Imports a set's files and calibrates its plan to them.
 fn fit_set(
     set: &SetSpec,
-    read: &dyn Fn(&str, &str) -> Result<Vec<u8>, String>,
+    read: &ReadFile<'_>,
     threads: usize,
 ) -> Result<(CalibrationReport, CalibrationProblem), ValidateError> {
     let plan = set.plan()?;

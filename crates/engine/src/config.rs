@@ -142,6 +142,13 @@ pub struct SimReport {
     pub mean_running: f64,
     /// Sequences preempted (paged KV policy).
     pub preemptions: u32,
+    /// Share of the prompt tokens the prefix cache held when requests were admitted
+    /// (0 without shared prefixes) [0..1].
+    #[serde(default)]
+    pub prefix_hit_rate: f64,
+    /// Tokens the prefix cache evicted to make room [tokens].
+    #[serde(default)]
+    pub prefix_evicted_tokens: u64,
     /// Engine steps run.
     pub steps: u64,
     /// Simulated time until the last event [s].

@@ -14,9 +14,11 @@
 
 use std::collections::VecDeque;
 
+use crate::cache::PrefixCache;
 use crate::config::{SimConfig, SimReport};
 use crate::kinds::KvPolicy;
 use crate::stats::Summary;
+use crate::traffic::Sharing;
 
 /// Lifecycle of one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,6 +138,10 @@ pub(crate) struct Outcome {
     peak_queue: u32,
     /// Most sequences running at once (after any admission).
     peak_running: u64,
+    /// Share of the prompt tokens looked up in the prefix cache that it held [0..1].
+    prefix_hit_rate: f64,
+    /// Tokens the prefix cache evicted.
+    prefix_evicted_tokens: u64,
     /// Latencies of the measured requests in request order (slot `id − warm-up`);
     /// NaN for a request that did not finish.
     ttft: Vec<f64>,
@@ -194,6 +200,8 @@ pub fn run_full(cfg: &SimConfig, seed: u64) -> SimReport {
         peak_queue_len: o.peak_queue,
         mean_running: per_s(o.running_area),
         preemptions: o.preemptions,
+        prefix_hit_rate: o.prefix_hit_rate,
+        prefix_evicted_tokens: o.prefix_evicted_tokens,
         steps: o.steps,
         sim_time_s: o.t_end,
         truncated: o.truncated,
@@ -222,6 +230,15 @@ struct Engine<'a, const FULL: bool> {
     out_total: Vec<u32>,
     /// Reserved KV tokens (reserve policy) [tokens].
     reserve: Vec<u32>,
+    /// Tokens of the context a running request holds on its own (paged policy with a
+    /// prefix cache): its context less the cached prefix it found, less what it handed
+    /// to the cache when its prompt was done [tokens].
+    private: Vec<u32>,
+    /// The shared prefixes, when the requests share any.
+    sharing: Option<Sharing>,
+    cache: Option<PrefixCache>,
+    /// Requests that ended in this step and still hold their prefix paths.
+    leaving: Vec<u32>,
     first: Vec<f64>,
     state: Vec<State>,
     epoch: Vec<u32>,
@@ -261,8 +278,12 @@ struct Engine<'a, const FULL: bool> {
 impl<'a, const FULL: bool> Engine<'a, FULL> {
     fn new(cfg: &'a SimConfig, seed: u64) -> Self {
         let n = cfg.num_requests as usize;
-        let w = cfg.traffic.generate_seeded(n, seed);
-        let prefill_need: Vec<u32> = if w.cached_tokens.is_empty() {
+        let mut w = cfg.traffic.generate_seeded(n, seed);
+        let sharing = w.sharing.take();
+        let cache = sharing
+            .as_ref()
+            .map(|s| PrefixCache::new(s.segments, s.block_tokens, &s.pinned));
+        let prefill_need: Vec<u32> = if w.cached_tokens.is_empty() || sharing.is_some() {
             w.prompt_tokens.clone()
         } else {
             w.prompt_tokens
@@ -308,6 +329,14 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
             ctx_base: w.prompt_tokens,
             out_total: w.output_tokens,
             reserve,
+            private: if sharing.is_some() && paged {
+                vec![0; n]
+            } else {
+                Vec::new()
+            },
+            sharing,
+            cache,
+            leaving: Vec::new(),
             first: vec![f64::NAN; n],
             state: vec![State::Waiting; n],
             epoch: if paged { vec![0; n] } else { Vec::new() },
@@ -347,6 +376,8 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
                 running_area: 0.0,
                 peak_queue: 0,
                 peak_running: 0,
+                prefix_hit_rate: 0.0,
+                prefix_evicted_tokens: 0,
                 ttft: vec![f64::NAN; cap],
                 tpot: vec![f64::NAN; cap],
                 e2e: vec![f64::NAN; cap],
@@ -389,8 +420,33 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
 
     /// KV tokens in use once the next step's decoders have grown (paged policy) [tokens]:
     /// what preemption, admission and carrying on a stretch check against the capacity.
+    /// Without a prefix cache, all of it; with one, the running requests' own tokens.
     fn kv_after_next_step(&self, e: f64) -> f64 {
         self.kv_used(e) + self.n_dec as f64 * e
+    }
+
+    /// Tokens the prefix cache holds, 0 without one.
+    fn cache_tokens(&self) -> f64 {
+        self.cache
+            .as_ref()
+            .map_or(0.0, |c| c.tokens() as i64 as f64)
+    }
+
+    /// Tokens the prefix cache must keep (held by running requests or pinned), 0
+    /// without one.
+    fn cache_held(&self) -> f64 {
+        self.cache.as_ref().map_or(0.0, |c| c.held() as i64 as f64)
+    }
+
+    /// Paged policy with a prefix cache: evicts cached tokens until the next step's
+    /// memory fits (the cache gives up only what no running request holds).
+    fn evict_to_fit(&mut self, e: f64) {
+        let need = self.kv_after_next_step(e) + self.cache_tokens() - self.cfg.kv_capacity_tokens;
+        if need > 0.0 {
+            if let Some(c) = &mut self.cache {
+                c.evict(libm::ceil(need) as u64);
+            }
+        }
     }
 
     /// A request ended at `t` (finished or refused): with a client gate, its slot
@@ -435,9 +491,24 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
         while self.running() < max {
             let Some(id) = self.head() else { break };
             let i = id as usize;
+            // The cached prefix it would find, and the cache memory it would newly hold.
+            let (hit, unheld) = match (&self.cache, &self.sharing) {
+                (Some(c), Some(s)) => {
+                    let path = s.path(i);
+                    (c.lookup(path, self.ctx_base[i]), c.unheld_in(path))
+                }
+                _ => (0, 0),
+            };
             let fits = match self.cfg.kv_policy {
                 KvPolicy::None => true,
                 KvPolicy::Reserve => (self.kv_static + self.reserve[i] as u64) as f64 <= cap,
+                KvPolicy::Paged if self.cache.is_some() => {
+                    self.kv_after_next_step(e)
+                        + self.cache_held()
+                        + unheld as f64
+                        + (self.ctx_base[i] - hit) as f64
+                        <= cap
+                }
                 KvPolicy::Paged => self.kv_after_next_step(e) + self.ctx_base[i] as f64 <= cap,
             };
             if !fits {
@@ -456,11 +527,21 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
             }
             self.pop_head();
             self.state[i] = State::Prefill;
+            if let (Some(c), Some(s)) = (&mut self.cache, &self.sharing) {
+                c.admit(s.path(i), hit, self.ctx_base[i]);
+                self.prefill_need[i] = self.ctx_base[i] - hit;
+            }
             match self.cfg.kv_policy {
                 KvPolicy::None => {}
                 KvPolicy::Reserve => self.kv_static += self.reserve[i] as u64,
                 KvPolicy::Paged => {
-                    self.kv_static += self.ctx_base[i] as u64;
+                    if self.cache.is_some() {
+                        self.private[i] = self.ctx_base[i] - hit;
+                        self.kv_static += self.private[i] as u64;
+                        self.evict_to_fit(e);
+                    } else {
+                        self.kv_static += self.ctx_base[i] as u64;
+                    }
                     self.epoch[i] = self.epoch[i].wrapping_add(1);
                     self.admitted.push((id, self.epoch[i]));
                 }
@@ -476,7 +557,7 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
     /// growth fits in KV memory.
     fn make_room(&mut self, e: f64) {
         let cap = self.cfg.kv_capacity_tokens;
-        while self.running() > 0 && self.kv_after_next_step(e) > cap {
+        while self.running() > 0 && self.kv_after_next_step(e) + self.cache_held() > cap {
             let Some((id, ep)) = self.admitted.pop() else {
                 break;
             };
@@ -499,8 +580,17 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
                 let done = libm::floor(e * (self.s - start) as f64) as u32;
                 (1 + done).min(self.out_left[i] - 1)
             };
-            self.kv_static -= self.ctx_base[i] as u64;
-            // Recompute: prompt and generated tokens are prefilled again on readmission.
+            if self.cache.is_some() {
+                self.kv_static -= self.private[i] as u64;
+                self.private[i] = 0;
+                if let (Some(c), Some(s)) = (&mut self.cache, &self.sharing) {
+                    c.release(s.path(i));
+                }
+            } else {
+                self.kv_static -= self.ctx_base[i] as u64;
+            }
+            // Recompute: prompt and generated tokens are prefilled again on readmission
+            // (less what the prefix cache then holds of them).
             self.ctx_base[i] += generated;
             self.prefill_need[i] = self.ctx_base[i];
             self.out_left[i] -= generated;
@@ -508,6 +598,56 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
             self.preempted.push_front(id);
             self.out.preemptions += 1;
         }
+        if self.cache.is_some() {
+            self.evict_to_fit(e);
+        }
+    }
+
+    /// A request's prompt is computed: the prefix cache takes the shared part of it (held
+    /// by the request until it ends), which no longer counts as the request's own.
+    fn fill_cache(&mut self, i: usize) {
+        if let (Some(c), Some(s)) = (&mut self.cache, &self.sharing) {
+            let moved = c.fill(s.path(i));
+            if !self.private.is_empty() {
+                let moved = moved.min(self.private[i]);
+                self.private[i] -= moved;
+                self.kv_static -= moved as u64;
+            }
+        }
+    }
+
+    /// A request with a prefix path ends (finishes): its own tokens are freed (paged
+    /// policy) and it will let go of its path once the step's ends are all known
+    /// ([`Engine::flush_leaving`]).
+    fn leave_cache(&mut self, i: usize) {
+        if !self.private.is_empty() {
+            self.kv_static -= self.private[i] as u64;
+            self.private[i] = 0;
+        }
+        self.leaving.push(i as u32);
+    }
+
+    /// The requests that ended in this step let go of their paths, in request order (the
+    /// order decides which segment eviction takes first); when replies are cached, each
+    /// conversation segment first grows by the reply its request wrote.
+    fn flush_leaving(&mut self) {
+        if self.leaving.is_empty() {
+            return;
+        }
+        self.leaving.sort_unstable();
+        if let (Some(c), Some(s)) = (&mut self.cache, &self.sharing) {
+            for &id in &self.leaving {
+                let i = id as usize;
+                let path = s.path(i);
+                if s.replies_cached {
+                    if let Some(&(seg, used)) = path.last() {
+                        c.extend(seg, used.saturating_add(self.out_total[i]));
+                    }
+                }
+                c.release(path);
+            }
+        }
+        self.leaving.clear();
     }
 
     #[inline(always)]
@@ -593,7 +733,9 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
             }
             self.dec_base_sum -= self.ctx_base[i] as u64;
             self.dec_start_sum -= self.dec_start[i];
-            if self.cfg.kv_policy == KvPolicy::Paged {
+            if self.cache.is_some() {
+                self.leave_cache(i);
+            } else if self.cfg.kv_policy == KvPolicy::Paged {
                 self.kv_static -= self.ctx_base[i] as u64;
             }
             self.finish(id);
@@ -624,7 +766,9 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
         };
         let growth = self.n_dec as f64 * e;
         let room_steps = if paged && growth > 0.0 {
-            let free = cfg.kv_capacity_tokens - self.kv_used(e);
+            // With a prefix cache, its evictable tokens are freed only at a step's start,
+            // so a stretch ends where they would have to be.
+            let free = cfg.kv_capacity_tokens - self.kv_used(e) - self.cache_tokens();
             // Whole steps of growth that still fit, at least one. Truncation is the floor
             // wherever the count is 1 or more, and below that (NaN included) both give 1.
             // A signed conversion is one instruction on x86-64, where `floor` (without
@@ -827,11 +971,14 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
                     // growth no longer fits (paged policy), or a prompt would complete.
                     // Otherwise the outer loop's `make_room` and `admit` would do nothing.
                     self.pop_finished();
+                    self.flush_leaving();
                     self.absorb_arrivals();
                     if self.s >= cfg.max_steps
                         || self.running() == 0
                         || (self.running() < max_seqs && self.waiting() > 0)
-                        || (paged && self.kv_after_next_step(e) > cfg.kv_capacity_tokens)
+                        || (paged
+                            && self.kv_after_next_step(e) + self.cache_tokens()
+                                > cfg.kv_capacity_tokens)
                     {
                         break;
                     }
@@ -878,8 +1025,13 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
                 if self.first[i].is_nan() {
                     self.first[i] = self.t;
                 }
+                if self.cache.is_some() {
+                    self.fill_cache(i);
+                }
                 if self.out_left[i] <= 1 {
-                    if paged {
+                    if self.cache.is_some() {
+                        self.leave_cache(i);
+                    } else if paged {
                         self.kv_static -= self.ctx_base[i] as u64;
                     }
                     self.finish(p.id);
@@ -897,9 +1049,14 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
                 self.link(p.id, f);
             }
             self.pop_finished();
+            self.flush_leaving();
         }
         self.out.steps = self.s;
         self.out.t_end = self.t;
+        if let Some(c) = &self.cache {
+            self.out.prefix_hit_rate = c.hit_rate();
+            self.out.prefix_evicted_tokens = c.evicted();
+        }
         self.out.window_start = self
             .arrival
             .get(self.warmup as usize)

@@ -1,7 +1,8 @@
 //! Synthetic and replayed request streams: arrival times, prompt and output lengths.
 //!
 //! Draw order is fixed (all gaps, then all prompt lengths, then all output lengths,
-//! then prefix-cache hits), so a seed names one workload on every platform.
+//! then prefix-cache hits, then the prefix structure's draws), so a seed names one
+//! workload on every platform.
 
 use crate::kinds::{Arrival, LengthDist, LengthSpec, TraceRow};
 use crate::rng::Rng;
@@ -31,6 +32,108 @@ pub struct TrafficModel {
     /// exactly as before. Used by Poisson, gamma and constant arrivals (see
     /// [`RateStep`]); trace and closed-loop arrivals ignore it.
     pub rate_steps: Vec<RateStep>,
+    /// How prompts share prefixes that a prefix cache holds once: shared prefixes and
+    /// multi-turn sessions ([`PrefixModel::NONE`]: none beyond the typed hit rate).
+    pub prefix: PrefixModel,
+}
+
+/// The order in which the turns of several sessions reach the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnOrder {
+    /// Each session in turn sends its next turn: a session's turns are `sessions`
+    /// arrivals apart, in order.
+    #[default]
+    RoundRobin,
+    /// Every turn of every session in a random order, as a benchmark that samples
+    /// flattened conversations sends them: a later turn may come before an earlier one.
+    Random,
+}
+
+/// How prompts share prefixes, resolved: shared prefixes (system prompts, documents)
+/// picked by popularity, and multi-turn sessions whose every turn resends the
+/// conversation so far.
+///
+/// With sessions, the plan's prompt lengths are each turn's new message and its output
+/// lengths each turn's reply: turn `t` of a session sends the shared prefix, the
+/// session's document, every earlier message and reply, and its new message.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct PrefixModel {
+    /// Tokens per KV block; the cache keeps and finds whole blocks [tokens].
+    pub block_tokens: u32,
+    /// Distinct shared prefixes (0: none).
+    pub groups: u32,
+    /// Length of each shared prefix [tokens].
+    pub group_tokens: u32,
+    /// Popularity of the shared prefixes: the k-th (from 1) is picked in proportion to
+    /// `1 / k^zipf` (0: all alike).
+    pub zipf: f64,
+    /// Sessions open at once (0: every request is on its own).
+    pub sessions: u32,
+    /// Turns per session.
+    pub turns: u32,
+    /// A document at the start of each session's conversation (e.g. a passage asked
+    /// about), its own to the session [tokens].
+    pub document_tokens: u32,
+    /// How the sessions' turns interleave.
+    pub order: TurnOrder,
+    /// Whether the conversation resent by the next turn holds the model's own reply, so
+    /// that the reply's KV is cached for it (a live chat or an agent); false when a
+    /// benchmark replays recorded conversations, whose replies differ from what the
+    /// model writes.
+    pub replies_cached: bool,
+}
+
+impl PrefixModel {
+    /// No structure.
+    pub const NONE: PrefixModel = PrefixModel {
+        block_tokens: 16,
+        groups: 0,
+        group_tokens: 0,
+        zipf: 0.0,
+        sessions: 0,
+        turns: 1,
+        document_tokens: 0,
+        order: TurnOrder::RoundRobin,
+        replies_cached: true,
+    };
+
+    /// Whether there is any structure to share prefixes by.
+    pub fn is_none(&self) -> bool {
+        !(self.groups > 0 && self.group_tokens > 0) && self.sessions == 0
+    }
+}
+
+impl Default for PrefixModel {
+    fn default() -> Self {
+        PrefixModel::NONE
+    }
+}
+
+/// Which prompt prefixes a workload's requests share, for the prefix cache.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Sharing {
+    /// Segments (shared stretches of tokens) in all.
+    pub segments: u32,
+    /// Tokens per KV block.
+    pub block_tokens: u32,
+    /// Segments cached from the start and never evicted, with their tokens.
+    pub pinned: Vec<(u32, u32)>,
+    /// Request `i`'s path is `items[start[i]..start[i + 1]]`: (segment, tokens of the
+    /// prompt in it), outermost first.
+    pub start: Vec<u32>,
+    /// The paths, one after another.
+    pub items: Vec<(u32, u32)>,
+    /// Whether a request's reply extends its last segment once it finishes.
+    pub replies_cached: bool,
+}
+
+impl Sharing {
+    /// Request `i`'s path.
+    pub fn path(&self, i: usize) -> &[(u32, u32)] {
+        &self.items[self.start[i] as usize..self.start[i + 1] as usize]
+    }
 }
 
 /// One interval of a piecewise-constant arrival rate.
@@ -61,6 +164,9 @@ pub struct Workload {
     pub output_tokens: Vec<u32>,
     /// Prompt tokens served from the prefix cache (not computed) [tokens].
     pub cached_tokens: Vec<u32>,
+    /// The prefixes the requests share, when any do: the prefix cache's input (with a
+    /// typed hit rate, a pinned prefix that every hit holds).
+    pub sharing: Option<Sharing>,
 }
 
 /// The rate-free draws of a workload ([`TrafficModel::generate_seeded`]).
@@ -88,6 +194,7 @@ struct DrawKey {
     output: LengthSpec,
     prefix_tokens: u32,
     prefix_hit_rate: f64,
+    prefix: PrefixModel,
 }
 
 /// Most seeds the per-thread store keeps (a search's replications fit).
@@ -229,6 +336,7 @@ impl TrafficModel {
         self.stepped_arrivals(n, rng, &mut w.arrival_s);
         self.fill_rest(n, rng, &mut w.prompt_tokens, &mut w.output_tokens);
         w.cached_tokens = self.prefix_hits(&w.prompt_tokens, rng);
+        self.share(&mut w, rng);
         w
     }
 
@@ -250,6 +358,7 @@ impl TrafficModel {
             output: self.output,
             prefix_tokens: self.prefix_tokens,
             prefix_hit_rate: self.prefix_hit_rate,
+            prefix: self.prefix,
         };
         DRAWS.with(|store| {
             let mut store = store.borrow_mut();
@@ -310,6 +419,7 @@ impl TrafficModel {
             &mut requests.output_tokens,
         );
         requests.cached_tokens = self.prefix_hits(&requests.prompt_tokens, rng);
+        self.share(&mut requests, rng);
         UnitDraws { gaps, requests }
     }
 
@@ -391,6 +501,122 @@ impl TrafficModel {
             .collect()
     }
 
+    /// The prefixes `w`'s requests share: the typed hit rate's prefix (pinned, held by
+    /// every hit), or the prefix structure's shared prefixes and sessions, which set the
+    /// prompt and output lengths of a session's turns. Nothing without either.
+    fn share(&self, w: &mut Workload, rng: &mut Rng) {
+        let n = w.prompt_tokens.len();
+        if self.prefix.is_none() {
+            if w.cached_tokens.is_empty() {
+                return;
+            }
+            // The typed hit rate: one prefix, cached from the start, that every hit holds.
+            let mut s = Sharing {
+                segments: 1,
+                block_tokens: 1,
+                pinned: vec![(0, self.prefix_tokens)],
+                start: Vec::with_capacity(n + 1),
+                items: Vec::new(),
+                replies_cached: false,
+            };
+            s.start.push(0);
+            for &c in &w.cached_tokens {
+                if c > 0 {
+                    s.items.push((0, c));
+                }
+                s.start.push(s.items.len() as u32);
+            }
+            w.sharing = Some(s);
+            return;
+        }
+        let p = &self.prefix;
+        let k = if p.group_tokens > 0 { p.groups } else { 0 };
+        let pick = popularity(k, p.zipf);
+        let draw_group = |rng: &mut Rng| -> u32 {
+            let u = rng.next_f64();
+            pick.partition_point(|&c| c <= u)
+                .min(k.saturating_sub(1) as usize) as u32
+        };
+        let mut s = Sharing {
+            segments: k,
+            block_tokens: p.block_tokens.max(1),
+            pinned: Vec::new(),
+            start: Vec::with_capacity(n + 1),
+            items: Vec::with_capacity(2 * n),
+            replies_cached: p.replies_cached && p.sessions > 0,
+        };
+        s.start.push(0);
+        w.cached_tokens = Vec::new();
+        if p.sessions == 0 {
+            // Shared prefixes only: each prompt is a shared prefix and its own part.
+            for prompt in w.prompt_tokens.iter_mut() {
+                let g = draw_group(rng);
+                *prompt = prompt.saturating_add(p.group_tokens);
+                s.items.push((g, p.group_tokens));
+                s.start.push(s.items.len() as u32);
+            }
+            w.sharing = Some(s);
+            return;
+        }
+        // Sessions: which (session, turn) each request is.
+        let u = p.sessions as usize;
+        let t = p.turns.max(1) as usize;
+        let per_cycle = u * t;
+        let turns: Vec<(usize, usize)> = match p.order {
+            TurnOrder::RoundRobin => (0..n)
+                .map(|i| {
+                    let round = i / u;
+                    (i % u + u * (round / t), round % t)
+                })
+                .collect(),
+            TurnOrder::Random => {
+                let mut cycle: Vec<(usize, usize)> =
+                    (0..per_cycle).map(|j| (j / t, j % t)).collect();
+                let mut out = Vec::with_capacity(n);
+                let mut c = 0;
+                while out.len() < n {
+                    for i in (1..cycle.len()).rev() {
+                        let j = ((rng.next_f64() * (i + 1) as f64) as usize).min(i);
+                        cycle.swap(i, j);
+                    }
+                    out.extend(
+                        cycle
+                            .iter()
+                            .take(n - out.len())
+                            .map(|&(ss, tt)| (ss + u * c, tt)),
+                    );
+                    c += 1;
+                }
+                out
+            }
+        };
+        let sessions = turns.iter().map(|&(ss, _)| ss + 1).max().unwrap_or(0);
+        // Each session's messages and replies, turn by turn, and its shared prefix.
+        let mut messages = Vec::new();
+        let mut replies = Vec::new();
+        self.fill_rest(sessions * t, rng, &mut messages, &mut replies);
+        let groups: Vec<u32> = (0..sessions)
+            .map(|_| if k > 0 { draw_group(rng) } else { 0 })
+            .collect();
+        s.segments = k + sessions as u32;
+        for (i, &(ss, tt)) in turns.iter().enumerate() {
+            let row = ss * t;
+            let history: u64 = (0..tt)
+                .map(|j| messages[row + j] as u64 + replies[row + j] as u64)
+                .sum();
+            let own = (p.document_tokens as u64 + history + messages[row + tt] as u64)
+                .min(u32::MAX as u64 / 2) as u32;
+            if k > 0 {
+                s.items.push((groups[ss], p.group_tokens));
+            }
+            s.items.push((k + ss as u32, own));
+            s.start.push(s.items.len() as u32);
+            w.prompt_tokens[i] = own.saturating_add(if k > 0 { p.group_tokens } else { 0 });
+            w.output_tokens[i] = replies[row + tt].max(1);
+        }
+        w.sharing = Some(s);
+    }
+
     /// Arrivals of a piecewise-constant rate (see [`RateStep`]): unit-rate gaps spent
     /// against the cumulative rate, step by step; after the last step, `rate_rps`.
     fn stepped_arrivals(&self, n: usize, rng: &mut Rng, out: &mut Vec<f64>) {
@@ -451,6 +677,22 @@ impl TrafficModel {
             out.push((row.arrival_s - t0) * scale + cycle * period);
         }
     }
+}
+
+/// The cumulative popularity of `k` shared prefixes, the j-th (from 1) weighing
+/// `1 / j^zipf`: `cum[j]` is the chance of picking one of the first `j + 1`.
+fn popularity(k: u32, zipf: f64) -> Vec<f64> {
+    let w: Vec<f64> = (1..=k)
+        .map(|j| libm::pow(j as f64, -zipf.max(0.0)))
+        .collect();
+    let total: f64 = w.iter().sum();
+    let mut acc = 0.0;
+    w.iter()
+        .map(|x| {
+            acc += x / total;
+            acc
+        })
+        .collect()
 }
 
 fn fill_lengths(
@@ -519,6 +761,7 @@ mod tests {
             trace: Vec::new(),
             max_concurrency: None,
             rate_steps: Vec::new(),
+            prefix: PrefixModel::NONE,
         }
     }
 

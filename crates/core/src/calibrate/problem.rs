@@ -494,7 +494,7 @@ fn shape_draws(shape: &LengthSpec, mean: f64, n: usize) -> Vec<u32> {
     let LengthDist::LogNormal { sigma, .. } = shape.dist else {
         return vec![clip(mean); n];
     };
-    if !(sigma > 0.0) {
+    if sigma.is_nan() || sigma <= 0.0 {
         return vec![clip(mean); n];
     }
     let z: Vec<f64> = (0..n)

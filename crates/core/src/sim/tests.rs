@@ -8,6 +8,7 @@ use crate::digest::{fnv1a, FNV1A_START};
 use crate::plan::MAX_CONCURRENCY;
 use crate::plan::{Arrival, LengthDist, SloMode, TraceRow};
 use crate::rng::Rng;
+use goodput_engine::cache::PrefixCache;
 
 fn plan_none() -> Plan {
     let mut plan = Plan::default();
@@ -124,17 +125,18 @@ impl RefOut {
 /// step scans all running sequences and recomputes KV use and context from scratch. It
 /// models the client gate, every KV policy (paged preemption by recompute, refusals),
 /// speculative decoding (each decode step yields `e = (1 − α^(k+1)) / (1 − α)` tokens
-/// on average and costs `k + 1` tokens of compute), prefix caching (a hit skips its
-/// cached tokens in the first prefill, not in KV or context; a recompute after
-/// preemption prefills everything) and warm-up. Slow on purpose; it is the yardstick
-/// for the fast engine.
+/// on average and costs `k + 1` tokens of compute), prefix caching (the typed hit rate:
+/// a pinned prefix each hit holds; shared prefixes and sessions: a prefix cache looked
+/// up at each admission, filled when a prompt is done, let go at the end, evicted least
+/// recently used first when memory runs short; a recompute after preemption finds what
+/// the cache then holds) and warm-up. Slow on purpose; it is the yardstick for the fast
+/// engine.
 fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
     let n = cfg.num_requests as usize;
     let w = cfg.traffic.generate(n, &mut Rng::new(seed));
     let mut gate = Gate::new(cfg, &w.arrival_s);
     let prompt = |r: usize| w.prompt_tokens[r] as u64;
     let output = |r: usize| w.output_tokens[r] as u64;
-    let cached = |r: usize| w.cached_tokens.get(r).map_or(0, |&c| c as u64);
     // Tokens per decode step (expected, with speculation) and compute tokens per decoder.
     let e = cfg.tokens_per_decode_step();
     let compute_per_decoder = cfg.spec_draft_tokens as u64 + 1;
@@ -146,14 +148,25 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
         }
     };
     // Context a sequence holds before decoding: its prompt, plus what it generated
-    // before a preemption. Tokens to prefill on (re)admission: the context, less a cached
-    // prefix on the first admission. Tokens still to produce (the first, at the end of
+    // before a preemption. Tokens to prefill on (re)admission: the context less the
+    // cached prefix found then. Tokens still to produce (the first, at the end of
     // prefill, included); a preemption moves generated tokens into the context.
     let mut base: Vec<u64> = (0..n).map(prompt).collect();
-    let mut need: Vec<u64> = (0..n).map(|r| prompt(r) - cached(r)).collect();
+    let mut need: Vec<u64> = base.clone();
     let mut left: Vec<u64> = (0..n).map(output).collect();
     let reserve = |r: usize| prompt(r).saturating_add(cfg.traffic.output.max as u64);
     let cap = cfg.kv_capacity_tokens;
+    let paged = cfg.kv_policy == KvPolicy::Paged;
+    // The prefix cache's bookkeeping, and each sequence's own KV tokens (paged, with a
+    // cache): its context less the cached prefix it found, less what it handed over.
+    let sharing = w.sharing.clone();
+    let mut cache = sharing
+        .as_ref()
+        .map(|s| PrefixCache::new(s.segments, s.block_tokens, &s.pinned));
+    let with_cache = cache.is_some();
+    let mut own = vec![0u64; n];
+    let no_path: &[(u32, u32)] = &[];
+    let path_of = |r: usize| sharing.as_ref().map_or(no_path, |s| s.path(r));
     let timer = engine::StepTimer::new(cfg);
     let budget = if cfg.chunked_prefill {
         cfg.max_num_batched_tokens as u64
@@ -176,6 +189,36 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
             *next += 1;
         }
     };
+    let is_decoding = |s: &Running, need: &[u64]| s.prefilled >= need[s.request];
+    let decoders =
+        |run: &[Running], need: &[u64]| run.iter().filter(|s| is_decoding(s, need)).count() as u64;
+    // Paged KV once the next step's decoders have grown: each sequence's context from
+    // admission (its own tokens, with a cache) plus `e` tokens per decode step run and
+    // one more step for each decoder.
+    let paged_next = |run: &[Running], need: &[u64], base: &[u64], own: &[u64]| -> f64 {
+        let held: u64 = run
+            .iter()
+            .map(|s| {
+                if with_cache {
+                    own[s.request]
+                } else {
+                    base[s.request]
+                }
+            })
+            .sum();
+        let steps: u64 = run.iter().map(|s| s.decoded).sum();
+        held as f64 + e * steps as f64 + decoders(run, need) as f64 * e
+    };
+    let cache_kept = |c: &Option<PrefixCache>| c.as_ref().map_or(0.0, |c| c.held() as f64);
+    // Evicts cached tokens until the paged memory of the next step fits.
+    let evict = |c: &mut Option<PrefixCache>, next: f64| {
+        if let Some(c) = c {
+            let over = next + c.tokens() as f64 - cap;
+            if over > 0.0 {
+                c.evict(over.ceil() as u64);
+            }
+        }
+    };
     loop {
         absorb(now, &mut next_arrival, &mut queue, &gate);
         if queue.is_empty() && running.is_empty() {
@@ -189,59 +232,60 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
             truncated = true;
             break;
         }
-        let need_ref = &need;
-        let base_ref = &base;
-        let is_decoding = move |s: &Running| s.prefilled >= need_ref[s.request];
-        let decoders = |run: &[Running]| run.iter().filter(|s| is_decoding(s)).count() as u64;
-        // Reserve: each sequence holds prompt + the output cap from admission.
-        let reserved = |run: &[Running]| -> u64 { run.iter().map(|s| reserve(s.request)).sum() };
-        // Paged KV: a sequence holds its context from admission, plus `e` tokens per
-        // decode step.
-        let paged_kv = |run: &[Running]| -> f64 {
-            let held: u64 = run.iter().map(|s| base_ref[s.request]).sum();
-            let steps: u64 = run.iter().map(|s| s.decoded).sum();
-            held as f64 + e * steps as f64
-        };
-        // Paged: preempt the newest admitted until the next step's growth fits.
-        let mut preempted = Vec::new();
-        if cfg.kv_policy == KvPolicy::Paged {
-            while !running.is_empty() && paged_kv(&running) + decoders(&running) as f64 * e > cap {
+        // Paged: preempt the newest admitted until the next step's growth fits in what
+        // the cache must keep and the sequences' own tokens; then evict what it need not.
+        if paged {
+            while !running.is_empty()
+                && paged_next(&running, &need, &base, &own) + cache_kept(&cache) > cap
+            {
                 let Some(s) = running.pop() else { break };
-                let generated = if is_decoding(&s) {
-                    (1 + (e * s.decoded as f64).floor() as u64).min(left[s.request] - 1)
+                let r = s.request;
+                let generated = if is_decoding(&s, &need) {
+                    (1 + (e * s.decoded as f64).floor() as u64).min(left[r] - 1)
                 } else {
                     0
                 };
-                preempted.push((s.request, generated));
+                if let Some(c) = &mut cache {
+                    c.release(path_of(r));
+                }
+                own[r] = 0;
+                // Recompute: the whole context is prefilled again, less the cached prefix.
+                base[r] += generated;
+                need[r] = base[r];
+                left[r] -= generated;
+                queue.push_front(r);
+                preemptions += 1;
+            }
+            if with_cache {
+                let next = paged_next(&running, &need, &base, &own);
+                evict(&mut cache, next);
             }
         }
-        for &(r, generated) in &preempted {
-            // Recompute: the whole context is prefilled again, cached prefix or not.
-            base[r] += generated;
-            need[r] = base[r];
-            left[r] -= generated;
-            queue.push_front(r);
-            preemptions += 1;
-        }
-        let need_ref = &need;
-        let base_ref = &base;
-        let is_decoding = move |s: &Running| s.prefilled >= need_ref[s.request];
-        let decoders = |run: &[Running]| run.iter().filter(|s| is_decoding(s)).count() as u64;
-        let paged_kv = |run: &[Running]| -> f64 {
-            let held: u64 = run.iter().map(|s| base_ref[s.request]).sum();
-            let steps: u64 = run.iter().map(|s| s.decoded).sum();
-            held as f64 + e * steps as f64
-        };
         // Admit first-come-first-served while slots and KV memory allow.
         while running.len() < cfg.max_num_seqs as usize {
             absorb(now, &mut next_arrival, &mut queue, &gate);
             let Some(&r) = queue.front() else { break };
+            let (hit, unheld) = match &cache {
+                Some(c) => (
+                    c.lookup(path_of(r), base[r] as u32) as u64,
+                    c.unheld_in(path_of(r)),
+                ),
+                None => (0, 0),
+            };
             let fits = match cfg.kv_policy {
                 KvPolicy::None => true,
-                KvPolicy::Reserve => (reserved(&running) + reserve(r)) as f64 <= cap,
-                KvPolicy::Paged => {
-                    paged_kv(&running) + decoders(&running) as f64 * e + base[r] as f64 <= cap
+                KvPolicy::Reserve => {
+                    let reserved: u64 = running.iter().map(|s| reserve(s.request)).sum();
+                    (reserved + reserve(r)) as f64 <= cap
                 }
+                KvPolicy::Paged if with_cache => {
+                    paged_next(&running, &need, &base, &own)
+                        + cache_kept(&cache)
+                        + unheld as f64
+                        + (base[r] - hit) as f64
+                        <= cap
+                }
+                KvPolicy::Paged => paged_next(&running, &need, &base, &own) + base[r] as f64 <= cap,
             };
             if !fits {
                 if running.is_empty() {
@@ -253,25 +297,36 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
                 break;
             }
             queue.pop_front();
+            if let Some(c) = &mut cache {
+                c.admit(path_of(r), hit as u32, base[r] as u32);
+            }
+            need[r] = base[r] - hit;
+            if paged && with_cache {
+                own[r] = base[r] - hit;
+            }
             running.push(Running {
                 request: r,
                 prefilled: 0,
                 decoded: 0,
             });
+            if paged && with_cache {
+                let next = paged_next(&running, &need, &base, &own);
+                evict(&mut cache, next);
+            }
         }
         if running.is_empty() {
             continue;
         }
         // Plan the step: decoders first, then prefill chunks in admission order.
-        let n_dec = decoders(&running);
+        let n_dec = decoders(&running, &need);
         let dec_base: u64 = running
             .iter()
-            .filter(|s| is_decoding(s))
+            .filter(|s| is_decoding(s, &need))
             .map(|s| base[s.request])
             .sum();
         let dec_steps: u64 = running
             .iter()
-            .filter(|s| is_decoding(s))
+            .filter(|s| is_decoding(s, &need))
             .map(|s| s.decoded)
             .sum();
         let context = dec_base as f64 + e * dec_steps as f64;
@@ -281,7 +336,7 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
             if room == 0 {
                 break;
             }
-            if is_decoding(s) {
+            if is_decoding(s, &need) {
                 continue;
             }
             let rest = need[s.request] - s.prefilled;
@@ -308,7 +363,8 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
         }
         now += timer.time(tokens, context, scheduled, scheduled > n_dec, attn);
         steps += 1;
-        // Apply it; a sequence is done once it has produced what it has left.
+        // Apply it; a sequence is done once it has produced what it has left. A prompt
+        // done hands its shared prefix to the cache.
         let mut over = vec![false; running.len()];
         for (slot, s) in running.iter_mut().enumerate() {
             let r = s.request;
@@ -321,20 +377,44 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
                     if first_token[r].is_nan() {
                         first_token[r] = now;
                     }
+                    if let Some(c) = &mut cache {
+                        let moved = c.fill(path_of(r)) as u64;
+                        if paged {
+                            own[r] -= moved.min(own[r]);
+                        }
+                    }
                     over[slot] = left[r] <= 1;
                 }
             }
         }
         let mut slot = 0;
+        let mut ended = Vec::new();
         running.retain(|s| {
             let done = over[slot];
             slot += 1;
             if done {
-                finish[s.request] = now;
+                let r = s.request;
+                finish[r] = now;
                 gate.end(now);
+                own[r] = 0;
+                ended.push(r);
             }
             !done
         });
+        // The ended requests let go of their paths in request order; a cached reply
+        // first extends its conversation.
+        ended.sort_unstable();
+        if let Some(c) = &mut cache {
+            for r in ended {
+                let path = path_of(r);
+                if sharing.as_ref().is_some_and(|x| x.replies_cached) {
+                    if let Some(&(seg, used)) = path.last() {
+                        c.extend(seg, used.saturating_add(output(r) as u32));
+                    }
+                }
+                c.release(path);
+            }
+        }
     }
     let warm = cfg.warmup_requests as usize;
     let latencies = (warm..n)
@@ -449,6 +529,95 @@ fn engine_matches_the_naive_reference_exactly() {
             assert_eq!(r.unfinished_requests, 0);
         }
     }
+}
+
+/// Prefix caching, engine against reference: the typed hit rate (a pinned prefix, held
+/// once) with preemption; shared prefixes by popularity; sessions round robin with their
+/// replies cached; sessions in random order replaying recorded replies; all on a KV
+/// cache small enough that eviction and preemption both happen, and on unlimited memory.
+#[test]
+fn prefix_caching_matches_the_naive_reference_exactly() {
+    use crate::plan::{PrefixModel, TurnOrder};
+    let mut base = Plan::default();
+    base.run.num_requests = 500;
+    base.run.warmup_requests = 40;
+    base.engine.kv_policy = KvPolicy::Paged;
+    base.hardware.memory_bytes = memory_for_kv_tokens(60_000.0);
+    base.traffic.output.dist = LengthDist::LogNormal {
+        median: 60.0,
+        sigma: 0.8,
+    };
+    base.traffic.output.max = 300;
+    let mut cases: Vec<(String, Plan, f64)> = Vec::new();
+    // A cache of 25,000 tokens under load: preemption as well as eviction.
+    let mut tight = base.clone();
+    tight.hardware.memory_bytes = memory_for_kv_tokens(25_000.0);
+    tight.traffic.output.dist = LengthDist::LogNormal {
+        median: 150.0,
+        sigma: 0.8,
+    };
+    let mut p = tight.clone();
+    p.traffic.prefix_tokens = 600;
+    p.traffic.prefix_hit_rate = 0.7;
+    cases.push(("typed hit rate".into(), p, 24.0));
+    let mut p = tight.clone();
+    p.traffic.sharing = Some(PrefixModel {
+        groups: 12,
+        group_tokens: 1_500,
+        zipf: 1.1,
+        ..PrefixModel::NONE
+    });
+    cases.push(("shared prefixes".into(), p, 20.0));
+    let mut p = base.clone();
+    p.traffic.prompt.dist = LengthDist::LogNormal {
+        median: 120.0,
+        sigma: 0.6,
+    };
+    p.traffic.prompt.max = 800;
+    p.traffic.sharing = Some(PrefixModel {
+        groups: 2,
+        group_tokens: 700,
+        sessions: 24,
+        turns: 6,
+        document_tokens: 900,
+        replies_cached: true,
+        ..PrefixModel::NONE
+    });
+    cases.push(("sessions, round robin, replies cached".into(), p, 9.0));
+    let mut p = base.clone();
+    p.traffic.prompt.dist = LengthDist::LogNormal {
+        median: 300.0,
+        sigma: 0.5,
+    };
+    p.traffic.prompt.max = 1_200;
+    p.traffic.sharing = Some(PrefixModel {
+        sessions: 40,
+        turns: 5,
+        document_tokens: 2_000,
+        order: TurnOrder::Random,
+        replies_cached: false,
+        ..PrefixModel::NONE
+    });
+    cases.push((
+        "sessions, random order, recorded replies".into(),
+        p.clone(),
+        6.0,
+    ));
+    p.engine.kv_policy = KvPolicy::None;
+    cases.push(("sessions on unlimited memory".into(), p, 6.0));
+    let (mut evicted, mut preempted, mut hits) = (0, 0, 0);
+    for (what, plan, rate) in &cases {
+        let cfg = cfg_of(plan, *rate);
+        for seed in [3u64, 91] {
+            let r = assert_matches_reference(&cfg, seed, what);
+            preempted += (r.preemptions > 0) as u32;
+            hits += (r.prefix_hit_rate > 0.05) as u32;
+            evicted += (r.prefix_evicted_tokens > 0) as u32;
+        }
+    }
+    assert!(preempted >= 2, "no case preempted");
+    assert_eq!(hits as usize, 2 * cases.len(), "every case hits the cache");
+    assert!(evicted > 0);
 }
 
 /// The peak that the knob sweep's reuse rests on: a run whose peak of running sequences
