@@ -569,6 +569,10 @@ impl Args {
         self.set_u32("--spec-draft-tokens", &mut p.engine.spec_draft_tokens);
         self.set_f64("--spec-acceptance", &mut p.engine.spec_acceptance);
         self.set_f64("--frontend-time", &mut p.engine.frontend_s);
+        if let Some(t) = self.u32("--kv-cache-tokens") {
+            p.engine.kv_cache_tokens = Some(t);
+            self.note("--kv-cache-tokens");
+        }
         // Request counts and seeds.
         self.set_u32("--num-requests", &mut p.run.num_requests);
         self.set_u32("--warmup-requests", &mut p.run.warmup_requests);
@@ -724,6 +728,7 @@ impl Args {
         self.set_f64("--step-overhead", &mut h.step_overhead_s);
         self.set_f64("--seq-overhead", &mut h.seq_overhead_s);
         self.set_f64("--prefill-overhead", &mut h.prefill_overhead_s);
+        self.set_f64("--kv-read-efficiency", &mut h.kv_read_efficiency);
         self.set_u32("--tp", &mut h.tp_degree);
         self.set_f64("--tp-comm-overhead", &mut h.tp_comm_overhead_s);
         self.set_f64(

@@ -37,6 +37,11 @@ pub fn command() -> Command {
                 .action(ArgAction::Append)
                 .help("Only this set (repeat for more); carries run when both ends are chosen"),
         )
+        .arg(text_flag(
+            "plan-of",
+            "ID",
+            "Print the plan set ID's server ran, as JSON (read it back with --plan FILE), and stop",
+        ))
         .arg(
             Arg::new("markdown")
                 .long("markdown")
@@ -72,6 +77,15 @@ pub fn run(args: &mut Args) -> Result<String, String> {
         if !manifest.sets.iter().any(|s| &s.id == id) {
             return Err(format!("--set {id}: no such set in {}", path.display()));
         }
+    }
+    if let Some(id) = args.value("--plan-of") {
+        let set = manifest
+            .sets
+            .iter()
+            .find(|s| s.id == id)
+            .ok_or_else(|| format!("--plan-of {id}: no such set in {}", path.display()))?;
+        let plan = set.plan().map_err(|e| e.to_string())?;
+        return serde_json::to_string_pretty(&plan).map_err(|e| format!("validate: {e}"));
     }
     let read = |set: &str, file: &str| -> Result<Vec<u8>, String> {
         let p = std::path::Path::new(&dir).join(set).join(file);

@@ -14,6 +14,7 @@ const TRUTH: Constants = Constants {
     seq_overhead_s: 0.0,
     frontend_s: 0.0,
     prefill_overhead_s: 0.0,
+    kv_read_efficiency: 1.0,
 };
 
 /// Four `vllm bench serve` files of a server that runs at the TRUTH constants.

@@ -25,6 +25,7 @@ fn main() {
         seq_overhead_s: 20e-6,
         frontend_s: 0.02,
         prefill_overhead_s: 2e-3,
+        kv_read_efficiency: 0.6,
     };
     let rates = [2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0];
     let points = synthetic_points(&plan, &truth, &rates, 1000, 0.02, true, 0xBEEF)

@@ -326,6 +326,19 @@ pub struct HardwareSpec {
     /// plans [s].
     #[serde(default, skip_serializing_if = "is_zero_f64")]
     pub prefill_overhead_s: f64,
+    /// Share of the memory bandwidth the attention kernels reach reading the KV cache,
+    /// relative to the weight reads; 1 (the articles' model, and older plans) streams
+    /// KV like weights [0..].
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub kv_read_efficiency: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+fn is_one(x: &f64) -> bool {
+    *x == 1.0
 }
 
 fn is_zero_f64(x: &f64) -> bool {
@@ -365,6 +378,7 @@ impl Default for HardwareSpec {
             allreduce_latency_s: 5e-6,
             seq_overhead_s: 0.0,
             prefill_overhead_s: 0.0,
+            kv_read_efficiency: 1.0,
         }
     }
 }
@@ -478,6 +492,11 @@ pub struct EngineSpec {
     /// articles' model and in older plans [s].
     #[serde(default, skip_serializing_if = "is_zero_f64")]
     pub frontend_s: f64,
+    /// The KV cache's size as the engine reports it at start (vLLM logs "GPU KV cache
+    /// size: N tokens"), instead of the estimate from GPU memory, weights and the runtime
+    /// reserve; None: the estimate [tokens].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_tokens: Option<u32>,
 }
 
 impl Default for EngineSpec {
@@ -491,6 +510,7 @@ impl Default for EngineSpec {
             spec_draft_tokens: 0,
             spec_acceptance: 0.7,
             frontend_s: 0.0,
+            kv_cache_tokens: None,
         }
     }
 }
@@ -646,6 +666,10 @@ pub struct Calibration {
     /// `hardware.prefill_overhead_s` (None: the plan's own) [s].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefill_overhead_s: Option<Fitted>,
+    /// KV-read bandwidth relative to the weight reads, when fitted; replaces
+    /// `hardware.kv_read_efficiency` (None: the plan's own) [0..].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_read_efficiency: Option<Fitted>,
     /// Where the measurements came from.
     pub source: CalibrationSource,
     /// Errors of the fit.
@@ -669,6 +693,9 @@ impl Calibration {
             prefill_overhead_s: self
                 .prefill_overhead_s
                 .map_or(plan.hardware.prefill_overhead_s, |f| f.value),
+            kv_read_efficiency: self
+                .kv_read_efficiency
+                .map_or(plan.hardware.kv_read_efficiency, |f| f.value),
         }
     }
 
@@ -689,6 +716,7 @@ impl Default for Calibration {
             seq_overhead_s: None,
             frontend_s: None,
             prefill_overhead_s: None,
+            kv_read_efficiency: None,
             source: CalibrationSource::default(),
             error: CalibrationError::default(),
             points: Vec::new(),
@@ -1473,7 +1501,8 @@ impl Plan {
         )?;
         check!("hardware.allreduce_latency_s", h.allreduce_latency_s)?;
         check!("hardware.seq_overhead_s", h.seq_overhead_s)?;
-        check!("hardware.prefill_overhead_s", h.prefill_overhead_s)
+        check!("hardware.prefill_overhead_s", h.prefill_overhead_s)?;
+        check!("hardware.kv_read_efficiency", h.kv_read_efficiency)
     }
 
     fn validate_traffic(&self) -> Result<(), PlanError> {
@@ -1565,7 +1594,11 @@ impl Plan {
         )?;
         check!("engine.spec_draft_tokens", e.spec_draft_tokens as f64)?;
         check!("engine.spec_acceptance", e.spec_acceptance)?;
-        check!("engine.frontend_s", e.frontend_s)
+        check!("engine.frontend_s", e.frontend_s)?;
+        if let Some(t) = e.kv_cache_tokens {
+            check!("engine.kv_cache_tokens", t as f64)?;
+        }
+        Ok(())
     }
 
     fn validate_planning(&self) -> Result<(), PlanError> {
@@ -1682,6 +1715,9 @@ impl Plan {
     /// KV bytes per token`, vLLM's "GPU KV cache size". Zero or negative when the weights do
     /// not fit. `fleet::memory_fit` shows the same arithmetic per GPU.
     pub fn kv_capacity_tokens(&self) -> f64 {
+        if let Some(t) = self.engine.kv_cache_tokens {
+            return t as f64;
+        }
         let h = &self.hardware;
         let g = h.tp_degree.max(1) as f64;
         let room = g * (h.memory_bytes * h.mem_utilization - h.runtime_reserve_bytes());

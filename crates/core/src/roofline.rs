@@ -80,6 +80,7 @@ impl StepModelOf for StepModel {
             seq_overhead_s: h.seq_overhead_s,
             frontend_s: plan.engine.frontend_s,
             prefill_overhead_s: h.prefill_overhead_s,
+            kv_read_efficiency: h.kv_read_efficiency,
             attn_flops_per_pair: m.global_layers() as f64 * m.attn_flops_per_pair_per_layer(),
             window_attn_flops_per_pair: m.sliding_window_layers as f64
                 * m.attn_flops_per_pair_per_layer(),

@@ -363,6 +363,7 @@ fn constants_of(report: &CalibrationReport) -> Constants {
         seq_overhead_s: k.seq_overhead_s,
         frontend_s: k.frontend_s,
         prefill_overhead_s: k.prefill_overhead_s,
+        kv_read_efficiency: k.kv_read_efficiency,
     }
 }
 
@@ -387,7 +388,7 @@ fn fit_set(
         set: set.id.clone(),
         error,
     };
-    let c = Calibrator::with_terms(&plan, &measured, FitTerms::ALL).map_err(calibrate)?;
+    let c = Calibrator::with_terms(&plan, &measured, FitTerms::DEFAULT).map_err(calibrate)?;
     let problem = c.problem().clone();
     let report = run_to_end(c, threads, &mut |_| true).map_err(calibrate)?;
     Ok((report, problem))

@@ -559,6 +559,10 @@ fn calibrated_plan() -> Plan {
             value: 0.006_543_210_987_654_3,
             sd: 0.001_234_567_890_123_4,
         }),
+        kv_read_efficiency: Some(Fitted {
+            value: 0.543_210_987_654_321,
+            sd: 0.043_210_987_654_321,
+        }),
         source: CalibrationSource {
             files: rates
                 .iter()

@@ -3,19 +3,24 @@
 //! until memory is needed, then evicted least recently used first.
 //!
 //! ```text
-//!   a request's prompt = segment path: [shared prefix g: 2,000 tokens][session s: 3,400]…
-//!   segment s ─ cached tokens (a prefix of its content) ─ refs (running users) ─ LRU stamp
+//!   a request's path = segments: [shared prefix g: 2,000 tokens][session s: 3,400][own: 900]
+//!   segment s ─ cached tokens (a prefix of its content) ─ holders (the running requests
+//!               using it, each up to its own length) ─ LRU stamp
 //!   admission: hit = the cached tokens of the path, in order, up to the first segment not
 //!              wholly cached; whole blocks only; at least one prompt token computed
 //!   prefill done: each segment of the path grows to what the request computed
-//!   finish / preemption: the path's references are dropped; an unreferenced segment
-//!              becomes evictable, deepest segment first in line
+//!   finish / preemption: the path's holds are dropped, the deepest segment first
+//!   memory: what some running request holds must stay; the rest of a segment (its
+//!           tail beyond the longest hold, or all of it when nobody holds it) is
+//!           evictable, least recently let go first, from the tail, in whole blocks
 //! ```
 //!
 //! A segment stands for the blocks of one shared stretch of tokens (a system prompt, a
-//! document, a conversation so far), so bookkeeping costs a few operations a request
-//! rather than one per block. Memory is counted in tokens: the cached tokens of every
-//! segment once, plus each running request's own (private) tokens.
+//! document, a conversation so far, what one request computed beyond them), so the
+//! bookkeeping costs a few operations a request rather than one per block. A running
+//! request holds a segment only as far as its own prompt reaches into it, as an
+//! engine's blocks are held one by one: a conversation's later turns cached behind an
+//! earlier turn that is running stay evictable.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -31,18 +36,19 @@ pub struct PrefixCache {
     block: u32,
     /// Cached tokens of each segment.
     cached: Vec<u32>,
-    /// Running requests holding each segment.
-    refs: Vec<u32>,
-    /// When each segment last became unreferenced (larger is later).
+    /// How far into each segment the running requests reach: every holder's length
+    /// (usually none or one, a few for a shared prefix's or a session's).
+    holders: Vec<Vec<u32>>,
+    /// When each segment's evictable part last grew (larger is later).
     stamp: Vec<u64>,
     /// Segments that are never evicted (a prefix stated as always cached).
     pinned: Vec<bool>,
-    /// Unreferenced segments by stamp, oldest first; stale entries are skipped.
+    /// Segments with an evictable part, by stamp, oldest first; stale entries skipped.
     lru: BinaryHeap<Reverse<(u64, u32)>>,
     next_stamp: u64,
     /// Cached tokens over all segments.
     tokens: u64,
-    /// Cached tokens of unreferenced, unpinned segments: memory that can be freed.
+    /// Cached tokens no running request holds and no pin keeps: memory that can be freed.
     evictable: u64,
     /// Prompt tokens looked up, and of them found cached (for the hit rate).
     looked_up: u64,
@@ -59,7 +65,7 @@ impl PrefixCache {
         let mut c = PrefixCache {
             block: block.max(1),
             cached: vec![0; n],
-            refs: vec![0; n],
+            holders: vec![Vec::new(); n],
             stamp: vec![0; n],
             pinned: vec![false; n],
             lru: BinaryHeap::new(),
@@ -109,10 +115,39 @@ impl PrefixCache {
         }
     }
 
+    /// How far the running requests reach into segment `i` [tokens].
+    fn reach(&self, i: usize) -> u32 {
+        self.holders[i].iter().copied().max().unwrap_or(0)
+    }
+
+    /// The evictable tokens of segment `i`: its cached tokens beyond the longest hold,
+    /// none when pinned.
+    fn free_part(&self, i: usize) -> u32 {
+        if self.pinned[i] {
+            0
+        } else {
+            self.cached[i].saturating_sub(self.reach(i))
+        }
+    }
+
+    /// Runs `change` on segment `i`, keeping the evictable total in step; when the
+    /// evictable part grows, the segment joins the LRU order as just let go.
+    fn update(&mut self, i: usize, change: impl FnOnce(&mut PrefixCache)) {
+        let before = self.free_part(i);
+        change(self);
+        let after = self.free_part(i);
+        self.evictable = self.evictable + after as u64 - before as u64;
+        if after > before {
+            self.stamp[i] = self.next_stamp;
+            self.next_stamp += 1;
+            self.lru.push(Reverse((self.stamp[i], i as u32)));
+        }
+    }
+
     /// Tokens of `path` found cached, for a prompt of `prompt` tokens: segment by
-    /// segment while each is wholly cached, then what the next one has; whole blocks;
-    /// at most `prompt − 1` (the last prompt token is always computed, to emit the first
-    /// output token).
+    /// segment while each is wholly cached, then what the next one has; at most
+    /// `prompt − 1` (the last prompt token is always computed, to emit the first output
+    /// token); whole blocks.
     pub fn lookup(&self, path: Path<'_>, prompt: u32) -> u32 {
         let mut h = 0u32;
         for &(s, used) in path {
@@ -124,32 +159,33 @@ impl PrefixCache {
                 break;
             }
         }
-        let h = if self.block > 1 {
+        let h = h.min(prompt.saturating_sub(1));
+        if self.block > 1 {
             h - h % self.block
         } else {
             h
-        };
-        h.min(prompt.saturating_sub(1))
+        }
     }
 
-    /// The cached tokens of the unreferenced segments of `path`: memory a request of
-    /// this path would keep from eviction by holding them [tokens].
+    /// The cached tokens a request of `path` would newly hold (evictable now, held once
+    /// it runs): memory it would keep from eviction [tokens].
     pub fn unheld_in(&self, path: Path<'_>) -> u64 {
         path.iter()
-            .filter(|&&(s, _)| self.refs[s as usize] == 0 && !self.pinned[s as usize])
-            .map(|&(s, _)| self.cached[s as usize] as u64)
+            .filter(|&&(s, _)| !self.pinned[s as usize])
+            .map(|&(s, used)| {
+                let i = s as usize;
+                let c = self.cached[i];
+                let r = self.reach(i);
+                (c.min(used.max(r)) - c.min(r)) as u64
+            })
             .sum()
     }
 
     /// A request of `path` is admitted with `hit` tokens found for a prompt of `prompt`:
-    /// it holds every segment of its path.
+    /// it holds each segment of its path as far as its prompt reaches.
     pub fn admit(&mut self, path: Path<'_>, hit: u32, prompt: u32) {
-        for &(s, _) in path {
-            let i = s as usize;
-            if self.refs[i] == 0 && !self.pinned[i] {
-                self.evictable -= self.cached[i] as u64;
-            }
-            self.refs[i] += 1;
+        for &(s, used) in path {
+            self.update(s as usize, |c| c.holders[s as usize].push(used));
         }
         self.looked_up += prompt as u64;
         self.hit += hit as u64;
@@ -163,47 +199,46 @@ impl PrefixCache {
         for &(s, used) in path {
             let i = s as usize;
             if used > self.cached[i] {
-                moved += used - self.cached[i];
-                self.tokens += (used - self.cached[i]) as u64;
-                self.cached[i] = used;
+                let add = used - self.cached[i];
+                moved += add;
+                self.tokens += add as u64;
+                self.update(i, |c| c.cached[i] = used);
             }
         }
         moved
     }
 
-    /// Grows segment `s` to `tokens` (a conversation whose next turn holds this reply);
-    /// the segment is held, so nothing becomes evictable. Returns the tokens added.
+    /// Grows segment `s` to `tokens` (a reply its conversation keeps, or what a request
+    /// generated); held as far as the segment's holders reach. Returns the tokens added.
     pub fn extend(&mut self, s: u32, tokens: u32) -> u32 {
         let i = s as usize;
         if tokens > self.cached[i] {
             let add = tokens - self.cached[i];
-            self.cached[i] = tokens;
             self.tokens += add as u64;
+            self.update(i, |c| c.cached[i] = tokens);
             add
         } else {
             0
         }
     }
 
-    /// A request of `path` ended (finished or preempted): it lets go of its segments,
-    /// the deepest first, so that eviction takes a conversation's tail before its root.
+    /// A request of `path` ended (finished or preempted): it lets go of its holds, the
+    /// deepest segment first, so that eviction takes a conversation's tail before its root.
     pub fn release(&mut self, path: Path<'_>) {
-        for &(s, _) in path.iter().rev() {
+        for &(s, used) in path.iter().rev() {
             let i = s as usize;
-            self.refs[i] -= 1;
-            if self.refs[i] == 0 && !self.pinned[i] {
-                self.evictable += self.cached[i] as u64;
-                self.stamp[i] = self.next_stamp;
-                self.next_stamp += 1;
-                if self.cached[i] > 0 {
-                    self.lru.push(Reverse((self.stamp[i], s)));
+            self.update(i, |c| {
+                let h = &mut c.holders[i];
+                if let Some(k) = h.iter().position(|&u| u == used) {
+                    h.swap_remove(k);
                 }
-            }
+            });
         }
     }
 
     /// Frees at least `need` tokens of evictable memory (or all of it), least recently
-    /// used segments first, each from its tail in whole blocks. Returns the tokens freed.
+    /// let go first, each segment from its tail in whole blocks down to what its holders
+    /// reach. Returns the tokens freed.
     pub fn evict(&mut self, need: u64) -> u64 {
         let mut freed = 0u64;
         while freed < need {
@@ -211,24 +246,23 @@ impl PrefixCache {
                 break;
             };
             let i = s as usize;
-            if self.refs[i] != 0 || self.pinned[i] || self.stamp[i] != stamp || self.cached[i] == 0
-            {
-                continue; // stale: held again, or already emptied
+            let free = self.free_part(i) as u64;
+            if self.stamp[i] != stamp || free == 0 {
+                continue; // stale: let go again later, held again, or already emptied
             }
             let want = need - freed;
-            let c = self.cached[i] as u64;
-            let take = if want >= c {
-                c
+            let take = if want >= free {
+                free
             } else {
                 // Whole blocks from the tail, at least the amount wanted.
                 let b = self.block as u64;
-                want.div_ceil(b).saturating_mul(b).min(c)
+                want.div_ceil(b).saturating_mul(b).min(free)
             };
             self.cached[i] -= take as u32;
             self.tokens -= take;
             self.evictable -= take;
             freed += take;
-            if self.cached[i] > 0 {
+            if self.free_part(i) > 0 {
                 self.lru.push(Reverse((stamp, s)));
             }
         }
@@ -263,6 +297,28 @@ mod tests {
     }
 
     #[test]
+    fn a_running_request_holds_a_segment_only_as_far_as_its_prompt_reaches() {
+        let mut c = PrefixCache::new(2, 16, &[]);
+        // Turn 3 of a conversation computed and finished: 900 tokens cached, free.
+        let turn3 = [(0u32, 900u32)];
+        c.admit(&turn3, 0, 901);
+        c.fill(&turn3);
+        c.release(&turn3);
+        assert_eq!(c.evictable(), 900);
+        // Turn 1 (300 tokens) runs: it holds the first 300; the 600 behind stay free.
+        let turn1 = [(0u32, 300u32)];
+        assert_eq!(c.unheld_in(&turn1), 300);
+        c.admit(&turn1, 288, 301);
+        assert_eq!(c.held(), 300);
+        assert_eq!(c.evictable(), 600);
+        assert_eq!(c.evict(10_000), 600);
+        assert_eq!(c.tokens(), 300);
+        assert_eq!(c.lookup(&turn3, 901), 288);
+        c.release(&turn1);
+        assert_eq!(c.evictable(), 300);
+    }
+
+    #[test]
     fn eviction_takes_the_least_recently_released_and_the_tail_first() {
         let mut c = PrefixCache::new(4, 16, &[]);
         for (s, t) in [(0u32, 160u32), (1, 320), (2, 64)] {
@@ -287,6 +343,7 @@ mod tests {
         assert_eq!(c.evict(1000), 144);
         assert_eq!(c.tokens(), 64);
         assert_eq!(c.evictable(), 0);
+        assert_eq!(c.evicted(), 32 + 304 + 144);
     }
 
     #[test]

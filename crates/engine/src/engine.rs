@@ -239,6 +239,8 @@ struct Engine<'a, const FULL: bool> {
     cache: Option<PrefixCache>,
     /// Requests that ended in this step and still hold their prefix paths.
     leaving: Vec<u32>,
+    /// A request's whole prefix path, built where it is needed.
+    scratch: Vec<(u32, u32)>,
     first: Vec<f64>,
     state: Vec<State>,
     epoch: Vec<u32>,
@@ -337,6 +339,7 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
             sharing,
             cache,
             leaving: Vec::new(),
+            scratch: Vec::new(),
             first: vec![f64::NAN; n],
             state: vec![State::Waiting; n],
             epoch: if paged { vec![0; n] } else { Vec::new() },
@@ -494,8 +497,11 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
             // The cached prefix it would find, and the cache memory it would newly hold.
             let (hit, unheld) = match (&self.cache, &self.sharing) {
                 (Some(c), Some(s)) => {
-                    let path = s.path(i);
-                    (c.lookup(path, self.ctx_base[i]), c.unheld_in(path))
+                    s.full_path(i, self.ctx_base[i], &mut self.scratch);
+                    (
+                        c.lookup(&self.scratch, self.ctx_base[i]),
+                        c.unheld_in(&self.scratch),
+                    )
                 }
                 _ => (0, 0),
             };
@@ -528,7 +534,8 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
             self.pop_head();
             self.state[i] = State::Prefill;
             if let (Some(c), Some(s)) = (&mut self.cache, &self.sharing) {
-                c.admit(s.path(i), hit, self.ctx_base[i]);
+                s.full_path(i, self.ctx_base[i], &mut self.scratch);
+                c.admit(&self.scratch, hit, self.ctx_base[i]);
                 self.prefill_need[i] = self.ctx_base[i] - hit;
             }
             match self.cfg.kv_policy {
@@ -584,7 +591,14 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
                 self.kv_static -= self.private[i] as u64;
                 self.private[i] = 0;
                 if let (Some(c), Some(s)) = (&mut self.cache, &self.sharing) {
-                    c.release(s.path(i));
+                    // What it computed stays cached (its own segment grows by the tokens
+                    // it generated) for its readmission, unless evicted first.
+                    s.full_path(i, self.ctx_base[i], &mut self.scratch);
+                    if self.state[i] == State::Decode {
+                        let own = self.scratch[self.scratch.len() - 1];
+                        c.extend(own.0, own.1.saturating_add(generated));
+                    }
+                    c.release(&self.scratch);
                 }
             } else {
                 self.kv_static -= self.ctx_base[i] as u64;
@@ -607,7 +621,8 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
     /// by the request until it ends), which no longer counts as the request's own.
     fn fill_cache(&mut self, i: usize) {
         if let (Some(c), Some(s)) = (&mut self.cache, &self.sharing) {
-            let moved = c.fill(s.path(i));
+            s.full_path(i, self.ctx_base[i], &mut self.scratch);
+            let moved = c.fill(&self.scratch);
             if !self.private.is_empty() {
                 let moved = moved.min(self.private[i]);
                 self.private[i] -= moved;
@@ -638,13 +653,20 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
         if let (Some(c), Some(s)) = (&mut self.cache, &self.sharing) {
             for &id in &self.leaving {
                 let i = id as usize;
+                // Its reply stays cached: in its conversation when the next turn resends
+                // it, else in its own segment.
+                s.full_path(i, self.ctx_base[i], &mut self.scratch);
+                let own = self.scratch[self.scratch.len() - 1];
                 let path = s.path(i);
-                if s.replies_cached {
-                    if let Some(&(seg, used)) = path.last() {
+                match path.last() {
+                    Some(&(seg, used)) if s.replies_cached => {
                         c.extend(seg, used.saturating_add(self.out_total[i]));
                     }
+                    _ => {
+                        c.extend(own.0, own.1.saturating_add(self.out_left[i]));
+                    }
                 }
-                c.release(path);
+                c.release(&self.scratch);
             }
         }
         self.leaving.clear();
@@ -1097,7 +1119,7 @@ impl StepTimer {
             w_bytes: sm.weight_bytes,
             expert_bytes: sm.expert_weight_bytes,
             expert_miss: sm.expert_miss_per_token,
-            kappa: sm.kv_bytes_per_token,
+            kappa: sm.kv_read_bytes_per_token(),
             s_per_tok: 2.0 * sm.params / (gpus * sm.compute_flops_per_s),
             comm_per_tok: sm.tp_comm_s_per_token,
             inv_flops: 1.0 / (gpus * sm.compute_flops_per_s),

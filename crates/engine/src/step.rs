@@ -35,6 +35,10 @@ pub struct StepModel {
     /// CUDA graphs for decode-only batches and launch a mixed batch's kernels one by
     /// one; 0 in the articles' model [s].
     pub prefill_overhead_s: f64,
+    /// Share of the memory bandwidth the attention kernels reach reading the KV cache,
+    /// relative to the weight reads (paged blocks, dequantised KV, short rows); 1 in the
+    /// articles' model, where KV and weights stream alike [0..].
+    pub kv_read_efficiency: f64,
     /// Attention FLOPs per pair of (query token, earlier token) in a prefill, over the
     /// full-attention layers: `4 × L × heads × head_dim`; 0 leaves prefill attention
     /// out, as the articles' model does [FLOP].
@@ -66,6 +70,8 @@ pub struct FittedConstants {
     pub frontend_s: f64,
     /// Extra fixed time of a step that computes prompt tokens [s].
     pub prefill_overhead_s: f64,
+    /// KV-read bandwidth relative to the weight reads [0..].
+    pub kv_read_efficiency: f64,
 }
 
 impl StepModel {
@@ -95,6 +101,7 @@ impl StepModel {
             seq_overhead_s: 0.0,
             frontend_s: 0.0,
             prefill_overhead_s: 0.0,
+            kv_read_efficiency: 1.0,
             attn_flops_per_pair: 0.0,
             window_attn_flops_per_pair: 0.0,
             attn_window_tokens: 0.0,
@@ -114,6 +121,7 @@ impl StepModel {
             seq_overhead_s: c.seq_overhead_s,
             frontend_s: c.frontend_s,
             prefill_overhead_s: c.prefill_overhead_s,
+            kv_read_efficiency: c.kv_read_efficiency,
             ..*self
         }
     }
@@ -181,9 +189,21 @@ impl StepModel {
     }
 
     /// Bytes read in a step whose decoders hold `ctx_tokens` of context, all GPUs
-    /// together, with every routed expert read [bytes].
+    /// together, with every routed expert read, the KV bytes weighed by how much slower
+    /// they stream than the weights: the bytes the weights' bandwidth would take the same
+    /// time over [bytes].
     pub fn bytes_read(&self, ctx_tokens: f64) -> f64 {
-        self.weight_bytes + self.kv_bytes_per_token * ctx_tokens
+        self.weight_bytes + self.kv_read_bytes_per_token() * ctx_tokens
+    }
+
+    /// KV bytes per token of context as the weights' bandwidth sees them: the bytes over
+    /// the KV-read efficiency (the bytes themselves at 1) [bytes/token].
+    pub fn kv_read_bytes_per_token(&self) -> f64 {
+        if self.kv_read_efficiency == 1.0 {
+            self.kv_bytes_per_token
+        } else {
+            self.kv_bytes_per_token / self.kv_read_efficiency
+        }
     }
 
     /// Memory time: weights plus `ctx_tokens` of KV, read at `g × beta` [s].
@@ -216,7 +236,7 @@ impl StepModel {
         prefill: bool,
         attn_flops: f64,
     ) -> f64 {
-        let mem = (self.weights_read(n_tok) + self.kv_bytes_per_token * ctx_tokens)
+        let mem = (self.weights_read(n_tok) + self.kv_read_bytes_per_token() * ctx_tokens)
             / (self.gpus() * self.mem_bandwidth_bytes_per_s);
         let mixed = if prefill {
             self.prefill_overhead_s

@@ -127,12 +127,27 @@ pub struct Sharing {
     pub items: Vec<(u32, u32)>,
     /// Whether a request's reply extends its last segment once it finishes.
     pub replies_cached: bool,
+    /// The first of the requests' own segments: request `i`'s is `own_base + i`. It
+    /// holds what the request computed beyond the shared prefixes (its own prompt, and
+    /// its output unless a session keeps it), so that a preempted request finds it again
+    /// when readmitted, and a finished one's blocks stay cached until evicted, as an
+    /// engine's block cache keeps them.
+    pub own_base: u32,
 }
 
 impl Sharing {
-    /// Request `i`'s path.
+    /// Request `i`'s shared path.
     pub fn path(&self, i: usize) -> &[(u32, u32)] {
         &self.items[self.start[i] as usize..self.start[i + 1] as usize]
+    }
+
+    /// Request `i`'s whole path for a context of `ctx` tokens: its shared path, then its
+    /// own segment with the rest of the context, written into `out`.
+    pub fn full_path(&self, i: usize, ctx: u32, out: &mut Vec<(u32, u32)>) {
+        out.clear();
+        out.extend_from_slice(self.path(i));
+        let shared: u32 = out.iter().map(|&(_, u)| u).sum();
+        out.push((self.own_base + i as u32, ctx.saturating_sub(shared)));
     }
 }
 
@@ -512,12 +527,13 @@ impl TrafficModel {
             }
             // The typed hit rate: one prefix, cached from the start, that every hit holds.
             let mut s = Sharing {
-                segments: 1,
+                segments: 1 + n as u32,
                 block_tokens: 1,
                 pinned: vec![(0, self.prefix_tokens)],
                 start: Vec::with_capacity(n + 1),
                 items: Vec::new(),
                 replies_cached: false,
+                own_base: 1,
             };
             s.start.push(0);
             for &c in &w.cached_tokens {
@@ -544,6 +560,7 @@ impl TrafficModel {
             start: Vec::with_capacity(n + 1),
             items: Vec::with_capacity(2 * n),
             replies_cached: p.replies_cached && p.sessions > 0,
+            own_base: 0,
         };
         s.start.push(0);
         w.cached_tokens = Vec::new();
@@ -555,6 +572,8 @@ impl TrafficModel {
                 s.items.push((g, p.group_tokens));
                 s.start.push(s.items.len() as u32);
             }
+            s.own_base = s.segments;
+            s.segments += n as u32;
             w.sharing = Some(s);
             return;
         }
@@ -614,6 +633,8 @@ impl TrafficModel {
             w.prompt_tokens[i] = own.saturating_add(if k > 0 { p.group_tokens } else { 0 });
             w.output_tokens[i] = replies[row + tt].max(1);
         }
+        s.own_base = s.segments;
+        s.segments += n as u32;
         w.sharing = Some(s);
     }
 

@@ -45,6 +45,8 @@ pub enum LengthSource {
     Spread,
     /// The mean lengths only, on the plan's length shape (its lognormal sigma).
     MeansOnly,
+    /// The plan's prefix structure (shared prefixes, sessions) makes the prompts.
+    Structure,
 }
 
 /// Which constants beyond the three always fitted (bandwidth share, compute share, the
@@ -58,6 +60,8 @@ pub struct FitTerms {
     /// The extra time of a step with prompt tokens (pinned by how TPOT grows with the
     /// prompts arriving, and by TTFT).
     pub prefill_overhead: bool,
+    /// The KV-read efficiency (pinned by how TPOT grows with the decoders' context).
+    pub kv_read: bool,
 }
 
 impl FitTerms {
@@ -66,12 +70,23 @@ impl FitTerms {
         frontend: false,
         seq_overhead: false,
         prefill_overhead: false,
+        kv_read: false,
     };
     /// Every constant.
     pub const ALL: FitTerms = FitTerms {
         frontend: true,
         seq_overhead: true,
         prefill_overhead: true,
+        kv_read: true,
+    };
+    /// The constants a calibration fits unless told otherwise: all but the per-sequence
+    /// time, which the public runs never needed (their fits put it at zero) and which
+    /// the KV reads and the prefill steps otherwise trade against.
+    pub const DEFAULT: FitTerms = FitTerms {
+        frontend: true,
+        seq_overhead: false,
+        prefill_overhead: true,
+        kv_read: true,
     };
 
     /// Whether search dimension `k` of a [`Theta`] is free.
@@ -81,6 +96,7 @@ impl FitTerms {
             3 => self.frontend,
             4 => self.seq_overhead,
             5 => self.prefill_overhead,
+            6 => self.kv_read,
             _ => false,
         }
     }
@@ -93,7 +109,7 @@ impl FitTerms {
 
 impl Default for FitTerms {
     fn default() -> Self {
-        FitTerms::ALL
+        FitTerms::DEFAULT
     }
 }
 
@@ -110,17 +126,21 @@ pub struct CalibrationProblem {
 }
 
 /// Dimensions of the search space.
-pub const THETA_DIMS: usize = 6;
+pub const THETA_DIMS: usize = 7;
 
 /// The constants in search space: `(ln bw share, ln compute share, ln floor [ms],
 /// ln(1 + frontend [ms]), ln(1 + per-sequence time [µs]), ln(1 + prefill-step time
-/// [ms]))`, where the floor is the
+/// [ms]), ln KV-read efficiency)`, where the floor is the
 /// time of a decode step with an empty KV cache, `overhead + weight read time / bw
 /// share`. The floor is what light-load TPOT pins down directly; searching it instead
 /// of the overhead keeps the valley of equally good fits (less bandwidth, less
 /// overhead) from lying diagonally in the search space.
 pub type Theta = [f64; THETA_DIMS];
 
+/// Smallest fitted KV-read efficiency (relative to the weight reads).
+pub const MIN_KV_READ_EFFICIENCY: f64 = 0.05;
+/// Largest fitted KV-read efficiency.
+pub const MAX_KV_READ_EFFICIENCY: f64 = 1.5;
 /// Largest fitted frontend time [s].
 pub const MAX_FRONTEND_S: f64 = 10.0;
 /// Largest fitted per-sequence time [s/sequence].
@@ -144,6 +164,13 @@ pub struct Constants {
     /// Extra time of a step with prompt tokens [s].
     #[serde(default)]
     pub prefill_overhead_s: f64,
+    /// KV-read bandwidth relative to the weight reads [0..].
+    #[serde(default = "one")]
+    pub kv_read_efficiency: f64,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 impl Constants {
@@ -156,6 +183,7 @@ impl Constants {
             seq_overhead_s: self.seq_overhead_s,
             frontend_s: self.frontend_s,
             prefill_overhead_s: self.prefill_overhead_s,
+            kv_read_efficiency: self.kv_read_efficiency,
         }
     }
 }
@@ -177,6 +205,11 @@ pub(crate) fn clamp_theta(t: Theta) -> Theta {
         c(t[3], 0.0, hi_front),
         c(t[4], 0.0, hi_seq),
         c(t[5], 0.0, hi_prefill),
+        c(
+            t[6],
+            libm::log(MIN_KV_READ_EFFICIENCY),
+            libm::log(MAX_KV_READ_EFFICIENCY),
+        ),
     ]
 }
 
@@ -194,6 +227,7 @@ impl Constants {
             frontend_s: libm::expm1(t[3]) * 1e-3,
             seq_overhead_s: libm::expm1(t[4]) * 1e-6,
             prefill_overhead_s: libm::expm1(t[5]) * 1e-3,
+            kv_read_efficiency: libm::exp(t[6]),
         }
     }
 
@@ -207,6 +241,7 @@ impl Constants {
             libm::log1p(self.frontend_s * 1e3),
             libm::log1p(self.seq_overhead_s * 1e6),
             libm::log1p(self.prefill_overhead_s * 1e3),
+            libm::log(self.kv_read_efficiency),
         ])
     }
 }
@@ -228,7 +263,7 @@ impl CalibrationProblem {
     /// Builds one simulated case per measured point of `set`, on `plan`'s model,
     /// hardware, engine settings and prefix cache, freeing every constant.
     pub fn new(plan: &Plan, set: &MeasuredSet) -> Result<CalibrationProblem, CalibrateError> {
-        CalibrationProblem::with_terms(plan, set, FitTerms::ALL)
+        CalibrationProblem::with_terms(plan, set, FitTerms::DEFAULT)
     }
 
     /// [`CalibrationProblem::new`], freeing the constants of `terms`.
@@ -261,8 +296,16 @@ impl CalibrationProblem {
         let case = &self.points[i];
         let mut plan = self.plan.clone();
         plan.traffic = case.traffic.clone();
-        plan.run.num_requests = case.num_requests;
-        plan.run.warmup_requests = 0;
+        // A benchmark starts from an idle server; with shared prefixes, the plan's
+        // warm-up requests run first, unmeasured, so that the cache holds what the
+        // benchmark's own warm-up (or its earlier rates) left in it.
+        let warmup = if plan.traffic.sharing.is_some() {
+            self.plan.run.warmup_requests
+        } else {
+            0
+        };
+        plan.run.num_requests = case.num_requests + warmup;
+        plan.run.warmup_requests = warmup;
         let mut cfg = SimConfig::from_plan(&plan, case.rate_rps)?;
         cfg.step = StepModel::datasheet(&plan).calibrated(&c.fitted());
         cfg.check()?;
@@ -322,6 +365,7 @@ impl CalibrationProblem {
             seq_overhead_s: self.plan.hardware.seq_overhead_s,
             frontend_s: self.plan.engine.frontend_s,
             prefill_overhead_s: self.plan.hardware.prefill_overhead_s,
+            kv_read_efficiency: self.plan.hardware.kv_read_efficiency,
         }
     }
 
@@ -377,7 +421,12 @@ fn point_case(base: &Plan, p: &MeasuredPoint, index: u64) -> Result<PointCase, C
     let n_measured = p.completed.saturating_add(p.failed);
     let mut num_requests = if n_measured > 0 { n_measured } else { 1000 };
     let lengths;
-    if !p.requests.is_empty() {
+    if base.traffic.sharing.is_some() {
+        // The prefix structure makes the prompts (each turn resends its conversation):
+        // the plan's lengths are its messages and replies; the file's lengths are only
+        // what the structure should give on average.
+        lengths = LengthSource::Structure;
+    } else if !p.requests.is_empty() {
         let rows: Vec<TraceRow> = p
             .requests
             .iter()
@@ -646,6 +695,14 @@ pub(crate) fn length_with_mean(shape: &LengthSpec, mean: f64) -> LengthSpec {
 /// Metric index: TTFT, TPOT, E2E.
 pub(crate) const METRICS: usize = 3;
 
+/// Weight of a mean in the fit's loss.
+const MEAN_WEIGHT: f64 = 1.0;
+/// Weight of a median: the shape of the distribution, which rests on the workload's
+/// lengths and prefix hits more than on the hardware.
+const P50_WEIGHT: f64 = 0.25;
+/// Weight of a 99th percentile: a handful of requests at a few hundred a point.
+const P99_WEIGHT: f64 = 0.1;
+
 /// The (measured, predicted, weight) statistics of one point, per metric.
 fn pairs(m: &MeasuredSummary, p: &Prediction) -> [Vec<(f64, f64, f64)>; METRICS] {
     let one = |stats: [(Option<f64>, f64, f64); 3]| {
@@ -656,19 +713,19 @@ fn pairs(m: &MeasuredSummary, p: &Prediction) -> [Vec<(f64, f64, f64)>; METRICS]
     };
     [
         one([
-            (m.ttft_mean_s, p.ttft_s.mean, 1.0),
-            (m.ttft_p50_s, p.ttft_s.p50, 1.0),
-            (m.ttft_p99_s, p.ttft_s.p99, 0.5),
+            (m.ttft_mean_s, p.ttft_s.mean, MEAN_WEIGHT),
+            (m.ttft_p50_s, p.ttft_s.p50, P50_WEIGHT),
+            (m.ttft_p99_s, p.ttft_s.p99, P99_WEIGHT),
         ]),
         one([
-            (m.tpot_mean_s, p.tpot_s.mean, 1.0),
-            (m.tpot_p50_s, p.tpot_s.p50, 1.0),
-            (m.tpot_p99_s, p.tpot_s.p99, 0.5),
+            (m.tpot_mean_s, p.tpot_s.mean, MEAN_WEIGHT),
+            (m.tpot_p50_s, p.tpot_s.p50, P50_WEIGHT),
+            (m.tpot_p99_s, p.tpot_s.p99, P99_WEIGHT),
         ]),
         one([
-            (m.e2e_mean_s, p.e2e_s.mean, 1.0),
-            (m.e2e_p50_s, p.e2e_s.p50, 1.0),
-            (m.e2e_p99_s, p.e2e_s.p99, 0.5),
+            (m.e2e_mean_s, p.e2e_s.mean, MEAN_WEIGHT),
+            (m.e2e_p50_s, p.e2e_s.p50, P50_WEIGHT),
+            (m.e2e_p99_s, p.e2e_s.p99, P99_WEIGHT),
         ]),
     ]
 }

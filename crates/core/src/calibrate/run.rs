@@ -98,7 +98,7 @@ pub struct Calibrator {
 impl Calibrator {
     /// Prepares the calibration of `plan` to `set`, fitting every constant.
     pub fn new(plan: &Plan, set: &MeasuredSet) -> Result<Calibrator, CalibrateError> {
-        Calibrator::with_terms(plan, set, FitTerms::ALL)
+        Calibrator::with_terms(plan, set, FitTerms::DEFAULT)
     }
 
     /// [`Calibrator::new`], fitting the constants of `terms`.
@@ -307,6 +307,9 @@ impl Calibrator {
             prefill_overhead_s: terms
                 .prefill_overhead
                 .then(|| fitted_sd(fitted.prefill_overhead_s, |c| c.prefill_overhead_s)),
+            kv_read_efficiency: terms
+                .kv_read
+                .then(|| fitted_sd(fitted.kv_read_efficiency, |c| c.kv_read_efficiency)),
             source: self.source.clone(),
             error,
             points: cases.iter().map(|c| c.measured.clone()).collect(),

@@ -15,6 +15,7 @@ pub(crate) const TRUTH: Constants = Constants {
     seq_overhead_s: 0.0,
     frontend_s: 0.0,
     prefill_overhead_s: 0.0,
+    kv_read_efficiency: 1.0,
 };
 
 /// Synthetic points of 1,000 requests with the [`TRUTH`] constants, seed 0xBEEF.
@@ -307,7 +308,7 @@ fn constants_round_trip_through_theta_and_clamp() {
     let back = Constants::from_theta(with_more.theta(wt), wt);
     assert!(rel(back.seq_overhead_s, 25e-6) < 1e-9);
     assert!(rel(back.frontend_s, 0.04) < 1e-9);
-    let wild = Constants::from_theta([50.0, -50.0, f64::NAN, 99.0, -3.0, 0.5], wt);
+    let wild = Constants::from_theta([50.0, -50.0, f64::NAN, 99.0, -3.0, 0.5, 9.0], wt);
     assert_eq!(wild.bandwidth_efficiency, MAX_EFFICIENCY);
     assert!(rel(wild.compute_efficiency, MIN_EFFICIENCY) < 1e-12);
     assert!(rel(wild.step_overhead_s, MIN_OVERHEAD_S) < 1e-12);

@@ -292,6 +292,12 @@ pub fn constants_words(c: &Calibration) -> String {
             plain((f.value * 1e7).round() / 10.0)
         ));
     }
+    if let Some(f) = c.kv_read_efficiency {
+        parts.push(format!(
+            "KV read at {} of the weights' speed",
+            pct_whole(f.value)
+        ));
+    }
     if let Some(f) = c.prefill_overhead_s {
         parts.push(format!(
             "{} ms more per step with prompt tokens",
@@ -368,6 +374,13 @@ impl CalibrationReport {
                 "per sequence",
                 format!("{} µs", us(f.value)),
                 format!("{} µs", us(f.sd)),
+            ));
+        }
+        if let Some(f) = c.kv_read_efficiency {
+            rows.push((
+                "KV read share",
+                format!("{:.3}", f.value),
+                format!("{:.3}", f.sd),
             ));
         }
         if let Some(f) = c.prefill_overhead_s {

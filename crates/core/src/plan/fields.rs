@@ -718,6 +718,19 @@ pub const FIELDS: &[Field] = &[
         "ms",
         1e-3,
     ),
+    show(
+        row(
+            "hardware.kv_read_efficiency",
+            "KV read efficiency",
+            "Share of the memory bandwidth attention reaches reading the KV cache, relative to the weights (1: alike).",
+            "",
+            Real,
+            closed(0.05, 1.5),
+            flag("kv-read-efficiency"),
+        ),
+        "0–1",
+        1.0,
+    ),
     finance(show(
         row(
             "hardware.gpu_hour_usd",
@@ -1121,6 +1134,15 @@ pub const FIELDS: &[Field] = &[
         "ms",
         1e-3,
     ),
+    optional(row(
+        "engine.kv_cache_tokens",
+        "KV cache size",
+        "The KV cache's size as the engine logs it at start (GPU KV cache size), instead of the estimate from memory.",
+        "tokens",
+        Whole,
+        whole(1, 1_000_000_000),
+        flag("kv-cache-tokens"),
+    )),
     // Planning.
     finance(show(
         row(

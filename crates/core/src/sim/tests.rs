@@ -167,6 +167,15 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
     let mut own = vec![0u64; n];
     let no_path: &[(u32, u32)] = &[];
     let path_of = |r: usize| sharing.as_ref().map_or(no_path, |s| s.path(r));
+    // The whole path: the shared one, then the request's own segment with the rest of
+    // its context (what it computed beyond the shared prefixes).
+    let full_path = |r: usize, ctx: u64| -> Vec<(u32, u32)> {
+        let mut v = Vec::new();
+        if let Some(s) = &sharing {
+            s.full_path(r, ctx as u32, &mut v);
+        }
+        v
+    };
     let timer = engine::StepTimer::new(cfg);
     let budget = if cfg.chunked_prefill {
         cfg.max_num_batched_tokens as u64
@@ -246,7 +255,14 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
                     0
                 };
                 if let Some(c) = &mut cache {
-                    c.release(path_of(r));
+                    // What it computed stays cached for its readmission: its own
+                    // segment grows by the tokens it generated.
+                    let path = full_path(r, base[r]);
+                    if generated > 0 || is_decoding(&s, &need) {
+                        let own_seg = path[path.len() - 1];
+                        c.extend(own_seg.0, own_seg.1.saturating_add(generated as u32));
+                    }
+                    c.release(&path);
                 }
                 own[r] = 0;
                 // Recompute: the whole context is prefilled again, less the cached prefix.
@@ -265,11 +281,9 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
         while running.len() < cfg.max_num_seqs as usize {
             absorb(now, &mut next_arrival, &mut queue, &gate);
             let Some(&r) = queue.front() else { break };
+            let path = full_path(r, base[r]);
             let (hit, unheld) = match &cache {
-                Some(c) => (
-                    c.lookup(path_of(r), base[r] as u32) as u64,
-                    c.unheld_in(path_of(r)),
-                ),
+                Some(c) => (c.lookup(&path, base[r] as u32) as u64, c.unheld_in(&path)),
                 None => (0, 0),
             };
             let fits = match cfg.kv_policy {
@@ -298,7 +312,7 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
             }
             queue.pop_front();
             if let Some(c) = &mut cache {
-                c.admit(path_of(r), hit as u32, base[r] as u32);
+                c.admit(&path, hit as u32, base[r] as u32);
             }
             need[r] = base[r] - hit;
             if paged && with_cache {
@@ -378,7 +392,7 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
                         first_token[r] = now;
                     }
                     if let Some(c) = &mut cache {
-                        let moved = c.fill(path_of(r)) as u64;
+                        let moved = c.fill(&full_path(r, base[r])) as u64;
                         if paged {
                             own[r] -= moved.min(own[r]);
                         }
@@ -406,13 +420,19 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
         ended.sort_unstable();
         if let Some(c) = &mut cache {
             for r in ended {
-                let path = path_of(r);
-                if sharing.as_ref().is_some_and(|x| x.replies_cached) {
-                    if let Some(&(seg, used)) = path.last() {
+                // Its reply stays cached: in its conversation when the next turn resends
+                // it, else in its own segment.
+                let path = full_path(r, base[r]);
+                let own_seg = path[path.len() - 1];
+                match path_of(r).last() {
+                    Some(&(seg, used)) if sharing.as_ref().is_some_and(|x| x.replies_cached) => {
                         c.extend(seg, used.saturating_add(output(r) as u32));
                     }
+                    _ => {
+                        c.extend(own_seg.0, own_seg.1.saturating_add(left[r] as u32));
+                    }
                 }
-                c.release(path);
+                c.release(&path);
             }
         }
     }
