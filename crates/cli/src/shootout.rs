@@ -137,6 +137,15 @@ fn text(r: &ShootoutResult) -> String {
                 format!("the plan's choice; {note}")
             };
         }
+        // A calibrated plan: which rows rest on measurements and which carry them over.
+        if !row.constants.is_datasheet() {
+            let c = format!("constants {}", row.constants.label());
+            note = if note.is_empty() {
+                c
+            } else {
+                format!("{c}; {note}")
+            };
+        }
         s.push_str(&format!(
             "{mark} {:<12} {:>3} {:>10} {:>9} {:>6} {:>12} {:>14} {:>10} {:>10}  {}\n",
             row.gpu,

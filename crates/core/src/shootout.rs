@@ -17,8 +17,8 @@
 
 use crate::fleet::memory_fit;
 pub use crate::plan::comparison::{
-    ShootoutRecord, ShootoutResult, ShootoutRow, ShootoutSpec, DEFAULT_GPUS, MAX_OPTIONS,
-    TP_DEGREES,
+    ConstantsSource, ShootoutRecord, ShootoutResult, ShootoutRow, ShootoutSpec, DEFAULT_GPUS,
+    MAX_OPTIONS, TP_DEGREES,
 };
 use crate::plan::Plan;
 use crate::presets;
@@ -169,6 +169,7 @@ impl ShootoutRow {
             kv_capacity_tokens: m.kv_capacity_tokens,
             gpus_needed: m.gpus_needed,
             chosen,
+            constants: ConstantsSource::of(plan),
         }
     }
 
@@ -194,6 +195,7 @@ impl ShootoutRow {
             kv_capacity_tokens: m.kv_capacity_tokens,
             gpus_needed: m.gpus_needed,
             chosen,
+            constants: ConstantsSource::of(plan),
         }
     }
 }

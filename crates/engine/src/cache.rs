@@ -59,8 +59,14 @@ pub struct PrefixCache {
 
 impl PrefixCache {
     /// An empty cache of `segments` segments with blocks of `block` tokens; `pinned`
-    /// segments start cached with the given tokens and stay.
-    pub fn new(segments: u32, block: u32, pinned: &[(u32, u32)]) -> PrefixCache {
+    /// segments start cached with the given tokens and stay; `preloaded` ones start
+    /// cached and evictable (oldest first in the order given).
+    pub fn new(
+        segments: u32,
+        block: u32,
+        pinned: &[(u32, u32)],
+        preloaded: &[(u32, u32)],
+    ) -> PrefixCache {
         let n = segments as usize;
         let mut c = PrefixCache {
             block: block.max(1),
@@ -81,6 +87,13 @@ impl PrefixCache {
                 *p = true;
                 c.cached[s as usize] = t;
                 c.tokens += t as u64;
+            }
+        }
+        for &(s, t) in preloaded {
+            let i = s as usize;
+            if i < n && !c.pinned[i] {
+                c.tokens += t.saturating_sub(c.cached[i]) as u64;
+                c.update(i, |c| c.cached[i] = c.cached[i].max(t));
             }
         }
         c
@@ -277,7 +290,7 @@ mod tests {
 
     #[test]
     fn hits_stop_at_the_first_segment_not_wholly_cached_and_keep_a_token_to_compute() {
-        let mut c = PrefixCache::new(3, 16, &[]);
+        let mut c = PrefixCache::new(3, 16, &[], &[]);
         let path = [(0u32, 100u32), (1, 300)];
         assert_eq!(c.lookup(&path, 500), 0);
         c.admit(&path, 0, 500);
@@ -298,7 +311,7 @@ mod tests {
 
     #[test]
     fn a_running_request_holds_a_segment_only_as_far_as_its_prompt_reaches() {
-        let mut c = PrefixCache::new(2, 16, &[]);
+        let mut c = PrefixCache::new(2, 16, &[], &[]);
         // Turn 3 of a conversation computed and finished: 900 tokens cached, free.
         let turn3 = [(0u32, 900u32)];
         c.admit(&turn3, 0, 901);
@@ -320,7 +333,7 @@ mod tests {
 
     #[test]
     fn eviction_takes_the_least_recently_released_and_the_tail_first() {
-        let mut c = PrefixCache::new(4, 16, &[]);
+        let mut c = PrefixCache::new(4, 16, &[], &[]);
         for (s, t) in [(0u32, 160u32), (1, 320), (2, 64)] {
             let p = [(s, t)];
             c.admit(&p, 0, t + 1);
@@ -348,7 +361,7 @@ mod tests {
 
     #[test]
     fn a_pinned_prefix_is_cached_from_the_start_and_never_evicted() {
-        let mut c = PrefixCache::new(1, 1, &[(0, 5000)]);
+        let mut c = PrefixCache::new(1, 1, &[(0, 5000)], &[]);
         assert_eq!(c.tokens(), 5000);
         assert_eq!(c.held(), 5000);
         assert_eq!(c.lookup(&[(0, 5000)], 5800), 5000);

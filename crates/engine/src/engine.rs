@@ -284,7 +284,7 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
         let sharing = w.sharing.take();
         let cache = sharing
             .as_ref()
-            .map(|s| PrefixCache::new(s.segments, s.block_tokens, &s.pinned));
+            .map(|s| PrefixCache::new(s.segments, s.block_tokens, &s.pinned, &s.preloaded));
         let prefill_need: Vec<u32> = if w.cached_tokens.is_empty() || sharing.is_some() {
             w.prompt_tokens.clone()
         } else {

@@ -120,6 +120,9 @@ pub struct Sharing {
     pub block_tokens: u32,
     /// Segments cached from the start and never evicted, with their tokens.
     pub pinned: Vec<(u32, u32)>,
+    /// Segments cached from the start that may be evicted like any other: the shared
+    /// prefixes a server in steady state already holds.
+    pub preloaded: Vec<(u32, u32)>,
     /// Request `i`'s path is `items[start[i]..start[i + 1]]`: (segment, tokens of the
     /// prompt in it), outermost first.
     pub start: Vec<u32>,
@@ -530,6 +533,7 @@ impl TrafficModel {
                 segments: 1 + n as u32,
                 block_tokens: 1,
                 pinned: vec![(0, self.prefix_tokens)],
+                preloaded: Vec::new(),
                 start: Vec::with_capacity(n + 1),
                 items: Vec::new(),
                 replies_cached: false,
@@ -557,6 +561,8 @@ impl TrafficModel {
             segments: k,
             block_tokens: p.block_tokens.max(1),
             pinned: Vec::new(),
+            // A server in steady state holds its shared prefixes already: they start cached.
+            preloaded: (0..k).map(|g| (g, p.group_tokens)).collect(),
             start: Vec::with_capacity(n + 1),
             items: Vec::with_capacity(2 * n),
             replies_cached: p.replies_cached && p.sessions > 0,

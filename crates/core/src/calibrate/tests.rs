@@ -4,7 +4,9 @@
 use super::run::lognormal_fit;
 use super::*;
 use crate::measure::{Format, MeasuredPoint, MeasuredSet};
-use crate::plan::{Calibration, LengthDist, MetricErrors, Plan, MAX_EFFICIENCY, MIN_EFFICIENCY};
+use crate::plan::{
+    Calibration, Fitted, LengthDist, MetricErrors, Plan, MAX_EFFICIENCY, MIN_EFFICIENCY,
+};
 use crate::roofline::{StepModel, StepModelOf};
 
 /// The constants the synthetic "server" runs with.
@@ -13,9 +15,9 @@ pub(crate) const TRUTH: Constants = Constants {
     compute_efficiency: 0.7,
     step_overhead_s: 3e-3,
     seq_overhead_s: 0.0,
-    frontend_s: 0.0,
-    prefill_overhead_s: 0.0,
-    kv_read_efficiency: 1.0,
+    frontend_s: 0.025,
+    prefill_overhead_s: 2e-3,
+    kv_read_efficiency: 0.6,
 };
 
 /// Synthetic points of 1,000 requests with the [`TRUTH`] constants, seed 0xBEEF.
@@ -45,32 +47,39 @@ fn recovers_known_constants_from_noisy_measurements() {
     let report = calibrate_threads(&plan, &set, 2, &mut |_| true).unwrap();
     let c = &report.calibration;
     eprintln!(
-        "bw {:?} compute {:?} c0 {:?} errors {:?} evals {}",
+        "bw {:?} compute {:?} c0 {:?} frontend {:?} prefill {:?} kv {:?} errors {:?} evals {}",
         c.bandwidth_efficiency,
         c.compute_efficiency,
         c.step_overhead_s,
+        c.frontend_s,
+        c.prefill_overhead_s,
+        c.kv_read_efficiency,
         c.error,
         report.evaluations
     );
     // What light-load TPOT pins down, the empty-cache decode step (overhead plus the
-    // weight read), comes back within 5%; the compute share within 10%. How that step
+    // weight read), comes back within 8%; the compute share within 10%. How that step
     // splits into bandwidth and overhead rests on the KV-read slope, which is small for
     // an 8B GQA model and short contexts: the bandwidth share alone comes back only
-    // within 35% (docs/calibration.md, "Limits").
+    // within 35%, and how TTFT's fixed part splits into the frontend, the step and the
+    // prefill-step overheads is as loosely pinned (docs/calibration.md, "Limits").
     let wt = 16e9 / 3.35e12;
     let floor = |bw: f64, c0: f64| c0 + wt / bw;
     assert!(
         rel(
             floor(c.bandwidth_efficiency.value, c.step_overhead_s.value),
             floor(TRUTH.bandwidth_efficiency, TRUTH.step_overhead_s)
-        ) < 0.05
+        ) < 0.08
     );
     assert!(rel(c.compute_efficiency.value, TRUTH.compute_efficiency) < 0.10);
     assert!(rel(c.bandwidth_efficiency.value, TRUTH.bandwidth_efficiency) < 0.35);
     let held = c.error.held_out.unwrap();
-    // The fit beats the datasheet by far, and the held-out error stays near the noise.
-    assert!(c.error.in_sample.overall < 0.08, "{:?}", c.error);
-    assert!(held.overall < 0.12, "{held:?}");
+    let heavy = c.error.extrapolation.unwrap();
+    // The fit beats the datasheet by far; its predictions of points it did not see stay
+    // near the 3% noise, in range and on the heavier loads from the lighter ones.
+    assert!(c.error.in_sample.overall < 0.06, "{:?}", c.error);
+    assert!(held.overall < 0.08, "{held:?}");
+    assert!(heavy.overall < 0.12, "{heavy:?}");
     assert!(c.error.uncalibrated.overall > 0.2, "{:?}", c.error);
     assert!(c.bandwidth_efficiency.sd > 0.0 && c.bandwidth_efficiency.sd < 0.1);
     assert_eq!(report.points.len(), rates.len());
@@ -138,10 +147,13 @@ fn runs_faster_than_the_datasheet_allows_are_flagged() {
     let points = synthetic_points(&plan, &fast, &rates, 1000, 0.0, false, 0xBEEF).unwrap();
     let r = calibrate_threads(&plan, &set_of(points), 1, &mut |_| true).unwrap();
     let c = &r.calibration;
-    assert!(c.bandwidth_efficiency.value > 1.0, "{c:?}");
+    // The extra bandwidth shows in the weight reads or in the KV reads (the fit can
+    // put it in either), never below the datasheet in both.
+    let kv = c.kv_read_efficiency.map_or(1.0, |k| k.value) * c.bandwidth_efficiency.value;
+    assert!(c.bandwidth_efficiency.value > 1.0 || kv > 1.05, "{c:?}");
     let cautions = calibration_cautions(c);
     assert_eq!(cautions.len(), 1, "{cautions:?}");
-    assert!(cautions[0].starts_with("the fit puts the memory bandwidth at 1"));
+    assert!(cautions[0].starts_with("the fit puts the "), "{cautions:?}");
     assert!(cautions[0].contains("% of the datasheet, more than the GPU has"));
     assert!(
         r.warnings.contains(&cautions[0]),
@@ -156,7 +168,7 @@ fn runs_faster_than_the_datasheet_allows_are_flagged() {
         "{:?}",
         ok.calibration
     );
-    assert_eq!(ok.verdict, FitVerdict::Good, "{:?}", ok.calibration.error);
+    assert!(!ok.verdict.is_weak(), "{:?}", ok.calibration.error);
     assert!(ok.calibration.spread_estimated());
 }
 
@@ -341,10 +353,19 @@ fn recovers_the_constants_from_files_in_every_format() {
         let r = calibrate_threads(&plan, &set, 2, &mut |_| true).unwrap();
         let c = &r.calibration;
         eprintln!("{what}: {}", calibration_words(c));
+        // The decode step at light load (what the floor and the KV reads of a few
+        // short contexts add up to) is what the files pin down: the lightest point's
+        // TPOT, predicted within 8% (its own 2% noise included).
+        let light = &r.points[0];
         assert!(
-            rel(floor(c), truth_floor) < 0.05,
-            "{what}: floor {}",
-            floor(c)
+            rel(
+                light.predicted.tpot_s.mean,
+                light.measured.tpot_mean_s.unwrap()
+            ) < 0.08,
+            "{what}: floor {}, light TPOT {:?} predicted {}",
+            floor(c),
+            light.measured.tpot_mean_s,
+            light.predicted.tpot_s.mean
         );
         assert!(
             rel(c.compute_efficiency.value, TRUTH.compute_efficiency) < 0.15,
@@ -364,8 +385,10 @@ fn recovers_the_constants_from_files_in_every_format() {
 fn a_calibration_moved_to_another_gpu_is_flagged() {
     let plan = Plan::default();
     let set = set_of(pts(&plan, &[4.0, 12.0], 0.0, false));
-    let r = calibrate_threads(&plan, &set, 1, &mut |_| true).unwrap();
-    let c = r.calibration.clone();
+    let mut r = calibrate_threads(&plan, &set, 1, &mut |_| true).unwrap();
+    // Two points leave the fit unchecked against the datasheet: switch it on by hand.
+    r.plan.calibration.as_mut().unwrap().enabled = true;
+    let c = r.plan.calibration.clone().unwrap();
     assert_eq!(c.mismatch(&r.plan), None);
     let mut moved = r.plan.clone();
     moved.hardware.preset = "b200".into();
@@ -397,6 +420,12 @@ fn calibration_in_words_says_where_it_came_from_and_how_well_it_held() {
         .calibration;
     c.source.model = "Llama-3.1-70B-Instruct-FP8".into();
     c.source.engine = String::new();
+    c.enabled = true;
+    c.seq_overhead_s = None;
+    c.frontend_s = None;
+    c.prefill_overhead_s = None;
+    c.kv_read_efficiency = None;
+    c.error.extrapolation = None;
     c.error.held_out = Some(MetricErrors {
         overall: 0.0812,
         ..MetricErrors::default()
@@ -428,7 +457,32 @@ fn calibration_in_words_says_where_it_came_from_and_how_well_it_held() {
     assert_eq!(w.badge, "datasheet constants");
     assert_eq!(calibration_words(&c), w.sentence);
     c.enabled = true;
+    // With the extrapolation error and the other constants: both errors, every constant.
+    c.error.extrapolation = Some(MetricErrors {
+        overall: 0.1234,
+        ..MetricErrors::default()
+    });
+    c.frontend_s = Some(Fitted::exact(0.0387));
+    c.prefill_overhead_s = Some(Fitted::exact(0.0021));
+    c.kv_read_efficiency = Some(Fitted::exact(0.55));
+    let w = calibration_summary(&c);
+    assert!(
+        w.sentence.contains(
+            "by 8% on average on held-out runs, and by 12% on the heavier half of the loads \
+             when fitted on the lighter half (datasheet constants: 27%)."
+        ),
+        "{}",
+        w.sentence
+    );
+    assert_eq!(w.badge, "calibrated · error up to 12%");
+    assert_eq!(
+        w.constants,
+        "Fitted: 81% of the datasheet memory bandwidth, 69% of its compute, 3.1 ms fixed per \
+         step, KV read at 55% of the weights' speed, 2.1 ms more per step with prompt tokens, \
+         38.7 ms frontend per request."
+    );
     c.error.held_out = None;
+    c.error.extrapolation = None;
     c.error.in_sample.overall = 0.05;
     let w = calibration_summary(&c);
     assert!(w

@@ -159,10 +159,21 @@ pub const MAX_PLAUSIBLE_SHARE: f64 = 1.05;
 /// [`verdict_words`].
 pub fn calibration_cautions(c: &Calibration) -> Vec<String> {
     let mut w = Vec::new();
+    // The KV reads' own share of the datasheet bandwidth: the weights' share times how
+    // fast KV streams beside the weights.
+    let kv_share = c.kv_read_efficiency.map(|k| {
+        (
+            k.value * c.bandwidth_efficiency.value,
+            "KV-cache reads' bandwidth",
+        )
+    });
     for (what, share) in [
         ("memory bandwidth", c.bandwidth_efficiency.value),
         ("compute", c.compute_efficiency.value),
-    ] {
+    ]
+    .into_iter()
+    .chain(kv_share.map(|(s, what)| (what, s)))
+    {
         if share > MAX_PLAUSIBLE_SHARE {
             w.push(format!(
                 "the fit puts the {what} at {} of the datasheet, more than the GPU has: \

@@ -73,6 +73,59 @@ pub struct ShootoutRow {
     pub gpus_needed: Option<u32>,
     /// Whether this is the plan's own GPU and TP degree.
     pub chosen: bool,
+    /// Where the row's step-model constants come from: the datasheet, a calibration
+    /// measured on this very GPU and TP degree, or one carried over from another.
+    #[serde(default, skip_serializing_if = "ConstantsSource::is_datasheet")]
+    pub constants: ConstantsSource,
+}
+
+/// Where a plan's step-model constants come from, for one GPU and TP degree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ConstantsSource {
+    /// The plan's own figures (no calibration in force).
+    #[default]
+    Datasheet,
+    /// A calibration fitted on measurements of this GPU and TP degree.
+    Measured,
+    /// A calibration fitted on another GPU or TP degree, carried over: its achieved
+    /// shares scale this GPU's datasheet, its times (per step, per prefill step, per
+    /// request) stay as they are.
+    Carried,
+}
+
+impl ConstantsSource {
+    /// True for the datasheet (left out of the JSON).
+    pub fn is_datasheet(&self) -> bool {
+        *self == ConstantsSource::Datasheet
+    }
+
+    /// Where `plan`'s constants come from.
+    pub fn of(plan: &crate::plan::Plan) -> ConstantsSource {
+        match &plan.calibration {
+            Some(c) if c.enabled => {
+                let s = &c.source;
+                let same_gpu = s.fitted_gpu.is_empty() || s.fitted_gpu == plan.hardware.preset;
+                let same_tp =
+                    s.fitted_tp_degree == 0 || s.fitted_tp_degree == plan.hardware.tp_degree;
+                if same_gpu && same_tp {
+                    ConstantsSource::Measured
+                } else {
+                    ConstantsSource::Carried
+                }
+            }
+            _ => ConstantsSource::Datasheet,
+        }
+    }
+
+    /// A word or two for a table cell.
+    pub fn label(self) -> &'static str {
+        match self {
+            ConstantsSource::Datasheet => "datasheet",
+            ConstantsSource::Measured => "measured",
+            ConstantsSource::Carried => "carried over",
+        }
+    }
 }
 
 /// The comparison: every option, cheapest per compliant request first.

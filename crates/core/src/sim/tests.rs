@@ -162,7 +162,7 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
     let sharing = w.sharing.clone();
     let mut cache = sharing
         .as_ref()
-        .map(|s| PrefixCache::new(s.segments, s.block_tokens, &s.pinned));
+        .map(|s| PrefixCache::new(s.segments, s.block_tokens, &s.pinned, &s.preloaded));
     let with_cache = cache.is_some();
     let mut own = vec![0u64; n];
     let no_path: &[(u32, u32)] = &[];
