@@ -125,7 +125,7 @@ fn a_model_too_big_for_one_gpu_still_compares_and_says_why() {
     assert_eq!(row["fits"], false);
     assert!(v["best"].is_null());
     let why = row["reason"].as_str().expect("reason");
-    assert!(why.contains("needs 3 GPUs per replica"), "{why}");
+    assert!(why.contains("needs 2 GPUs per replica"), "{why}");
 }
 
 #[test]

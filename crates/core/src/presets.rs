@@ -22,7 +22,8 @@ pub struct GpuPreset {
     /// Dense FP8 tensor peak of one GPU [FLOP/s]; equal to the BF16 peak where the GPU
     /// has no FP8 tensor cores.
     pub fp8_dense_flops_per_s: f64,
-    /// Memory of one GPU [bytes].
+    /// Memory of one GPU as its driver reports it (`nvidia-smi`, `rocm-smi`): a
+    /// datasheet's "80 GB" of HBM is 80 GiB, less what the driver keeps [bytes].
     pub memory_bytes: f64,
     /// Share of the dense peak that serving matmuls achieve [0..1].
     pub achievable_fraction: f64,
@@ -83,6 +84,9 @@ pub struct ModelPreset {
     pub source: &'static str,
 }
 
+/// One mebibyte [bytes]: drivers report GPU memory in MiB.
+const MIB: f64 = 1_048_576.0;
+
 /// Every GPU preset, the article's H100 first.
 pub const GPUS: &[GpuPreset] = &[
     GpuPreset {
@@ -91,7 +95,7 @@ pub const GPUS: &[GpuPreset] = &[
         mem_bandwidth_bytes_per_s: 3.35e12,
         bf16_dense_flops_per_s: 989.4e12,
         fp8_dense_flops_per_s: 1978.9e12,
-        memory_bytes: 80e9,
+        memory_bytes: 81_559.0 * MIB,
         // 593 / 989.4: the article's effective 593 TFLOP/s ("60% of the dense bf16 peak").
         achievable_fraction: 593.0 / 989.4,
         gpu_hour_usd: 2.5,
@@ -106,7 +110,7 @@ pub const GPUS: &[GpuPreset] = &[
         mem_bandwidth_bytes_per_s: 4.8e12,
         bf16_dense_flops_per_s: 989.4e12,
         fp8_dense_flops_per_s: 1978.9e12,
-        memory_bytes: 141e9,
+        memory_bytes: 143_771.0 * MIB,
         achievable_fraction: 0.6,
         gpu_hour_usd: 3.5,
         interconnect: "NVLink 4 (900 GB/s bidirectional)",
@@ -120,7 +124,7 @@ pub const GPUS: &[GpuPreset] = &[
         mem_bandwidth_bytes_per_s: 8.0e12,
         bf16_dense_flops_per_s: 2.25e15,
         fp8_dense_flops_per_s: 4.5e15,
-        memory_bytes: 180e9,
+        memory_bytes: 183_359.0 * MIB,
         achievable_fraction: 0.6,
         gpu_hour_usd: 6.0,
         interconnect: "NVLink 5 (1.8 TB/s bidirectional)",
@@ -135,7 +139,7 @@ pub const GPUS: &[GpuPreset] = &[
         bf16_dense_flops_per_s: 312e12,
         // No FP8 tensor cores: FP8 weights are dequantised and run at the BF16 rate.
         fp8_dense_flops_per_s: 312e12,
-        memory_bytes: 80e9,
+        memory_bytes: 81_920.0 * MIB,
         achievable_fraction: 0.6,
         gpu_hour_usd: 1.8,
         interconnect: "NVLink 3 (600 GB/s bidirectional)",
@@ -149,7 +153,7 @@ pub const GPUS: &[GpuPreset] = &[
         mem_bandwidth_bytes_per_s: 864e9,
         bf16_dense_flops_per_s: 362.05e12,
         fp8_dense_flops_per_s: 733e12,
-        memory_bytes: 48e9,
+        memory_bytes: 46_068.0 * MIB,
         achievable_fraction: 0.6,
         gpu_hour_usd: 1.0,
         interconnect: "PCIe Gen4 x16 (64 GB/s bidirectional)",
@@ -163,7 +167,7 @@ pub const GPUS: &[GpuPreset] = &[
         mem_bandwidth_bytes_per_s: 5.3e12,
         bf16_dense_flops_per_s: 1307.4e12,
         fp8_dense_flops_per_s: 2614.9e12,
-        memory_bytes: 192e9,
+        memory_bytes: 196_592.0 * MIB,
         achievable_fraction: 0.5,
         gpu_hour_usd: 3.0,
         interconnect: "Infinity Fabric (7 links, 896 GB/s aggregate bidirectional)",
@@ -177,7 +181,7 @@ pub const GPUS: &[GpuPreset] = &[
         mem_bandwidth_bytes_per_s: 4.0e12,
         bf16_dense_flops_per_s: 148e12,
         fp8_dense_flops_per_s: 296e12,
-        memory_bytes: 96e9,
+        memory_bytes: 97_871.0 * MIB,
         achievable_fraction: 0.6,
         gpu_hour_usd: 1.5,
         interconnect: "NVLink 4 (900 GB/s bidirectional)",
@@ -192,7 +196,7 @@ pub const GPUS: &[GpuPreset] = &[
         // Datasheet: 242 (BF16) and 485 (FP8) TFLOP/s with sparsity; dense is half.
         bf16_dense_flops_per_s: 121e12,
         fp8_dense_flops_per_s: 242.5e12,
-        memory_bytes: 24e9,
+        memory_bytes: 23_034.0 * MIB,
         achievable_fraction: 0.6,
         gpu_hour_usd: 0.8,
         interconnect: "PCIe Gen4 x16 (64 GB/s bidirectional)",
@@ -206,7 +210,7 @@ pub const GPUS: &[GpuPreset] = &[
         mem_bandwidth_bytes_per_s: 6.0e12,
         bf16_dense_flops_per_s: 1307.4e12,
         fp8_dense_flops_per_s: 2614.9e12,
-        memory_bytes: 256e9,
+        memory_bytes: 262_144.0 * MIB,
         achievable_fraction: 0.5,
         gpu_hour_usd: 3.5,
         interconnect: "Infinity Fabric (7 links, 896 GB/s aggregate bidirectional)",

@@ -65,6 +65,10 @@ pub struct SetSpec {
     /// left out keep the defaults): TP degree, engine settings, length shape, prefix.
     #[serde(default)]
     pub plan: serde_json::Value,
+    /// The set's folder under `validation/` when it is not the id (several sets may
+    /// share one source's folder).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub dir: String,
     /// Files in the set's folder, in a format `measure` reads.
     pub files: Vec<String>,
     /// Bounds of the leave-one-out errors (in range).
@@ -252,6 +256,15 @@ pub fn read_manifest(text: &str) -> Result<Manifest, ValidateError> {
 }
 
 impl SetSpec {
+    /// The set's folder under `validation/`.
+    pub fn folder(&self) -> &str {
+        if self.dir.is_empty() {
+            &self.id
+        } else {
+            &self.dir
+        }
+    }
+
     /// The plan the set's server ran: the default plan with the model preset and the
     /// dtypes, then the GPU preset, then the partial plan on top.
     pub fn plan(&self) -> Result<Plan, ValidateError> {
@@ -303,7 +316,7 @@ pub struct ValidateProgress {
 }
 
 /// Runs every set of `manifest` (or only those of `only`, and the carries between
-/// them), reading each file with `read(set id, file name)`, on `threads` OS threads.
+/// them), reading each file with `read(folder, file name)`, on `threads` OS threads.
 /// `progress` returning `false` cancels.
 pub fn validate(
     manifest: &Manifest,
@@ -380,7 +393,7 @@ fn fit_set(
     };
     let mut contents = Vec::new();
     for f in &set.files {
-        contents.push((f.as_str(), read(&set.id, f).map_err(import)?));
+        contents.push((f.as_str(), read(set.folder(), f).map_err(import)?));
     }
     let refs: Vec<(&str, &[u8])> = contents.iter().map(|(n, b)| (*n, b.as_slice())).collect();
     let measured = import_files(&refs).map_err(|e: ImportError| import(e.to_string()))?;
@@ -524,7 +537,7 @@ impl ValidationReport {
                 .iter()
                 .find(|x| x.id == r.set)
                 .map_or(r.set.clone(), |x| {
-                    format!("[{}](../validation/{}/SOURCE.md)", x.id, x.id)
+                    format!("[{}](../validation/{}/SOURCE.md)", x.id, x.folder())
                 });
             let _ = writeln!(
                 s,
@@ -535,6 +548,18 @@ impl ValidationReport {
                 cells(r).join(" | "),
                 bound_words(r.bound)
             );
+        }
+        s
+    }
+
+    /// Each set's note, what the model still gets wrong there, as a Markdown list.
+    pub fn notes_markdown(&self, manifest: &Manifest) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        for set in &manifest.sets {
+            if self.rows.iter().any(|r| r.set == set.id) && !set.note.is_empty() {
+                let _ = writeln!(s, "- **{}** ({}). {}", set.id, set.title, set.note);
+            }
         }
         s
     }
