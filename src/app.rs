@@ -26,27 +26,52 @@ pub fn App() -> impl IntoView {
     view! { <Booted boot=boot() /> }
 }
 
-/// The application root, started from `boot` (the page's entry point reads it once and
-/// hands its plan to the workers first).
-#[component]
-pub fn Booted(
-    /// What the page starts with.
-    boot: Boot,
-) -> impl IntoView {
-    let state = PlanState::new(boot.plan.clone());
-    provide_context(state);
-    let runs = RunController::new(state.good);
-    provide_context(runs);
-    provide_report(state, runs);
-    provide_context(Tuning::new(state));
-    follow_best(state, runs);
-    provide_context(FitController::new(state));
-    provide_context(ShootoutController::new(state));
-    provide_context(DisaggController::new(state, runs));
-    provide_context(DayController::new(state, runs));
-    let view = RwSignal::new(boot.view);
-    provide_context(view);
-    Session::start(boot, state, runs, view);
+/// The page's shared state, provided as context by the root: what the components find
+/// with `expect_context`, and what a browser test drives directly.
+#[derive(Clone, Copy)]
+pub struct AppContext {
+    /// The plan being edited and the last good one.
+    pub state: PlanState,
+    /// The goodput search and knob sweep.
+    pub runs: RunController,
+    /// Calibration: the chosen files, the fit, its report.
+    pub fits: FitController,
+    /// The view shown.
+    pub view: RwSignal<View>,
+}
+
+impl AppContext {
+    /// Builds every controller for `boot` and provides them as context to the current
+    /// owner (the root's), starting the session.
+    pub fn provide(boot: Boot) -> AppContext {
+        let state = PlanState::new(boot.plan.clone());
+        provide_context(state);
+        let runs = RunController::new(state.good);
+        provide_context(runs);
+        provide_report(state, runs);
+        provide_context(Tuning::new(state));
+        follow_best(state, runs);
+        let fits = FitController::new(state);
+        provide_context(fits);
+        provide_context(ShootoutController::new(state));
+        provide_context(DisaggController::new(state, runs));
+        provide_context(DayController::new(state, runs));
+        let view = RwSignal::new(boot.view);
+        provide_context(view);
+        Session::start(boot, state, runs, view);
+        AppContext {
+            state,
+            runs,
+            fits,
+            view,
+        }
+    }
+}
+
+/// The page under a root that has provided an [`AppContext`]: the header, and the
+/// view picked.
+pub fn page(cx: AppContext) -> impl IntoView {
+    let view = cx.view;
     let framed = Memo::new(move |_| view.get() != View::Embed);
     view! {
         <Show when=move || framed.get()>
@@ -60,4 +85,14 @@ pub fn Booted(
             View::Compare => view! { <CompareView /> }.into_any(),
         }}
     }
+}
+
+/// The application root, started from `boot` (the page's entry point reads it once and
+/// hands its plan to the workers first).
+#[component]
+pub fn Booted(
+    /// What the page starts with.
+    boot: Boot,
+) -> impl IntoView {
+    page(AppContext::provide(boot))
 }

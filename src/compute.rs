@@ -21,6 +21,7 @@ pub mod calibration;
 pub mod day;
 pub mod disagg;
 pub mod lazy_pool;
+pub mod planned;
 pub mod pool;
 pub mod protocol;
 pub mod shootout;

@@ -35,4 +35,4 @@ pub mod tuning;
 pub mod url_state;
 pub mod views;
 
-pub use app::{App, Booted};
+pub use app::{page, App, AppContext, Booted};

@@ -5,6 +5,7 @@
 //! (scripts/test.sh sets up chromedriver for it).
 #![cfg(target_arch = "wasm32")]
 
+use goodput_app::state::fields::APP_ROWS;
 use goodput_app::App;
 use goodput_core::plan::fields::by_path;
 use goodput_core::{roofline::step_time_s, Plan};
@@ -205,7 +206,10 @@ async fn a_gpu_preset_fills_the_hardware_fields() {
     assert_eq!(bandwidth.value(), "4.8");
     let memory: web_sys::HtmlInputElement =
         by_testid(&root, "input-hardware.memory_bytes").unchecked_into();
-    assert_eq!(memory.value(), "141");
+    // The preset's memory, as the core has it, in the field's units.
+    let h200 = goodput_core::presets::gpu("h200").expect("an H200 preset");
+    let shown = goodput_app::state::fields::field("hardware.memory_bytes").expect("a field");
+    assert_eq!(memory.value(), shown.kind.format(Some(h200.memory_bytes)));
     // The fields stay editable after a preset.
     type_into(&root, "input-hardware.mem_bandwidth_bytes_per_s", "5");
     tick().await;
@@ -447,7 +451,10 @@ async fn every_choice_reads_as_the_field_registry_words_it() {
     for i in 0..controls.length() {
         let control: web_sys::Element = controls.item(i).expect("a control").unchecked_into();
         let path = control.get_attribute("data-field").unwrap_or_default();
-        let f = by_path(&path).unwrap_or_else(|| panic!("{path}: not in the registry"));
+        // The registry's row, or (until the registry has one) the app's own.
+        let f = by_path(&path)
+            .or_else(|| APP_ROWS.iter().find(|r| r.path == path))
+            .unwrap_or_else(|| panic!("{path}: not in the registry"));
         let frame = control
             .closest(".field")
             .expect("a valid selector")
@@ -513,6 +520,9 @@ async fn every_choice_reads_as_the_field_registry_words_it() {
             "model.weight_dtype",
             "slo.mode",
             "traffic.arrival",
+            "traffic.sharing",
+            "traffic.sharing.order",
+            "traffic.sharing.replies_cached",
         ]
     );
     drop(handle);
@@ -546,4 +556,516 @@ async fn every_id_on_the_page_is_its_own() {
     assert!(repeated.is_empty(), "ids used more than once: {repeated:?}");
     drop(handle);
     root.remove();
+}
+
+// ---- Calibration: applying a fit, the benchmark's traffic, the file selection -------
+
+use goodput_app::{page, AppContext};
+use goodput_core::calibrate::{CalibrationReport, FitVerdict, PointFit, Prediction};
+use goodput_core::plan::{
+    Arrival, Calibration, CalibrationError, Fitted, LengthDist, MeasuredLoad, MeasuredSummary,
+    MetricErrors,
+};
+use goodput_core::sim::Summary;
+use leptos::prelude::GetUntracked;
+use std::cell::Cell;
+use std::rc::Rc;
+
+/// Mounts the page and hands back its shared state, as a user's page would start with
+/// nothing saved and no link.
+async fn mount_page(
+    root: &HtmlElement,
+) -> (
+    leptos::mount::UnmountHandle<impl leptos::tachys::view::Mountable>,
+    AppContext,
+) {
+    fresh_start();
+    let slot: Rc<Cell<Option<AppContext>>> = Rc::new(Cell::new(None));
+    let put = slot.clone();
+    let handle = mount_to(root.clone(), move || {
+        let cx = AppContext::provide(goodput_app::session::boot());
+        put.set(Some(cx));
+        page(cx)
+    });
+    tick().await;
+    show_deferred_parts().await;
+    (handle, slot.get().expect("the page provided its state"))
+}
+
+/// Waits (up to about two seconds) until `ready` holds, letting the browser run its
+/// tasks (file reads) in between.
+async fn wait_until(what: &str, ready: impl Fn() -> bool) {
+    for _ in 0..100 {
+        if ready() {
+            return;
+        }
+        let pause = js_sys::Promise::new(&mut |resolve, _| {
+            web_sys::window()
+                .expect("window")
+                .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 20)
+                .expect("setTimeout");
+        });
+        wasm_bindgen_futures::JsFuture::from(pause)
+            .await
+            .expect("a pause");
+        tick().await;
+    }
+    panic!("gave up waiting: {what}");
+}
+
+fn errors_of(e: f64) -> MetricErrors {
+    MetricErrors {
+        ttft: Some(e),
+        tpot: Some(e),
+        e2e: Some(e),
+        overall: e,
+    }
+}
+
+fn flat(x: f64) -> Summary {
+    Summary {
+        mean: x,
+        p50: x,
+        p90: x,
+        p95: x,
+        p99: x,
+    }
+}
+
+/// A finished calibration of the default plan, as the fit's workers would hand it back:
+/// held-out error `held` (the datasheet's 40%), and a benchmark of longer prompts run by
+/// 16 clients.
+fn fitted_report(held: f64) -> CalibrationReport {
+    let measured: Vec<MeasuredSummary> = [1.0, 3.0]
+        .iter()
+        .map(|&rate| MeasuredSummary {
+            load: MeasuredLoad::Rate {
+                rate_rps: rate,
+                cv: 1.0,
+            },
+            achieved_rps: rate,
+            ttft_mean_s: Some(0.1),
+            ttft_p50_s: None,
+            ttft_p99_s: Some(0.3),
+            tpot_mean_s: Some(0.012),
+            tpot_p50_s: None,
+            tpot_p99_s: None,
+            e2e_mean_s: None,
+            e2e_p50_s: None,
+            e2e_p99_s: None,
+        })
+        .collect();
+    let error = CalibrationError {
+        in_sample: errors_of(held / 2.0),
+        held_out: Some(errors_of(held)),
+        extrapolation: Some(errors_of(held * 1.2)),
+        uncalibrated: errors_of(0.4),
+    };
+    let calibration = Calibration {
+        bandwidth_efficiency: Fitted {
+            value: 0.8,
+            sd: 0.02,
+        },
+        frontend_s: Some(Fitted {
+            value: 0.03,
+            sd: 0.004,
+        }),
+        prefill_overhead_s: Some(Fitted {
+            value: 0.002,
+            sd: 0.001,
+        }),
+        kv_read_efficiency: Some(Fitted {
+            value: 0.7,
+            sd: 0.1,
+        }),
+        error,
+        points: measured.clone(),
+        ..Calibration::default()
+    };
+    let plan = Plan {
+        calibration: Some(calibration.clone()),
+        ..Plan::default()
+    };
+    let mut workload = plan.traffic.clone();
+    workload.prompt.dist = LengthDist::LogNormal {
+        median: 3000.0,
+        sigma: 0.4,
+    };
+    workload.arrival = Arrival::Closed {
+        concurrency: 16,
+        think_s: 0.0,
+    };
+    let p = Prediction {
+        ttft_s: flat(0.1),
+        tpot_s: flat(0.012),
+        e2e_s: flat(2.5),
+        achieved_rps: 1.0,
+    };
+    let points = measured
+        .into_iter()
+        .map(|m| PointFit {
+            source: "bench.json".into(),
+            measured: m,
+            predicted: p,
+            held_out: Some(p),
+            extrapolated: None,
+            datasheet: p,
+            errors: [Some(0.1), Some(0.1), None],
+            held_out_errors: None,
+        })
+        .collect();
+    let mut tail_error = error;
+    tail_error.held_out = Some(errors_of(0.55));
+    CalibrationReport {
+        verdict: FitVerdict::of(&calibration),
+        calibration,
+        plan,
+        workload,
+        tail_error,
+        points,
+        evaluations: 1,
+        warnings: Vec::new(),
+    }
+}
+
+fn attr(root: &HtmlElement, testid: &str, name: &str) -> Option<String> {
+    by_testid(root, testid).get_attribute(name)
+}
+
+fn text(root: &HtmlElement, testid: &str) -> String {
+    by_testid(root, testid).text_content().unwrap_or_default()
+}
+
+fn click(root: &HtmlElement, testid: &str) {
+    let b: HtmlElement = by_testid(root, testid).unchecked_into();
+    b.click();
+}
+
+fn input_value(root: &HtmlElement, testid: &str) -> String {
+    let i: web_sys::HtmlInputElement = by_testid(root, testid).unchecked_into();
+    i.value()
+}
+
+#[wasm_bindgen_test]
+async fn a_fit_keeps_the_traffic_and_the_benchmark_traffic_is_a_step_undo_takes_back() {
+    let root = mount_point();
+    let (handle, cx) = mount_page(&root).await;
+    let forecast = cx.state.good.get_untracked();
+    let report = fitted_report(0.08);
+    assert_eq!(report.verdict, FitVerdict::Good);
+    cx.fits.take(report.clone());
+    tick().await;
+    tick().await;
+
+    let plan = cx.state.good.get_untracked();
+    assert_eq!(
+        plan.calibration,
+        Some(report.calibration.clone()),
+        "applied"
+    );
+    assert_eq!(plan.traffic, forecast.traffic, "the fit leaves the traffic");
+    assert_eq!(
+        attr(&root, "calibration-result", "data-held").as_deref(),
+        Some("false")
+    );
+    assert!(text(&root, "calibrate-status").contains("its traffic is unchanged"));
+    // Every fitted constant is listed, the newer ones under their fields' labels.
+    let constants = text(&root, "calibrate-constants");
+    for label in [
+        "Bandwidth share",
+        "Frontend time",
+        "KV read efficiency",
+        "Overhead of a prefill step",
+    ] {
+        assert!(constants.contains(label), "{label} in {constants:?}");
+    }
+    // The errors of the means, per metric, and the tails' apart.
+    let means = by_testid(&root, "calibrate-errors");
+    let cell = |table: &web_sys::Element, row: &str, metric: &str| {
+        table
+            .query_selector(&format!(
+                "tr[data-row=\"{row}\"] td[data-metric=\"{metric}\"]"
+            ))
+            .expect("a valid selector")
+            .and_then(|c| c.get_attribute("data-value"))
+            .unwrap_or_default()
+    };
+    assert_eq!(cell(&means, "datasheet", "ttft"), "0.4");
+    assert_eq!(cell(&means, "held_out", "tpot"), "0.08");
+    assert_eq!(
+        cell(&means, "extrapolation", "e2e"),
+        (0.08f64 * 1.2).to_string()
+    );
+    assert!(means
+        .text_content()
+        .unwrap_or_default()
+        .contains("Errors of the means"));
+    let tails = by_testid(&root, "calibrate-tail-errors");
+    assert_eq!(cell(&tails, "held_out", "ttft"), "0.55");
+    assert!(tails.text_content().unwrap_or_default().contains("noisy"));
+
+    // The benchmark's traffic, on request, at the plan's peak; Undo puts the forecast back.
+    let median = "input-traffic.prompt.dist.median";
+    assert_eq!(input_value(&root, median), "800");
+    click(&root, "calibrate-use-traffic");
+    tick().await;
+    tick().await;
+    let plan = cx.state.good.get_untracked();
+    assert_eq!(plan.traffic.prompt, report.workload.prompt);
+    assert_eq!(plan.traffic.arrival, report.workload.arrival);
+    assert_eq!(plan.traffic.peak_rate_rps, forecast.traffic.peak_rate_rps);
+    assert_eq!(
+        plan.calibration,
+        Some(report.calibration.clone()),
+        "the fit stays"
+    );
+    assert_eq!(input_value(&root, median), "3000");
+    assert!(by_testid(&root, "calibrate-use-traffic").has_attribute("disabled"));
+    click(&root, "undo");
+    tick().await;
+    tick().await;
+    let plan = cx.state.good.get_untracked();
+    assert_eq!(plan.traffic, forecast.traffic, "Undo restores the forecast");
+    assert_eq!(
+        plan.calibration,
+        Some(report.calibration),
+        "and keeps the fit"
+    );
+    assert_eq!(input_value(&root, median), "800");
+
+    drop(handle);
+    root.remove();
+    fresh_start();
+}
+
+#[wasm_bindgen_test]
+async fn a_poor_fit_is_shown_but_applied_only_by_apply_anyway() {
+    let root = mount_point();
+    let (handle, cx) = mount_page(&root).await;
+    let before = cx.state.good.get_untracked();
+    let report = fitted_report(0.3);
+    assert_eq!(FitVerdict::of(&report.calibration), FitVerdict::Poor);
+    cx.fits.take(report.clone());
+    tick().await;
+    tick().await;
+
+    assert_eq!(cx.state.good.get_untracked(), before, "not applied");
+    assert_eq!(
+        attr(&root, "calibration-result", "data-held").as_deref(),
+        Some("true")
+    );
+    assert_eq!(
+        attr(&root, "calibrate-verdict", "data-verdict").as_deref(),
+        Some("poor")
+    );
+    assert!(text(&root, "calibrate-in-force").starts_with("Not applied"));
+    assert!(text(&root, "calibrate-status").contains("not applied"));
+    assert!(
+        root.query_selector("[data-testid=\"calibrate-toggle\"]")
+            .expect("a valid selector")
+            .is_none(),
+        "no switch for a fit not in the plan"
+    );
+
+    click(&root, "calibrate-apply-anyway");
+    tick().await;
+    tick().await;
+    let plan = cx.state.good.get_untracked();
+    let applied = plan.calibration.expect("applied anyway");
+    assert!(applied.enabled);
+    assert_eq!(applied.points, report.calibration.points);
+    assert_eq!(plan.traffic, before.traffic);
+    assert_eq!(
+        attr(&root, "calibration-result", "data-held").as_deref(),
+        Some("false")
+    );
+    assert!(root
+        .query_selector("[data-testid=\"calibrate-apply-anyway\"]")
+        .expect("a valid selector")
+        .is_none());
+
+    drop(handle);
+    root.remove();
+    fresh_start();
+}
+
+/// A `vllm bench serve` result at `rate` req/s.
+fn vllm_json(rate: f64) -> String {
+    format!(
+        r#"{{"backend":"vllm","model_id":"m","request_rate":{rate},"burstiness":1.0,
+        "duration":50.0,"completed":100,"failed":0,"total_input_tokens":100000,
+        "total_output_tokens":20000,"request_throughput":{rate},"mean_ttft_ms":80.0,
+        "median_ttft_ms":75.0,"mean_tpot_ms":12.0,"median_tpot_ms":12.0,
+        "mean_e2el_ms":2500.0,"median_e2el_ms":2400.0}}"#
+    )
+}
+
+/// Puts the files `(name, text)` into the file input `[data-testid=<testid>]` as a
+/// picker does, and fires its `change`.
+fn choose_files(root: &HtmlElement, testid: &str, files: &[(&str, String)]) {
+    let dt = web_sys::DataTransfer::new().expect("a DataTransfer");
+    for (name, body) in files {
+        let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(body));
+        let file = web_sys::File::new_with_str_sequence(&parts, name).expect("a file");
+        dt.items().add_with_file(&file).expect("added");
+    }
+    let input: web_sys::HtmlInputElement = by_testid(root, testid).unchecked_into();
+    input.set_files(dt.files().as_ref());
+    input.dispatch_event(&bubbling("change")).expect("dispatch");
+}
+
+fn chosen_names(root: &HtmlElement) -> Vec<String> {
+    let items = root
+        .query_selector_all("[data-testid=\"calibrate-chosen\"]")
+        .expect("a valid selector");
+    (0..items.length())
+        .filter_map(|i| items.item(i))
+        .map(|n| {
+            let e: web_sys::Element = n.unchecked_into();
+            e.get_attribute("data-name").unwrap_or_default()
+        })
+        .collect()
+}
+
+#[wasm_bindgen_test]
+async fn choosing_files_replaces_add_files_adds_each_file_once_and_clear_empties() {
+    let root = mount_point();
+    let (handle, _cx) = mount_page(&root).await;
+    let found = |root: &HtmlElement| {
+        root.query_selector("[data-testid=\"calibrate-found\"]")
+            .expect("a valid selector")
+            .and_then(|e| e.get_attribute("data-value"))
+    };
+    let (a, b, c) = (
+        ("rate-1.json", vllm_json(1.0)),
+        ("rate-2.json", vllm_json(2.0)),
+        ("rate-4.json", vllm_json(4.0)),
+    );
+
+    choose_files(&root, "calibrate-files", &[a.clone(), b.clone()]);
+    wait_until("two files chosen", || chosen_names(&root).len() == 2).await;
+    assert_eq!(found(&root).as_deref(), Some("2"));
+
+    // Added: the new one joins, the one chosen already does not come twice.
+    choose_files(&root, "calibrate-add-files", &[b.clone(), c.clone()]);
+    wait_until("a third file added", || chosen_names(&root).len() == 3).await;
+    assert_eq!(
+        chosen_names(&root),
+        ["rate-1.json", "rate-2.json", "rate-4.json"]
+    );
+    assert_eq!(found(&root).as_deref(), Some("3"));
+
+    // Chosen again: the new choice takes the selection's place.
+    choose_files(&root, "calibrate-files", std::slice::from_ref(&c));
+    wait_until("the choice replaced", || chosen_names(&root).len() == 1).await;
+    assert_eq!(chosen_names(&root), ["rate-4.json"]);
+    assert_eq!(found(&root).as_deref(), Some("1"));
+
+    click(&root, "calibrate-clear");
+    tick().await;
+    assert!(chosen_names(&root).is_empty());
+    assert_eq!(found(&root), None, "nothing imported");
+    assert!(by_testid(&root, "calibrate-run").has_attribute("disabled"));
+
+    drop(handle);
+    root.remove();
+    fresh_start();
+}
+
+#[wasm_bindgen_test]
+async fn the_new_inputs_write_their_plan_fields() {
+    let root = mount_point();
+    let (handle, cx) = mount_page(&root).await;
+    let good = || cx.state.good.get_untracked();
+    for (id, typed) in [
+        ("hardware.seq_overhead_s", "25"),
+        ("hardware.prefill_overhead_s", "4"),
+        ("hardware.kv_read_efficiency", "0.6"),
+        ("engine.frontend_s", "35"),
+        ("engine.kv_cache_tokens", "300000"),
+    ] {
+        type_into(&root, &format!("input-{id}"), typed);
+    }
+    tick().await;
+    let p = good();
+    assert!(
+        (p.hardware.seq_overhead_s - 25e-6).abs() < 1e-12,
+        "{}",
+        p.hardware.seq_overhead_s
+    );
+    assert!((p.hardware.prefill_overhead_s - 4e-3).abs() < 1e-12);
+    assert_eq!(p.hardware.kv_read_efficiency, 0.6);
+    assert!((p.engine.frontend_s - 0.035).abs() < 1e-12);
+    assert_eq!(p.engine.kv_cache_tokens, Some(300_000));
+    // Blank is the estimate from memory again.
+    type_into(&root, "input-engine.kv_cache_tokens", "");
+    tick().await;
+    assert_eq!(good().engine.kv_cache_tokens, None);
+
+    // The prefix structure: off at first; any edit turns it on.
+    let switch: web_sys::HtmlInputElement =
+        by_testid(&root, "input-traffic.sharing").unchecked_into();
+    assert!(!switch.checked());
+    assert_eq!(good().traffic.sharing, None);
+    for (id, typed) in [
+        ("traffic.sharing.groups", "8"),
+        ("traffic.sharing.group_tokens", "1024"),
+        ("traffic.sharing.zipf", "1.1"),
+        ("traffic.sharing.block_tokens", "32"),
+        ("traffic.sharing.sessions", "20"),
+        ("traffic.sharing.turns", "3"),
+        ("traffic.sharing.document_tokens", "500"),
+    ] {
+        type_into(&root, &format!("input-{id}"), typed);
+    }
+    tick().await;
+    let s = good().traffic.sharing.expect("turned on");
+    assert_eq!(
+        (
+            s.groups,
+            s.group_tokens,
+            s.zipf,
+            s.block_tokens,
+            s.sessions,
+            s.turns,
+            s.document_tokens
+        ),
+        (8, 1024, 1.1, 32, 20, 3, 500)
+    );
+    assert!(switch.checked());
+    let order: web_sys::HtmlSelectElement =
+        by_testid(&root, "input-traffic.sharing.order").unchecked_into();
+    order.set_value("random");
+    order.dispatch_event(&bubbling("change")).expect("dispatch");
+    let replies: web_sys::HtmlInputElement =
+        by_testid(&root, "input-traffic.sharing.replies_cached").unchecked_into();
+    assert!(replies.checked());
+    replies.set_checked(false);
+    replies
+        .dispatch_event(&bubbling("change"))
+        .expect("dispatch");
+    tick().await;
+    let s = good().traffic.sharing.expect("on");
+    assert_eq!(s.order, goodput_core::plan::TurnOrder::Random);
+    assert!(!s.replies_cached);
+    assert_eq!(s.groups, 8, "the numbers stay");
+
+    // The switch turns it off again; a choice alone turns it on from the empty one.
+    switch.set_checked(false);
+    switch
+        .dispatch_event(&bubbling("change"))
+        .expect("dispatch");
+    tick().await;
+    assert_eq!(good().traffic.sharing, None);
+    order.set_value("round_robin");
+    order.dispatch_event(&bubbling("change")).expect("dispatch");
+    tick().await;
+    assert_eq!(
+        good().traffic.sharing,
+        Some(goodput_core::plan::PrefixModel::NONE)
+    );
+
+    drop(handle);
+    root.remove();
+    fresh_start();
 }

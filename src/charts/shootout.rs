@@ -236,6 +236,7 @@ mod tests {
             kv_capacity_tokens: 1e5,
             gpus_needed: Some(1),
             chosen: false,
+            constants: Default::default(),
         }
     }
 

@@ -5,6 +5,7 @@ use goodput_core::analytic::{analyze, Analytics, Severity};
 use goodput_core::format::{latency, percent_whole, rps, thousands, MISSING};
 use leptos::prelude::*;
 
+use crate::compute::planned::{prefix_at_planned_rate, PrefixAtPlannedRate};
 use crate::hooks::use_report::use_report;
 use crate::state::PlanState;
 
@@ -128,6 +129,17 @@ fn rows(a: &Analytics) -> Vec<(&'static str, String, &'static str)> {
     ]
 }
 
+/// The prefix cache at the planned rate in words: "38.2% of prompt tokens found cached,
+/// 12,288 tokens evicted (simulated at 7.36 req/s)".
+pub fn prefix_words(p: &PrefixAtPlannedRate) -> String {
+    format!(
+        "{} of prompt tokens found cached, {} tokens evicted (simulated at {} req/s)",
+        goodput_core::format::percent_tenths(p.hit_rate),
+        thousands(i64::try_from(p.evicted_tokens).unwrap_or(i64::MAX)),
+        rps(p.rate_rps)
+    )
+}
+
 /// The analytic panel (instant; uses the plan's goodput, measured or simulated, once known).
 #[component]
 pub fn AnalyticPanel() -> impl IntoView {
@@ -138,6 +150,10 @@ pub fn AnalyticPanel() -> impl IntoView {
         state
             .good
             .with(|p| analyze(p, goodput.filter(|g| *g > 0.0)))
+    });
+    // The prefix cache at the planned rate, for a plan with shared prefixes: simulated.
+    let prefix = Memo::new(move |_| {
+        report.with(|r| r.as_ref().and_then(|(p, r)| prefix_at_planned_rate(p, r)))
     });
     view! {
         <section class="panel" aria-labelledby="analytic-title">
@@ -169,6 +185,10 @@ pub fn AnalyticPanel() -> impl IntoView {
                         .map(|(label, value, id)| view! { <dt>{label}</dt><dd data-testid=id>{value}</dd> })
                         .collect_view()
                 }}
+                {move || prefix.get().map(|p| view! {
+                    <dt>"Prefix cache hits at the planned rate"</dt>
+                    <dd data-testid="an-prefix-hit" data-value=p.hit_rate.to_string()>{prefix_words(&p)}</dd>
+                })}
             </dl>
         </section>
     }

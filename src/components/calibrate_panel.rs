@@ -10,11 +10,12 @@ use web_sys::FileList;
 
 use crate::components::calibration_overlay::CalibrationOverlay;
 use crate::components::calibration_result::CalibrationResult;
-use crate::compute::calibration::{FitController, FitPhase};
-use goodput_core::format::{millis, rps};
+use crate::compute::calibration::{ChosenFile, FitController, FitPhase, Pick};
+use goodput_core::format::{millis, rps, thousands};
 
-/// Reads every file of `list` as text and imports them together.
-fn read_files(fits: FitController, list: Option<FileList>) {
+/// Reads every file of `list` and chooses them (`how`: in place of the selection, or
+/// added to it); a file that cannot be read leaves the selection as it was.
+fn read_files(fits: FitController, list: Option<FileList>, how: Pick) {
     let Some(list) = list else {
         return;
     };
@@ -25,20 +26,46 @@ fn read_files(fits: FitController, list: Option<FileList>) {
     spawn_local(async move {
         let mut read = Vec::with_capacity(files.len());
         for f in files {
-            let text = JsFuture::from(f.text())
+            let bytes = JsFuture::from(f.array_buffer())
                 .await
                 .ok()
-                .and_then(|v| v.as_string());
-            let Some(text) = text else {
-                fits.imported.set(None);
-                fits.import_error
-                    .set(Some(format!("{}: could not be read as text", f.name())));
+                .map(|b| js_sys::Uint8Array::new(&b).to_vec());
+            let Some(bytes) = bytes else {
+                fits.unreadable(format!("{}: could not be read", f.name()));
                 return;
             };
-            read.push((f.name(), text.into_bytes()));
+            read.push(ChosenFile {
+                name: f.name(),
+                size: f.size() as u64,
+                bytes,
+            });
         }
-        fits.import(&read);
+        fits.choose(read, how);
     });
+}
+
+/// The files chosen, each once, with a button that empties the selection.
+#[component]
+fn ChosenFiles() -> impl IntoView {
+    let fits = FitController::expect_context();
+    let items = move || {
+        fits.selection.with(|s| {
+            s.iter()
+                .map(|f| {
+                    let size = format!("{} bytes", thousands(f.size as i64));
+                    view! { <li data-testid="calibrate-chosen" data-name=f.name.clone()>{f.name.clone()}" ("{size}")"</li> }
+                })
+                .collect_view()
+        })
+    };
+    view! {
+        <div class="calibrate-selection">
+            <ul data-testid="calibrate-selection" data-count=move || fits.selection.with(Vec::len).to_string()>{items}</ul>
+            <button type="button" data-testid="calibrate-clear"
+                disabled=move || fits.selection.with(Vec::is_empty)
+                on:click=move |_| fits.clear()>"Clear"</button>
+        </div>
+    }
 }
 
 /// The points of the imported set: file, load, TTFT and TPOT means.
@@ -73,7 +100,7 @@ fn ImportedPoints() -> impl IntoView {
                     <thead><tr><th>"File"</th><th>"Load"</th><th>"TTFT mean"</th><th>"TPOT mean"</th></tr></thead>
                     <tbody>{rows}</tbody>
                 </table>
-                <p class="help">"The plan's model, GPU and engine settings must be those the benchmark ran with: the fit only adjusts bandwidth, compute and per-step overhead."</p>
+                <p class="help">"The plan's model, GPU and engine settings must be those the benchmark ran with: the fit adjusts the step model's constants only (the achieved bandwidth and compute shares, the per-step, prefill-step and frontend times, the KV read efficiency), never the model, the GPU, the engine settings or the plan's traffic."</p>
             }
         })
     }
@@ -85,28 +112,39 @@ pub fn CalibratePanel() -> impl IntoView {
     let fits = FitController::expect_context();
     let (paste, set_paste) = signal(String::new());
     let (over, set_over) = signal(false);
+    let add_input = NodeRef::<leptos::html::Input>::new();
     let running = Memo::new(move |_| fits.status.with(|s| s.phase == FitPhase::Running));
     let on_drop = move |ev: ev::DragEvent| {
         ev.prevent_default();
         set_over.set(false);
-        read_files(fits, ev.data_transfer().and_then(|d| d.files()));
+        read_files(
+            fits,
+            ev.data_transfer().and_then(|d| d.files()),
+            Pick::Replace,
+        );
     };
     let status_text = move || {
         fits.status.with(|s| match &s.phase {
             FitPhase::Idle => String::new(),
             FitPhase::Running if s.total == 0 => "Fitting every point…".into(),
             FitPhase::Running => format!("Fitting: {} of {} fits", s.done, s.total),
-            FitPhase::Done
+            FitPhase::Held
                 if fits.report.with(|r| {
                     r.as_ref()
                         .is_some_and(|r| FitVerdict::of(&r.calibration) == FitVerdict::NoBetter)
                 }) =>
             {
-                "Fitted, but no better than the datasheet constants on held-out runs: the plan \
-                 keeps the datasheet constants (the fit is kept, switched off)."
+                "Fitted, but no better than the datasheet constants on runs it did not see: \
+                 not applied, the plan keeps its constants (Apply anyway to use the fit)."
                     .into()
             }
-            FitPhase::Done => "Calibrated: the plan now uses the fitted constants.".into(),
+            FitPhase::Held => "Fitted, but a poor fit: not applied, the plan keeps its \
+                 constants (Apply anyway to use the fit)."
+                .into(),
+            FitPhase::Done => {
+                "Calibrated: the plan now uses the fitted constants; its traffic is unchanged."
+                    .into()
+            }
             FitPhase::Cancelled => "Cancelled; the plan is unchanged.".into(),
             FitPhase::Failed(m) => format!("The fit failed: {m}"),
         })
@@ -122,16 +160,30 @@ pub fn CalibratePanel() -> impl IntoView {
             on:drop=on_drop
         >
             <h2 id="calibrate-title">"Calibrate from measurements"</h2>
-            <p class="panel-intro">"Fit the step model to your own benchmark results (vllm bench serve JSON, GuideLLM reports, or a CSV table): choose or drop the files here, or paste one."</p>
-            <input type="file" multiple=true accept=".json,.csv,.tsv,.txt" data-testid="calibrate-files"
-                aria-label="Benchmark result files"
-                on:change:target=move |ev| read_files(fits, ev.target().files()) />
+            <p class="panel-intro">"Fit the step model to your own benchmark results (vllm bench serve JSON, GuideLLM reports, or a CSV table): choose or drop the files here (they take the place of those chosen before; Add files adds to them), or paste one."</p>
+            <div class="calibrate-files">
+                <input type="file" multiple=true accept=".json,.csv,.tsv,.txt" data-testid="calibrate-files"
+                    aria-label="Benchmark result files (in place of those chosen)"
+                    on:change:target=move |ev| {
+                        read_files(fits, ev.target().files(), Pick::Replace);
+                        ev.target().set_value("");
+                    } />
+                <input type="file" multiple=true accept=".json,.csv,.tsv,.txt" data-testid="calibrate-add-files"
+                    class="sr-only" tabindex="-1" aria-hidden="true" node_ref=add_input
+                    on:change:target=move |ev| {
+                        read_files(fits, ev.target().files(), Pick::Add);
+                        ev.target().set_value("");
+                    } />
+                <button type="button" data-testid="calibrate-add"
+                    on:click=move |_| { if let Some(i) = add_input.get() { i.click(); } }>"Add files"</button>
+            </div>
+            <ChosenFiles />
             <textarea rows="3" data-testid="calibrate-paste" placeholder="…or paste a CSV table or one JSON result"
                 aria-label="Pasted benchmark result"
                 prop:value=move || paste.get() on:input:target=move |ev| set_paste.set(ev.target().value())></textarea>
             <button type="button" data-testid="calibrate-import"
                 disabled=move || paste.with(|p| p.trim().is_empty())
-                on:click=move |_| fits.import(&[("pasted text".to_string(), paste.get_untracked().into_bytes())])>
+                on:click=move |_| fits.choose(vec![ChosenFile::new("pasted text", paste.get_untracked().into_bytes())], Pick::Replace)>
                 "Import"
             </button>
             {move || fits.import_error.get().map(|e| view! { <p class="error" role="alert" data-testid="calibrate-error">{e}</p> })}

@@ -1,4 +1,4 @@
-//! The overlay of a calibrated plan: measured means against the predictions with the
+//! The overlay of a calibrated plan (or of a fit held for "Apply anyway"): measured means against the predictions with the
 //! fitted and the datasheet constants. Right after a fit the predictions are the fit's
 //! own; a plan opened from a link (no fit in memory) is simulated here at the measured
 //! loads.
@@ -16,9 +16,10 @@ use crate::state::PlanState;
 pub fn CalibrationOverlay() -> impl IntoView {
     let state = PlanState::expect_context();
     let fits = FitController::expect_context();
-    // The plan with its fit forced on: switching the fit off does not change the chart.
+    // The plan with its fit forced on (switching the fit off does not change the chart):
+    // the held fit's while one waits for "Apply anyway", else the plan's own.
     let fitted = Memo::new(move |_| {
-        state.good.with(|p| {
+        let with_fit_on = |p: &goodput_core::Plan| {
             p.calibration.as_ref().map(|_| {
                 let mut p = p.clone();
                 if let Some(c) = p.calibration.as_mut() {
@@ -26,7 +27,13 @@ pub fn CalibrationOverlay() -> impl IntoView {
                 }
                 p
             })
-        })
+        };
+        if fits.is_holding() {
+            fits.report
+                .with(|r| r.as_ref().and_then(|r| with_fit_on(&r.plan)))
+        } else {
+            state.good.with(with_fit_on)
+        }
     });
     let chart = Memo::new(move |_| -> Option<CalibrationChart> {
         let plan = fitted.get()?;

@@ -8,6 +8,7 @@ use crate::components::field_frame::{FieldFrame, FieldIds};
 use crate::components::glossary::TermLink;
 use crate::components::length_preview::LengthPreview;
 use crate::components::number_field::NumberField;
+use crate::components::prefix_inputs::PrefixInputs;
 use crate::components::presets::{GpuPreset, ModelPreset, SloClassPreset};
 use crate::components::print_facts::PrintFacts;
 use crate::components::sweep_field::SweepField;
@@ -138,6 +139,7 @@ pub fn InputsColumn() -> impl IntoView {
                         ],
                     )}
                     <LengthPreview />
+                    <PrefixInputs />
                 </InputGroup>
                 <InputGroup title="SLO" intro="What each request must meet, and for what share of requests.">
                     <SloClassPreset />

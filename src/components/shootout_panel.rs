@@ -41,7 +41,16 @@ fn row_view(state: PlanState, row: ShootoutRow, best: bool, chosen: bool) -> imp
     view! {
         <tr data-testid="shootout-row" data-gpu=row.gpu.clone() data-tp=row.tp.to_string()
             class:best=best class:chosen=chosen class:unfit=!row.fits>
-            <th scope="row">{row.gpu_name.clone()}</th>
+            <th scope="row">
+                {row.gpu_name.clone()}
+                {(!row.constants.is_datasheet()).then(|| view! {
+                    " "<span class="constants-source" data-testid="shootout-constants"
+                        data-value=row.constants.label()
+                        title="Where this row's step-model constants come from">
+                        {format!("constants: {}", row.constants.label())}
+                    </span>
+                })}
+            </th>
             <td class="num">{row.tp}</td>
             <td class="num" data-testid="shootout-goodput" data-value=row.goodput_rps.to_string()>
                 {if row.fits { rps(row.goodput_rps) } else { MISSING.into() }}

@@ -6,16 +6,24 @@
 //!     FitJob ─▶ WorkerRequest::Fit ─▶ fit pool (Web Workers) ─▶ WorkerReply::Fit
 //!        ▲                                                           │
 //!        └──────────────────────── feed(FitJobResult) ◀──────────────┘
-//!   done ─▶ PlanState::set_plan(report.plan)   (the plan before is kept for undo)
+//!   done ─▶ a good or fair fit: PlanState::replace(report.plan) (the plan before is
+//!           kept for Undo); a poor one, or one no better than the datasheet: held, shown,
+//!           applied only by "Apply anyway"
 //! ```
+//!
+//! Applying a fit never changes the plan's traffic: `report.plan` keeps the forecast.
+//! The benchmark's workload (`report.workload`) goes into the plan only when the user
+//! asks for it ([`FitController::use_benchmark_traffic`]), as a step of its own.
 //!
 //! The fit pool is separate from the search's, with its own run ids, so neither ever
 //! sees or cancels the other's requests. It waits for its workers rather than running a
 //! fit (seconds long) on the page while they load.
 
-use goodput_core::calibrate::{CalibrationReport, Calibrator, FitJob, FitJobResult, Prediction};
+use goodput_core::calibrate::{
+    CalibrationReport, Calibrator, FitJob, FitJobResult, FitVerdict, Prediction,
+};
 use goodput_core::measure::{import_files, MeasuredSet};
-use goodput_core::plan::{Arrival, MeasuredLoad};
+use goodput_core::plan::{Arrival, MeasuredLoad, TrafficSpec};
 use goodput_core::sim::SimConfigOf;
 use goodput_core::sim::{self, SimConfig};
 use goodput_core::Plan;
@@ -36,6 +44,9 @@ pub enum FitPhase {
     Running,
     /// The last fit finished and is in the plan.
     Done,
+    /// The last fit finished weak (poor, or no better than the datasheet): it is shown
+    /// but not in the plan until the user applies it anyway.
+    Held,
     /// Stopped by the user.
     Cancelled,
     /// The fit could not run; the message says why.
@@ -43,20 +54,18 @@ pub enum FitPhase {
 }
 
 /// Phase and progress of the calibration.
-/// Phase and progress.
 pub type FitStatus = SideStatus<FitPhase>;
 
-/// A fit as its controller drives it, with the plan it started from (for Undo).
+/// A fit as its controller drives it.
 struct FitJobs {
     calibrator: Calibrator,
-    base: Plan,
     /// Jobs handed out by the calibrator and not yet sent.
     queued: Vec<FitJob>,
 }
 
 impl JobMachine for FitJobs {
     type Results = Vec<FitJobResult>;
-    type Output = (CalibrationReport, Plan);
+    type Output = CalibrationReport;
 
     fn reply(reply: WorkerReply) -> Result<Option<Reply<Self::Results>>, String> {
         match reply {
@@ -96,26 +105,93 @@ impl JobMachine for FitJobs {
 
     /// The report once the calibrator hands out nothing more and has its answer; the
     /// jobs it hands out meanwhile wait for [`JobMachine::send`].
-    fn finish(&mut self) -> Option<Result<(CalibrationReport, Plan), String>> {
+    fn finish(&mut self) -> Option<Result<CalibrationReport, String>> {
         self.queued = self.calibrator.next_batch();
         if !self.queued.is_empty() {
             return None;
         }
-        let report = self.calibrator.result()?;
-        Some(Ok((report, self.base.clone())))
+        self.calibrator.result().map(Ok)
     }
+}
+
+/// One benchmark file of the selection: its name, its size as the browser gave it
+/// [bytes], and its bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChosenFile {
+    /// The file's name (or "pasted text").
+    pub name: String,
+    /// Its size [bytes].
+    pub size: u64,
+    /// Its content.
+    pub bytes: Vec<u8>,
+}
+
+impl ChosenFile {
+    /// A file of `bytes` named `name`.
+    pub fn new(name: impl Into<String>, bytes: Vec<u8>) -> ChosenFile {
+        ChosenFile {
+            name: name.into(),
+            size: bytes.len() as u64,
+            bytes,
+        }
+    }
+
+    /// Whether `other` is the same file: the same name and size.
+    pub fn same_as(&self, other: &ChosenFile) -> bool {
+        self.name == other.name && self.size == other.size
+    }
+}
+
+/// How newly chosen files meet the files chosen before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pick {
+    /// The new files take the selection's place (choosing, dropping, pasting).
+    Replace,
+    /// The new files join the selection ("Add files").
+    Add,
+}
+
+/// The selection after choosing `files` as `how` says, each file (by name and size) at
+/// most once: of two alike, the one chosen first stays.
+pub fn pick_files(selection: &[ChosenFile], files: Vec<ChosenFile>, how: Pick) -> Vec<ChosenFile> {
+    let mut out: Vec<ChosenFile> = match how {
+        Pick::Replace => Vec::new(),
+        Pick::Add => selection.to_vec(),
+    };
+    for f in files {
+        if !out.iter().any(|o| o.same_as(&f)) {
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// `plan`'s traffic with the benchmark's `workload` in its place: the workload's lengths,
+/// arrivals and prefix structure at the plan's own forecast peak.
+pub fn with_benchmark_traffic(plan: &Plan, workload: &TrafficSpec) -> TrafficSpec {
+    TrafficSpec {
+        peak_rate_rps: plan.traffic.peak_rate_rps,
+        ..workload.clone()
+    }
+}
+
+/// Whether a fit this weak waits for "Apply anyway" rather than going into the plan.
+pub fn is_held(verdict: FitVerdict) -> bool {
+    matches!(verdict, FitVerdict::Poor | FitVerdict::NoBetter)
 }
 
 /// Imported measurements, the running fit and its report, as signals.
 #[derive(Clone, Copy)]
 pub struct FitController {
-    /// The last set of files imported without error.
+    /// The files chosen, each at most once, in the order chosen.
+    pub selection: RwSignal<Vec<ChosenFile>>,
+    /// The measurements of the selection, when every file of it imports.
     pub imported: RwSignal<Option<MeasuredSet>>,
     /// The importer's one-line message for the last import, when it failed.
     pub import_error: RwSignal<Option<String>>,
     /// Phase and progress.
     pub status: RwSignal<FitStatus>,
-    /// The last finished calibration (until undone).
+    /// The last finished calibration (until undone), applied or held.
     pub report: RwSignal<Option<CalibrationReport>>,
     /// The plan before the last calibration was applied.
     pub undo: RwSignal<Option<Plan>>,
@@ -127,6 +203,7 @@ impl FitController {
     /// A controller that calibrates `state`'s plan; starts no worker until the first fit.
     pub fn new(state: PlanState) -> FitController {
         FitController {
+            selection: RwSignal::new(Vec::new()),
             imported: RwSignal::new(None),
             import_error: RwSignal::new(None),
             status: RwSignal::new(FitStatus::default()),
@@ -142,11 +219,32 @@ impl FitController {
         expect_context::<FitController>()
     }
 
-    /// Imports `(name, bytes)` files; a bad file leaves its message and no set.
-    pub fn import(&self, files: &[(String, Vec<u8>)]) {
+    /// Chooses `files` (in place of the selection, or added to it) and imports the
+    /// selection.
+    pub fn choose(&self, files: Vec<ChosenFile>, how: Pick) {
+        let next = self.selection.with_untracked(|s| pick_files(s, files, how));
+        self.selection.set(next);
+        self.import_selection();
+    }
+
+    /// Empties the selection: nothing imported, no message.
+    pub fn clear(&self) {
+        self.selection.set(Vec::new());
+        self.imported.set(None);
+        self.import_error.set(None);
+    }
+
+    /// Imports the whole selection; a bad file leaves its message and no set.
+    fn import_selection(&self) {
+        let files = self.selection.get_untracked();
+        if files.is_empty() {
+            self.imported.set(None);
+            self.import_error.set(None);
+            return;
+        }
         let refs: Vec<(&str, &[u8])> = files
             .iter()
-            .map(|(n, b)| (n.as_str(), b.as_slice()))
+            .map(|f| (f.name.as_str(), f.bytes.as_slice()))
             .collect();
         match import_files(&refs) {
             Ok(set) => {
@@ -158,6 +256,11 @@ impl FitController {
                 self.import_error.set(Some(e.to_string()));
             }
         }
+    }
+
+    /// Says that a file could not be read; the selection stays as it was.
+    pub fn unreadable(&self, message: String) {
+        self.import_error.set(Some(message));
     }
 
     /// Starts fitting the good plan to the imported set.
@@ -176,7 +279,6 @@ impl FitController {
         self.jobs.start(
             FitJobs {
                 calibrator,
-                base,
                 queued: Vec::new(),
             },
             *self,
@@ -187,6 +289,69 @@ impl FitController {
     /// Stops the running fit; the plan stays as it is.
     pub fn cancel(&self) {
         self.stop(FitPhase::Cancelled);
+    }
+
+    /// Takes a finished calibration: a good or fair one (or one not checked) goes into
+    /// the plan at once, its traffic unchanged; a poor one, or one no better than the
+    /// datasheet, is held for [`FitController::apply_anyway`].
+    pub fn take(&self, report: CalibrationReport) {
+        // Say "Calibrated" only for a plan the page takes: an invalid one would leave
+        // the old plan in force under a success message.
+        if let Err(e) = report.plan.validate() {
+            let why = format!("the fitted plan cannot be used: {e}");
+            return self.status.update(|s| s.phase = FitPhase::Failed(why));
+        }
+        let held = is_held(FitVerdict::of(&report.calibration));
+        let plan = report.plan.clone();
+        self.report.set(Some(report));
+        if held {
+            self.status.update(|s| s.phase = FitPhase::Held);
+        } else {
+            self.apply(plan);
+        }
+    }
+
+    /// Applies a held fit after all, its fitted constants in force.
+    pub fn apply_anyway(&self) {
+        if self.status.with_untracked(|s| s.phase != FitPhase::Held) {
+            return;
+        }
+        let Some(mut plan) = self
+            .report
+            .with_untracked(|r| r.as_ref().map(|r| r.plan.clone()))
+        else {
+            return;
+        };
+        if let Some(c) = plan.calibration.as_mut() {
+            c.enabled = true;
+        }
+        self.apply(plan);
+    }
+
+    /// Puts the calibrated `plan` in place of the plan, keeping the plan before for Undo.
+    fn apply(&self, plan: Plan) {
+        self.undo.set(Some(self.state.draft.get_untracked()));
+        self.state.replace("calibration", plan, None);
+        self.status.update(|s| s.phase = FitPhase::Done);
+    }
+
+    /// Whether the last fit is held (shown, not in the plan). Tracks the status.
+    pub fn is_holding(&self) -> bool {
+        self.status.with(|s| s.phase == FitPhase::Held)
+    }
+
+    /// Puts the benchmark's traffic (lengths, arrivals) in place of the plan's, at the
+    /// plan's peak, as a step Undo takes back.
+    pub fn use_benchmark_traffic(&self) {
+        let Some(workload) = self
+            .report
+            .with_untracked(|r| r.as_ref().map(|r| r.workload.clone()))
+        else {
+            return;
+        };
+        self.state.change("the benchmark's traffic", |p| {
+            p.traffic = with_benchmark_traffic(p, &workload);
+        });
     }
 
     /// Puts back the plan from before the last calibration.
@@ -231,17 +396,8 @@ impl SideOwner<FitJobs> for FitController {
         FitPhase::Failed(message)
     }
 
-    fn finished(&self, (report, base): (CalibrationReport, Plan)) {
-        // Say "Calibrated" only for a plan the page takes: an invalid one would leave
-        // the old plan in force under a success message.
-        if let Err(e) = report.plan.validate() {
-            let why = format!("the fitted plan cannot be used: {e}");
-            return self.status.update(|s| s.phase = FitPhase::Failed(why));
-        }
-        self.undo.set(Some(base));
-        self.state.replace("calibration", report.plan.clone(), None);
-        self.report.set(Some(report));
-        self.status.update(|s| s.phase = FitPhase::Done);
+    fn finished(&self, report: CalibrationReport) {
+        self.take(report);
     }
 }
 
@@ -300,7 +456,207 @@ pub fn predict_points(plan: &Plan, calibrated: bool) -> Vec<Option<Prediction>> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use goodput_core::plan::{Calibration, Fitted, MeasuredSummary};
+    use goodput_core::calibrate::PointFit;
+    use goodput_core::plan::{
+        Calibration, CalibrationError, Fitted, LengthDist, MeasuredSummary, MetricErrors,
+    };
+    use goodput_core::sim::Summary;
+
+    fn file(name: &str, text: &str) -> ChosenFile {
+        ChosenFile::new(name, text.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn choosing_replaces_adding_adds_and_a_file_comes_once() {
+        let a = file("a.json", "{}");
+        let b = file("b.json", "{}");
+        let picked = pick_files(&[], vec![a.clone(), b.clone(), a.clone()], Pick::Replace);
+        assert_eq!(
+            picked,
+            [a.clone(), b.clone()],
+            "a file chosen twice comes once"
+        );
+        let c = file("c.json", "{ }");
+        let replaced = pick_files(&picked, vec![c.clone()], Pick::Replace);
+        assert_eq!(replaced, std::slice::from_ref(&c));
+        // The same name with another size is another file; the same name and size is not.
+        let a2 = file("a.json", "{\"x\":1}");
+        assert_eq!(
+            pick_files(&picked, vec![c.clone(), a.clone(), a2.clone()], Pick::Add),
+            [a, b, c, a2]
+        );
+    }
+
+    fn errors(e: f64) -> MetricErrors {
+        MetricErrors {
+            ttft: Some(e),
+            tpot: Some(e),
+            e2e: Some(e),
+            overall: e,
+        }
+    }
+
+    fn flat(x: f64) -> Summary {
+        Summary {
+            mean: x,
+            p50: x,
+            p90: x,
+            p95: x,
+            p99: x,
+        }
+    }
+
+    /// A finished calibration of the default plan whose held-out error is `held` (the
+    /// datasheet's: 40%), with a benchmark of longer prompts in a closed loop.
+    pub(crate) fn report(held: f64) -> CalibrationReport {
+        let measured = calibrated_plan(0.8).calibration.unwrap().points;
+        let error = CalibrationError {
+            in_sample: errors(held / 2.0),
+            held_out: Some(errors(held)),
+            extrapolation: Some(errors(held)),
+            uncalibrated: errors(0.4),
+        };
+        let calibration = Calibration {
+            enabled: true,
+            bandwidth_efficiency: Fitted {
+                value: 0.8,
+                sd: 0.02,
+            },
+            frontend_s: Some(Fitted {
+                value: 0.03,
+                sd: 0.005,
+            }),
+            kv_read_efficiency: Some(Fitted {
+                value: 0.7,
+                sd: 0.1,
+            }),
+            error,
+            points: measured.clone(),
+            ..Calibration::default()
+        };
+        let plan = Plan {
+            calibration: Some(calibration.clone()),
+            ..Plan::default()
+        };
+        let mut workload = plan.traffic.clone();
+        workload.prompt.dist = LengthDist::LogNormal {
+            median: 3000.0,
+            sigma: 0.4,
+        };
+        workload.arrival = Arrival::Closed {
+            concurrency: 16,
+            think_s: 0.0,
+        };
+        let prediction = Prediction {
+            ttft_s: flat(0.1),
+            tpot_s: flat(0.012),
+            e2e_s: flat(2.5),
+            achieved_rps: 1.0,
+        };
+        let points = measured
+            .into_iter()
+            .map(|m| PointFit {
+                source: "bench.json".into(),
+                measured: m,
+                predicted: prediction,
+                held_out: Some(prediction),
+                extrapolated: None,
+                datasheet: prediction,
+                errors: [Some(0.1), Some(0.1), None],
+                held_out_errors: None,
+            })
+            .collect();
+        CalibrationReport {
+            verdict: FitVerdict::of(&calibration),
+            calibration,
+            plan,
+            workload,
+            tail_error: error,
+            points,
+            evaluations: 1,
+            warnings: Vec::new(),
+        }
+    }
+
+    fn with_fits(f: impl FnOnce(PlanState, FitController)) {
+        let owner = Owner::new();
+        owner.set();
+        let state = PlanState::new(Plan::default());
+        f(state, FitController::new(state));
+    }
+
+    #[test]
+    fn a_good_fit_goes_into_the_plan_and_leaves_its_traffic() {
+        with_fits(|state, fits| {
+            let mut forecast = Plan::default();
+            forecast.traffic.peak_rate_rps = 42.0;
+            state.set_plan(forecast.clone());
+            let r = report(0.08);
+            assert_eq!(FitVerdict::of(&r.calibration), FitVerdict::Good);
+            fits.take(r.clone());
+            assert_eq!(fits.status.get_untracked().phase, FitPhase::Done);
+            let plan = state.good.get_untracked();
+            assert_eq!(plan.calibration, Some(r.calibration.clone()));
+            assert_eq!(plan.traffic, r.plan.traffic, "the plan's traffic stays");
+            assert_ne!(plan.traffic, r.workload);
+            assert_eq!(fits.undo.get_untracked(), Some(forecast));
+        });
+    }
+
+    #[test]
+    fn a_poor_fit_waits_for_apply_anyway() {
+        with_fits(|state, fits| {
+            let before = state.good.get_untracked();
+            for (held, verdict) in [(0.3, FitVerdict::Poor), (0.5, FitVerdict::NoBetter)] {
+                let r = report(held);
+                assert_eq!(FitVerdict::of(&r.calibration), verdict);
+                fits.take(r);
+                assert_eq!(fits.status.get_untracked().phase, FitPhase::Held);
+                assert_eq!(
+                    state.good.get_untracked(),
+                    before,
+                    "{verdict:?} is not applied"
+                );
+                assert!(fits.report.get_untracked().is_some(), "it is shown");
+            }
+            let mut r = report(0.5);
+            r.calibration.enabled = false;
+            r.plan.calibration.as_mut().unwrap().enabled = false;
+            fits.take(r);
+            fits.apply_anyway();
+            assert_eq!(fits.status.get_untracked().phase, FitPhase::Done);
+            let c = state.good.get_untracked().calibration.expect("applied");
+            assert!(
+                c.enabled,
+                "applied anyway, the fitted constants are in force"
+            );
+            assert_eq!(
+                state.undo().map(|e| e.what),
+                Some("calibration".to_string())
+            );
+            assert_eq!(state.good.get_untracked(), before);
+        });
+    }
+
+    #[test]
+    fn the_benchmark_traffic_is_a_step_of_its_own_at_the_plan_peak() {
+        with_fits(|state, fits| {
+            fits.take(report(0.08));
+            let calibrated = state.good.get_untracked();
+            state.update(|p| p.traffic.peak_rate_rps = 7.0);
+            let forecast = state.good.get_untracked();
+            fits.use_benchmark_traffic();
+            let plan = state.good.get_untracked();
+            let workload = fits.report.get_untracked().unwrap().workload;
+            assert_eq!(plan.traffic.peak_rate_rps, 7.0, "the peak stays the plan's");
+            assert_eq!(plan.traffic.prompt, workload.prompt);
+            assert_eq!(plan.traffic.arrival, workload.arrival);
+            assert_eq!(plan.calibration, calibrated.calibration);
+            let step = state.undo().expect("a step");
+            assert_eq!(step.what, "the benchmark's traffic");
+            assert_eq!(state.good.get_untracked(), forecast);
+        });
+    }
 
     fn calibrated_plan(bw: f64) -> Plan {
         let mut plan = Plan::default();

@@ -6,8 +6,10 @@
 
 use goodput_core::disagg::DisaggSpec;
 use goodput_core::format::sig;
-use goodput_core::plan::fields::{self as registry, Field as CoreField};
-use goodput_core::plan::{Arrival, LengthDist, LengthSpec};
+use goodput_core::plan::fields::{
+    self as registry, Choices, Field as CoreField, Kind as RowKind, Units,
+};
+use goodput_core::plan::{Arrival, LengthDist, LengthSpec, PrefixModel};
 use goodput_core::Plan;
 
 /// Which group of the inputs column a field belongs to.
@@ -19,6 +21,9 @@ pub enum Group {
     Hardware,
     /// Arrival rate and length distributions.
     Traffic,
+    /// How prompts share prefixes: shared prefixes and multi-turn sessions (a part of
+    /// the traffic, `traffic.sharing`).
+    Prefix,
     /// Latency objectives.
     Slo,
     /// Scheduler settings.
@@ -155,7 +160,9 @@ pub fn field(id: &str) -> Option<&'static Field> {
 }
 
 /// Whether the field `id` applies to the plan `p`: the gaps' CV only to gamma arrivals,
-/// the clients and their think time only to a closed loop; every other field always.
+/// the clients and their think time only to a closed loop, the prefix structure's only
+/// while the plan has one; every other field always. (The inputs column shows the prefix
+/// structure's fields either way: editing one turns the structure on.)
 /// The inputs column shows a field only where it applies, and the Compare view leaves
 /// out a field that applies to neither plan.
 pub fn applies(id: &str, p: &Plan) -> bool {
@@ -164,6 +171,7 @@ pub fn applies(id: &str, p: &Plan) -> bool {
         "traffic.arrival.concurrency" | "traffic.arrival.think_s" => {
             matches!(p.traffic.arrival, Arrival::Closed { .. })
         }
+        _ if id.starts_with("traffic.sharing.") => p.traffic.sharing.is_some(),
         _ => true,
     }
 }
@@ -258,6 +266,82 @@ pub fn disagg_mut(p: &mut Plan) -> &mut DisaggSpec {
     let start = disagg_of(p);
     p.disagg.get_or_insert(start)
 }
+
+/// The plan's prefix structure, or the empty one ([`PrefixModel::NONE`]) an edit of a
+/// plan without one starts from.
+pub fn sharing_of(p: &Plan) -> PrefixModel {
+    p.traffic.sharing.unwrap_or(PrefixModel::NONE)
+}
+
+/// The plan's prefix structure for editing: an edit of a plan without one turns it on
+/// from [`PrefixModel::NONE`], and with it the typed shared prefix and hit rate off (the
+/// structure's hits take their place; a plan may not have both).
+pub fn sharing_mut(p: &mut Plan) -> &mut PrefixModel {
+    if p.traffic.sharing.is_none() {
+        p.traffic.prefix_tokens = 0;
+        p.traffic.prefix_hit_rate = 0.0;
+    }
+    p.traffic.sharing.get_or_insert(PrefixModel::NONE)
+}
+
+/// The turn orders of a prefix structure: the names its JSON uses, and their words.
+pub const TURN_ORDERS: Choices = &[
+    ("round_robin", "Round robin"),
+    ("random", "Random order (replayed conversations)"),
+];
+
+/// A row of the app's own for a plan field the core's registry has no row for yet
+/// (`traffic.sharing` itself, its turn order and whether replies are cached): the same
+/// shape, so the inputs render and are checked as the registry's are.
+const fn app_row(
+    path: &'static str,
+    label: &'static str,
+    help: &'static str,
+    kind: RowKind,
+) -> CoreField {
+    CoreField {
+        path,
+        label,
+        help,
+        unit: "",
+        kind,
+        range: None,
+        optional: false,
+        flag: None,
+        shown: Units {
+            unit: "",
+            scale: 1.0,
+        },
+        finance: false,
+    }
+}
+
+/// The switch that gives the traffic a prefix structure, or takes it away.
+pub const SHARING: CoreField = app_row(
+    "traffic.sharing",
+    "Shared prefixes and sessions",
+    "Prompts that share prefixes a prefix cache holds once: shared system prompts or documents, multi-turn sessions. Editing a field below turns it on; off, the typed prefix alone counts.",
+    RowKind::Switch,
+);
+
+/// The order in which the sessions' turns reach the server.
+pub const TURN_ORDER: CoreField = app_row(
+    "traffic.sharing.order",
+    "Turn order",
+    "Each session sends its next turn in turn, or every turn of every session comes in a random order, as a benchmark replaying flattened conversations sends them.",
+    RowKind::Choice(TURN_ORDERS),
+);
+
+/// Whether a session's next turn finds the model's own reply cached.
+pub const REPLIES_CACHED: CoreField = app_row(
+    "traffic.sharing.replies_cached",
+    "Replies cached",
+    "The next turn resends the model's own reply, so its KV is cached (a live chat, an agent); off when recorded conversations are replayed, whose replies differ from what the model writes.",
+    RowKind::Switch,
+);
+
+/// The app's own rows ([`SHARING`], [`TURN_ORDER`], [`REPLIES_CACHED`]).
+pub const APP_ROWS: &[CoreField] = &[SHARING, TURN_ORDER, REPLIES_CACHED];
 
 /// How the app reads and enters a registry field: whole numbers as they are, others in
 /// the registry's shown unit (`scale` plan units each), blank allowed where the plan has
@@ -375,6 +459,24 @@ pub const FIELDS: &[Field] = &[
         |p, v| p.hardware.step_overhead_s = v.unwrap_or(0.0)
     ),
     f!(
+        "hardware.seq_overhead_s",
+        Hardware,
+        |p| Some(p.hardware.seq_overhead_s),
+        |p, v| p.hardware.seq_overhead_s = v.unwrap_or(0.0)
+    ),
+    f!(
+        "hardware.prefill_overhead_s",
+        Hardware,
+        |p| Some(p.hardware.prefill_overhead_s),
+        |p, v| p.hardware.prefill_overhead_s = v.unwrap_or(0.0)
+    ),
+    f!(
+        "hardware.kv_read_efficiency",
+        Hardware,
+        |p| Some(p.hardware.kv_read_efficiency),
+        |p, v| p.hardware.kv_read_efficiency = v.unwrap_or(f64::NAN)
+    ),
+    f!(
         "hardware.tp_degree",
         Hardware,
         |p| Some(p.hardware.tp_degree as f64),
@@ -481,6 +583,48 @@ pub const FIELDS: &[Field] = &[
         |p| Some(sigma_of(&p.traffic.output)),
         |p, v| set_sigma(&mut p.traffic.output, v)
     ),
+    f!(
+        "traffic.sharing.block_tokens",
+        Prefix,
+        |p| Some(sharing_of(p).block_tokens as f64),
+        |p, v| sharing_mut(p).block_tokens = whole(v)
+    ),
+    f!(
+        "traffic.sharing.groups",
+        Prefix,
+        |p| Some(sharing_of(p).groups as f64),
+        |p, v| sharing_mut(p).groups = whole(v)
+    ),
+    f!(
+        "traffic.sharing.group_tokens",
+        Prefix,
+        |p| Some(sharing_of(p).group_tokens as f64),
+        |p, v| sharing_mut(p).group_tokens = whole(v)
+    ),
+    f!(
+        "traffic.sharing.zipf",
+        Prefix,
+        |p| Some(sharing_of(p).zipf),
+        |p, v| sharing_mut(p).zipf = v.unwrap_or(f64::NAN)
+    ),
+    f!(
+        "traffic.sharing.sessions",
+        Prefix,
+        |p| Some(sharing_of(p).sessions as f64),
+        |p, v| sharing_mut(p).sessions = whole(v)
+    ),
+    f!(
+        "traffic.sharing.turns",
+        Prefix,
+        |p| Some(sharing_of(p).turns as f64),
+        |p, v| sharing_mut(p).turns = whole(v)
+    ),
+    f!(
+        "traffic.sharing.document_tokens",
+        Prefix,
+        |p| Some(sharing_of(p).document_tokens as f64),
+        |p, v| sharing_mut(p).document_tokens = whole(v)
+    ),
     f!("slo.ttft_s", Slo, |p| p.slo.ttft_s, |p, v| {
         p.slo.ttft_s = v;
         custom_slo(p)
@@ -528,6 +672,18 @@ pub const FIELDS: &[Field] = &[
         Engine,
         |p| Some(p.engine.spec_acceptance),
         |p, v| p.engine.spec_acceptance = v.unwrap_or(0.0)
+    ),
+    f!(
+        "engine.frontend_s",
+        Engine,
+        |p| Some(p.engine.frontend_s),
+        |p, v| p.engine.frontend_s = v.unwrap_or(0.0)
+    ),
+    f!(
+        "engine.kv_cache_tokens",
+        Engine,
+        |p| p.engine.kv_cache_tokens.map(f64::from),
+        |p, v| p.engine.kv_cache_tokens = v.map(|x| x as u32)
     ),
     f!(
         "planning.utilization",
@@ -652,6 +808,66 @@ mod tests {
             assert_eq!(text, format!("{v:.0}"));
             assert_eq!(parse_value(seed.kind, &text), Ok(Some(v)));
         }
+    }
+
+    #[test]
+    fn editing_the_prefix_structure_turns_it_on_in_place_of_the_typed_prefix() {
+        let mut plan = Plan::default();
+        plan.traffic.prefix_tokens = 500;
+        plan.traffic.prefix_hit_rate = 0.5;
+        let groups = field("traffic.sharing.groups").expect("groups");
+        assert_eq!(
+            (groups.get)(&plan),
+            Some(0.0),
+            "read from the empty structure"
+        );
+        assert!(!applies(groups.id, &plan));
+        (groups.set)(&mut plan, Some(8.0));
+        assert_eq!(
+            plan.traffic.sharing,
+            Some(PrefixModel {
+                groups: 8,
+                ..PrefixModel::NONE
+            })
+        );
+        assert_eq!(
+            (plan.traffic.prefix_tokens, plan.traffic.prefix_hit_rate),
+            (0, 0.0)
+        );
+        assert!(applies(groups.id, &plan));
+        let tokens = field("traffic.sharing.group_tokens").expect("tokens");
+        (tokens.set)(&mut plan, Some(2048.0));
+        assert_eq!(plan.traffic.sharing.map(|s| s.group_tokens), Some(2048));
+        assert_eq!(plan.validate(), Ok(()));
+        assert_eq!(fields_of(Group::Prefix).count(), 7);
+    }
+
+    #[test]
+    fn the_step_model_fields_write_their_plan_fields() {
+        let mut plan = Plan::default();
+        for (id, text, check) in [
+            ("hardware.seq_overhead_s", "20", 20e-6),
+            ("hardware.prefill_overhead_s", "3", 3e-3),
+            ("hardware.kv_read_efficiency", "0.7", 0.7),
+            ("engine.frontend_s", "40", 40e-3),
+        ] {
+            let f = field(id).expect(id);
+            (f.set)(&mut plan, parse_value(f.kind, text).expect(id));
+            assert!(
+                values_match((f.get)(&plan), Some(check)),
+                "{id}: {:?}",
+                (f.get)(&plan)
+            );
+        }
+        assert!((plan.hardware.seq_overhead_s - 20e-6).abs() < 1e-15);
+        assert!((plan.engine.frontend_s - 0.04).abs() < 1e-15);
+        let kv = field("engine.kv_cache_tokens").expect("kv");
+        assert_eq!(kv.kind.format((kv.get)(&plan)), "", "blank: estimated");
+        (kv.set)(&mut plan, parse_value(kv.kind, "250000").expect("whole"));
+        assert_eq!(plan.engine.kv_cache_tokens, Some(250_000));
+        (kv.set)(&mut plan, parse_value(kv.kind, " ").expect("blank"));
+        assert_eq!(plan.engine.kv_cache_tokens, None);
+        assert_eq!(plan.validate(), Ok(()));
     }
 
     #[test]

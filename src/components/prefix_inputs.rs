@@ -1,0 +1,97 @@
+//! The traffic's prefix structure (`traffic.sharing`): a switch, the shared prefixes
+//! and sessions' numbers, the turn order and whether replies are cached. Editing any of
+//! them turns the structure on from the empty one; the switch turns it off again.
+
+use goodput_core::plan::TurnOrder;
+use goodput_core::Plan;
+use leptos::prelude::*;
+
+use crate::components::choices::Choice;
+use crate::components::field_frame::FieldIds;
+use crate::components::number_field::NumberField;
+use crate::state::fields::{
+    fields_of, sharing_mut, sharing_of, Group, REPLIES_CACHED, SHARING, TURN_ORDER,
+};
+use crate::state::PlanState;
+use goodput_core::plan::fields::Field;
+
+/// A checkbox of the inputs column for the switch `row`: checked as `get` reads the
+/// plan, `set` writes a change.
+#[component]
+fn Switch(
+    /// The row of the switch (label, help, path).
+    row: &'static Field,
+    /// Reads the switch from the plan.
+    get: fn(&Plan) -> bool,
+    /// Writes the switch into the plan.
+    set: fn(PlanState, bool),
+) -> impl IntoView {
+    let state = PlanState::expect_context();
+    let on = Memo::new(move |_| state.draft.with(get));
+    let ids = FieldIds::of(row.path);
+    view! {
+        <div class="field checkbox">
+            <input
+                id=ids.input.clone()
+                type="checkbox"
+                data-testid=ids.input_test_id()
+                data-field=row.path
+                aria-describedby=ids.help.clone()
+                prop:checked=move || on.get()
+                on:change:target=move |ev| set(state, ev.target().checked())
+            />
+            <label for=ids.input>{row.label}</label>
+            <p class="help" id=ids.help>{row.help}</p>
+        </div>
+    }
+}
+
+fn order_name(p: &Plan) -> &'static str {
+    match sharing_of(p).order {
+        TurnOrder::RoundRobin => "round_robin",
+        TurnOrder::Random => "random",
+    }
+}
+
+/// The "Prefix structure" part of the traffic inputs.
+#[component]
+pub fn PrefixInputs() -> impl IntoView {
+    let state = PlanState::expect_context();
+    // What the core says about the structure as a whole (a trace's lengths, say).
+    let message = Memo::new(move |_| state.message_for(SHARING.path));
+    view! {
+        <fieldset class="subgroup" data-testid="group-prefix"
+            data-on=move || state.draft.with(|p| p.traffic.sharing.is_some()).to_string()>
+            <legend>"Prefix structure"</legend>
+            <div class="group-fields">
+                <Switch
+                    row=&SHARING
+                    get=|p| p.traffic.sharing.is_some()
+                    set=|state, on| {
+                        if on {
+                            state.update(|p| {
+                                sharing_mut(p);
+                            });
+                        } else {
+                            state.change("prefix structure off", |p| p.traffic.sharing = None);
+                        }
+                    }
+                />
+                <p class="error" role="alert" data-testid="error-traffic.sharing">{move || message.get()}</p>
+                {fields_of(Group::Prefix).map(|f| view! { <NumberField id=f.id /> }).collect_view()}
+                <Choice
+                    field=&TURN_ORDER
+                    get=order_name
+                    set=|p, v| {
+                        sharing_mut(p).order = if v == "random" { TurnOrder::Random } else { TurnOrder::RoundRobin }
+                    }
+                />
+                <Switch
+                    row=&REPLIES_CACHED
+                    get=|p| sharing_of(p).replies_cached
+                    set=|state, on| state.update(|p| sharing_mut(p).replies_cached = on)
+                />
+            </div>
+        </fieldset>
+    }
+}
