@@ -291,6 +291,8 @@ mod tests {
                         output_tokens_per_s: 4400.0,
                         mean_queue_len: 1.0,
                         preemptions: 0,
+                        prefix_hit_rate: 0.0,
+                        prefix_evicted_tokens: 0,
                     }),
                 ),
                 point(24.0, 0.44, None),

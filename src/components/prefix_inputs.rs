@@ -47,10 +47,7 @@ fn Switch(
 }
 
 fn order_name(p: &Plan) -> &'static str {
-    match sharing_of(p).order {
-        TurnOrder::RoundRobin => "round_robin",
-        TurnOrder::Random => "random",
-    }
+    sharing_of(p).order.name()
 }
 
 /// The "Prefix structure" part of the traffic inputs.
@@ -83,7 +80,9 @@ pub fn PrefixInputs() -> impl IntoView {
                     field=&TURN_ORDER
                     get=order_name
                     set=|p, v| {
-                        sharing_mut(p).order = if v == "random" { TurnOrder::Random } else { TurnOrder::RoundRobin }
+                        if let Some(o) = TurnOrder::parse(v) {
+                            sharing_mut(p).order = o;
+                        }
                     }
                 />
                 <Switch

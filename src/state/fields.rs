@@ -286,6 +286,7 @@ pub fn sharing_mut(p: &mut Plan) -> &mut PrefixModel {
 
 /// The turn orders of a prefix structure: the names its JSON uses, and their words.
 pub const TURN_ORDERS: Choices = &[
+    ("interleaved", "Interleaved (independent users)"),
     ("round_robin", "Round robin"),
     ("random", "Random order (replayed conversations)"),
 ];

@@ -16,7 +16,8 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 use goodput_core::plan::fields::{self, by_flag, by_path, range_message, Field, Kind, Range};
 use goodput_core::plan::PrefixModel;
 use goodput_core::plan::{
-    Arrival, Dtype, KvPolicy, LengthDist, LengthSpec, Plan, PlanError, SloMode, MAX_CONCURRENCY,
+    Arrival, Dtype, FleetRouter, KvPolicy, LengthDist, LengthSpec, Plan, PlanError, SloMode,
+    TurnOrder, MAX_CONCURRENCY,
 };
 use goodput_core::presets;
 
@@ -663,9 +664,13 @@ impl Args {
             "--turns",
             "--session-document-tokens",
         ];
-        if sharing_flags
-            .iter()
-            .any(|f| self.f64(f).is_some() || self.u32(f).is_some())
+        let order = self.value("--turn-order");
+        let recorded = self.flag("--no-replies-cached");
+        if order.is_some()
+            || recorded
+            || sharing_flags
+                .iter()
+                .any(|f| self.f64(f).is_some() || self.u32(f).is_some())
         {
             let mut s = p.traffic.sharing.unwrap_or(PrefixModel::NONE);
             self.set_u32("--block-size", &mut s.block_tokens);
@@ -675,7 +680,26 @@ impl Args {
             self.set_u32("--sessions", &mut s.sessions);
             self.set_u32("--turns", &mut s.turns);
             self.set_u32("--session-document-tokens", &mut s.document_tokens);
+            if let Some(o) = order.as_deref().and_then(TurnOrder::parse) {
+                s.order = o;
+            }
+            if recorded {
+                s.replies_cached = false;
+            }
             p.traffic.sharing = Some(s);
+        }
+        // Routing over replicas: either flag turns it on (2 replicas, round robin).
+        let replicas = self.u32("--fleet-replicas");
+        let router = self.value("--fleet-router");
+        if replicas.is_some() || router.is_some() {
+            let mut r = p.routing.unwrap_or_default();
+            if let Some(n) = replicas {
+                r.replicas = n;
+            }
+            if let Some(name) = router {
+                r.router = FleetRouter::parse(&name).unwrap_or(r.router);
+            }
+            p.routing = Some(r);
         }
         // SLO.
         for (flag, slot) in [

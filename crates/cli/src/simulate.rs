@@ -118,6 +118,9 @@ pub fn run(args: &mut Args) -> Result<String, String> {
             o.insert("max_concurrency".into(), json!(cap));
         }
     }
+    if let (Some(r), Some(o)) = (plan.routing, out.as_object_mut()) {
+        o.insert("routing".into(), json!(r));
+    }
     if json {
         return serde_json::to_string_pretty(&out).map_err(|e| format!("simulate: {e}"));
     }
@@ -223,5 +226,21 @@ fn text(v: &Value) -> String {
             ""
         }
     ));
+    if num(v, "prefix_hit_rate") > 0.0 {
+        s.push_str(&format!(
+            "
+prefix cache: {:.1}% of prompt tokens found cached, {} tokens evicted",
+            num(v, "prefix_hit_rate") * 100.0,
+            num(v, "prefix_evicted_tokens")
+        ));
+    }
+    if let Some(r) = v.get("routing") {
+        s.push_str(&format!(
+            "
+routing: {} replicas, {} router (figures per replica)",
+            num(r, "replicas"),
+            r.get("router").and_then(Value::as_str).unwrap_or("?")
+        ));
+    }
     s
 }

@@ -9,6 +9,7 @@
 //! offending field; everything downstream may assume a validated plan.
 
 use crate::tagged::Tagged;
+pub use goodput_engine::fleet::{Fleet, FleetRouter};
 pub use goodput_engine::kinds::{Arrival, KvPolicy, LengthDist, LengthSpec, SloMode, TraceRow};
 pub use goodput_engine::traffic::{PrefixModel, TurnOrder};
 use serde::{Deserialize, Serialize};
@@ -635,6 +636,35 @@ pub struct Plan {
     /// before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disagg: Option<disagg::DisaggSpec>,
+    /// Replicas simulated together behind a router, so that where a request lands decides
+    /// whether its prefix is cached (see `goodput_engine::fleet`); `None` simulates one
+    /// replica, as plans and links made before it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routing: Option<RoutingSpec>,
+}
+
+/// Most replicas a plan simulates together behind its router.
+pub const MAX_ROUTED_REPLICAS: u32 = 8;
+
+/// Replicas simulated together behind a router. The traffic, the request count and the
+/// warm-up stay each replica's: the fleet's workload has `replicas` times each (and
+/// times the sessions), and the goodput found is per replica.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RoutingSpec {
+    /// Replicas simulated together (2 to [`MAX_ROUTED_REPLICAS`]).
+    pub replicas: u32,
+    /// How requests are spread over them.
+    pub router: FleetRouter,
+}
+
+impl Default for RoutingSpec {
+    fn default() -> Self {
+        RoutingSpec {
+            replicas: 2,
+            router: FleetRouter::RoundRobin,
+        }
+    }
 }
 
 /// A fit of the step model to measurements, and where it came from.
@@ -1193,6 +1223,45 @@ impl Plan {
         self.validate_schedule()?;
         if let Some(d) = &self.disagg {
             d.validate(self)?;
+        }
+        self.validate_routing()
+    }
+
+    /// The fleet a simulation of this plan spreads its requests over.
+    pub fn fleet(&self) -> Fleet {
+        self.routing.map_or(Fleet::ONE, |r| Fleet {
+            replicas: r.replicas,
+            router: r.router,
+        })
+    }
+
+    fn validate_routing(&self) -> Result<(), PlanError> {
+        let Some(r) = &self.routing else {
+            return Ok(());
+        };
+        check!("routing.replicas", r.replicas as f64)?;
+        let t = &self.traffic;
+        if matches!(t.arrival, Arrival::Closed { .. }) || t.max_concurrency.is_some() {
+            return Err(err(
+                "routing.replicas",
+                "need open-loop arrivals: a closed loop's clients (or a client cap) would \
+                 be shared by every replica; simulate one replica, or use Poisson, gamma \
+                 or constant arrivals"
+                    .into(),
+            ));
+        }
+        let total = self.run.num_requests as u64 * r.replicas as u64;
+        if total > MAX_NUM_REQUESTS as u64 {
+            return Err(err(
+                "routing.replicas",
+                format!(
+                    "times the requests per run ({}) make {} requests, over the {} one \
+                     run may simulate; use fewer replicas or requests",
+                    crate::format::thousands(self.run.num_requests as i64),
+                    crate::format::thousands(total as i64),
+                    crate::format::thousands(MAX_NUM_REQUESTS as i64),
+                ),
+            ));
         }
         Ok(())
     }

@@ -476,7 +476,42 @@ fn assumption_lines(plan: &Plan) -> Vec<String> {
     if let Some(c) = &plan.calibration {
         lines.push(crate::calibrate::calibration_words(c));
     }
+    // Where requests land decides what the replicas' caches hold: said when they have
+    // prefixes to share, or a router is simulated.
+    let shares = plan.traffic.sharing.is_some() || plan.traffic.prefix_hit_rate > 0.0;
+    if shares || plan.routing.is_some() {
+        lines.push(routing_words(plan));
+    }
     lines
+}
+
+/// Where the plan's requests land across replicas, as the report states it.
+pub fn routing_words(plan: &Plan) -> String {
+    match &plan.routing {
+        Some(r) => format!(
+            "Routing: goodput per replica is simulated on {} replicas behind a router that picks {}.",
+            r.replicas,
+            router_words(r.router)
+        ),
+        None => "Routing: one replica is simulated; how a router spreads requests (and \
+                 their cached prefixes) over replicas is not."
+            .into(),
+    }
+}
+
+/// What a router does, in a few words.
+pub fn router_words(r: crate::plan::FleetRouter) -> &'static str {
+    use crate::plan::FleetRouter::*;
+    match r {
+        RoundRobin => "the replicas in turn",
+        Random => "a replica at random (as a Kubernetes Service does)",
+        LeastLoaded => "the replica with the fewest requests",
+        SessionAffinity => "one replica per session",
+        PrefixAware => {
+            "by the cached share of the prompt, free KV memory and queue (llm-d's \
+             precise prefix-cache scheduling)"
+        }
+    }
 }
 
 /// What [`evaluate_plan_with`] runs.

@@ -174,6 +174,13 @@ pub struct LatencyDetail {
     pub mean_queue_len: f64,
     /// Sequences preempted.
     pub preemptions: u32,
+    /// Share of the prompt tokens the prefix cache held when requests were admitted
+    /// (0 without shared prefixes) [0..1].
+    #[serde(default)]
+    pub prefix_hit_rate: f64,
+    /// Tokens the prefix cache evicted to make room [tokens].
+    #[serde(default)]
+    pub prefix_evicted_tokens: u64,
 }
 
 /// What a worker returns for one [`Job`].
@@ -235,6 +242,8 @@ pub fn run_job_with(base: &SimConfig, job: &Job) -> Result<JobResult, SimError> 
                 output_tokens_per_s: r.output_tokens_per_s,
                 mean_queue_len: r.mean_queue_len,
                 preemptions: r.preemptions,
+                prefix_hit_rate: r.prefix_hit_rate,
+                prefix_evicted_tokens: r.prefix_evicted_tokens,
             }),
             peak_running: PEAK_UNKNOWN,
         })

@@ -59,7 +59,9 @@ use crate::plan::{Arrival, KvPolicy, Plan, PlanError, MAX_CONCURRENCY, MAX_NUM_R
 use crate::roofline::{StepModel, StepModelOf};
 pub use crate::stats::Summary;
 use crate::traffic::{PrefixModel, TrafficModel};
-pub use goodput_engine::config::{SimConfig, SimReport, SloTargets};
+pub use goodput_engine::config::{
+    CacheSample, SimConfig, SimReport, SloTargets, CACHE_TIMELINE_POINTS,
+};
 use goodput_engine::engine;
 
 /// Most engine steps one simulation runs before it stops and reports `truncated`.
@@ -224,6 +226,7 @@ impl SimConfigOf for SimConfig {
             num_requests: plan.run.num_requests,
             warmup_requests: plan.run.warmup_requests,
             max_steps: MAX_STEPS,
+            fleet: plan.fleet(),
         };
         cfg.check()?;
         Ok(cfg)

@@ -119,6 +119,11 @@ impl PrefixCache {
         self.evicted
     }
 
+    /// Prompt tokens looked up so far, and of them found cached [tokens].
+    pub fn lookups(&self) -> (u64, u64) {
+        (self.looked_up, self.hit)
+    }
+
     /// Share of the prompt tokens looked up that were found cached [0..1].
     pub fn hit_rate(&self) -> f64 {
         if self.looked_up == 0 {
@@ -126,6 +131,15 @@ impl PrefixCache {
         } else {
             self.hit as f64 / self.looked_up as f64
         }
+    }
+
+    /// Cached tokens that must stay in the segments `segs` (held or pinned) [tokens];
+    /// one pass over them.
+    pub fn held_in(&self, segs: std::ops::Range<u32>) -> u64 {
+        let end = (segs.end as usize).min(self.cached.len());
+        (segs.start as usize..end)
+            .map(|i| (self.cached[i] - self.free_part(i)) as u64)
+            .sum()
     }
 
     /// How far the running requests reach into segment `i` [tokens].

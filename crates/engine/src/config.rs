@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::fleet::Fleet;
 use crate::kinds::{KvPolicy, SloMode};
 use crate::stats::Summary;
 use crate::step::StepModel;
@@ -88,6 +89,9 @@ pub struct SimConfig {
     pub warmup_requests: u32,
     /// Step cap; reaching it stops the run and marks it truncated.
     pub max_steps: u64,
+    /// Replicas simulated together behind a router ([`Fleet::ONE`]: one replica); the
+    /// traffic, requests and warm-up above are each replica's.
+    pub fleet: Fleet,
 }
 
 impl SimConfig {
@@ -104,6 +108,27 @@ impl SimConfig {
         }
         (1.0 - libm::pow(a, (k + 1) as f64)) / (1.0 - a)
     }
+}
+
+/// Most samples of [`SimReport::cache_timeline`].
+pub const CACHE_TIMELINE_POINTS: usize = 256;
+
+/// The KV memory and the prefix cache at one step boundary.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CacheSample {
+    /// Simulated time [s].
+    pub t_s: f64,
+    /// Tokens the running requests hold on their own (their context beyond the cached
+    /// prefixes they share) [tokens].
+    pub private_tokens: f64,
+    /// Cached tokens some running request holds (or a pin keeps): shared prefixes in use
+    /// [tokens].
+    pub shared_tokens: f64,
+    /// Cached tokens nobody holds: kept for later requests, evicted first [tokens].
+    pub idle_tokens: f64,
+    /// Share of the prompt tokens looked up since the previous sample that the cache
+    /// held (NaN when none were looked up) [0..1].
+    pub hit_rate: f64,
 }
 
 /// Results of one simulation.
@@ -149,6 +174,11 @@ pub struct SimReport {
     /// Tokens the prefix cache evicted to make room [tokens].
     #[serde(default)]
     pub prefix_evicted_tokens: u64,
+    /// The KV memory and the prefix cache over the run, at most
+    /// [`CACHE_TIMELINE_POINTS`] samples evenly spread in time (empty without shared
+    /// prefixes; a fleet's is its first replica's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cache_timeline: Vec<CacheSample>,
     /// Engine steps run.
     pub steps: u64,
     /// Simulated time until the last event [s].

@@ -15,10 +15,10 @@
 use std::collections::VecDeque;
 
 use crate::cache::PrefixCache;
-use crate::config::{SimConfig, SimReport};
+use crate::config::{CacheSample, SimConfig, SimReport, CACHE_TIMELINE_POINTS};
 use crate::kinds::KvPolicy;
 use crate::stats::Summary;
-use crate::traffic::Sharing;
+use crate::traffic::{Sharing, Workload};
 
 /// Lifecycle of one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,36 +120,43 @@ struct Prefilling {
 /// Everything one run produces; the public report is derived from it.
 pub(crate) struct Outcome {
     /// Measured requests meeting every objective.
-    hits: u32,
+    pub(crate) hits: u32,
     /// Measured requests meeting the TTFT, TPOT and E2E objective, each on its own.
-    hits_each: [u32; 3],
+    pub(crate) hits_each: [u32; 3],
     /// Arrival of the first measured request (+∞ if never released) [s].
-    window_start: f64,
-    measured: u32,
-    finished_measured: u32,
-    rejected: u32,
-    preemptions: u32,
-    steps: u64,
-    t_end: f64,
-    truncated: bool,
-    output_tokens: u64,
-    queue_area: f64,
-    running_area: f64,
-    peak_queue: u32,
+    pub(crate) window_start: f64,
+    pub(crate) measured: u32,
+    pub(crate) finished_measured: u32,
+    pub(crate) rejected: u32,
+    pub(crate) preemptions: u32,
+    pub(crate) steps: u64,
+    pub(crate) t_end: f64,
+    pub(crate) truncated: bool,
+    pub(crate) output_tokens: u64,
+    pub(crate) queue_area: f64,
+    pub(crate) running_area: f64,
+    pub(crate) peak_queue: u32,
     /// Most sequences running at once (after any admission).
-    peak_running: u64,
+    pub(crate) peak_running: u64,
     /// Share of the prompt tokens looked up in the prefix cache that it held [0..1].
-    prefix_hit_rate: f64,
+    pub(crate) prefix_hit_rate: f64,
     /// Tokens the prefix cache evicted.
-    prefix_evicted_tokens: u64,
+    pub(crate) prefix_evicted_tokens: u64,
+    /// Prompt tokens looked up in the prefix cache, and of them found cached.
+    pub(crate) prefix_lookups: (u64, u64),
+    /// Replicas the run's requests were spread over (1 but for a fleet): the report's
+    /// rates and means are per replica.
+    pub(crate) replicas: u32,
+    /// The KV memory and the prefix cache over the run (full runs with a cache).
+    pub(crate) cache_timeline: Vec<CacheSample>,
     /// Latencies of the measured requests in request order (slot `id − warm-up`);
     /// NaN for a request that did not finish.
-    ttft: Vec<f64>,
-    tpot: Vec<f64>,
-    e2e: Vec<f64>,
+    pub(crate) ttft: Vec<f64>,
+    pub(crate) tpot: Vec<f64>,
+    pub(crate) e2e: Vec<f64>,
     /// Inter-token gaps as (step duration, decoders living through it), in step order;
     /// consecutive steps of the same duration share one pair.
-    itl: Vec<(f64, u64)>,
+    pub(crate) itl: Vec<(f64, u64)>,
 }
 
 impl Outcome {
@@ -177,11 +184,25 @@ pub fn run_attainment_peak(cfg: &SimConfig, seed: u64) -> (f64, u32) {
 
 /// Runs the full path and builds the report. `cfg` must have passed the same checks.
 pub fn run_full(cfg: &SimConfig, seed: u64) -> SimReport {
-    let mut o = run::<true>(cfg, seed);
-    let per_s = |x: f64| if o.t_end > 0.0 { x / o.t_end } else { 0.0 };
+    report(cfg, run::<true>(cfg, seed))
+}
+
+/// [`run_full`] through the fleet's router even with one replica (`cfg.fleet.replicas`
+/// of them, at least one): the replicas then stop at every arrival for the router to
+/// look at them. With one replica the report is [`run_full`]'s, bit for bit (a test
+/// holds it), which is what shows that those stops change nothing.
+pub fn run_full_routed(cfg: &SimConfig, seed: u64) -> SimReport {
+    report(cfg, crate::fleet::run::<true>(cfg, seed))
+}
+
+/// The public report of a full run's outcome.
+fn report(cfg: &SimConfig, mut o: Outcome) -> SimReport {
+    // A fleet's sums are reported per replica (one replica: divided by 1, exactly).
+    let k = o.replicas.max(1) as f64;
+    let per_s = |x: f64| if o.t_end > 0.0 { x / o.t_end / k } else { 0.0 };
     let window = o.t_end - o.window_start;
     let completed_rps = if window > 0.0 && window.is_finite() {
-        o.finished_measured as f64 / window
+        o.finished_measured as f64 / window / k
     } else {
         0.0
     };
@@ -202,6 +223,7 @@ pub fn run_full(cfg: &SimConfig, seed: u64) -> SimReport {
         preemptions: o.preemptions,
         prefix_hit_rate: o.prefix_hit_rate,
         prefix_evicted_tokens: o.prefix_evicted_tokens,
+        cache_timeline: std::mem::take(&mut o.cache_timeline),
         steps: o.steps,
         sim_time_s: o.t_end,
         truncated: o.truncated,
@@ -209,7 +231,11 @@ pub fn run_full(cfg: &SimConfig, seed: u64) -> SimReport {
 }
 
 /// Mutable state of one run.
-struct Engine<'a, const FULL: bool> {
+///
+/// `ROUTED` marks a replica of a fleet ([`crate::fleet`]): its requests are pushed one by
+/// one as the router sends them, and [`Engine::advance`] stops at each arrival's time so
+/// that the router sees the replica as it then is.
+pub(crate) struct Engine<'a, const FULL: bool, const ROUTED: bool> {
     cfg: &'a SimConfig,
     // Per request.
     /// Arrival (release) times, non-decreasing; +∞ until released (see the module docs) [s].
@@ -271,16 +297,124 @@ struct Engine<'a, const FULL: bool> {
     admitted: Vec<(u32, u32)>,
     /// Whether prefill attention is priced ([`crate::step::StepModel::prices_attention`]).
     attn: bool,
+    /// A routed replica stops at the first step boundary at or after this time [s].
+    horizon: f64,
+    /// The cache timeline (full runs with a prefix cache): samples with the lookups and
+    /// hits counted so far, the time between samples, and the next sample's time [s].
+    timeline: Vec<(CacheSample, u64, u64)>,
+    sample_every: f64,
+    next_sample: f64,
     // Clock.
     t: f64,
     s: u64,
     out: Outcome,
 }
 
-impl<'a, const FULL: bool> Engine<'a, FULL> {
+impl<'a, const FULL: bool, const ROUTED: bool> Engine<'a, FULL, ROUTED> {
     fn new(cfg: &'a SimConfig, seed: u64) -> Self {
-        let n = cfg.num_requests as usize;
-        let mut w = cfg.traffic.generate_seeded(n, seed);
+        let w = cfg.traffic.generate_seeded(cfg.num_requests as usize, seed);
+        Self::of_workload(cfg, w, cfg.num_requests - cfg.warmup_requests)
+    }
+
+    /// A replica of a fleet with no requests yet: the router pushes them
+    /// ([`Engine::push`]). `sharing` is the fleet's prefix structure without requests
+    /// (its segments, blocks, pinned and preloaded prefixes).
+    pub(crate) fn replica(cfg: &'a SimConfig, sharing: Option<Sharing>) -> Self {
+        let w = Workload {
+            sharing,
+            ..Workload::default()
+        };
+        let mut e = Self::of_workload(cfg, w, 0);
+        e.warmup = 0;
+        // No client gate: nothing is ever released.
+        e.next_release = usize::MAX;
+        e
+    }
+
+    /// Request `g` of the fleet's workload `w` reaches this replica (a routed replica
+    /// only): it joins the arrivals, in arrival order, as the replica's next request.
+    /// `path` is its shared prefix path in the fleet's structure; `measured` says whether
+    /// it counts (the fleet's warm-up requests come first, so they are pushed first).
+    pub(crate) fn push(&mut self, w: &Workload, g: usize, path: &[(u32, u32)], measured: bool) {
+        debug_assert!(ROUTED);
+        let prompt = w.prompt_tokens[g];
+        let out = w.output_tokens[g];
+        let paged = self.cfg.kv_policy == KvPolicy::Paged;
+        self.arrival.push(w.arrival_s[g]);
+        self.prefill_need
+            .push(match (&self.sharing, w.cached_tokens.get(g)) {
+                (None, Some(&c)) => prompt - c,
+                _ => prompt,
+            });
+        self.ctx_base.push(prompt);
+        self.out_left.push(out);
+        self.out_total.push(out);
+        if self.cfg.kv_policy == KvPolicy::Reserve {
+            self.reserve
+                .push(prompt.saturating_add(self.cfg.traffic.output.max));
+        }
+        if let Some(s) = &mut self.sharing {
+            s.items.extend_from_slice(path);
+            s.start.push(s.items.len() as u32);
+            if paged {
+                self.private.push(0);
+            }
+        }
+        self.first.push(f64::NAN);
+        self.state.push(State::Waiting);
+        if paged {
+            self.epoch.push(0);
+            self.prev.push(NIL);
+            self.fin.push(0);
+        }
+        self.dec_start.push(0);
+        self.next.push(NIL);
+        if measured {
+            self.out.measured += 1;
+            if FULL {
+                self.out.ttft.push(f64::NAN);
+                self.out.tpot.push(f64::NAN);
+                self.out.e2e.push(f64::NAN);
+            }
+        } else {
+            debug_assert_eq!(self.out.measured, 0, "warm-up requests come first");
+            self.warmup += 1;
+        }
+    }
+
+    /// Requests in the replica: running and waiting (a routed replica's load).
+    pub(crate) fn load(&self) -> usize {
+        self.running() as usize + self.waiting()
+    }
+
+    /// The prefix cache, when the requests share prefixes.
+    pub(crate) fn cache(&self) -> Option<&PrefixCache> {
+        self.cache.as_ref()
+    }
+
+    /// Requests waiting to be admitted (a routed replica's queue).
+    pub(crate) fn queue(&self) -> usize {
+        self.waiting()
+    }
+
+    /// Share of the KV memory the running requests hold, their cached prefixes included
+    /// (an engine's KV usage; cached blocks nobody holds count as free) [0..1]; 0 without
+    /// a paged KV memory.
+    pub(crate) fn kv_usage(&self) -> f64 {
+        let cap = self.cfg.kv_capacity_tokens;
+        match self.cfg.kv_policy {
+            KvPolicy::None => 0.0,
+            KvPolicy::Reserve => self.kv_static as f64 / cap,
+            KvPolicy::Paged => {
+                let e = self.cfg.tokens_per_decode_step();
+                ((self.kv_used(e) + self.cache_held()) / cap).min(1.0)
+            }
+        }
+    }
+
+    /// An engine for the requests of `w`, of which the last `measured` are measured.
+    fn of_workload(cfg: &'a SimConfig, mut w: Workload, measured: u32) -> Self {
+        let n = w.prompt_tokens.len();
         let sharing = w.sharing.take();
         let cache = sharing
             .as_ref()
@@ -307,7 +441,6 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
         // Decode steps never exceed the output cap: a wheel that long never wraps onto
         // a live slot.
         let wheel_len = (cfg.traffic.output.max as usize + 1).next_power_of_two();
-        let measured = cfg.num_requests - cfg.warmup_requests;
         let cap = if FULL { measured as usize } else { 0 };
         let mut arrival = w.arrival_s;
         let (base, next_release, think) = match cfg.traffic.gate() {
@@ -361,6 +494,20 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
             kv_static: 0,
             admitted: Vec::new(),
             attn: cfg.step.prices_attention(),
+            horizon: f64::INFINITY,
+            timeline: Vec::new(),
+            // An even spread over the arrivals' expected span; it doubles whenever the
+            // samples would pass their cap, so any run ends with at most the cap.
+            sample_every: {
+                let span = cfg.num_requests as f64 / cfg.traffic.rate_rps;
+                let every = span / CACHE_TIMELINE_POINTS as f64;
+                if every.is_finite() && every > 0.0 && cfg.traffic.gate().is_none() {
+                    every
+                } else {
+                    0.1
+                }
+            },
+            next_sample: 0.0,
             t: 0.0,
             s: 0,
             out: Outcome {
@@ -381,6 +528,9 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
                 peak_running: 0,
                 prefix_hit_rate: 0.0,
                 prefix_evicted_tokens: 0,
+                prefix_lookups: (0, 0),
+                replicas: 1,
+                cache_timeline: Vec::new(),
                 ttft: vec![f64::NAN; cap],
                 tpot: vec![f64::NAN; cap],
                 e2e: vec![f64::NAN; cap],
@@ -902,7 +1052,10 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
                 }
             }
             grown += st.n_dec;
-            if s >= st.stop || self.wheel[(s & mask) as usize] != NIL {
+            if s >= st.stop
+                || self.wheel[(s & mask) as usize] != NIL
+                || (ROUTED && t >= self.horizon)
+            {
                 break;
             }
             if st.can_admit || FULL {
@@ -927,6 +1080,14 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
     }
 
     fn run(mut self) -> Outcome {
+        self.advance(f64::INFINITY);
+        self.finalize()
+    }
+
+    /// Runs the replica: to its end, or (a routed replica) to the first step boundary at
+    /// or after `horizon`, or until it is idle with no request known to come.
+    pub(crate) fn advance(&mut self, horizon: f64) {
+        self.horizon = horizon;
         let cfg = self.cfg;
         let timer = StepTimer::new(cfg);
         let e = cfg.tokens_per_decode_step();
@@ -945,6 +1106,12 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
 
         loop {
             self.absorb_arrivals();
+            if FULL && self.t >= self.next_sample && self.cache.is_some() {
+                self.sample(e);
+            }
+            if ROUTED && self.t >= self.horizon {
+                break;
+            }
             if self.running() == 0 && self.waiting() == 0 {
                 if self.next_arr >= n {
                     break;
@@ -996,6 +1163,7 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
                     self.flush_leaving();
                     self.absorb_arrivals();
                     if self.s >= cfg.max_steps
+                        || (ROUTED && self.t >= self.horizon)
                         || self.running() == 0
                         || (self.running() < max_seqs && self.waiting() > 0)
                         || (paged
@@ -1073,11 +1241,63 @@ impl<'a, const FULL: bool> Engine<'a, FULL> {
             self.pop_finished();
             self.flush_leaving();
         }
+    }
+
+    /// Samples the KV memory and the prefix cache for the timeline; halves the samples
+    /// (every other one kept) and doubles the time between them when they reach the cap.
+    fn sample(&mut self, e: f64) {
+        let (Some(c), Some(sh)) = (&self.cache, &self.sharing) else {
+            return;
+        };
+        let (looked, hit) = c.lookups();
+        // The shared segments come before the requests' own; what the cache holds of
+        // a request's own segment is its own memory too.
+        let shared = c.held_in(0..sh.own_base);
+        let own = if self.cfg.kv_policy == KvPolicy::Paged {
+            self.kv_used(e)
+        } else {
+            self.ctx(e)
+        };
+        let s = CacheSample {
+            t_s: self.t,
+            private_tokens: own + (c.held() - shared) as f64,
+            shared_tokens: shared as f64,
+            idle_tokens: c.evictable() as f64,
+            hit_rate: f64::NAN,
+        };
+        self.timeline.push((s, looked, hit));
+        if self.timeline.len() >= CACHE_TIMELINE_POINTS {
+            let mut i = 0;
+            self.timeline.retain(|_| {
+                i += 1;
+                i % 2 == 1
+            });
+            self.sample_every *= 2.0;
+        }
+        self.next_sample = self.t + self.sample_every;
+    }
+
+    /// What the run produced, once it has run ([`Engine::advance`]).
+    pub(crate) fn finalize(mut self) -> Outcome {
+        // Each sample's hit rate covers the lookups since the one before.
+        let mut before = (0u64, 0u64);
+        self.out.cache_timeline = self
+            .timeline
+            .iter()
+            .map(|&(mut s, looked, hit)| {
+                if looked > before.0 {
+                    s.hit_rate = (hit - before.1) as f64 / (looked - before.0) as f64;
+                }
+                before = (looked, hit);
+                s
+            })
+            .collect();
         self.out.steps = self.s;
         self.out.t_end = self.t;
         if let Some(c) = &self.cache {
             self.out.prefix_hit_rate = c.hit_rate();
             self.out.prefix_evicted_tokens = c.evicted();
+            self.out.prefix_lookups = c.lookups();
         }
         self.out.window_start = self
             .arrival
@@ -1166,5 +1386,8 @@ impl StepTimer {
 }
 
 fn run<const FULL: bool>(cfg: &SimConfig, seed: u64) -> Outcome {
-    Engine::<FULL>::new(cfg, seed).run()
+    if cfg.fleet.is_routed() {
+        return crate::fleet::run::<FULL>(cfg, seed);
+    }
+    Engine::<FULL, false>::new(cfg, seed).run()
 }

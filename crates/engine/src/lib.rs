@@ -7,6 +7,7 @@
 //!   kinds (arrival, lengths, SLO mode, KV policy) ─▶ traffic ─▶ engine ─▶ stats
 //!   step (roofline step time) ────────────────────────────────▲
 //!   rng (xoshiro256++, ziggurat samplers) ─▶ traffic
+//!   fleet (replicas behind a router) ─▶ engine
 //! ```
 //!
 //! `goodput-core` builds a [`config::SimConfig`] from a plan, checks it and runs it
@@ -18,6 +19,7 @@
 pub mod cache;
 pub mod config;
 pub mod engine;
+pub mod fleet;
 pub mod kinds;
 pub mod rng;
 pub mod stats;

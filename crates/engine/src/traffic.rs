@@ -41,13 +41,41 @@ pub struct TrafficModel {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TurnOrder {
-    /// Each session in turn sends its next turn: a session's turns are `sessions`
-    /// arrivals apart, in order.
+    /// Each arrival comes from one of the open sessions, picked at random, which sends its
+    /// next turn; a session that has sent its last turn gives way to a new one. Turns of
+    /// one session stay in order, sessions interleave as independent users' do.
     #[default]
+    Interleaved,
+    /// Each session in turn sends its next turn: a session's turns are `sessions`
+    /// arrivals apart, in order (a benchmark that cycles through its users).
     RoundRobin,
     /// Every turn of every session in a random order, as a benchmark that samples
     /// flattened conversations sends them: a later turn may come before an earlier one.
     Random,
+}
+
+impl TurnOrder {
+    /// Every order, in the order pages list them.
+    pub const ALL: [TurnOrder; 3] = [
+        TurnOrder::Interleaved,
+        TurnOrder::RoundRobin,
+        TurnOrder::Random,
+    ];
+
+    /// The order's name in plans and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            TurnOrder::Interleaved => "interleaved",
+            TurnOrder::RoundRobin => "round_robin",
+            TurnOrder::Random => "random",
+        }
+    }
+
+    /// Reads an order's name (a dash for the underscore is accepted).
+    pub fn parse(s: &str) -> Option<TurnOrder> {
+        let s = s.trim().replace('-', "_");
+        TurnOrder::ALL.into_iter().find(|o| o.name() == s)
+    }
 }
 
 /// How prompts share prefixes, resolved: shared prefixes (system prompts, documents)
@@ -95,7 +123,7 @@ impl PrefixModel {
         sessions: 0,
         turns: 1,
         document_tokens: 0,
-        order: TurnOrder::RoundRobin,
+        order: TurnOrder::Interleaved,
         replies_cached: true,
     };
 
@@ -136,6 +164,9 @@ pub struct Sharing {
     /// when readmitted, and a finished one's blocks stay cached until evicted, as an
     /// engine's block cache keeps them.
     pub own_base: u32,
+    /// The first session's conversation segment: segments `sessions_from..own_base` are
+    /// the sessions' (none without sessions), which session affinity routes by.
+    pub sessions_from: u32,
 }
 
 impl Sharing {
@@ -538,6 +569,7 @@ impl TrafficModel {
                 items: Vec::new(),
                 replies_cached: false,
                 own_base: 1,
+                sessions_from: 1,
             };
             s.start.push(0);
             for &c in &w.cached_tokens {
@@ -567,6 +599,7 @@ impl TrafficModel {
             items: Vec::with_capacity(2 * n),
             replies_cached: p.replies_cached && p.sessions > 0,
             own_base: 0,
+            sessions_from: k,
         };
         s.start.push(0);
         w.cached_tokens = Vec::new();
@@ -579,6 +612,7 @@ impl TrafficModel {
                 s.start.push(s.items.len() as u32);
             }
             s.own_base = s.segments;
+            s.sessions_from = s.segments;
             s.segments += n as u32;
             w.sharing = Some(s);
             return;
@@ -588,6 +622,25 @@ impl TrafficModel {
         let t = p.turns.max(1) as usize;
         let per_cycle = u * t;
         let turns: Vec<(usize, usize)> = match p.order {
+            TurnOrder::Interleaved => {
+                // Each open slot's (session, next turn); a finished session's slot opens
+                // the next session.
+                let mut open: Vec<(usize, usize)> = (0..u).map(|ss| (ss, 0)).collect();
+                let mut next_session = u;
+                (0..n)
+                    .map(|_| {
+                        let j = ((rng.next_f64() * u as f64) as usize).min(u - 1);
+                        let (ss, tt) = open[j];
+                        open[j] = if tt + 1 < t {
+                            (ss, tt + 1)
+                        } else {
+                            next_session += 1;
+                            (next_session - 1, 0)
+                        };
+                        (ss, tt)
+                    })
+                    .collect()
+            }
             TurnOrder::RoundRobin => (0..n)
                 .map(|i| {
                     let round = i / u;

@@ -342,7 +342,6 @@ fn recovers_the_constants_from_files_in_every_format() {
     let table = vec![("sweep.csv".to_string(), write::table_csv(&points))];
     let wt = 16e9 / 3.35e12;
     let floor = |c: &Calibration| c.step_overhead_s.value + wt / c.bandwidth_efficiency.value;
-    let truth_floor = TRUTH.step_overhead_s + wt / TRUTH.bandwidth_efficiency;
     for (what, files) in [("vllm", vllm), ("guidellm", guidellm), ("csv", table)] {
         let refs: Vec<(&str, &[u8])> = files
             .iter()

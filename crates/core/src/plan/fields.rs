@@ -19,7 +19,7 @@
 use super::{
     num, range_err, unit_suffix, Limits, PlanError, MAX_BATCHED_TOKENS, MAX_CONCURRENCY,
     MAX_DISAGG_INSTANCES, MAX_KV_LINK_BYTES_PER_S, MAX_KV_LINK_LATENCY_S, MAX_NUM_REQUESTS,
-    MAX_NUM_SEQS, MAX_REPLICATIONS, MAX_TOKENS, MIN_KV_LINK_BYTES_PER_S,
+    MAX_NUM_SEQS, MAX_REPLICATIONS, MAX_ROUTED_REPLICAS, MAX_TOKENS, MIN_KV_LINK_BYTES_PER_S,
 };
 
 /// What kind of value a field holds.
@@ -450,6 +450,23 @@ pub const KV_POLICIES: Choices = &[
 pub const SLO_MODES: Choices = &[
     ("joint", "Joint (per request)"),
     ("marginal", "Marginal percentiles"),
+];
+/// The names `--turn-order` takes (the order of [`crate::plan::TurnOrder::ALL`]).
+pub const TURN_ORDERS: Choices = &[
+    ("interleaved", "Interleaved (independent users)"),
+    (
+        "round_robin",
+        "Round robin (a benchmark cycling through its users)",
+    ),
+    ("random", "Random order (replayed conversations)"),
+];
+/// The names `--fleet-router` takes (the order of [`crate::plan::FleetRouter::ALL`]).
+pub const FLEET_ROUTERS: Choices = &[
+    ("round_robin", "Round robin"),
+    ("random", "Random (a Kubernetes Service)"),
+    ("least_loaded", "Least loaded"),
+    ("session_affinity", "Session affinity"),
+    ("prefix_aware", "Prefix aware (llm-d precise prefix cache)"),
 ];
 /// The names `--router` takes.
 pub const ROUTERS: Choices = &[
@@ -942,6 +959,15 @@ pub const FIELDS: &[Field] = &[
         flag("prefix-hit-rate"),
     ),
     row(
+        "traffic.sharing",
+        "Shared prefixes and sessions",
+        "Prompts that share prefixes a prefix cache holds once: shared system prompts or documents, multi-turn sessions. Setting any of the fields below turns it on; off, only the typed prefix and hit rate count.",
+        "",
+        Switch,
+        None,
+        None,
+    ),
+    row(
         "traffic.sharing.block_tokens",
         "KV block size",
         "Tokens per KV-cache block (vLLM's --block-size); the cache keeps and finds whole blocks.",
@@ -1003,6 +1029,24 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(0, MAX_TOKENS),
         flag("session-document-tokens"),
+    ),
+    row(
+        "traffic.sharing.order",
+        "Turn order",
+        "How the sessions' turns interleave: each from a random open session (independent users), the sessions in turn, or every turn of every session in a random order, as a benchmark replaying flattened conversations sends them.",
+        "",
+        Choice(TURN_ORDERS),
+        None,
+        flag("turn-order"),
+    ),
+    row(
+        "traffic.sharing.replies_cached",
+        "Replies cached",
+        "The next turn resends the model's own reply, so its KV is cached (a live chat, an agent); off when recorded conversations are replayed, whose replies differ from what the model writes.",
+        "",
+        Switch,
+        None,
+        flag("no-replies-cached"),
     ),
     // SLO.
     finance(optional(show(
@@ -1358,6 +1402,25 @@ pub const FIELDS: &[Field] = &[
         Choice(ROUTERS),
         None,
         flag("router"),
+    ),
+    // Routing over replicas.
+    row(
+        "routing.replicas",
+        "Replicas behind the router",
+        "Replicas simulated together behind the router, so that where a request lands decides whether its prefix is cached; goodput stays per replica.",
+        "replicas",
+        Whole,
+        whole(2, MAX_ROUTED_REPLICAS),
+        flag("fleet-replicas"),
+    ),
+    row(
+        "routing.router",
+        "Replica router",
+        "How requests are spread over the replicas: in turn, at random, to the fewest requests, a session's turns all to one replica, or by the cached share of the prompt, free KV memory and queue (llm-d's precise prefix-cache profile).",
+        "",
+        Choice(FLEET_ROUTERS),
+        None,
+        flag("fleet-router"),
     ),
 ];
 

@@ -47,6 +47,14 @@ pub(crate) fn render(r: &PlanReport) -> String {
                     ms(pl.detail.tpot_p99_s),
                     rps(pl.rate_rps)
                 );
+                if pl.detail.prefix_hit_rate > 0.0 {
+                    let _ = writeln!(
+                        s,
+                        "| Prefix cache at the planned rate | {}% of prompt tokens found cached, {} tokens evicted |",
+                        plain(pl.detail.prefix_hit_rate * 100.0),
+                        thousands(pl.detail.prefix_evicted_tokens.min(i64::MAX as u64) as i64)
+                    );
+                }
             }
             let _ = writeln!(
                 s,

@@ -557,6 +557,27 @@ fn engine_matches_the_naive_reference_exactly() {
 /// cache small enough that eviction and preemption both happen, and on unlimited memory.
 #[test]
 fn prefix_caching_matches_the_naive_reference_exactly() {
+    let cases = prefix_cases();
+    let (mut evicted, mut preempted, mut hits) = (0, 0, 0);
+    for (what, plan, rate) in &cases {
+        let cfg = cfg_of(plan, *rate);
+        for seed in [3u64, 91] {
+            let r = assert_matches_reference(&cfg, seed, what);
+            preempted += (r.preemptions > 0) as u32;
+            hits += (r.prefix_hit_rate > 0.05) as u32;
+            evicted += (r.prefix_evicted_tokens > 0) as u32;
+        }
+    }
+    assert!(preempted >= 2, "no case preempted");
+    assert_eq!(hits as usize, 2 * cases.len(), "every case hits the cache");
+    assert!(evicted > 0);
+}
+
+/// Plans with a prefix cache, at a rate each: a typed hit rate; shared prefixes by
+/// popularity; sessions in round robin with replies cached; sessions in random order
+/// replaying recorded replies; all on a KV cache small enough that eviction and
+/// preemption both happen, and on unlimited memory.
+fn prefix_cases() -> Vec<(String, Plan, f64)> {
     use crate::plan::{PrefixModel, TurnOrder};
     let mut base = Plan::default();
     base.run.num_requests = 500;
@@ -600,10 +621,19 @@ fn prefix_caching_matches_the_naive_reference_exactly() {
         sessions: 24,
         turns: 6,
         document_tokens: 900,
+        order: TurnOrder::RoundRobin,
         replies_cached: true,
         ..PrefixModel::NONE
     });
-    cases.push(("sessions, round robin, replies cached".into(), p, 9.0));
+    cases.push((
+        "sessions, round robin, replies cached".into(),
+        p.clone(),
+        9.0,
+    ));
+    if let Some(s) = &mut p.traffic.sharing {
+        s.order = TurnOrder::Interleaved;
+    }
+    cases.push(("sessions interleaved, replies cached".into(), p, 9.0));
     let mut p = base.clone();
     p.traffic.prompt.dist = LengthDist::LogNormal {
         median: 300.0,
@@ -625,19 +655,35 @@ fn prefix_caching_matches_the_naive_reference_exactly() {
     ));
     p.engine.kv_policy = KvPolicy::None;
     cases.push(("sessions on unlimited memory".into(), p, 6.0));
-    let (mut evicted, mut preempted, mut hits) = (0, 0, 0);
-    for (what, plan, rate) in &cases {
-        let cfg = cfg_of(plan, *rate);
-        for seed in [3u64, 91] {
-            let r = assert_matches_reference(&cfg, seed, what);
-            preempted += (r.preemptions > 0) as u32;
-            hits += (r.prefix_hit_rate > 0.05) as u32;
-            evicted += (r.prefix_evicted_tokens > 0) as u32;
+    cases
+}
+
+/// A fleet of one replica run through the router is the single replica, report for
+/// report, on every engine path without a client gate (which a fleet does not route) and
+/// every prefix-cache case: the replica's stops at each arrival, and its requests
+/// arriving one by one, change nothing.
+#[test]
+fn a_routed_fleet_of_one_is_the_single_replica_bit_for_bit() {
+    let mut cases: Vec<(String, SimConfig)> = golden_cases()
+        .into_iter()
+        .filter(|(_, c)| c.traffic.gate().is_none())
+        .map(|(n, c)| (n.to_string(), c))
+        .collect();
+    assert!(cases.len() >= 7);
+    cases.extend(
+        prefix_cases()
+            .into_iter()
+            .map(|(n, p, rate)| (n, cfg_of(&p, rate))),
+    );
+    for (name, cfg) in &cases {
+        for seed in [1u64, 2] {
+            let (mut a, mut b) = (FNV1A_START, FNV1A_START);
+            let single = simulate(cfg, seed).expect("runs");
+            fold_report(&mut a, &single);
+            fold_report(&mut b, &engine::run_full_routed(cfg, seed));
+            assert_eq!(a, b, "{name}, seed {seed}");
         }
     }
-    assert!(preempted >= 2, "no case preempted");
-    assert_eq!(hits as usize, 2 * cases.len(), "every case hits the cache");
-    assert!(evicted > 0);
 }
 
 /// The peak that the knob sweep's reuse rests on: a run whose peak of running sequences

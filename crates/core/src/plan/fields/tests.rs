@@ -223,6 +223,12 @@ fn choices_are_the_plans_names() {
     assert_eq!(of(ARRIVALS)[0], Arrival::default().name());
     assert_eq!(of(SLO_MODES)[0], SloMode::default().name());
     assert_eq!(of(ROUTERS)[0], Router::default().name());
+    // The fleet's routers and the sessions' turn orders, in their enums' order.
+    use crate::plan::{FleetRouter, TurnOrder};
+    assert_eq!(of(FLEET_ROUTERS), FleetRouter::ALL.map(FleetRouter::name));
+    assert_eq!(of(TURN_ORDERS), TurnOrder::ALL.map(TurnOrder::name));
+    assert_eq!(of(FLEET_ROUTERS)[0], FleetRouter::default().name());
+    assert_eq!(of(TURN_ORDERS)[0], TurnOrder::default().name());
     for ((name, _), d) in DTYPES.iter().zip([Dtype::Bf16, Dtype::Fp8, Dtype::Int4]) {
         assert_eq!(serde_json::to_value(d).expect("dtype"), json!(name));
     }
