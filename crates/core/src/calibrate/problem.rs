@@ -330,7 +330,8 @@ impl CalibrationProblem {
             ttft_s: Summary::mean_of(&ttft),
             tpot_s: Summary::mean_of(&tpot),
             e2e_s: Summary::mean_of(&e2e),
-            achieved_rps: rps / FIT_SEEDS as f64,
+            // The simulation reports per replica; the measurement is the fleet's.
+            achieved_rps: rps / FIT_SEEDS as f64 * self.plan.fleet().replicas.max(1) as f64,
         })
     }
 
@@ -503,6 +504,11 @@ fn point_case(base: &Plan, p: &MeasuredPoint, index: u64) -> Result<PointCase, C
             1.0
         }
     };
+    // A plan routed over replicas measures the whole fleet: each replica sees its share
+    // of the rate and of the requests (the fleet's workload multiplies them back).
+    let replicas = base.fleet().replicas.max(1);
+    let rate_rps = rate_rps / replicas as f64;
+    let num_requests = num_requests.div_ceil(replicas);
     sim::check_rate(rate_rps).map_err(|e| bad(e.to_string()))?;
     Ok(PointCase {
         source: p.source.clone(),
