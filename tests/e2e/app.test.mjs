@@ -611,7 +611,7 @@ test('a plan whose weights do not fit says why and keeps the old results dimmed'
   // A TP degree vLLM would refuse (12 GPUs cannot split 8 KV heads) is named, with one that works.
   await page.fill('[data-testid="input-hardware.tp_degree"]', '12');
   const uneven = await page.waitForSelector('[data-warning="tp_splits_heads_unevenly"]', { state: 'attached' });
-  assert.match(await uneven.textContent(), /^vLLM refuses tensor parallelism 12 for a model with 8 KV heads.*use TP 8\.$/);
+  assert.match(await uneven.textContent(), /^vLLM refuses tensor parallelism 12 for a model with 128 attention heads and 8 KV heads.*use TP 8\.$/);
   assertNoErrors(errors);
 });
 

@@ -15,11 +15,14 @@ pub fn command() -> Command {
         .long_about(
             "Reads benchmark results (vllm bench serve --save-result JSON, one file per rate; \
              GuideLLM JSON reports; or a CSV/TSV table with a header), simulates each measured \
-             load on the plan's model, GPU and engine settings, and fits three step-model \
-             constants: the achieved share of memory bandwidth, the achieved share of compute \
-             and the fixed per-step overhead. Prints the constants with bootstrap \
-             uncertainties, the datasheet, in-sample and leave-one-out (held-out) errors, and a \
-             per-point table. Set the plan flags to what the benchmarked server ran: model, \
+             load on the plan's model, GPU and engine settings, and fits six step-model \
+             constants: the achieved shares of memory bandwidth and of compute, the fixed \
+             per-step overhead, the per-request frontend time, the extra time of a step with \
+             prompt tokens and the KV-read efficiency. Prints the constants with bootstrap \
+             uncertainties, the datasheet, in-sample, leave-one-out (held-out) and fit light → \
+             predict heavy errors, a verdict on the larger of the last two, and a per-point \
+             table. The plan's traffic stays the forecast: --out writes the fitted constants \
+             into it, not the benchmark's lengths. Set the plan flags to what the benchmarked server ran: model, \
              GPU, TP degree, --max-num-seqs and --max-num-batched-tokens.",
         )
         .arg(

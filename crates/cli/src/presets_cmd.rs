@@ -10,7 +10,7 @@ use crate::args::{json, Args};
 /// The command and its flags.
 pub fn command() -> Command {
     Command::new("presets")
-        .about("list the model and GPU presets (--model ID, --gpu ID) with figures and sources")
+        .about("list the model and GPU presets with figures and sources (use an id with --model ID or --gpu ID)")
         .long_about(
             "Lists every model and GPU preset with its figures and its source. Use the ids with \
              --model ID and --gpu ID on any command that takes a plan; single-field flags \

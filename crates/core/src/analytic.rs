@@ -450,12 +450,14 @@ pub fn analyze(plan: &Plan, goodput_rps: Option<f64>) -> Analytics {
     a
 }
 
-/// When `tp` GPUs cannot split `kv_heads` KV heads evenly (vLLM wants TP to divide the
-/// KV heads, or to be a multiple of them), the largest TP below it that can; `None` when
-/// `tp` is fine.
-pub fn tp_splitting_heads(kv_heads: u32, tp: u32) -> Option<u32> {
+/// When `tp` GPUs cannot split a model's heads evenly, the largest TP below it that can;
+/// `None` when `tp` is fine. vLLM wants TP to divide the `heads` query heads (0: not
+/// known, no condition) and to divide the `kv_heads` KV heads or be a multiple of them.
+pub fn tp_splitting_heads(heads: u32, kv_heads: u32, tp: u32) -> Option<u32> {
     let fits = |t: u32| {
-        t <= 1 || kv_heads == 0 || kv_heads.is_multiple_of(t) || t.is_multiple_of(kv_heads)
+        t <= 1
+            || ((heads == 0 || heads.is_multiple_of(t))
+                && (kv_heads == 0 || kv_heads.is_multiple_of(t) || t.is_multiple_of(kv_heads)))
     };
     if fits(tp) {
         return None;
@@ -556,15 +558,25 @@ fn warnings(plan: &Plan, a: &Analytics, roof: &StepModel) -> Vec<Warning> {
             }
         }
     }
-    if let Some(fit) = tp_splitting_heads(plan.model.kv_heads, plan.hardware.tp_degree) {
+    let m = &plan.model;
+    if let Some(fit) = tp_splitting_heads(m.attention_heads, m.kv_heads, plan.hardware.tp_degree) {
+        let heads = if m.attention_heads > 0 {
+            format!(
+                "{} attention heads and {} KV heads",
+                m.attention_heads, m.kv_heads
+            )
+        } else {
+            format!("{} KV heads", m.kv_heads)
+        };
         w.push(Warning::new(
             "tp_splits_heads_unevenly",
-            Severity::Warning,
+            Severity::Critical,
             format!(
-                "vLLM refuses tensor parallelism {} for a model with {} KV heads: the heads must \
-                 split evenly across the GPUs (TP divides the KV heads, or is a multiple of \
-                 them), so these numbers are for a setup that will not start; use TP {fit}",
-                plan.hardware.tp_degree, plan.model.kv_heads
+                "vLLM refuses tensor parallelism {} for a model with {heads}: the heads must \
+                 split evenly across the GPUs (TP divides the attention heads, and divides the \
+                 KV heads or is a multiple of them), so these numbers are for a setup that will \
+                 not start; use TP {fit}",
+                plan.hardware.tp_degree
             ),
         ));
     }
@@ -590,12 +602,24 @@ mod tests {
     fn a_tp_degree_that_splits_the_kv_heads_unevenly_is_named() {
         // 8 KV heads: 1, 2, 4, 8, 16 split them; 3, 6 and 12 do not.
         for tp in [1, 2, 4, 8, 16] {
-            assert_eq!(tp_splitting_heads(8, tp), None, "TP {tp}");
+            assert_eq!(tp_splitting_heads(0, 8, tp), None, "TP {tp}");
         }
-        assert_eq!(tp_splitting_heads(8, 3), Some(2));
-        assert_eq!(tp_splitting_heads(8, 6), Some(4));
-        assert_eq!(tp_splitting_heads(8, 12), Some(8));
-        assert_eq!(tp_splitting_heads(0, 3), None, "no KV heads given");
+        assert_eq!(tp_splitting_heads(0, 8, 3), Some(2));
+        assert_eq!(tp_splitting_heads(0, 8, 6), Some(4));
+        assert_eq!(tp_splitting_heads(0, 8, 12), Some(8));
+        assert_eq!(tp_splitting_heads(0, 0, 3), None, "no heads given");
+        // 64 attention heads and 8 KV heads (Llama 3.1 70B): TP 16 divides 64 and is a
+        // multiple of 8; TP 3 divides neither. 28 attention heads and 4 KV heads (Qwen2.5
+        // 7B): TP 8 is a multiple of 4 but does not divide 28; TP 7 divides 28 but neither
+        // divides 4 nor is a multiple of it.
+        assert_eq!(tp_splitting_heads(64, 8, 16), None);
+        assert_eq!(tp_splitting_heads(64, 8, 3), Some(2));
+        assert_eq!(tp_splitting_heads(28, 4, 8), Some(4));
+        assert_eq!(
+            tp_splitting_heads(28, 4, 7),
+            Some(4),
+            "7 divides 28, not 4 KV heads"
+        );
         let mut plan = Plan::default();
         plan.hardware.tp_degree = 3;
         let w = analyze(&plan, Some(20.0)).warnings;
@@ -606,7 +630,7 @@ mod tests {
         assert!(
             uneven
                 .message
-                .starts_with("vLLM refuses tensor parallelism 3 for a model with 8 KV heads")
+                .starts_with("vLLM refuses tensor parallelism 3 for a model with 8 KV heads:")
                 && uneven.message.ends_with("use TP 2"),
             "{}",
             uneven.message

@@ -15,20 +15,23 @@
 //!        ◀── run (Calibrator, report) ◀── words (verdict, sentences, text)
 //! ```
 //!
-//! **Free constants.** Five, each applied by [`StepModel::calibrated`]: the achieved
-//! share of the plan's memory bandwidth, the achieved share of its compute, the fixed
-//! per-step overhead, the scheduling time per sequence in a step, and the per-request
-//! frontend time outside the steps (added to TTFT and E2E). The search runs in
-//! `θ = (ln bw share, ln compute share, ln floor in ms, ln(1 + frontend in ms),
-//! ln(1 + per-sequence time in µs))`, clamped to a box, so every constant stays
-//! non-negative; [`FitTerms`] can hold the last two at the plan's values.
+//! **Free constants.** Up to seven, each applied by [`StepModel::calibrated`]: the
+//! achieved share of the plan's memory bandwidth, the achieved share of its compute, the
+//! fixed per-step overhead, the per-request frontend time outside the steps (added to
+//! TTFT and E2E), the scheduling time per sequence in a step, the extra time of a step
+//! with prompt tokens, and the KV-read efficiency. The search runs in the log of each
+//! (the log of one plus each time that may be 0), clamped to a box, so every constant
+//! stays non-negative. The first three are always free; [`FitTerms`] says which of the
+//! others are, and [`FitTerms::DEFAULT`] holds the per-sequence time at the plan's
+//! value (six constants fitted).
 //!
 //! **Objective.** For every measured point, the simulator runs the point's workload
 //! (its lengths, per request when the file has them; its arrival process or its
 //! clients) at the point's load with [`FIT_SEEDS`] common seed(s), and the statistics
 //! the file gives (mean, median and p99 of TTFT, TPOT and E2E) are compared with the
 //! simulated ones as log ratios under a pseudo-Huber loss, so one wild tail
-//! percentile cannot drag the fit. Metrics weigh equally; p99 weighs half.
+//! percentile cannot drag the fit. Metrics weigh equally; means weigh 1, medians 0.25
+//! and 99th percentiles 0.1.
 //!
 //! **Priors.** With little KV traffic (a small GQA model, short contexts) the data
 //! pin down the empty-cache decode step but hardly how it splits into bandwidth and

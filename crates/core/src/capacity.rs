@@ -52,6 +52,28 @@ pub struct CapacityPlan {
     pub mean_output_tokens: f64,
     /// Cost of a million output tokens at the planned rate [USD/1M tokens].
     pub cost_per_million_output_tokens_usd: f64,
+    /// The fleet if the peak comes in [`SENSITIVITY`] of the forecast: below it, at it
+    /// and above it.
+    #[serde(default)]
+    pub sensitivity: Vec<PeakSensitivity>,
+}
+
+/// The shares of the forecast peak the sensitivity line sizes the fleet for.
+pub const SENSITIVITY: [f64; 3] = [0.8, 1.0, 1.2];
+
+/// The fleet for a peak other than the forecast, the goodput and price unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PeakSensitivity {
+    /// The peak's share of the forecast (0.8 = 20% below) [share].
+    pub share_of_forecast: f64,
+    /// That peak [requests/s].
+    pub peak_rate_rps: f64,
+    /// Replicas to run, spare ones included.
+    pub replicas_total: u32,
+    /// GPUs to run.
+    pub gpus_total: u32,
+    /// Cost per month [USD/month].
+    pub cost_per_month_usd: f64,
 }
 
 /// Why a fleet cannot be sized. Each variant says what to change.
@@ -221,6 +243,20 @@ pub fn size_fleet(goodput_rps: f64, plan: &Plan) -> Result<CapacityPlan, Capacit
         cost_per_compliant_request_usd: cost_per_request,
         mean_output_tokens: mean_output,
         cost_per_million_output_tokens_usd: cost_per_mtok,
+        sensitivity: SENSITIVITY
+            .iter()
+            .map(|&share| {
+                let replicas = ceil_tolerant(peak * share / planned) as u32 + redundancy;
+                let gpus = replicas * gpus_per_replica;
+                PeakSensitivity {
+                    share_of_forecast: share,
+                    peak_rate_rps: peak * share,
+                    replicas_total: replicas,
+                    gpus_total: gpus,
+                    cost_per_month_usd: gpus as f64 * price * hours,
+                }
+            })
+            .collect(),
     })
 }
 
@@ -508,6 +544,17 @@ mod tests {
         assert!((c.cost_per_compliant_request_usd - 7.2 / (5.6 * 3600.0)).abs() < 1e-15);
         let per_tok = c.cost_per_compliant_request_usd / c.mean_output_tokens * 1e6;
         assert!((c.cost_per_million_output_tokens_usd - per_tok).abs() < 1e-12);
+        // The peak 20% lower, as forecast, 20% higher: 24, 30 and 36 req/s over 5.6 a
+        // replica need 5, 6 and 7 replicas, plus the spare: 12, 14 and 16 GPUs.
+        let s: Vec<(u32, u32)> = c
+            .sensitivity
+            .iter()
+            .map(|x| (x.replicas_total, x.gpus_total))
+            .collect();
+        assert_eq!(s, [(6, 12), (7, 14), (8, 16)]);
+        assert_eq!(c.sensitivity[1].gpus_total, c.gpus_total);
+        assert!((c.sensitivity[2].cost_per_month_usd - 16.0 * 3.6 * 730.0).abs() < 1e-6);
+        assert!((c.sensitivity[0].peak_rate_rps - 24.0).abs() < 1e-12);
     }
 
     #[test]

@@ -79,7 +79,13 @@ pub fn memory_fit(plan: &Plan) -> MemoryFit {
     let weights_fit = kv_pool > 0.0;
     let max_request = plan.traffic.prompt.max as u64 + plan.traffic.output.max as u64;
     let max_request_kv = plan.model.kv_bytes(max_request as f64);
-    let holds = weights_fit && g as f64 * kv_pool >= max_request_kv;
+    // The KV memory of the replica: the pool left by weights and reserve, or the KV cache
+    // size the engine logged when the plan gives it (`engine.kv_cache_tokens`).
+    let kv_room = match plan.engine.kv_cache_tokens {
+        Some(t) => t as f64 * kappa,
+        None => g as f64 * kv_pool,
+    };
+    let holds = weights_fit && kv_room >= max_request_kv;
     let reason = if !weights_fit {
         Some(match gpus_needed {
             Some(n) => format!(
@@ -99,7 +105,7 @@ pub fn memory_fit(plan: &Plan) -> MemoryFit {
         Some(format!(
             "the KV cache ({} tokens, {:.2} GB) cannot hold one request of maximum length ({} tokens = the longest prompt + the longest output, {:.2} GB)",
             thousands(capacity.round() as i64),
-            g as f64 * kv_pool / 1e9,
+            kv_room / 1e9,
             thousands(max_request as i64),
             max_request_kv / 1e9
         ))
@@ -192,6 +198,17 @@ mod tests {
             "{why}"
         );
         plan.traffic.output.max = 1000;
+        assert!(memory_fit(&plan).holds_max_request);
+        // The KV cache size an engine logged decides instead of the estimated pool.
+        plan.engine.kv_cache_tokens = Some(5_000);
+        let f = memory_fit(&plan);
+        assert!(!f.holds_max_request);
+        assert_eq!(f.kv_capacity_tokens, 5_000.0);
+        assert!(f
+            .reason
+            .expect("a reason")
+            .contains("(5,000 tokens, 0.66 GB)"));
+        plan.engine.kv_cache_tokens = Some(7_000);
         assert!(memory_fit(&plan).holds_max_request);
     }
 

@@ -1227,6 +1227,14 @@ impl Plan {
         self.validate_routing()
     }
 
+    /// Requests one simulation of this plan runs: each replica's, times the replicas
+    /// simulated together.
+    pub fn requests_per_run(&self) -> u32 {
+        self.run
+            .num_requests
+            .saturating_mul(self.fleet().replicas.max(1))
+    }
+
     /// The fleet a simulation of this plan spreads its requests over.
     pub fn fleet(&self) -> Fleet {
         self.routing.map_or(Fleet::ONE, |r| Fleet {

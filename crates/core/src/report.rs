@@ -468,6 +468,7 @@ fn assumption_lines(plan: &Plan) -> Vec<String> {
         .into_iter()
         .map(|a| format!("{}: {}.", a.label, a.value))
         .collect();
+    lines.push(traffic_words(plan));
     if let crate::plan::Arrival::Closed { concurrency, .. } = plan.traffic.arrival {
         lines.push(format!(
             "The plan's arrivals are a closed loop of {concurrency} clients; goodput is searched with Poisson arrivals."
@@ -483,6 +484,104 @@ fn assumption_lines(plan: &Plan) -> Vec<String> {
         lines.push(routing_words(plan));
     }
     lines
+}
+
+/// The traffic a replica is planned for, in one line: arrivals, prompt and output
+/// lengths with their spread, and prefix caching.
+pub fn traffic_words(plan: &Plan) -> String {
+    use crate::format::{plain, thousands};
+    use crate::plan::{Arrival, LengthDist, LengthSpec, TurnOrder};
+    let t = &plan.traffic;
+    let arrivals = match t.arrival {
+        Arrival::Gamma { cv } => format!("bursty (gamma) arrivals, CV {}", plain(cv)),
+        Arrival::Closed {
+            concurrency,
+            think_s,
+        } => format!(
+            "a closed loop of {concurrency} clients, {} s between a reply and the next request",
+            plain(think_s)
+        ),
+        Arrival::Poisson => "Poisson arrivals".into(),
+        Arrival::Constant => "evenly spaced arrivals".into(),
+        Arrival::Trace => format!(
+            "the arrivals of a trace of {} rows",
+            thousands(t.trace.len() as i64)
+        ),
+    };
+    let lengths = |what: &str, l: &LengthSpec| match l.dist {
+        LengthDist::LogNormal { median, sigma } => format!(
+            "{what} median {} tokens (lognormal sigma {}, {} to {})",
+            thousands(median.round() as i64),
+            plain(sigma),
+            thousands(l.min as i64),
+            thousands(l.max as i64)
+        ),
+        LengthDist::Fixed { tokens } => {
+            format!("{what} of {} tokens", thousands(tokens as i64))
+        }
+        LengthDist::Trace => format!(
+            "{what} lengths from the trace's {} rows",
+            thousands(t.trace.len() as i64)
+        ),
+    };
+    let prefixes = match &t.sharing {
+        Some(s) => {
+            let mut parts = Vec::new();
+            if s.groups > 0 && s.group_tokens > 0 {
+                parts.push(format!(
+                    "{} shared prefixes of {} tokens{}",
+                    thousands(s.groups as i64),
+                    thousands(s.group_tokens as i64),
+                    if s.zipf > 0.0 {
+                        format!(" (Zipf {})", plain(s.zipf))
+                    } else {
+                        String::new()
+                    }
+                ));
+            }
+            if s.sessions > 0 {
+                let order = match s.order {
+                    TurnOrder::Interleaved => "interleaved",
+                    TurnOrder::RoundRobin => "in round robin",
+                    TurnOrder::Random => "in random order",
+                };
+                parts.push(format!(
+                    "{} sessions at once of {} turns{}, {order}, {}",
+                    thousands(s.sessions as i64),
+                    s.turns,
+                    if s.document_tokens > 0 {
+                        format!(
+                            " after a {}-token document",
+                            thousands(s.document_tokens as i64)
+                        )
+                    } else {
+                        String::new()
+                    },
+                    if s.replies_cached {
+                        "replies cached"
+                    } else {
+                        "recorded replies"
+                    }
+                ));
+            }
+            if parts.is_empty() {
+                "no shared prefixes".to_string()
+            } else {
+                format!("prefix caching of {}", parts.join(" and "))
+            }
+        }
+        None if t.prefix_hit_rate > 0.0 && t.prefix_tokens > 0 => format!(
+            "a {}-token prefix cached for {}% of requests",
+            thousands(t.prefix_tokens as i64),
+            plain(t.prefix_hit_rate * 100.0)
+        ),
+        None => "no prefix caching".to_string(),
+    };
+    format!(
+        "Traffic: {arrivals}; {}; {}; {prefixes}.",
+        lengths("prompts", &t.prompt),
+        lengths("outputs", &t.output)
+    )
 }
 
 /// Where the plan's requests land across replicas, as the report states it.

@@ -189,4 +189,174 @@ mod tests {
         assert!((t - (1e-3 + 2.0 * 8e9 * 4096.0 / 593e12)).abs() < 1e-12);
         assert!(s.step_time_s(10.0, 2e5) > s.step_time_s(10.0, 1e5));
     }
+
+    /// `a` within a relative `tol` of `b`.
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a - b).abs() <= tol * b.abs()
+    }
+
+    /// The default plan with a model and a GPU preset applied.
+    fn preset_plan(model: &str, gpu: &str) -> Plan {
+        let mut plan = Plan::default();
+        crate::presets::model(model)
+            .expect("model")
+            .apply(&mut plan);
+        crate::presets::gpu(gpu).expect("gpu").apply(&mut plan);
+        plan
+    }
+
+    // docs/models.md, "Routed experts": the worked examples, figure for figure.
+
+    #[test]
+    fn expert_reads_of_qwen3_30b_a3b_by_hand() {
+        // Qwen3-30B-A3B in bf16: W = 30.5e9 × 2 = 61e9 bytes. Routed experts: 128 experts
+        // × 48 layers × 3 × 2,048 × 768 = 28,991,029,248 parameters, so X = 2 bytes ×
+        // that = 57,982,058,496 bytes and the dense part W − X = 3,017,941,504 bytes.
+        // A token leaves a given expert untouched with q = 1 − 8/128 = 0.9375.
+        let plan = preset_plan("qwen3-30b-a3b", "h100-sxm");
+        let s = StepModel::from_plan(&plan);
+        assert_eq!(plan.model.weight_bytes(), 61e9);
+        assert!(close(s.expert_weight_bytes, 57_982_058_496.0, 1e-15));
+        assert_eq!(s.expert_miss_per_token, 0.9375);
+        // 1 token: 3,017,941,504 + X × 8/128 = 3,017,941,504 + 3,623,878,656.
+        assert!(close(s.weights_read(1.0), 6_641_820_160.0, 1e-12));
+        // 16 tokens: q^16 = (15/16)^16 = 0.356074130…, so 64.39% of the experts are
+        // read: 3,017,941,504 + 57,982,058,496 × 0.643925869… = 40,354,088,939.2 bytes.
+        assert!(close(s.weights_read(16.0), 40_354_088_939.23, 1e-12));
+        // 256 tokens: q^256 = 6.678e-8; the experts left unread hold X × q^256 = 3,872 bytes.
+        assert!(close(s.weights_read(256.0), 60_999_996_127.96, 1e-12));
+        // 512 tokens: q^512 = 4.46e-15; X × q^512 = 0.00026 bytes: all 61 GB are read.
+        assert!(close(s.weights_read(512.0), 61e9, 1e-12));
+        // On an H100 (3.35 TB/s, c0 = 1 ms) a decode step of 1 and of 16 sequences with
+        // no context: 1 ms + 6.64 GB / 3.35 TB/s = 2.98 ms; 1 ms + 40.35 GB / 3.35 TB/s
+        // = 13.05 ms (the compute, 2 × 3.3e9 × 16 / 593e12 = 0.18 ms, stays below).
+        assert!(close(s.step_time_s(1.0, 0.0), 2.982_632_883_58e-3, 1e-9));
+        assert!(close(s.step_time_s(16.0, 0.0), 13.045_996_698_3e-3, 1e-9));
+    }
+
+    #[test]
+    fn expert_reads_of_deepseek_v3_by_hand() {
+        // DeepSeek-V3 in fp8 (its released checkpoint): W = 671e9 bytes. Routed experts:
+        // 256 experts × 58 MoE layers × 3 × 7,168 × 2,048 = 653,908,770,816 parameters
+        // = X bytes; the dense part W − X = 17,091,229,184 bytes; q = 1 − 8/256 = 0.96875.
+        let mut plan = Plan::default();
+        plan.model.weight_dtype = crate::plan::Dtype::Fp8;
+        crate::presets::model("deepseek-v3")
+            .expect("deepseek-v3")
+            .apply(&mut plan);
+        let s = StepModel::from_plan(&plan);
+        assert_eq!(plan.model.weight_bytes(), 671e9);
+        assert!(close(s.expert_weight_bytes, 653_908_770_816.0, 1e-15));
+        assert_eq!(s.expert_miss_per_token, 0.96875);
+        // 1 token: 17,091,229,184 + X / 32 = 17,091,229,184 + 20,434,649,088.
+        assert!(close(s.weights_read(1.0), 37_525_878_272.0, 1e-12));
+        // 16 tokens: q^16 = (31/32)^16 = 0.601710303…, 39.83% of the experts:
+        // 17,091,229,184 + 653,908,770,816 × 0.398289696… = 277,536,355,095.4 bytes.
+        assert!(close(s.weights_read(16.0), 277_536_355_095.41, 1e-12));
+        // 256 tokens: q^256 = 2.9526e-4; X × q^256 = 193,070,684 bytes left unread.
+        assert!(close(s.weights_read(256.0), 670_806_929_316.42, 1e-12));
+        // In bf16 every byte figure doubles.
+        plan.model.weight_dtype = crate::plan::Dtype::Bf16;
+        let b = StepModel::from_plan(&plan);
+        assert!(close(b.weights_read(16.0), 2.0 * 277_536_355_095.41, 1e-12));
+    }
+
+    // docs/models.md, "Per-sequence time", "Prefill-step overhead", "KV-read efficiency".
+
+    #[test]
+    fn per_sequence_prefill_and_kv_read_terms_by_hand() {
+        // The article's plan (8B bf16 on an H100: W = 16e9 bytes, kappa = 131,072 bytes,
+        // 3.35 TB/s, 593 TFLOP/s, c0 = 1 ms) with 10 µs per sequence, 2 ms per prefill
+        // step and KV reads at 0.6 of the weights' speed; 110 decoders hold 110 × 940 =
+        // 103,400 tokens of context.
+        let mut plan = Plan::default();
+        let ctx = 103_400.0;
+        let base = StepModel::from_plan(&plan);
+        // Without the terms: 1 ms + (16e9 + 131,072 × 103,400) / 3.35e12 = 9.822 ms.
+        assert!(close(
+            base.step_time_full_s(110.0, ctx, 110.0, false, 0.0),
+            9.821_744_716_4e-3,
+            1e-9
+        ));
+        plan.hardware.seq_overhead_s = 10e-6;
+        plan.hardware.prefill_overhead_s = 2e-3;
+        plan.hardware.kv_read_efficiency = 0.6;
+        let s = StepModel::from_plan(&plan);
+        // KV read as 131,072 / 0.6 = 218,453.3 bytes a token: 22,588,074,666.7 bytes,
+        // so (16e9 + 22,588,074,666.7) / 3.35e12 = 11.519 ms of memory time.
+        assert!(close(s.kv_read_bytes_per_token(), 131_072.0 / 0.6, 1e-15));
+        assert!(close(s.memory_time_s(ctx), 11.518_828_258_7e-3, 1e-9));
+        // Pure decode: 1 ms + 110 × 10 µs + 11.519 ms = 13.619 ms.
+        let decode = s.step_time_full_s(110.0, ctx, 110.0, false, 0.0);
+        assert!(close(decode, 13.618_828_258_7e-3, 1e-9));
+        // The same decoders and a 402-token prefill chunk (512 tokens, 111 sequences):
+        // 1 ms + 111 × 10 µs + 2 ms + max(11.519, 2 × 8e9 × 512 / 593e12 = 13.815) ms
+        // = 17.925 ms (14.815 ms without the three terms).
+        let mixed = s.step_time_full_s(512.0, ctx, 111.0, true, 0.0);
+        assert!(close(mixed, 17.924_502_529_5e-3, 1e-9));
+        assert!(close(
+            base.step_time_full_s(512.0, ctx, 111.0, true, 0.0),
+            14.814_502_529_5e-3,
+            1e-9
+        ));
+        // The engine's own evaluation (`StepTimer::time`) gives the same numbers.
+        use crate::sim::{SimConfig, SimConfigOf};
+        let cfg = SimConfig::from_plan(&plan, 10.0).expect("config");
+        let timer = goodput_engine::engine::StepTimer::new(&cfg);
+        assert!(close(timer.time(110, ctx, 110, false, 0.0), decode, 1e-12));
+        assert!(close(timer.time(512, ctx, 111, true, 0.0), mixed, 1e-12));
+    }
+
+    // docs/models.md, "Prefill attention".
+
+    #[test]
+    fn prefill_attention_flops_by_hand() {
+        // Llama 3.1 8B: 32 layers × 4 × 32 heads × 128 = 524,288 FLOP per (query, key)
+        // pair. On an H100 preset, 593 TFLOP/s effective.
+        let plan = preset_plan("llama-3.1-8b", "h100-sxm");
+        let s = StepModel::from_plan(&plan);
+        assert_eq!(s.attn_flops_per_pair, 524_288.0);
+        // The first 512-token chunk: 512 × 513 / 2 = 131,328 pairs = 68.85 GFLOP, 0.116 ms.
+        assert_eq!(s.prefill_attn_flops(512.0, 0.0), 68_853_694_464.0);
+        // After 4,096 tokens: 512 × 4,096 + 131,328 = 2,228,480 pairs = 1.168 TFLOP,
+        // 1.970 ms beside 2 × 8.03e9 × 512 / 593e12 = 13.866 ms of matmuls.
+        let f = s.prefill_attn_flops(512.0, 4096.0);
+        assert_eq!(f, 1_168_365_322_240.0);
+        assert!(close(f / s.compute_flops_per_s, 1.970_261_926e-3, 1e-9));
+        // After 32,256 tokens: 512 × 32,256 + 131,328 = 16,646,400 pairs = 8.728 TFLOP,
+        // 14.718 ms: more than the chunk's matmuls.
+        let late = s.prefill_attn_flops(512.0, 32_256.0);
+        assert_eq!(late, 8_727_507_763_200.0);
+        assert!(late / s.compute_flops_per_s > s.compute_time_s(512.0));
+        // The step adds it outside the roofline's max: a 512-token chunk after 4,096
+        // tokens, no decoders: 1 ms + 13.866 ms + 1.970 ms = 16.837 ms.
+        let t = s.step_time_full_s(512.0, 0.0, 1.0, true, f);
+        assert!(close(t, 16.836_568_840_2e-3, 1e-9));
+        // The article's 8B states no heads: no attention term, as in the article.
+        assert_eq!(
+            StepModel::from_plan(&Plan::default()).attn_flops_per_pair,
+            0.0
+        );
+    }
+
+    // docs/models.md, "Frontend time".
+
+    #[test]
+    fn frontend_time_adds_to_ttft_and_e2e_only() {
+        use crate::sim::{simulate, SimConfig, SimConfigOf};
+        let mut plan = Plan::default();
+        plan.run.num_requests = 400;
+        plan.run.warmup_requests = 50;
+        let without =
+            simulate(&SimConfig::from_plan(&plan, 15.0).expect("config"), 7).expect("runs");
+        plan.engine.frontend_s = 0.025;
+        let with = simulate(&SimConfig::from_plan(&plan, 15.0).expect("config"), 7).expect("runs");
+        // Open-loop arrivals: the engine runs the same steps; each request's TTFT and
+        // E2E grow by 25 ms, its TPOT does not.
+        assert_eq!(with.steps, without.steps);
+        assert!((with.ttft_s.mean - (without.ttft_s.mean + 0.025)).abs() < 1e-12);
+        assert!((with.ttft_s.p99 - (without.ttft_s.p99 + 0.025)).abs() < 1e-12);
+        assert!((with.e2e_s.mean - (without.e2e_s.mean + 0.025)).abs() < 1e-12);
+        assert_eq!(with.tpot_s.mean, without.tpot_s.mean);
+    }
 }

@@ -493,7 +493,7 @@ impl GoodputSearch {
             "goodput search",
             false,
             MAX_RATES as u64 * u64::from(replications),
-            plan.run.num_requests,
+            plan.requests_per_run(),
         )?;
         let p = knobs.apply(plan);
         // Keep every rate the search may try (up to MAX_RATE_FACTOR × guess) simulable.

@@ -319,7 +319,7 @@ impl Shootout {
             "shootout",
             false,
             options * crate::search::MAX_RATES as u64 * u64::from(base.run.replications),
-            base.run.num_requests,
+            base.requests_per_run(),
         )
         .map_err(ShootoutError::Search)?;
         let mut options = Vec::new();

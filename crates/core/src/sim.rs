@@ -332,6 +332,22 @@ impl SimConfigOf for SimConfig {
                     "must be in 1..=16384",
                 );
             }
+            if self.fleet.is_routed() {
+                return cfg_err(
+                    "fleet.replicas",
+                    "must be 1 with a client gate: a fleet routes open-loop arrivals only",
+                );
+            }
+        }
+        if !(1..=crate::plan::MAX_ROUTED_REPLICAS).contains(&self.fleet.replicas) {
+            return cfg_err("fleet.replicas", "must be in 1..=8");
+        }
+        if self.num_requests as u64 * self.fleet.replicas as u64 > MAX_NUM_REQUESTS as u64 {
+            return Err(SimError::TooMuchWork {
+                field: "routing.replicas",
+                value: self.num_requests as u64 * self.fleet.replicas as u64,
+                max: MAX_NUM_REQUESTS as u64,
+            });
         }
         for (field, l) in [
             ("traffic.prompt", &tr.prompt),

@@ -222,7 +222,7 @@ fn report(cfg: &SimConfig, mut o: Outcome) -> SimReport {
         mean_running: per_s(o.running_area),
         preemptions: o.preemptions,
         prefix_hit_rate: o.prefix_hit_rate,
-        prefix_evicted_tokens: o.prefix_evicted_tokens,
+        prefix_evicted_tokens: o.prefix_evicted_tokens / o.replicas.max(1) as u64,
         cache_timeline: std::mem::take(&mut o.cache_timeline),
         steps: o.steps,
         sim_time_s: o.t_end,

@@ -261,7 +261,8 @@ pub struct Prediction {
 
 impl CalibrationProblem {
     /// Builds one simulated case per measured point of `set`, on `plan`'s model,
-    /// hardware, engine settings and prefix cache, freeing every constant.
+    /// hardware, engine settings and prefix cache, freeing the constants of
+    /// [`FitTerms::DEFAULT`].
     pub fn new(plan: &Plan, set: &MeasuredSet) -> Result<CalibrationProblem, CalibrateError> {
         CalibrationProblem::with_terms(plan, set, FitTerms::DEFAULT)
     }

@@ -96,7 +96,8 @@ pub struct Calibrator {
 }
 
 impl Calibrator {
-    /// Prepares the calibration of `plan` to `set`, fitting every constant.
+    /// Prepares the calibration of `plan` to `set`, fitting the constants of
+    /// [`FitTerms::DEFAULT`].
     pub fn new(plan: &Plan, set: &MeasuredSet) -> Result<Calibrator, CalibrateError> {
         Calibrator::with_terms(plan, set, FitTerms::DEFAULT)
     }

@@ -69,6 +69,23 @@ pub(crate) fn render(r: &PlanReport) -> String {
                 "| GPUs | {} ({} per replica) |",
                 c.gpus_total, c.gpus_per_replica
             );
+            if c.sensitivity.len() == 3 {
+                let row = |k: usize| {
+                    let x = &c.sensitivity[k];
+                    format!(
+                        "{} replicas, {}",
+                        x.replicas_total,
+                        usd(x.cost_per_month_usd)
+                    )
+                };
+                let _ = writeln!(
+                    s,
+                    "| If the peak is 20% lower / as forecast / 20% higher | {} / {} / {} a month |",
+                    row(0),
+                    row(1),
+                    row(2)
+                );
+            }
             let _ = writeln!(s, "| Cost per hour | {} |", usd(c.cost_per_hour_usd));
             let _ = writeln!(s, "| Cost per month | {} |", usd(c.cost_per_month_usd));
             let _ = writeln!(

@@ -322,12 +322,21 @@ fn markdown_assumptions_are_the_registry_finance_rows() {
         .lines()
         .map(|l| l.trim_start_matches("- ").split(": ").next().unwrap_or(""))
         .collect();
-    let want: Vec<&str> = FIELDS
+    let mut want: Vec<&str> = FIELDS
         .iter()
         .filter(|f| f.finance)
         .map(|f| f.label)
         .collect();
+    // Then the traffic in one line.
+    want.push("Traffic");
     assert_eq!(labels, want);
+    assert!(
+        section.contains(
+            "- Traffic: Poisson arrivals; prompts median 800 tokens (lognormal sigma 0.8, 16 to 8,000); \
+             outputs median 200 tokens (lognormal sigma 0.8, 1 to 1,024); no prefix caching."
+        ),
+        "{section}"
+    );
     assert!(section.contains("- Price: $2.50/GPU-h."), "{section}");
     assert!(section.contains("- Peak rate: 30 req/s."), "{section}");
 }
@@ -355,4 +364,43 @@ fn planning_at_the_best_is_stated_and_the_page_report_does_not_deny_it() {
         .assumptions
         .iter()
         .all(|a| !a.contains("knob sweep's best")));
+}
+
+/// The traffic line names the arrivals, both length laws and the prefix caching, in each
+/// of its forms.
+#[test]
+fn the_traffic_line_states_lengths_arrivals_and_prefix_caching() {
+    use crate::plan::{Arrival, LengthDist, PrefixModel};
+    let mut p = Plan::default();
+    p.traffic.arrival = Arrival::Gamma { cv: 2.0 };
+    p.traffic.output.dist = LengthDist::Fixed { tokens: 300 };
+    p.traffic.prefix_tokens = 1_500;
+    p.traffic.prefix_hit_rate = 0.6;
+    let line = super::traffic_words(&p);
+    assert_eq!(
+        line,
+        "Traffic: bursty (gamma) arrivals, CV 2; prompts median 800 tokens (lognormal sigma \
+         0.8, 16 to 8,000); outputs of 300 tokens; a 1,500-token prefix cached for 60% of \
+         requests."
+    );
+    p.traffic.prefix_tokens = 0;
+    p.traffic.prefix_hit_rate = 0.0;
+    p.traffic.sharing = Some(PrefixModel {
+        groups: 4,
+        group_tokens: 2_000,
+        zipf: 1.1,
+        sessions: 50,
+        turns: 6,
+        document_tokens: 3_000,
+        replies_cached: false,
+        ..PrefixModel::NONE
+    });
+    let line = super::traffic_words(&p);
+    assert!(
+        line.ends_with(
+            "prefix caching of 4 shared prefixes of 2,000 tokens (Zipf 1.1) and 50 sessions \
+             at once of 6 turns after a 3,000-token document, interleaved, recorded replies."
+        ),
+        "{line}"
+    );
 }

@@ -256,7 +256,7 @@ impl KnobSweep {
             "knob sweep",
             true,
             n_cells * MAX_RATES as u64 * u64::from(replications),
-            plan.run.num_requests,
+            plan.requests_per_run(),
         )?;
         let whole = plan
             .traffic

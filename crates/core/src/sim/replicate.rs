@@ -94,7 +94,7 @@ pub fn replicate_threads(
             max: MAX_REPLICATIONS as u64,
         });
     }
-    let total = cfg.num_requests as u64 * replications as u64;
+    let total = cfg.num_requests as u64 * cfg.fleet.replicas.max(1) as u64 * replications as u64;
     if total > MAX_REPLICATED_REQUESTS {
         return Err(SimError::TooMuchWork {
             field: "run.replications",
