@@ -75,6 +75,13 @@ pub struct KnobHint {
 pub struct PlanReport {
     /// The plan's title.
     pub name: String,
+    /// The plan's note for readers (empty for none).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub note: String,
+    /// The GPU × TP comparison stored with the plan, when it was run for the plan as it
+    /// is (a stale one is left out, and the assumptions say so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<crate::shootout::ShootoutResult>,
     /// The plan's inputs in plain words, for readers who do not tune knobs.
     pub assumptions: Vec<String>,
     /// The goodput used for sizing.
@@ -266,6 +273,12 @@ impl PlanReport {
         warnings.sort_by_key(|w| std::cmp::Reverse(w.severity));
         PlanReport {
             name: plan.name.clone(),
+            note: plan.note.clone(),
+            comparison: plan
+                .shootout
+                .as_ref()
+                .filter(|r| r.is_fresh(plan))
+                .map(|r| r.result.clone()),
             assumptions: assumption_lines(plan),
             goodput: summary,
             search: goodput.cloned(),
@@ -476,6 +489,46 @@ fn assumption_lines(plan: &Plan) -> Vec<String> {
     }
     if let Some(c) = &plan.calibration {
         lines.push(crate::calibrate::calibration_words(c));
+    }
+    if plan.shootout.as_ref().is_some_and(|r| !r.is_fresh(plan)) {
+        lines.push(
+            "A GPU comparison stored with the plan was run before its last change and is \
+             left out; run it again (`goodput shootout`)."
+                .into(),
+        );
+    }
+    if let Some(s) = &plan.schedule {
+        let from = if s.profile.source.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", s.profile.source)
+        };
+        lines.push(format!(
+            "Day schedule: an hourly rate profile{from} with an autoscaler (scale-up lag {} \
+             min, cooldown {} min) is stored with the plan; `goodput schedule` gives the \
+             fleet hour by hour and the autoscaled cost.",
+            crate::format::plain(s.options.scale_up_lag_min),
+            crate::format::plain(s.options.cooldown_min)
+        ));
+    }
+    if let Some(d) = &plan.disagg {
+        let pool = |gpu: &str, tp: u32, n: Option<u32>| {
+            let gpu = if gpu.is_empty() {
+                plan.hardware.preset.as_str()
+            } else {
+                gpu
+            };
+            let n = n.map_or("sized for the peak".to_string(), |n| {
+                crate::format::count(n as u64, "instance", "instances")
+            });
+            format!("{} × TP {tp}, {n}", crate::presets::gpu_short_name(gpu))
+        };
+        lines.push(format!(
+            "Disaggregated deployment stored with the plan: prefill on {}, decode on {}; \
+             `goodput disagg` sizes it against this aggregated plan.",
+            pool(&d.prefill.gpu, d.prefill.tp_degree, d.prefill.instances),
+            pool(&d.decode.gpu, d.decode.tp_degree, d.decode.instances)
+        ));
     }
     // Where requests land decides what the replicas' caches hold: said when they have
     // prefixes to share, or a router is simulated.

@@ -14,6 +14,9 @@ pub(crate) fn render(r: &PlanReport) -> String {
         r.name.trim()
     };
     let _ = writeln!(s, "# {title}\n");
+    if !r.note.trim().is_empty() {
+        let _ = writeln!(s, "{}\n", r.note.trim());
+    }
 
     let _ = writeln!(s, "## Answer\n");
     let _ = writeln!(s, "| | |\n| --- | --- |");
@@ -122,6 +125,46 @@ pub(crate) fn render(r: &PlanReport) -> String {
         let _ = writeln!(s, "| Memory fit | {why} |");
     }
     let _ = writeln!(s, "\n{}\n", g.note);
+
+    if let Some(c) = &r.comparison {
+        let _ = writeln!(s, "## GPU comparison\n");
+        let _ = writeln!(
+            s,
+            "| option | goodput per replica | replicas | GPUs | cost per month | cost per compliant request | constants | |\n| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |"
+        );
+        for (i, row) in c.rows.iter().enumerate() {
+            let mark = match (c.best == Some(i), row.chosen) {
+                (true, true) => "cheapest, chosen",
+                (true, false) => "cheapest",
+                (false, true) => "chosen",
+                _ => "",
+            };
+            if row.fits {
+                let _ = writeln!(
+                    s,
+                    "| {} × TP {} | {} req/s | {} | {} | {} | {} | {} | {mark} |",
+                    row.gpu_name,
+                    row.tp,
+                    rps(row.goodput_rps),
+                    row.replicas_total,
+                    row.gpus_total,
+                    row.cost_per_month_usd.map_or(MISSING.to_string(), usd),
+                    row.cost_per_compliant_request_usd
+                        .map_or(MISSING.to_string(), usd),
+                    row.constants.label(),
+                );
+            } else {
+                let _ = writeln!(
+                    s,
+                    "| {} × TP {} | {} | | | | | | {mark} |",
+                    row.gpu_name,
+                    row.tp,
+                    row.reason.as_deref().unwrap_or("does not fit")
+                );
+            }
+        }
+        s.push('\n');
+    }
 
     let _ = writeln!(s, "## Assumptions\n");
     for a in &r.assumptions {

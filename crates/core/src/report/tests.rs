@@ -404,3 +404,80 @@ fn the_traffic_line_states_lengths_arrivals_and_prefix_caching() {
         "{line}"
     );
 }
+
+/// What the share view shows, the report carries too: the note, the GPU comparison
+/// stored with the plan (a stale one is named and left out), the day schedule and the
+/// disaggregated deployment.
+#[test]
+fn the_report_carries_the_note_comparison_schedule_and_disaggregation() {
+    use crate::plan::comparison::{fingerprint, ShootoutRecord, ShootoutSpec};
+    use crate::shootout::{ConstantsSource, ShootoutResult, ShootoutRow};
+    let mut plan = Plan::default();
+    plan.note = "Chat assistant, EU region.".into();
+    let row = |gpu: &str, tp: u32, month: f64, chosen: bool| ShootoutRow {
+        gpu: gpu.into(),
+        gpu_name: crate::presets::gpu_short_name(gpu),
+        tp,
+        fits: true,
+        reason: None,
+        goodput_rps: 20.0,
+        replicas_total: 4,
+        gpus_total: 4 * tp,
+        cost_per_hour_usd: Some(month / 730.0),
+        cost_per_month_usd: Some(month),
+        cost_per_compliant_request_usd: Some(0.0001),
+        ttft_p99_s: Some(0.5),
+        tpot_p99_s: Some(0.05),
+        output_tokens_per_s_per_gpu: Some(1000.0),
+        kv_capacity_tokens: 1e5,
+        gpus_needed: None,
+        chosen,
+        constants: ConstantsSource::Datasheet,
+    };
+    plan.shootout = Some(ShootoutRecord {
+        fingerprint: fingerprint(&plan),
+        spec: ShootoutSpec::default(),
+        result: ShootoutResult {
+            rows: vec![
+                row("h200", 1, 9_000.0, false),
+                row("h100-sxm", 1, 9_500.0, true),
+            ],
+            best: Some(0),
+            chosen: Some(1),
+        },
+    });
+    plan.schedule = Some(crate::schedule::ScheduleSpec {
+        profile: crate::schedule::RateProfile::named("business-hours").expect("a shape"),
+        options: Default::default(),
+    });
+    plan.disagg = Some(crate::disagg::DisaggSpec::for_plan(&plan));
+    let r = PlanReport::build(&plan, None, None);
+    assert_eq!(r.note, plan.note);
+    assert_eq!(r.comparison.as_ref().map(|c| c.rows.len()), Some(2));
+    let md = r.to_markdown();
+    assert!(md.contains("\n\nChat assistant, EU region.\n"), "{md}");
+    assert!(md.contains("## GPU comparison"), "{md}");
+    assert!(md.contains("| cheapest |"), "{md}");
+    assert!(md.contains("| chosen |"), "{md}");
+    assert!(md.contains("$9,000"), "{md}");
+    assert!(
+        md.contains("- Day schedule: an hourly rate profile ("),
+        "{md}"
+    );
+    assert!(
+        md.contains("- Disaggregated deployment stored with the plan: prefill on"),
+        "{md}"
+    );
+    let json = serde_json::to_value(&r).expect("JSON");
+    assert_eq!(json["note"], "Chat assistant, EU region.");
+    assert_eq!(json["comparison"]["rows"][1]["gpu"], "h100-sxm");
+    // Changed since: the comparison is left out, and said to be.
+    plan.traffic.peak_rate_rps *= 2.0;
+    let r = PlanReport::build(&plan, None, None);
+    assert!(r.comparison.is_none());
+    assert!(r
+        .assumptions
+        .iter()
+        .any(|a| a.starts_with("A GPU comparison stored with the plan was run before")));
+    assert!(!r.to_markdown().contains("## GPU comparison"));
+}
