@@ -126,7 +126,7 @@ test('comparing GPUs ranks like the CLI, a row becomes the plan, and the link ca
   const shared = await page.evaluate(() => navigator.clipboard.readText());
   const fresh = await h.openPage(`/${shared.slice(shared.indexOf('#'))}`, { waitFor: '[data-testid="finance-view"]' });
   const words = await fresh.page.textContent('[data-testid="finance-shootout"]');
-  assert.match(words, /^Compared over 6 GPU and TP options: cheapest option .+ at \$[0-9.]+\/1k compliant requests \(\d+ GPUs\)/);
+  assert.match(words, /^Compared over 6 GPU and TP options: cheapest option .+ at \$[0-9,]+ a month \(\$[0-9.]+\/1k compliant requests, \d+ GPUs\)/);
   if (!target.best) assert.match(words, /, chosen .+ × TP\d at \$/);
 
   // Using a row replaces the plan's GPU and TP: Undo takes it back.

@@ -214,29 +214,32 @@ impl ShootoutResult {
     /// "cheapest option X at $…, chosen Y at $…", for the finance view and reports.
     pub fn verdict(&self) -> String {
         let label = |r: &ShootoutRow| format!("{} × TP{}", r.gpu_name, r.tp);
-        let per_1k = |r: &ShootoutRow| {
-            r.cost_per_compliant_request_usd
-                .map(|c| format!("{}/1k compliant requests", crate::format::usd(c * 1e3)))
-                .unwrap_or_else(|| "no cost".into())
+        let usd = crate::format::usd;
+        let cost = |r: &ShootoutRow| {
+            format!(
+                "{} a month ({}/1k compliant requests, {} GPUs)",
+                r.cost_per_month_usd.map_or("no cost".into(), usd),
+                r.cost_per_compliant_request_usd
+                    .map_or("no cost".into(), |c| usd(c * 1e3)),
+                r.gpus_total
+            )
         };
         let Some(best) = self.best_row() else {
             return "no option meets the SLO at any rate on the GPUs compared".into();
         };
-        let mut s = format!(
-            "cheapest option {} at {} ({} GPUs)",
-            label(best),
-            per_1k(best),
-            best.gpus_total
-        );
+        let mut s = format!("cheapest option {} at {}", label(best), cost(best));
         match self.chosen_row() {
             Some(_) if self.chosen == self.best => s.push_str(", which is the plan's choice"),
             Some(c) if c.ranked() => {
-                s.push_str(&format!(
-                    ", chosen {} at {} ({} GPUs)",
-                    label(c),
-                    per_1k(c),
-                    c.gpus_total
-                ));
+                s.push_str(&format!(", chosen {} at {}", label(c), cost(c)));
+                if let (Some(a), Some(b)) = (c.cost_per_month_usd, best.cost_per_month_usd) {
+                    if a > b {
+                        s.push_str(&format!(
+                            ": a cheaper option is available, {} a month less",
+                            usd(a - b)
+                        ));
+                    }
+                }
             }
             Some(c) => s.push_str(&format!(
                 ", chosen {}: {}",
@@ -264,9 +267,17 @@ fn rank(mut rows: Vec<(usize, ShootoutRow)>) -> ShootoutResult {
         class(a)
             .cmp(&class(b))
             .then_with(|| {
-                let ca = a.cost_per_compliant_request_usd.unwrap_or(f64::INFINITY);
-                let cb = b.cost_per_compliant_request_usd.unwrap_or(f64::INFINITY);
-                ca.total_cmp(&cb)
+                // Cheapest: the lower monthly cost of the fleet that meets the SLO at the
+                // peak; cost per compliant request breaks ties.
+                let cost = |r: &ShootoutRow| {
+                    (
+                        r.cost_per_month_usd.unwrap_or(f64::INFINITY),
+                        r.cost_per_compliant_request_usd.unwrap_or(f64::INFINITY),
+                    )
+                };
+                let (ma, ra) = cost(a);
+                let (mb, rb) = cost(b);
+                ma.total_cmp(&mb).then(ra.total_cmp(&rb))
             })
             .then_with(|| a.gpus_total.cmp(&b.gpus_total))
             .then_with(|| ia.cmp(ib))

@@ -110,7 +110,7 @@ fn an_option_that_does_not_fit_is_ranked_last_and_says_how_many_gpus_it_needs() 
 }
 
 #[test]
-fn rows_are_sorted_by_cost_per_compliant_request() {
+fn rows_are_sorted_by_monthly_cost() {
     let mut plan = quick_plan();
     presets::model("llama-3.1-8b").expect("8b").apply(&mut plan);
     let r = run_shootout_threads(
@@ -120,21 +120,18 @@ fn rows_are_sorted_by_cost_per_compliant_request() {
         &mut |_| true,
     )
     .expect("runs");
-    let costs: Vec<f64> = r
-        .rows
-        .iter()
-        .filter_map(|x| x.cost_per_compliant_request_usd)
-        .collect();
+    let costs: Vec<f64> = r.rows.iter().filter_map(|x| x.cost_per_month_usd).collect();
     assert!(costs.len() >= 4, "{:#?}", r.rows);
     assert!(costs.windows(2).all(|w| w[0] <= w[1]), "{costs:?}");
     let best = r.best_row().expect("a winner");
-    assert_eq!(best.cost_per_compliant_request_usd, Some(costs[0]));
+    assert_eq!(best.cost_per_month_usd, Some(costs[0]));
     // The plan's own GPU (h100-sxm, TP 1) is marked and named in the verdict.
     let chosen = r.chosen_row().expect("chosen");
     assert_eq!((chosen.gpu.as_str(), chosen.tp), ("h100-sxm", 1));
     let v = r.verdict();
     assert!(v.starts_with("cheapest option "), "{v}");
-    assert!(v.contains("/1k compliant requests"), "{v}");
+    assert!(v.contains(" a month ($"), "{v}");
+    assert!(v.contains("/1k compliant requests, "), "{v}");
     for row in r.rows.iter().filter(|x| x.ranked()) {
         assert!(row.ttft_p99_s.is_some() && row.tpot_p99_s.is_some());
         assert!(row.output_tokens_per_s_per_gpu.unwrap_or(0.0) > 0.0);
@@ -286,4 +283,45 @@ fn the_comparison_in_words_names_the_winner_and_the_choice() {
     assert!(comparison_words(&plan)
         .expect("words")
         .contains("earlier version"));
+}
+
+/// Cheapest is the lower monthly cost at the planned SLO, cost per compliant request
+/// beside it: an option whose requests cost less but whose fleet costs more a month (a
+/// bigger replica rounded up at the peak) ranks below; a choice that is not the cheapest
+/// is told so, with the monthly difference.
+#[test]
+fn cheapest_is_the_lower_monthly_cost_and_the_choice_is_explained() {
+    let row = |gpu: &str, month: f64, per_request: f64, chosen: bool| ShootoutRow {
+        gpu: gpu.into(),
+        gpu_name: presets::gpu_short_name(gpu),
+        tp: 1,
+        fits: true,
+        reason: None,
+        goodput_rps: 10.0,
+        replicas_total: 3,
+        gpus_total: 3,
+        cost_per_hour_usd: Some(month / 730.0),
+        cost_per_month_usd: Some(month),
+        cost_per_compliant_request_usd: Some(per_request),
+        ttft_p99_s: Some(0.4),
+        tpot_p99_s: Some(0.04),
+        output_tokens_per_s_per_gpu: Some(900.0),
+        kv_capacity_tokens: 1e5,
+        gpus_needed: None,
+        chosen,
+        constants: ConstantsSource::Datasheet,
+    };
+    let r = rank(vec![
+        (0, row("h100-sxm", 9_125.0, 0.000_10, true)),
+        (1, row("mi300x", 8_760.0, 0.000_12, false)),
+    ]);
+    assert_eq!(r.rows[0].gpu, "mi300x");
+    assert_eq!(r.best, Some(0));
+    assert_eq!(r.chosen, Some(1));
+    let v = r.verdict();
+    assert!(v.starts_with("cheapest option MI300X × TP1 at $8,760 a month ($0.120/1k compliant requests, 3 GPUs), chosen H100"), "{v}");
+    assert!(
+        v.ends_with(": a cheaper option is available, $365 a month less"),
+        "{v}"
+    );
 }
