@@ -209,6 +209,7 @@ fn heading(path: &str) -> &'static str {
         Some("planning") => "Planning flags",
         Some("run") => "Run flags",
         Some("disagg") => "Pool flags",
+        Some("routing") => "Routing flags",
         _ => "Plan flags",
     }
 }
