@@ -57,6 +57,7 @@ mod fit;
 mod problem;
 mod run;
 mod synthetic;
+mod text;
 mod words;
 
 pub use fit::PRIOR_BANDWIDTH_SHARE;

@@ -62,7 +62,7 @@ use crate::traffic::{PrefixModel, TrafficModel};
 pub use goodput_engine::config::{
     CacheSample, SimConfig, SimReport, SloTargets, CACHE_TIMELINE_POINTS,
 };
-use goodput_engine::engine;
+use goodput_engine::run;
 
 /// Most engine steps one simulation runs before it stops and reports `truncated`.
 pub const MAX_STEPS: u64 = 20_000_000;
@@ -389,21 +389,21 @@ impl SimConfigOf for SimConfig {
 /// Runs one simulation with `seed` and returns the full report (percentiles included).
 pub fn simulate(cfg: &SimConfig, seed: u64) -> Result<SimReport, SimError> {
     cfg.check()?;
-    Ok(engine::run_full(cfg, seed))
+    Ok(run::run_full(cfg, seed))
 }
 
 /// Runs one simulation with `seed` and returns only the attainment (joint or marginal,
 /// per [`SloTargets::mode`]) [0..1]: the fast path (no latency vectors, no percentiles).
 pub fn attainment(cfg: &SimConfig, seed: u64) -> Result<f64, SimError> {
     cfg.check()?;
-    Ok(engine::run_attainment(cfg, seed))
+    Ok(run::run_attainment(cfg, seed))
 }
 
 /// [`attainment`], with the most sequences that ran at once: below
 /// `cfg.max_num_seqs`, the run is the same under any larger `max_num_seqs`.
 pub fn attainment_and_peak(cfg: &SimConfig, seed: u64) -> Result<(f64, u32), SimError> {
     cfg.check()?;
-    Ok(engine::run_attainment_peak(cfg, seed))
+    Ok(run::run_attainment_peak(cfg, seed))
 }
 
 #[cfg(test)]

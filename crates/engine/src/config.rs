@@ -3,8 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::fleet::Fleet;
-use crate::kinds::{KvPolicy, SloMode};
+use crate::kinds::{Fleet, KvPolicy, SloMode};
 use crate::stats::Summary;
 use crate::step::StepModel;
 use crate::traffic::TrafficModel;

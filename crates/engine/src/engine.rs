@@ -160,43 +160,14 @@ pub(crate) struct Outcome {
 }
 
 impl Outcome {
-    fn attainment(&self, cfg: &SimConfig) -> f64 {
+    /// The run's attainment under `cfg`'s objectives.
+    pub(crate) fn attainment(&self, cfg: &SimConfig) -> f64 {
         cfg.slo.attainment(self.measured, self.hits, self.hits_each)
     }
 }
 
-/// Runs the fast path: attainment only. `cfg` must have passed `goodput_core::sim`'s
-/// checks (`SimConfigOf::check`), which keep a run from panicking or spinning.
-pub fn run_attainment(cfg: &SimConfig, seed: u64) -> f64 {
-    run::<false>(cfg, seed).attainment(cfg)
-}
-
-/// [`run_attainment`], with the most sequences that ran at once. When that peak is below
-/// `cfg.max_num_seqs`, the cap never held back an admission, so the run is the same,
-/// step for step, under any cap above the peak.
-pub fn run_attainment_peak(cfg: &SimConfig, seed: u64) -> (f64, u32) {
-    let o = run::<false>(cfg, seed);
-    (
-        o.attainment(cfg),
-        o.peak_running.min(u32::MAX as u64) as u32,
-    )
-}
-
-/// Runs the full path and builds the report. `cfg` must have passed the same checks.
-pub fn run_full(cfg: &SimConfig, seed: u64) -> SimReport {
-    report(cfg, run::<true>(cfg, seed))
-}
-
-/// [`run_full`] through the fleet's router even with one replica (`cfg.fleet.replicas`
-/// of them, at least one): the replicas then stop at every arrival for the router to
-/// look at them. With one replica the report is [`run_full`]'s, bit for bit (a test
-/// holds it), which is what shows that those stops change nothing.
-pub fn run_full_routed(cfg: &SimConfig, seed: u64) -> SimReport {
-    report(cfg, crate::fleet::run::<true>(cfg, seed))
-}
-
 /// The public report of a full run's outcome.
-fn report(cfg: &SimConfig, mut o: Outcome) -> SimReport {
+pub(crate) fn report(cfg: &SimConfig, mut o: Outcome) -> SimReport {
     // A fleet's sums are reported per replica (one replica: divided by 1, exactly).
     let k = o.replicas.max(1) as f64;
     let per_s = |x: f64| if o.t_end > 0.0 { x / o.t_end / k } else { 0.0 };
@@ -232,7 +203,7 @@ fn report(cfg: &SimConfig, mut o: Outcome) -> SimReport {
 
 /// Mutable state of one run.
 ///
-/// `ROUTED` marks a replica of a fleet ([`crate::fleet`]): its requests are pushed one by
+/// `ROUTED` marks a replica of a fleet (the `fleet` module): its requests are pushed one by
 /// one as the router sends them, and [`Engine::advance`] stops at each arrival's time so
 /// that the router sees the replica as it then is.
 pub(crate) struct Engine<'a, const FULL: bool, const ROUTED: bool> {
@@ -1385,9 +1356,8 @@ impl StepTimer {
     }
 }
 
-fn run<const FULL: bool>(cfg: &SimConfig, seed: u64) -> Outcome {
-    if cfg.fleet.is_routed() {
-        return crate::fleet::run::<FULL>(cfg, seed);
-    }
+/// Runs one replica (`cfg.fleet` is not read: the `run` module sends a fleet to the
+/// `fleet` module, whose replicas are engines).
+pub(crate) fn run_one<const FULL: bool>(cfg: &SimConfig, seed: u64) -> Outcome {
     Engine::<FULL, false>::new(cfg, seed).run()
 }

@@ -34,86 +34,11 @@
 //! would have to be shared by the replicas' ends in time order. `goodput_core::sim`
 //! refuses it.
 
-use serde::{Deserialize, Serialize};
-
 use crate::config::SimConfig;
 use crate::engine::{Engine, Outcome};
+pub use crate::kinds::{Fleet, FleetRouter};
 use crate::rng::Rng;
 use crate::traffic::Sharing;
-
-/// How a fleet's router picks a replica for each request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FleetRouter {
-    /// The replicas in turn.
-    #[default]
-    RoundRobin,
-    /// A replica at random.
-    Random,
-    /// The replica with the fewest requests, running and waiting.
-    LeastLoaded,
-    /// Every turn of a session to one replica, by a hash of the session.
-    SessionAffinity,
-    /// The best score of cached prefix, free KV memory and queue (llm-d's precise
-    /// prefix-cache profile).
-    PrefixAware,
-}
-
-impl FleetRouter {
-    /// Every router, in the order pages list them.
-    pub const ALL: [FleetRouter; 5] = [
-        FleetRouter::RoundRobin,
-        FleetRouter::Random,
-        FleetRouter::LeastLoaded,
-        FleetRouter::SessionAffinity,
-        FleetRouter::PrefixAware,
-    ];
-
-    /// The router's name in plans and on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            FleetRouter::RoundRobin => "round_robin",
-            FleetRouter::Random => "random",
-            FleetRouter::LeastLoaded => "least_loaded",
-            FleetRouter::SessionAffinity => "session_affinity",
-            FleetRouter::PrefixAware => "prefix_aware",
-        }
-    }
-
-    /// Reads a router's name (a dash for the underscore is accepted).
-    pub fn parse(s: &str) -> Option<FleetRouter> {
-        let s = s.trim().replace('-', "_");
-        FleetRouter::ALL.into_iter().find(|r| r.name() == s)
-    }
-}
-
-/// How many replicas a simulation spreads its requests over, and how.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Fleet {
-    /// Replicas simulated together (1: a single replica, no router).
-    pub replicas: u32,
-    /// How requests are spread over them.
-    pub router: FleetRouter,
-}
-
-impl Fleet {
-    /// One replica.
-    pub const ONE: Fleet = Fleet {
-        replicas: 1,
-        router: FleetRouter::RoundRobin,
-    };
-
-    /// Whether requests are routed over several replicas.
-    pub fn is_routed(&self) -> bool {
-        self.replicas > 1
-    }
-}
-
-impl Default for Fleet {
-    fn default() -> Self {
-        Fleet::ONE
-    }
-}
 
 /// Prefix-aware routing: the weight of the share of the prompt a replica's cache holds
 /// (llm-d's precise prefix-cache guide).

@@ -8,6 +8,7 @@
 //!   step (roofline step time) ────────────────────────────────▲
 //!   rng (xoshiro256++, ziggurat samplers) ─▶ traffic
 //!   fleet (replicas behind a router) ─▶ engine
+//!   run (one replica, or a fleet) ─▶ fleet, engine
 //! ```
 //!
 //! `goodput-core` builds a [`config::SimConfig`] from a plan, checks it and runs it
@@ -22,6 +23,7 @@ pub mod engine;
 pub mod fleet;
 pub mod kinds;
 pub mod rng;
+pub mod run;
 pub mod stats;
 pub mod step;
 pub mod tagged;

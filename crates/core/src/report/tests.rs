@@ -412,8 +412,10 @@ fn the_traffic_line_states_lengths_arrivals_and_prefix_caching() {
 fn the_report_carries_the_note_comparison_schedule_and_disaggregation() {
     use crate::plan::comparison::{fingerprint, ShootoutRecord, ShootoutSpec};
     use crate::shootout::{ConstantsSource, ShootoutResult, ShootoutRow};
-    let mut plan = Plan::default();
-    plan.note = "Chat assistant, EU region.".into();
+    let mut plan = Plan {
+        note: "Chat assistant, EU region.".into(),
+        ..Plan::default()
+    };
     let row = |gpu: &str, tp: u32, month: f64, chosen: bool| ShootoutRow {
         gpu: gpu.into(),
         gpu_name: crate::presets::gpu_short_name(gpu),

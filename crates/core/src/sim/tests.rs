@@ -176,7 +176,7 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
         }
         v
     };
-    let timer = engine::StepTimer::new(cfg);
+    let timer = goodput_engine::engine::StepTimer::new(cfg);
     let budget = if cfg.chunked_prefill {
         cfg.max_num_batched_tokens as u64
     } else {
@@ -680,7 +680,7 @@ fn a_routed_fleet_of_one_is_the_single_replica_bit_for_bit() {
             let (mut a, mut b) = (FNV1A_START, FNV1A_START);
             let single = simulate(cfg, seed).expect("runs");
             fold_report(&mut a, &single);
-            fold_report(&mut b, &engine::run_full_routed(cfg, seed));
+            fold_report(&mut b, &goodput_engine::run::run_full_routed(cfg, seed));
             assert_eq!(a, b, "{name}, seed {seed}");
         }
     }
