@@ -3,6 +3,7 @@
 //! chart renders to a canvas in the page and to SVG for exports and tests.
 
 pub mod attainment;
+pub mod cache;
 pub mod calibration;
 pub mod day;
 pub mod disagg;

@@ -3,6 +3,7 @@
 pub mod alerts_panel;
 pub mod analytic_panel;
 pub mod best_settings;
+pub mod cache_panel;
 pub mod calibrate_panel;
 pub mod calibration_errors;
 pub mod calibration_overlay;
@@ -35,6 +36,7 @@ pub mod presets;
 pub mod print_facts;
 pub mod print_stamp;
 pub mod roofline_panel;
+pub mod routing_inputs;
 pub mod run_status;
 pub mod saved_panel;
 pub mod share_banner;

@@ -689,10 +689,26 @@ mod tests {
             |p: &mut Plan| p.traffic.peak_rate_rps += 1.0,
             |p: &mut Plan| p.engine.max_num_seqs += 1,
             |p: &mut Plan| p.hardware.mem_utilization = 0.8,
+            // Replicas behind a router are simulated together: another search.
+            |p: &mut Plan| p.routing = Some(goodput_core::plan::RoutingSpec::default()),
         ] {
             let mut c = a.clone();
             change(&mut c);
             assert_ne!(a.search_key(), c.search_key());
         }
+        // So is another router, or another count of replicas.
+        let routed = |replicas, router| Plan {
+            routing: Some(goodput_core::plan::RoutingSpec { replicas, router }),
+            ..a.clone()
+        };
+        use goodput_core::plan::FleetRouter::{PrefixAware, RoundRobin};
+        assert_ne!(
+            routed(2, RoundRobin).search_key(),
+            routed(2, PrefixAware).search_key()
+        );
+        assert_ne!(
+            routed(2, RoundRobin).search_key(),
+            routed(3, RoundRobin).search_key()
+        );
     }
 }

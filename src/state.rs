@@ -20,7 +20,7 @@ use goodput_core::Plan;
 use leptos::prelude::*;
 
 use fields::{field, parse_value, values_match, FIELDS};
-use messages::{field_message, in_field_words, limits_of, p95_message, Problem};
+use messages::{field_message, in_field_words, limits_of, p95_message, rule_words, Problem};
 
 /// Why the plan on screen is not the user's own.
 #[derive(Debug, Clone, PartialEq)]
@@ -449,7 +449,7 @@ fn validation_problems_of(plan: &Plan) -> Vec<FieldProblem> {
         let f = field(e.field);
         out.push(FieldProblem {
             field: e.field.to_string(),
-            message: in_field_words(&e).unwrap_or(e.message),
+            message: in_field_words(&e).unwrap_or_else(|| rule_words(&e)),
         });
         match f {
             Some(f) => (f.set)(&mut probe, (f.get)(&defaults)),
@@ -668,6 +668,49 @@ mod tests {
             assert_eq!(s.message_for("engine.max_num_seqs"), None);
             assert!(s.message_for("traffic.peak_rate_rps").is_some());
             assert!(s.is_stale());
+        });
+    }
+
+    /// Routing over replicas with a closed loop: the core refuses it at the replicas,
+    /// and the field says so in its own label and the core's words, as a sentence; one
+    /// replica (or open-loop arrivals) mends it, and each switch is an undoable step.
+    #[test]
+    fn routing_a_closed_loop_is_refused_at_the_replicas_in_words() {
+        use goodput_core::plan::{Arrival, RoutingSpec};
+        with_state(|s| {
+            s.change("replicas behind a router", |p| {
+                p.routing = Some(RoutingSpec::default())
+            });
+            assert!(!s.is_stale());
+            assert_eq!(s.good.get_untracked().routing, Some(RoutingSpec::default()));
+            s.update(|p| {
+                p.traffic.arrival = Arrival::Closed {
+                    concurrency: 64,
+                    think_s: 0.0,
+                }
+            });
+            let core = s.draft.get_untracked().validate().expect_err("refused");
+            assert_eq!(core.field, "routing.replicas");
+            let m = s
+                .message_for("routing.replicas")
+                .expect("refused at the replicas");
+            assert!(
+                m.starts_with("Replicas behind the router need open-loop arrivals: "),
+                "{m}"
+            );
+            assert!(m.contains(&core.message) && m.ends_with('.'), "{m}");
+            assert!(s.is_stale());
+            assert_eq!(s.good.get_untracked().traffic.arrival, Arrival::Poisson);
+            s.change("one replica, no router", |p| p.routing = None);
+            assert!(!s.is_stale());
+            assert_eq!(s.message_for("routing.replicas"), None);
+            // Undo brings the routing back, and the message with it.
+            assert_eq!(s.undo().expect("a step").what, "one replica, no router");
+            assert_eq!(
+                s.draft.get_untracked().routing,
+                Some(RoutingSpec::default())
+            );
+            assert!(s.message_for("routing.replicas").is_some());
         });
     }
 

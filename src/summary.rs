@@ -8,7 +8,8 @@ use goodput_core::capacity::CapacityPlan;
 use goodput_core::plan::{SloMode, SloSpec};
 use goodput_core::{presets, Plan};
 
-use goodput_core::format::{count, percent, sig, usd};
+use goodput_core::format::{count, latency, percent, percent_tenths, rps, sig, usd};
+use goodput_core::report::{routing_words, traffic_words, PlanReport, PlannedLoad};
 
 /// A duration for people: `25 ms` below one second, `0.5 s` from 100 ms up.
 pub fn duration(s: f64) -> String {
@@ -141,6 +142,54 @@ pub fn answer_sentence(plan: &Plan, fleet: &CapacityPlan) -> String {
     )
 }
 
+/// The report's assumptions beyond the registry's finance rows that read as a label and
+/// a value, each as its path, label and value, in the report's order: the traffic in one
+/// line ("Traffic", "Poisson arrivals; prompts median 800 tokens …") and, for a plan
+/// whose prompts share prefixes or that routes over replicas, the routing ("Routing",
+/// "goodput per replica is simulated on 2 replicas behind …"). The finance view and
+/// the printed planner list them after the finance rows, as the report does; a line the
+/// report does not state is left out.
+pub fn report_assumptions(plan: &Plan, report: &PlanReport) -> Vec<(&'static str, String, String)> {
+    [
+        ("traffic", traffic_words(plan)),
+        ("routing", routing_words(plan)),
+    ]
+    .into_iter()
+    .filter(|(_, line)| report.assumptions.contains(line))
+    .filter_map(|(path, line)| {
+        let (label, value) = line.split_once(": ")?;
+        Some((
+            path,
+            label.to_string(),
+            value.trim_end_matches('.').to_string(),
+        ))
+    })
+    .collect()
+}
+
+/// The latency at the planned rate per replica, from the report's one simulation there
+/// (`load`), and the share of prompt tokens the prefix cache held in it (`hit_rate`, for
+/// a plan whose prompts share prefixes): "At the planned 7.36 req/s per replica, one
+/// simulation gives a p99 TTFT of 312 ms and a p99 TPOT of 21.4 ms; 62.1% of prompt
+/// tokens are found in the prefix cache."
+pub fn planned_load_words(load: &PlannedLoad, hit_rate: Option<f64>) -> String {
+    let d = &load.detail;
+    let cache = hit_rate
+        .map(|h| {
+            format!(
+                "; {} of prompt tokens are found in the prefix cache",
+                percent_tenths(h)
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "At the planned {} req/s per replica, one simulation gives a p99 TTFT of {} and a p99 TPOT of {}{cache}.",
+        rps(load.rate_rps),
+        latency(Some(d.ttft_p99_s)),
+        latency(Some(d.tpot_p99_s)),
+    )
+}
+
 /// How a calibrated plan's numbers came about, in words (the core's one wording, for the
 /// finance view's sentence and the embed card's badge); `None` for a plan that was never
 /// calibrated.
@@ -221,6 +270,61 @@ mod tests {
             .sentence
             .contains("missed measured latency by 5% on average on the measured run itself"));
         assert_eq!(w.badge, "calibrated · in-sample error 5%");
+    }
+
+    /// The routing line is the report's, split as the finance view lists it, and only
+    /// where the report states one; the planned load reads in a reader's units.
+    #[test]
+    fn routing_and_the_planned_load_in_words() {
+        use goodput_core::plan::{FleetRouter, PrefixModel, RoutingSpec};
+        use goodput_core::search::LatencyDetail;
+        let mut plan = Plan::default();
+        let lines = |p: &Plan| {
+            let report = PlanReport::build(p, None, None);
+            let rows = report_assumptions(p, &report);
+            // Each the report's own line, split at its label.
+            for (_, label, value) in &rows {
+                assert!(report.assumptions.contains(&format!("{label}: {value}.")));
+            }
+            rows
+        };
+        let paths = |p: &Plan| lines(p).iter().map(|r| r.0).collect::<Vec<_>>();
+        assert_eq!(paths(&plan), ["traffic"]);
+        plan.traffic.sharing = Some(PrefixModel {
+            sessions: 8,
+            ..PrefixModel::NONE
+        });
+        assert_eq!(paths(&plan), ["traffic", "routing"]);
+        let value = lines(&plan).remove(1).2;
+        assert!(value.starts_with("one replica is simulated"), "{value}");
+        plan.routing = Some(RoutingSpec {
+            replicas: 3,
+            router: FleetRouter::SessionAffinity,
+        });
+        let value = lines(&plan).remove(1).2;
+        assert!(value.contains("on 3 replicas") && value.ends_with("one replica per session"));
+
+        let load = PlannedLoad {
+            rate_rps: 7.356,
+            detail: LatencyDetail {
+                ttft_p50_s: 0.1,
+                ttft_p99_s: 0.312_345,
+                tpot_p50_s: 0.015,
+                tpot_p99_s: 0.021_44,
+                itl_p99_s: 0.03,
+                output_tokens_per_s: 1000.0,
+                mean_queue_len: 1.0,
+                preemptions: 0,
+                prefix_hit_rate: 0.6213,
+                prefix_evicted_tokens: 0,
+            },
+        };
+        assert_eq!(
+            planned_load_words(&load, Some(0.6213)),
+            "At the planned 7.36 req/s per replica, one simulation gives a p99 TTFT of 312 ms \
+             and a p99 TPOT of 21.4 ms; 62.1% of prompt tokens are found in the prefix cache."
+        );
+        assert!(planned_load_words(&load, None).ends_with("a p99 TPOT of 21.4 ms."));
     }
 
     #[test]

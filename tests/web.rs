@@ -5,7 +5,6 @@
 //! (scripts/test.sh sets up chromedriver for it).
 #![cfg(target_arch = "wasm32")]
 
-use goodput_app::state::fields::APP_ROWS;
 use goodput_app::App;
 use goodput_core::plan::fields::by_path;
 use goodput_core::{roofline::step_time_s, Plan};
@@ -108,6 +107,24 @@ fn bubbling(name: &str) -> web_sys::Event {
     let init = web_sys::EventInit::new();
     init.set_bubbles(true);
     web_sys::Event::new_with_event_init_dict(name, &init).expect("an event")
+}
+
+/// Checks or clears the checkbox `[data-testid=<testid>]` as a click would (its
+/// `change` fires).
+fn set_checkbox(root: &HtmlElement, testid: &str, on: bool) {
+    let input: web_sys::HtmlInputElement = by_testid(root, testid).unchecked_into();
+    input.set_checked(on);
+    input.dispatch_event(&bubbling("change")).expect("dispatch");
+}
+
+/// Picks `value` in the select `[data-testid=<testid>]`, as a user would.
+fn pick(root: &HtmlElement, testid: &str, value: &str) {
+    let select: web_sys::HtmlSelectElement = by_testid(root, testid).unchecked_into();
+    select.set_value(value);
+    assert_eq!(select.value(), value, "{testid} offers {value}");
+    select
+        .dispatch_event(&bubbling("change"))
+        .expect("dispatch");
 }
 
 /// Types `text` into the input `[data-testid=<testid>]` and leaves the field, as a user
@@ -444,6 +461,9 @@ async fn every_choice_reads_as_the_field_registry_words_it() {
     let handle = mount_to(root.clone(), App);
     tick().await;
     show_deferred_parts().await;
+    // The router is offered once replicas are routed.
+    set_checkbox(&root, "input-routing", true);
+    tick().await;
     let controls = root
         .query_selector_all("[data-field]")
         .expect("a valid selector");
@@ -451,10 +471,7 @@ async fn every_choice_reads_as_the_field_registry_words_it() {
     for i in 0..controls.length() {
         let control: web_sys::Element = controls.item(i).expect("a control").unchecked_into();
         let path = control.get_attribute("data-field").unwrap_or_default();
-        // The registry's row, or (until the registry has one) the app's own.
-        let f = by_path(&path)
-            .or_else(|| APP_ROWS.iter().find(|r| r.path == path))
-            .unwrap_or_else(|| panic!("{path}: not in the registry"));
+        let f = by_path(&path).unwrap_or_else(|| panic!("{path}: not in the registry"));
         let frame = control
             .closest(".field")
             .expect("a valid selector")
@@ -518,6 +535,7 @@ async fn every_choice_reads_as_the_field_registry_words_it() {
             "engine.kv_policy",
             "model.kv_dtype",
             "model.weight_dtype",
+            "routing.router",
             "slo.mode",
             "traffic.arrival",
             "traffic.sharing",
@@ -567,7 +585,7 @@ use goodput_core::plan::{
     MetricErrors,
 };
 use goodput_core::sim::Summary;
-use leptos::prelude::GetUntracked;
+use leptos::prelude::{GetUntracked, Set};
 use std::cell::Cell;
 use std::rc::Rc;
 
@@ -1057,12 +1075,410 @@ async fn the_new_inputs_write_their_plan_fields() {
         .expect("dispatch");
     tick().await;
     assert_eq!(good().traffic.sharing, None);
-    order.set_value("round_robin");
+    order.set_value("interleaved");
     order.dispatch_event(&bubbling("change")).expect("dispatch");
     tick().await;
     assert_eq!(
         good().traffic.sharing,
         Some(goodput_core::plan::PrefixModel::NONE)
+    );
+
+    drop(handle);
+    root.remove();
+    fresh_start();
+}
+
+// ---- Routing over replicas, the prefix cache over the run, the finance view ---------
+
+use goodput_core::plan::{FleetRouter, PrefixModel, RoutingSpec};
+use goodput_core::report::{report_for, routing_words, PlanReport};
+use goodput_core::search::{GoodputResult, Knobs, SearchStatus};
+
+#[wasm_bindgen_test]
+async fn the_routing_switch_and_router_write_the_plan_and_undo_takes_them_back() {
+    let root = mount_point();
+    let (handle, cx) = mount_page(&root).await;
+    let draft = || cx.state.draft.get_untracked();
+    let absent = |testid: &str| {
+        root.query_selector(&format!("[data-testid=\"{testid}\"]"))
+            .expect("a valid selector")
+            .is_none()
+    };
+    // Off: one replica, in the report's words; no replicas or router to set.
+    assert_eq!(draft().routing, None);
+    assert_eq!(
+        text(&root, "routing-help"),
+        "One replica is simulated; how a router spreads requests (and their cached prefixes) over replicas is not."
+    );
+    assert!(absent("input-routing.replicas") && absent("input-routing.router"));
+
+    set_checkbox(&root, "input-routing", true);
+    settle().await;
+    assert_eq!(draft().routing, Some(RoutingSpec::default()));
+    assert_eq!(input_value(&root, "input-routing.replicas"), "2");
+    let help = text(&root, "routing-help");
+    let words = routing_words(&draft());
+    assert_eq!(
+        Some(help.as_str()),
+        words
+            .strip_prefix("Routing: ")
+            .map(|w| {
+                let mut c = w.chars();
+                // The report's words as a sentence: capital first.
+                c.next()
+                    .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                    .unwrap_or_default()
+            })
+            .as_deref()
+    );
+
+    pick(&root, "input-routing.router", "prefix_aware");
+    settle().await;
+    assert_eq!(
+        draft().routing,
+        Some(RoutingSpec {
+            replicas: 2,
+            router: FleetRouter::PrefixAware
+        })
+    );
+    type_into(&root, "input-routing.replicas", "4");
+    settle().await;
+    assert_eq!(draft().routing.map(|r| r.replicas), Some(4));
+    assert_eq!(cx.state.good.get_untracked().routing, draft().routing);
+
+    // Undo takes back the router (and the replicas typed since, as for any step).
+    click(&root, "undo");
+    settle().await;
+    assert_eq!(draft().routing, Some(RoutingSpec::default()));
+    // Off, then undone: the routing comes back; undone once more, it was never on.
+    set_checkbox(&root, "input-routing", false);
+    settle().await;
+    assert_eq!(draft().routing, None);
+    assert!(absent("input-routing.replicas"));
+    click(&root, "undo");
+    settle().await;
+    assert_eq!(draft().routing, Some(RoutingSpec::default()));
+    let switch: web_sys::HtmlInputElement = by_testid(&root, "input-routing").unchecked_into();
+    assert!(switch.checked());
+    click(&root, "undo");
+    settle().await;
+    assert_eq!(draft().routing, None);
+    assert!(!switch.checked());
+
+    drop(handle);
+    root.remove();
+    fresh_start();
+}
+
+#[wasm_bindgen_test]
+async fn routing_a_closed_loop_shows_the_cores_refusal_at_the_replicas() {
+    let root = mount_point();
+    let (handle, cx) = mount_page(&root).await;
+    pick(&root, "input-traffic.arrival", "closed");
+    settle().await;
+    set_checkbox(&root, "input-routing", true);
+    settle().await;
+    let plan = cx.state.draft.get_untracked();
+    let core = plan.validate().expect_err("the core refuses it");
+    assert_eq!(core.field, "routing.replicas");
+    // At the field: its label, then the core's words, as a sentence.
+    let shown = text(&root, "error-routing.replicas");
+    assert_eq!(
+        shown,
+        format!("Replicas behind the router {}.", core.message)
+    );
+    let banner = text(&root, "problem-banner");
+    assert!(banner.contains(&shown), "{banner}");
+    assert_eq!(
+        attr(&root, "results", "data-stale").as_deref(),
+        Some("true")
+    );
+    assert_eq!(
+        cx.state.good.get_untracked().routing,
+        None,
+        "the results stay those of the last plan the core took"
+    );
+    // Open-loop arrivals mend it.
+    pick(&root, "input-traffic.arrival", "poisson");
+    settle().await;
+    assert_eq!(text(&root, "error-routing.replicas"), "");
+    assert_eq!(
+        attr(&root, "results", "data-stale").as_deref(),
+        Some("false")
+    );
+    assert_eq!(
+        cx.state.good.get_untracked().routing,
+        Some(RoutingSpec::default())
+    );
+
+    drop(handle);
+    root.remove();
+    fresh_start();
+}
+
+/// Lets a change go through: its handler, the plan's memos, and the effects that render
+/// it (a field shown anew sets its value a turn later).
+async fn settle() {
+    for _ in 0..3 {
+        tick().await;
+    }
+}
+
+/// A small plan of sessions sharing prefixes, on two replicas behind prefix-aware routing.
+fn routed_sessions() -> Plan {
+    let mut plan = Plan {
+        name: "sessions".into(),
+        ..Plan::default()
+    };
+    plan.run.num_requests = 500;
+    plan.run.warmup_requests = 50;
+    plan.traffic.sharing = Some(PrefixModel {
+        groups: 4,
+        group_tokens: 2048,
+        sessions: 24,
+        turns: 4,
+        document_tokens: 1500,
+        ..PrefixModel::NONE
+    });
+    plan.routing = Some(RoutingSpec {
+        replicas: 2,
+        router: FleetRouter::PrefixAware,
+    });
+    plan
+}
+
+/// Puts `plan` on the page with `goodput` as its finished search (the search the page
+/// starts for it is stopped), and returns the report the page builds from them.
+async fn with_search(cx: &AppContext, plan: &Plan, goodput: f64) -> PlanReport {
+    cx.state.set_plan(plan.clone());
+    tick().await;
+    cx.runs.cancel();
+    let result = GoodputResult {
+        goodput_rps: goodput,
+        goodput_range_rps: [goodput * 0.95, goodput * 1.05],
+        target: plan.slo.attainment_target,
+        replications: 1,
+        knobs: Knobs::of(plan),
+        status: SearchStatus::Converged,
+        reason: String::new(),
+        analytic_guess_rps: goodput,
+        curve: Vec::new(),
+        jobs_run: 1,
+    };
+    cx.runs.search.set(Some((plan.clone(), result.clone())));
+    tick().await;
+    report_for(plan, Some((plan, &result))).expect("a report").1
+}
+
+/// How many pixels of the canvas `[data-testid=<testid>]` are within a small distance of
+/// `rgb`, and how many of its columns they reach, in its rows `rows` (a share of its
+/// height, from the top).
+fn ink(
+    root: &HtmlElement,
+    testid: &str,
+    rgb: (u8, u8, u8),
+    rows: std::ops::Range<f64>,
+) -> (usize, usize) {
+    let canvas: web_sys::HtmlCanvasElement = by_testid(root, testid).unchecked_into();
+    let ctx: web_sys::CanvasRenderingContext2d = canvas
+        .get_context("2d")
+        .expect("a context")
+        .expect("a 2d context")
+        .unchecked_into();
+    let (w, h) = (canvas.width(), canvas.height());
+    let data = ctx
+        .get_image_data(0.0, 0.0, w as f64, h as f64)
+        .expect("pixels")
+        .data();
+    let (y0, y1) = ((rows.start * h as f64) as u32, (rows.end * h as f64) as u32);
+    let mut columns = std::collections::BTreeSet::new();
+    let mut n = 0;
+    for y in y0..y1 {
+        for x in 0..w {
+            let i = 4 * (y * w + x) as usize;
+            let d = (data[i] as i32 - rgb.0 as i32).abs()
+                + (data[i + 1] as i32 - rgb.1 as i32).abs()
+                + (data[i + 2] as i32 - rgb.2 as i32).abs();
+            if d <= 12 {
+                n += 1;
+                columns.insert(x);
+            }
+        }
+    }
+    (n, columns.len())
+}
+
+#[wasm_bindgen_test]
+async fn the_cache_chart_draws_the_planned_load_runs_timeline() {
+    use goodput_app::charts::cache::{idle_fill, private_fill, shared_fill};
+    use goodput_app::charts::Theme;
+    use goodput_core::sim::{self, SimConfig, SimConfigOf};
+
+    let root = mount_point();
+    root.set_attribute("style", "width:1200px").expect("style");
+    let (handle, cx) = mount_page(&root).await;
+    let plan = routed_sessions();
+    let report = with_search(&cx, &plan, 6.0).await;
+    wait_until("the cache chart", || {
+        root.query_selector("[data-testid=\"cache-chart-box\"]")
+            .expect("a valid selector")
+            .is_some()
+    })
+    .await;
+    tick().await;
+
+    // The core's planned-load job, simulated here on its own: the chart's run is it.
+    let job = report.planned_load_job(&plan).expect("a planned-load job");
+    let mut cfg = SimConfig::from_plan(&plan, job.rate_rps).expect("a configuration");
+    cfg.max_num_seqs = job.knobs.max_num_seqs;
+    cfg.max_num_batched_tokens = job.knobs.max_num_batched_tokens;
+    cfg.chunked_prefill = job.knobs.chunked_prefill;
+    let expected = sim::simulate(&cfg, job.seed).expect("simulates");
+    assert!(
+        expected.cache_timeline.len() > 50,
+        "{}",
+        expected.cache_timeline.len()
+    );
+    let hit = report
+        .planned_load
+        .expect("simulated")
+        .detail
+        .prefix_hit_rate;
+    assert_eq!(expected.prefix_hit_rate, hit);
+
+    let box_attr = |name: &str| attr(&root, "cache-chart-box", name).unwrap_or_default();
+    assert_eq!(box_attr("data-rate"), job.rate_rps.to_string());
+    assert_eq!(box_attr("data-seed"), job.seed.to_string());
+    assert_eq!(box_attr("data-replicas"), "2");
+    assert_eq!(box_attr("data-hit-rate"), hit.to_string());
+    assert_eq!(
+        box_attr("data-kv-capacity"),
+        cfg.kv_capacity_tokens.to_string()
+    );
+    let shown: serde_json::Value =
+        serde_json::from_str(&box_attr("data-timeline")).expect("the timeline as JSON");
+    let want = serde_json::to_value(&expected.cache_timeline).expect("as JSON");
+    assert_eq!(shown, want, "the chart's samples are the run's");
+
+    // Drawn: each layer's fill where it is thick enough to see, in the upper panel, and
+    // the hit rate's line across the lower one.
+    let theme = Theme {
+        scale: 1.0,
+        dark: goodput_app::components::chart_canvas::prefers_dark(),
+    };
+    let mean = |f: fn(&goodput_core::sim::CacheSample) -> f64| {
+        expected.cache_timeline.iter().map(f).sum::<f64>() / expected.cache_timeline.len() as f64
+    };
+    let top = cfg.kv_capacity_tokens;
+    let canvas: web_sys::HtmlCanvasElement = by_testid(&root, "chart-cache").unchecked_into();
+    let width = canvas.width() as usize;
+    let mut checked = Vec::new();
+    for (name, fill, share) in [
+        (
+            "private",
+            private_fill(&theme),
+            mean(|s| s.private_tokens) / top,
+        ),
+        (
+            "shared",
+            shared_fill(&theme),
+            mean(|s| s.shared_tokens) / top,
+        ),
+        ("idle", idle_fill(&theme), mean(|s| s.idle_tokens) / top),
+    ] {
+        let (n, cols) = ink(&root, "chart-cache", (fill.0, fill.1, fill.2), 0.0..0.6);
+        if share > 0.05 {
+            checked.push(name);
+            assert!(cols > width / 2, "{name}: {cols} of {width} columns");
+            assert!(
+                n > (share * 0.3 * width as f64 * canvas.height() as f64 * 0.4) as usize,
+                "{name}: {n} pixels for a mean share of {share}"
+            );
+        }
+    }
+    // The private layer of this run is thin (a few running requests' own tokens): the
+    // shared prefixes and the idle cache are the layers thick enough to find.
+    assert!(
+        checked.contains(&"shared") && checked.contains(&"idle"),
+        "{checked:?}"
+    );
+    let accent = theme.accent();
+    let (n, cols) = ink(
+        &root,
+        "chart-cache",
+        (accent.0, accent.1, accent.2),
+        0.6..1.0,
+    );
+    assert!(
+        n > 0 && cols > width / 2,
+        "the hit-rate line: {n} pixels, {cols} columns"
+    );
+    let summary = text(&root, "cache-summary");
+    assert!(
+        summary.starts_with("The first of 2 replicas behind the router at "),
+        "{summary}"
+    );
+    assert!(
+        summary.ends_with(&format!(
+            "{} of prompt tokens found cached over the run.",
+            goodput_core::format::percent_tenths(hit)
+        )),
+        "{summary}"
+    );
+
+    drop(handle);
+    root.remove();
+    fresh_start();
+}
+
+#[wasm_bindgen_test]
+async fn the_finance_view_states_the_router_and_the_hit_rate() {
+    let root = mount_point();
+    let (handle, cx) = mount_page(&root).await;
+    cx.view.set(goodput_app::route::View::Finance);
+    let plan = routed_sessions();
+    let report = with_search(&cx, &plan, 6.0).await;
+    wait_until("the planned load", || {
+        root.query_selector("[data-testid=\"finance-planned\"]")
+            .expect("a valid selector")
+            .is_some()
+    })
+    .await;
+    // The report's routing assumption, as the report states it.
+    let line = routing_words(&plan);
+    assert!(report.assumptions.contains(&line));
+    let row = by_testid(&root, "assumption-routing");
+    let read = |sel: &str| {
+        row.query_selector(sel)
+            .expect("a valid selector")
+            .and_then(|e| e.text_content())
+            .unwrap_or_default()
+    };
+    assert_eq!(format!("{}: {}.", read("dt"), read("dd")), line);
+    assert!(
+        line.contains("2 replicas") && line.contains("llm-d"),
+        "{line}"
+    );
+    // The hit rate at the planned rate, beside its latency.
+    let load = report.planned_load.expect("simulated");
+    assert_eq!(
+        attr(&root, "finance-planned", "data-hit-rate"),
+        Some(load.detail.prefix_hit_rate.to_string())
+    );
+    let words = text(&root, "finance-planned");
+    assert!(
+        words.starts_with(&format!(
+            "At the planned {} req/s per replica, one simulation gives a p99 TTFT of ",
+            goodput_core::format::rps(load.rate_rps)
+        )),
+        "{words}"
+    );
+    assert!(
+        words.ends_with(&format!(
+            "; {} of prompt tokens are found in the prefix cache.",
+            goodput_core::format::percent_tenths(load.detail.prefix_hit_rate)
+        )),
+        "{words}"
     );
 
     drop(handle);

@@ -1,6 +1,7 @@
-//! The GPU × TP comparison as a scatter: cost per 1,000 compliant requests against the
-//! p99 TPOT at the planned rate, one marker per option that can be sized. The cheapest
-//! option is drawn in the "best" colour, the plan's own option with a ring around it.
+//! The GPU × TP comparison as a scatter: the monthly cost of the fleet that meets the SLO
+//! at the peak (what the comparison ranks by) against the p99 TPOT at the planned rate,
+//! one marker per option that can be sized. The cheapest option is drawn in the "best"
+//! colour, the plan's own option with a ring around it.
 
 use goodput_core::shootout::ShootoutResult;
 use plotters::coord::Shift;
@@ -15,7 +16,9 @@ pub struct OptionPoint {
     pub label: String,
     /// p99 TPOT at the planned rate [ms].
     pub tpot_p99_ms: f64,
-    /// Cost per 1,000 compliant requests [USD].
+    /// Monthly cost of the option's fleet for the peak [thousand USD].
+    pub kusd_per_month: f64,
+    /// Cost per 1,000 compliant requests [USD] (the readout's second figure).
     pub usd_per_1k: f64,
     /// The cheapest option.
     pub best: bool,
@@ -42,11 +45,14 @@ pub fn shootout_chart(r: &ShootoutResult, chosen: Option<usize>) -> ShootoutChar
         .iter()
         .enumerate()
         .filter_map(|(i, row)| {
+            let month = row.cost_per_month_usd?;
             let cost = row.cost_per_compliant_request_usd?;
             let tpot = row.tpot_p99_s?;
-            (row.ranked() && cost.is_finite() && tpot.is_finite()).then(|| OptionPoint {
+            let finite = month.is_finite() && cost.is_finite() && tpot.is_finite();
+            (row.ranked() && finite).then(|| OptionPoint {
                 label: short(&row.gpu, row.tp),
                 tpot_p99_ms: tpot * 1e3,
+                kusd_per_month: month / 1e3,
                 usd_per_1k: cost * 1e3,
                 best: r.best == Some(i),
                 chosen: chosen == Some(i),
@@ -62,9 +68,10 @@ impl ShootoutChart {
         let i = nearest(self.points.iter().map(|p| p.tpot_p99_ms), x)?;
         let p = &self.points[i];
         Some(format!(
-            "{}: ${:.3} per 1k compliant requests, p99 TPOT {:.1} ms{}{}",
+            "{}: {} a month, {} per 1k compliant requests, p99 TPOT {:.1} ms{}{}",
             p.label,
-            p.usd_per_1k,
+            goodput_core::format::usd(p.kusd_per_month * 1e3),
+            goodput_core::format::usd(p.usd_per_1k),
             p.tpot_p99_ms,
             if p.best { " (cheapest)" } else { "" },
             if p.chosen { " (the plan's choice)" } else { "" }
@@ -136,7 +143,11 @@ pub fn draw_shootout<DB: DrawingBackend>(
         .iter()
         .map(|p| p.tpot_p99_ms)
         .fold(0.0, f64::max);
-    let y_hi = data.points.iter().map(|p| p.usd_per_1k).fold(0.0, f64::max);
+    let y_hi = data
+        .points
+        .iter()
+        .map(|p| p.kusd_per_month)
+        .fold(0.0, f64::max);
     let x = 0.0..padded(0.0, x_hi.max(1e-9), 0.12).end;
     let y = 0.0..padded(0.0, y_hi.max(1e-9), 0.12).end;
     let mut chart = ChartBuilder::on(area)
@@ -151,7 +162,7 @@ pub fn draw_shootout<DB: DrawingBackend>(
         .x_label_formatter(&|v| tick_label(*v))
         .y_label_formatter(&|v| tick_label(*v))
         .x_desc("p99 TPOT at the planned rate [ms]")
-        .y_desc("$ per 1k compliant requests")
+        .y_desc("Fleet for the peak [$k a month]")
         .draw()?;
     let r = theme.px(5.0) as i32;
     let colour = |p: &OptionPoint| {
@@ -162,7 +173,8 @@ pub fn draw_shootout<DB: DrawingBackend>(
         }
     };
     chart.draw_series(data.points.iter().map(|p| {
-        EmptyElement::at((p.tpot_p99_ms, p.usd_per_1k)) + Circle::new((0, 0), r, colour(p).filled())
+        EmptyElement::at((p.tpot_p99_ms, p.kusd_per_month))
+            + Circle::new((0, 0), r, colour(p).filled())
     }))?;
     // Labels where they overlap no other label: the cheapest first, then in rank order.
     // A label with no free place is left out (the table and the readout still name it).
@@ -171,7 +183,7 @@ pub fn draw_shootout<DB: DrawingBackend>(
     let mut anchors = Vec::with_capacity(data.points.len());
     let mut sizes = Vec::with_capacity(data.points.len());
     for p in &data.points {
-        let (x, y) = chart.backend_coord(&(p.tpot_p99_ms, p.usd_per_1k));
+        let (x, y) = chart.backend_coord(&(p.tpot_p99_ms, p.kusd_per_month));
         anchors.push((x - bx, y - by));
         let (w, h) = area.estimate_text_size(&p.label, &style)?;
         sizes.push((w as i32, h as i32));
@@ -195,7 +207,7 @@ pub fn draw_shootout<DB: DrawingBackend>(
     }
     chart.draw_series(data.points.iter().filter(|p| p.chosen).map(|p| {
         Circle::new(
-            (p.tpot_p99_ms, p.usd_per_1k),
+            (p.tpot_p99_ms, p.kusd_per_month),
             r * 2,
             theme.accent2().stroke_width(theme.px(2.0)),
         )
@@ -311,6 +323,7 @@ mod tests {
         assert!(c.points[0].best && !c.points[1].best);
         assert!(c.points[1].chosen);
         assert_eq!(c.points[0].usd_per_1k, 0.5);
+        assert_eq!(c.points[0].kusd_per_month, 0.5);
         let theme = Theme::default();
         let mut svg = String::new();
         {
@@ -331,6 +344,7 @@ mod tests {
                 "H200 SXM ×8",
                 "MI300X ×8",
                 "p99 TPOT at the planned rate",
+                "Fleet for the peak [$k a month]",
             ],
         );
         assert!(c.readout(15.2).expect("readout").contains("cheapest"));

@@ -24,6 +24,9 @@ pub fn Choice(
     get: fn(&Plan) -> &'static str,
     /// Writes a picked value into the plan.
     set: fn(&mut Plan, &str),
+    /// Names the change for Undo (`None`: a pick is an edit, as a typed value is).
+    #[prop(optional, into)]
+    undo: Option<&'static str>,
 ) -> impl IntoView {
     let state = PlanState::expect_context();
     let current = Memo::new(move |_| state.draft.with(get));
@@ -38,7 +41,10 @@ pub fn Choice(
                 aria-describedby=ids.help.clone()
                 on:change:target=move |ev| {
                     let v = ev.target().value();
-                    state.update(|p| set(p, &v));
+                    match undo {
+                        Some(what) => state.change(what, |p| set(p, &v)),
+                        None => state.update(|p| set(p, &v)),
+                    }
                 }
             >
                 {field

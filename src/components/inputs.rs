@@ -11,6 +11,7 @@ use crate::components::number_field::NumberField;
 use crate::components::prefix_inputs::PrefixInputs;
 use crate::components::presets::{GpuPreset, ModelPreset, SloClassPreset};
 use crate::components::print_facts::PrintFacts;
+use crate::components::routing_inputs::RoutingInputs;
 use crate::components::sweep_field::SweepField;
 use crate::state::fields::{applies, fields_of, Group};
 use crate::state::PlanState;
@@ -140,6 +141,7 @@ pub fn InputsColumn() -> impl IntoView {
                     )}
                     <LengthPreview />
                     <PrefixInputs />
+                    <RoutingInputs />
                 </InputGroup>
                 <InputGroup title="SLO" intro="What each request must meet, and for what share of requests.">
                     <SloClassPreset />

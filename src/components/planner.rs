@@ -5,6 +5,7 @@ use leptos::prelude::*;
 use crate::components::alerts_panel::AlertsPanel;
 use crate::components::analytic_panel::AnalyticPanel;
 use crate::components::best_settings::RetunePrompt;
+use crate::components::cache_panel::CachePanel;
 use crate::components::calibrate_panel::CalibratePanel;
 use crate::components::cards::HeadlineCards;
 use crate::components::charts_panel::ChartsPanel;
@@ -76,6 +77,7 @@ pub fn Planner() -> impl IntoView {
                     <HeadlineCards />
                     <Deferred part=Part::Charts>
                         <ChartsPanel />
+                        <CachePanel />
                         <RooflinePanel />
                         <AnalyticPanel />
                         <AlertsPanel />

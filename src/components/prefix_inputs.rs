@@ -9,16 +9,21 @@ use leptos::prelude::*;
 use crate::components::choices::Choice;
 use crate::components::field_frame::FieldIds;
 use crate::components::number_field::NumberField;
-use crate::state::fields::{
-    fields_of, sharing_mut, sharing_of, Group, REPLIES_CACHED, SHARING, TURN_ORDER,
-};
+use crate::state::fields::{fields_of, sharing_mut, sharing_of, Group};
 use crate::state::PlanState;
-use goodput_core::plan::fields::Field;
+use goodput_core::plan::fields::{field, Field};
+
+/// The registry's switch that gives the traffic a prefix structure, or takes it away.
+const SHARING: &Field = field("traffic.sharing");
+/// The registry's order in which the sessions' turns reach the server.
+const TURN_ORDER: &Field = field("traffic.sharing.order");
+/// The registry's switch: whether a session's next turn finds the model's reply cached.
+const REPLIES_CACHED: &Field = field("traffic.sharing.replies_cached");
 
 /// A checkbox of the inputs column for the switch `row`: checked as `get` reads the
 /// plan, `set` writes a change.
 #[component]
-fn Switch(
+pub fn Switch(
     /// The row of the switch (label, help, path).
     row: &'static Field,
     /// Reads the switch from the plan.
@@ -62,7 +67,7 @@ pub fn PrefixInputs() -> impl IntoView {
             <legend>"Prefix structure"</legend>
             <div class="group-fields">
                 <Switch
-                    row=&SHARING
+                    row=SHARING
                     get=|p| p.traffic.sharing.is_some()
                     set=|state, on| {
                         if on {
@@ -77,7 +82,7 @@ pub fn PrefixInputs() -> impl IntoView {
                 <p class="error" role="alert" data-testid="error-traffic.sharing">{move || message.get()}</p>
                 {fields_of(Group::Prefix).map(|f| view! { <NumberField id=f.id /> }).collect_view()}
                 <Choice
-                    field=&TURN_ORDER
+                    field=TURN_ORDER
                     get=order_name
                     set=|p, v| {
                         if let Some(o) = TurnOrder::parse(v) {
@@ -86,7 +91,7 @@ pub fn PrefixInputs() -> impl IntoView {
                     }
                 />
                 <Switch
-                    row=&REPLIES_CACHED
+                    row=REPLIES_CACHED
                     get=|p| sharing_of(p).replies_cached
                     set=|state, on| state.update(|p| sharing_mut(p).replies_cached = on)
                 />

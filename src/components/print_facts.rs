@@ -7,7 +7,9 @@ use goodput_core::search::Knobs;
 use leptos::prelude::*;
 
 use crate::components::print_stamp::PrintStamp;
+use crate::hooks::use_report::use_report;
 use crate::state::PlanState;
+use crate::summary::report_assumptions;
 use crate::tuning::knobs_text;
 use crate::url_state::plan_title;
 
@@ -15,13 +17,22 @@ use crate::url_state::plan_title;
 #[component]
 pub fn PrintFacts() -> impl IntoView {
     let state = PlanState::expect_context();
+    let report = use_report().report;
     let rows = move || {
+        // The report's words on the traffic and the routing, once it has them (as the
+        // finance view).
+        let more = report.with(|r| {
+            r.as_ref()
+                .map(|(p, r)| report_assumptions(p, r))
+                .unwrap_or_default()
+        });
         state.good.with(|p| {
-            let mut rows: Vec<_> = assumptions(p)
+            let mut rows: Vec<(String, String)> = assumptions(p)
                 .into_iter()
-                .map(|a| (a.label, a.value))
+                .map(|a| (a.label.to_string(), a.value))
                 .collect();
-            rows.push(("Engine", knobs_text(&Knobs::of(p))));
+            rows.extend(more.into_iter().map(|(_, label, value)| (label, value)));
+            rows.push(("Engine".into(), knobs_text(&Knobs::of(p))));
             rows.into_iter()
                 .map(|(topic, words)| view! { <div><dt>{topic}</dt><dd>{words}</dd></div> })
                 .collect_view()

@@ -1,6 +1,6 @@
 //! "Compare GPUs": the plan on every GPU preset × tensor-parallel degree chosen, ranked
-//! by cost per compliant request, as a table and a cost-against-latency chart; one click
-//! makes a row the plan.
+//! by the monthly cost of the fleet that meets the SLO at the peak, as a table and a
+//! cost-against-latency chart; one click makes a row the plan.
 
 use goodput_core::presets::{self, GPUS};
 use goodput_core::shootout::{ShootoutRow, ShootoutSpec, DEFAULT_GPUS, TP_DEGREES};
@@ -210,7 +210,7 @@ pub fn ShootoutPanel() -> impl IntoView {
         <section class="panel shootout-panel" aria-labelledby="shootout-title" data-testid="shootout-panel">
             <h2 id="shootout-title">"Compare GPUs"</h2>
             <p class="panel-intro">
-                "Runs this plan's goodput search on every GPU and tensor-parallel degree ticked, sizes each fleet for the peak, and ranks them by cost per SLO-compliant request. Options whose weights or longest request do not fit say why."
+                "Runs this plan's goodput search on every GPU and tensor-parallel degree ticked, sizes each fleet for the peak, and ranks them by the fleet's monthly cost (cost per SLO-compliant request breaks ties). Options whose weights or longest request do not fit say why."
             </p>
             <fieldset class="checks no-print"><legend>"GPUs"</legend>{gpu_boxes}</fieldset>
             <fieldset class="checks no-print"><legend>"Tensor-parallel degrees"</legend>{tp_boxes}</fieldset>

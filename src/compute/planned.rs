@@ -1,16 +1,20 @@
-//! The prefix cache at the planned rate: the share of prompt tokens found cached, and
-//! the tokens evicted, in the planned-load simulation of the plan's report.
+//! The prefix cache at the planned rate: the share of prompt tokens found cached and the
+//! tokens evicted, from the report's planned-load simulation, and the cache over that
+//! run (KV memory private, shared and idle, and the hit rate) for the chart.
 //!
-//! The core's [`LatencyDetail`](goodput_core::search::LatencyDetail) does not carry them
-//! yet, so the same simulation (the report's [`PlanReport::planned_load_job`]: the same
-//! rate, knobs, seed and open-loop arrivals) runs once more here, and only for a plan
-//! with shared prefixes.
+//! The report's [`LatencyDetail`](goodput_core::search::LatencyDetail) carries the hit
+//! rate and the evictions, but not the run's [`CacheSample`]s, so the cache chart runs
+//! the planned-load job's simulation once more here, exactly as the core runs it
+//! ([`planned_load_config`]): one simulation of the same configuration and seed, so its
+//! timeline is the CLI's `goodput simulate --request-rate <planned rate> --seed <its
+//! seed> --json` `cache_timeline`, and its hit rate the report's.
 
 use goodput_core::report::PlanReport;
-use goodput_core::sim::{self, SimConfig, SimConfigOf};
+use goodput_core::search::Job;
+use goodput_core::sim::{self, CacheSample, SimConfig, SimConfigOf, SimError};
 use goodput_core::Plan;
 
-/// The prefix cache in one simulation at the planned rate.
+/// The prefix cache in the report's simulation at the planned rate.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PrefixAtPlannedRate {
     /// The planned rate per replica [requests/s].
@@ -28,36 +32,99 @@ pub fn has_shared_prefixes(plan: &Plan) -> bool {
     (t.prefix_tokens > 0 && t.prefix_hit_rate > 0.0) || t.sharing.is_some_and(|s| !s.is_none())
 }
 
-/// The prefix cache at `report`'s planned rate for `plan` (the plan the report is of);
-/// `None` without shared prefixes, or without a planned-load simulation to repeat.
+/// The prefix cache at `report`'s planned rate for `plan` (the plan the report is of),
+/// as the report's planned-load simulation found it; `None` without shared prefixes,
+/// or before that simulation has run.
 pub fn prefix_at_planned_rate(plan: &Plan, report: &PlanReport) -> Option<PrefixAtPlannedRate> {
     if !has_shared_prefixes(plan) {
         return None;
     }
-    let job = report.planned_load_job(plan)?;
-    // As `search::run_job` runs it: the job's rate and knobs, open-loop arrivals, no
-    // client-side cap.
-    let mut cfg = SimConfig::from_plan(plan, job.rate_rps).ok()?;
-    cfg.traffic.arrival = cfg.traffic.arrival.open_loop();
-    cfg.traffic.max_concurrency = None;
-    cfg.max_num_seqs = job.knobs.max_num_seqs;
-    cfg.max_num_batched_tokens = job.knobs.max_num_batched_tokens;
-    cfg.chunked_prefill = job.knobs.chunked_prefill;
-    let r = sim::simulate(&cfg, job.seed).ok()?;
+    let load = report.planned_load.as_ref()?;
     Some(PrefixAtPlannedRate {
-        rate_rps: job.rate_rps,
-        hit_rate: r.prefix_hit_rate,
-        evicted_tokens: r.prefix_evicted_tokens,
+        rate_rps: load.rate_rps,
+        hit_rate: load.detail.prefix_hit_rate,
+        evicted_tokens: load.detail.prefix_evicted_tokens,
     })
+}
+
+/// The report's planned-load job for `plan` and the configuration the core simulates it
+/// with: `search::run_job` resolves the plan at the job's rate with the job's knobs, and
+/// `search::run_job_with` sets the rate again, turns a closed loop into Poisson
+/// arrivals, drops a client cap and sets the knobs again. `None` when the report has no
+/// such job (a measured goodput, no fleet).
+pub fn planned_load_config(
+    plan: &Plan,
+    report: &PlanReport,
+) -> Option<Result<(Job, SimConfig), SimError>> {
+    let job = report.planned_load_job(plan)?;
+    let config = || -> Result<SimConfig, SimError> {
+        // run_job:
+        let mut base = SimConfig::from_plan(plan, job.rate_rps)?;
+        base.max_num_seqs = job.knobs.max_num_seqs;
+        base.max_num_batched_tokens = job.knobs.max_num_batched_tokens;
+        base.chunked_prefill = job.knobs.chunked_prefill;
+        // run_job_with:
+        let mut cfg = base.with_rate(job.rate_rps)?;
+        cfg.traffic.arrival = cfg.traffic.arrival.open_loop();
+        cfg.traffic.max_concurrency = None;
+        cfg.max_num_seqs = job.knobs.max_num_seqs;
+        cfg.max_num_batched_tokens = job.knobs.max_num_batched_tokens;
+        cfg.chunked_prefill = job.knobs.chunked_prefill;
+        Ok(cfg)
+    };
+    Some(config().map(|cfg| (job, cfg)))
+}
+
+/// The cache over one run at the planned rate per replica: what the chart draws.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheRun {
+    /// The planned rate per replica [requests/s].
+    pub rate_rps: f64,
+    /// The simulation's seed (replication 0's of the plan's seed).
+    pub seed: u64,
+    /// KV-cache capacity of one replica [tokens]; `None` when KV memory is not modelled.
+    pub kv_capacity_tokens: Option<f64>,
+    /// Replicas simulated together (1: no router); the timeline is the first one's.
+    pub replicas: u32,
+    /// Share of the prompt tokens found cached over the whole run [0..1].
+    pub hit_rate: f64,
+    /// The KV memory and the prefix cache over the run.
+    pub timeline: Vec<CacheSample>,
+}
+
+/// Simulates the report's planned load of `plan` again for its cache timeline; `None`
+/// without shared prefixes or without a planned-load job (a measured goodput: nothing
+/// to draw, and nothing wrong), `Err` (in words) when the simulation cannot run.
+pub fn cache_at_planned_rate(plan: &Plan, report: &PlanReport) -> Option<Result<CacheRun, String>> {
+    if !has_shared_prefixes(plan) {
+        return None;
+    }
+    let config = planned_load_config(plan, report)?;
+    let run = || -> Result<CacheRun, SimError> {
+        let (job, cfg) = config?;
+        let r = sim::simulate(&cfg, job.seed)?;
+        let modelled = cfg.kv_policy != goodput_core::plan::KvPolicy::None;
+        Ok(CacheRun {
+            rate_rps: job.rate_rps,
+            seed: job.seed,
+            kv_capacity_tokens: (modelled && cfg.kv_capacity_tokens.is_finite())
+                .then_some(cfg.kv_capacity_tokens),
+            replicas: cfg.fleet.replicas,
+            hit_rate: r.prefix_hit_rate,
+            timeline: r.cache_timeline,
+        })
+    };
+    Some(run().map_err(|e| goodput_core::format::sentence(&e.to_string())))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use goodput_core::plan::PrefixModel;
-    use goodput_core::search::{GoodputResult, Knobs, SearchStatus};
+    use goodput_core::plan::{Arrival, FleetRouter, PrefixModel, RoutingSpec};
+    use goodput_core::search::{run_job, GoodputResult, Knobs, SearchStatus};
 
-    /// A report with a simulated goodput of `goodput` req/s for `plan`.
+    /// A report with a simulated goodput of `goodput` req/s for `plan`, its planned
+    /// load simulated as the page's report is ([`PlanReport::complete`]).
     fn report(plan: &Plan, goodput: f64) -> PlanReport {
         let r = GoodputResult {
             goodput_rps: goodput,
@@ -71,31 +138,88 @@ mod tests {
             curve: Vec::new(),
             jobs_run: 1,
         };
-        PlanReport::build(plan, Some(&r), None)
+        PlanReport::complete(plan, Some(&r), None).expect("simulated")
     }
 
-    #[test]
-    fn a_plan_with_shared_prefixes_finds_them_cached_at_the_planned_rate() {
+    fn sessions() -> Plan {
         let mut plan = Plan::default();
         plan.run.num_requests = 400;
         plan.run.warmup_requests = 40;
-        assert!(!has_shared_prefixes(&plan));
-        assert_eq!(prefix_at_planned_rate(&plan, &report(&plan, 10.0)), None);
         plan.traffic.sharing = Some(PrefixModel {
             groups: 4,
             group_tokens: 1024,
+            sessions: 16,
+            turns: 4,
             ..PrefixModel::NONE
         });
-        assert!(has_shared_prefixes(&plan));
-        let at = prefix_at_planned_rate(&plan, &report(&plan, 10.0)).expect("simulated");
-        let planned = report(&plan, 10.0)
-            .capacity
-            .expect("sized")
-            .planned_rps_per_replica;
-        assert_eq!(at.rate_rps, planned);
+        plan
+    }
+
+    #[test]
+    fn the_hit_rate_is_the_reports_planned_load() {
+        let mut plan = sessions();
+        let r = report(&plan, 10.0);
+        let at = prefix_at_planned_rate(&plan, &r).expect("shared prefixes");
+        let load = r.planned_load.expect("simulated");
+        assert_eq!(at.rate_rps, load.rate_rps);
+        assert_eq!(at.hit_rate, load.detail.prefix_hit_rate);
         assert!(at.hit_rate > 0.2 && at.hit_rate < 1.0, "{}", at.hit_rate);
-        // An empty structure shares nothing.
+        // Without shared prefixes, nothing to say; an empty structure shares nothing.
         plan.traffic.sharing = Some(PrefixModel::NONE);
         assert!(!has_shared_prefixes(&plan));
+        assert_eq!(prefix_at_planned_rate(&plan, &report(&plan, 10.0)), None);
+    }
+
+    /// The chart's run is the core's planned-load job, bit for bit: the same hit rate as
+    /// the report, and the job's own result; a routed fleet's too.
+    #[test]
+    fn the_cache_run_is_the_planned_load_job() {
+        for routing in [
+            None,
+            Some(RoutingSpec {
+                replicas: 2,
+                router: FleetRouter::PrefixAware,
+            }),
+        ] {
+            let mut plan = sessions();
+            plan.routing = routing;
+            let r = report(&plan, 10.0);
+            let run = cache_at_planned_rate(&plan, &r)
+                .expect("shared prefixes")
+                .expect("runs");
+            let load = r.planned_load.expect("simulated");
+            assert_eq!(run.rate_rps, load.rate_rps);
+            assert_eq!(run.hit_rate, load.detail.prefix_hit_rate, "{routing:?}");
+            let job = r.planned_load_job(&plan).expect("a job");
+            assert_eq!(run.seed, job.seed);
+            let detail = run_job(&plan, &job).expect("runs").detail.expect("detail");
+            assert_eq!(detail.prefix_hit_rate, run.hit_rate);
+            assert_eq!(run.replicas, routing.map_or(1, |r| r.replicas));
+            assert!(!run.timeline.is_empty());
+            assert!(run.timeline.len() <= sim::CACHE_TIMELINE_POINTS);
+            assert!(run.kv_capacity_tokens.is_some_and(|c| c > 0.0));
+        }
+    }
+
+    /// A closed loop runs as Poisson arrivals at the planned rate, as the search does.
+    #[test]
+    fn a_closed_loop_runs_open_at_the_planned_rate() {
+        let mut plan = sessions();
+        plan.traffic.arrival = Arrival::Closed {
+            concurrency: 16,
+            think_s: 0.0,
+        };
+        let r = report(&plan, 10.0);
+        let (_, cfg) = planned_load_config(&plan, &r)
+            .expect("a job")
+            .expect("a config");
+        assert_eq!(cfg.traffic.arrival, Arrival::Poisson);
+        let run = cache_at_planned_rate(&plan, &r)
+            .expect("shared prefixes")
+            .expect("runs");
+        assert_eq!(
+            run.hit_rate,
+            r.planned_load.expect("simulated").detail.prefix_hit_rate
+        );
     }
 }

@@ -6,10 +6,8 @@
 
 use goodput_core::disagg::DisaggSpec;
 use goodput_core::format::sig;
-use goodput_core::plan::fields::{
-    self as registry, Choices, Field as CoreField, Kind as RowKind, Units,
-};
-use goodput_core::plan::{Arrival, LengthDist, LengthSpec, PrefixModel};
+use goodput_core::plan::fields::{self as registry, Field as CoreField};
+use goodput_core::plan::{Arrival, LengthDist, LengthSpec, PrefixModel, RoutingSpec};
 use goodput_core::Plan;
 
 /// Which group of the inputs column a field belongs to.
@@ -28,6 +26,8 @@ pub enum Group {
     Slo,
     /// Scheduler settings.
     Engine,
+    /// Replicas simulated together behind a router (`routing`).
+    Routing,
     /// Fleet sizing and simulation effort.
     Planning,
     /// The disaggregated pools (the panel that sizes them, not the inputs column).
@@ -161,8 +161,9 @@ pub fn field(id: &str) -> Option<&'static Field> {
 
 /// Whether the field `id` applies to the plan `p`: the gaps' CV only to gamma arrivals,
 /// the clients and their think time only to a closed loop, the prefix structure's only
-/// while the plan has one; every other field always. (The inputs column shows the prefix
-/// structure's fields either way: editing one turns the structure on.)
+/// while the plan has one, the routing's only while replicas are routed; every other
+/// field always. (The inputs column shows the prefix structure's fields either way:
+/// editing one turns the structure on.)
 /// The inputs column shows a field only where it applies, and the Compare view leaves
 /// out a field that applies to neither plan.
 pub fn applies(id: &str, p: &Plan) -> bool {
@@ -172,6 +173,7 @@ pub fn applies(id: &str, p: &Plan) -> bool {
             matches!(p.traffic.arrival, Arrival::Closed { .. })
         }
         _ if id.starts_with("traffic.sharing.") => p.traffic.sharing.is_some(),
+        _ if id.starts_with("routing.") => p.routing.is_some(),
         _ => true,
     }
 }
@@ -284,65 +286,17 @@ pub fn sharing_mut(p: &mut Plan) -> &mut PrefixModel {
     p.traffic.sharing.get_or_insert(PrefixModel::NONE)
 }
 
-/// The turn orders of a prefix structure: the names its JSON uses, and their words.
-pub const TURN_ORDERS: Choices = &[
-    ("interleaved", "Interleaved (independent users)"),
-    ("round_robin", "Round robin"),
-    ("random", "Random order (replayed conversations)"),
-];
-
-/// A row of the app's own for a plan field the core's registry has no row for yet
-/// (`traffic.sharing` itself, its turn order and whether replies are cached): the same
-/// shape, so the inputs render and are checked as the registry's are.
-const fn app_row(
-    path: &'static str,
-    label: &'static str,
-    help: &'static str,
-    kind: RowKind,
-) -> CoreField {
-    CoreField {
-        path,
-        label,
-        help,
-        unit: "",
-        kind,
-        range: None,
-        optional: false,
-        flag: None,
-        shown: Units {
-            unit: "",
-            scale: 1.0,
-        },
-        finance: false,
-    }
+/// The plan's replicas behind a router, or those turning routing on starts from
+/// ([`RoutingSpec::default`]: two replicas, round robin).
+pub fn routing_of(p: &Plan) -> RoutingSpec {
+    p.routing.unwrap_or_default()
 }
 
-/// The switch that gives the traffic a prefix structure, or takes it away.
-pub const SHARING: CoreField = app_row(
-    "traffic.sharing",
-    "Shared prefixes and sessions",
-    "Prompts that share prefixes a prefix cache holds once: shared system prompts or documents, multi-turn sessions. Editing a field below turns it on; off, the typed prefix alone counts.",
-    RowKind::Switch,
-);
-
-/// The order in which the sessions' turns reach the server.
-pub const TURN_ORDER: CoreField = app_row(
-    "traffic.sharing.order",
-    "Turn order",
-    "Each session sends its next turn in turn, or every turn of every session comes in a random order, as a benchmark replaying flattened conversations sends them.",
-    RowKind::Choice(TURN_ORDERS),
-);
-
-/// Whether a session's next turn finds the model's own reply cached.
-pub const REPLIES_CACHED: CoreField = app_row(
-    "traffic.sharing.replies_cached",
-    "Replies cached",
-    "The next turn resends the model's own reply, so its KV is cached (a live chat, an agent); off when recorded conversations are replayed, whose replies differ from what the model writes.",
-    RowKind::Switch,
-);
-
-/// The app's own rows ([`SHARING`], [`TURN_ORDER`], [`REPLIES_CACHED`]).
-pub const APP_ROWS: &[CoreField] = &[SHARING, TURN_ORDER, REPLIES_CACHED];
+/// The plan's routing for editing: an edit of a plan without it turns it on from
+/// [`RoutingSpec::default`].
+pub fn routing_mut(p: &mut Plan) -> &mut RoutingSpec {
+    p.routing.get_or_insert_with(RoutingSpec::default)
+}
 
 /// How the app reads and enters a registry field: whole numbers as they are, others in
 /// the registry's shown unit (`scale` plan units each), blank allowed where the plan has
@@ -687,6 +641,12 @@ pub const FIELDS: &[Field] = &[
         |p, v| p.engine.kv_cache_tokens = v.map(|x| x as u32)
     ),
     f!(
+        "routing.replicas",
+        Routing,
+        |p| Some(routing_of(p).replicas as f64),
+        |p, v| routing_mut(p).replicas = whole(v)
+    ),
+    f!(
         "planning.utilization",
         Planning,
         |p| Some(p.planning.utilization),
@@ -841,6 +801,31 @@ mod tests {
         assert_eq!(plan.traffic.sharing.map(|s| s.group_tokens), Some(2048));
         assert_eq!(plan.validate(), Ok(()));
         assert_eq!(fields_of(Group::Prefix).count(), 7);
+    }
+
+    #[test]
+    fn the_replicas_turn_routing_on_and_apply_while_it_is() {
+        let mut plan = Plan::default();
+        let replicas = field("routing.replicas").expect("replicas");
+        assert_eq!(replicas.group, Group::Routing);
+        assert_eq!(replicas.label, registry::field("routing.replicas").label);
+        assert!(!applies(replicas.id, &plan));
+        assert_eq!((replicas.get)(&plan), Some(2.0), "read from the default");
+        (replicas.set)(&mut plan, Some(4.0));
+        assert_eq!(
+            plan.routing,
+            Some(RoutingSpec {
+                replicas: 4,
+                ..RoutingSpec::default()
+            })
+        );
+        assert!(applies(replicas.id, &plan));
+        assert_eq!(plan.validate(), Ok(()));
+        (replicas.set)(&mut plan, Some(9.0));
+        assert_eq!(
+            plan.validate().map_err(|e| e.field),
+            Err("routing.replicas")
+        );
     }
 
     #[test]

@@ -99,6 +99,19 @@ pub fn in_field_words(e: &PlanError) -> Option<String> {
     }
 }
 
+/// A problem the core states without a range (a rule across fields), as the input of
+/// its field shows it: the field's label, then the core's words, as a sentence
+/// ("Replicas behind the router need open-loop arrivals: …."); the core's own words for
+/// a field without an input, or words that are a sentence already.
+pub fn rule_words(e: &PlanError) -> String {
+    match field(e.field) {
+        Some(f) if e.message.starts_with(|c: char| c.is_lowercase()) => {
+            goodput_core::format::sentence(&format!("{} {}", f.label, e.message))
+        }
+        _ => e.message.clone(),
+    }
+}
+
 /// The message for `problem` in field `f`; `limits` (for a parse problem) are the
 /// core's limits of the field, when known, so the message can state them.
 pub fn field_message(f: &Field, problem: Problem<'_>, limits: Option<Limits>) -> String {

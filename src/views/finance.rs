@@ -10,12 +10,13 @@ use crate::components::chart_canvas::ChartCanvas;
 use crate::components::charts_panel::attainment_chart;
 use crate::components::day_result::DayVerdictLine;
 use crate::components::print_stamp::PrintStamp;
+use crate::compute::planned::prefix_at_planned_rate;
 use crate::compute::{Phase, RunController};
 use crate::hooks::use_report::use_report;
 use crate::route::View;
 use crate::session::Session;
 use crate::state::PlanState;
-use crate::summary::{answer_sentence, calibration_words};
+use crate::summary::{answer_sentence, calibration_words, planned_load_words, report_assumptions};
 use crate::url_state::plan_title;
 use goodput_core::format::{rps, usd};
 use goodput_core::report::assumptions;
@@ -112,6 +113,24 @@ pub fn FinanceView() -> impl IntoView {
         }
     };
     let ready = move || fleet.with(|f| matches!(f, Some(Ok(_))));
+    // The report's own words on the traffic, the routing and the planned load, once it
+    // has them.
+    let more = move || {
+        report.with(|r| {
+            r.as_ref()
+                .map(|(p, r)| report_assumptions(p, r))
+                .unwrap_or_default()
+        })
+    };
+    let planned = move || {
+        report.with(|r| {
+            r.as_ref().and_then(|(p, r)| {
+                let hit = prefix_at_planned_rate(p, r).map(|h| h.hit_rate);
+                let load = r.planned_load.as_ref()?;
+                Some((planned_load_words(load, hit), hit.map(|h| h.to_string())))
+            })
+        })
+    };
     let chart = Memo::new(move |_| state.good.with(|p| attainment_chart(&runs, p)));
     let print = move |_| {
         let _ = window().print();
@@ -134,12 +153,18 @@ pub fn FinanceView() -> impl IntoView {
             })}
             <DayVerdictLine testid="finance-day" />
             <Figures />
+            {move || planned().map(|(words, hit)| view! {
+                <p class="finance-planned" data-testid="finance-planned" data-hit-rate=hit>{words}</p>
+            })}
             <div class="finance-columns">
                 <section class="assumptions" aria-labelledby="assumptions-title">
                     <h3 id="assumptions-title">"Assumptions"</h3>
                     <dl data-testid="assumptions">
                         {move || state.good.with(assumptions).into_iter().map(|a| view! {
                             <div class="assumption" data-path=a.path><dt>{a.label}</dt><dd>{a.value}</dd></div>
+                        }).collect_view()}
+                        {move || more().into_iter().map(|(path, label, value)| view! {
+                            <div class="assumption" data-path=path data-testid=format!("assumption-{path}")><dt>{label}</dt><dd>{value}</dd></div>
                         }).collect_view()}
                     </dl>
                 </section>

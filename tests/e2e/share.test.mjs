@@ -92,6 +92,64 @@ test('a link made by the CLI opens in a fresh profile with the CLI numbers', asy
   assertNoErrors(errors);
 });
 
+/** Sessions that share prefixes, on 2 replicas simulated behind llm-d's prefix-aware router. */
+const ROUTED_SESSIONS = [
+  '--shared-prefixes', '4', '--shared-prefix-tokens', '2048',
+  '--sessions', '24', '--turns', '4', '--session-document-tokens', '1500',
+  '--fleet-replicas', '2', '--fleet-router', 'prefix_aware',
+];
+
+test('sessions on 2 replicas behind prefix-aware routing: the page equals the CLI, hit rate and cache timeline too', async () => {
+  const link = (await runCli(['link', '--base-url', `${h.baseUrl}/`, '--peak-rate', '45', ...SMALL, ...ROUTED_SESSIONS])).trim();
+  const cli = await runCliJson(['plan', '--link', link, '--json', '--no-sweep']);
+  const { page, errors } = await h.openPage(`/${fragmentOf(link)}`, {
+    waitFor: '[data-testid="finance-view"]',
+  });
+  // The finance view: the CLI's headline numbers, goodput per replica among them.
+  const shown = await financeValues(page);
+  for (const [cell, key] of CELLS) {
+    const expected = findKey(cli, key);
+    assert.equal(typeof expected, 'number', `the CLI JSON has ${key}`);
+    assert.equal(shown[cell], expected, `${cell}: page ${shown[cell]}, CLI ${expected}`);
+  }
+  // Its assumptions are the report's: the traffic with its sessions, and the routing last.
+  await page.waitForSelector('[data-testid="assumption-routing"]');
+  const stated = await page.$$eval('[data-testid="assumptions"] dt', (dts) => dts.map((dt) => `${dt.textContent}: ${dt.nextElementSibling.textContent}.`));
+  assert.deepEqual(stated, cli.assumptions);
+  assert.match(stated.at(-2), /^Traffic: .*24 sessions at once of 4 turns/);
+  assert.match(stated.at(-1), /^Routing: goodput per replica is simulated on 2 replicas behind a router that picks by the cached share of the prompt/);
+  // The hit rate the plan relies on: the CLI's planned-load simulation's, bit for bit.
+  const planned = cli.planned_load;
+  assert.equal(typeof planned?.detail?.prefix_hit_rate, 'number', 'the CLI reports the planned load');
+  assert.ok(planned.detail.prefix_hit_rate > 0.2, `hit rate ${planned.detail.prefix_hit_rate}`);
+  const financeHit = Number(await page.getAttribute('[data-testid="finance-planned"]', 'data-hit-rate'));
+  assert.equal(financeHit, planned.detail.prefix_hit_rate);
+  const sentence = await page.textContent('[data-testid="finance-planned"]');
+  assert.ok(sentence.startsWith(`At the planned ${planned.rate_rps.toFixed(2)} req/s per replica, one simulation gives a p99 TTFT of `), sentence);
+  assert.ok(sentence.endsWith(`; ${(planned.detail.prefix_hit_rate * 100).toFixed(1)}% of prompt tokens are found in the prefix cache.`), sentence);
+  await screenshot(page, 'share-finance-routed-sessions');
+
+  // The planner: the same hit rate, and the cache chart's run is `goodput simulate` at
+  // the planned rate with the planned-load job's seed.
+  await page.click('[data-testid="open-planner"]');
+  await waitForPhase(page, 'run-status', 'done');
+  await page.waitForSelector('[data-testid="cache-chart-box"]');
+  assert.equal(await readValue(page, 'an-prefix-hit'), planned.detail.prefix_hit_rate);
+  const box = await page.$eval('[data-testid="cache-chart-box"]', (b) => ({ ...b.dataset }));
+  assert.equal(Number(box.rate), planned.rate_rps);
+  assert.equal(box.replicas, '2');
+  assert.equal(Number(box.hitRate), planned.detail.prefix_hit_rate);
+  const sim = await runCliJson(['simulate', '--link', link, '--request-rate', box.rate, '--seed', box.seed, '--json']);
+  assert.equal(sim.prefix_hit_rate, planned.detail.prefix_hit_rate, 'the CLI simulation is the planned-load job');
+  assert.deepEqual(sim.routing, { replicas: 2, router: 'prefix_aware' });
+  const timeline = JSON.parse(box.timeline);
+  assert.ok(timeline.length > 50, `${timeline.length} samples`);
+  assert.deepEqual(timeline, sim.cache_timeline, 'the chart draws the CLI run\'s cache timeline');
+  await page.locator('[data-testid="group-routing"]').scrollIntoViewIfNeeded();
+  await screenshot(page, 'planner-routed-sessions');
+  assertNoErrors(errors);
+});
+
 /** The hostile corpus of the core: [variant, fragment, why] for the cases picked by `why`. */
 async function hostileCases(picks) {
   const text = await readFile(path.join(REPO_ROOT, 'crates/core/tests/share_corpus/hostile.txt'), 'utf8');

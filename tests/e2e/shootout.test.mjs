@@ -92,9 +92,11 @@ test('comparing GPUs ranks like the CLI, a row becomes the plan, and the link ca
   });
   assert.ok(shown[0].best, 'the first row is the cheapest');
   assert.equal(`${shown[0].gpu}/${shown[0].tp}`, `${cli.best.gpu}/${cli.best.tp}`);
-  const costs = shown.filter((r) => r.perRequest !== null).map((r) => r.perRequest);
+  // Ranked by the fleet's monthly cost; cost per compliant request breaks ties.
+  const costs = shown.filter((r) => r.perRequest !== null).map((r) => [r.month, r.perRequest]);
   assert.ok(costs.length >= 3, `sized options: ${JSON.stringify(shown)}`);
-  assert.deepEqual(costs, [...costs].sort((a, b) => a - b), 'ranked by cost per compliant request');
+  const byCost = (a, b) => a[0] - b[0] || a[1] - b[1];
+  assert.deepEqual(costs, [...costs].sort(byCost), 'ranked by monthly cost, then cost per compliant request');
   assert.ok(shown.find((r) => r.gpu === 'h100-sxm' && r.tp === 1).chosen, 'the plan\'s own option is marked');
   assert.match(await page.textContent('[data-testid="shootout-verdict"]'), /^cheapest option /);
 

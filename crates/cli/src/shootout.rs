@@ -1,5 +1,5 @@
-//! `goodput shootout`: the plan on every GPU × TP option, ranked by cost per compliant
-//! request.
+//! `goodput shootout`: the plan on every GPU × TP option, ranked by the monthly cost of
+//! the fleet that meets the SLO at the peak.
 
 use goodput_core::format::{millis, rps, usd, MISSING};
 use goodput_core::shootout::{run_shootout_threads, ShootoutResult, ShootoutSpec, TP_DEGREES};
@@ -12,11 +12,12 @@ use crate::args::{json, text_flag, Args};
 /// from the registry.
 pub fn command() -> Command {
     Command::new("shootout")
-        .about("every GPU x TP option of the plan, ranked by cost per compliant request")
+        .about("every GPU x TP option of the plan, ranked by the monthly cost of its fleet")
         .long_about(
             "Runs the goodput search and the capacity plan for every GPU preset × \
              tensor-parallel degree, on the plan's model, traffic, SLO and engine settings, and \
-             ranks the options by cost per SLO-compliant request. Options whose weights do not \
+             ranks the options by the monthly cost of the fleet that meets the SLO at the peak \
+             (cost per SLO-compliant request breaks ties). Options whose weights do not \
              fit, or whose KV cache cannot hold one request of maximum length, are listed last \
              with the reason. Each row equals `goodput plan --gpu G --tp N --no-sweep` on the \
              same plan. A measured sweep (planning.measured_sweep) describes the hardware it \

@@ -1,6 +1,6 @@
 //! The GPU × TP shootout: the same plan on every GPU preset and tensor-parallel degree
-//! asked for, each option sized by its own goodput search, ranked by cost per compliant
-//! request.
+//! asked for, each option sized by its own goodput search, ranked by the monthly cost of
+//! the fleet that meets the SLO at the peak (cost per compliant request breaks ties).
 //!
 //! An option is the base plan with a GPU preset applied ([`crate::presets::GpuPreset::apply`])
 //! and `hardware.tp_degree` set: exactly what `goodput plan --gpu G --tp N` runs. Its row

@@ -1,0 +1,90 @@
+//! Routing over replicas (`routing`): a switch that simulates several replicas together
+//! behind a router, so that where a request lands decides whether its prefix is cached,
+//! then how many and which router. Off (`None`), one replica is simulated, as plans and
+//! links made before routing existed are. The switch and the router are undoable steps;
+//! the replicas are typed as any number is.
+
+use goodput_core::plan::fields::{field, Field};
+use goodput_core::plan::{FleetRouter, RoutingSpec};
+use goodput_core::report::routing_words;
+use goodput_core::Plan;
+use leptos::prelude::*;
+
+use crate::components::choices::Choice;
+use crate::components::field_frame::FieldIds;
+use crate::components::number_field::NumberField;
+use crate::state::fields::{routing_mut, routing_of};
+use crate::state::PlanState;
+
+/// The registry's replicas behind the router.
+const REPLICAS: &Field = field("routing.replicas");
+/// The registry's router.
+const ROUTER: &Field = field("routing.router");
+
+/// The plan path the switch stands for (the registry has rows for its replicas and its
+/// router, not for the section itself).
+const SWITCH_PATH: &str = "routing";
+/// The switch's label.
+pub const SWITCH_LABEL: &str = "Simulate replicas behind a router";
+
+/// What the plan simulates, in the report's words without its "Routing: " heading, as a
+/// sentence: "One replica is simulated; …", "Goodput per replica is simulated on 2
+/// replicas behind a router that picks …".
+pub fn routing_help(plan: &Plan) -> String {
+    let words = routing_words(plan);
+    let words = words.strip_prefix("Routing: ").unwrap_or(&words);
+    goodput_core::format::sentence(words)
+}
+
+/// The "Routing over replicas" part of the inputs.
+#[component]
+pub fn RoutingInputs() -> impl IntoView {
+    let state = PlanState::expect_context();
+    let on = Memo::new(move |_| state.draft.with(|p| p.routing.is_some()));
+    let help = Memo::new(move |_| state.draft.with(routing_help));
+    let message = Memo::new(move |_| state.message_for(SWITCH_PATH));
+    let ids = FieldIds::of(SWITCH_PATH);
+    view! {
+        <fieldset class="subgroup" data-testid="group-routing" data-on=move || on.get().to_string()>
+            <legend>"Routing over replicas"</legend>
+            <div class="group-fields">
+                <div class="field checkbox" class:invalid=move || message.with(Option::is_some)>
+                    <input
+                        id=ids.input.clone()
+                        type="checkbox"
+                        data-testid=ids.input_test_id()
+                        aria-describedby=ids.described_by()
+                        prop:checked=move || on.get()
+                        on:change:target=move |ev| {
+                            if ev.target().checked() {
+                                state.change("replicas behind a router", |p| {
+                                    p.routing = Some(RoutingSpec::default());
+                                });
+                            } else {
+                                state.change("one replica, no router", |p| p.routing = None);
+                            }
+                        }
+                    />
+                    <label for=ids.input.clone()>{SWITCH_LABEL}</label>
+                    <p class="help" id=ids.help.clone() data-testid="routing-help">{move || help.get()}</p>
+                    <p class="error" id=ids.error.clone() role="alert" data-testid=format!("error-{SWITCH_PATH}")>
+                        {move || message.get()}
+                    </p>
+                </div>
+                <Show when=move || on.get()>
+                    <NumberField id=REPLICAS.path />
+                    <Choice
+                        field=ROUTER
+                        undo="replica router"
+                        get=|p| routing_of(p).router.name()
+                        set=|p, v| {
+                            if let Some(r) = FleetRouter::parse(v) {
+                                routing_mut(p).router = r;
+                            }
+                        }
+                    />
+                </Show>
+            </div>
+        </fieldset>
+    }
+}
