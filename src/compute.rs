@@ -33,6 +33,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use goodput_core::report::goodput_for;
+use goodput_core::router_gain::baseline_plan;
 use goodput_core::search::{
     GoodputResult, GoodputSearch, Job, KnobSweep, PartialSweep, SweepResult,
 };
@@ -52,6 +53,9 @@ pub enum Phase {
     Waiting,
     /// Finding the goodput of the plan's engine settings.
     Search,
+    /// Finding the goodput of the same replicas behind round robin, to say what the
+    /// plan's router saves ([`goodput_core::router_gain`]).
+    Baseline,
     /// Sweeping `max_num_seqs` × `max_num_batched_tokens`.
     Sweep,
     /// Finished.
@@ -65,7 +69,7 @@ pub enum Phase {
 impl Phase {
     /// Whether simulations are running.
     pub fn is_running(&self) -> bool {
-        matches!(self, Phase::Search | Phase::Sweep)
+        matches!(self, Phase::Search | Phase::Baseline | Phase::Sweep)
     }
 
     /// Whether the run has ended: answered, stopped or failed.
@@ -104,6 +108,8 @@ pub struct PartialPoint {
 enum Machine {
     None,
     Search(Box<GoodputSearch>),
+    /// The search of the round-robin baseline, and that plan.
+    Baseline(Box<GoodputSearch>, Box<Plan>),
     Sweep(Box<KnobSweep>),
 }
 
@@ -139,6 +145,10 @@ pub struct RunController {
     pub status: RwSignal<RunStatus>,
     /// The goodput search of the last finished run, with the plan it was run for.
     pub search: RwSignal<Option<(Plan, GoodputResult)>>,
+    /// The goodput search of the round-robin baseline of the last finished run, with the
+    /// plan whose router it is compared with (only for a plan that has one:
+    /// [`baseline_plan`]).
+    pub baseline: RwSignal<Option<(Plan, GoodputResult)>>,
     /// The knob sweep of the last finished run.
     pub sweep: RwSignal<Option<SweepResult>>,
     /// Why the knob sweep could not run, if it could not.
@@ -181,6 +191,7 @@ impl RunController {
         let c = RunController {
             status: RwSignal::new(RunStatus::default()),
             search: RwSignal::new(None),
+            baseline: RwSignal::new(None),
             sweep: RwSignal::new(None),
             sweep_error: RwSignal::new(None),
             partial: RwSignal::new(Vec::new()),
@@ -237,9 +248,12 @@ impl RunController {
     /// whether it did.
     fn relabel(&self, plan: &Plan) -> bool {
         let labels = Plan::search_key;
-        let active = self
-            .status
-            .with_untracked(|s| matches!(s.phase, Phase::Search | Phase::Sweep | Phase::Done));
+        let active = self.status.with_untracked(|s| {
+            matches!(
+                s.phase,
+                Phase::Search | Phase::Baseline | Phase::Sweep | Phase::Done
+            )
+        });
         let same = self.driver.with_value(|d| labels(&d.plan) == labels(plan));
         if !(active && same) {
             return false;
@@ -360,6 +374,7 @@ impl RunController {
         enum Next {
             Wait,
             SearchDone(Box<(Plan, Option<GoodputResult>)>),
+            BaselineDone(Option<GoodputResult>),
             SweepDone(Option<SweepResult>),
         }
         let mut fed = false;
@@ -397,6 +412,13 @@ impl RunController {
                         }
                         break rest;
                     }
+                    Machine::Baseline(s, _) => {
+                        let jobs = s.next_batch();
+                        if jobs.is_empty() && s.is_done() {
+                            return Next::BaselineDone(s.result());
+                        }
+                        break jobs;
+                    }
                     Machine::Sweep(s) => {
                         let jobs = s.next_batch();
                         if jobs.is_empty() && s.is_done() {
@@ -405,6 +427,11 @@ impl RunController {
                         break jobs;
                     }
                 }
+            };
+            // The baseline's jobs simulate its own plan (round robin); the others the run's.
+            let job_plan = match &d.machine {
+                Machine::Baseline(_, rr) => (**rr).clone(),
+                _ => d.plan.clone(),
             };
             if let Machine::Search(_) = d.machine {
                 d.rates.extend(jobs.iter().map(|j| (j.id, j.rate_rps)));
@@ -418,7 +445,7 @@ impl RunController {
                 for part in deal(&jobs, workers) {
                     let req = Request {
                         run: d.run,
-                        plan: d.plan.clone(),
+                        plan: job_plan.clone(),
                         jobs: part,
                         tag: 0,
                     };
@@ -452,6 +479,7 @@ impl RunController {
         }
         match next {
             Some(Next::SearchDone(done)) => self.search_done(done.0, done.1),
+            Some(Next::BaselineDone(result)) => self.baseline_done(result),
             Some(Next::SweepDone(result)) => self.sweep_done(result),
             _ => {}
         }
@@ -469,6 +497,69 @@ impl RunController {
             // Prefetched results serve the page's first search only.
             d.prefetched.close();
         });
+        // A plan routed by another router than round robin is searched again behind
+        // round robin first, unless that baseline is known for it already.
+        let known = self.baseline.with_untracked(|b| {
+            b.as_ref()
+                .is_some_and(|(p, _)| p.search_key() == plan.search_key())
+        });
+        if let (Some(rr), false) = (baseline_plan(&plan), known) {
+            let Some(run) = self.driver.try_update_value(|d| {
+                d.machine = Machine::None;
+                d.run
+            }) else {
+                return;
+            };
+            let c = *self;
+            return set_timeout(move || c.start_baseline(run, rr, elapsed), Duration::ZERO);
+        }
+        if !known {
+            self.baseline.set(None);
+        }
+        self.sweep_or_keep(plan, elapsed);
+    }
+
+    /// Starts the search of the round-robin baseline `rr` of the run's plan, whose own
+    /// search took `elapsed` ms, if run `run` is still the current one.
+    fn start_baseline(&self, run: u32, rr: Plan, elapsed: f64) {
+        if self.driver.try_with_value(|d| d.run) != Some(run) {
+            return;
+        }
+        match GoodputSearch::new(&rr) {
+            Ok(search) => {
+                let expected = search.progress().total;
+                self.driver.update_value(|d| {
+                    d.search_ms = Some(elapsed);
+                    d.machine = Machine::Baseline(Box::new(search), Box::new(rr));
+                    d.rates.clear();
+                    d.next_show_ms = now_ms() + PROGRESS_INTERVAL_MS;
+                });
+                self.status.update(|s| {
+                    s.phase = Phase::Baseline;
+                    s.done = 0;
+                    s.total = expected;
+                });
+                self.pump();
+            }
+            Err(e) => self.fail(e.to_string()),
+        }
+    }
+
+    /// The baseline's search ended: records it, then goes on to the knob sweep.
+    fn baseline_done(&self, result: Option<GoodputResult>) {
+        let Some(result) = result else {
+            return self.fail("the round-robin baseline's search ended without a result".into());
+        };
+        let (plan, elapsed) = self
+            .driver
+            .with_value(|d| (d.plan.clone(), d.search_ms.unwrap_or(0.0)));
+        self.baseline.set(Some((plan.clone(), result)));
+        self.sweep_or_keep(plan, elapsed);
+    }
+
+    /// After the search (and the baseline) of `plan`, which took `elapsed` ms: keeps the
+    /// knob sweep on screen when it is this plan's, or starts it.
+    fn sweep_or_keep(&self, plan: Plan, elapsed: f64) {
         // A plan that differs from the last swept one only in its knobs (settings just
         // applied from the sweep) has the same sweep: keep it rather than run it again.
         let key = plan.sweep_key();
@@ -582,6 +673,7 @@ impl RunController {
                 }
                 s.feed(&reply.results);
             }
+            Machine::Baseline(s, _) => s.feed(&reply.results),
             Machine::Sweep(s) => s.feed(&reply.results),
         });
         self.ask_frame();
@@ -622,6 +714,7 @@ impl RunController {
                 match &d.machine {
                     Machine::None => None,
                     Machine::Search(s) => Some((s.progress(), None, fresh)),
+                    Machine::Baseline(s, _) => Some((s.progress(), None, Vec::new())),
                     Machine::Sweep(s) => Some((s.progress(), Some(s.partial()), fresh)),
                 }
             })

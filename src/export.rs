@@ -86,14 +86,18 @@ pub fn sweep_csv(sweep: &SweepResult) -> String {
 pub fn markdown_summary(
     plan: &Plan,
     search: Option<(&Plan, &GoodputResult)>,
+    baseline: Option<&(Plan, GoodputResult)>,
     sweep: Option<&SweepResult>,
     link: &str,
 ) -> String {
     let result = search.filter(|(p, _)| *p == plan).map(|(_, r)| r);
     let sweep = sweep.filter(|_| result.is_some());
     // As `goodput plan` prints it; a planned-load simulation that fails leaves it out.
-    let report = PlanReport::complete(plan, result, sweep)
+    let mut report = PlanReport::complete(plan, result, sweep)
         .unwrap_or_else(|_| PlanReport::build(plan, result, sweep));
+    if result.is_some() {
+        report.set_router_baseline_of(plan, baseline.map(|(p, b)| (p, b)));
+    }
     let mut out = report.to_markdown();
     if !link.is_empty() {
         let _ = write!(out, "\n[Open this plan in goodput](<{link}>)\n");
@@ -384,7 +388,7 @@ mod tests {
     fn the_markdown_summary_is_the_core_report_plus_the_link() {
         let plan = Plan::default();
         let r = result();
-        let md = markdown_summary(&plan, Some((&plan, &r)), None, "http://h/#p=1dx");
+        let md = markdown_summary(&plan, Some((&plan, &r)), None, None, "http://h/#p=1dx");
         let core = PlanReport::complete(&plan, Some(&r), None).expect("simulates");
         assert!(
             core.planned_load.is_some(),
@@ -400,7 +404,7 @@ mod tests {
             name: "other".into(),
             ..Plan::default()
         };
-        let stale = markdown_summary(&other, Some((&plan, &r)), None, "");
+        let stale = markdown_summary(&other, Some((&plan, &r)), None, None, "");
         assert_eq!(
             stale,
             PlanReport::build(&other, None, None).to_markdown(),
@@ -493,7 +497,7 @@ mod tests {
                 view: View::Planner
             }
         );
-        let md = markdown_summary(&plan, None, None, "");
+        let md = markdown_summary(&plan, None, None, None, "");
         assert!(md.contains("measured"), "{md}");
     }
 }

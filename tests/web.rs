@@ -1247,13 +1247,9 @@ fn routed_sessions() -> Plan {
     plan
 }
 
-/// Puts `plan` on the page with `goodput` as its finished search (the search the page
-/// starts for it is stopped), and returns the report the page builds from them.
-async fn with_search(cx: &AppContext, plan: &Plan, goodput: f64) -> PlanReport {
-    cx.state.set_plan(plan.clone());
-    tick().await;
-    cx.runs.cancel();
-    let result = GoodputResult {
+/// A converged goodput search of `plan` that found `goodput` [requests/s].
+fn converged(plan: &Plan, goodput: f64) -> GoodputResult {
+    GoodputResult {
         goodput_rps: goodput,
         goodput_range_rps: [goodput * 0.95, goodput * 1.05],
         target: plan.slo.attainment_target,
@@ -1264,7 +1260,16 @@ async fn with_search(cx: &AppContext, plan: &Plan, goodput: f64) -> PlanReport {
         analytic_guess_rps: goodput,
         curve: Vec::new(),
         jobs_run: 1,
-    };
+    }
+}
+
+/// Puts `plan` on the page with `goodput` as its finished search (the search the page
+/// starts for it is stopped), and returns the report the page builds from them.
+async fn with_search(cx: &AppContext, plan: &Plan, goodput: f64) -> PlanReport {
+    cx.state.set_plan(plan.clone());
+    tick().await;
+    cx.runs.cancel();
+    let result = converged(plan, goodput);
     cx.runs.search.set(Some((plan.clone(), result.clone())));
     tick().await;
     report_for(plan, Some((plan, &result))).expect("a report").1
@@ -1479,6 +1484,62 @@ async fn the_finance_view_states_the_router_and_the_hit_rate() {
             goodput_core::format::percent_tenths(load.detail.prefix_hit_rate)
         )),
         "{words}"
+    );
+
+    drop(handle);
+    root.remove();
+    fresh_start();
+}
+
+/// Once the round-robin baseline's search is in, the finance view and the routing inputs
+/// say what the plan's router saves, in the core's words for the report's fleet; a
+/// baseline searched for another plan says nothing.
+#[wasm_bindgen_test]
+async fn the_router_savings_reach_the_finance_view_and_the_routing_inputs() {
+    let root = mount_point();
+    let (handle, cx) = mount_page(&root).await;
+    cx.view.set(goodput_app::route::View::Finance);
+    let plan = routed_sessions();
+    let report = with_search(&cx, &plan, 6.0).await;
+    let present = |id: &str| {
+        root.query_selector(&format!("[data-testid=\"{id}\"]"))
+            .expect("a valid selector")
+            .is_some()
+    };
+    wait_until("the planned load", || present("finance-planned")).await;
+    assert!(!present("finance-router"), "no baseline yet");
+    // A baseline of another plan (three replicas) is not this plan's.
+    let mut other = plan.clone();
+    other.routing = Some(RoutingSpec {
+        replicas: 3,
+        router: FleetRouter::PrefixAware,
+    });
+    cx.runs.baseline.set(Some((other, converged(&plan, 4.0))));
+    tick().await;
+    assert!(!present("finance-router"), "another plan's baseline");
+    // This plan's: round robin reaches 4 req/s per replica against the router's 6.
+    let baseline = converged(&plan, 4.0);
+    cx.runs.baseline.set(Some((plan.clone(), baseline.clone())));
+    wait_until("the router's savings", || present("finance-router")).await;
+    let expected = goodput_core::router_gain::RouterSavings::of(
+        &plan,
+        6.0,
+        report.capacity.as_ref(),
+        &baseline,
+    )
+    .expect("a routed plan");
+    assert!(
+        expected.replicas_saved().expect("sized") > 0,
+        "{expected:?}"
+    );
+    assert_eq!(text(&root, "finance-router"), expected.words());
+    // The planner's routing inputs say the same, with both goodputs as numbers.
+    cx.view.set(goodput_app::route::View::Planner);
+    wait_until("the routing inputs", || present("routing-savings")).await;
+    assert_eq!(text(&root, "routing-savings"), expected.words());
+    assert_eq!(
+        attr(&root, "routing-savings", "data-round-robin-goodput"),
+        Some("4".to_string())
     );
 
     drop(handle);

@@ -175,10 +175,12 @@ pub fn ExportPanel() -> impl IntoView {
         // The sweep belongs to the search only once the whole run is done.
         let done = runs.status.with_untracked(|s| s.phase == Phase::Done);
         let sweep = runs.sweep.get_untracked().filter(|_| done);
+        let baseline = runs.baseline.get_untracked();
         let text = runs.search.with_untracked(|s| {
             markdown_summary(
                 &plan,
                 s.as_ref().map(|(p, r)| (p, r)),
+                baseline.as_ref(),
                 sweep.as_ref(),
                 &link,
             )

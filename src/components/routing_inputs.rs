@@ -13,6 +13,8 @@ use leptos::prelude::*;
 use crate::components::choices::Choice;
 use crate::components::field_frame::FieldIds;
 use crate::components::number_field::NumberField;
+use crate::compute::{Phase, RunController};
+use crate::hooks::use_report::use_report;
 use crate::state::fields::{routing_mut, routing_of};
 use crate::state::PlanState;
 
@@ -43,6 +45,27 @@ pub fn RoutingInputs() -> impl IntoView {
     let on = Memo::new(move |_| state.draft.with(|p| p.routing.is_some()));
     let help = Memo::new(move |_| state.draft.with(routing_help));
     let message = Memo::new(move |_| state.message_for(SWITCH_PATH));
+    // What the router saves against round robin, from the report once that search ran.
+    let report = use_report().report;
+    let runs = RunController::expect_context();
+    let saved = move || report.with(|r| r.as_ref().and_then(|(_, r)| r.router_savings.clone()));
+    let savings = move || {
+        if runs.status.with(|s| s.phase == Phase::Baseline) {
+            return Some(
+                "Finding the goodput behind round robin, to compare the router…".to_string(),
+            );
+        }
+        saved().map(|s| s.words())
+    };
+    // The two goodputs as numbers, for checks against `goodput plan --json`.
+    let goodputs = move || {
+        saved().map(|s| {
+            (
+                s.routed.goodput_rps.to_string(),
+                s.round_robin.goodput_rps.to_string(),
+            )
+        })
+    };
     let ids = FieldIds::of(SWITCH_PATH);
     view! {
         <fieldset class="subgroup" data-testid="group-routing" data-on=move || on.get().to_string()>
@@ -72,6 +95,14 @@ pub fn RoutingInputs() -> impl IntoView {
                     </p>
                 </div>
                 <Show when=move || on.get()>
+                    <p
+                        class="note"
+                        data-testid="routing-savings"
+                        data-goodput=move || goodputs().map(|g| g.0)
+                        data-round-robin-goodput=move || goodputs().map(|g| g.1)
+                    >
+                        {savings}
+                    </p>
                     <NumberField id=REPLICAS.path />
                     <Choice
                         field=ROUTER

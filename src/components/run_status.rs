@@ -36,6 +36,10 @@ pub fn RunStatus() -> impl IntoView {
                 "Finding the goodput: {} of ~{} simulations",
                 s.done, s.total
             ),
+            Phase::Baseline => format!(
+                "Finding the goodput behind round robin, to compare the router: {} of ~{} simulations",
+                s.done, s.total
+            ),
             Phase::Sweep => format!(
                 "Sweeping engine knobs: {} of ~{} simulations",
                 s.done, s.total
@@ -80,6 +84,7 @@ pub fn RunStatus() -> impl IntoView {
             Phase::Idle => "idle",
             Phase::Waiting => "waiting",
             Phase::Search => "search",
+            Phase::Baseline => "baseline",
             Phase::Sweep => "sweep",
             Phase::Done => "done",
             Phase::Cancelled => "cancelled",

@@ -25,10 +25,16 @@ pub struct UseReportReturn {
 /// Called once, by the application root.
 pub fn provide_report(state: PlanState, runs: RunController) -> UseReportReturn {
     let report = Memo::new(move |_| {
-        state.good.with(|good| {
+        let mut report = state.good.with(|good| {
             runs.search
                 .with(|s| report_for(good, s.as_ref().map(|(p, r)| (p, r))))
-        })
+        });
+        // What the plan's router saves against round robin, once that search has run.
+        if let Some((plan, r)) = report.as_mut() {
+            runs.baseline
+                .with(|b| r.set_router_baseline_of(plan, b.as_ref().map(|(p, b)| (p, b))));
+        }
+        report
     });
     let fleet = Memo::new(move |_| report.with(|r| r.as_ref().map(|(_, r)| r.fleet())));
     let out = UseReportReturn { report, fleet };

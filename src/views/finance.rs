@@ -131,6 +131,14 @@ pub fn FinanceView() -> impl IntoView {
             })
         })
     };
+    // What the plan's router saves against round robin, once that search has run.
+    let router = move || {
+        report.with(|r| {
+            r.as_ref()
+                .and_then(|(_, r)| r.router_savings.as_ref())
+                .map(|s| s.words())
+        })
+    };
     let chart = Memo::new(move |_| state.good.with(|p| attainment_chart(&runs, p)));
     let print = move |_| {
         let _ = window().print();
@@ -155,6 +163,9 @@ pub fn FinanceView() -> impl IntoView {
             <Figures />
             {move || planned().map(|(words, hit)| view! {
                 <p class="finance-planned" data-testid="finance-planned" data-hit-rate=hit>{words}</p>
+            })}
+            {move || router().map(|words| view! {
+                <p class="finance-planned" data-testid="finance-router">{words}</p>
             })}
             <div class="finance-columns">
                 <section class="assumptions" aria-labelledby="assumptions-title">

@@ -127,6 +127,15 @@ test('sessions on 2 replicas behind prefix-aware routing: the page equals the CL
   const sentence = await page.textContent('[data-testid="finance-planned"]');
   assert.ok(sentence.startsWith(`At the planned ${planned.rate_rps.toFixed(2)} req/s per replica, one simulation gives a p99 TTFT of `), sentence);
   assert.ok(sentence.endsWith(`; ${(planned.detail.prefix_hit_rate * 100).toFixed(1)}% of prompt tokens are found in the prefix cache.`), sentence);
+  // What prefix-aware routing saves against round robin: the CLI report's row, word for word.
+  const saved = cli.router_savings;
+  assert.equal(saved?.router, 'prefix_aware', 'the CLI compares the router with round robin');
+  assert.ok(saved.routed.goodput_rps > saved.round_robin.goodput_rps, JSON.stringify(saved));
+  const markdown = await runCli(['plan', '--link', link, '--no-sweep']);
+  const row = markdown.split('\n').find((l) => l.startsWith('| Router against round robin | '));
+  assert.ok(row, 'the Markdown report has the router row');
+  await page.waitForSelector('[data-testid="finance-router"]', { timeout: 120_000 });
+  assert.equal(`| Router against round robin | ${await page.textContent('[data-testid="finance-router"]')} |`, row);
   await screenshot(page, 'share-finance-routed-sessions');
 
   // The planner: the same hit rate, and the cache chart's run is `goodput simulate` at
@@ -145,6 +154,10 @@ test('sessions on 2 replicas behind prefix-aware routing: the page equals the CL
   const timeline = JSON.parse(box.timeline);
   assert.ok(timeline.length > 50, `${timeline.length} samples`);
   assert.deepEqual(timeline, sim.cache_timeline, 'the chart draws the CLI run\'s cache timeline');
+  // The routing inputs give both goodputs, the CLI's to the last bit.
+  const both = await page.$eval('[data-testid="routing-savings"]', (p) => ({ ...p.dataset }));
+  assert.equal(Number(both.goodput), saved.routed.goodput_rps);
+  assert.equal(Number(both.roundRobinGoodput), saved.round_robin.goodput_rps);
   await page.locator('[data-testid="group-routing"]').scrollIntoViewIfNeeded();
   await screenshot(page, 'planner-routed-sessions');
   assertNoErrors(errors);

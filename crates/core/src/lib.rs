@@ -36,6 +36,7 @@ pub mod presets;
 pub mod report;
 pub mod rng;
 pub mod roofline;
+pub mod router_gain;
 pub mod schedule;
 pub mod search;
 pub mod share;

@@ -20,6 +20,7 @@ use crate::capacity::{knee_from_sweep, size_fleet, CapacityPlan};
 use crate::format::rps;
 use crate::plan::fields::{self, FIELDS};
 use crate::plan::Plan;
+use crate::router_gain::{baseline_plan, RouterSavings};
 use crate::search::{
     default_threads, launch_flags, search_goodput_threads, sweep_knobs_threads, GoodputResult, Job,
     JobResult, Knobs, LatencyDetail, LaunchFlags, Progress, SearchError, SearchStatus, SweepCell,
@@ -111,6 +112,11 @@ pub struct PlanReport {
     /// simulation; `None` until [`PlanReport::planned_load_job`] has been run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planned_load: Option<PlannedLoad>,
+    /// The plan's router against round robin, once the baseline's search has run
+    /// ([`PlanReport::set_router_baseline`]); only for a plan that routes over replicas
+    /// with another router.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub router_savings: Option<RouterSavings>,
 }
 
 /// Latency percentiles of one replica at the rate it is planned to run at.
@@ -292,7 +298,33 @@ impl PlanReport {
             alerts,
             warnings,
             planned_load: None,
+            router_savings: None,
         }
+    }
+
+    /// [`PlanReport::set_router_baseline`] with `baseline`, the baseline's search and the
+    /// plan it was run for, when that plan's search is this plan's ([`Plan::search_key`]:
+    /// a relabelled or repriced plan keeps it); nothing otherwise.
+    pub fn set_router_baseline_of(
+        &mut self,
+        plan: &Plan,
+        baseline: Option<(&Plan, &GoodputResult)>,
+    ) {
+        if let Some((_, b)) = baseline.filter(|(p, _)| p.search_key() == plan.search_key()) {
+            self.set_router_baseline(plan, b);
+        }
+    }
+
+    /// Records the goodput search of [`baseline_plan`]`(plan)` (`plan` is the plan the
+    /// report is of): the fleet behind round robin beside the plan's own. Ignored for a
+    /// plan without such a baseline.
+    pub fn set_router_baseline(&mut self, plan: &Plan, baseline: &GoodputResult) {
+        self.router_savings = RouterSavings::of(
+            plan,
+            self.goodput.goodput_rps,
+            self.capacity.as_ref(),
+            baseline,
+        );
     }
 
     /// The simulation that fills [`PlanReport::planned_load`]: one full run (replication
@@ -713,7 +745,18 @@ pub fn evaluate_plan_with(
                 total: p.total + offset,
             })
         })?;
-        return Ok(PlanReport::complete(&at_best, Some(&search), Some(&sweep))?);
+        let mut report = PlanReport::complete(&at_best, Some(&search), Some(&sweep))?;
+        if let Some(rr) = baseline_plan(&at_best) {
+            let offset = offset + search.jobs_run;
+            let baseline = search_goodput_threads(&rr, threads, &mut |p| {
+                progress(Progress {
+                    done: p.done + offset,
+                    total: p.total + offset,
+                })
+            })?;
+            report.set_router_baseline(&at_best, &baseline);
+        }
+        return Ok(report);
     }
     let mut offset = 0;
     let search = if simulated {
@@ -734,6 +777,17 @@ pub fn evaluate_plan_with(
         None
     };
     let mut report = PlanReport::complete(plan, search.as_ref(), sweep.as_ref())?;
+    // The plan's router against round robin: the same search with requests dealt in turn.
+    if let (Some(rr), Some(_)) = (baseline_plan(plan), &search) {
+        let offset = offset + sweep.as_ref().map_or(0, SweepResult::jobs);
+        let baseline = search_goodput_threads(&rr, threads, &mut |p| {
+            progress(Progress {
+                done: p.done + offset,
+                total: p.total + offset,
+            })
+        })?;
+        report.set_router_baseline(plan, &baseline);
+    }
     if plan.run.plan_at_best && !options.sweep {
         report.warnings.push(warn(
             "planned_at_best",

@@ -2,6 +2,7 @@
 //! Two replicas of session traffic, searched for goodput under each router.
 
 use goodput_core::plan::{FleetRouter, KvPolicy, LengthDist, Plan, PrefixModel, RoutingSpec};
+use goodput_core::report::{evaluate_plan_with, EvaluateOptions};
 use goodput_core::search::{search_goodput_threads, GoodputResult};
 use goodput_core::sim::{simulate, SimConfig, SimConfigOf};
 
@@ -51,6 +52,60 @@ fn prefix_aware_routing_beats_round_robin_on_two_replicas_of_sessions() {
         sticky > 1.15 * rr,
         "session affinity {sticky:.2} req/s against round robin {rr:.2}"
     );
+}
+
+/// The plan report (what `goodput plan` prints) says what prefix-aware routing saves
+/// against round robin: the same search with requests dealt in turn, both fleets sized
+/// for the peak, in replicas and dollars a month.
+#[test]
+fn the_report_says_what_the_router_saves_against_round_robin() {
+    let mut plan = sessions_on_two_replicas(FleetRouter::PrefixAware);
+    plan.run.replications = 4;
+    plan.traffic.peak_rate_rps = 200.0;
+    let options = EvaluateOptions {
+        sweep: false,
+        threads: 2,
+    };
+    let report = evaluate_plan_with(&plan, options, &mut |_| true).expect("evaluates");
+    let saved = report
+        .router_savings
+        .clone()
+        .expect("compared with round robin");
+    // The baseline is round robin's own search, and the plan's fleet is the report's.
+    let mut rr = plan.clone();
+    rr.routing = Some(RoutingSpec {
+        replicas: 2,
+        router: FleetRouter::RoundRobin,
+    });
+    assert_eq!(saved.round_robin.goodput_rps, goodput(&rr).goodput_rps);
+    let fleet = report.capacity.as_ref().expect("sized");
+    assert_eq!(saved.routed.replicas_total, Some(fleet.replicas_total));
+    assert_eq!(
+        saved.routed.cost_per_month_usd,
+        Some(fleet.cost_per_month_usd)
+    );
+    let n = saved.replicas_saved().expect("both sized");
+    assert!(n >= 3, "{saved:?}");
+    assert!(saved.usd_month_saved().expect("both priced") > 0.0);
+    let md = report.to_markdown();
+    assert!(
+        md.contains(&format!(
+            "| Router against round robin | {} |",
+            saved.words()
+        )),
+        "{md}"
+    );
+    assert!(
+        saved.words().contains(&format!("{n} replicas and $")),
+        "{}",
+        saved.words()
+    );
+    // Round robin has nothing to be compared with, nor has a plan without routing.
+    for p in [rr, Plan::default()] {
+        let r = evaluate_plan_with(&p, options, &mut |_| true).expect("evaluates");
+        assert_eq!(r.router_savings, None);
+        assert!(!r.to_markdown().contains("Router against round robin"));
+    }
 }
 
 /// The cache hit rate follows the router: round robin finds a session's history on its

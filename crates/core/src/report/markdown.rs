@@ -89,6 +89,9 @@ pub(crate) fn render(r: &PlanReport) -> String {
                     row(2)
                 );
             }
+            if let Some(saved) = &r.router_savings {
+                let _ = writeln!(s, "| Router against round robin | {} |", saved.words());
+            }
             let _ = writeln!(s, "| Cost per hour | {} |", usd(c.cost_per_hour_usd));
             let _ = writeln!(s, "| Cost per month | {} |", usd(c.cost_per_month_usd));
             let _ = writeln!(
