@@ -72,6 +72,11 @@ test('comparing GPUs ranks like the CLI, a row becomes the plan, and the link ca
   // On a phone the table scrolls inside its box; the page itself does not scroll sideways.
   const viewport = page.viewportSize();
   await page.setViewportSize({ width: 390, height: 844 });
+  // The charts redraw to the new width when their resize observers fire: wait for the
+  // layout to settle (up to 5 s), then measure.
+  await page
+    .waitForFunction(() => document.documentElement.scrollWidth <= window.innerWidth, null, { timeout: 5_000, polling: 50 })
+    .catch(() => {});
   const sideways = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(sideways <= 0, `the page scrolls ${sideways} px sideways at 390 px`);
   await page.setViewportSize(viewport);
