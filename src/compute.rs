@@ -504,14 +504,7 @@ impl RunController {
                 .is_some_and(|(p, _)| p.search_key() == plan.search_key())
         });
         if let (Some(rr), false) = (baseline_plan(&plan), known) {
-            let Some(run) = self.driver.try_update_value(|d| {
-                d.machine = Machine::None;
-                d.run
-            }) else {
-                return;
-            };
-            let c = *self;
-            return set_timeout(move || c.start_baseline(run, rr, elapsed), Duration::ZERO);
+            return self.in_next_task(move |c, run| c.start_baseline(run, rr, elapsed));
         }
         if !known {
             self.baseline.set(None);
@@ -576,6 +569,13 @@ impl RunController {
         // sweep (36 searches to set up and their first jobs to post) starts in a task of
         // its own after them, unless a new run has started meanwhile. Until then there is
         // no machine, so nothing (a frame's `pump`) finishes the search a second time.
+        self.in_next_task(move |c, run| c.start_sweep(run, plan, key, elapsed));
+    }
+
+    /// Leaves the current run without a machine and calls `next` with the controller and
+    /// the run's id in a task of its own, after this one (and the render it causes);
+    /// nothing when the controller is gone.
+    fn in_next_task(&self, next: impl FnOnce(RunController, u32) + 'static) {
         let Some(run) = self.driver.try_update_value(|d| {
             d.machine = Machine::None;
             d.run
@@ -583,10 +583,7 @@ impl RunController {
             return;
         };
         let c = *self;
-        set_timeout(
-            move || c.start_sweep(run, plan, key, elapsed),
-            Duration::ZERO,
-        );
+        set_timeout(move || next(c, run), Duration::ZERO);
     }
 
     /// Starts the knob sweep of `plan` (whose [`Plan::sweep_key`] is `key`) after its

@@ -1,4 +1,4 @@
-//! Enumerated inputs: dtypes, arrival process, KV policy and chunked prefill.
+//! Enumerated inputs and switches: dtypes, arrival process, KV policy and chunked prefill.
 
 use goodput_core::plan::{Arrival, Dtype, KvPolicy, SloMode};
 use goodput_core::presets;
@@ -98,6 +98,37 @@ pub fn DtypeChoices() -> impl IntoView {
     }
 }
 
+/// A checkbox of the inputs column for the switch `row`: checked as `get` reads the
+/// plan, `set` writes a change.
+#[component]
+pub fn Switch(
+    /// The row of the switch (label, help, path).
+    row: &'static Field,
+    /// Reads the switch from the plan.
+    get: fn(&Plan) -> bool,
+    /// Writes the switch into the plan.
+    set: fn(PlanState, bool),
+) -> impl IntoView {
+    let state = PlanState::expect_context();
+    let on = Memo::new(move |_| state.draft.with(get));
+    let ids = FieldIds::of(row.path);
+    view! {
+        <div class="field checkbox">
+            <input
+                id=ids.input.clone()
+                type="checkbox"
+                data-testid=ids.input_test_id()
+                data-field=row.path
+                aria-describedby=ids.help.clone()
+                prop:checked=move || on.get()
+                on:change:target=move |ev| set(state, ev.target().checked())
+            />
+            <label for=ids.input>{row.label}</label>
+            <p class="help" id=ids.help>{row.help}</p>
+        </div>
+    }
+}
+
 /// The arrival process.
 #[component]
 pub fn ArrivalChoice() -> impl IntoView {
@@ -138,26 +169,12 @@ const CHUNKED: &Field = field("engine.chunked_prefill");
 /// KV-cache policy and chunked prefill.
 #[component]
 pub fn SchedulerChoices() -> impl IntoView {
-    let state = PlanState::expect_context();
-    let chunked = Memo::new(move |_| state.draft.with(|p| p.engine.chunked_prefill));
-    let ids = FieldIds::of(CHUNKED.path);
     view! {
-        <div class="field checkbox">
-            <input
-                id=ids.input.clone()
-                type="checkbox"
-                data-testid=ids.input_test_id()
-                data-field=CHUNKED.path
-                aria-describedby=ids.help.clone()
-                prop:checked=move || chunked.get()
-                on:change:target=move |ev| {
-                    let on = ev.target().checked();
-                    state.update(|p| p.engine.chunked_prefill = on);
-                }
-            />
-            <label for=ids.input>{CHUNKED.label}</label>
-            <p class="help" id=ids.help>{CHUNKED.help}</p>
-        </div>
+        <Switch
+            row=CHUNKED
+            get=|p| p.engine.chunked_prefill
+            set=|state, on| state.update(|p| p.engine.chunked_prefill = on)
+        />
         <Choice
             field=const { field("engine.kv_policy") }
             get=|p| p.engine.kv_policy.name()

@@ -6,8 +6,7 @@ use goodput_core::plan::TurnOrder;
 use goodput_core::Plan;
 use leptos::prelude::*;
 
-use crate::components::choices::Choice;
-use crate::components::field_frame::FieldIds;
+use crate::components::choices::{Choice, Switch};
 use crate::components::number_field::NumberField;
 use crate::state::fields::{fields_of, sharing_mut, sharing_of, Group};
 use crate::state::PlanState;
@@ -19,37 +18,6 @@ const SHARING: &Field = field("traffic.sharing");
 const TURN_ORDER: &Field = field("traffic.sharing.order");
 /// The registry's switch: whether a session's next turn finds the model's reply cached.
 const REPLIES_CACHED: &Field = field("traffic.sharing.replies_cached");
-
-/// A checkbox of the inputs column for the switch `row`: checked as `get` reads the
-/// plan, `set` writes a change.
-#[component]
-pub fn Switch(
-    /// The row of the switch (label, help, path).
-    row: &'static Field,
-    /// Reads the switch from the plan.
-    get: fn(&Plan) -> bool,
-    /// Writes the switch into the plan.
-    set: fn(PlanState, bool),
-) -> impl IntoView {
-    let state = PlanState::expect_context();
-    let on = Memo::new(move |_| state.draft.with(get));
-    let ids = FieldIds::of(row.path);
-    view! {
-        <div class="field checkbox">
-            <input
-                id=ids.input.clone()
-                type="checkbox"
-                data-testid=ids.input_test_id()
-                data-field=row.path
-                aria-describedby=ids.help.clone()
-                prop:checked=move || on.get()
-                on:change:target=move |ev| set(state, ev.target().checked())
-            />
-            <label for=ids.input>{row.label}</label>
-            <p class="help" id=ids.help>{row.help}</p>
-        </div>
-    }
-}
 
 fn order_name(p: &Plan) -> &'static str {
     sharing_of(p).order.name()

@@ -10,8 +10,8 @@
 //! seed> --json` `cache_timeline`, and its hit rate the report's.
 
 use goodput_core::report::PlanReport;
-use goodput_core::search::Job;
-use goodput_core::sim::{self, CacheSample, SimConfig, SimConfigOf, SimError};
+use goodput_core::search::{job_config, Job};
+use goodput_core::sim::{self, CacheSample, SimConfig, SimError};
 use goodput_core::Plan;
 
 /// The prefix cache in the report's simulation at the planned rate.
@@ -48,31 +48,14 @@ pub fn prefix_at_planned_rate(plan: &Plan, report: &PlanReport) -> Option<Prefix
 }
 
 /// The report's planned-load job for `plan` and the configuration the core simulates it
-/// with: `search::run_job` resolves the plan at the job's rate with the job's knobs, and
-/// `search::run_job_with` sets the rate again, turns a closed loop into Poisson
-/// arrivals, drops a client cap and sets the knobs again. `None` when the report has no
+/// with ([`job_config`], what `search::run_job` runs). `None` when the report has no
 /// such job (a measured goodput, no fleet).
 pub fn planned_load_config(
     plan: &Plan,
     report: &PlanReport,
 ) -> Option<Result<(Job, SimConfig), SimError>> {
     let job = report.planned_load_job(plan)?;
-    let config = || -> Result<SimConfig, SimError> {
-        // run_job:
-        let mut base = SimConfig::from_plan(plan, job.rate_rps)?;
-        base.max_num_seqs = job.knobs.max_num_seqs;
-        base.max_num_batched_tokens = job.knobs.max_num_batched_tokens;
-        base.chunked_prefill = job.knobs.chunked_prefill;
-        // run_job_with:
-        let mut cfg = base.with_rate(job.rate_rps)?;
-        cfg.traffic.arrival = cfg.traffic.arrival.open_loop();
-        cfg.traffic.max_concurrency = None;
-        cfg.max_num_seqs = job.knobs.max_num_seqs;
-        cfg.max_num_batched_tokens = job.knobs.max_num_batched_tokens;
-        cfg.chunked_prefill = job.knobs.chunked_prefill;
-        Ok(cfg)
-    };
-    Some(config().map(|cfg| (job, cfg)))
+    Some(job_config(plan, &job).map(|cfg| (job, cfg)))
 }
 
 /// The cache over one run at the planned rate per replica: what the chart draws.

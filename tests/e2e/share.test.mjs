@@ -56,6 +56,17 @@ async function injected(page) {
   }));
 }
 
+/** Asserts the finance view's headline numbers are the CLI JSON's, bit for bit; returns them. */
+async function financeEqualsCli(page, cli) {
+  const shown = await financeValues(page);
+  for (const [cell, key] of CELLS) {
+    const expected = findKey(cli, key);
+    assert.equal(typeof expected, 'number', `the CLI JSON has ${key}`);
+    assert.equal(shown[cell], expected, `${cell}: page ${shown[cell]}, CLI ${expected}`);
+  }
+  return shown;
+}
+
 test('a link made by the CLI opens in a fresh profile with the CLI numbers', async () => {
   const link = (await runCli(['link', '--base-url', `${h.baseUrl}/`, '--peak-rate', '45', ...SMALL])).trim();
   assert.ok(link.startsWith(`${h.baseUrl}/#p=`), link);
@@ -64,12 +75,7 @@ test('a link made by the CLI opens in a fresh profile with the CLI numbers', asy
   const { page, errors } = await h.openPage(`/${fragmentOf(link)}`, {
     waitFor: '[data-testid="finance-view"]',
   });
-  const shown = await financeValues(page);
-  for (const [cell, key] of CELLS) {
-    const expected = findKey(cli, key);
-    assert.equal(typeof expected, 'number', `the CLI JSON has ${key}`);
-    assert.equal(shown[cell], expected, `${cell}: page ${shown[cell]}, CLI ${expected}`);
-  }
+  const shown = await financeEqualsCli(page, cli);
   const answer = await page.textContent('[data-testid="answer"]');
   assert.match(answer, new RegExp(`^${shown['gpus-total']} × .*\\(\\d+ for a 45 req/s peak \\+ 1 spare\\)`));
   assert.match(answer, /at 90% of requests within 0\.5 s to first token and 25 ms per token/);
@@ -106,12 +112,7 @@ test('sessions on 2 replicas behind prefix-aware routing: the page equals the CL
     waitFor: '[data-testid="finance-view"]',
   });
   // The finance view: the CLI's headline numbers, goodput per replica among them.
-  const shown = await financeValues(page);
-  for (const [cell, key] of CELLS) {
-    const expected = findKey(cli, key);
-    assert.equal(typeof expected, 'number', `the CLI JSON has ${key}`);
-    assert.equal(shown[cell], expected, `${cell}: page ${shown[cell]}, CLI ${expected}`);
-  }
+  const shown = await financeEqualsCli(page, cli);
   // Its assumptions are the report's: the traffic with its sessions, and the routing last.
   await page.waitForSelector('[data-testid="assumption-routing"]');
   const stated = await page.$$eval('[data-testid="assumptions"] dt', (dts) => dts.map((dt) => `${dt.textContent}: ${dt.nextElementSibling.textContent}.`));

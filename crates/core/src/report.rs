@@ -739,23 +739,10 @@ pub fn evaluate_plan_with(
         let sweep = sweep_knobs_threads(plan, threads, progress)?;
         let at_best = planned_at_best(plan, &sweep);
         let offset = sweep.jobs();
-        let search = search_goodput_threads(&at_best, threads, &mut |p| {
-            progress(Progress {
-                done: p.done + offset,
-                total: p.total + offset,
-            })
-        })?;
+        let search = search_goodput_threads(&at_best, threads, &mut after(offset, progress))?;
         let mut report = PlanReport::complete(&at_best, Some(&search), Some(&sweep))?;
-        if let Some(rr) = baseline_plan(&at_best) {
-            let offset = offset + search.jobs_run;
-            let baseline = search_goodput_threads(&rr, threads, &mut |p| {
-                progress(Progress {
-                    done: p.done + offset,
-                    total: p.total + offset,
-                })
-            })?;
-            report.set_router_baseline(&at_best, &baseline);
-        }
+        let offset = offset + search.jobs_run;
+        fill_router_baseline(&mut report, &at_best, threads, offset, progress)?;
         return Ok(report);
     }
     let mut offset = 0;
@@ -767,27 +754,17 @@ pub fn evaluate_plan_with(
         None
     };
     let sweep = if options.sweep {
-        Some(sweep_knobs_threads(plan, threads, &mut |p| {
-            progress(Progress {
-                done: p.done + offset,
-                total: p.total + offset,
-            })
-        })?)
+        Some(sweep_knobs_threads(
+            plan,
+            threads,
+            &mut after(offset, progress),
+        )?)
     } else {
         None
     };
     let mut report = PlanReport::complete(plan, search.as_ref(), sweep.as_ref())?;
-    // The plan's router against round robin: the same search with requests dealt in turn.
-    if let (Some(rr), Some(_)) = (baseline_plan(plan), &search) {
-        let offset = offset + sweep.as_ref().map_or(0, SweepResult::jobs);
-        let baseline = search_goodput_threads(&rr, threads, &mut |p| {
-            progress(Progress {
-                done: p.done + offset,
-                total: p.total + offset,
-            })
-        })?;
-        report.set_router_baseline(plan, &baseline);
-    }
+    let offset = offset + sweep.as_ref().map_or(0, SweepResult::jobs);
+    fill_router_baseline(&mut report, plan, threads, offset, progress)?;
     if plan.run.plan_at_best && !options.sweep {
         report.warnings.push(warn(
             "planned_at_best",
@@ -796,6 +773,36 @@ pub fn evaluate_plan_with(
         ));
     }
     Ok(report)
+}
+
+/// `progress` for work that comes after `offset` finished jobs.
+fn after(
+    offset: u32,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> impl FnMut(Progress) -> bool + '_ {
+    move |p| {
+        progress(Progress {
+            done: p.done + offset,
+            total: p.total + offset,
+        })
+    }
+}
+
+/// The plan's router against round robin: searches [`baseline_plan`]`(plan)` (after
+/// `offset` finished jobs) and records it in `report`, the report of `plan`; nothing for
+/// a plan without a baseline (no routing, round robin, or a measured goodput).
+fn fill_router_baseline(
+    report: &mut PlanReport,
+    plan: &Plan,
+    threads: usize,
+    offset: u32,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<(), SearchError> {
+    if let Some(rr) = baseline_plan(plan) {
+        let baseline = search_goodput_threads(&rr, threads, &mut after(offset, progress))?;
+        report.set_router_baseline(plan, &baseline);
+    }
+    Ok(())
 }
 
 /// `plan` at the best cell of its knob `sweep`: the engine settings the numbers use when

@@ -125,15 +125,17 @@ impl RouterSavings {
             rps(self.routed.goodput_rps),
             rps(self.round_robin.goodput_rps)
         );
-        // "6 (12 GPUs, $21,900 a month)".
-        let fleet = |f: &RoutedFleet| -> Option<String> {
-            Some(format!(
-                "{} ({} GPUs, {} a month)",
-                f.replicas_total?,
+        // The replicas and "(12 GPUs, $21,900 a month)"; `None` when not sized.
+        let fleet = |f: &RoutedFleet| -> Option<(u32, String)> {
+            let what = format!(
+                "({} GPUs, {} a month)",
                 thousands(f.gpus_total?.into()),
                 usd(f.cost_per_month_usd?)
-            ))
+            );
+            Some((f.replicas_total?, what))
         };
+        // "6 replicas (12 GPUs, $21,900 a month)".
+        let with_word = |(n, what): &(u32, String)| format!("{} {what}", replicas(u64::from(*n)));
         match (
             fleet(&self.routed),
             fleet(&self.round_robin),
@@ -152,7 +154,12 @@ impl RouterSavings {
                         usd(-d)
                     )
                 };
-                format!("{head}: {} instead of {b}, {verdict}.", with_word(&a))
+                format!(
+                    "{head}: {} instead of {} {}, {verdict}.",
+                    with_word(&a),
+                    b.0,
+                    b.1
+                )
             }
             (Some(a), None, _, _) => {
                 format!(
@@ -168,14 +175,6 @@ impl RouterSavings {
             }
             _ => format!("{head}: behind neither does any rate meet the SLO."),
         }
-    }
-}
-
-/// "6 (12 GPUs, …)" as "6 replicas (12 GPUs, …)".
-fn with_word(fleet: &str) -> String {
-    match fleet.split_once(' ') {
-        Some((n, rest)) => format!("{} {rest}", replicas(n.parse().unwrap_or(0))),
-        None => fleet.to_string(),
     }
 }
 

@@ -208,26 +208,46 @@ fn peak_unknown() -> u32 {
 
 /// Runs one job: what a worker calls. The plan must be the one the search was built from.
 pub fn run_job(plan: &Plan, job: &Job) -> Result<JobResult, SimError> {
+    run_job_with(&plan_config(plan, job)?, job)
+}
+
+/// `plan` resolved at `job`'s rate with its knobs: the base [`run_job`] hands to
+/// [`run_job_with`].
+fn plan_config(plan: &Plan, job: &Job) -> Result<SimConfig, SimError> {
     let mut cfg = SimConfig::from_plan(plan, job.rate_rps)?;
     cfg.max_num_seqs = job.knobs.max_num_seqs;
     cfg.max_num_batched_tokens = job.knobs.max_num_batched_tokens;
     cfg.chunked_prefill = job.knobs.chunked_prefill;
-    run_job_with(&cfg, job)
+    Ok(cfg)
 }
 
-/// Runs one job on a resolved configuration (the job's rate and knobs override `base`'s).
-/// Workers that run many jobs of one plan resolve it once and call this.
+/// The configuration [`run_job`] simulates `job` of `plan` on, for a caller that runs
+/// the same simulation itself (the page's cache chart of the planned load).
+pub fn job_config(plan: &Plan, job: &Job) -> Result<SimConfig, SimError> {
+    job_config_with(&plan_config(plan, job)?, job)
+}
+
+/// The configuration [`run_job_with`] simulates `job` on: `base` at the job's rate and
+/// knobs, with open-loop arrivals.
 ///
-/// Every search and sweep job runs through here, so this is where they turn to open-loop
+/// Every search and sweep job runs on it, so this is where they turn to open-loop
 /// production traffic: a closed loop runs as Poisson arrivals at the job's rate
 /// ([`crate::plan::Arrival::open_loop`]) and a client-side `max_concurrency` is dropped.
-pub fn run_job_with(base: &SimConfig, job: &Job) -> Result<JobResult, SimError> {
+fn job_config_with(base: &SimConfig, job: &Job) -> Result<SimConfig, SimError> {
     let mut cfg = base.with_rate(job.rate_rps)?;
     cfg.traffic.arrival = cfg.traffic.arrival.open_loop();
     cfg.traffic.max_concurrency = None;
     cfg.max_num_seqs = job.knobs.max_num_seqs;
     cfg.max_num_batched_tokens = job.knobs.max_num_batched_tokens;
     cfg.chunked_prefill = job.knobs.chunked_prefill;
+    Ok(cfg)
+}
+
+/// Runs one job on a resolved configuration (the job's rate and knobs override `base`'s,
+/// as [`job_config_with`] says). Workers that run many jobs of one plan resolve it once
+/// and call this.
+pub fn run_job_with(base: &SimConfig, job: &Job) -> Result<JobResult, SimError> {
+    let cfg = job_config_with(base, job)?;
     if job.detail {
         let r = sim::simulate(&cfg, job.seed)?;
         Ok(JobResult {

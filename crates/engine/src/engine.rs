@@ -117,7 +117,9 @@ struct Prefilling {
     remaining: u32,
 }
 
-/// Everything one run produces; the public report is derived from it.
+/// Everything one run produces; the public report is derived from it. The default is
+/// a run that has produced nothing yet.
+#[derive(Default)]
 pub(crate) struct Outcome {
     /// Measured requests meeting every objective.
     pub(crate) hits: u32,
@@ -482,32 +484,15 @@ impl<'a, const FULL: bool, const ROUTED: bool> Engine<'a, FULL, ROUTED> {
             t: 0.0,
             s: 0,
             out: Outcome {
-                hits: 0,
-                hits_each: [0; 3],
-                window_start: 0.0,
                 measured,
-                finished_measured: 0,
-                rejected: 0,
-                preemptions: 0,
-                steps: 0,
-                t_end: 0.0,
-                truncated: false,
-                output_tokens: 0,
-                queue_area: 0.0,
-                running_area: 0.0,
-                peak_queue: 0,
-                peak_running: 0,
-                prefix_hit_rate: 0.0,
-                prefix_evicted_tokens: 0,
-                prefix_lookups: (0, 0),
                 replicas: 1,
-                cache_timeline: Vec::new(),
                 ttft: vec![f64::NAN; cap],
                 tpot: vec![f64::NAN; cap],
                 e2e: vec![f64::NAN; cap],
                 // About four steps per request at typical loads; sized up front so
                 // the pairs are not copied over and over as the vector grows.
                 itl: Vec::with_capacity(if FULL { (n * 5).min(1 << 20) } else { 0 }),
+                ..Outcome::default()
             },
         }
     }

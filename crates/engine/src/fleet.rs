@@ -210,30 +210,9 @@ fn merge<const FULL: bool>(
     let mut e2e = vec![f64::NAN; cap];
     let mut itl = Vec::new();
     let mut sum = Outcome {
-        hits: 0,
-        hits_each: [0; 3],
         window_start: arrival.get(warm).copied().unwrap_or(0.0),
-        measured: 0,
-        finished_measured: 0,
-        rejected: 0,
-        preemptions: 0,
-        steps: 0,
-        t_end: 0.0,
-        truncated: false,
-        output_tokens: 0,
-        queue_area: 0.0,
-        running_area: 0.0,
-        peak_queue: 0,
-        peak_running: 0,
-        prefix_hit_rate: 0.0,
-        prefix_evicted_tokens: 0,
-        prefix_lookups: (0, 0),
         replicas: outs.len() as u32,
-        cache_timeline: Vec::new(),
-        ttft: Vec::new(),
-        tpot: Vec::new(),
-        e2e: Vec::new(),
-        itl: Vec::new(),
+        ..Outcome::default()
     };
     for (k, (mut o, ids)) in outs.into_iter().zip(served).enumerate() {
         if k == 0 {
