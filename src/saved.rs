@@ -559,7 +559,8 @@ mod tests {
             goodput_core::plan::TraceRow {
                 arrival_s: 0.123456789,
                 prompt_tokens: 1000,
-                output_tokens: 100
+                output_tokens: 100,
+                ..Default::default()
             };
             20_000
         ];

@@ -17,7 +17,8 @@ use goodput_core::plan::fields::{field, Field};
 pub fn Choice(
     /// The registry's field (a [`Kind::Choice`](goodput_core::plan::fields::Kind)).
     field: &'static Field,
-    /// Values not offered here (a trace's arrivals come from importing one).
+    /// Values not offered here unless the plan holds them already (a trace's arrivals
+    /// come from importing one, and then show as such).
     #[prop(optional)]
     hidden: &'static [&'static str],
     /// Reads the current value from the plan.
@@ -47,18 +48,21 @@ pub fn Choice(
                     }
                 }
             >
-                {field
-                    .choices()
-                    .iter()
-                    .filter(|(value, _)| !hidden.contains(value))
-                    .map(|&(value, text)| {
-                        view! {
-                            <option value=value prop:selected=move || current.get() == value>
-                                {text}
-                            </option>
-                        }
-                    })
-                    .collect_view()}
+                {move || {
+                    let now = current.get();
+                    field
+                        .choices()
+                        .iter()
+                        .filter(|(value, _)| !hidden.contains(value) || now == *value)
+                        .map(|&(value, text)| {
+                            view! {
+                                <option value=value prop:selected=move || current.get() == value>
+                                    {text}
+                                </option>
+                            }
+                        })
+                        .collect_view()
+                }}
             </select>
             <p class="help" id=ids.help>{field.help}</p>
         </div>

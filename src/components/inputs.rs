@@ -25,6 +25,52 @@ fn numbers(group: Group, skip: &'static [&'static str]) -> impl IntoView {
 }
 
 /// One group of inputs with a heading and an optional intro line.
+/// What a replayed trace gives the plan, while it holds one: its rows, which of
+/// arrivals and lengths come from it, and the block ids that drive the prefix cache.
+#[component]
+fn ReplayNote() -> impl IntoView {
+    use goodput_core::format::thousands;
+    use goodput_core::plan::{Arrival, LengthDist};
+    let state = PlanState::expect_context();
+    let words = Memo::new(move |_| {
+        state.draft.with(|p| {
+            let t = &p.traffic;
+            if t.trace.is_empty() {
+                return None;
+            }
+            let mut from = Vec::new();
+            if t.arrival == Arrival::Trace {
+                from.push("arrival pattern (scaled to each simulated rate)");
+            }
+            if t.prompt.dist == LengthDist::Trace {
+                from.push("prompt lengths");
+            }
+            if t.output.dist == LengthDist::Trace {
+                from.push("output lengths");
+            }
+            let blocks: usize = t.trace.iter().map(|r| r.blocks.len()).sum();
+            let mut s = format!(
+                "A trace of {} requests is replayed: its {}.",
+                thousands(t.trace.len() as i64),
+                if from.is_empty() { "rows are kept but nothing uses them".to_string() } else { from.join(", ") }
+            );
+            if blocks > 0 {
+                s.push_str(&format!(
+                    " Its {} block ids say which prompt blocks repeat: the prefix cache's hits follow from them.",
+                    thousands(blocks as i64)
+                ));
+            }
+            s.push_str(" Typing a median below draws lengths instead; Undo brings the replay back.");
+            Some((s, blocks))
+        })
+    });
+    move || {
+        words.get().map(|(s, blocks)| {
+            view! { <p class="note" data-testid="replay-note" data-blocks=blocks.to_string()>{s}</p> }
+        })
+    }
+}
+
 #[component]
 fn InputGroup(
     /// Heading.
@@ -120,6 +166,7 @@ pub fn InputsColumn() -> impl IntoView {
                 <InputGroup title="Traffic" intro="The forecast peak and the shape of requests.">
                     <NumberField id="traffic.peak_rate_rps" />
                     <ArrivalChoice />
+                    <ReplayNote />
                     <Show when=move || bursty.get()>
                         <NumberField id="traffic.arrival.cv" />
                     </Show>

@@ -1,9 +1,10 @@
 //! Trace import: an Azure LLM inference CSV, a BurstGPT CSV or Mooncake JSONL, read in
 //! slices of [`SLICE_BYTES`] through the core's streaming summariser (the page yields
 //! between slices, shows its progress and can cancel), summarised to its hourly shape and
-//! lengths. Only the summary is kept; its shape becomes the day's profile.
+//! lengths. Only the summary and the first rows are kept; its shape becomes the day's
+//! profile, and its requests can be replayed as the plan's traffic.
 
-use goodput_core::format::percent_tenths;
+use goodput_core::format::{percent_tenths, thousands};
 use goodput_core::schedule::RateProfile;
 use goodput_core::trace::{TraceSummarizer, TraceSummary};
 use leptos::prelude::*;
@@ -32,10 +33,10 @@ pub fn trace_words(t: &TraceSummary) -> String {
     let mut s = format!(
         "{} trace: {} requests over {:.1} h ({:.3} req/s on average); {} bad rows",
         t.format.name(),
-        t.rows,
+        thousands(t.rows as i64),
         t.span_s / 3600.0,
         t.mean_rate_rps,
-        t.bad_rows
+        thousands(t.bad_rows as i64)
     );
     if let Some(b) = t.bad_examples.first() {
         s.push_str(&format!(" (the first, line {}: {})", b.line, b.reason));
@@ -44,8 +45,9 @@ pub fn trace_words(t: &TraceSummary) -> String {
         s.push_str("; the file was longer than can be read, the rest is left out");
     }
     s.push_str(&format!(
-        ". Prompts average {:.0} tokens, outputs {:.0}",
-        t.prompt.mean, t.output.mean
+        ". Prompts average {} tokens, outputs {}",
+        thousands(t.prompt.mean.round() as i64),
+        thousands(t.output.mean.round() as i64)
     ));
     if let Some(p) = &t.prefix {
         s.push_str(&format!(
@@ -124,6 +126,18 @@ pub fn TraceImport() -> impl IntoView {
             }.into_any()),
             Import::Done(t, applied) => {
                 let t2 = (**t).clone();
+                let t3 = (**t).clone();
+                let blocks: usize = t.replay.iter().map(|r| r.blocks.len()).sum();
+                let replay_help = format!(
+                    "Replay replaces the plan's arrivals and lengths with the trace's {} {}, in its arrival pattern at each simulated rate{}.",
+                    thousands(t.replay.len() as i64),
+                    if t.replay_left_out > 0 { "first requests" } else { "requests" },
+                    if blocks > 0 {
+                        "; its block ids say which prompt blocks repeat, so the prefix cache's hits follow from them and from KV memory, not from a typed hit rate"
+                    } else {
+                        ""
+                    }
+                );
                 let note = match applied {
                     Ok(()) => "Its hourly shape is now the day's profile.".to_string(),
                     Err(e) => format!("Its hourly shape was not used: {e}."),
@@ -137,6 +151,12 @@ pub fn TraceImport() -> impl IntoView {
                         on:click=move |_| state.change("trace lengths", |p| { t2.apply_to(p); })>
                         "Use its request lengths too"
                     </button>
+                    " "
+                    <button type="button" data-testid="day-trace-replay" data-blocks=blocks.to_string()
+                        on:click=move |_| state.change("trace replay", |p| { t3.replay_into(p); })>
+                        "Replay its requests as the traffic"
+                    </button>
+                    <p class="help" data-testid="day-trace-replay-help">{replay_help}</p>
                 }.into_any())
             }
         })

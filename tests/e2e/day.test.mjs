@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { assertNoErrors, decodePng, inkOf, readValue, runCli, runCliJson, screenshot, SCREENSHOT_DIR, startHarness, waitForPhase } from './harness.mjs';
+import { assertNoErrors, decodePng, findNumber, inkOf, readValue, REPO_ROOT, runCli, runCliJson, screenshot, SCREENSHOT_DIR, startHarness, waitForPhase, waitForRerun, waitForRunDone } from './harness.mjs';
 
 /** Longest wait for a search or a day's schedule [ms]. */
 const RUN_TIMEOUT_MS = 240_000;
@@ -252,4 +252,47 @@ test('a large trace is read with progress and can be cancelled, leaving the prof
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test("a Mooncake trace replayed as the traffic: its block ids drive the cache, the page equals the CLI, and Undo brings the traffic back", async () => {
+  const fixture = path.join(REPO_ROOT, 'crates/core/tests/fixtures/trace/mooncake_conversation_head.jsonl');
+  // Long prompts: objectives they can meet, paged KV memory, a small search.
+  const plan = ['--kv-policy', 'paged', '--ttft-slo', '8', '--tpot-slo', '0.06',
+    '--num-requests', '1000', '--warmup-requests', '100', '--replications', '4'];
+  const link = (await runCli(['link', '--base-url', `${h.baseUrl}/`, ...plan])).trim();
+  const { page, errors } = await h.openPage(`/${link.slice(link.indexOf('#'))}&view=planner`, { waitFor: '[data-testid="day-panel"]' });
+  await waitForRunDone(page);
+  const before = await readValue(page, 'goodput-rps');
+  await page.click('.day-trace summary');
+  await page.setInputFiles('[data-testid="day-trace-file"]', fixture);
+  const summary = await page.waitForSelector('[data-testid="day-trace-summary"]');
+  assert.equal(Number(await summary.getAttribute('data-rows')), 1000);
+  const replay = page.locator('[data-testid="day-trace-replay"]');
+  assert.equal(Number(await replay.getAttribute('data-blocks')), 27305, 'every row names its blocks');
+  assert.match(await page.textContent('[data-testid="day-trace-replay-help"]'), /trace's 1,000 requests.*block ids/);
+  await replay.click();
+  await waitForRerun(page, { mayHaveFinished: true });
+  await waitForRunDone(page);
+  assert.equal(await page.inputValue('[data-testid="input-traffic.arrival"]'), 'trace', 'the arrival shows as the trace');
+  assert.equal(await page.getAttribute('[data-testid="replay-note"]', 'data-blocks'), '27305');
+  assert.match(await page.textContent('[data-testid="replay-note"]'), /^A trace of 1,000 requests is replayed: its arrival pattern \(scaled to each simulated rate\), prompt lengths, output lengths\. Its 27,305 block ids/);
+  // The CLI, replaying the same file, gets the same numbers to the last bit.
+  const cli = await runCliJson(['plan', '--link', link, '--replay', fixture, '--json', '--no-sweep']);
+  for (const [testid, key] of [['goodput-rps', 'goodput_rps'], ['replicas-total', 'replicas_total'], ['cost-per-month-usd', 'cost_per_month_usd']]) {
+    const expected = findNumber(cli, key);
+    assert.equal(typeof expected, 'number', `the CLI JSON has ${key}`);
+    assert.equal(await readValue(page, testid), expected, `${testid} against the CLI's ${key}`);
+  }
+  const hit = cli.planned_load.detail.prefix_hit_rate;
+  assert.ok(hit > 0.01 && hit < 0.1, `one GPU's cache finds a little of the trace's reuse: ${hit}`);
+  assert.ok(cli.assumptions.some((a) => /prefix caching of the trace's 27,305 prompt blocks of 512 tokens/.test(a)), cli.assumptions.join(' | '));
+  await screenshot(page, 'day-trace-replay');
+  // Undo: the plan's own traffic and its goodput again.
+  await page.click('[data-testid="undo"]');
+  await waitForRerun(page, { mayHaveFinished: true });
+  await waitForRunDone(page);
+  assert.equal(await page.inputValue('[data-testid="input-traffic.arrival"]'), 'poisson');
+  assert.equal(await page.locator('[data-testid="replay-note"]').count(), 0, 'no replay after Undo');
+  assert.equal(await readValue(page, 'goodput-rps'), before);
+  assertNoErrors(errors);
 });

@@ -284,8 +284,16 @@ pub fn with_plan_flags(cmd: Command, pools: bool) -> Command {
             )
             .help_heading("Plan flags"),
         )
+        .arg(text_flag("link", "URL", "Read the plan from a share link").help_heading("Plan flags"))
         .arg(
-            text_flag("link", "URL", "Read the plan from a share link").help_heading("Plan flags"),
+            text_flag(
+                "replay",
+                "FILE",
+                "Replay a trace's requests (an Azure or BurstGPT CSV, Mooncake JSONL; its first \
+                 100,000 rows): their arrival pattern at the simulated rate, their lengths, and \
+                 Mooncake's block ids, from which the prefix cache's hits follow",
+            )
+            .help_heading("Plan flags"),
         );
     for f in fields::FIELDS {
         let is_pool = f.path.starts_with("disagg.");
@@ -452,6 +460,7 @@ impl Args {
     /// then applies every plan-override flag and validates the result.
     pub fn plan(&mut self) -> Result<Plan, String> {
         let mut plan = self.base_plan()?;
+        self.replay(&mut plan)?;
         self.apply_overrides(&mut plan)?;
         self.check(&plan)?;
         Ok(plan)
@@ -461,6 +470,7 @@ impl Args {
     /// check but whether the model fits the plan's own GPUs, which each option checks.
     pub fn plan_for_other_hardware(&mut self) -> Result<Plan, String> {
         let mut plan = self.base_plan()?;
+        self.replay(&mut plan)?;
         self.apply_overrides(&mut plan)?;
         let mut probe = plan.clone();
         probe.engine.kv_policy = KvPolicy::None;
@@ -496,6 +506,25 @@ impl Args {
             (None, Some(url)) => load_link(&url),
             (None, None) => Ok(Plan::default()),
         }
+    }
+
+    /// `--replay FILE`: the trace's rows replace the plan's arrivals and lengths (and,
+    /// with block ids, its prefix caching), before any single-field flag.
+    fn replay(&mut self, plan: &mut Plan) -> Result<(), String> {
+        let Some(path) = self.value("--replay") else {
+            return Ok(());
+        };
+        let t = crate::input::read_trace("--replay", &path, None)?;
+        t.replay_into(plan);
+        for field in [
+            "traffic.trace",
+            "traffic.trace.blocks",
+            "traffic.trace.tokens",
+            "traffic.trace.arrival_s",
+        ] {
+            self.note_path(field, "--replay");
+        }
+        Ok(())
     }
 
     /// Records that `flag` set the registry field it belongs to.

@@ -2,6 +2,7 @@
 //! the flag's limit: one reader, so every flag words a missing, oversized or non-text
 //! input the same way.
 
+use goodput_core::trace::{summarize_reader, TraceFormat, TraceSummary};
 use std::io::Read;
 
 /// A size in the largest binary unit that keeps it whole (`8 MiB`, `512 KiB`).
@@ -40,6 +41,19 @@ pub fn read_text(flag: &str, path: &str, max_bytes: u64) -> Result<String, Strin
         ));
     }
     String::from_utf8(bytes).map_err(|_| format!("{flag}: {what} is not UTF-8 text"))
+}
+
+/// The trace `flag` names, summarised as it streams past (any size), its first rows
+/// kept for a replay; `format` None detects it from the first line.
+pub fn read_trace(
+    flag: &str,
+    path: &str,
+    format: Option<TraceFormat>,
+) -> Result<TraceSummary, String> {
+    let file =
+        std::fs::File::open(path).map_err(|e| format!("{flag}: cannot read '{path}': {e}"))?;
+    let reader = std::io::BufReader::with_capacity(1 << 16, file);
+    summarize_reader(reader, format).map_err(|e| format!("{flag}: {path}: {e}"))
 }
 
 #[cfg(test)]

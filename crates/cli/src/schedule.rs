@@ -7,7 +7,7 @@ use goodput_core::schedule::{
     schedule_threads, RateProfile, Schedule, ScheduleError, ScheduleOptions, SHAPES,
 };
 use goodput_core::search::search_goodput_threads;
-use goodput_core::trace::{summarize_reader, TraceFormat, TraceSummary};
+use goodput_core::trace::{TraceFormat, TraceSummary};
 
 use clap::Command;
 
@@ -118,13 +118,6 @@ fn read_profile(spec: &str, absolute: bool) -> Result<RateProfile, String> {
     Ok(p)
 }
 
-fn read_trace(path: &str, format: Option<TraceFormat>) -> Result<TraceSummary, String> {
-    let file =
-        std::fs::File::open(path).map_err(|e| format!("--trace: cannot read '{path}': {e}"))?;
-    let reader = std::io::BufReader::with_capacity(1 << 16, file);
-    summarize_reader(reader, format).map_err(|e| format!("--trace: {path}: {e}"))
-}
-
 /// Runs the command.
 pub fn run(args: &mut Args) -> Result<String, String> {
     let json = args.flag("--json");
@@ -176,7 +169,7 @@ pub fn run(args: &mut Args) -> Result<String, String> {
     }
 
     let trace = match &trace_path {
-        Some(path) => Some(read_trace(path, trace_format)?),
+        Some(path) => Some(crate::input::read_trace("--trace", path, trace_format)?),
         None => None,
     };
     let changes = match &trace {

@@ -226,3 +226,67 @@ fn the_plan_s_own_schedule_gives_the_defaults() {
     assert_eq!(v["options"]["scale_up_lag_min"], 7.0);
     assert_eq!(v["hours"][0]["rate_rps"], 15.0);
 }
+
+/// `--replay FILE` on a plan command: the trace's rows become the traffic, Mooncake's
+/// block ids drive the prefix cache; a missing file, a trace with no readable row and a
+/// typed hit rate beside block ids are refused in words that name the flag.
+#[test]
+fn a_replayed_trace_is_the_plans_traffic() {
+    let trace = fixture("mooncake_conversation_head.jsonl");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "simulate",
+            "--replay",
+            &trace,
+            "--kv-policy",
+            "paged",
+            "--num-requests",
+            "300",
+            "--warmup-requests",
+            "30",
+            "--request-rate",
+            "0.5",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        json(&goodput(&args))["prefix_hit_rate"]
+            .as_f64()
+            .expect("a hit rate")
+    };
+    // Conversations come back to blocks still cached on this GPU, now and then.
+    let hit = run(&[]);
+    assert!(hit > 0.01 && hit < 0.2, "{hit}");
+    // With memory for every block, more of them.
+    let all = run(&["--memory-bytes", "1e13"]);
+    assert!(all > 2.0 * hit, "{all} against {hit}");
+    let e = failure(
+        &goodput(&["plan", "--replay", "no-such-trace.jsonl"]),
+        "missing file",
+    );
+    assert!(
+        e.starts_with("goodput: --replay: cannot read 'no-such-trace.jsonl'"),
+        "{e}"
+    );
+    let empty = TempFile::new("empty.jsonl", "{\"timestamp\": 1}\n");
+    let e = failure(
+        &goodput(&["plan", "--replay", empty.path()]),
+        "no readable row",
+    );
+    assert!(e.contains("--replay:"), "{e}");
+    let e = failure(
+        &goodput(&[
+            "plan",
+            "--replay",
+            &trace,
+            "--prefix-hit-rate",
+            "0.5",
+            "--prefix-tokens",
+            "100",
+        ]),
+        "typed hit rate beside block ids",
+    );
+    assert!(
+        e.contains("--prefix-hit-rate") && e.contains("block"),
+        "{e}"
+    );
+}

@@ -720,11 +720,13 @@ mod tests {
                 arrival_s: 0.0,
                 prompt_tokens: 10,
                 output_tokens: 500,
+                ..TraceRow::default()
             },
             TraceRow {
                 arrival_s: 1.0,
                 prompt_tokens: 30,
                 output_tokens: 50,
+                ..TraceRow::default()
             },
         ];
         assert_eq!(mean_length_tokens(&spec, &rows, LengthOf::Prompt), 20.0);

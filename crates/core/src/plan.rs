@@ -10,7 +10,9 @@
 
 use crate::tagged::Tagged;
 pub use goodput_engine::fleet::{Fleet, FleetRouter};
-pub use goodput_engine::kinds::{Arrival, KvPolicy, LengthDist, LengthSpec, SloMode, TraceRow};
+pub use goodput_engine::kinds::{
+    Arrival, KvPolicy, LengthDist, LengthSpec, SloMode, TraceRow, TRACE_BLOCK_TOKENS,
+};
 pub use goodput_engine::traffic::{PrefixModel, TurnOrder};
 use serde::{Deserialize, Serialize};
 
@@ -1642,6 +1644,37 @@ impl Plan {
                     format!(
                         "row {i}: prompt and output lengths must be in 0..={MAX_TOKENS} tokens"
                     ),
+                ));
+            }
+            let most = r.prompt_tokens.div_ceil(TRACE_BLOCK_TOKENS) as usize;
+            if r.blocks.len() > most {
+                return Err(err(
+                    "traffic.trace.blocks",
+                    format!(
+                        "row {i}: {} block ids for a prompt of {} tokens; blocks hold {} \
+                         tokens, so at most {most} fit",
+                        r.blocks.len(),
+                        crate::format::thousands(r.prompt_tokens as i64),
+                        TRACE_BLOCK_TOKENS
+                    ),
+                ));
+            }
+        }
+        if t.trace.iter().any(|r| !r.blocks.is_empty()) {
+            if t.prompt.dist != LengthDist::Trace {
+                return Err(err(
+                    "traffic.prompt.dist",
+                    "must be 'trace' when the trace's rows name their blocks: the block \
+                     ids describe the trace's own prompts"
+                        .into(),
+                ));
+            }
+            if t.prefix_tokens > 0 || t.prefix_hit_rate > 0.0 {
+                return Err(err(
+                    "traffic.prefix_hit_rate",
+                    "must be 0 (with the prefix tokens) when the trace's rows name their \
+                     blocks: the cache's hits then follow from the blocks; use one or the other"
+                        .into(),
                 ));
             }
         }

@@ -605,7 +605,8 @@ pub fn traffic_words(plan: &Plan) -> String {
             format!("{what} of {} tokens", thousands(tokens as i64))
         }
         LengthDist::Trace => format!(
-            "{what} lengths from the trace's {} rows",
+            "{} lengths from the trace's {} rows",
+            what.trim_end_matches('s'),
             thousands(t.trace.len() as i64)
         ),
     };
@@ -655,6 +656,11 @@ pub fn traffic_words(plan: &Plan) -> String {
                 format!("prefix caching of {}", parts.join(" and "))
             }
         }
+        None if t.trace.iter().any(|r| !r.blocks.is_empty()) => format!(
+            "prefix caching of the trace's {} prompt blocks of {} tokens, hits found in the cache",
+            thousands(t.trace.iter().map(|r| r.blocks.len() as i64).sum()),
+            crate::plan::TRACE_BLOCK_TOKENS
+        ),
         None if t.prefix_hit_rate > 0.0 && t.prefix_tokens > 0 => format!(
             "a {}-token prefix cached for {}% of requests",
             thousands(t.prefix_tokens as i64),

@@ -405,9 +405,28 @@ mod tests {
                 arrival_s: i as f64 * 0.0517 + (i % 7) as f64 * 1e-4,
                 prompt_tokens: 16 + (i as u32 * 7919) % 7000,
                 output_tokens: 1 + (i as u32 * 104_729) % 1000,
+                ..Default::default()
             })
             .collect();
         p
+    }
+
+    #[test]
+    fn a_replayed_traces_block_ids_travel_in_the_link_and_rows_without_them_are_unchanged() {
+        let mut p = with_trace(50);
+        let json = serde_json::to_string(&p.traffic.trace[0]).expect("serialises");
+        assert!(!json.contains("blocks"), "{json}");
+        for (i, r) in p.traffic.trace.iter_mut().enumerate() {
+            r.blocks = (0..r.prompt_tokens.div_ceil(512))
+                .map(|b| if b == 0 { 0 } else { (i * 20) as u32 + b })
+                .collect();
+        }
+        p.traffic.arrival = crate::plan::Arrival::Trace;
+        p.traffic.prompt.dist = crate::plan::LengthDist::Trace;
+        let payload = encode_checked(&p).expect("a 50-row trace with blocks fits");
+        let back = decode(&format!("#p={payload}")).expect("opens").plan;
+        assert_eq!(back, p);
+        assert!(back.traffic.trace[3].blocks.len() > 1);
     }
 
     #[test]
@@ -497,6 +516,7 @@ mod tests {
                 arrival_s: rng.finite_f64(),
                 prompt_tokens: rng.next() as u32,
                 output_tokens: rng.next() as u32,
+                ..TraceRow::default()
             })
             .collect();
         plan.slo.ttft_s = Some(rng.finite_f64());

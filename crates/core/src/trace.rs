@@ -24,8 +24,9 @@
 //!   that block's prefix. The clock starts at the first request, so its hours are hours
 //!   since the start of the trace, not clock hours.
 //!
-//! Nothing is held but the summary: the parser keeps one partial line, fixed-size
-//! counters and, for Mooncake, the set of block ids seen (bounded by
+//! Nothing is held but the summary and the first [`MAX_TRACE_ROWS`] rows, which a plan
+//! can replay ([`TraceSummary::replay_into`]): the parser keeps one partial line,
+//! fixed-size counters and, for Mooncake, the set of block ids seen (bounded by
 //! [`MAX_DISTINCT_BLOCKS`]). A row that cannot be read is counted with its line number
 //! and the reason (the first [`MAX_BAD_EXAMPLES`] are kept); it never stops the import.
 //! Lines longer than [`MAX_LINE_BYTES`] are bad rows; after [`MAX_ROWS`] rows the rest of
@@ -35,9 +36,11 @@
 //! `File` stream or a worker's slices) and [`TraceSummarizer::finish`], or with
 //! [`summarize_reader`] for anything that is [`std::io::BufRead`].
 
-use crate::plan::{LengthDist, LengthSpec, Plan, MAX_TOKENS};
+use crate::plan::{
+    Arrival, LengthDist, LengthSpec, Plan, TraceRow, MAX_TOKENS, MAX_TRACE_ROWS, TRACE_BLOCK_TOKENS,
+};
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Longest line read [bytes]; longer lines are bad rows.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
@@ -47,8 +50,6 @@ pub const MAX_ROWS: u64 = 50_000_000;
 pub const MAX_BAD_EXAMPLES: usize = 5;
 /// Most distinct Mooncake block ids remembered; later new ids are not remembered.
 pub const MAX_DISTINCT_BLOCKS: usize = 4_000_000;
-/// Tokens per Mooncake `hash_ids` block.
-pub const MOONCAKE_BLOCK_TOKENS: u32 = 512;
 /// Length histogram bins: bin 0 holds 0, bin k ≥ 1 holds [2^(k−1), 2^k) tokens.
 pub const LENGTH_BINS: usize = 22;
 
@@ -199,6 +200,13 @@ pub struct TraceSummary {
     pub zero_output_rows: u64,
     /// Prefix reuse, for a trace with block hashes (Mooncake).
     pub prefix: Option<PrefixReuse>,
+    /// The first [`MAX_TRACE_ROWS`] rows read, in the file's order, for a replay: times
+    /// from the earliest of them, Mooncake's block ids renumbered from 0 in the order
+    /// first met (ids past the prompt's last block left out). Not in the JSON summary.
+    #[serde(skip)]
+    pub replay: Vec<TraceRow>,
+    /// Rows read but not kept for a replay (past the first [`MAX_TRACE_ROWS`]).
+    pub replay_left_out: u64,
 }
 
 /// Prefix reuse measured from Mooncake `hash_ids`, as an unbounded cache would see it.
@@ -316,6 +324,10 @@ pub struct TraceSummarizer {
     hit_tokens: f64,
     prompt_tokens_total: f64,
     saturated: bool,
+    /// The rows kept for a replay, times as read.
+    kept: Vec<TraceRow>,
+    /// Mooncake ids of the kept rows, renumbered in the order first met.
+    kept_ids: HashMap<u64, u32>,
 }
 
 impl TraceSummarizer {
@@ -345,6 +357,8 @@ impl TraceSummarizer {
             hit_tokens: 0.0,
             prompt_tokens_total: 0.0,
             saturated: false,
+            kept: Vec::new(),
+            kept_ids: HashMap::new(),
         }
     }
 
@@ -529,6 +543,7 @@ impl TraceSummarizer {
         let p = parse_tokens(fields[c.prompt], "prompt tokens")?;
         let o = parse_tokens(fields[c.output], "output tokens")?;
         self.record(t, hour, p, o);
+        self.keep(t, p, o, &[]);
         Ok(())
     }
 
@@ -553,6 +568,7 @@ impl TraceSummarizer {
         let o = whole_tokens(row.output_length, "output_length")?;
         let t = row.timestamp / 1000.0;
         self.record(t, hour_of(t), p, o);
+        self.keep(t, p, o, &row.hash_ids);
         // Prefix reuse: blocks seen in earlier requests; the leading run is what a
         // prefix cache can serve.
         let mut leading = 0u64;
@@ -581,10 +597,33 @@ impl TraceSummarizer {
         self.prompt_tokens_total += p as f64;
         if leading > 0 {
             self.hits += 1;
-            let cached = (leading * MOONCAKE_BLOCK_TOKENS as u64).min(p.saturating_sub(1) as u64);
+            let cached = (leading * TRACE_BLOCK_TOKENS as u64).min(p.saturating_sub(1) as u64);
             self.hit_tokens += cached as f64;
         }
         Ok(())
+    }
+
+    /// Keeps a row for a replay while fewer than [`MAX_TRACE_ROWS`] are kept, with the
+    /// block ids that its prompt reaches, renumbered.
+    fn keep(&mut self, t: f64, prompt: u32, output: u32, ids: &[u64]) {
+        if self.kept.len() >= MAX_TRACE_ROWS {
+            return;
+        }
+        let reach = prompt.div_ceil(TRACE_BLOCK_TOKENS) as usize;
+        let blocks = ids
+            .iter()
+            .take(reach)
+            .map(|&id| {
+                let next = self.kept_ids.len() as u32;
+                *self.kept_ids.entry(id).or_insert(next)
+            })
+            .collect();
+        self.kept.push(TraceRow {
+            arrival_s: t,
+            prompt_tokens: prompt,
+            output_tokens: output,
+            blocks,
+        });
     }
 
     fn record(&mut self, t: f64, hour: usize, prompt: u32, output: u32) {
@@ -625,7 +664,7 @@ impl TraceSummarizer {
             .map(|h| (covered[h] >= 60.0).then(|| self.hourly[h] as f64 / covered[h]))
             .collect();
         let prefix = (format == TraceFormat::Mooncake && self.blocks > 0).then(|| PrefixReuse {
-            block_tokens: MOONCAKE_BLOCK_TOKENS,
+            block_tokens: TRACE_BLOCK_TOKENS,
             blocks: self.blocks,
             block_reuse: self.blocks_reused as f64 / self.blocks as f64,
             hit_rate: self.hits as f64 / self.rows as f64,
@@ -660,6 +699,19 @@ impl TraceSummarizer {
             output: self.output.summary(),
             zero_output_rows: self.zero_output,
             prefix,
+            replay_left_out: self.rows - self.kept.len() as u64,
+            replay: {
+                let t0 = self
+                    .kept
+                    .iter()
+                    .map(|r| r.arrival_s)
+                    .fold(f64::INFINITY, f64::min);
+                let mut rows = std::mem::take(&mut self.kept);
+                for r in &mut rows {
+                    r.arrival_s -= t0;
+                }
+                rows
+            },
         })
     }
 
@@ -849,6 +901,57 @@ impl TraceSummary {
         }
         changed
     }
+
+    /// The plan replaying the trace's kept rows ([`TraceSummary::replay`]): arrivals in
+    /// the trace's own pattern, scaled to whatever rate is simulated; each request's
+    /// prompt and output lengths; and, when the rows name their blocks (Mooncake), the
+    /// blocks, from which the prefix cache's hits follow (the typed hit rate is then
+    /// set to 0). A prefix structure cannot go with a replay and is removed. Returns
+    /// what was changed, in words.
+    pub fn replay_into(&self, plan: &mut Plan) -> Vec<String> {
+        let rows = &self.replay;
+        let t = &mut plan.traffic;
+        let longest =
+            |f: fn(&TraceRow) -> u32| rows.iter().map(f).max().unwrap_or(1).clamp(1, MAX_TOKENS);
+        t.trace = rows.clone();
+        t.arrival = Arrival::Trace;
+        t.prompt = LengthSpec {
+            dist: LengthDist::Trace,
+            min: 1,
+            max: longest(|r| r.prompt_tokens),
+        };
+        t.output = LengthSpec {
+            dist: LengthDist::Trace,
+            min: 1,
+            max: longest(|r| r.output_tokens),
+        };
+        let mut changed = vec![format!(
+            "requests: the trace's {} {}, replayed in its arrival pattern at the simulated rate, with their own prompt and output lengths",
+            crate::format::thousands(rows.len() as i64),
+            if self.replay_left_out > 0 {
+                format!(
+                    "first rows ({} later rows left out)",
+                    crate::format::thousands(self.replay_left_out as i64)
+                )
+            } else {
+                "rows".to_string()
+            }
+        )];
+        if t.sharing.take().is_some() {
+            changed.push("prefix structure: removed (a replay brings its own prompts)".into());
+        }
+        let blocks: usize = rows.iter().map(|r| r.blocks.len()).sum();
+        if blocks > 0 {
+            t.prefix_tokens = 0;
+            t.prefix_hit_rate = 0.0;
+            changed.push(format!(
+                "prefix cache: hits follow from the trace's {} block ids of {} tokens, not from a typed hit rate",
+                crate::format::thousands(blocks as i64),
+                TRACE_BLOCK_TOKENS
+            ));
+        }
+        changed
+    }
 }
 
 #[cfg(test)]
@@ -906,6 +1009,82 @@ mod tests {
             e.to_string(),
             "burstgpt trace: the header has no 'Response tokens' column"
         );
+    }
+
+    #[test]
+    fn a_replay_keeps_the_rows_with_their_blocks_renumbered() {
+        // Ids past the prompt's last block are left out (600 tokens reach 2 blocks);
+        // times count from the earliest row, which need not come first.
+        let text = "{\"timestamp\": 5000, \"input_length\": 1100, \"output_length\": 20, \"hash_ids\": [90, 91, 92]}\n\
+                    {\"timestamp\": 2000, \"input_length\": 600, \"output_length\": 0, \"hash_ids\": [90, 77, 78, 79]}\n\
+                    {\"timestamp\": 9000, \"input_length\": 1300, \"output_length\": 1}\n";
+        let t = summarize(text).unwrap();
+        let rows: Vec<(f64, u32, u32, Vec<u32>)> = t
+            .replay
+            .iter()
+            .map(|r| {
+                (
+                    r.arrival_s,
+                    r.prompt_tokens,
+                    r.output_tokens,
+                    r.blocks.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            vec![
+                (3.0, 1100, 20, vec![0, 1, 2]),
+                (0.0, 600, 0, vec![0, 3]),
+                (7.0, 1300, 1, vec![]),
+            ]
+        );
+        assert_eq!(t.replay_left_out, 0);
+        let mut plan = Plan::default();
+        plan.traffic.prefix_hit_rate = 0.5;
+        plan.traffic.prefix_tokens = 300;
+        let words = t.replay_into(&mut plan);
+        assert_eq!(plan.traffic.arrival, Arrival::Trace);
+        assert_eq!(
+            (plan.traffic.prompt.dist, plan.traffic.prompt.max),
+            (LengthDist::Trace, 1300)
+        );
+        assert_eq!((plan.traffic.output.min, plan.traffic.output.max), (1, 20));
+        assert_eq!(
+            (plan.traffic.prefix_hit_rate, plan.traffic.prefix_tokens),
+            (0.0, 0)
+        );
+        assert_eq!(words.len(), 2, "{words:?}");
+        assert!(words[1].contains("5 block ids of 512 tokens"), "{words:?}");
+        plan.validate().expect("a replay is a valid plan");
+        // The typed hit rate cannot go with block ids, nor lengths other than the trace's.
+        let mut typed = plan.clone();
+        typed.traffic.prefix_hit_rate = 0.3;
+        assert_eq!(
+            typed.validate().unwrap_err().field,
+            "traffic.prefix_hit_rate"
+        );
+        let mut drawn = plan.clone();
+        drawn.traffic.prompt.dist = LengthDist::Fixed { tokens: 500 };
+        assert_eq!(drawn.validate().unwrap_err().field, "traffic.prompt.dist");
+        let mut long = plan.clone();
+        long.traffic.trace[1].blocks.push(9);
+        let e = long.validate().unwrap_err();
+        assert_eq!(e.field, "traffic.trace.blocks");
+        assert!(
+            e.message
+                .contains("row 1: 3 block ids for a prompt of 600 tokens"),
+            "{e}"
+        );
+        // A CSV trace replays without blocks and keeps the typed hit rate.
+        let csv = "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n5.0,ChatGPT,100,20,120,Conversation log\n";
+        let mut plan = Plan::default();
+        plan.traffic.prefix_hit_rate = 0.5;
+        plan.traffic.prefix_tokens = 30;
+        let words = summarize(csv).unwrap().replay_into(&mut plan);
+        assert_eq!(words.len(), 1);
+        assert_eq!(plan.traffic.prefix_hit_rate, 0.5);
+        plan.validate().expect("valid");
     }
 
     #[test]

@@ -157,8 +157,12 @@ impl LengthDist {
     }
 }
 
+/// Tokens per block of a trace's block ids ([`TraceRow::blocks`]): Mooncake's traces
+/// hash prompts in blocks of 512 tokens.
+pub const TRACE_BLOCK_TOKENS: u32 = 512;
+
 /// One request of a replayed trace.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct TraceRow {
     /// Arrival time from the start of the trace [s].
     pub arrival_s: f64,
@@ -166,6 +170,12 @@ pub struct TraceRow {
     pub prompt_tokens: u32,
     /// Output length [tokens].
     pub output_tokens: u32,
+    /// The prompt's blocks of [`TRACE_BLOCK_TOKENS`] tokens by id, first block first
+    /// (Mooncake's `hash_ids`): two rows whose first `k` ids agree share their first
+    /// `k` blocks, so a prefix cache that holds them serves the second from the first.
+    /// The last block may be partial. Empty: the trace says nothing of shared prefixes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<u32>,
 }
 
 /// How an SLO's objectives are checked against the target share.

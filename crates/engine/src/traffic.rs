@@ -4,7 +4,7 @@
 //! then prefix-cache hits, then the prefix structure's draws), so a seed names one
 //! workload on every platform.
 
-use crate::kinds::{Arrival, LengthDist, LengthSpec, TraceRow};
+use crate::kinds::{Arrival, LengthDist, LengthSpec, TraceRow, TRACE_BLOCK_TOKENS};
 use crate::rng::Rng;
 
 /// Fully resolved traffic: the arrival process at one rate, the length laws, prefix caching.
@@ -555,6 +555,10 @@ impl TrafficModel {
     /// prompt and output lengths of a session's turns. Nothing without either.
     fn share(&self, w: &mut Workload, rng: &mut Rng) {
         let n = w.prompt_tokens.len();
+        if self.prefix.is_none() && self.replays_blocks() {
+            self.share_trace_blocks(w);
+            return;
+        }
         if self.prefix.is_none() {
             if w.cached_tokens.is_empty() {
                 return;
@@ -694,6 +698,60 @@ impl TrafficModel {
         }
         s.own_base = s.segments;
         s.segments += n as u32;
+        w.sharing = Some(s);
+    }
+
+    /// Whether the prompts are a trace's rows that name their blocks
+    /// ([`TraceRow::blocks`]): then the blocks, not a typed hit rate, say what is shared.
+    pub fn replays_blocks(&self) -> bool {
+        matches!(self.prompt.dist, LengthDist::Trace)
+            && self.trace.iter().any(|r| !r.blocks.is_empty())
+    }
+
+    /// The prefixes a replayed trace's requests share, from its block ids: each distinct
+    /// block is a segment of [`TRACE_BLOCK_TOKENS`] tokens (its prompt's last block
+    /// perhaps fewer), and a request's path is its blocks in order, as far as its prompt
+    /// reaches. Nothing is cached at the start. When the trace repeats (more requests
+    /// than rows), each repetition's blocks are new ones: a replay does not find the
+    /// previous pass's prompts cached.
+    fn share_trace_blocks(&self, w: &mut Workload) {
+        let n = w.prompt_tokens.len();
+        let rows = self.trace.len();
+        // (repetition, block id) → segment, numbered as first met.
+        let mut segment: std::collections::HashMap<(u32, u32), u32> =
+            std::collections::HashMap::new();
+        let mut s = Sharing {
+            segments: 0,
+            block_tokens: self.prefix.block_tokens.max(1),
+            pinned: Vec::new(),
+            preloaded: Vec::new(),
+            start: Vec::with_capacity(n + 1),
+            items: Vec::new(),
+            replies_cached: false,
+            own_base: 0,
+            sessions_from: 0,
+        };
+        s.start.push(0);
+        for (i, &prompt) in w.prompt_tokens.iter().enumerate() {
+            let cycle = (i / rows) as u32;
+            let mut left = prompt;
+            for &b in &self.trace[i % rows].blocks {
+                if left == 0 {
+                    break;
+                }
+                let next = segment.len() as u32;
+                let seg = *segment.entry((cycle, b)).or_insert(next);
+                let tokens = left.min(TRACE_BLOCK_TOKENS);
+                s.items.push((seg, tokens));
+                left -= tokens;
+            }
+            s.start.push(s.items.len() as u32);
+        }
+        s.segments = segment.len() as u32;
+        s.own_base = s.segments;
+        s.sessions_from = s.segments;
+        s.segments += n as u32;
+        w.cached_tokens = Vec::new();
         w.sharing = Some(s);
     }
 
@@ -1054,16 +1112,19 @@ mod tests {
                 arrival_s: 5.0,
                 prompt_tokens: 100,
                 output_tokens: 10,
+                ..TraceRow::default()
             },
             TraceRow {
                 arrival_s: 6.0,
                 prompt_tokens: 20_000,
                 output_tokens: 0,
+                ..TraceRow::default()
             },
             TraceRow {
                 arrival_s: 7.0,
                 prompt_tokens: 300,
                 output_tokens: 30,
+                ..TraceRow::default()
             },
         ];
         // The trace's own rate is 1/s; at 10/s gaps shrink tenfold and it repeats.
@@ -1071,6 +1132,46 @@ mod tests {
         assert_eq!(w.arrival_s, vec![0.0, 0.1, 0.2, 0.3]);
         assert_eq!(w.prompt_tokens, vec![100, 8000, 300, 100]);
         assert_eq!(w.output_tokens, vec![10, 1, 30, 10]);
+    }
+
+    #[test]
+    fn a_trace_with_block_ids_shares_its_blocks() {
+        let mut m = model(1.0);
+        m.arrival = Arrival::Trace;
+        m.prompt.dist = LengthDist::Trace;
+        m.output.dist = LengthDist::Trace;
+        // Typed hits are ignored once the rows name their blocks.
+        m.prefix_tokens = 400;
+        m.prefix_hit_rate = 1.0;
+        let row = |t: f64, prompt: u32, blocks: &[u32]| TraceRow {
+            arrival_s: t,
+            prompt_tokens: prompt,
+            output_tokens: 5,
+            blocks: blocks.to_vec(),
+        };
+        // Ids as a trace numbers them (7 is a system prompt every row starts with); the
+        // third row's prompt stops inside its second block, so its third id is not used.
+        m.trace = vec![
+            row(0.0, 1_100, &[7, 8, 9]),
+            row(1.0, 600, &[7, 5]),
+            row(2.0, 700, &[7, 8, 3]),
+        ];
+        let w = m.generate(4, &mut Rng::new(1));
+        assert!(w.cached_tokens.is_empty());
+        let s = w.sharing.expect("the blocks are shared");
+        // Segments by first meeting: 7→0, 8→1, 9→2, 5→3; the repeat of the first row
+        // (request 3) meets its ids anew: 4, 5, 6.
+        assert_eq!(s.path(0), &[(0, 512), (1, 512), (2, 76)]);
+        assert_eq!(s.path(1), &[(0, 512), (3, 88)]);
+        assert_eq!(s.path(2), &[(0, 512), (1, 188)]);
+        assert_eq!(s.path(3), &[(4, 512), (5, 512), (6, 76)]);
+        assert_eq!((s.own_base, s.segments), (7, 11));
+        assert!(s.pinned.is_empty() && s.preloaded.is_empty() && !s.replies_cached);
+        // Lengths from the trace, blocks or not.
+        m.trace.iter_mut().for_each(|r| r.blocks.clear());
+        assert!(!m.replays_blocks());
+        let plain = m.generate(4, &mut Rng::new(1));
+        assert_eq!(plain.prompt_tokens, vec![1_100, 600, 700, 1_100]);
     }
 
     #[test]

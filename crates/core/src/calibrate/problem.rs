@@ -436,6 +436,7 @@ fn point_case(base: &Plan, p: &MeasuredPoint, index: u64) -> Result<PointCase, C
                 arrival_s: 0.0,
                 prompt_tokens: r.prompt_tokens.clamp(1, MAX_TOKENS),
                 output_tokens: r.output_tokens.clamp(1, MAX_TOKENS),
+                ..TraceRow::default()
             })
             .collect();
         num_requests = rows.len() as u32;
@@ -477,6 +478,7 @@ fn point_case(base: &Plan, p: &MeasuredPoint, index: u64) -> Result<PointCase, C
                 arrival_s: 0.0,
                 prompt_tokens: a,
                 output_tokens: b,
+                ..TraceRow::default()
             })
             .collect();
         num_requests = n as u32;

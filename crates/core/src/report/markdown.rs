@@ -53,8 +53,8 @@ pub(crate) fn render(r: &PlanReport) -> String {
                 if pl.detail.prefix_hit_rate > 0.0 {
                     let _ = writeln!(
                         s,
-                        "| Prefix cache at the planned rate | {}% of prompt tokens found cached, {} tokens evicted |",
-                        plain(pl.detail.prefix_hit_rate * 100.0),
+                        "| Prefix cache at the planned rate | {} of prompt tokens found cached, {} tokens evicted |",
+                        crate::format::percent_tenths(pl.detail.prefix_hit_rate),
                         thousands(pl.detail.prefix_evicted_tokens.min(i64::MAX as u64) as i64)
                     );
                 }

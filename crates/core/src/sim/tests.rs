@@ -655,7 +655,47 @@ fn prefix_cases() -> Vec<(String, Plan, f64)> {
     ));
     p.engine.kv_policy = KvPolicy::None;
     cases.push(("sessions on unlimited memory".into(), p, 6.0));
+    // A replayed trace whose rows name their blocks, as Mooncake's do: a few system
+    // prompts every conversation starts with, conversations whose turns extend their
+    // last prompt's blocks, last blocks partial; fewer rows than requests, so it repeats.
+    let mut p = tight.clone();
+    p.traffic.arrival = Arrival::Trace;
+    p.traffic.prompt.dist = LengthDist::Trace;
+    p.traffic.output.dist = LengthDist::Trace;
+    p.traffic.trace = block_trace(320);
+    cases.push(("a trace with block ids".into(), p, 10.0));
     cases
+}
+
+/// `rows` trace rows with block ids: 6 system prompts of 2 blocks (ids 0..12), 30
+/// conversations each turn of which resends its previous prompt's blocks and adds one
+/// to three, the last one partial. Deterministic.
+fn block_trace(rows: usize) -> Vec<TraceRow> {
+    let mut rng = Rng::new(0x0074_7261_6365);
+    let mut next_id = 12u32;
+    let mut chats: Vec<Vec<u32>> = (0..30)
+        .map(|c| vec![2 * (c % 6), 2 * (c % 6) + 1])
+        .collect();
+    (0..rows)
+        .map(|i| {
+            let c = (rng.next_f64() * 30.0) as usize % 30;
+            let chat = &mut chats[c];
+            if chat.len() > 16 {
+                chat.truncate(2);
+            }
+            for _ in 0..1 + (rng.next_f64() * 3.0) as u32 {
+                chat.push(next_id);
+                next_id += 1;
+            }
+            let prompt = chat.len() as u32 * 512 - (rng.next_f64() * 500.0) as u32;
+            TraceRow {
+                arrival_s: i as f64 * 0.1 + rng.next_f64() * 0.05,
+                prompt_tokens: prompt,
+                output_tokens: 20 + (rng.next_f64() * 180.0) as u32,
+                blocks: chat.clone(),
+            }
+        })
+        .collect()
 }
 
 /// A fleet of one replica run through the router is the single replica, report for
@@ -1026,6 +1066,7 @@ fn bursty_and_trace_arrivals_run() {
             arrival_s: k as f64 * 0.5,
             prompt_tokens: 200 + 10 * k,
             output_tokens: 20 + k,
+            ..TraceRow::default()
         })
         .collect();
     let r = simulate(&cfg_of(&p, 2.0), 1).expect("runs");
