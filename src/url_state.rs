@@ -31,6 +31,17 @@ pub const COMPARE_VIEW: &str = "compare";
 /// height down to a 320 px wide column.
 pub const EMBED_HEIGHT_PX: u32 = 500;
 
+/// Least height of the embedded card's chart [CSS px]: the chart takes what the figures
+/// leave of the frame, never less.
+pub const EMBED_CHART_MIN_PX: f64 = 160.0;
+
+/// The key under which the embedded card posts its height to the page that frames it
+/// (`{"goodput-embed-height": 431}`), and under which the snippet's script reads it.
+pub const EMBED_HEIGHT_MESSAGE: &str = "goodput-embed-height";
+
+/// Heights the snippet's script accepts from the card [CSS px]; anything else is ignored.
+pub const EMBED_HEIGHT_RANGE_PX: (u32, u32) = (200, 4000);
+
 /// What the address's fragment asks the page to open.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Opening {
@@ -184,11 +195,20 @@ pub fn embed_snippet(base: &str, plan: &Plan) -> String {
     snippet_of(base, plan, &share::encode(plan))
 }
 
-/// [`embed_snippet`] from a payload made already.
+/// [`embed_snippet`] from a payload made already: the iframe, at a height that holds
+/// the card down to 320 px wide, and a short script that sets the frame to the height
+/// the card posts ([`EMBED_HEIGHT_MESSAGE`]) whenever its width changes it. A site that
+/// strips scripts keeps the fixed height. The frame's id comes from the payload, so two
+/// plans embedded on one page each resize their own.
 fn snippet_of(base: &str, plan: &Plan, payload: &str) -> String {
     let src = share::url_of(base_of(base), payload, true);
+    let id = format!(
+        "goodput-{:08x}",
+        goodput_core::digest::fnv1a(goodput_core::digest::FNV1A_START, payload.as_bytes()) as u32
+    );
+    let (lo, hi) = EMBED_HEIGHT_RANGE_PX;
     format!(
-        r#"<iframe src="{}" width="100%" height="{EMBED_HEIGHT_PX}" style="border:0" loading="lazy" title="{}"></iframe>"#,
+        r#"<iframe id="{id}" src="{}" width="100%" height="{EMBED_HEIGHT_PX}" style="border:0" loading="lazy" title="{}"></iframe><script>addEventListener("message",function(e){{var f=document.getElementById("{id}"),h=e.data&&e.data["{EMBED_HEIGHT_MESSAGE}"];if(f&&e.source===f.contentWindow&&h>={lo}&&{hi}>=h)f.height=Math.ceil(h)}})</script>"#,
         escape_attr(&src),
         escape_attr(&plan_title(plan))
     )
@@ -364,18 +384,27 @@ mod tests {
     fn the_embed_snippet_escapes_the_plan_name() {
         let plan = named(r#"<script>alert("x")</script> & 'co'"#);
         let snippet = embed_snippet("http://h/app/?q=1#p=x", &plan);
-        assert!(snippet.starts_with(r#"<iframe src="http://h/app/?q=1#p="#));
+        assert!(snippet.starts_with(r#"<iframe id="goodput-"#));
+        assert!(snippet.contains(r#"src="http://h/app/?q=1#p="#));
         assert!(snippet.contains(&format!(
             r#"&amp;embed" width="100%" height="{EMBED_HEIGHT_PX}" style="border:0" loading="lazy""#
         )));
-        assert!(!snippet.contains("<script>"));
+        assert!(!snippet.contains("<script>alert"));
         assert!(snippet
             .contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;co&#39;"));
         assert_eq!(
             snippet.matches('<').count(),
-            2,
-            "only the iframe's own tags"
+            4,
+            "only the iframe's and the resizing script's own tags"
         );
+        // The script resizes the frame of this snippet, by its id, and no other.
+        let id = &snippet[r#"<iframe id=""#.len()..snippet.find(r#"" src"#).expect("an id")];
+        assert!(
+            snippet.contains(&format!(r#"getElementById("{id}")"#)),
+            "{snippet}"
+        );
+        assert!(snippet.contains(r#"e.data["goodput-embed-height"]"#));
+        assert!(!embed_snippet("http://h/app/?q=1", &named("other")).contains(id));
         // An unnamed plan is titled by what it is about.
         assert!(embed_snippet("http://h/", &named("")).contains(
             r#"title="Capacity plan: Article 8B (dense, 32 layers, 8 KV heads of 128) on NVIDIA H100 SXM 80GB, 30 req/s peak""#

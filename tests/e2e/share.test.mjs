@@ -252,12 +252,61 @@ test('markup in a plan name is shown as text, in the page and in the embed snipp
     });
     await page.click('[data-testid="copy-embed"]');
     const snippet = await page.inputValue('[data-testid="copy-embed-fallback"]');
-    assert.match(snippet, /^<iframe src="http:\/\/127\.0\.0\.1:\d+\/#p=3[a-z][A-Za-z0-9_-]+&amp;embed" width="100%" height="500"/);
+    assert.match(snippet, /^<iframe id="goodput-[0-9a-f]{8}" src="http:\/\/127\.0\.0\.1:\d+\/#p=3[a-z][A-Za-z0-9_-]+&amp;embed" width="100%" height="500"/);
     assert.ok(snippet.includes('title="&lt;script&gt;window.__pwned=1&lt;/script&gt;&lt;img src=x onerror=&quot;'), snippet);
     assertNoErrors(errors);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test("the embed snippet's frame takes the height its card posts: nothing clipped at 320 px, less at 720 px", async () => {
+  const link = (await runCli(['link', '--base-url', `${h.baseUrl}/`, ...SMALL])).trim();
+  const { page, errors } = await h.openPage(`/${fragmentOf(link)}`, { waitFor: '[data-testid="finance-view"]' });
+  await page.evaluate(() => {
+    navigator.clipboard.writeText = () => Promise.reject(new DOMException('refused', 'NotAllowedError'));
+  });
+  await page.click('[data-testid="copy-embed"]');
+  const snippet = await page.inputValue('[data-testid="copy-embed-fallback"]');
+  assert.match(snippet, /^<iframe id="goodput-[0-9a-f]{8}" src=.* height="500" .*<\/iframe><script>.*<\/script>$/);
+  // A page of a doc that pastes the snippet into a column.
+  const host = await page.context().newPage();
+  const hostErrors = [];
+  host.on('pageerror', (err) => hostErrors.push(err.message));
+  await host.setContent(`<!doctype html><body style="margin:0"><div id="col" style="width:320px">${snippet}</div></body>`);
+  const frame = await (await host.waitForSelector('iframe')).contentFrame();
+  await frame.waitForSelector('[data-testid="gpus-total"][data-value]', { timeout: SEARCH_TIMEOUT_MS });
+  /** The frame's height (the host's view) and the card's (the frame's own view). */
+  const measure = async () => ({
+    height: Number(await host.getAttribute('iframe', 'height')),
+    ...(await frame.evaluate(() => ({
+      inner: innerHeight,
+      page: document.documentElement.scrollHeight,
+      chart: document.querySelector('.chart-stack').clientHeight,
+      footer: document.querySelector('[data-testid="embed-open"]').getBoundingClientRect().bottom,
+    }))),
+  });
+  /** Waits (bounded) until the frame holds the card with its chart at its least height. */
+  const settled = async () => {
+    let m;
+    for (let i = 0; i < 100; i += 1) {
+      m = await measure();
+      if (m.height !== 500 && m.inner === m.height && Math.abs(m.chart - 160) <= 1 && m.page <= m.inner) return m;
+      await host.waitForTimeout(100);
+    }
+    return m;
+  };
+  const narrow = await settled();
+  assert.ok(narrow.page <= narrow.inner && narrow.footer <= narrow.inner && narrow.inner === narrow.height, `nothing clipped at 320 px: ${JSON.stringify(narrow)}`);
+  assert.ok(Math.abs(narrow.chart - 160) <= 1, `the chart at its least height, not stretched: ${JSON.stringify(narrow)}`);
+  assert.ok(narrow.height <= 500, `the snippet's own height was enough: ${JSON.stringify(narrow)}`);
+  await host.evaluate(() => { document.getElementById('col').style.width = '720px'; });
+  await host.waitForFunction((h0) => Number(document.querySelector('iframe').height) < h0, narrow.height, { timeout: 10_000 });
+  const wide = await settled();
+  assert.ok(wide.page <= wide.inner && wide.footer <= wide.inner && wide.inner === wide.height, `nothing clipped at 720 px: ${JSON.stringify(wide)}`);
+  await screenshot(host, 'share-embed-host');
+  assert.deepEqual(hostErrors, []);
+  assertNoErrors(errors);
 });
 
 test('copy link gives a finance link of the plan on screen', async () => {

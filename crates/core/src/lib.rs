@@ -26,7 +26,7 @@ pub mod analytic;
 pub mod calibrate;
 pub mod capacity;
 pub mod compare;
-mod digest;
+pub mod digest;
 pub mod disagg;
 pub mod fleet;
 pub mod format;
