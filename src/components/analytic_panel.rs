@@ -9,10 +9,6 @@ use crate::compute::planned::{prefix_at_planned_rate, PrefixAtPlannedRate};
 use crate::hooks::use_report::use_report;
 use crate::state::PlanState;
 
-fn ms(s: f64) -> String {
-    format!("{:.1} ms", s * 1e3)
-}
-
 /// A queue's mean TTFT in the unit a reader expects, or why it has none.
 fn queue_ttft(v: Option<f64>) -> String {
     v.map(|s| latency(Some(s)))
@@ -42,9 +38,9 @@ fn rows(a: &Analytics) -> Vec<(&'static str, String, &'static str)> {
             format!(
                 "{:.0} = rate × (TTFT {} + {:.0} tokens × TPOT {})",
                 a.concurrency_per_replica,
-                ms(a.littles_ttft_s),
+                latency(Some(a.littles_ttft_s)),
                 a.lengths.output_tokens,
-                ms(a.littles_tpot_s)
+                latency(Some(a.littles_tpot_s))
             ),
             "an-concurrency",
         ),
@@ -80,7 +76,7 @@ fn rows(a: &Analytics) -> Vec<(&'static str, String, &'static str)> {
         ),
         (
             "Decode-floor step at that concurrency",
-            ms(a.decode_floor_step_s),
+            latency(Some(a.decode_floor_step_s)),
             "an-decode-floor",
         ),
         (

@@ -159,6 +159,63 @@ fn main() {
 mod tests {
     use super::*;
 
+    /// Every long flag some command defines, `--` included.
+    fn defined_flags(cmd: &Command, out: &mut std::collections::BTreeSet<String>) {
+        for a in cmd.get_arguments() {
+            if let Some(l) = a.get_long() {
+                out.insert(format!("--{l}"));
+            }
+            for alias in a.get_all_aliases().into_iter().flatten() {
+                out.insert(format!("--{alias}"));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            defined_flags(sub, out);
+        }
+    }
+
+    /// A flag name the code reads (`args.value(..)`, `args.flag(..)`, …) that no command
+    /// defines would read as absent and silently do nothing: every quoted flag name in
+    /// the CLI's sources must be a defined flag (or the stem of a family of them).
+    #[test]
+    fn every_flag_the_code_names_is_defined() {
+        let mut defined = std::collections::BTreeSet::new();
+        defined_flags(&command(), &mut defined);
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+        let mut unknown = Vec::new();
+        let mut named = 0;
+        for entry in std::fs::read_dir(dir).expect("the sources") {
+            let path = entry.expect("an entry").path();
+            let text = std::fs::read_to_string(&path).expect("a source file");
+            // The code, not its tests (which name made-up flags on purpose).
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for piece in code.split("\"--").skip(1) {
+                let name: String = piece
+                    .chars()
+                    .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-')
+                    .collect();
+                if name.is_empty() || !piece[name.len()..].starts_with('"') {
+                    continue;
+                }
+                named += 1;
+                let flag = format!("--{name}");
+                // clap's own, and the stem of a family (`--input-len` for
+                // `--input-len-median`, `--input-len-p95`, …) that a helper completes.
+                let builtin = flag == "--help" || flag == "--version";
+                let stem = defined.iter().any(|d| d.starts_with(&format!("{flag}-")));
+                if !(defined.contains(&flag) || builtin || stem) {
+                    let file = path.file_name().unwrap_or_default().to_string_lossy();
+                    unknown.push(format!("src/{file}: {flag}"));
+                }
+            }
+        }
+        assert!(named > 100, "only {named} flag names found in the sources");
+        assert!(
+            unknown.is_empty(),
+            "flags named in the code but defined by no command: {unknown:?}"
+        );
+    }
+
     /// A writer that takes `room` bytes, then fails with `kind`.
     struct Full {
         room: usize,
