@@ -210,6 +210,26 @@ impl Frame {
 }
 
 /// Length of a legend's line mark, and the room before its text [CSS px].
+/// Height of an exported chart's heading (its name and the plan's title) [CSS px].
+pub const EXPORT_HEADING_CSS_PX: f64 = 40.0;
+
+/// Draws an exported chart's heading on `area`: the chart's name, and below it the
+/// title of the plan it belongs to; returns the area under the heading, for the chart.
+/// A file saved from the page then says what it shows and for which plan.
+pub fn with_heading<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    theme: &Theme,
+    chart: &str,
+    plan: &str,
+) -> DrawingArea<DB, plotters::coord::Shift> {
+    let (top, body) = area.split_vertically(theme.px(EXPORT_HEADING_CSS_PX));
+    let _ = top.fill(&theme.bg());
+    let x = theme.px(8.0) as i32;
+    let _ = top.draw_text(chart, &theme.text(14.0), (x, theme.px(4.0) as i32));
+    let _ = top.draw_text(plan, &theme.text(11.0), (x, theme.px(23.0) as i32));
+    body
+}
+
 const LEGEND_MARK_CSS_PX: f64 = 16.0;
 const LEGEND_AREA_CSS_PX: f64 = 24.0;
 

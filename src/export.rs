@@ -82,12 +82,14 @@ pub fn sweep_csv(sweep: &SweepResult) -> String {
 
 /// The Markdown summary to paste into a doc: the core's plan report for the last
 /// finished search when it was run for `plan` (else the report without search results),
+/// with the day schedule when `day` was worked out for `plan` on the report's goodput,
 /// then a link back to the plan.
 pub fn markdown_summary(
     plan: &Plan,
     search: Option<(&Plan, &GoodputResult)>,
     baseline: Option<&(Plan, GoodputResult)>,
     sweep: Option<&SweepResult>,
+    day: Option<&goodput_core::schedule::Schedule>,
     link: &str,
 ) -> String {
     let result = search.filter(|(p, _)| *p == plan).map(|(_, r)| r);
@@ -97,6 +99,9 @@ pub fn markdown_summary(
         .unwrap_or_else(|_| PlanReport::build(plan, result, sweep));
     if result.is_some() {
         report.set_router_baseline_of(plan, baseline.map(|(p, b)| (p, b)));
+    }
+    if let Some(d) = day {
+        report.set_day(plan, d);
     }
     let mut out = report.to_markdown();
     if !link.is_empty() {
@@ -262,6 +267,22 @@ pub fn click_link(filename: &str, href: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_exported_chart_is_headed_by_its_name_and_the_plan_title_as_text() {
+        let svg = chart_svg(|area, theme| {
+            let body =
+                crate::charts::with_heading(area, theme, "Attainment", "Plan <b>&</b> \"x\"");
+            let (w, h) = body.dim_in_pixel();
+            assert_eq!((w, h), (SVG_SIZE_PX.0, SVG_SIZE_PX.1 - 40));
+        });
+        assert!(svg.contains(">\nAttainment\n</text>"), "{svg}");
+        assert!(
+            svg.contains("Plan &lt;b&gt;&amp;&lt;/b&gt;"),
+            "the title is text, not markup: {svg}"
+        );
+        assert!(!svg.contains("<b>"), "{svg}");
+    }
     use goodput_core::search::{CurvePoint, Knobs, LatencyDetail, SearchStatus};
 
     fn result() -> GoodputResult {
@@ -388,7 +409,14 @@ mod tests {
     fn the_markdown_summary_is_the_core_report_plus_the_link() {
         let plan = Plan::default();
         let r = result();
-        let md = markdown_summary(&plan, Some((&plan, &r)), None, None, "http://h/#p=1dx");
+        let md = markdown_summary(
+            &plan,
+            Some((&plan, &r)),
+            None,
+            None,
+            None,
+            "http://h/#p=1dx",
+        );
         let core = PlanReport::complete(&plan, Some(&r), None).expect("simulates");
         assert!(
             core.planned_load.is_some(),
@@ -404,7 +432,7 @@ mod tests {
             name: "other".into(),
             ..Plan::default()
         };
-        let stale = markdown_summary(&other, Some((&plan, &r)), None, None, "");
+        let stale = markdown_summary(&other, Some((&plan, &r)), None, None, None, "");
         assert_eq!(
             stale,
             PlanReport::build(&other, None, None).to_markdown(),
@@ -497,7 +525,7 @@ mod tests {
                 view: View::Planner
             }
         );
-        let md = markdown_summary(&plan, None, None, None, "");
+        let md = markdown_summary(&plan, None, None, None, None, "");
         assert!(md.contains("measured"), "{md}");
     }
 }

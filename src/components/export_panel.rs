@@ -17,7 +17,7 @@ use crate::charts::disagg::{disagg_chart, draw_disagg};
 use crate::charts::heatmap::draw_heatmap;
 use crate::charts::latency::draw_latency;
 use crate::charts::roofline::{build_roofline, draw_roofline};
-use crate::charts::Theme;
+use crate::charts::{with_heading, Theme, EXPORT_HEADING_CSS_PX};
 use crate::components::charts_panel::{attainment_chart, heatmap_chart, latency_chart};
 use crate::components::header_actions::when_settled;
 use crate::compute::day::DayController;
@@ -29,7 +29,7 @@ use crate::export::{
 };
 use crate::session::Session;
 use crate::state::PlanState;
-use crate::url_state::{page_base, share_link};
+use crate::url_state::{page_base, plan_title, share_link};
 
 /// The charts that export, by the `data-testid` of their canvas.
 const CHARTS: &[(&str, &str)] = &[
@@ -63,6 +63,12 @@ fn draw_chart<DB: DrawingBackend>(
 ) {
     let plan = &from.state.good.get_untracked();
     let runs = &from.runs;
+    let name = CHARTS
+        .iter()
+        .find(|(id, _)| *id == testid)
+        .map_or("Chart", |(_, label)| *label);
+    let body = with_heading(area, theme, name, &plan_title(plan));
+    let area = &body;
     match testid {
         "day-chart" => {
             let target = plan.slo.attainment_target;
@@ -137,7 +143,7 @@ fn png_of(testid: &str, from: Sources) -> Result<String, String> {
         .ok_or_else(failed)?;
     let size = |css: i32| (css.max(40) as f64 * PNG_SCALE).round() as u32;
     canvas.set_width(size(shown.client_width()));
-    canvas.set_height(size(shown.client_height()));
+    canvas.set_height(size(shown.client_height() + EXPORT_HEADING_CSS_PX as i32));
     let area = CanvasBackend::with_canvas_object(canvas.clone())
         .ok_or_else(failed)?
         .into_drawing_area();
@@ -176,12 +182,19 @@ pub fn ExportPanel() -> impl IntoView {
         let done = runs.status.with_untracked(|s| s.phase == Phase::Done);
         let sweep = runs.sweep.get_untracked().filter(|_| done);
         let baseline = runs.baseline.get_untracked();
+        let day = from
+            .day
+            .result
+            .get_untracked()
+            .filter(|d| d.is_fresh(&plan))
+            .map(|d| d.schedule);
         let text = runs.search.with_untracked(|s| {
             markdown_summary(
                 &plan,
                 s.as_ref().map(|(p, r)| (p, r)),
                 baseline.as_ref(),
                 sweep.as_ref(),
+                day.as_ref(),
                 &link,
             )
         });
@@ -300,7 +313,8 @@ pub fn ExportPanel() -> impl IntoView {
         })
         .collect_view();
     view! {
-        <section class="panel export-panel no-print" aria-labelledby="export-title" data-testid="export-panel">
+        <section class="panel export-panel no-print" aria-labelledby="export-title" data-testid="export-panel"
+            data-heading-px=EXPORT_HEADING_CSS_PX.to_string()>
             <h2 id="export-title">"Export"</h2>
             <div class="export-row">
                 <button type="button" data-testid="export-markdown" on:click=md>"Markdown summary"</button>

@@ -124,6 +124,16 @@ test('a day is planned like the CLI, drawn, shared; bad numbers are refused; a t
   const verdict = (await page.textContent('[data-testid="day-verdict"]')).trim();
   assert.match(verdict, /^Autoscaling saves \$[0-9,.]+ per month \([0-9.]+%\), with [0-9.]+% of requests within the SLO during ramps/);
 
+  // The Markdown export carries the day, word for word as `goodput plan` prints it.
+  await waitForRunDone(page);
+  const [md] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-markdown"]')]);
+  const text = await readFile(await md.path(), 'utf8');
+  const cliMarkdown = await runCli(['plan', '--link', shared, '--markdown']);
+  assert.equal(text.slice(0, text.lastIndexOf('\n[Open this plan')).trimEnd(), cliMarkdown.trimEnd());
+  const day = text.slice(text.indexOf('## Traffic over a day'), text.indexOf('## Assumptions'));
+  assert.ok(day.startsWith(`## Traffic over a day\n\n${verdict} Static fleet `), day);
+  assert.equal(day.match(/\n\| \d+ \| /g)?.length, 24, `every hour in the Markdown: ${day}`);
+
   // The chart: every series plotted, and its lines and dips drawn in their colours.
   await page.locator('[data-testid="day-chart"]').scrollIntoViewIfNeeded();
   const series = Object.fromEntries(
@@ -157,7 +167,10 @@ test('a day is planned like the CLI, drawn, shared; bad numbers are refused; a t
   const css = await page.$eval('canvas[data-testid="day-chart"]', (c) => [c.clientWidth, c.clientHeight]);
   const [png] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-day-chart-png"]')]);
   const image = decodePng(await readFile(await png.path()));
-  assert.deepEqual([image.width, image.height], css.map((v) => 2 * v));
+  // Twice the canvas, under the heading that names the chart and the plan.
+  const heading = Number(await page.getAttribute('[data-testid="export-panel"]', 'data-heading-px'));
+  assert.ok(heading > 0, 'the export panel states its heading height');
+  assert.deepEqual([image.width, image.height], [2 * css[0], 2 * (css[1] + heading)]);
   await page.locator('[data-testid="day-panel"]').screenshot({ path: path.join(SCREENSHOT_DIR, 'day-panel.png') });
 
   // A fresh browser opening the link: the finance view says the same.

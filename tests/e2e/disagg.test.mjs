@@ -136,7 +136,10 @@ test('pools sized in the page equal goodput disagg, bad values are refused, the 
   const css = await page.$eval('canvas[data-testid="disagg-chart"]', (c) => [c.clientWidth, c.clientHeight]);
   const [png] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid="export-disagg-chart-png"]')]);
   const image = decodePng(await readFile(await png.path()));
-  assert.deepEqual([image.width, image.height], css.map((v) => 2 * v));
+  // Twice the canvas, under the heading that names the chart and the plan.
+  const heading = Number(await page.getAttribute('[data-testid="export-panel"]', 'data-heading-px'));
+  assert.ok(heading > 0, 'the export panel states its heading height');
+  assert.deepEqual([image.width, image.height], [2 * css[0], 2 * (css[1] + heading)]);
   let bars = 0;
   for (let y = 0; y < image.height; y += 1) {
     for (let x = 0; x < image.width; x += 1) {

@@ -546,6 +546,9 @@ test('exports download the plan JSON and the Markdown summary; a bad plan file i
     // Content, not only a frame: both axis titles, and the curve in the series colour
     // through every simulated rate.
     assert.ok(svgText.includes('arrival rate per replica [req/s]') && svgText.includes('attainment [%]'), 'axis titles');
+    // Headed by what it shows and for which plan, as text.
+    const title = 'Capacity plan: Article 8B (dense, 32 layers, 8 KV heads of 128) on NVIDIA H100 SXM 80GB, 30 req/s peak';
+    assert.ok(svgText.includes('>\nAttainment\n</text>') && svgText.includes(`>\n${title}\n</text>`), `the heading names the chart and "${title}"`);
     const rates = (await readFile(await curve.path(), 'utf8')).trim().split('\n').length - 1;
     const curvePoints = [...svgText.matchAll(/<polyline[^>]*>/g)]
       .map((m) => m[0])

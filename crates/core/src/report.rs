@@ -117,6 +117,10 @@ pub struct PlanReport {
     /// with another router.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub router_savings: Option<RouterSavings>,
+    /// The plan's day schedule (its stored profile and autoscaler) worked out on this
+    /// report's goodput ([`PlanReport::set_day`]); only for a plan that stores a schedule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub day: Option<crate::schedule::Schedule>,
 }
 
 /// Latency percentiles of one replica at the rate it is planned to run at.
@@ -299,6 +303,7 @@ impl PlanReport {
             warnings,
             planned_load: None,
             router_savings: None,
+            day: None,
         }
     }
 
@@ -325,6 +330,16 @@ impl PlanReport {
             self.capacity.as_ref(),
             baseline,
         );
+    }
+
+    /// Records `day`, the schedule of `plan`'s stored profile and autoscaler, when it was
+    /// worked out on this report's goodput; anything else is ignored.
+    pub fn set_day(&mut self, plan: &Plan, day: &crate::schedule::Schedule) {
+        let same = plan.schedule.is_some()
+            && day.goodput_rps.to_bits() == self.goodput.goodput_rps.to_bits();
+        if same {
+            self.day = Some(day.clone());
+        }
     }
 
     /// The simulation that fills [`PlanReport::planned_load`]: one full run (replication
@@ -749,6 +764,7 @@ pub fn evaluate_plan_with(
         let mut report = PlanReport::complete(&at_best, Some(&search), Some(&sweep))?;
         let offset = offset + search.jobs_run;
         fill_router_baseline(&mut report, &at_best, threads, offset, progress)?;
+        fill_day(&mut report, &at_best, threads);
         return Ok(report);
     }
     let mut offset = 0;
@@ -771,6 +787,7 @@ pub fn evaluate_plan_with(
     let mut report = PlanReport::complete(plan, search.as_ref(), sweep.as_ref())?;
     let offset = offset + sweep.as_ref().map_or(0, SweepResult::jobs);
     fill_router_baseline(&mut report, plan, threads, offset, progress)?;
+    fill_day(&mut report, plan, threads);
     if plan.run.plan_at_best && !options.sweep {
         report.warnings.push(warn(
             "planned_at_best",
@@ -809,6 +826,26 @@ fn fill_router_baseline(
         report.set_router_baseline(plan, &baseline);
     }
     Ok(())
+}
+
+/// The plan's stored day schedule on the report's goodput, as `goodput schedule` works
+/// it out, recorded in `report`; nothing without a stored schedule or a goodput, and a
+/// schedule that cannot be worked out becomes a warning.
+fn fill_day(report: &mut PlanReport, plan: &Plan, threads: usize) {
+    let (Some(spec), g) = (&plan.schedule, report.goodput.goodput_rps) else {
+        return;
+    };
+    if !(g.is_finite() && g > 0.0) {
+        return;
+    }
+    match crate::schedule::schedule_threads(plan, &spec.profile, g, &spec.options, threads) {
+        Ok(day) => report.set_day(plan, &day),
+        Err(e) => report.warnings.push(warn(
+            "day_schedule",
+            Severity::Info,
+            format!("The plan's day schedule could not be worked out: {e}"),
+        )),
+    }
 }
 
 /// `plan` at the best cell of its knob `sweep`: the engine settings the numbers use when

@@ -169,6 +169,10 @@ pub(crate) fn render(r: &PlanReport) -> String {
         s.push('\n');
     }
 
+    if let Some(d) = &r.day {
+        day_section(&mut s, d);
+    }
+
     let _ = writeln!(s, "## Assumptions\n");
     for a in &r.assumptions {
         let _ = writeln!(s, "- {a}");
@@ -365,4 +369,43 @@ pub(crate) fn render(r: &PlanReport) -> String {
 
     let _ = writeln!(s, "## Alert rules\n\n```yaml\n{}```", r.alerts.yaml);
     s
+}
+
+/// The day schedule: its verdict, the static and autoscaled fleets' monthly costs, and
+/// every hour (rate, replicas needed, replicas serving, cost, attainment).
+fn day_section(s: &mut String, d: &crate::schedule::Schedule) {
+    let period = if d.period_hours == 168 { "week" } else { "day" };
+    let _ = writeln!(s, "## Traffic over a {period}\n");
+    let _ = writeln!(
+        s,
+        "{} Static fleet {} replicas, {} a month; autoscaled {} a month. Profile: {}.\n",
+        d.verdict_sentence(),
+        d.static_replicas,
+        usd(d.static_cost_per_month_usd),
+        usd(d.autoscaled_cost_per_month_usd),
+        d.profile_source
+    );
+    let _ = writeln!(
+        s,
+        "| hour | rate (req/s) | replicas needed | serving | cost | attainment |\n| ---: | ---: | ---: | ---: | ---: | ---: |"
+    );
+    for h in &d.hours {
+        let serving = if h.serving_min == h.serving_max {
+            h.serving_min.to_string()
+        } else {
+            format!("{}–{}", h.serving_min, h.serving_max)
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {serving}{} | {} | {} |",
+            h.hour,
+            rps(h.rate_rps),
+            h.replicas,
+            if h.ramp { " (ramp)" } else { "" },
+            usd(h.cost_usd),
+            h.attainment
+                .map_or(MISSING.to_string(), crate::format::percent_tenths)
+        );
+    }
+    s.push('\n');
 }

@@ -483,3 +483,54 @@ fn the_report_carries_the_note_comparison_schedule_and_disaggregation() {
         .any(|a| a.starts_with("A GPU comparison stored with the plan was run before")));
     assert!(!r.to_markdown().contains("## GPU comparison"));
 }
+
+/// A plan that stores a day schedule: `goodput plan` works it out on the report's
+/// goodput, as `goodput schedule` does, and the Markdown gives its verdict and its
+/// hours; a schedule of another goodput, or a plan without one, adds nothing.
+#[test]
+fn a_stored_day_schedule_is_in_the_report_and_its_markdown() {
+    use crate::schedule::{schedule_threads, RateProfile, ScheduleOptions, ScheduleSpec};
+    let mut p = Plan::default();
+    p.run.num_requests = 600;
+    p.run.warmup_requests = 60;
+    p.run.replications = 2;
+    let options = ScheduleOptions {
+        simulate: false,
+        ..ScheduleOptions::default()
+    };
+    let profile = RateProfile::named("business-hours").expect("a named profile");
+    p.schedule = Some(ScheduleSpec {
+        profile: profile.clone(),
+        options: options.clone(),
+    });
+    let opts = EvaluateOptions {
+        threads: 2,
+        sweep: false,
+    };
+    let r = evaluate_plan_with(&p, opts, &mut |_| true).expect("the plan evaluates");
+    let day = r.day.as_ref().expect("the day is worked out");
+    let g = r.goodput.goodput_rps;
+    assert_eq!(
+        day,
+        &schedule_threads(&p, &profile, g, &options, 2).expect("a schedule")
+    );
+    let md = r.to_markdown();
+    let at = md.find("## Traffic over a day").expect("a day section");
+    let end = at + 3 + md[at + 3..].find("\n## ").expect("a section after it");
+    let section = &md[at..end];
+    assert!(section.contains(&day.verdict_sentence()), "{section}");
+    // A header, its rule and 24 hours.
+    assert_eq!(section.matches("\n| ").count(), 2 + 24, "{section}");
+    assert!(at < md.find("## Assumptions").expect("assumptions"));
+    // Another goodput's schedule is not this report's; without a stored schedule, none.
+    let mut other = r.clone();
+    other.day = None;
+    let mut shifted = day.clone();
+    shifted.goodput_rps += 1.0;
+    other.set_day(&p, &shifted);
+    assert!(other.day.is_none());
+    let mut bare = p.clone();
+    bare.schedule = None;
+    let r = evaluate_plan_with(&bare, opts, &mut |_| true).expect("the plan evaluates");
+    assert!(r.day.is_none() && !r.to_markdown().contains("## Traffic over"));
+}
