@@ -24,7 +24,6 @@ fn numbers(group: Group, skip: &'static [&'static str]) -> impl IntoView {
         .collect_view()
 }
 
-/// One group of inputs with a heading and an optional intro line.
 /// What a replayed trace gives the plan, while it holds one: its rows, which of
 /// arrivals and lengths come from it, and the block ids that drive the prefix cache.
 #[component]
@@ -56,11 +55,13 @@ fn ReplayNote() -> impl IntoView {
             );
             if blocks > 0 {
                 s.push_str(&format!(
-                    " Its {} block ids say which prompt blocks repeat: the prefix cache's hits follow from them.",
+                    " Its {} block ids say which prompt blocks repeat: the prefix cache's hits follow from them, and the prompt lengths must stay the trace's.",
                     thousands(blocks as i64)
                 ));
+            } else {
+                s.push_str(" Typing a median below draws lengths instead.");
             }
-            s.push_str(" Typing a median below draws lengths instead; Undo brings the replay back.");
+            s.push_str(" Undo brings back the traffic from before the replay.");
             Some((s, blocks))
         })
     });
@@ -71,6 +72,7 @@ fn ReplayNote() -> impl IntoView {
     }
 }
 
+/// One group of inputs with a heading and an optional intro line.
 #[component]
 fn InputGroup(
     /// Heading.

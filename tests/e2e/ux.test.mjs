@@ -162,13 +162,16 @@ test('the summary prints on one page of Letter and of A4 with the date and link;
   assertNoErrors(errors);
 });
 
-test('PNG exports are twice the canvas size; the keyboard reaches every chart and every heatmap cell', async () => {
+test('PNG exports are twice the canvas size under their heading; the keyboard reaches every chart and every heatmap cell', async () => {
   const { page, errors } = await h.openPlanner();
+  const heading = Number(await page.getAttribute('[data-testid="export-panel"]', 'data-heading-px'));
+  assert.ok(heading > 0, 'the export panel states its heading height');
   for (const id of ['chart-attainment', 'chart-latency', 'chart-heatmap']) {
     const css = await page.$eval(`canvas[data-testid="${id}"]`, (c) => [c.clientWidth, c.clientHeight]);
     const [png] = await Promise.all([page.waitForEvent('download'), page.click(`[data-testid="export-${id}-png"]`)]);
     const image = decodePng(await readFile(await png.path()));
-    assert.deepEqual([image.width, image.height], css.map((v) => 2 * v), `${id}: ${image.width}×${image.height} for ${css}`);
+    const want = [2 * css[0], 2 * (css[1] + heading)];
+    assert.deepEqual([image.width, image.height], want, `${id}: ${image.width}×${image.height} for ${css} and a ${heading} px heading`);
   }
 
   // Tab from the top reaches every chart panel.
