@@ -1,18 +1,10 @@
-//! The app's modules depend one way.
-//!
-//! Reads every file of `src/` (the library; `main.rs` and `bin/` are separate crates),
-//! collects the modules each one names through `crate::` and `super::` paths, and
-//! checks two things:
-//!
-//! - **No cycle between files.** A cycle is reported with its files in order.
-//! - **The layers.** Every top-level module has a rank in [`LAYERS`], and a module may
-//!   only name modules of a lower rank. A new top-level module must be given its rank.
-//!
-//! The parser relies on rustfmt's layout (an inline `mod x {` closes with a `}` at the
-//! same indentation), which `cargo fmt --check` guarantees.
+//! The app's modules depend one way: no cycle between the files of `src/`, and every
+//! top-level module uses only the layers below its own (the checker is
+//! `tests/layering/mod.rs`, shared with the core's `crates/core/tests/layers.rs`).
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::fs;
+mod layering;
+
+use layering::{cycle_in, layer_violations, named_modules};
 use std::path::{Path, PathBuf};
 
 /// The layers, lowest first: a module may use the modules of lower layers only.
@@ -40,255 +32,16 @@ fn src_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
-/// The module path of a file: `src/a/b.rs` is `a::b`; `lib.rs` is the crate root.
-fn module_of(rel: &Path) -> Vec<String> {
-    let mut parts: Vec<String> = rel
-        .iter()
-        .map(|p| p.to_string_lossy().into_owned())
-        .collect();
-    let last = parts.pop().expect("a file name");
-    let stem = last.trim_end_matches(".rs");
-    if stem != "lib" && stem != "mod" {
-        parts.push(stem.to_string());
-    }
-    parts
-}
-
-/// The library's files, by path relative to `src/`.
-fn library_files(dir: &Path, rel: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = fs::read_dir(dir)
-        .expect("src is readable")
-        .map(|e| e.expect("entry").path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        let name = path.file_name().expect("name").to_owned();
-        let rel = rel.join(&name);
-        if path.is_dir() {
-            if rel != Path::new("bin") {
-                library_files(&path, &rel, out);
-            }
-        } else if path.extension().is_some_and(|e| e == "rs") && rel != Path::new("main.rs") {
-            out.push(rel);
-        }
-    }
-}
-
-/// The file that defines the longest prefix of `path` among `files` (by module path).
-fn file_of(path: &[String], files: &BTreeMap<Vec<String>, PathBuf>) -> Option<PathBuf> {
-    (1..=path.len())
-        .rev()
-        .find_map(|n| files.get(&path[..n]).cloned())
-}
-
-/// The `a::b::c` segments that follow `at` in `line` (lower-case identifiers only: a
-/// module path stops at the first type, function or brace).
-fn segments_after(line: &str, at: usize) -> Vec<String> {
-    let mut out = Vec::new();
-    for seg in line[at..].split("::") {
-        let ident: String = seg
-            .chars()
-            .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
-            .collect();
-        if ident.is_empty() {
-            break;
-        }
-        let whole = ident.len() == seg.len();
-        out.push(ident);
-        if !whole {
-            break;
-        }
-    }
-    out
-}
-
-/// The module paths a file names, resolved to absolute module paths.
-fn named_modules(source: &str, module: &[String]) -> Vec<Vec<String>> {
-    let mut out = Vec::new();
-    // Inline modules open inside the file: (indentation of the `mod` line, its name).
-    let mut inline: Vec<(usize, String)> = Vec::new();
-    for line in source.lines() {
-        let indent = line.len() - line.trim_start().len();
-        let trimmed = line.trim_start();
-        if let Some((open_indent, _)) = inline.last() {
-            if trimmed.starts_with('}') && indent == *open_indent {
-                inline.pop();
-                continue;
-            }
-        }
-        if trimmed.starts_with("//") {
-            continue;
-        }
-        let here: Vec<String> = module
-            .iter()
-            .cloned()
-            .chain(inline.iter().map(|(_, m)| m.clone()))
-            .collect();
-        for (at, _) in line.match_indices("crate::") {
-            // `goodput_core::x` is another crate, not ours.
-            let before = line[..at].chars().last();
-            if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
-                continue;
-            }
-            out.push(segments_after(line, at + "crate::".len()));
-        }
-        for (at, _) in line.match_indices("super::") {
-            let before = line[..at].chars().last();
-            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
-                continue;
-            }
-            let mut base = here.clone();
-            base.pop();
-            let mut rest = segments_after(line, at + "super::".len());
-            while rest.first().is_some_and(|s| s == "super") {
-                rest.remove(0);
-                base.pop();
-            }
-            out.push(base.into_iter().chain(rest).collect());
-        }
-        let words: Vec<&str> = trimmed.split_whitespace().collect();
-        let mod_at = usize::from(words.first() == Some(&"pub"));
-        if words.get(mod_at) == Some(&"mod") && trimmed.ends_with('{') {
-            if let Some(name) = words.get(mod_at + 1) {
-                inline.push((indent, name.trim_end_matches('{').to_string()));
-            }
-        }
-    }
-    out
-}
-
-/// File → the files it names, outside its own module.
-fn file_graph() -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
-    let src = src_dir();
-    let mut rels = Vec::new();
-    library_files(&src, Path::new(""), &mut rels);
-    assert!(rels.len() > 20, "found only {} files in src/", rels.len());
-    let files: BTreeMap<Vec<String>, PathBuf> =
-        rels.iter().map(|r| (module_of(r), r.clone())).collect();
-    rels.iter()
-        .map(|rel| {
-            let source = fs::read_to_string(src.join(rel)).expect("readable");
-            let module = module_of(rel);
-            // A module owns the modules declared inside it: naming them is containment,
-            // not a dependency between layers (`charts` draws with `charts::attainment`,
-            // which uses the shared palette of `charts`).
-            let targets = named_modules(&source, &module)
-                .iter()
-                .filter_map(|p| file_of(p, &files))
-                .filter(|t| !module_of(t).starts_with(&module))
-                .collect();
-            (rel.clone(), targets)
-        })
-        .collect()
-}
-
-/// A cycle in `graph`, as its files in order, if there is one.
-fn find_cycle(graph: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Option<Vec<PathBuf>> {
-    #[derive(Clone, Copy, PartialEq)]
-    enum Mark {
-        New,
-        Open,
-        Done,
-    }
-    fn visit(
-        node: &PathBuf,
-        graph: &BTreeMap<PathBuf, BTreeSet<PathBuf>>,
-        marks: &mut BTreeMap<PathBuf, Mark>,
-        stack: &mut Vec<PathBuf>,
-    ) -> Option<Vec<PathBuf>> {
-        marks.insert(node.clone(), Mark::Open);
-        stack.push(node.clone());
-        for next in graph.get(node).into_iter().flatten() {
-            match marks.get(next).copied().unwrap_or(Mark::New) {
-                Mark::Open => {
-                    let from = stack.iter().position(|n| n == next).expect("on the stack");
-                    return Some(stack[from..].to_vec());
-                }
-                Mark::New => {
-                    if let Some(c) = visit(next, graph, marks, stack) {
-                        return Some(c);
-                    }
-                }
-                Mark::Done => {}
-            }
-        }
-        stack.pop();
-        marks.insert(node.clone(), Mark::Done);
-        None
-    }
-    let mut marks = BTreeMap::new();
-    for node in graph.keys() {
-        if marks.get(node).copied().unwrap_or(Mark::New) == Mark::New {
-            if let Some(c) = visit(node, graph, &mut marks, &mut Vec::new()) {
-                return Some(c);
-            }
-        }
-    }
-    None
-}
-
-/// The top-level module of a file (`components/cards.rs` → `components`).
-fn top(rel: &Path) -> String {
-    module_of(rel)
-        .first()
-        .cloned()
-        .unwrap_or_else(|| "lib".into())
-}
-
 #[test]
 fn the_files_of_src_form_no_cycle() {
-    let graph = file_graph();
-    let edges: usize = graph.values().map(BTreeSet::len).sum();
-    assert!(
-        edges > 50,
-        "found only {edges} imports: is the parser broken?"
-    );
-    if let Some(cycle) = find_cycle(&graph) {
-        let names: Vec<_> = cycle.iter().map(|p| p.display().to_string()).collect();
-        panic!(
-            "import cycle: {} → {}",
-            names.join(" → "),
-            names.first().expect("a cycle has a file")
-        );
+    if let Some(cycle) = cycle_in(&src_dir()) {
+        panic!("{cycle}");
     }
 }
 
 #[test]
 fn every_module_uses_only_lower_layers() {
-    let rank: BTreeMap<&str, usize> = LAYERS
-        .iter()
-        .enumerate()
-        .flat_map(|(i, layer)| layer.iter().map(move |m| (*m, i)))
-        .collect();
-    let mut wrong = Vec::new();
-    for (from, targets) in file_graph() {
-        let from_top = top(&from);
-        if from_top == "lib" {
-            continue;
-        }
-        let Some(&r_from) = rank.get(from_top.as_str()) else {
-            wrong.push(format!(
-                "{from_top} is not in LAYERS: give it a rank in tests/layers.rs"
-            ));
-            continue;
-        };
-        for to in targets {
-            let to_top = top(&to);
-            if to_top == from_top {
-                continue;
-            }
-            match rank.get(to_top.as_str()) {
-                Some(&r_to) if r_to < r_from => {}
-                _ => wrong.push(format!(
-                    "{} uses {} ({from_top} may only use lower layers)",
-                    from.display(),
-                    to.display()
-                )),
-            }
-        }
-    }
-    wrong.sort();
-    wrong.dedup();
+    let wrong = layer_violations(&src_dir(), LAYERS, "tests/layers.rs");
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
@@ -306,12 +59,7 @@ fn the_parser_resolves_crate_and_super_paths() {
     let as_text: Vec<String> = named.iter().map(|p| p.join("::")).collect();
     assert_eq!(
         as_text,
-        [
-            "state",
-            "compute::pool",
-            "compute::shootout",
-            "compute::protocol",
-            "compute::protocol::handle"
-        ]
+        // The test module's `super::` paths are left out: unit tests may look back.
+        ["state", "compute::pool", "compute::protocol::handle"]
     );
 }

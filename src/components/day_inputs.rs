@@ -2,7 +2,7 @@
 //! message in words and leaves the plan as it was.
 
 use goodput_core::schedule::{
-    RateProfile, ScheduleError, ScheduleOptions, MAX_MINUTES, MAX_MIN_REPLICAS,
+    RateProfile, ScheduleError, ScheduleOptions, ScheduleSpecError, MAX_MINUTES, MAX_MIN_REPLICAS,
 };
 use leptos::prelude::*;
 
@@ -84,7 +84,7 @@ fn OptionField(
             .unwrap_or_default();
         let checked = set(&mut o, t.trim()).and_then(|()| {
             o.validate().map_err(|e| match e {
-                ScheduleError::Option { message, .. } => message,
+                ScheduleSpecError::Option { message, .. } => message,
                 other => other.to_string(),
             })
         });
@@ -211,7 +211,7 @@ mod tests {
             let mut o = ScheduleOptions::default();
             f(&mut o);
             match o.validate() {
-                Err(ScheduleError::Option { message, .. }) => message,
+                Err(ScheduleSpecError::Option { message, .. }) => message,
                 other => panic!("{other:?}"),
             }
         };

@@ -4,7 +4,8 @@
 use goodput_core::capacity::knee_from_sweep;
 use goodput_core::format::{percent, percent_tenths, usd};
 use goodput_core::schedule::{
-    schedule_threads, RateProfile, Schedule, ScheduleError, ScheduleOptions, SHAPES,
+    schedule_threads, RateProfile, Schedule, ScheduleError, ScheduleOptions, ScheduleSpecError,
+    SHAPES,
 };
 use goodput_core::search::search_goodput_threads;
 use goodput_core::trace::{TraceFormat, TraceSummary};
@@ -155,7 +156,7 @@ pub fn run(args: &mut Args) -> Result<String, String> {
         simulate: !no_sim && base.simulate,
     };
     options.validate().map_err(|e| match e {
-        ScheduleError::Option { field, message } => {
+        ScheduleSpecError::Option { field, message } => {
             let flag = match field {
                 "replications" => "hour-replications".to_string(),
                 f => f.replace('_', "-"),

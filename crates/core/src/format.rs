@@ -112,76 +112,6 @@ pub fn sig(x: f64) -> String {
     format!("{rounded}")
 }
 
-/// Units that count things, in the plural: one of them reads in the singular
-/// ("1 GPU", "1 replica").
-const COUNT_UNITS: &[&str] = &[
-    "GPUs",
-    "bytes",
-    "clients",
-    "heads",
-    "hours",
-    "instances",
-    "layers",
-    "replicas",
-    "requests",
-    "runs",
-    "seqs",
-    "tokens",
-    "values",
-];
-
-/// A plan field's value as a person reads it, in the unit the app shows the field in
-/// (its registry row's `shown`): `30 req/s`, `500 ms`, `$2.50/GPU-h`, `8.03026 billion
-/// parameters`; a preset by its display name, a choice by its name, an unset optional
-/// field as `none`. `value` is the field as the plan's JSON holds it
-/// ([`crate::plan::fields::value_in`]).
-pub fn field_value(field: &crate::plan::fields::Field, value: &serde_json::Value) -> String {
-    use crate::plan::fields::Kind;
-    use serde_json::Value;
-    match value {
-        Value::Null => "none".into(),
-        Value::Bool(on) => if *on { "on" } else { "off" }.into(),
-        Value::String(id) if field.kind == Kind::Preset => {
-            let name = match field.path.split('.').next() {
-                Some("model") => crate::presets::model(id).map(|m| m.name),
-                Some("hardware") => crate::presets::gpu(id).map(|g| g.name),
-                _ => None,
-            };
-            name.map_or_else(|| id.clone(), str::to_string)
-        }
-        Value::String(s) => match field.kind {
-            Kind::Choice(choices) => crate::plan::fields::choice_words(choices, s).to_string(),
-            _ => s.clone(),
-        },
-        Value::Number(n) => {
-            let Some(x) = n.as_f64() else {
-                return n.to_string();
-            };
-            let x = x / field.shown.scale;
-            let unit = field.shown.unit;
-            if let Some(per) = unit.strip_prefix("USD") {
-                return format!("{}{per}", usd(x));
-            }
-            let number = if field.is_whole() && x.fract() == 0.0 && x.abs() < 2f64.powi(53) {
-                thousands(x as i64)
-            } else {
-                sig(x)
-            };
-            // "0–1" says what range a share takes: a share reads as a percentage.
-            if unit == "0–1" {
-                percent(x)
-            } else if unit.is_empty() {
-                number
-            } else if x == 1.0 && COUNT_UNITS.contains(&unit) {
-                format!("{number} {}", &unit[..unit.len() - 1])
-            } else {
-                format!("{number} {unit}")
-            }
-        }
-        other => other.to_string(),
-    }
-}
-
 /// A share as a percentage without needless decimals (`90%`, `99.5%`).
 pub fn percent(share: f64) -> String {
     format!("{}%", sig((share * 1e4).round() / 1e2))
@@ -335,32 +265,6 @@ mod tests {
             (999_999_000_000_000.0, "999999000000000"),
         ] {
             assert_eq!(sig(x), want, "{x}");
-        }
-    }
-
-    #[test]
-    fn a_field_reads_in_the_unit_the_app_shows_it_in() {
-        use crate::plan::fields::field;
-        use serde_json::json;
-        for (path, value, want) in [
-            ("traffic.peak_rate_rps", json!(30.0), "30 req/s"),
-            ("slo.ttft_s", json!(0.5), "500 ms"),
-            ("slo.tpot_s", json!(null), "none"),
-            ("hardware.gpu_hour_usd", json!(2.5), "$2.50/GPU-h"),
-            ("model.params", json!(8.03e9), "8.03 billion"),
-            ("hardware.tp_degree", json!(2), "2 GPUs"),
-            ("planning.redundancy", json!(1200), "1,200 replicas"),
-            ("planning.utilization", json!(0.7), "70%"),
-            ("slo.attainment_target", json!(0.995), "99.5%"),
-            ("hardware.tp_degree", json!(1), "1 GPU"),
-            ("planning.redundancy", json!(1), "1 replica"),
-            ("planning.redundancy", json!(0), "0 replicas"),
-            ("slo.mode", json!("joint"), "Joint (per request)"),
-            ("slo.mode", json!("marginal"), "Marginal percentiles"),
-            ("hardware.preset", json!("h100-sxm"), "NVIDIA H100 SXM 80GB"),
-            ("model.preset", json!("no-such-model"), "no-such-model"),
-        ] {
-            assert_eq!(field_value(field(path), &value), want, "{path}");
         }
     }
 

@@ -1,16 +1,29 @@
 //! goodput-core: the numbers behind the goodput capacity planner.
 //!
+//! The modules form a one-way stack: each uses only the layers below it
+//! (`tests/layers.rs` keeps it so; unit tests may look back).
+//!
 //! ```text
-//!   Plan ──validate──▶ roofline (step time) ──▶ sim (continuous-batching DES)
-//!                                                   │
-//!                        search (goodput, knob sweep) ◀┘
-//!                                   │
-//!                        capacity (replicas, cost) ──▶ report
-//!   disagg: prefill and decode pools with KV transfer, simulated instance by
-//!   instance; the cheapest xPyD against the aggregated fleet
-//!   share: Plan ⇄ compact URL fragment (versioned)
-//!   trace (Azure / BurstGPT / Mooncake, streamed) ──▶ schedule (hourly profile,
-//!   autoscaler, static vs autoscaled cost, ramp simulations)
+//!   shootout (GPU × TP comparison)        disagg (prefill and decode pools, xPyD)
+//!        └──────────────┬──────────────────────┘
+//!   report (the plan's report: goodput, fleet, cost, alerts, the day, the router's saving)
+//!        │
+//!   schedule (hourly profile, autoscaler)  router_gain   validate (public runs)   compare
+//!        │
+//!   capacity (replicas, cost)     calibrate (fit constants to measured runs)
+//!        │                                   │
+//!   search (goodput, knob sweep)       measure (vllm bench / GuideLLM files)
+//!        │
+//!   sim (continuous-batching DES)      analytic (closed-form checks)
+//!        │
+//!   roofline (step time)   slo   share (Plan ⇄ URL fragment)   trace (Azure, BurstGPT,
+//!   Mooncake)   alerts   fleet (memory fit)
+//!        │
+//!   plan (every input, its fields and checks; the day's and the comparison's specs)
+//!        │
+//!   presets (model and GPU catalogue)
+//!        │
+//!   format, lengths, model_kinds, digest, rng, stats, traffic (leaves)
 //! ```
 //!
 //! Everything numeric lives here; the web app and the CLI only call it. The simulator's
@@ -30,7 +43,9 @@ pub mod digest;
 pub mod disagg;
 pub mod fleet;
 pub mod format;
+pub mod lengths;
 pub mod measure;
+pub mod model_kinds;
 pub mod plan;
 pub mod presets;
 pub mod report;

@@ -8,6 +8,7 @@
 //! [`Plan::validate`] checks every field and its bounds and names the first
 //! offending field; everything downstream may assume a validated plan.
 
+pub use crate::model_kinds::{AttentionKind, Dtype};
 use crate::tagged::Tagged;
 pub use goodput_engine::fleet::{Fleet, FleetRouter};
 pub use goodput_engine::kinds::{
@@ -19,58 +20,12 @@ use serde::{Deserialize, Serialize};
 pub mod comparison;
 pub mod disagg;
 pub mod fields;
+pub mod schedule;
 mod strict;
 
 use fields::check;
 
 pub use strict::{StrictPlanError, PLAN_SECTIONS};
-
-/// Numeric precision of weights or of the KV cache.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum Dtype {
-    /// 16-bit brain float: 2 bytes per value.
-    #[default]
-    Bf16,
-    /// 8-bit float: 1 byte per value.
-    Fp8,
-    /// 4-bit integer: half a byte per value.
-    Int4,
-}
-
-impl Dtype {
-    /// Bytes per stored value.
-    pub fn bytes(self) -> f64 {
-        match self {
-            Dtype::Bf16 => 2.0,
-            Dtype::Fp8 => 1.0,
-            Dtype::Int4 => 0.5,
-        }
-    }
-
-    /// The short lowercase name (`bf16`, `fp8`, `int4`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Dtype::Bf16 => "bf16",
-            Dtype::Fp8 => "fp8",
-            Dtype::Int4 => "int4",
-        }
-    }
-}
-
-/// How the attention layers cache keys and values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum AttentionKind {
-    /// Grouped-query (and multi-head / multi-query) attention: every layer caches a key
-    /// and a value of `head_dim` for each of its `kv_heads` [2 × kv_heads × head_dim values].
-    #[default]
-    GroupedQuery,
-    /// Multi-head latent attention (DeepSeek-V2/V3): every layer caches one compressed
-    /// latent of `kv_lora_rank` plus the shared rotary key part of `qk_rope_head_dim`
-    /// [kv_lora_rank + qk_rope_head_dim values].
-    MultiHeadLatent,
-}
 
 /// The model being served.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -142,13 +97,6 @@ pub struct ModelSpec {
 
 fn is_zero(x: &u32) -> bool {
     *x == 0
-}
-
-impl AttentionKind {
-    /// True for the default, grouped-query attention.
-    pub fn is_grouped_query(&self) -> bool {
-        *self == AttentionKind::GroupedQuery
-    }
 }
 
 impl Default for ModelSpec {
@@ -621,7 +569,7 @@ pub struct Plan {
     /// Simulation effort.
     pub run: RunSpec,
     /// Step-model constants fitted to measured benchmark results, when the plan was
-    /// calibrated (see `calibrate`); applied by [`crate::roofline::StepModelOf::from_plan`]
+    /// calibrated (see `calibrate`); applied by `roofline::StepModelOf::from_plan`
     /// while `enabled`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub calibration: Option<Calibration>,
@@ -630,11 +578,11 @@ pub struct Plan {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shootout: Option<comparison::ShootoutRecord>,
     /// Traffic over a day: the hourly rate profile and the autoscaler (see
-    /// [`crate::schedule`]); absent in plans and links made before it existed.
+    /// `schedule`); absent in plans and links made before it existed.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub schedule: Option<crate::schedule::ScheduleSpec>,
+    pub schedule: Option<schedule::ScheduleSpec>,
     /// A disaggregated deployment: prefill and decode pools with KV transfer (see
-    /// [`crate::disagg`]); `None` for an aggregated plan, and in plans and links made
+    /// `disagg`); `None` for an aggregated plan, and in plans and links made
     /// before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disagg: Option<disagg::DisaggSpec>,
@@ -966,10 +914,10 @@ pub const MAX_NAME_CHARS: usize = 200;
 pub const MAX_NOTE_CHARS: usize = 1000;
 
 /// Most requests one simulation point holds (`run.num_requests`, and any
-/// [`crate::sim::SimConfig`]).
+/// `sim::SimConfig`).
 pub const MAX_NUM_REQUESTS: u32 = 200_000;
 /// Most replications (seeds) per rate (`run.replications`, a
-/// [`crate::sim::replicate`] call, the CLI's `--replications`).
+/// `sim::replicate` call, the CLI's `--replications`).
 pub const MAX_REPLICATIONS: u32 = 1_000;
 /// Most rows of a replayed trace.
 pub const MAX_TRACE_ROWS: usize = 100_000;
@@ -997,7 +945,7 @@ pub const MAX_EFFICIENCY: f64 = 4.0;
 /// `disagg.decode.instances`, and the xPyD sizing's search range).
 pub const MAX_DISAGG_INSTANCES: u32 = 32;
 /// Most xPyD points one disaggregated sizing simulates (each with every replication);
-/// with [`crate::search::MAX_WORK_REQUESTS`] it bounds the sizing's work.
+/// with `search::MAX_WORK_REQUESTS` it bounds the sizing's work.
 pub const MAX_DISAGG_POINTS: usize = 48;
 /// Slowest KV link a disaggregated plan accepts (1 MB/s) [bytes/s].
 pub const MIN_KV_LINK_BYTES_PER_S: f64 = 1e6;
@@ -1287,7 +1235,7 @@ impl Plan {
         let Some(s) = &self.schedule else {
             return Ok(());
         };
-        let strip = |e: crate::schedule::ScheduleError| {
+        let strip = |e: schedule::ScheduleSpecError| {
             let m = e.to_string();
             m.strip_prefix("rate profile: ").unwrap_or(&m).to_string()
         };
@@ -1794,7 +1742,7 @@ impl Plan {
 
     /// Mean context a decoding sequence holds [tokens]: mean prompt + half the mean output.
     pub fn mean_context_tokens(&self) -> f64 {
-        use crate::analytic::{mean_length_tokens, LengthOf};
+        use crate::lengths::{mean_length_tokens, LengthOf};
         let t = &self.traffic;
         let prompt = mean_length_tokens(&t.prompt, &t.trace, LengthOf::Prompt);
         let output = mean_length_tokens(&t.output, &t.trace, LengthOf::Output);
@@ -1864,8 +1812,52 @@ impl Plan {
     }
 }
 
+// What a preset fills in a plan: the catalogue sits below the plan and knows nothing
+// of it, so its `apply` methods live here.
+impl crate::presets::GpuPreset {
+    /// Fills `plan.hardware` (bandwidth, effective FLOP/s for the plan's weight dtype,
+    /// memory, price, preset id). Engine-side fields (utilisation, overheads, TP degree)
+    /// are left as they are.
+    pub fn apply(&self, plan: &mut Plan) {
+        let h = &mut plan.hardware;
+        h.preset = self.id.to_string();
+        h.mem_bandwidth_bytes_per_s = self.mem_bandwidth_bytes_per_s;
+        h.compute_flops_per_s = self.effective_flops_per_s(plan.model.weight_dtype);
+        h.memory_bytes = self.memory_bytes;
+        h.gpu_hour_usd = self.gpu_hour_usd;
+        h.interconnect_bytes_per_s = self.interconnect_bytes_per_s;
+        h.allreduce_latency_s = self.allreduce_latency_s;
+    }
+}
+
+impl crate::presets::ModelPreset {
+    /// Fills `plan.model`'s shape (parameters, layers, KV heads, head dim, preset id) and
+    /// clears the weight/KV byte overrides. Dtypes are left as they are.
+    pub fn apply(&self, plan: &mut Plan) {
+        let m = &mut plan.model;
+        m.preset = self.id.to_string();
+        m.params = self.params;
+        m.active_params = self.active_params;
+        m.layers = self.layers;
+        m.kv_heads = self.kv_heads;
+        m.head_dim = self.head_dim;
+        m.attention = self.attention;
+        m.kv_lora_rank = self.kv_lora_rank;
+        m.qk_rope_head_dim = self.qk_rope_head_dim;
+        m.sliding_window_layers = self.sliding_window_layers;
+        m.sliding_window_tokens = self.sliding_window_tokens;
+        m.hidden_size = self.hidden_size;
+        m.attention_heads = self.attention_heads;
+        m.experts = self.experts;
+        m.experts_per_token = self.experts_per_token;
+        m.expert_params = self.expert_params;
+        m.weight_bytes_override = None;
+        m.kv_bytes_per_token_override = None;
+    }
+}
+
 #[cfg(test)]
-mod attention_tests {
+mod tests {
     use super::*;
     use crate::roofline::StepModelOf;
 

@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::plan::{AttentionKind, Dtype, Plan};
+use crate::model_kinds::{AttentionKind, Dtype};
 
 /// A GPU: its datasheet figures and a default share of peak that real kernels reach.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -596,51 +596,12 @@ impl GpuPreset {
     pub fn effective_flops_per_s(&self, weight_dtype: Dtype) -> f64 {
         self.dense_flops_per_s(weight_dtype) * self.achievable_fraction
     }
-
-    /// Fills `plan.hardware` (bandwidth, effective FLOP/s for the plan's weight dtype,
-    /// memory, price, preset id). Engine-side fields (utilisation, overheads, TP degree)
-    /// are left as they are.
-    pub fn apply(&self, plan: &mut Plan) {
-        let h = &mut plan.hardware;
-        h.preset = self.id.to_string();
-        h.mem_bandwidth_bytes_per_s = self.mem_bandwidth_bytes_per_s;
-        h.compute_flops_per_s = self.effective_flops_per_s(plan.model.weight_dtype);
-        h.memory_bytes = self.memory_bytes;
-        h.gpu_hour_usd = self.gpu_hour_usd;
-        h.interconnect_bytes_per_s = self.interconnect_bytes_per_s;
-        h.allreduce_latency_s = self.allreduce_latency_s;
-    }
-}
-
-impl ModelPreset {
-    /// Fills `plan.model`'s shape (parameters, layers, KV heads, head dim, preset id) and
-    /// clears the weight/KV byte overrides. Dtypes are left as they are.
-    pub fn apply(&self, plan: &mut Plan) {
-        let m = &mut plan.model;
-        m.preset = self.id.to_string();
-        m.params = self.params;
-        m.active_params = self.active_params;
-        m.layers = self.layers;
-        m.kv_heads = self.kv_heads;
-        m.head_dim = self.head_dim;
-        m.attention = self.attention;
-        m.kv_lora_rank = self.kv_lora_rank;
-        m.qk_rope_head_dim = self.qk_rope_head_dim;
-        m.sliding_window_layers = self.sliding_window_layers;
-        m.sliding_window_tokens = self.sliding_window_tokens;
-        m.hidden_size = self.hidden_size;
-        m.attention_heads = self.attention_heads;
-        m.experts = self.experts;
-        m.experts_per_token = self.experts_per_token;
-        m.expert_params = self.expert_params;
-        m.weight_bytes_override = None;
-        m.kv_bytes_per_token_override = None;
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::Plan;
 
     #[test]
     fn gpu_names_short_and_long() {

@@ -82,7 +82,7 @@ pub struct PlanReport {
     /// The GPU × TP comparison stored with the plan, when it was run for the plan as it
     /// is (a stale one is left out, and the assumptions say so).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub comparison: Option<crate::shootout::ShootoutResult>,
+    pub comparison: Option<crate::plan::comparison::ShootoutResult>,
     /// The plan's inputs in plain words, for readers who do not tune knobs.
     pub assumptions: Vec<String>,
     /// The goodput used for sizing.
@@ -482,7 +482,7 @@ pub struct Assumption {
     pub path: &'static str,
     /// The field's label.
     pub label: &'static str,
-    /// Its value as a person reads it ([`crate::format::field_value`]).
+    /// Its value as a person reads it ([`fields::field_value`]).
     pub value: String,
 }
 
@@ -498,7 +498,7 @@ pub fn assumptions(plan: &Plan) -> Vec<Assumption> {
         .map(|f| Assumption {
             path: f.path,
             label: f.label,
-            value: crate::format::field_value(f, &fields::value_in(f, &json)),
+            value: fields::field_value(f, &fields::value_in(f, &json)),
         })
         .collect();
     if plan.run.plan_at_best {

@@ -1,6 +1,6 @@
 //! The disaggregated deployment a plan may describe: a prefill pool and a decode pool,
 //! the link that carries each request's KV cache from one to the other, and the router
-//! (see `crate::disagg` for the simulation and the sizing).
+//! (see `disagg` for the simulation and the sizing).
 //!
 //! A plan without it (`Plan::disagg` is `None`) is aggregated: every replica runs
 //! prefill and decode together. The field is left out of the JSON when absent, so plans

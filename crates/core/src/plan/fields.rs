@@ -235,6 +235,75 @@ pub fn value_in(field: &Field, plan: &serde_json::Value) -> serde_json::Value {
     }
 }
 
+/// Units that count things, in the plural: one of them reads in the singular
+/// ("1 GPU", "1 replica").
+const COUNT_UNITS: &[&str] = &[
+    "GPUs",
+    "bytes",
+    "clients",
+    "heads",
+    "hours",
+    "instances",
+    "layers",
+    "replicas",
+    "requests",
+    "runs",
+    "seqs",
+    "tokens",
+    "values",
+];
+
+/// A plan field's value as a person reads it, in the unit the app shows the field in
+/// (its registry row's `shown`): `30 req/s`, `500 ms`, `$2.50/GPU-h`, `8.03026 billion
+/// parameters`; a preset by its display name, a choice by its name, an unset optional
+/// field as `none`. `value` is the field as the plan's JSON holds it
+/// ([`value_in`]).
+pub fn field_value(field: &Field, value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match value {
+        Value::Null => "none".into(),
+        Value::Bool(on) => if *on { "on" } else { "off" }.into(),
+        Value::String(id) if field.kind == Kind::Preset => {
+            let name = match field.path.split('.').next() {
+                Some("model") => crate::presets::model(id).map(|m| m.name),
+                Some("hardware") => crate::presets::gpu(id).map(|g| g.name),
+                _ => None,
+            };
+            name.map_or_else(|| id.clone(), str::to_string)
+        }
+        Value::String(s) => match field.kind {
+            Kind::Choice(choices) => choice_words(choices, s).to_string(),
+            _ => s.clone(),
+        },
+        Value::Number(n) => {
+            let Some(x) = n.as_f64() else {
+                return n.to_string();
+            };
+            let x = x / field.shown.scale;
+            let unit = field.shown.unit;
+            if let Some(per) = unit.strip_prefix("USD") {
+                return format!("{}{per}", crate::format::usd(x));
+            }
+            let number = if field.is_whole() && x.fract() == 0.0 && x.abs() < 2f64.powi(53) {
+                crate::format::thousands(x as i64)
+            } else {
+                crate::format::sig(x)
+            };
+            // "0–1" says what range a share takes: a share reads as a percentage.
+            if unit == "0–1" {
+                crate::format::percent(x)
+            } else if unit.is_empty() {
+                number
+            } else if x == 1.0 && COUNT_UNITS.contains(&unit) {
+                format!("{number} {}", &unit[..unit.len() - 1])
+            } else {
+                format!("{number} {unit}")
+            }
+        }
+        other => other.to_string(),
+    }
+}
+
 /// Reads a list field's text (`"16, 32 64;128"`: whole numbers separated by commas,
 /// spaces or semicolons) into its values, ascending with duplicates dropped (and 0,
 /// where the range allows it, last: the token budgets' "chunked prefill off"). The

@@ -294,3 +294,28 @@ fn a_label_inside_a_sentence_keeps_its_acronyms() {
         .expect("a label that starts with an acronym");
     assert_eq!(kv.label_in_sentence(), kv.label);
 }
+
+#[test]
+fn a_field_reads_in_the_unit_the_app_shows_it_in() {
+    use serde_json::json;
+    for (path, value, want) in [
+        ("traffic.peak_rate_rps", json!(30.0), "30 req/s"),
+        ("slo.ttft_s", json!(0.5), "500 ms"),
+        ("slo.tpot_s", json!(null), "none"),
+        ("hardware.gpu_hour_usd", json!(2.5), "$2.50/GPU-h"),
+        ("model.params", json!(8.03e9), "8.03 billion"),
+        ("hardware.tp_degree", json!(2), "2 GPUs"),
+        ("planning.redundancy", json!(1200), "1,200 replicas"),
+        ("planning.utilization", json!(0.7), "70%"),
+        ("slo.attainment_target", json!(0.995), "99.5%"),
+        ("hardware.tp_degree", json!(1), "1 GPU"),
+        ("planning.redundancy", json!(1), "1 replica"),
+        ("planning.redundancy", json!(0), "0 replicas"),
+        ("slo.mode", json!("joint"), "Joint (per request)"),
+        ("slo.mode", json!("marginal"), "Marginal percentiles"),
+        ("hardware.preset", json!("h100-sxm"), "NVIDIA H100 SXM 80GB"),
+        ("model.preset", json!("no-such-model"), "no-such-model"),
+    ] {
+        assert_eq!(field_value(field(path), &value), want, "{path}");
+    }
+}
