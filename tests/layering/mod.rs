@@ -1,5 +1,5 @@
-//! The checker behind the layering tests of the app (`tests/layers.rs`) and of the
-//! core (`crates/core/tests/layers.rs`).
+//! The checker behind the layering tests of the app (`tests/layers.rs`), the core, the
+//! engine and the CLI (`crates/*/tests/layers.rs`).
 //!
 //! It reads every file of a library's `src/` (`main.rs` and `bin/` are separate crates),
 //! collects the modules each one names through `crate::` and `super::` paths, and finds
@@ -10,6 +10,7 @@
 //!   module may only name modules of a lower rank. A new top-level module must be given
 //!   its rank.
 //!
+//! Doc comments count (a doc link is an import for the reader); other comments do not.
 //! Unit tests may look back: a `mod tests` (inline, or a `tests.rs` file) is left out,
 //! as a test of a low module may build its inputs with the modules above it. The parser relies on rustfmt's layout
 //! (an inline `mod x {` closes with a `}` at the same indentation), which
@@ -96,7 +97,7 @@ pub fn named_modules(source: &str, module: &[String]) -> Vec<Vec<String>> {
                 continue;
             }
         }
-        if trimmed.starts_with("//") || inline.iter().any(|(_, m)| m == "tests") {
+        if is_plain_comment(trimmed) || inline.iter().any(|(_, m)| m == "tests") {
             continue;
         }
         let here: Vec<String> = module
@@ -142,7 +143,7 @@ pub fn file_graph(src: &Path) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
     let mut rels = Vec::new();
     library_files(src, Path::new(""), &mut rels);
     assert!(
-        rels.len() > 20,
+        rels.len() >= 10,
         "found only {} files in {}",
         rels.len(),
         src.display()
@@ -226,7 +227,7 @@ pub fn cycle_in(src: &Path) -> Option<String> {
     let graph = file_graph(src);
     let edges: usize = graph.values().map(BTreeSet::len).sum();
     assert!(
-        edges > 50,
+        edges >= graph.len(),
         "found only {edges} imports: is the parser broken?"
     );
     find_cycle(&graph).map(|cycle| {
@@ -277,4 +278,19 @@ pub fn layer_violations(src: &Path, layers: &[&[&str]], test_file: &str) -> Vec<
     wrong.sort();
     wrong.dedup();
     wrong
+}
+
+/// A comment that is not documentation: doc comments (`///`, `//!`) count, as a doc link
+/// is an import for the reader, and should point down the stack too.
+fn is_plain_comment(line: &str) -> bool {
+    line.starts_with("//") && !line.starts_with("///") && !line.starts_with("//!")
+}
+
+/// Panics with the cycle or the layer breaches of the library under `src`, if any.
+pub fn assert_layered(src: &Path, layers: &[&[&str]], test_file: &str) {
+    if let Some(cycle) = cycle_in(src) {
+        panic!("{cycle}");
+    }
+    let wrong = layer_violations(src, layers, test_file);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

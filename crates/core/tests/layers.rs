@@ -7,7 +7,6 @@
 #[path = "../../../tests/layering/mod.rs"]
 mod layering;
 
-use layering::{cycle_in, layer_violations};
 use std::path::{Path, PathBuf};
 
 /// The layers, lowest first: a module may use the modules of lower layers only.
@@ -50,14 +49,6 @@ fn src_dir() -> PathBuf {
 }
 
 #[test]
-fn the_files_of_the_core_form_no_cycle() {
-    if let Some(cycle) = cycle_in(&src_dir()) {
-        panic!("{cycle}");
-    }
-}
-
-#[test]
-fn every_core_module_uses_only_lower_layers() {
-    let wrong = layer_violations(&src_dir(), LAYERS, "crates/core/tests/layers.rs");
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+fn the_core_is_a_one_way_stack() {
+    layering::assert_layered(&src_dir(), LAYERS, "crates/core/tests/layers.rs");
 }
