@@ -355,9 +355,9 @@ pub fn parse_sweep_csv(text: &str) -> Result<Vec<SweepRow>, SweepParseError> {
             // The same column matching as the measured-results table importer.
             // A header split on its comma, semicolon or tab keeps names like
             // `TTFT p99 (ms)` whole; a space-separated header splits on spaces.
-            let header = match ['\t', ';', ','].into_iter().find(|&d| body.contains(d)) {
+            let header = match crate::cells::delimiter(body) {
                 Some(d) => {
-                    let cells = crate::measure::table::split_row(body, d);
+                    let cells = crate::cells::split_row(body, d);
                     crate::measure::table::Header::new(cells.iter().map(String::as_str))
                 }
                 None => crate::measure::table::Header::new(fields.iter().copied()),

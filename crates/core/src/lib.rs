@@ -38,6 +38,7 @@ pub mod alerts;
 pub mod analytic;
 pub mod calibrate;
 pub mod capacity;
+pub mod cells;
 pub mod compare;
 pub mod digest;
 pub mod disagg;

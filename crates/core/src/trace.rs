@@ -467,9 +467,9 @@ impl TraceSummarizer {
             self.format = Some(TraceFormat::Mooncake);
             return false;
         }
-        let cols: Vec<String> = text
-            .split(',')
-            .map(|c| c.trim().trim_matches('"').to_ascii_lowercase())
+        let cols: Vec<String> = crate::cells::split_cells(text, ',')
+            .iter()
+            .map(|c| c.to_ascii_lowercase())
             .collect();
         let find = |name: &str| cols.iter().position(|c| c == name);
         let format = match self.format {
@@ -521,10 +521,7 @@ impl TraceSummarizer {
         let Some(c) = self.columns else {
             return Err("no header line before the rows".into());
         };
-        let fields: Vec<&str> = text
-            .split(',')
-            .map(|f| f.trim().trim_matches('"'))
-            .collect();
+        let fields = crate::cells::split_cells(text, ',');
         let need = c.time.max(c.prompt).max(c.output);
         if fields.len() <= need {
             return Err(format!(
@@ -534,14 +531,14 @@ impl TraceSummarizer {
             ));
         }
         let (t, hour) = match self.format {
-            Some(TraceFormat::Azure) => parse_wall_clock(fields[c.time])?,
+            Some(TraceFormat::Azure) => parse_wall_clock(&fields[c.time])?,
             _ => {
-                let t = parse_seconds(fields[c.time], "Timestamp")?;
+                let t = parse_seconds(&fields[c.time], "Timestamp")?;
                 (t, hour_of(t))
             }
         };
-        let p = parse_tokens(fields[c.prompt], "prompt tokens")?;
-        let o = parse_tokens(fields[c.output], "output tokens")?;
+        let p = parse_tokens(&fields[c.prompt], "prompt tokens")?;
+        let o = parse_tokens(&fields[c.output], "output tokens")?;
         self.record(t, hour, p, o);
         self.keep(t, p, o, &[]);
         Ok(())
@@ -984,6 +981,16 @@ mod tests {
         assert_eq!(whole.rows, 2);
         assert_eq!(whole.bad_rows, 1);
         assert_eq!(whole.bad_examples[0].line, 4);
+    }
+
+    #[test]
+    fn quoted_cells_read_as_every_table_reads_them() {
+        // A spreadsheet's export quotes the header and any cell with a comma in it.
+        let text = "\"Timestamp\",\"Model\",\"Request tokens\",\"Response tokens\"\n\
+                    5.0,\"ChatGPT, v2\",100,20\n6.0,GPT-4,\"300\",40\n";
+        let s = summarize(text).unwrap();
+        assert_eq!((s.rows, s.bad_rows), (2, 0), "{:?}", s.bad_examples);
+        assert_eq!(s.prompt.max, 300);
     }
 
     #[test]

@@ -11,10 +11,11 @@ use std::path::{Path, PathBuf};
 
 /// The layers, lowest first: a module may use the modules of lower layers only.
 const LAYERS: &[&[&str]] = &[
-    // Leaves: formatting, hashing, random numbers, summaries, the engine's traffic, the
+    // Leaves: formatting, splitting table text into cells, hashing, random numbers, summaries, the engine's traffic, the
     // lengths' means, the model's kinds, the tagged-enum reader.
     &[
         "format",
+        "cells",
         "digest",
         "rng",
         "stats",

@@ -32,6 +32,7 @@ use super::{
     nothing_completed, stats, Format, ImportError, LatencyStats, LengthStats, MeasuredPoint,
     MAX_POINTS,
 };
+use crate::cells::{content_lines, delimiter, split_row};
 use crate::plan::MeasuredLoad;
 
 /// A column name lower-cased, trimmed and unquoted, with spaces, dashes and brackets
@@ -121,55 +122,11 @@ fn length_column(name: &str) -> Option<(Length, f64)> {
     Some((which, pct))
 }
 
-/// The cell separator a header line uses, if any.
-fn delimiter(line: &str) -> Option<char> {
-    ['\t', ';', ','].into_iter().find(|&d| line.contains(d))
-}
-
-/// Lines that are not blank and not `#` comments, numbered from 1.
-fn content_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.trim()))
-        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
-}
-
 /// Whether text looks like a table: its first content line has a separator and a letter.
 pub(super) fn looks_like_table(text: &str) -> bool {
     content_lines(text)
         .next()
         .is_some_and(|(_, l)| delimiter(l).is_some() && l.chars().any(|c| c.is_ascii_alphabetic()))
-}
-
-/// Splits a row on `d`, honouring `"…"` quoting (`""` inside quotes is one quote).
-pub(crate) fn split_row(line: &str, d: char) -> Vec<String> {
-    let mut cells = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        if quoted {
-            if c == '"' {
-                if chars.peek() == Some(&'"') {
-                    cur.push('"');
-                    chars.next();
-                } else {
-                    quoted = false;
-                }
-            } else {
-                cur.push(c);
-            }
-        } else if c == '"' && cur.trim().is_empty() {
-            cur.clear();
-            quoted = true;
-        } else if c == d {
-            cells.push(std::mem::take(&mut cur).trim().to_string());
-        } else {
-            cur.push(c);
-        }
-    }
-    cells.push(cur.trim().to_string());
-    cells
 }
 
 /// The metric a latency column reports.
@@ -688,9 +645,5 @@ mod tests {
         );
         assert_eq!(latency_column("prompt_tokens"), None);
         assert_eq!(latency_column("duration_s"), None);
-        assert_eq!(
-            split_row("a,\"b, c\",\"d\"\"e\", f", ','),
-            ["a", "b, c", "d\"e", "f"]
-        );
     }
 }
