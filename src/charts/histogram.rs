@@ -75,7 +75,7 @@ pub fn build_histogram(title: &str, spec: &LengthSpec, n: usize) -> Option<Histo
         title: title.to_string(),
         bins,
         median: median.clamp(lo, hi),
-        p95: (median * (1.644_853_626_951_472_2 * sigma).exp()).clamp(lo, hi),
+        p95: LengthDist::p95_from_sigma(median, sigma).clamp(lo, hi),
     })
 }
 

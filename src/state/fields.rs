@@ -183,8 +183,6 @@ pub fn fields_of(group: Group) -> impl Iterator<Item = &'static Field> {
     FIELDS.iter().filter(move |f| f.group == group)
 }
 
-const Z95: f64 = 1.644_853_626_951_472_2;
-
 fn median_of(l: &LengthSpec) -> Option<f64> {
     match l.dist {
         LengthDist::LogNormal { median, .. } => Some(median),
@@ -203,7 +201,7 @@ fn sigma_of(l: &LengthSpec) -> f64 {
 /// The p95 length the sigma gives, to the whole token (lengths are whole tokens: the
 /// box reads "2982", not "2982.43"; a p95 typed whole gives itself back).
 fn p95_of(l: &LengthSpec) -> Option<f64> {
-    median_of(l).map(|m| (m * (Z95 * sigma_of(l)).exp()).round())
+    median_of(l).map(|m| LengthDist::p95_from_sigma(m, sigma_of(l)).round())
 }
 
 fn set_median(l: &mut LengthSpec, v: Option<f64>) {
@@ -865,6 +863,6 @@ mod tests {
         // The default's p95 (800 × e^(1.645 × 0.8) = 2982.43) reads in whole tokens.
         assert_eq!(p95.kind.format((p95.get)(&Plan::default())), "2982");
         let sigma = (field("traffic.prompt.dist.sigma").expect("sigma").get)(&plan).expect("sigma");
-        assert!((sigma - (2000.0f64 / 800.0).ln() / Z95).abs() < 1e-12);
+        assert!((sigma - (2000.0f64 / 800.0).ln() / goodput_core::plan::Z95).abs() < 1e-12);
     }
 }

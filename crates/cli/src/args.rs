@@ -880,6 +880,177 @@ mod tests {
         args.plan()
     }
 
+    /// A value unlike `current` inside the field's range (plan units), if one is found.
+    fn another_real(f: &Field, current: f64) -> Option<f64> {
+        // A field without a range of its own (a p95, checked against its median) takes
+        // any positive value.
+        let r = f.range.unwrap_or(Range {
+            lo: 0.0,
+            hi: f64::INFINITY,
+            lo_open: true,
+        });
+        let ok = |v: f64| {
+            v.is_finite() && v != current && v <= r.hi && (v > r.lo || (!r.lo_open && v == r.lo))
+        };
+        let mid = if r.hi.is_finite() {
+            (r.lo + r.hi) / 2.0
+        } else {
+            r.lo + 1.0
+        };
+        [current * 0.5, current * 1.5, mid, r.lo + 1.0, 0.5, 1.0]
+            .into_iter()
+            .find(|&v| ok(v))
+    }
+
+    /// Flags a field's flag needs beside it to mean anything (a closed loop for its
+    /// clients, gamma arrivals for their spread, a routed fleet for its router…).
+    fn beside(path: &str) -> &'static str {
+        match path {
+            "traffic.arrival.concurrency" => "--arrival closed",
+            "traffic.arrival.think_s" => "--arrival closed --concurrency 4",
+            "traffic.arrival.cv" => "--arrival gamma",
+            _ => "",
+        }
+    }
+
+    /// Every flag of the field registry sets its own field: each flag in turn, with a
+    /// value unlike the default plan's, and the field read back through the registry.
+    /// A flag wired to another field, or to nothing, fails here.
+    #[test]
+    fn every_registry_flag_sets_its_own_field() {
+        use serde_json::{json, Value};
+        // The pool flags are `goodput disagg`'s; every other flag is every command's.
+        let run = |path: &str, line: &str| {
+            let command = if path.starts_with("disagg.") {
+                "disagg"
+            } else {
+                "simulate"
+            };
+            let argv = std::iter::once(command).chain(line.split_whitespace());
+            let (_, mut args) = parse(argv)?.map_err(|help| format!("help: {help}"))?;
+            let mut plan = args.plan()?;
+            if command == "disagg" {
+                plan.disagg = Some(crate::disagg::PoolFlags::read(&args).apply(&plan));
+            }
+            Ok::<Plan, String>(plan)
+        };
+        let mut wrong = Vec::new();
+        let mut checked = 0;
+        for f in fields::FIELDS {
+            let Some(flag) = f.flag else { continue };
+            // The default plan, with what the flag needs beside it (a closed loop's
+            // clients are counted in a closed loop of 4).
+            let base_line = match f.path {
+                "traffic.arrival.concurrency" => "--arrival closed --concurrency 4",
+                path => beside(path),
+            };
+            let base = match run(f.path, base_line) {
+                Ok(p) => serde_json::to_value(p).expect("json"),
+                Err(e) => {
+                    wrong.push(format!("{base_line}: {e}"));
+                    continue;
+                }
+            };
+            let now = fields::value_in(f, &base);
+            let scale = f.flag_units().scale;
+            let (arg, want) = match f.kind {
+                Kind::Real => {
+                    let v = match f.path {
+                        // Weights must leave room for the KV cache on the default GPU.
+                        "model.weight_bytes_override" => Some(1e10),
+                        // A p95 lies above its median (800 and 200 tokens).
+                        "traffic.prompt.dist.p95" | "traffic.output.dist.p95" => Some(3000.0),
+                        _ => another_real(f, now.as_f64().unwrap_or(0.0)),
+                    };
+                    let Some(v) = v else {
+                        wrong.push(format!("{}: no value to try", f.path));
+                        continue;
+                    };
+                    (format!("{:e}", v / scale), json!(v))
+                }
+                Kind::Whole | Kind::Seed => {
+                    let c = now.as_u64().unwrap_or(0);
+                    let r = f.range.unwrap_or(Range {
+                        lo: 0.0,
+                        hi: f64::INFINITY,
+                        lo_open: false,
+                    });
+                    let inside = |v: u64| v != c && (v as f64) >= r.lo && (v as f64) <= r.hi;
+                    let tries = [
+                        c + 1,
+                        c.saturating_sub(1),
+                        r.lo as u64,
+                        r.hi.min(1e15) as u64,
+                    ];
+                    let Some(v) = tries.into_iter().find(|&v| inside(v)) else {
+                        wrong.push(format!("{}: no value to try", f.path));
+                        continue;
+                    };
+                    (v.to_string(), json!(v))
+                }
+                // A `--no-…` switch turns its field off; any other turns it on.
+                Kind::Switch => (String::new(), json!(!flag.name.starts_with("no-"))),
+                Kind::Choice(names) => {
+                    let Some((name, _)) = names.iter().find(|(n, _)| Some(*n) != now.as_str())
+                    else {
+                        continue;
+                    };
+                    (name.to_string(), json!(name))
+                }
+                Kind::Preset => {
+                    let id = if f.path.starts_with("model") {
+                        "llama-3.1-8b"
+                    } else {
+                        "h200"
+                    };
+                    (id.to_string(), json!(id))
+                }
+                Kind::List => ("8,16".to_string(), json!([8, 16])),
+            };
+            let line = format!("{} --{} {arg}", beside(f.path), flag.name);
+            checked += 1;
+            match run(f.path, &line) {
+                Ok(p) => {
+                    let mut got = match (f.path, &p.traffic) {
+                        // A p95 is a view of the lognormal's sigma.
+                        ("traffic.prompt.dist.p95", t) | ("traffic.output.dist.p95", t) => {
+                            let l = if f.path.contains("prompt") {
+                                &t.prompt
+                            } else {
+                                &t.output
+                            };
+                            match l.dist {
+                                LengthDist::LogNormal { median, sigma } => {
+                                    json!(LengthDist::p95_from_sigma(median, sigma))
+                                }
+                                _ => Value::Null,
+                            }
+                        }
+                        _ => fields::value_in(f, &serde_json::to_value(&p).expect("json")),
+                    };
+                    // A tagged choice (the arrival process) reads as its kind.
+                    if let Some(kind) = got.get("kind") {
+                        got = kind.clone();
+                    }
+                    let same = match (&got, &want) {
+                        (Value::Number(a), Value::Number(b)) => {
+                            let (a, b) =
+                                (a.as_f64().unwrap_or(f64::NAN), b.as_f64().unwrap_or(0.0));
+                            (a - b).abs() <= 1e-12 * b.abs().max(1e-300)
+                        }
+                        _ => got == want,
+                    };
+                    if !same {
+                        wrong.push(format!("{line}: {} is {got}, not {want}", f.path));
+                    }
+                }
+                Err(e) => wrong.push(format!("{line}: {e}")),
+            }
+        }
+        assert!(checked > 40, "only {checked} flags tried");
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
     #[test]
     fn scientific_notation_and_equals_form() {
         let p = plan("--params 8e9 --max-num-seqs=64").expect("valid");

@@ -36,7 +36,7 @@ pub fn command() -> Command {
 
 /// The pool flags as given.
 #[derive(Default)]
-struct PoolFlags {
+pub(crate) struct PoolFlags {
     prefill_gpu: Option<String>,
     prefill_tp: Option<u32>,
     prefill_budget: Option<u32>,
@@ -51,7 +51,7 @@ struct PoolFlags {
 }
 
 impl PoolFlags {
-    fn read(args: &Args) -> PoolFlags {
+    pub(crate) fn read(args: &Args) -> PoolFlags {
         PoolFlags {
             prefill_gpu: args.value("--prefill-gpu"),
             prefill_tp: args.u32("--prefill-tp"),
@@ -68,7 +68,7 @@ impl PoolFlags {
     }
 
     /// The plan's disagg section (or the defaults for the plan) with the flags applied.
-    fn apply(self, plan: &Plan) -> DisaggSpec {
+    pub(crate) fn apply(self, plan: &Plan) -> DisaggSpec {
         let mut s = plan
             .disagg
             .clone()

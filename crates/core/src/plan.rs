@@ -15,7 +15,7 @@ pub use calibration::{
 };
 pub use goodput_engine::fleet::{Fleet, FleetRouter};
 pub use goodput_engine::kinds::{
-    Arrival, KvPolicy, LengthDist, LengthSpec, SloMode, TraceRow, TRACE_BLOCK_TOKENS,
+    Arrival, KvPolicy, LengthDist, LengthSpec, SloMode, TraceRow, TRACE_BLOCK_TOKENS, Z95,
 };
 pub use goodput_engine::traffic::{PrefixModel, TurnOrder};
 use serde::{Deserialize, Serialize};

@@ -150,10 +150,19 @@ impl<'de> Deserialize<'de> for LengthDist {
     }
 }
 
+/// The standard normal's 95th percentile: a lognormal's p95 is `median · e^(Z95·σ)`.
+pub const Z95: f64 = 1.644_853_626_951_472_2;
+
 impl LengthDist {
     /// The lognormal sigma whose 95th percentile is `p95` for the given `median`.
     pub fn sigma_from_p95(median: f64, p95: f64) -> f64 {
-        libm::log(p95 / median) / 1.644_853_626_951_472_2
+        libm::log(p95 / median) / Z95
+    }
+
+    /// The 95th percentile of a lognormal with this `median` and `sigma`, the inverse of
+    /// [`LengthDist::sigma_from_p95`].
+    pub fn p95_from_sigma(median: f64, sigma: f64) -> f64 {
+        median * libm::exp(Z95 * sigma)
     }
 }
 
