@@ -56,6 +56,7 @@ use crate::sim::SimError;
 mod fit;
 mod problem;
 mod run;
+#[cfg(any(test, feature = "test-support"))]
 mod synthetic;
 mod text;
 mod words;
@@ -70,6 +71,7 @@ pub use run::{
     calibrate, calibrate_threads, run_to_end, CalibrationProgress, CalibrationReport, Calibrator,
     PointFit,
 };
+#[cfg(any(test, feature = "test-support"))]
 pub use synthetic::synthetic_points;
 pub use words::{
     calibration_cautions, calibration_summary, calibration_words, constants_words, judged_error,

@@ -38,6 +38,7 @@ mod guidellm;
 mod pyjson;
 pub(crate) mod table;
 mod vllm;
+#[cfg(any(test, feature = "test-support"))]
 pub mod write;
 
 /// Largest file an importer reads [bytes]; larger files are refused unread.
