@@ -1,8 +1,8 @@
 //! Benchmark, not a test: the simulations as the page's workers run them, in a browser,
 //! built like the page's module (`--profile page`) or like the core's own benchmark
 //! (`--release`). Nothing is asserted (speed is measured, never asserted);
-//! `scripts/test.sh` does not run it, and `BENCHMARKS.md` records its figures ("Release
-//! opt-level"; "The event order without the arrivals in the heap").
+//! `scripts/test.sh` does not run it, and `docs/benchmark-history.md` records its figures
+//! ("Release opt-level"; "The event order without the arrivals in the heap").
 //!
 //! - whole goodput searches of the default plan, every batch answered by
 //!   `protocol::handle` on the JSON a worker receives (time per job);

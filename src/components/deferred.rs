@@ -2,9 +2,9 @@
 //! run has ended rather than with the page: building them (their views, their charts,
 //! the layout of their text, and the code the browser compiles for them on first use)
 //! would otherwise share the first second with the first goodput search and hold back
-//! its answer, and then share the cores with the knob sweep (BENCHMARKS.md, "The panels
-//! below the results built after the first run" and "The charts, the inputs below the fold
-//! and the print-only facts built after the first run").
+//! its answer, and then share the cores with the knob sweep (docs/benchmark-history.md,
+//! "The panels below the results built after the first run" and "The charts, the inputs
+//! below the fold and the print-only facts built after the first run").
 //!
 //! A user who scrolls near them, or prints, gets them at once; so does the planner shown
 //! again after another view, once they have been built.

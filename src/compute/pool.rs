@@ -38,7 +38,7 @@ pub const SLICE_MS: f64 = 8.0;
 /// ([`IN_FLIGHT`]), so every request of a batch is posted at once and the split is fixed
 /// then. Two rather than one let the page read a worker's first reply while that worker
 /// runs its second; more would only add messages (three gave "Run again" 4 to 5 ms more
-/// on two cores, BENCHMARKS.md).
+/// on two cores, docs/benchmark-history.md).
 pub const REQUESTS_PER_WORKER: usize = 2;
 
 /// The run's failure when two workers died on the same simulation jobs.
