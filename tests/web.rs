@@ -857,6 +857,67 @@ async fn a_fit_keeps_the_traffic_and_the_benchmark_traffic_is_a_step_undo_takes_
 }
 
 #[wasm_bindgen_test]
+async fn runs_that_drafted_are_said_and_planning_with_their_speculation_is_a_step() {
+    let root = mount_point();
+    let (handle, cx) = mount_page(&root).await;
+    let before = cx.state.good.get_untracked();
+    assert_eq!(before.engine.spec_draft_tokens, 0);
+    let mut report = fitted_report(0.08);
+    // 3 tokens a draft, 1.875 gained a step: 0.5 a token, in order.
+    report.calibration.source.spec = Some(goodput_core::plan::SpecMeasured {
+        drafts: 8_000,
+        draft_tokens: 24_000,
+        accepted_tokens: 7_000,
+    });
+    report.plan.calibration = Some(report.calibration.clone());
+    cx.fits.take(report.clone());
+    tick().await;
+    tick().await;
+    let plan = cx.state.good.get_untracked();
+    assert_eq!(plan.engine, before.engine, "the fit leaves the speculation");
+    let words = text(&root, "calibrate-spec");
+    assert!(words.contains("3 draft tokens a step"), "{words}");
+    assert!(words.contains("The plan does not draft"), "{words}");
+    assert!(
+        words.contains("--spec-draft-tokens 3 --spec-acceptance 0.5"),
+        "{words}"
+    );
+
+    click(&root, "calibrate-use-spec");
+    tick().await;
+    tick().await;
+    let plan = cx.state.good.get_untracked();
+    assert_eq!(
+        (plan.engine.spec_draft_tokens, plan.engine.spec_acceptance),
+        (3, 0.5)
+    );
+    assert_eq!(
+        plan.calibration,
+        Some(report.calibration.clone()),
+        "the fit stays"
+    );
+    let words = text(&root, "calibrate-spec");
+    assert!(words.contains("the plan drafts as they did"), "{words}");
+    assert!(root
+        .query_selector("[data-testid=\"calibrate-use-spec\"]")
+        .expect("a valid selector")
+        .is_none());
+
+    click(&root, "undo");
+    tick().await;
+    tick().await;
+    assert_eq!(
+        cx.state.good.get_untracked().engine,
+        before.engine,
+        "Undo takes it back"
+    );
+
+    drop(handle);
+    root.remove();
+    fresh_start();
+}
+
+#[wasm_bindgen_test]
 async fn a_poor_fit_is_shown_but_applied_only_by_apply_anyway() {
     let root = mount_point();
     let (handle, cx) = mount_page(&root).await;

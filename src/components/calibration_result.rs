@@ -4,7 +4,10 @@
 //! constants (with the replicas and cost each gave), and the benchmark's traffic on
 //! request.
 
-use goodput_core::calibrate::{calibration_cautions, judged_error, verdict_words, FitVerdict};
+use goodput_core::calibrate::{
+    calibration_cautions, judged_error, measured_spec_settings, spec_words, verdict_words,
+    FitVerdict,
+};
 use goodput_core::format::{percent_tenths, usd};
 use goodput_core::plan::fields::field;
 use goodput_core::plan::{Calibration, CalibrationError, Fitted};
@@ -145,6 +148,7 @@ fn calibration_view(
         .map(|x| x.overall.to_string())
         .unwrap_or_default();
     let judged = judged_error(&c).map(|x| x.to_string()).unwrap_or_default();
+    let spec = c.source.spec.is_some().then(|| measured_spec(c.clone()));
     let constants = fitted_constants(&c)
         .into_iter()
         .map(|(key, label, value)| view! { <li data-constant=key>{label}": "{value}</li> })
@@ -180,8 +184,43 @@ fn calibration_view(
                 <CalibrationErrors errors=t caption=TAILS_CAPTION testid="calibrate-tail-errors" class="calibrate-errors calibrate-tails" />
             })}
             <p class=verdict_class data-testid="calibrate-verdict" data-verdict=verdict_key>{verdict_words(&c)}</p>
+            {spec}
             {action}
         </div>
+    }
+}
+
+/// What the measured runs drafted (speculative decoding), against what the plan drafts,
+/// and a button that plans as they did: a step of its own, which Undo takes back. The
+/// fit itself never changes the plan's speculation.
+fn measured_spec(c: Calibration) -> impl IntoView {
+    let state = PlanState::expect_context();
+    let now = move || {
+        state.good.with(|p| {
+            let words = spec_words(&c, p)?;
+            let differs = measured_spec_settings(&c)
+                .filter(|&s| s != (p.engine.spec_draft_tokens, p.engine.spec_acceptance));
+            Some((words, differs))
+        })
+    };
+    move || {
+        now().map(|(words, differs)| {
+            let button = differs.map(|(k, a)| {
+                let apply = move |_| {
+                    state.change("plan with the measured speculation", move |p| {
+                        p.engine.spec_draft_tokens = k;
+                        p.engine.spec_acceptance = a;
+                    })
+                };
+                view! {
+                    " "
+                    <button type="button" data-testid="calibrate-use-spec" on:click=apply>
+                        "Plan with the measured speculation"
+                    </button>
+                }
+            });
+            view! { <p class="calibrate-spec" data-testid="calibrate-spec">{words}{button}</p> }
+        })
     }
 }
 

@@ -31,6 +31,7 @@
 //! `time_per_output_token_ms` counts the first token, so its inter-token latency is the
 //! figure that matches.
 
+pub use crate::plan::SpecMeasured;
 use crate::plan::{MeasuredLoad, MeasuredSummary};
 use serde::{Deserialize, Serialize};
 
@@ -175,6 +176,10 @@ pub struct MeasuredPoint {
     /// How the output lengths spread, when the file says.
     #[serde(default)]
     pub output_spread: LengthStats,
+    /// Speculative decoding's counters over the run, when the server drafted and the
+    /// file says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<SpecMeasured>,
 }
 
 impl MeasuredPoint {

@@ -11,7 +11,7 @@
 pub use crate::model_kinds::{AttentionKind, Dtype};
 pub use calibration::{
     Calibration, CalibrationError, CalibrationSource, Fitted, MeasuredLoad, MeasuredSummary,
-    MetricErrors,
+    MetricErrors, SpecMeasured,
 };
 pub use goodput_engine::fleet::{Fleet, FleetRouter};
 pub use goodput_engine::kinds::{
@@ -680,6 +680,9 @@ pub const MAX_SWEEP_ROWS: usize = 1_000;
 pub const MAX_SWEEP_VALUES: usize = 12;
 /// Largest `max_num_seqs`, for the engine and on the sweep axis.
 pub const MAX_NUM_SEQS: u32 = 16_384;
+/// Most speculative draft tokens a step (`engine.spec_draft_tokens`; a measured run's
+/// drafts are simulated at most this long).
+pub const MAX_SPEC_DRAFT_TOKENS: u32 = 16;
 /// Largest token budget (`max_num_batched_tokens`), for the engine and on the sweep axis
 /// [tokens].
 pub const MAX_BATCHED_TOKENS: u32 = 1 << 20;

@@ -67,6 +67,65 @@ fn vllm_rate_point() {
     assert_eq!(s.ttft_p99_s, Some(p.ttft.percentile(99.0).expect("p99")));
 }
 
+/// `vllm bench serve`'s speculative-decoding keys, added to a result file as the tool
+/// writes them when the server drafted: the rate and length it prints, and their counters.
+fn with_spec(bytes: &[u8], keys: &str) -> Vec<u8> {
+    let text = String::from_utf8(bytes.to_vec()).expect("utf-8");
+    let at = text.rfind('}').expect("an object");
+    format!("{}, {keys}}}", text[..at].trim_end()).into_bytes()
+}
+
+#[test]
+fn vllm_speculative_decoding_counters() {
+    let base = fixture("vllm_llama8b_4rps.json");
+    assert_eq!(import_file("plain.json", &base).expect("ok")[0].spec, None);
+    // 3 tokens a draft, 190,000 of 360,000 accepted: 2.58 tokens a step.
+    let keys = r#""spec_decode_acceptance_rate": 52.77777777777778, "spec_decode_acceptance_length": 2.5833333333333335, "spec_decode_num_drafts": 120000, "spec_decode_draft_tokens": 360000, "spec_decode_accepted_tokens": 190000, "spec_decode_per_position_acceptance_rates": [0.75, 0.5, 0.3333333333333333]"#;
+    let p = &import_file("mtp.json", &with_spec(&base, keys)).expect("ok")[0];
+    let s = p.spec.expect("the counters");
+    assert_eq!(
+        (s.drafts, s.draft_tokens, s.accepted_tokens),
+        (120_000, 360_000, 190_000)
+    );
+    assert_eq!(s.draft_len(), 3);
+    assert!(close(s.tokens_per_step(), 2.5833333333333335));
+    assert!(close(s.acceptance_rate(), 190.0 / 360.0));
+    // The simulator's acceptance gains the same tokens a step: 1 + a + a² + a³ = 2.583.
+    let a = s.acceptance();
+    assert!(
+        (1.0 + a + a * a + a * a * a - s.tokens_per_step()).abs() < 1e-9,
+        "{a}"
+    );
+    // The worked example of docs/calibration.md, "Runs that drafted".
+    assert_eq!(
+        goodput_core::calibrate::spec_measured_words(&s),
+        "3 draft tokens a step, 2.58 tokens gained a step (53% of drafted tokens accepted; \
+         0.71 a token in order)"
+    );
+    // Inconsistent counters are named.
+    for (keys, field) in [
+        (
+            r#""spec_decode_num_drafts": 10, "spec_decode_draft_tokens": 30"#,
+            "spec_decode_accepted_tokens",
+        ),
+        (
+            r#""spec_decode_num_drafts": 10, "spec_decode_draft_tokens": 5, "spec_decode_accepted_tokens": 1"#,
+            "spec_decode_draft_tokens",
+        ),
+        (
+            r#""spec_decode_num_drafts": 10, "spec_decode_draft_tokens": 30, "spec_decode_accepted_tokens": 31"#,
+            "spec_decode_accepted_tokens",
+        ),
+        (
+            r#""spec_decode_num_drafts": 1.5, "spec_decode_draft_tokens": 30, "spec_decode_accepted_tokens": 3"#,
+            "spec_decode_num_drafts",
+        ),
+    ] {
+        let e = err("bad.json", &with_spec(&base, keys));
+        assert_eq!(e.field, field, "{e}");
+    }
+}
+
 #[test]
 fn vllm_concurrency_and_detailed() {
     let c = import_file("c16.json", &fixture("vllm_llama8b_c16.json")).expect("ok");
@@ -500,6 +559,7 @@ fn synthetic(load: MeasuredLoad, with_requests: bool) -> MeasuredPoint {
         max_concurrency: None,
         prompt_spread: Default::default(),
         output_spread: Default::default(),
+        spec: None,
     }
 }
 

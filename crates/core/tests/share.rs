@@ -574,6 +574,7 @@ fn calibrated_plan() -> Plan {
             fitted_model: "llama-3.1-70b".into(),
             fitted_gpu: "h200".into(),
             fitted_tp_degree: 1,
+            spec: None,
         },
         error: CalibrationError {
             in_sample: err(0.061_234_567_890_123),

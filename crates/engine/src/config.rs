@@ -97,16 +97,45 @@ impl SimConfig {
     /// Expected tokens one decoder produces per step: `(1 − α^(k+1)) / (1 − α)`
     /// with speculation (k drafted tokens, acceptance α), else 1.
     pub fn tokens_per_decode_step(&self) -> f64 {
-        let k = self.spec_draft_tokens;
-        if k == 0 {
-            return 1.0;
-        }
-        let a = self.spec_acceptance;
-        if a >= 1.0 {
-            return (k + 1) as f64;
-        }
-        (1.0 - libm::pow(a, (k + 1) as f64)) / (1.0 - a)
+        tokens_per_step(self.spec_draft_tokens, self.spec_acceptance)
     }
+}
+
+/// Expected tokens one decoder produces per step when `k` tokens are drafted and each
+/// is accepted with probability `a`, in order, the first rejection ending the run (the
+/// verifier's own token always counts): `1 + a + … + a^k = (1 − a^(k+1)) / (1 − a)`;
+/// 1 without a draft.
+pub fn tokens_per_step(k: u32, a: f64) -> f64 {
+    if k == 0 {
+        return 1.0;
+    }
+    if a >= 1.0 {
+        return (k + 1) as f64;
+    }
+    (1.0 - libm::pow(a, (k + 1) as f64)) / (1.0 - a)
+}
+
+/// The acceptance `a` at which `k` drafted tokens give `tokens` per step: the inverse of
+/// [`tokens_per_step`] in `a`, which rises from 1 at `a = 0` to `k + 1` at `a = 1`.
+/// A measured run's tokens per step (vLLM's acceptance length) outside that range is
+/// clamped to it. Found by 64 bisections, so the same bits on every target.
+pub fn acceptance_for(k: u32, tokens: f64) -> f64 {
+    if k == 0 || tokens.is_nan() || tokens <= 1.0 {
+        return 0.0;
+    }
+    if tokens >= (k + 1) as f64 {
+        return 1.0;
+    }
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    for _ in 0..64 {
+        let mid = 0.5 * (lo + hi);
+        if tokens_per_step(k, mid) < tokens {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
 }
 
 /// Most samples of [`SimReport::cache_timeline`].
@@ -184,4 +213,34 @@ pub struct SimReport {
     pub sim_time_s: f64,
     /// True when the step cap stopped the run early.
     pub truncated: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_per_step_by_hand() {
+        assert_eq!(tokens_per_step(0, 0.9), 1.0);
+        // 1 + 0.5 + 0.25 + 0.125
+        assert!((tokens_per_step(3, 0.5) - 1.875).abs() < 1e-15);
+        assert_eq!(tokens_per_step(3, 1.0), 4.0);
+        assert_eq!(tokens_per_step(2, 0.0), 1.0);
+    }
+
+    #[test]
+    fn acceptance_for_inverts_tokens_per_step() {
+        assert!((acceptance_for(3, 1.875) - 0.5).abs() < 1e-12);
+        for k in [1, 2, 3, 5, 8] {
+            for a in [0.05, 0.3, 0.62, 0.9, 0.99] {
+                let back = acceptance_for(k, tokens_per_step(k, a));
+                assert!((back - a).abs() < 1e-9, "k {k}, a {a}: {back}");
+            }
+        }
+        // Out of range: clamped; no draft: none accepted.
+        assert_eq!(acceptance_for(3, 0.5), 0.0);
+        assert_eq!(acceptance_for(3, 9.0), 1.0);
+        assert_eq!(acceptance_for(0, 2.0), 0.0);
+        assert_eq!(acceptance_for(3, f64::NAN), 0.0);
+    }
 }

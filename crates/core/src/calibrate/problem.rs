@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{CalibrateError, FIT_SEEDS, MAX_FIT_REQUESTS, MAX_OVERHEAD_S, MIN_FIT_REQUESTS};
 use super::{MIN_OVERHEAD_S, PER_POINT_SEED};
-use crate::measure::{LengthStats, MeasuredPoint, MeasuredSet};
+use crate::measure::{LengthStats, MeasuredPoint, MeasuredSet, SpecMeasured};
 use crate::plan::{
     Arrival, LengthDist, LengthSpec, MeasuredLoad, MeasuredSummary, MetricErrors, Plan, TraceRow,
     TrafficSpec, MAX_EFFICIENCY, MAX_TOKENS, MIN_EFFICIENCY,
@@ -32,6 +32,11 @@ pub struct PointCase {
     /// means alone on the plan's shape.
     #[serde(default)]
     pub lengths: LengthSource,
+    /// Speculative decoding as the server ran it, when the file measured it: the point
+    /// is simulated drafting its tokens a step with the acceptance that gains its
+    /// measured tokens a step, whatever the plan's own engine settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<SpecMeasured>,
 }
 
 /// Where a point's simulated lengths come from.
@@ -307,6 +312,10 @@ impl CalibrationProblem {
         };
         plan.run.num_requests = case.num_requests + warmup;
         plan.run.warmup_requests = warmup;
+        if let Some(s) = case.spec {
+            plan.engine.spec_draft_tokens = s.draft_len().min(crate::plan::MAX_SPEC_DRAFT_TOKENS);
+            plan.engine.spec_acceptance = s.acceptance();
+        }
         let mut cfg = SimConfig::from_plan(&plan, case.rate_rps)?;
         cfg.step = StepModel::datasheet(&plan).calibrated(&c.fitted());
         cfg.check()?;
@@ -520,6 +529,7 @@ fn point_case(base: &Plan, p: &MeasuredPoint, index: u64) -> Result<PointCase, C
         rate_rps,
         num_requests: num_requests.clamp(MIN_FIT_REQUESTS, MAX_FIT_REQUESTS),
         lengths,
+        spec: p.spec,
     })
 }
 

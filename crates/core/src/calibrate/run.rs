@@ -15,7 +15,7 @@ use super::problem::{
 };
 use super::words::{calibration_cautions, FitVerdict};
 use super::{CalibrateError, BOOTSTRAP_RESAMPLES};
-use crate::measure::MeasuredSet;
+use crate::measure::{MeasuredSet, SpecMeasured};
 use crate::plan::{
     Arrival, Calibration, CalibrationError, CalibrationSource, Fitted, LengthDist, LengthSpec,
     MeasuredSummary, Plan, TraceRow, TrafficSpec,
@@ -117,6 +117,7 @@ impl Calibrator {
             fitted_model: plan.model.preset.clone(),
             fitted_gpu: plan.hardware.preset.clone(),
             fitted_tp_degree: plan.hardware.tp_degree,
+            spec: SpecMeasured::total(set.points.iter().filter_map(|p| p.spec.as_ref())),
         };
         Ok(Calibrator {
             problem,

@@ -55,6 +55,18 @@ pub fn synthetic_points(
                 max_concurrency: None,
                 prompt_spread: Default::default(),
                 output_spread: Default::default(),
+                // A server that drafts reports its counters; a million drafts carry the
+                // tokens a step to six digits.
+                spec: (p.engine.spec_draft_tokens > 0).then(|| {
+                    let drafts = 1_000_000u64;
+                    let k = u64::from(p.engine.spec_draft_tokens);
+                    let gained = cfg.tokens_per_decode_step() - 1.0;
+                    crate::plan::SpecMeasured {
+                        drafts,
+                        draft_tokens: k * drafts,
+                        accepted_tokens: (gained * drafts as f64).round() as u64,
+                    }
+                }),
                 completed,
                 failed: requests - completed,
                 duration_s: rep.sim_time_s,

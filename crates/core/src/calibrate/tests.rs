@@ -489,3 +489,57 @@ fn calibration_in_words_says_where_it_came_from_and_how_well_it_held() {
         .contains("missed measured latency by 5% on average on the measured run itself"));
     assert_eq!(w.badge, "calibrated · in-sample error 5%");
 }
+
+/// A server that drafted 3 tokens a step at 0.6 a token, measured with its counters, and
+/// a plan that does not draft: each run is simulated drafting as measured, so the fit
+/// finds the hardware's step, not one 2.2 times faster. Without the counters it cannot.
+#[test]
+fn runs_that_drafted_are_fitted_with_their_measured_speculation() {
+    let plan = Plan::default();
+    let mut server = plan.clone();
+    server.engine.spec_draft_tokens = 3;
+    server.engine.spec_acceptance = 0.6;
+    let rates = [2.0, 6.0, 10.0, 14.0];
+    let points = pts(&server, &rates, 0.0, true);
+    let s = points[0]
+        .spec
+        .expect("a drafting server reports its counters");
+    assert_eq!(s.draft_len(), 3);
+    assert!((s.acceptance() - 0.6).abs() < 1e-5, "{}", s.acceptance());
+
+    let wt = 16e9 / 3.35e12;
+    let floor = |c: &Calibration| c.step_overhead_s.value + wt / c.bandwidth_efficiency.value;
+    let truth = TRUTH.step_overhead_s + wt / TRUTH.bandwidth_efficiency;
+
+    let with = calibrate_threads(&plan, &set_of(points.clone()), 2, &mut |_| true).unwrap();
+    let c = &with.calibration;
+    assert!(rel(floor(c), truth) < 0.08, "floor {} vs {truth}", floor(c));
+    assert!(c.error.held_out.unwrap().overall < 0.08, "{:?}", c.error);
+    assert_eq!(c.source.spec.map(|s| s.draft_len()), Some(3));
+    let words = spec_words(c, &with.plan).expect("the runs drafted");
+    assert!(
+        words.contains("--spec-draft-tokens 3 --spec-acceptance 0.6"),
+        "{words}"
+    );
+    assert_eq!(
+        with.plan.engine.spec_draft_tokens, 0,
+        "the plan's own setting stays"
+    );
+    assert!(constants_words(c).contains("3 draft tokens a step"));
+
+    let blind: Vec<MeasuredPoint> = points
+        .into_iter()
+        .map(|mut p| {
+            p.spec = None;
+            p
+        })
+        .collect();
+    let without = calibrate_threads(&plan, &set_of(blind), 2, &mut |_| true).unwrap();
+    let b = &without.calibration;
+    assert!(
+        rel(floor(b), truth) > 0.3 || b.error.in_sample.overall > 0.15,
+        "without the counters the fit should miss: floor {} vs {truth}, {:?}",
+        floor(b),
+        b.error
+    );
+}

@@ -3,7 +3,7 @@
 
 use super::problem::Prediction;
 use super::run::CalibrationReport;
-use super::words::{calibration_words, load_label, opt_ms, verdict_words};
+use super::words::{calibration_words, load_label, opt_ms, spec_words, verdict_words};
 use crate::format::{ms, percent_tenths, plain, MISSING};
 use crate::plan::MetricErrors;
 
@@ -19,6 +19,9 @@ impl CalibrationReport {
 ",
             calibration_words(c)
         );
+        if let Some(w) = spec_words(c, &self.plan) {
+            let _ = writeln!(s, "{w}\n");
+        }
         let _ = writeln!(s, "files: {}", c.source.files.join(", "));
         let _ = writeln!(s, "\nconstant            fitted      ± sd (bootstrap)");
         let mut rows = vec![

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::MAX_OVERHEAD_S;
 use crate::format::{ms, percent_tenths, percent_whole, plain, MISSING};
-use crate::plan::{Calibration, MeasuredLoad};
+use crate::plan::{Calibration, MeasuredLoad, Plan, SpecMeasured, MAX_SPEC_DRAFT_TOKENS};
 
 /// A plan's calibration in words: one source for the report, the finance view, the
 /// embed card and the CLI, so they never disagree.
@@ -317,7 +317,69 @@ pub fn constants_words(c: &Calibration) -> String {
     if let Some(f) = c.frontend_s {
         parts.push(format!("{} ms frontend per request", ms(f.value)));
     }
-    format!("Fitted: {}.", parts.join(", "))
+    let drafted = c.source.spec.map_or(String::new(), |s| {
+        format!(
+            " The runs drafted speculatively, and were simulated so: {}.",
+            spec_measured_words(&s)
+        )
+    });
+    format!("Fitted: {}.{drafted}", parts.join(", "))
+}
+
+/// What a run measured of speculative decoding: "3 draft tokens a step, 2.58 tokens
+/// gained a step (53% of drafted tokens accepted; 0.71 a token in order)".
+pub fn spec_measured_words(s: &SpecMeasured) -> String {
+    format!(
+        "{} draft tokens a step, {} tokens gained a step ({} of drafted tokens accepted; {} a \
+         token in order)",
+        s.draft_len(),
+        plain((s.tokens_per_step() * 100.0).round() / 100.0),
+        pct_whole(s.acceptance_rate()),
+        plain((s.acceptance() * 100.0).round() / 100.0)
+    )
+}
+
+/// Whether `plan` drafts as the calibration's runs did, and the flags that make it so
+/// when it does not; `None` when the runs did not draft. The plan's speculation is the
+/// user's choice: a calibration never changes it.
+pub fn spec_words(c: &Calibration, plan: &Plan) -> Option<String> {
+    let s = c.source.spec?;
+    let (k, a) = measured_spec_settings(c)?;
+    let e = &plan.engine;
+    let now = if e.spec_draft_tokens == 0 {
+        "The plan does not draft".to_string()
+    } else {
+        format!(
+            "The plan drafts {} tokens at {} a token",
+            e.spec_draft_tokens,
+            plain((e.spec_acceptance * 100.0).round() / 100.0)
+        )
+    };
+    let same = (e.spec_draft_tokens, e.spec_acceptance) == (k, a);
+    Some(if same {
+        format!(
+            "The measured runs drafted {}; the plan drafts as they did.",
+            spec_measured_words(&s)
+        )
+    } else {
+        format!(
+            "The measured runs drafted {}. {now}: --spec-draft-tokens {k} --spec-acceptance {} \
+             plans with speculation as measured.",
+            spec_measured_words(&s),
+            plain(a)
+        )
+    })
+}
+
+/// The engine settings that plan speculation as the calibration's runs measured it:
+/// their draft length (at most [`MAX_SPEC_DRAFT_TOKENS`]) and the acceptance a token
+/// that gains their tokens a step, to three decimals; `None` when they did not draft.
+pub fn measured_spec_settings(c: &Calibration) -> Option<(u32, f64)> {
+    let s = c.source.spec?;
+    Some((
+        s.draft_len().min(MAX_SPEC_DRAFT_TOKENS),
+        (s.acceptance() * 1000.0).round() / 1000.0,
+    ))
 }
 
 /// The calibration in one line for the plan's assumptions and the CLI: the sentence,

@@ -157,6 +157,7 @@ fn point(src: &str, b: &Value, report_model: Option<&str>) -> Result<MeasuredPoi
         max_concurrency,
         prompt_spread: Default::default(),
         output_spread: Default::default(),
+        spec: None,
     })
 }
 

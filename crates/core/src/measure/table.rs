@@ -551,6 +551,7 @@ impl Row<'_> {
             max_concurrency: cap,
             prompt_spread,
             output_spread,
+            spec: None,
         })
     }
 

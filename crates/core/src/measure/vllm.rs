@@ -5,7 +5,10 @@
 //! `ramp_up_strategy` (refused: no single load), `completed`, `failed`, `duration` [s],
 //! `request_throughput` [requests/s], `total_input_tokens`, `total_output_tokens`,
 //! `mean_*_ms`, `median_*_ms`, `p{N}_*_ms` for `ttft`, `tpot`, `itl`, `e2el` [ms],
-//! `model_id`, `backend` (or `endpoint_type`). With `--save-detailed`: `input_lens`,
+//! `model_id`, `backend` (or `endpoint_type`); when the server drafted (speculative
+//! decoding), `spec_decode_num_drafts`, `spec_decode_draft_tokens` and
+//! `spec_decode_accepted_tokens`, the counters behind the acceptance rate and length it
+//! prints. With `--save-detailed`: `input_lens`,
 //! `output_lens`, `errors` (a failed request has a non-empty error and output length 0).
 //! When the file has no `e2el` statistics (they are not in vLLM's default
 //! `--percentile-metrics`), they are computed from `latencies` [s] of the successful
@@ -17,6 +20,7 @@ use super::pyjson::{
 use super::MAX_REQUESTS_PER_POINT;
 use super::{
     nothing_completed, stats, Format, ImportError, LatencyStats, MeasuredPoint, MeasuredRequest,
+    SpecMeasured,
 };
 use crate::plan::MeasuredLoad;
 use serde_json::Value;
@@ -121,7 +125,55 @@ fn point(src: &str, v: &Value) -> Result<MeasuredPoint, ImportError> {
         max_concurrency: load_and_cap.1,
         prompt_spread: Default::default(),
         output_spread: Default::default(),
+        spec: spec(src, v)?,
     })
+}
+
+/// The speculative-decoding counters, when the file has them: all three or none, with
+/// at least one draft, no more accepted tokens than drafted and at least one drafted
+/// token per draft.
+fn spec(src: &str, v: &Value) -> Result<Option<SpecMeasured>, ImportError> {
+    const KEYS: [&str; 3] = [
+        "spec_decode_num_drafts",
+        "spec_decode_draft_tokens",
+        "spec_decode_accepted_tokens",
+    ];
+    let mut counts = [None; 3];
+    for (slot, key) in counts.iter_mut().zip(KEYS) {
+        *slot = opt_count(src, key, at(v, &[key]))?;
+    }
+    let [drafts, draft_tokens, accepted] = counts;
+    let (Some(drafts), Some(draft_tokens), Some(accepted)) = (drafts, draft_tokens, accepted)
+    else {
+        if let Some(i) = counts.iter().position(Option::is_none) {
+            if counts.iter().any(Option::is_some) {
+                return Err(missing(src, KEYS[i]));
+            }
+        }
+        return Ok(None);
+    };
+    if drafts == 0 {
+        return Ok(None);
+    }
+    if draft_tokens < drafts {
+        return Err(bad(
+            src,
+            KEYS[1],
+            format!("{draft_tokens} drafted tokens in {drafts} drafts: a draft has at least one"),
+        ));
+    }
+    if accepted > draft_tokens {
+        return Err(bad(
+            src,
+            KEYS[2],
+            format!("{accepted} accepted of {draft_tokens} drafted: at most all of them"),
+        ));
+    }
+    Ok(Some(SpecMeasured {
+        drafts: u64::from(drafts),
+        draft_tokens: u64::from(draft_tokens),
+        accepted_tokens: u64::from(accepted),
+    }))
 }
 
 /// The load, and the concurrency cap of an open-loop point.

@@ -128,6 +128,10 @@ pub struct CalibrationSource {
     pub fitted_gpu: String,
     /// The plan's tensor-parallel degree when it was calibrated (0 = not recorded).
     pub fitted_tp_degree: u32,
+    /// Speculative decoding as the measured server ran it (the counters of every run
+    /// together), when the files say it drafted; the fit simulated each run with its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<SpecMeasured>,
 }
 
 impl Calibration {
@@ -257,4 +261,59 @@ pub struct MeasuredSummary {
     pub e2e_p50_s: Option<f64>,
     /// 99th-percentile end-to-end latency [s].
     pub e2e_p99_s: Option<f64>,
+}
+
+/// What a benchmark measured of speculative decoding over its run: the server's draft
+/// counters between its start and end (`vllm bench serve`'s `spec_decode_num_drafts`,
+/// `spec_decode_draft_tokens` and `spec_decode_accepted_tokens`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpecMeasured {
+    /// Drafts verified (one per decoding sequence per step that drafted).
+    pub drafts: u64,
+    /// Tokens drafted.
+    pub draft_tokens: u64,
+    /// Drafted tokens the target model accepted.
+    pub accepted_tokens: u64,
+}
+
+impl SpecMeasured {
+    /// Tokens drafted per step (`k`), the nearest whole number, at least 1.
+    pub fn draft_len(&self) -> u32 {
+        let k = self.draft_tokens as f64 / self.drafts.max(1) as f64;
+        (k.round() as u32).max(1)
+    }
+
+    /// Tokens a decoding sequence gained per step: `1 + accepted / drafts` (vLLM's
+    /// "acceptance length").
+    pub fn tokens_per_step(&self) -> f64 {
+        1.0 + self.accepted_tokens as f64 / self.drafts.max(1) as f64
+    }
+
+    /// Share of drafted tokens accepted (vLLM's "acceptance rate", as a fraction).
+    pub fn acceptance_rate(&self) -> f64 {
+        self.accepted_tokens as f64 / self.draft_tokens.max(1) as f64
+    }
+
+    /// The per-token acceptance the simulator's draft model (each drafted token
+    /// accepted with one probability, in order) needs to gain
+    /// [`SpecMeasured::tokens_per_step`] with [`SpecMeasured::draft_len`] drafted.
+    pub fn acceptance(&self) -> f64 {
+        goodput_engine::config::acceptance_for(self.draft_len(), self.tokens_per_step())
+    }
+
+    /// The counters of several runs together; `None` when none drafted.
+    pub fn total<'a>(runs: impl IntoIterator<Item = &'a SpecMeasured>) -> Option<SpecMeasured> {
+        runs.into_iter().fold(None, |acc, s| {
+            let a = acc.unwrap_or(SpecMeasured {
+                drafts: 0,
+                draft_tokens: 0,
+                accepted_tokens: 0,
+            });
+            Some(SpecMeasured {
+                drafts: a.drafts + s.drafts,
+                draft_tokens: a.draft_tokens + s.draft_tokens,
+                accepted_tokens: a.accepted_tokens + s.accepted_tokens,
+            })
+        })
+    }
 }

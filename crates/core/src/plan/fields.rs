@@ -19,7 +19,8 @@
 use super::{
     num, range_err, unit_suffix, Limits, PlanError, MAX_BATCHED_TOKENS, MAX_CONCURRENCY,
     MAX_DISAGG_INSTANCES, MAX_KV_LINK_BYTES_PER_S, MAX_KV_LINK_LATENCY_S, MAX_NUM_REQUESTS,
-    MAX_NUM_SEQS, MAX_REPLICATIONS, MAX_ROUTED_REPLICAS, MAX_TOKENS, MIN_KV_LINK_BYTES_PER_S,
+    MAX_NUM_SEQS, MAX_REPLICATIONS, MAX_ROUTED_REPLICAS, MAX_SPEC_DRAFT_TOKENS, MAX_TOKENS,
+    MIN_KV_LINK_BYTES_PER_S,
 };
 
 /// What kind of value a field holds.
@@ -1218,7 +1219,7 @@ pub const FIELDS: &[Field] = &[
         "Draft tokens per step; 0 turns speculative decoding off.",
         "tokens",
         Whole,
-        whole(0, 16),
+        whole(0, MAX_SPEC_DRAFT_TOKENS),
         flag("spec-draft-tokens"),
     ),
     show(
