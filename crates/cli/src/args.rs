@@ -403,6 +403,26 @@ pub struct Args {
     set_by: Vec<(&'static str, String)>,
 }
 
+/// Number flags `apply_overrides` sets with code of their own: they set more than their
+/// field (`--params`), turn a section on (the prefix structure, routing), or need
+/// another flag beside them (a closed loop's clients). The length flags (`--input-len-*`,
+/// `--output-len-*`) are read together, too.
+const OWN_CODE: &[&str] = &[
+    "params",
+    "arrival-cv",
+    "concurrency",
+    "think-time",
+    "max-concurrency",
+    "block-size",
+    "shared-prefixes",
+    "shared-prefix-tokens",
+    "prefix-zipf",
+    "sessions",
+    "turns",
+    "session-document-tokens",
+    "fleet-replicas",
+];
+
 /// `--max-num-seqs` → `max-num-seqs`.
 fn id(name: &str) -> &str {
     name.trim_start_matches('-')
@@ -579,11 +599,6 @@ impl Args {
     fn apply_overrides(&mut self, p: &mut Plan) -> Result<(), String> {
         self.apply_presets(p)?;
         // Scheduler.
-        self.set_u32("--max-num-seqs", &mut p.engine.max_num_seqs);
-        self.set_u32(
-            "--max-num-batched-tokens",
-            &mut p.engine.max_num_batched_tokens,
-        );
         if self.flag("--no-chunked-prefill") {
             p.engine.chunked_prefill = false;
         }
@@ -596,20 +611,6 @@ impl Args {
                 "reserve" => KvPolicy::Reserve,
                 _ => KvPolicy::Paged,
             };
-        }
-        self.set_u32("--spec-draft-tokens", &mut p.engine.spec_draft_tokens);
-        self.set_f64("--spec-acceptance", &mut p.engine.spec_acceptance);
-        self.set_f64("--frontend-time", &mut p.engine.frontend_s);
-        if let Some(t) = self.u32("--kv-cache-tokens") {
-            p.engine.kv_cache_tokens = Some(t);
-            self.note("--kv-cache-tokens");
-        }
-        // Request counts and seeds.
-        self.set_u32("--num-requests", &mut p.run.num_requests);
-        self.set_u32("--warmup-requests", &mut p.run.warmup_requests);
-        self.set_u32("--replications", &mut p.run.replications);
-        if let Some(s) = self.u64("--seed") {
-            p.run.seed = s;
         }
         // Lengths.
         self.lengths("--input-len", &mut p.traffic.prompt)?;
@@ -681,9 +682,6 @@ impl Args {
             p.traffic.max_concurrency = Some(n);
             self.note("--max-concurrency");
         }
-        self.set_f64("--peak-rate", &mut p.traffic.peak_rate_rps);
-        self.set_u32("--prefix-tokens", &mut p.traffic.prefix_tokens);
-        self.set_f64("--prefix-hit-rate", &mut p.traffic.prefix_hit_rate);
         // The prefix structure: any of its flags turns it on, from no structure.
         let sharing_flags = [
             "--block-size",
@@ -731,18 +729,6 @@ impl Args {
             }
             p.routing = Some(r);
         }
-        // SLO.
-        for (flag, slot) in [
-            ("--ttft-slo", &mut p.slo.ttft_s),
-            ("--tpot-slo", &mut p.slo.tpot_s),
-            ("--e2e-slo", &mut p.slo.e2e_s),
-        ] {
-            if let Some(x) = self.f64(flag) {
-                *slot = Some(x);
-                self.note(flag);
-            }
-        }
-        self.set_f64("--slo-attainment", &mut p.slo.attainment_target);
         if let Some(v) = self.value("--slo-mode") {
             p.slo.mode = if v == "marginal" {
                 SloMode::Marginal
@@ -758,42 +744,43 @@ impl Args {
             self.note("--params");
             self.note_path("model.active_params", "--params");
         }
-        self.set_f64("--active-params", &mut p.model.active_params);
         if let Some(d) = self.dtype("--kv-dtype") {
             p.model.kv_dtype = d;
         }
-        for (flag, slot) in [
-            ("--weight-bytes", &mut p.model.weight_bytes_override),
-            (
-                "--kv-bytes-per-token",
-                &mut p.model.kv_bytes_per_token_override,
-            ),
-        ] {
-            if let Some(x) = self.f64(flag) {
-                *slot = Some(x);
-                self.note(flag);
+        // Every other number flag: the registry's writer sets its field.
+        self.apply_number_flags(p)
+    }
+
+    /// Sets, through the field registry, the field of every number flag given that has
+    /// no code of its own above ([`OWN_CODE`]; the pool flags are `goodput disagg`'s),
+    /// in the flag's units.
+    fn apply_number_flags(&mut self, p: &mut Plan) -> Result<(), String> {
+        let mut changes = Vec::new();
+        for f in fields::FIELDS {
+            let Some(flag) = f.flag else { continue };
+            let own = OWN_CODE.contains(&flag.name)
+                || flag.name.starts_with("input-len")
+                || flag.name.starts_with("output-len");
+            if own || f.path.starts_with("disagg.") {
+                continue;
+            }
+            let name = format!("--{}", flag.name);
+            let value = match f.kind {
+                Kind::Real => self
+                    .f64(&name)
+                    .map(|x| serde_json::json!(x * f.flag_units().scale)),
+                Kind::Whole => self.u32(&name).map(|x| serde_json::json!(x)),
+                Kind::Seed => self.u64(&name).map(|x| serde_json::json!(x)),
+                _ => None,
+            };
+            if let Some(v) = value {
+                self.note(&name);
+                changes.push((f, v));
             }
         }
-        let h = &mut p.hardware;
-        self.set_f64("--mem-bandwidth", &mut h.mem_bandwidth_bytes_per_s);
-        self.set_f64("--compute-flops", &mut h.compute_flops_per_s);
-        self.set_f64("--memory-bytes", &mut h.memory_bytes);
-        self.set_f64("--mem-utilization", &mut h.mem_utilization);
-        self.set_f64("--step-overhead", &mut h.step_overhead_s);
-        self.set_f64("--seq-overhead", &mut h.seq_overhead_s);
-        self.set_f64("--prefill-overhead", &mut h.prefill_overhead_s);
-        self.set_f64("--kv-read-efficiency", &mut h.kv_read_efficiency);
-        self.set_u32("--tp", &mut h.tp_degree);
-        self.set_f64("--tp-comm-overhead", &mut h.tp_comm_overhead_s);
-        self.set_f64(
-            "--interconnect-bytes-per-s",
-            &mut h.interconnect_bytes_per_s,
-        );
-        self.set_f64("--allreduce-latency", &mut h.allreduce_latency_s);
-        self.set_f64("--gpu-hour-usd", &mut h.gpu_hour_usd);
-        // Planning.
-        self.set_f64("--utilization", &mut p.planning.utilization);
-        self.set_u32("--redundancy", &mut p.planning.redundancy);
+        if !changes.is_empty() {
+            *p = fields::with_values(p, &changes).map_err(|e| self.plan_error(&e))?;
+        }
         Ok(())
     }
 

@@ -236,6 +236,68 @@ pub fn value_in(field: &Field, plan: &serde_json::Value) -> serde_json::Value {
     }
 }
 
+/// The registry's writer, the inverse of [`value_in`]: `plan` with each field of
+/// `changes` set to its value as the plan's JSON holds it. The plan goes through its JSON
+/// once, exactly (every float comes back bit for bit). A field inside a section the plan
+/// leaves out (routing, prefix sharing, disaggregation when off), or a value of the
+/// wrong type, is an error naming the field; ranges are [`Plan::validate`]'s to check.
+pub fn with_values(
+    plan: &super::Plan,
+    changes: &[(&'static Field, serde_json::Value)],
+) -> Result<super::Plan, PlanError> {
+    let bad = |f: &Field, message: String| PlanError {
+        field: f.path,
+        message,
+        limits: None,
+    };
+    let mut json = serde_json::to_value(plan).map_err(|e| PlanError {
+        field: "plan",
+        message: e.to_string(),
+        limits: None,
+    })?;
+    for (f, value) in changes {
+        let (parents, last) = f.path.rsplit_once('.').unwrap_or(("", f.path));
+        let mut at = &mut json;
+        for key in parents.split('.').filter(|k| !k.is_empty()) {
+            at = match at.get_mut(key) {
+                Some(v) if v.is_object() => v,
+                _ => {
+                    return Err(bad(
+                        f,
+                        format!("is part of '{key}', which the plan leaves out: turn it on first"),
+                    ))
+                }
+            };
+        }
+        match at.as_object_mut() {
+            Some(o) => {
+                o.insert(last.to_string(), value.clone());
+            }
+            None => return Err(bad(f, "has no place in the plan".into())),
+        }
+    }
+    let written: super::Plan = serde_json::from_value(json).map_err(|e| {
+        let first = changes.first().map_or("plan", |(f, _)| f.path);
+        PlanError {
+            field: first,
+            message: e.to_string(),
+            limits: None,
+        }
+    })?;
+    // A value the plan does not keep (a gamma spread on Poisson arrivals) is refused,
+    // never dropped in silence.
+    let back = serde_json::to_value(&written).unwrap_or_default();
+    for (f, value) in changes {
+        if value_in(f, &back) != *value {
+            return Err(bad(
+                f,
+                "has no place in the plan as it stands (another setting leaves it out)".into(),
+            ));
+        }
+    }
+    Ok(written)
+}
+
 /// Units that count things, in the plural: one of them reads in the singular
 /// ("1 GPU", "1 replica").
 const COUNT_UNITS: &[&str] = &[

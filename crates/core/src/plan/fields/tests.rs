@@ -319,3 +319,49 @@ fn a_field_reads_in_the_unit_the_app_shows_it_in() {
         assert_eq!(field_value(field(path), &value), want, "{path}");
     }
 }
+
+#[test]
+fn the_registry_writes_what_it_reads() {
+    use serde_json::json;
+    let plan = Plan::default();
+    // Every number field of a section the default plan has: written, then read back
+    // through the registry, bit for bit.
+    let mut written = 0;
+    for f in FIELDS {
+        if !matches!(f.kind, Kind::Real) {
+            continue;
+        }
+        let now = value_in(f, &serde_json::to_value(&plan).expect("json"));
+        let x: f64 = 0.1 + 1.0 / 3.0;
+        match with_values(&plan, &[(f, json!(x))]) {
+            Ok(p) => {
+                let back = value_in(f, &serde_json::to_value(&p).expect("json"));
+                assert_eq!(
+                    back.as_f64().map(f64::to_bits),
+                    Some(x.to_bits()),
+                    "{}",
+                    f.path
+                );
+                written += 1;
+            }
+            // A field of a section the default plan leaves out, or a view of another
+            // field (a p95), has no place of its own.
+            Err(e) => assert!(now.is_null(), "{}: {e}", f.path),
+        }
+    }
+    assert!(written > 25, "only {written} fields written");
+    // An optional field is set; a seed past 2^53 keeps every bit.
+    let p = with_values(
+        &plan,
+        &[
+            (field("slo.tpot_s"), json!(0.04)),
+            (field("run.seed"), json!(u64::MAX - 1)),
+        ],
+    )
+    .expect("set");
+    assert_eq!((p.slo.tpot_s, p.run.seed), (Some(0.04), u64::MAX - 1));
+    // A field inside a section the plan leaves out is named, with what to do.
+    let e = with_values(&plan, &[(field("traffic.sharing.zipf"), json!(1.1))]).unwrap_err();
+    assert_eq!(e.field, "traffic.sharing.zipf");
+    assert!(e.message.contains("turn it on first"), "{e}");
+}
