@@ -54,12 +54,27 @@ fn the_parser_resolves_crate_and_super_paths() {
                   // use crate::views::finance;\n\
                   #[cfg(test)]\n\
                   mod tests {\n    use super::*;\n    use super::super::protocol::Request;\n}\n\
-                  use super::protocol::handle;\n";
+                  use super::protocol::handle;\n\
+                  use crate::{charts::Theme, hooks::{use_report::R, session}};\n\
+                  /// Drawn as [`crate::views::finance`] draws it.\n\
+                  pub(crate) mod inner {\n    use super::super::summary::Words;\n}\n";
     let named = named_modules(source, &module);
     let as_text: Vec<String> = named.iter().map(|p| p.join("::")).collect();
     assert_eq!(
         as_text,
-        // The test module's `super::` paths are left out: unit tests may look back.
-        ["state", "compute::pool", "compute::protocol::handle"]
+        // The test module's `super::` paths are left out: unit tests may look back. A
+        // group names each of its paths (nested ones too); a doc link counts; `super::`
+        // inside a `pub(crate) mod` starts from that module.
+        [
+            "state",
+            "compute::pool",
+            "compute::pool",
+            "compute::protocol::handle",
+            "charts",
+            "hooks::use_report",
+            "hooks::session",
+            "views::finance",
+            "compute::summary"
+        ]
     );
 }

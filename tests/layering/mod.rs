@@ -83,8 +83,81 @@ fn segments_after(line: &str, at: usize) -> Vec<String> {
     out
 }
 
+/// The start of the first `use` group of a `crate::`, `super::` or `self::` path in `s`
+/// (`crate::a::{`), and the index of its brace.
+fn first_group(s: &str) -> Option<(usize, usize)> {
+    let path_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':';
+    ["crate::", "super::", "self::"]
+        .iter()
+        .flat_map(|root| s.match_indices(root).map(|(at, _)| at))
+        .filter(|&at| {
+            !s[..at]
+                .chars()
+                .last()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
+        })
+        .filter_map(|at| {
+            let end = at + s[at..].find(|c: char| !path_char(c))?;
+            (s[at..end].ends_with("::") && s[end..].starts_with('{')).then_some((at, end))
+        })
+        .min()
+}
+
+/// `use` groups spelled out, nested ones too: `crate::a::{b::C, self, d}` becomes
+/// `crate::a::b::C, crate::a, crate::a::d` on one line, so that each path is read like
+/// any other.
+fn expand_groups(source: &str) -> String {
+    let mut s = source.to_string();
+    while let Some((start, open)) = first_group(&s) {
+        let mut depth = 0;
+        let mut close = None;
+        for (i, c) in s[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(open + i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(close) = close else { break };
+        let prefix = s[start..open].to_string();
+        let mut items = Vec::new();
+        let (mut depth, mut from) = (0, open + 1);
+        for (i, c) in s[open + 1..close].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    items.push(s[from..open + 1 + i].to_string());
+                    from = open + 2 + i;
+                }
+                _ => {}
+            }
+        }
+        items.push(s[from..close].to_string());
+        let expanded = items
+            .iter()
+            .map(|it| it.split_whitespace().collect::<Vec<_>>().join(" "))
+            .filter(|it| !it.is_empty())
+            .map(|it| match it.as_str() {
+                "self" => prefix.trim_end_matches("::").to_string(),
+                _ => format!("{prefix}{it}"),
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        s.replace_range(start..=close, &expanded);
+    }
+    s
+}
+
 /// The module paths a file names, resolved to absolute module paths.
 pub fn named_modules(source: &str, module: &[String]) -> Vec<Vec<String>> {
+    let source = &expand_groups(source);
     let mut out = Vec::new();
     // Inline modules open inside the file: (indentation of the `mod` line, its name).
     let mut inline: Vec<(usize, String)> = Vec::new();
@@ -128,7 +201,7 @@ pub fn named_modules(source: &str, module: &[String]) -> Vec<Vec<String>> {
             out.push(base.into_iter().chain(rest).collect());
         }
         let words: Vec<&str> = trimmed.split_whitespace().collect();
-        let mod_at = usize::from(words.first() == Some(&"pub"));
+        let mod_at = usize::from(words.first().is_some_and(|w| w.starts_with("pub")));
         if words.get(mod_at) == Some(&"mod") && trimmed.ends_with('{') {
             if let Some(name) = words.get(mod_at + 1) {
                 inline.push((indent, name.trim_end_matches('{').to_string()));

@@ -1039,6 +1039,19 @@ mod tests {
     }
 
     #[test]
+    fn a_flag_at_the_value_the_json_leaves_out_is_taken() {
+        let p = plan(
+            "--interconnect-bytes-per-s 0 --allreduce-latency 0 --seq-overhead 0 \
+                      --prefill-overhead 0 --kv-read-efficiency 1 --frontend-time 0",
+        )
+        .expect("valid");
+        assert_eq!(p.hardware.interconnect_bytes_per_s, 0.0);
+        assert_eq!(p.hardware.allreduce_latency_s, 0.0);
+        assert_eq!(p.hardware.kv_read_efficiency, 1.0);
+        assert_eq!(p.engine.frontend_s, 0.0);
+    }
+
+    #[test]
     fn scientific_notation_and_equals_form() {
         let p = plan("--params 8e9 --max-num-seqs=64").expect("valid");
         assert_eq!(p.model.params, 8e9);

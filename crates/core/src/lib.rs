@@ -23,7 +23,7 @@
 //!        │
 //!   presets (model and GPU catalogue)
 //!        │
-//!   format, lengths, model_kinds, digest, rng, stats, traffic (leaves)
+//!   format, cells, lengths, model_kinds, digest, rng, stats, traffic, tagged (leaves)
 //! ```
 //!
 //! Everything numeric lives here; the web app and the CLI only call it. The simulator's

@@ -1067,6 +1067,24 @@ impl Plan {
             0,
             64,
         )?;
+        if let Some(s) = &c.source.spec {
+            let consistent = s.accepted_tokens <= s.draft_tokens
+                && if s.drafts == 0 {
+                    s.draft_tokens == 0
+                } else {
+                    s.draft_tokens >= s.drafts
+                };
+            if !consistent {
+                return Err(err(
+                    "calibration.source.spec",
+                    format!(
+                        "{} drafts, {} drafted and {} accepted tokens do not add up: a draft \
+                         has at least one token, and no more are accepted than drafted",
+                        s.drafts, s.draft_tokens, s.accepted_tokens
+                    ),
+                ));
+            }
+        }
         let e = &c.error;
         for m in [Some(e.in_sample), e.held_out, Some(e.uncalibrated)]
             .into_iter()

@@ -299,7 +299,9 @@ impl SimConfigOf for SimConfig {
         if !(0.0..=1.0).contains(&self.spec_acceptance) {
             return cfg_err("spec_acceptance", "must be in [0, 1]");
         }
-        if self.spec_draft_tokens > 16 {
+        // The message is a static text: it names the limit, which this keeps in step.
+        const _: () = assert!(crate::plan::MAX_SPEC_DRAFT_TOKENS == 16);
+        if self.spec_draft_tokens > crate::plan::MAX_SPEC_DRAFT_TOKENS {
             return cfg_err("spec_draft_tokens", "must be in 0..=16");
         }
         let tr = &self.traffic;

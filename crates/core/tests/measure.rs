@@ -102,6 +102,23 @@ fn vllm_speculative_decoding_counters() {
         "3 draft tokens a step, 2.58 tokens gained a step (53% of drafted tokens accepted; \
          0.71 a token in order)"
     );
+    // Counters of a server that did not draft: the run is known to have run without.
+    let none = r#""spec_decode_num_drafts": 0, "spec_decode_draft_tokens": 0, "spec_decode_accepted_tokens": 0"#;
+    let p = &import_file("off.json", &with_spec(&base, none)).expect("ok")[0];
+    let s = p.spec.expect("measured");
+    assert_eq!(
+        (s.draft_len(), s.tokens_per_step(), s.acceptance()),
+        (0, 1.0, 0.0)
+    );
+    // A draft longer than the simulator runs is simulated at its longest, and the
+    // acceptance is the one that gains the measured tokens a step at that length.
+    let long = goodput_core::plan::SpecMeasured {
+        drafts: 1,
+        draft_tokens: u64::from(u32::MAX),
+        accepted_tokens: 3,
+    };
+    assert_eq!(long.draft_len(), goodput_core::plan::MAX_SPEC_DRAFT_TOKENS);
+    assert!(long.acceptance().is_finite());
     // Inconsistent counters are named.
     for (keys, field) in [
         (
@@ -118,6 +135,10 @@ fn vllm_speculative_decoding_counters() {
         ),
         (
             r#""spec_decode_num_drafts": 1.5, "spec_decode_draft_tokens": 30, "spec_decode_accepted_tokens": 3"#,
+            "spec_decode_num_drafts",
+        ),
+        (
+            r#""spec_decode_num_drafts": 0, "spec_decode_draft_tokens": 30, "spec_decode_accepted_tokens": 3"#,
             "spec_decode_num_drafts",
         ),
     ] {

@@ -109,10 +109,13 @@ pub fn tokens_per_step(k: u32, a: f64) -> f64 {
     if k == 0 {
         return 1.0;
     }
+    // `k + 1` in floating point: the same value for every draft the simulator runs, and
+    // no overflow for any other.
+    let steps = f64::from(k) + 1.0;
     if a >= 1.0 {
-        return (k + 1) as f64;
+        return steps;
     }
-    (1.0 - libm::pow(a, (k + 1) as f64)) / (1.0 - a)
+    (1.0 - libm::pow(a, steps)) / (1.0 - a)
 }
 
 /// The acceptance `a` at which `k` drafted tokens give `tokens` per step: the inverse of
@@ -123,7 +126,7 @@ pub fn acceptance_for(k: u32, tokens: f64) -> f64 {
     if k == 0 || tokens.is_nan() || tokens <= 1.0 {
         return 0.0;
     }
-    if tokens >= (k + 1) as f64 {
+    if tokens >= f64::from(k) + 1.0 {
         return 1.0;
     }
     let (mut lo, mut hi) = (0.0f64, 1.0f64);
@@ -226,6 +229,9 @@ mod tests {
         assert!((tokens_per_step(3, 0.5) - 1.875).abs() < 1e-15);
         assert_eq!(tokens_per_step(3, 1.0), 4.0);
         assert_eq!(tokens_per_step(2, 0.0), 1.0);
+        // Any draft length, however long, gives a number, not an overflow.
+        assert!(tokens_per_step(u32::MAX, 0.5).is_finite());
+        assert_eq!(tokens_per_step(u32::MAX, 1.0), f64::from(u32::MAX) + 1.0);
     }
 
     #[test]

@@ -312,9 +312,13 @@ impl CalibrationProblem {
         };
         plan.run.num_requests = case.num_requests + warmup;
         plan.run.warmup_requests = warmup;
+        // A run that measured its drafts runs as it drafted (or without speculation,
+        // when it measured none); a file that says nothing keeps the plan's own.
         if let Some(s) = case.spec {
-            plan.engine.spec_draft_tokens = s.draft_len().min(crate::plan::MAX_SPEC_DRAFT_TOKENS);
-            plan.engine.spec_acceptance = s.acceptance();
+            plan.engine.spec_draft_tokens = s.draft_len();
+            if s.draft_len() > 0 {
+                plan.engine.spec_acceptance = s.acceptance();
+            }
         }
         let mut cfg = SimConfig::from_plan(&plan, case.rate_rps)?;
         cfg.step = StepModel::datasheet(&plan).calibrated(&c.fitted());

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::MAX_OVERHEAD_S;
 use crate::format::{ms, percent_tenths, percent_whole, plain, MISSING};
-use crate::plan::{Calibration, MeasuredLoad, Plan, SpecMeasured, MAX_SPEC_DRAFT_TOKENS};
+use crate::plan::{Calibration, MeasuredLoad, Plan, SpecMeasured};
 
 /// A plan's calibration in words: one source for the report, the finance view, the
 /// embed card and the CLI, so they never disagree.
@@ -317,12 +317,16 @@ pub fn constants_words(c: &Calibration) -> String {
     if let Some(f) = c.frontend_s {
         parts.push(format!("{} ms frontend per request", ms(f.value)));
     }
-    let drafted = c.source.spec.map_or(String::new(), |s| {
-        format!(
-            " The runs drafted speculatively, and were simulated so: {}.",
-            spec_measured_words(&s)
-        )
-    });
+    let drafted = c
+        .source
+        .spec
+        .filter(|s| s.draft_len() > 0)
+        .map_or(String::new(), |s| {
+            format!(
+                " The runs drafted speculatively, and were simulated so: {}.",
+                spec_measured_words(&s)
+            )
+        });
     format!("Fitted: {}.{drafted}", parts.join(", "))
 }
 
@@ -372,14 +376,11 @@ pub fn spec_words(c: &Calibration, plan: &Plan) -> Option<String> {
 }
 
 /// The engine settings that plan speculation as the calibration's runs measured it:
-/// their draft length (at most [`MAX_SPEC_DRAFT_TOKENS`]) and the acceptance a token
+/// their draft length (at most `MAX_SPEC_DRAFT_TOKENS`) and the acceptance a token
 /// that gains their tokens a step, to three decimals; `None` when they did not draft.
 pub fn measured_spec_settings(c: &Calibration) -> Option<(u32, f64)> {
-    let s = c.source.spec?;
-    Some((
-        s.draft_len().min(MAX_SPEC_DRAFT_TOKENS),
-        (s.acceptance() * 1000.0).round() / 1000.0,
-    ))
+    let s = c.source.spec.filter(|s| s.draft_len() > 0)?;
+    Some((s.draft_len(), (s.acceptance() * 1000.0).round() / 1000.0))
 }
 
 /// The calibration in one line for the plan's assumptions and the CLI: the sentence,

@@ -152,8 +152,21 @@ fn spec(src: &str, v: &Value) -> Result<Option<SpecMeasured>, ImportError> {
         }
         return Ok(None);
     };
+    // Counters that say the server did not draft: the run is simulated without
+    // speculation, whatever the plan's own.
     if drafts == 0 {
-        return Ok(None);
+        if draft_tokens > 0 || accepted > 0 {
+            return Err(bad(
+                src,
+                KEYS[0],
+                format!("0 drafts but {draft_tokens} drafted and {accepted} accepted tokens"),
+            ));
+        }
+        return Ok(Some(SpecMeasured {
+            drafts: 0,
+            draft_tokens: 0,
+            accepted_tokens: 0,
+        }));
     }
     if draft_tokens < drafts {
         return Err(bad(

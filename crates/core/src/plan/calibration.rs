@@ -3,7 +3,7 @@
 //! points themselves (for the calibration's chart and errors). The fit is
 //! `calibrate`'s.
 
-use super::Plan;
+use super::{Plan, MAX_SPEC_DRAFT_TOKENS};
 use crate::tagged::Tagged;
 use serde::{Deserialize, Serialize};
 
@@ -277,10 +277,15 @@ pub struct SpecMeasured {
 }
 
 impl SpecMeasured {
-    /// Tokens drafted per step (`k`), the nearest whole number, at least 1.
+    /// Tokens drafted per step (`k`), the nearest whole number, from 1 to
+    /// [`MAX_SPEC_DRAFT_TOKENS`] (the longest draft the simulator runs); 0 for a run that
+    /// measured no draft.
     pub fn draft_len(&self) -> u32 {
-        let k = self.draft_tokens as f64 / self.drafts.max(1) as f64;
-        (k.round() as u32).max(1)
+        if self.drafts == 0 {
+            return 0;
+        }
+        let k = (self.draft_tokens as f64 / self.drafts as f64).round();
+        k.clamp(1.0, f64::from(MAX_SPEC_DRAFT_TOKENS)) as u32
     }
 
     /// Tokens a decoding sequence gained per step: `1 + accepted / drafts` (vLLM's

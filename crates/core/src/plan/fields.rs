@@ -256,24 +256,15 @@ pub fn with_values(
         limits: None,
     })?;
     for (f, value) in changes {
-        let (parents, last) = f.path.rsplit_once('.').unwrap_or(("", f.path));
-        let mut at = &mut json;
-        for key in parents.split('.').filter(|k| !k.is_empty()) {
-            at = match at.get_mut(key) {
-                Some(v) if v.is_object() => v,
-                _ => {
-                    return Err(bad(
-                        f,
-                        format!("is part of '{key}', which the plan leaves out: turn it on first"),
-                    ))
-                }
-            };
-        }
-        match at.as_object_mut() {
-            Some(o) => {
-                o.insert(last.to_string(), value.clone());
+        match with_value_at(&mut json, f, value) {
+            Ok(()) => {}
+            Err(Some(key)) => {
+                return Err(bad(
+                    f,
+                    format!("is part of '{key}', which the plan leaves out: turn it on first"),
+                ))
             }
-            None => return Err(bad(f, "has no place in the plan".into())),
+            Err(None) => return Err(bad(f, "has no place in the plan".into())),
         }
     }
     let written: super::Plan = serde_json::from_value(json).map_err(|e| {
@@ -285,10 +276,30 @@ pub fn with_values(
         }
     })?;
     // A value the plan does not keep (a gamma spread on Poisson arrivals) is refused,
-    // never dropped in silence.
+    // never dropped in silence. A field the JSON leaves out at its default (a zero
+    // frontend time) reads back as nothing too: another value in its place shows whether
+    // the field has a place at all.
     let back = serde_json::to_value(&written).unwrap_or_default();
     for (f, value) in changes {
-        if value_in(f, &back) != *value {
+        let kept = match value_in(f, &back) {
+            serde_json::Value::Null if !value.is_null() => {
+                let probe = match value {
+                    serde_json::Value::Number(n) => {
+                        serde_json::json!(n.as_f64().unwrap_or(0.0) + 1.0)
+                    }
+                    serde_json::Value::Bool(b) => serde_json::json!(!b),
+                    other => other.clone(),
+                };
+                let mut probed = back.clone();
+                with_value_at(&mut probed, f, &probe).is_ok()
+                    && serde_json::from_value::<super::Plan>(probed)
+                        .ok()
+                        .and_then(|p| serde_json::to_value(p).ok())
+                        .is_some_and(|j| value_in(f, &j) == probe)
+            }
+            read => read == *value,
+        };
+        if !kept {
             return Err(bad(
                 f,
                 "has no place in the plan as it stands (another setting leaves it out)".into(),
@@ -296,6 +307,27 @@ pub fn with_values(
         }
     }
     Ok(written)
+}
+
+/// Puts `value` at `field`'s place in a plan's JSON; the error names the parent the
+/// JSON does not have (`None`: the place is not an object's).
+fn with_value_at(
+    json: &mut serde_json::Value,
+    field: &Field,
+    value: &serde_json::Value,
+) -> Result<(), Option<String>> {
+    let (parents, last) = field.path.rsplit_once('.').unwrap_or(("", field.path));
+    let mut at = json;
+    for key in parents.split('.').filter(|k| !k.is_empty()) {
+        at = at
+            .get_mut(key)
+            .filter(|v| v.is_object())
+            .ok_or_else(|| Some(key.to_string()))?;
+    }
+    at.as_object_mut()
+        .ok_or(None)?
+        .insert(last.to_string(), value.clone());
+    Ok(())
 }
 
 /// Units that count things, in the plural: one of them reads in the singular

@@ -365,3 +365,38 @@ fn the_registry_writes_what_it_reads() {
     assert_eq!(e.field, "traffic.sharing.zipf");
     assert!(e.message.contains("turn it on first"), "{e}");
 }
+
+#[test]
+fn the_registry_writes_a_default_the_json_leaves_out() {
+    // Each of these is left out of the plan's JSON at this value; written from another
+    // value, it comes back, not refused as a field with no place.
+    let mut plan = Plan::default();
+    plan.engine.frontend_s = 0.02;
+    plan.hardware.seq_overhead_s = 1e-5;
+    plan.hardware.prefill_overhead_s = 1e-3;
+    plan.hardware.kv_read_efficiency = 0.5;
+    for (path, x) in [
+        ("engine.frontend_s", 0.0),
+        ("hardware.interconnect_bytes_per_s", 0.0),
+        ("hardware.allreduce_latency_s", 0.0),
+        ("hardware.seq_overhead_s", 0.0),
+        ("hardware.prefill_overhead_s", 0.0),
+        ("hardware.kv_read_efficiency", 1.0),
+    ] {
+        let f = field(path);
+        let p = with_values(&plan, &[(f, json!(x))]).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let mut want = plan.clone();
+        match path {
+            "engine.frontend_s" => want.engine.frontend_s = x,
+            "hardware.interconnect_bytes_per_s" => want.hardware.interconnect_bytes_per_s = x,
+            "hardware.allreduce_latency_s" => want.hardware.allreduce_latency_s = x,
+            "hardware.seq_overhead_s" => want.hardware.seq_overhead_s = x,
+            "hardware.prefill_overhead_s" => want.hardware.prefill_overhead_s = x,
+            _ => want.hardware.kv_read_efficiency = x,
+        }
+        assert_eq!(p, want, "{path}");
+    }
+    // A value the plan would drop is still refused: a gamma spread on Poisson arrivals.
+    let e = with_values(&plan, &[(field("traffic.arrival.cv"), json!(1.5))]).unwrap_err();
+    assert!(e.message.contains("no place"), "{e}");
+}
