@@ -249,6 +249,8 @@ mod tests {
             gpus_needed: Some(1),
             chosen: false,
             constants: Default::default(),
+            spec_draft_tokens: 0,
+            spec_acceptance: 0.0,
         }
     }
 

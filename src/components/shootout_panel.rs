@@ -12,16 +12,22 @@ use crate::compute::shootout::{ShootoutController, ShootoutPhase};
 use crate::state::PlanState;
 use goodput_core::format::{millis, rps, usd, MISSING};
 
-/// Makes `row`'s GPU and TP degree the plan's (the GPU preset's figures included).
+/// Makes `row`'s GPU, TP degree and speculation the plan's (the GPU preset's figures
+/// included).
 fn use_row(state: PlanState, row: &ShootoutRow) {
     let Some(g) = presets::gpu(&row.gpu) else {
         return;
     };
-    let tp = row.tp;
-    let what = format!("use {} with TP {tp}", row.gpu_name);
+    let (tp, k, a) = (row.tp, row.spec_draft_tokens, row.spec_acceptance);
+    let what = format!("use {}", row.label());
     state.change(&what, |p| {
         g.apply(p);
         p.hardware.tp_degree = tp;
+        // The row's speculation: off, or its draft at its acceptance.
+        p.engine.spec_draft_tokens = k;
+        if k > 0 {
+            p.engine.spec_acceptance = a;
+        }
     });
 }
 
@@ -36,13 +42,17 @@ fn row_view(state: PlanState, row: ShootoutRow, best: bool, chosen: bool) -> imp
         _ => String::new(),
     };
     let usable = row.fits && !chosen;
-    let label = format!("Use {} with TP {}", row.gpu_name, row.tp);
+    let label = format!("Use {}", row.label());
     let r = row.clone();
     view! {
         <tr data-testid="shootout-row" data-gpu=row.gpu.clone() data-tp=row.tp.to_string()
+            data-draft=row.spec_draft_tokens.to_string()
             class:best=best class:chosen=chosen class:unfit=!row.fits>
             <th scope="row">
                 {row.gpu_name.clone()}
+                {(row.spec_draft_tokens > 0).then(|| view! {
+                    " "<span class="draft" data-testid="shootout-draft">{format!("draft {}", row.spec_draft_tokens)}</span>
+                })}
                 {(!row.constants.is_datasheet()).then(|| view! {
                     " "<span class="constants-source" data-testid="shootout-constants"
                         data-value=row.constants.label()
@@ -88,6 +98,7 @@ pub fn ShootoutPanel() -> impl IntoView {
             .collect::<Vec<bool>>(),
     );
     let tps = RwSignal::new(vec![true; TP_DEGREES.len()]);
+    let speculation = RwSignal::new(false);
     let spec = move || ShootoutSpec {
         gpus: GPUS
             .iter()
@@ -101,6 +112,7 @@ pub fn ShootoutPanel() -> impl IntoView {
             .filter(|(_, on)| *on)
             .map(|(t, _)| *t)
             .collect(),
+        speculation: speculation.get(),
     };
     let running = Memo::new(move |_| ctl.status.with(|s| s.phase == ShootoutPhase::Running));
     // An input with a problem blocks the run, unless the problem is only that the model
@@ -111,7 +123,10 @@ pub fn ShootoutPanel() -> impl IntoView {
             .with(goodput_core::Plan::refused_only_for_memory)
     });
     let blocked = move || state.run_blocked().filter(|_| !memory_only.get());
-    let options = move || spec().gpus.len() * spec().tp_degrees.len();
+    let options = move || {
+        let s = spec();
+        s.gpus.len() * s.tp_degrees.len() * if s.speculation { 2 } else { 1 }
+    };
     // The plan on screen: a plan whose model does not fit its own GPU is compared too.
     let record = Memo::new(move |_| state.draft.with(|p| p.shootout.clone()));
     // An edit with a problem makes the result stale, as it blocks a run.
@@ -214,6 +229,12 @@ pub fn ShootoutPanel() -> impl IntoView {
             </p>
             <fieldset class="checks no-print"><legend>"GPUs"</legend>{gpu_boxes}</fieldset>
             <fieldset class="checks no-print"><legend>"Tensor-parallel degrees"</legend>{tp_boxes}</fieldset>
+            <label class="check no-print">
+                <input type="checkbox" data-testid="shootout-speculation"
+                    prop:checked=move || speculation.get()
+                    on:change:target=move |ev| speculation.set(ev.target().checked()) />
+                " Each with and without speculative decoding (off when the plan drafts; the calibration's measured draft when it does not)"
+            </label>
             <div class="run-line no-print">
                 <button type="button" class="primary" data-testid="shootout-run"
                     disabled=move || running.get() || options() == 0 || blocked().is_some()

@@ -180,3 +180,36 @@ test('a model too big for the plan GPU is still compared, and a row that fits ma
   await waitForRunDone(page);
   assertNoErrors(errors);
 });
+
+test('each option with and without speculation: rows equal the CLI, and using the other speculation keeps the comparison', async () => {
+  // A plan that drafts 3 tokens at 0.7 a token, on one GPU at TP 1 and 2.
+  const planFlags = ['--model', 'llama-3.1-8b', '--num-requests', '400', '--warmup-requests', '40', '--replications', '4', '--peak-rate', '40', '--spec-draft-tokens', '3', '--spec-acceptance', '0.7'];
+  const link = (await runCli(['link', ...planFlags])).trim();
+  const { page, errors } = await h.openPage(`/${link.slice(link.indexOf('#'))}&view=planner`, {
+    waitFor: '[data-testid="shootout-panel"]',
+  });
+  await waitForRunDone(page);
+  const all = await page.$$eval('[data-testid^="shootout-gpu-"]', (els) => els.map((e) => e.dataset.testid.slice('shootout-gpu-'.length)));
+  for (const id of all) await page.setChecked(`[data-testid="shootout-gpu-${id}"]`, id === 'h200');
+  for (const tp of [1, 2, 4, 8]) await page.setChecked(`[data-testid="shootout-tp-${tp}"]`, tp <= 2);
+  await page.setChecked('[data-testid="shootout-speculation"]', true);
+  assert.equal((await page.textContent('[data-testid="shootout-run"]')).trim(), 'Compare 4 options');
+  await page.click('[data-testid="shootout-run"]');
+  await page.waitForSelector('[data-testid="shootout-table"]', { timeout: RUN_TIMEOUT_MS });
+  const drafts = await page.$$eval('[data-testid="shootout-row"]', (trs) => trs.map((tr) => `${tr.dataset.tp}/${tr.dataset.draft}`));
+  assert.deepEqual([...drafts].sort(), ['1/0', '1/3', '2/0', '2/3']);
+
+  // The same rows as `goodput shootout --speculation`, bit for bit.
+  const cli = await runCliJson(['shootout', '--link', link, '--gpus', 'h200', '--tp', '1,2', '--speculation', '--json']);
+  assert.deepEqual(drafts, cli.rows.map((r) => `${r.tp}/${r.spec_draft_tokens ?? 0}`), 'the same order');
+  const shown = await rows(page);
+  shown.forEach((r, i) => assert.equal(r.goodput, cli.rows[i].goodput_rps, `${drafts[i]} goodput`));
+
+  // Using the row without speculation turns the plan's draft off; the comparison stays fresh.
+  await page.click('[data-testid="shootout-row"][data-tp="1"][data-draft="0"] [data-testid="shootout-use"]');
+  await waitForRerun(page, { mayHaveFinished: true });
+  assert.equal(await page.inputValue('[data-testid="input-engine.spec_draft_tokens"]'), '0');
+  assert.equal(await page.locator('[data-testid="shootout-stale"]').count(), 0, 'both speculations were compared');
+  assert.ok(await page.locator('[data-testid="shootout-row"][data-tp="1"][data-draft="0"].chosen').count(), 'the row used is the choice');
+  assertNoErrors(errors);
+});

@@ -34,6 +34,12 @@ pub fn command() -> Command {
             "LIST",
             format!("Tensor-parallel degrees from {TP_DEGREES:?}, comma-separated (default: all)"),
         ))
+        .arg(crate::args::switch(
+            "speculation",
+            "Try each option with and without speculative decoding: the plan's own \
+             speculation and the other one (off when the plan drafts; the draft its \
+             calibration's runs measured when it does not), twice the options",
+        ))
         .arg(crate::search::threads_arg())
         .arg(json(
             "Print {best, chosen, verdict, rows: [{gpu, tp, fits, reason, goodput_rps, \
@@ -68,6 +74,7 @@ pub fn run(args: &mut Args) -> Result<String, String> {
             })
             .collect::<Result<Vec<u32>, String>>()?;
     }
+    spec.speculation = args.flag("--speculation");
     let spec = spec.checked().map_err(|e| {
         let flag = match e {
             goodput_core::shootout::ShootoutError::NoGpus
@@ -94,7 +101,7 @@ fn json_of(r: &ShootoutResult) -> serde_json::Value {
     let name = |row: Option<&goodput_core::shootout::ShootoutRow>| {
         row.map_or(
             serde_json::Value::Null,
-            |x| serde_json::json!({ "gpu": x.gpu, "tp": x.tp }),
+            |x| serde_json::json!({ "gpu": x.gpu, "tp": x.tp, "spec_draft_tokens": x.spec_draft_tokens }),
         )
     };
     serde_json::json!({
@@ -109,9 +116,10 @@ fn json_of(r: &ShootoutResult) -> serde_json::Value {
 fn text(r: &ShootoutResult) -> String {
     let mut s = format!("{}\n\n", r.verdict());
     s.push_str(&format!(
-        "  {:<12} {:>3} {:>10} {:>9} {:>6} {:>12} {:>14} {:>10} {:>10}  {}\n",
+        "  {:<12} {:>3} {:>5} {:>10} {:>9} {:>6} {:>12} {:>14} {:>10} {:>10}  {}\n",
         "gpu",
         "tp",
+        "draft",
         "goodput",
         "replicas",
         "gpus",
@@ -148,9 +156,10 @@ fn text(r: &ShootoutResult) -> String {
             };
         }
         s.push_str(&format!(
-            "{mark} {:<12} {:>3} {:>10} {:>9} {:>6} {:>12} {:>14} {:>10} {:>10}  {}\n",
+            "{mark} {:<12} {:>3} {:>5} {:>10} {:>9} {:>6} {:>12} {:>14} {:>10} {:>10}  {}\n",
             row.gpu,
             row.tp,
+            row.spec_draft_tokens,
             if row.fits {
                 format!("{}/s", rps(row.goodput_rps))
             } else {
@@ -165,6 +174,8 @@ fn text(r: &ShootoutResult) -> String {
             note
         ));
     }
-    s.push_str("\n* cheapest per compliant request   > the plan's own GPU and TP degree");
+    s.push_str(
+        "\n* cheapest   > the plan's own GPU, TP degree and speculation   draft: speculative draft tokens a step (0: none)",
+    );
     s
 }

@@ -17,8 +17,8 @@
 
 use crate::fleet::memory_fit;
 pub use crate::plan::comparison::{
-    ConstantsSource, ShootoutRecord, ShootoutResult, ShootoutRow, ShootoutSpec, DEFAULT_GPUS,
-    MAX_OPTIONS, TP_DEGREES,
+    speculation_of, ConstantsSource, ShootoutRecord, ShootoutResult, ShootoutRow, ShootoutSpec,
+    DEFAULT_GPUS, MAX_OPTIONS, TP_DEGREES,
 };
 use crate::plan::Plan;
 use crate::presets;
@@ -38,6 +38,9 @@ pub enum ShootoutError {
     BadTpDegree(u32),
     /// More than [`MAX_OPTIONS`] options.
     TooManyOptions(usize),
+    /// With and without speculation asked for, but the plan does not draft and no
+    /// calibration measured a draft.
+    NoSpeculation,
     /// A simulation failed, or the caller cancelled.
     Search(SearchError),
 }
@@ -66,7 +69,11 @@ impl std::fmt::Display for ShootoutError {
             ),
             ShootoutError::TooManyOptions(n) => write!(
                 f,
-                "{n} options (GPUs × TP degrees) is more than the {MAX_OPTIONS} one comparison runs; list fewer GPUs or degrees"
+                "{n} options (GPUs × TP degrees, twice with and without speculation) is more than the {MAX_OPTIONS} one comparison runs; list fewer GPUs or degrees"
+            ),
+            ShootoutError::NoSpeculation => write!(
+                f,
+                "with and without speculation: the plan does not draft and its calibration measured no draft; set the speculative draft and its acceptance first (--spec-draft-tokens, --spec-acceptance)"
             ),
             ShootoutError::Search(e) => write!(f, "{e}"),
         }
@@ -110,15 +117,38 @@ impl ShootoutSpec {
         if tps.is_empty() {
             return Err(ShootoutError::NoTpDegrees);
         }
-        let n = gpus.len() * tps.len();
+        let n = gpus.len() * tps.len() * if self.speculation { 2 } else { 1 };
         if n > MAX_OPTIONS {
             return Err(ShootoutError::TooManyOptions(n));
         }
         Ok(ShootoutSpec {
             gpus,
             tp_degrees: tps,
+            speculation: self.speculation,
         })
     }
+}
+
+/// The speculation settings each GPU and TP degree runs with: the plan's own, then, with
+/// [`ShootoutSpec::speculation`], the other one (off when the plan drafts, else its
+/// calibration's measured draft).
+fn speculation_variants(
+    base: &Plan,
+    spec: &ShootoutSpec,
+) -> Result<Vec<(u32, f64)>, ShootoutError> {
+    let own = speculation_of(base);
+    if !spec.speculation {
+        return Ok(vec![own]);
+    }
+    let other = if own.0 > 0 {
+        (0, 0.0)
+    } else {
+        base.calibration
+            .as_ref()
+            .and_then(crate::calibrate::measured_spec_settings)
+            .ok_or(ShootoutError::NoSpeculation)?
+    };
+    Ok(vec![own, other])
 }
 
 /// The plan of one option: `base` with the GPU preset `gpu` applied and TP degree `tp`.
@@ -170,6 +200,8 @@ impl ShootoutRow {
             gpus_needed: m.gpus_needed,
             chosen,
             constants: ConstantsSource::of(plan),
+            spec_draft_tokens: speculation_of(plan).0,
+            spec_acceptance: speculation_of(plan).1,
         }
     }
 
@@ -196,6 +228,8 @@ impl ShootoutRow {
             gpus_needed: m.gpus_needed,
             chosen,
             constants: ConstantsSource::of(plan),
+            spec_draft_tokens: speculation_of(plan).0,
+            spec_acceptance: speculation_of(plan).1,
         }
     }
 }
@@ -213,7 +247,7 @@ impl ShootoutResult {
 
     /// "cheapest option X at $…, chosen Y at $…", for the finance view and reports.
     pub fn verdict(&self) -> String {
-        let label = |r: &ShootoutRow| format!("{} × TP{}", r.gpu_name, r.tp);
+        let label = ShootoutRow::label;
         let usd = crate::format::usd;
         let cost = |r: &ShootoutRow| {
             format!(
@@ -324,8 +358,9 @@ impl Shootout {
     /// cannot be searched, are settled at once with the reason.
     pub fn new(base: &Plan, spec: &ShootoutSpec) -> Result<Shootout, ShootoutError> {
         let spec = spec.checked()?;
+        let variants = speculation_variants(base, &spec)?;
         // Every option's search at its worst, together: the same bound as one search.
-        let options = (spec.gpus.len() * spec.tp_degrees.len()) as u64;
+        let options = (spec.gpus.len() * spec.tp_degrees.len() * variants.len()) as u64;
         crate::search::check_work(
             "shootout",
             false,
@@ -334,11 +369,23 @@ impl Shootout {
         )
         .map_err(ShootoutError::Search)?;
         let mut options = Vec::new();
+        let own = speculation_of(base);
         for gpu in &spec.gpus {
-            for &tp in &spec.tp_degrees {
-                let plan = option_plan(base, gpu, tp)
+            for (&tp, &(k, a)) in spec
+                .tp_degrees
+                .iter()
+                .flat_map(|tp| variants.iter().map(move |v| (tp, v)))
+            {
+                let mut plan = option_plan(base, gpu, tp)
                     .ok_or_else(|| ShootoutError::UnknownGpu(gpu.clone()))?;
-                let chosen = base.hardware.preset == *gpu && base.hardware.tp_degree == tp;
+                if (k, a) != own {
+                    plan.engine.spec_draft_tokens = k;
+                    if k > 0 {
+                        plan.engine.spec_acceptance = a;
+                    }
+                }
+                let chosen =
+                    base.hardware.preset == *gpu && base.hardware.tp_degree == tp && (k, a) == own;
                 let m = memory_fit(&plan);
                 let stage = if !(m.weights_fit && m.holds_max_request) {
                     Stage::Done(Box::new(ShootoutRow::not_run(gpu, &plan, None, chosen)))
@@ -500,7 +547,7 @@ impl ShootoutRecord {
     /// The record of a finished comparison of `spec` on `base`, to keep in the plan.
     pub fn of(base: &Plan, spec: &ShootoutSpec, result: ShootoutResult) -> ShootoutRecord {
         ShootoutRecord {
-            fingerprint: crate::plan::comparison::fingerprint(base),
+            fingerprint: crate::plan::comparison::fingerprint_for(base, spec),
             spec: spec.clone(),
             result,
         }

@@ -23,6 +23,12 @@ pub struct ShootoutSpec {
     pub gpus: Vec<String>,
     /// Tensor-parallel degrees, each one of [`TP_DEGREES`].
     pub tp_degrees: Vec<u32>,
+    /// Try each GPU and TP degree with and without speculative decoding: the plan's own
+    /// speculation and the other one (off when the plan drafts; the speculation its
+    /// calibration's runs measured when it does not). Left out of the JSON when off, so
+    /// older plans and links read as they were.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub speculation: bool,
 }
 
 impl Default for ShootoutSpec {
@@ -31,6 +37,7 @@ impl Default for ShootoutSpec {
         ShootoutSpec {
             gpus: DEFAULT_GPUS.iter().map(|g| g.to_string()).collect(),
             tp_degrees: TP_DEGREES.to_vec(),
+            speculation: false,
         }
     }
 }
@@ -77,6 +84,46 @@ pub struct ShootoutRow {
     /// measured on this very GPU and TP degree, or one carried over from another.
     #[serde(default, skip_serializing_if = "ConstantsSource::is_datasheet")]
     pub constants: ConstantsSource,
+    /// Speculative draft tokens a step the option ran with (0: none; left out then).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub spec_draft_tokens: u32,
+    /// Acceptance of a drafted token the option ran with (left out without a draft).
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub spec_acceptance: f64,
+}
+
+fn is_zero(x: &u32) -> bool {
+    *x == 0
+}
+
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
+}
+
+/// A plan's speculation as a comparison row keeps it: (draft tokens, acceptance), the
+/// acceptance 0 without a draft.
+pub fn speculation_of(plan: &Plan) -> (u32, f64) {
+    match plan.engine.spec_draft_tokens {
+        0 => (0, 0.0),
+        k => (k, plan.engine.spec_acceptance),
+    }
+}
+
+impl ShootoutRow {
+    /// "NVIDIA H100 SXM 80GB × TP2", with " · draft 3" when the option drafted.
+    pub fn label(&self) -> String {
+        match self.spec_draft_tokens {
+            0 => format!("{} × TP{}", self.gpu_name, self.tp),
+            k => format!("{} × TP{} · draft {k}", self.gpu_name, self.tp),
+        }
+    }
+
+    /// Whether this is `plan`'s own option: its GPU, TP degree and speculation.
+    pub fn is_plan_of(&self, plan: &Plan) -> bool {
+        self.gpu == plan.hardware.preset
+            && self.tp == plan.hardware.tp_degree
+            && (self.spec_draft_tokens, self.spec_acceptance) == speculation_of(plan)
+    }
 }
 
 /// Where a plan's step-model constants come from, for one GPU and TP degree.
@@ -180,19 +227,29 @@ pub fn fingerprint(plan: &Plan) -> String {
     format!("{hash:016x}")
 }
 
+/// [`fingerprint`] for a comparison of `spec`: with and without speculation compared,
+/// the plan's speculation is one of the options, so a change of it (using the other
+/// row) keeps the comparison fresh.
+pub fn fingerprint_for(plan: &Plan, spec: &ShootoutSpec) -> String {
+    if !spec.speculation {
+        return fingerprint(plan);
+    }
+    let mut p = plan.clone();
+    p.engine.spec_draft_tokens = 0;
+    p.engine.spec_acceptance = 0.0;
+    fingerprint(&p)
+}
+
 impl ShootoutRecord {
     /// Whether the comparison was run for this plan as it stands (a change of GPU or TP
     /// degree keeps it fresh; any other change of what the numbers depend on does not).
     pub fn is_fresh(&self, plan: &Plan) -> bool {
-        self.fingerprint == fingerprint(plan)
+        self.fingerprint == fingerprint_for(plan, &self.spec)
     }
 
     /// Index of the row with the plan's own GPU and TP degree, if compared.
     pub fn chosen_in(&self, plan: &Plan) -> Option<usize> {
-        self.result
-            .rows
-            .iter()
-            .position(|r| r.gpu == plan.hardware.preset && r.tp == plan.hardware.tp_degree)
+        self.result.rows.iter().position(|r| r.is_plan_of(plan))
     }
 
     /// Bounds on what a link may carry (see [`Plan::validate`]).

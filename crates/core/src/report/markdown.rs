@@ -145,9 +145,8 @@ pub(crate) fn render(r: &PlanReport) -> String {
             if row.fits {
                 let _ = writeln!(
                     s,
-                    "| {} × TP {} | {} req/s | {} | {} | {} | {} | {} | {mark} |",
-                    row.gpu_name,
-                    row.tp,
+                    "| {} | {} req/s | {} | {} | {} | {} | {} | {mark} |",
+                    row.label(),
                     rps(row.goodput_rps),
                     row.replicas_total,
                     row.gpus_total,
@@ -159,9 +158,8 @@ pub(crate) fn render(r: &PlanReport) -> String {
             } else {
                 let _ = writeln!(
                     s,
-                    "| {} × TP {} | {} | | | | | | {mark} |",
-                    row.gpu_name,
-                    row.tp,
+                    "| {} | {} | | | | | | {mark} |",
+                    row.label(),
                     row.reason.as_deref().unwrap_or("does not fit")
                 );
             }

@@ -435,6 +435,8 @@ fn the_report_carries_the_note_comparison_schedule_and_disaggregation() {
         gpus_needed: None,
         chosen,
         constants: ConstantsSource::Datasheet,
+        spec_draft_tokens: 0,
+        spec_acceptance: 0.0,
     };
     plan.shootout = Some(ShootoutRecord {
         fingerprint: fingerprint(&plan),

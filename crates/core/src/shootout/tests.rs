@@ -19,6 +19,7 @@ fn spec(gpus: &[&str], tps: &[u32]) -> ShootoutSpec {
     ShootoutSpec {
         gpus: gpus.iter().map(|g| g.to_string()).collect(),
         tp_degrees: tps.to_vec(),
+        speculation: false,
     }
 }
 
@@ -310,6 +311,8 @@ fn cheapest_is_the_lower_monthly_cost_and_the_choice_is_explained() {
         gpus_needed: None,
         chosen,
         constants: ConstantsSource::Datasheet,
+        spec_draft_tokens: 0,
+        spec_acceptance: 0.0,
     };
     let r = rank(vec![
         (0, row("h100-sxm", 9_125.0, 0.000_10, true)),
@@ -324,4 +327,101 @@ fn cheapest_is_the_lower_monthly_cost_and_the_choice_is_explained() {
         v.ends_with(": a cheaper option is available, $365 a month less"),
         "{v}"
     );
+}
+
+/// With and without speculation: each GPU and TP degree twice, each row equal to the
+/// plan report of its option with that speculation; the plan's own row is the one that
+/// drafts as it does, using the other keeps the comparison fresh and makes it the choice.
+#[test]
+fn each_option_with_and_without_speculation_equals_its_plan() {
+    let mut plan = quick_plan();
+    presets::model("llama-3.1-8b").expect("8b").apply(&mut plan);
+    plan.engine.spec_draft_tokens = 3;
+    plan.engine.spec_acceptance = 0.7;
+    let mut s = spec(&["h200"], &[1, 2]);
+    s.speculation = true;
+    let r = run_shootout_threads(&plan, &s, 2, &mut |_| true).expect("runs");
+    assert_eq!(r.rows.len(), 4);
+    let drafts: Vec<u32> = r.rows.iter().map(|x| x.spec_draft_tokens).collect();
+    assert_eq!(drafts.iter().filter(|&&k| k == 3).count(), 2, "{drafts:?}");
+    assert_eq!(drafts.iter().filter(|&&k| k == 0).count(), 2, "{drafts:?}");
+    for row in &r.rows {
+        let mut p = option_plan(&plan, &row.gpu, row.tp).expect("option");
+        p.engine.spec_draft_tokens = row.spec_draft_tokens;
+        let options = EvaluateOptions {
+            sweep: false,
+            threads: 1,
+        };
+        let report = evaluate_plan_with(&p, options, &mut |_| true).expect("plan");
+        let alone = ShootoutRow::from_report(&row.gpu, &p, &report, row.chosen);
+        assert_eq!(&alone, row);
+    }
+    // The two speculations ran different engines: their goodputs differ (drafting costs
+    // each decoder k + 1 tokens of compute a step, so at this load it does not pay).
+    let goodput = |k: u32| {
+        r.rows
+            .iter()
+            .find(|x| x.tp == 1 && x.spec_draft_tokens == k)
+            .map(|x| x.goodput_rps)
+            .expect("row")
+    };
+    assert_ne!(goodput(3), goodput(0));
+    // The plan's own row drafts; the one without speculation is the choice once used.
+    plan.hardware.preset = "h200".into();
+    plan.hardware.tp_degree = 1;
+    let rec = ShootoutRecord::of(&plan, &s, r.clone());
+    let own = rec.chosen_in(&plan).expect("compared");
+    assert_eq!(rec.result.rows[own].spec_draft_tokens, 3);
+    let mut used = plan.clone();
+    used.engine.spec_draft_tokens = 0;
+    assert!(
+        rec.is_fresh(&used),
+        "the other speculation is one of the options"
+    );
+    let other = rec.chosen_in(&used).expect("compared");
+    assert_eq!(rec.result.rows[other].spec_draft_tokens, 0);
+    // Without the axis, a change of speculation makes the comparison stale.
+    let plain = ShootoutRecord::of(&plan, &spec(&["h200"], &[1]), r);
+    assert!(!plain.is_fresh(&used));
+}
+
+#[test]
+fn with_and_without_speculation_needs_a_draft_to_try() {
+    let plan = quick_plan();
+    let mut s = spec(&["h200"], &[1]);
+    s.speculation = true;
+    let e = Shootout::new(&plan, &s).err().expect("refused");
+    assert_eq!(e, ShootoutError::NoSpeculation);
+    assert!(e.to_string().contains("--spec-draft-tokens"), "{e}");
+    // A calibration that measured a draft gives the other option.
+    let mut calibrated = plan.clone();
+    calibrated.calibration = Some(crate::plan::Calibration {
+        source: crate::plan::CalibrationSource {
+            spec: Some(crate::plan::SpecMeasured {
+                drafts: 1_000,
+                draft_tokens: 2_000,
+                accepted_tokens: 1_000,
+            }),
+            ..Default::default()
+        },
+        ..Default::default()
+    });
+    let m = Shootout::new(&calibrated, &s).expect("the measured draft");
+    let drafts: Vec<u32> = (0..2)
+        .map(|i| m.plan_of(i).expect("option").engine.spec_draft_tokens)
+        .collect();
+    assert_eq!(drafts, [0, 2]);
+    // Twice the options count against the limit.
+    let many = ShootoutSpec {
+        gpus: presets::GPUS.iter().map(|g| g.id.to_string()).collect(),
+        speculation: true,
+        ..ShootoutSpec::default()
+    };
+    let n = presets::GPUS.len() * TP_DEGREES.len() * 2;
+    if n > MAX_OPTIONS {
+        assert_eq!(
+            many.checked().unwrap_err(),
+            ShootoutError::TooManyOptions(n)
+        );
+    }
 }
