@@ -147,15 +147,20 @@ fn each_row_equals_the_plan_report_of_its_option() {
     let r = run_shootout_threads(&plan, &s, 2, &mut |_| true).expect("runs");
     for row in &r.rows {
         let p = option_plan(&plan, &row.gpu, row.tp).expect("option");
-        let options = EvaluateOptions {
-            sweep: false,
-            threads: 1,
-        };
-        let report = evaluate_plan_with(&p, options, &mut |_| true).expect("plan");
-        let alone = ShootoutRow::from_report(&row.gpu, &p, &report, row.chosen);
-        assert_eq!(&alone, row);
-        assert!(report.planned_load.is_some());
+        assert_row_is_the_report_of(row, &p);
     }
+}
+
+/// `row` equals the row read from `p`'s own plan report (no sweep), field by field.
+fn assert_row_is_the_report_of(row: &ShootoutRow, p: &Plan) {
+    let options = EvaluateOptions {
+        sweep: false,
+        threads: 1,
+    };
+    let report = evaluate_plan_with(p, options, &mut |_| true).expect("plan");
+    let alone = ShootoutRow::from_report(&row.gpu, p, &report, row.chosen);
+    assert_eq!(&alone, row);
+    assert!(report.planned_load.is_some());
 }
 
 #[test]
@@ -348,13 +353,7 @@ fn each_option_with_and_without_speculation_equals_its_plan() {
     for row in &r.rows {
         let mut p = option_plan(&plan, &row.gpu, row.tp).expect("option");
         p.engine.spec_draft_tokens = row.spec_draft_tokens;
-        let options = EvaluateOptions {
-            sweep: false,
-            threads: 1,
-        };
-        let report = evaluate_plan_with(&p, options, &mut |_| true).expect("plan");
-        let alone = ShootoutRow::from_report(&row.gpu, &p, &report, row.chosen);
-        assert_eq!(&alone, row);
+        assert_row_is_the_report_of(row, &p);
     }
     // The two speculations ran different engines: their goodputs differ (drafting costs
     // each decoder k + 1 tokens of compute a step, so at this load it does not pay).
