@@ -404,15 +404,20 @@ pub struct Args {
 }
 
 /// Number flags `apply_overrides` sets with code of their own: they set more than their
-/// field (`--params`), turn a section on (the prefix structure, routing), or need
-/// another flag beside them (a closed loop's clients). The length flags (`--input-len-*`,
-/// `--output-len-*`) are read together, too.
+/// field (`--params`), turn a section on (routing; the prefix structure's are
+/// [`SHARING_FLAGS`]), or need another flag beside them (a closed loop's clients). The
+/// length flags (`--input-len-*`, `--output-len-*`) are read together, too.
 const OWN_CODE: &[&str] = &[
     "params",
     "arrival-cv",
     "concurrency",
     "think-time",
     "max-concurrency",
+    "fleet-replicas",
+];
+
+/// The number flags of the prefix structure: any of them turns it on.
+const SHARING_FLAGS: &[&str] = &[
     "block-size",
     "shared-prefixes",
     "shared-prefix-tokens",
@@ -420,7 +425,6 @@ const OWN_CODE: &[&str] = &[
     "sessions",
     "turns",
     "session-document-tokens",
-    "fleet-replicas",
 ];
 
 /// `--max-num-seqs` → `max-num-seqs`.
@@ -683,15 +687,7 @@ impl Args {
             self.note("--max-concurrency");
         }
         // The prefix structure: any of its flags turns it on, from no structure.
-        let sharing_flags = [
-            "--block-size",
-            "--shared-prefixes",
-            "--shared-prefix-tokens",
-            "--prefix-zipf",
-            "--sessions",
-            "--turns",
-            "--session-document-tokens",
-        ];
+        let sharing_flags: Vec<String> = SHARING_FLAGS.iter().map(|f| format!("--{f}")).collect();
         let order = self.value("--turn-order");
         let recorded = self.flag("--no-replies-cached");
         if order.is_some()
@@ -759,6 +755,7 @@ impl Args {
         for f in fields::FIELDS {
             let Some(flag) = f.flag else { continue };
             let own = OWN_CODE.contains(&flag.name)
+                || SHARING_FLAGS.contains(&flag.name)
                 || flag.name.starts_with("input-len")
                 || flag.name.starts_with("output-len");
             if own || f.path.starts_with("disagg.") {
