@@ -407,7 +407,7 @@ pub struct Args {
 /// field (`--params`), turn a section on (routing; the prefix structure's are
 /// [`SHARING_FLAGS`]), or need another flag beside them (a closed loop's clients). The
 /// length flags (`--input-len-*`, `--output-len-*`) are read together, too.
-const OWN_CODE: &[&str] = &[
+pub(crate) const OWN_CODE: &[&str] = &[
     "params",
     "arrival-cv",
     "concurrency",
@@ -417,7 +417,7 @@ const OWN_CODE: &[&str] = &[
 ];
 
 /// The number flags of the prefix structure: any of them turns it on.
-const SHARING_FLAGS: &[&str] = &[
+pub(crate) const SHARING_FLAGS: &[&str] = &[
     "block-size",
     "shared-prefixes",
     "shared-prefix-tokens",
