@@ -208,8 +208,7 @@ fn measured_spec(c: Calibration) -> impl IntoView {
             let button = differs.map(|(k, a)| {
                 let apply = move |_| {
                     state.change("plan with the measured speculation", move |p| {
-                        p.engine.spec_draft_tokens = k;
-                        p.engine.spec_acceptance = a;
+                        p.engine.set_speculation((k, a));
                     })
                 };
                 view! {

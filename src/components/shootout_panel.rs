@@ -24,10 +24,7 @@ fn use_row(state: PlanState, row: &ShootoutRow) {
         g.apply(p);
         p.hardware.tp_degree = tp;
         // The row's speculation: off, or its draft at its acceptance.
-        p.engine.spec_draft_tokens = k;
-        if k > 0 {
-            p.engine.spec_acceptance = a;
-        }
+        p.engine.set_speculation((k, a));
     });
 }
 
@@ -123,10 +120,7 @@ pub fn ShootoutPanel() -> impl IntoView {
             .with(goodput_core::Plan::refused_only_for_memory)
     });
     let blocked = move || state.run_blocked().filter(|_| !memory_only.get());
-    let options = move || {
-        let s = spec();
-        s.gpus.len() * s.tp_degrees.len() * if s.speculation { 2 } else { 1 }
-    };
+    let options = move || spec().option_count();
     // The plan on screen: a plan whose model does not fit its own GPU is compared too.
     let record = Memo::new(move |_| state.draft.with(|p| p.shootout.clone()));
     // An edit with a problem makes the result stale, as it blocks a run.

@@ -454,6 +454,18 @@ pub struct EngineSpec {
     pub kv_cache_tokens: Option<u32>,
 }
 
+impl EngineSpec {
+    /// Drafts `k` tokens a step, each accepted with probability `a`; `k` = 0 turns
+    /// speculation off and leaves the acceptance as it is. The inverse of
+    /// `comparison::speculation_of`.
+    pub fn set_speculation(&mut self, (k, a): (u32, f64)) {
+        self.spec_draft_tokens = k;
+        if k > 0 {
+            self.spec_acceptance = a;
+        }
+    }
+}
+
 impl Default for EngineSpec {
     /// The article's best setting: 128 sequences, a 512-token budget, chunked prefill on.
     fn default() -> Self {

@@ -88,7 +88,17 @@ impl From<SearchError> for ShootoutError {
     }
 }
 
+/// Options a comparison runs: every GPU × TP degree, twice with and without speculation.
+fn option_count(gpus: usize, tp_degrees: usize, speculation: bool) -> usize {
+    gpus * tp_degrees * if speculation { 2 } else { 1 }
+}
+
 impl ShootoutSpec {
+    /// Options this comparison runs (before its lists are checked).
+    pub fn option_count(&self) -> usize {
+        option_count(self.gpus.len(), self.tp_degrees.len(), self.speculation)
+    }
+
     /// Checks the lists: known GPUs, degrees from [`TP_DEGREES`], not too many options.
     /// Duplicates are dropped (first one kept).
     pub fn checked(&self) -> Result<ShootoutSpec, ShootoutError> {
@@ -117,7 +127,7 @@ impl ShootoutSpec {
         if tps.is_empty() {
             return Err(ShootoutError::NoTpDegrees);
         }
-        let n = gpus.len() * tps.len() * if self.speculation { 2 } else { 1 };
+        let n = option_count(gpus.len(), tps.len(), self.speculation);
         if n > MAX_OPTIONS {
             return Err(ShootoutError::TooManyOptions(n));
         }
@@ -378,12 +388,7 @@ impl Shootout {
             {
                 let mut plan = option_plan(base, gpu, tp)
                     .ok_or_else(|| ShootoutError::UnknownGpu(gpu.clone()))?;
-                if (k, a) != own {
-                    plan.engine.spec_draft_tokens = k;
-                    if k > 0 {
-                        plan.engine.spec_acceptance = a;
-                    }
-                }
+                plan.engine.set_speculation((k, a));
                 let chosen =
                     base.hardware.preset == *gpu && base.hardware.tp_degree == tp && (k, a) == own;
                 let m = memory_fit(&plan);

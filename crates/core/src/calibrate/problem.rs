@@ -315,10 +315,7 @@ impl CalibrationProblem {
         // A run that measured its drafts runs as it drafted (or without speculation,
         // when it measured none); a file that says nothing keeps the plan's own.
         if let Some(s) = case.spec {
-            plan.engine.spec_draft_tokens = s.draft_len();
-            if s.draft_len() > 0 {
-                plan.engine.spec_acceptance = s.acceptance();
-            }
+            plan.engine.set_speculation((s.draft_len(), s.acceptance()));
         }
         let mut cfg = SimConfig::from_plan(&plan, case.rate_rps)?;
         cfg.step = StepModel::datasheet(&plan).calibrated(&c.fitted());
