@@ -1,13 +1,14 @@
 //! The numeric inputs of the plan as a table: id (the dotted path `Plan::validate` names),
 //! label, one-line help, unit, display scale and accessors. Components render from it.
-//! Label, help, unit and scale are the core's field registry's
-//! ([`goodput_core::plan::fields`]), which the CLI's `--help` and `Plan::validate` read
-//! too; the group and the accessors are the app's.
+//! Label, help, unit, scale and the accessors that read and write the plan are the core's
+//! field registry's ([`goodput_core::plan::fields`]), which the CLI's `--help` and
+//! `Plan::validate` read too; only the group is the app's.
 
-use goodput_core::disagg::DisaggSpec;
 use goodput_core::format::sig;
-use goodput_core::plan::fields::{self as registry, Field as CoreField};
-use goodput_core::plan::{Arrival, LengthDist, LengthSpec, PrefixModel, RoutingSpec};
+use goodput_core::plan::fields::{self as registry, Access, Field as CoreField};
+pub use goodput_core::plan::fields::{
+    disagg_mut, disagg_of, routing_mut, routing_of, sharing_mut, sharing_of,
+};
 use goodput_core::Plan;
 
 /// Which group of the inputs column a field belongs to.
@@ -159,141 +160,23 @@ pub fn field(id: &str) -> Option<&'static Field> {
     FIELDS.iter().find(|f| f.id == id)
 }
 
-/// Whether the field `id` applies to the plan `p`: the gaps' CV only to gamma arrivals,
-/// the clients and their think time only to a closed loop, the prefix structure's only
-/// while the plan has one, the routing's only while replicas are routed; every other
-/// field always. (The inputs column shows the prefix structure's fields either way:
-/// editing one turns the structure on.)
+/// Whether the field `id` applies to the plan `p`: where the plan holds it (the core's
+/// [`goodput_core::plan::fields::Field::holds`]: the gaps' CV only with gamma arrivals,
+/// the clients and their think time only in a closed loop, the prefix structure's only
+/// while the plan has one, the routing's only while replicas are routed), except that a
+/// length's fields apply whatever its kind and the pools' always.
 /// The inputs column shows a field only where it applies, and the Compare view leaves
 /// out a field that applies to neither plan.
 pub fn applies(id: &str, p: &Plan) -> bool {
-    match id {
-        "traffic.arrival.cv" => matches!(p.traffic.arrival, Arrival::Gamma { .. }),
-        "traffic.arrival.concurrency" | "traffic.arrival.think_s" => {
-            matches!(p.traffic.arrival, Arrival::Closed { .. })
-        }
-        _ if id.starts_with("traffic.sharing.") => p.traffic.sharing.is_some(),
-        _ if id.starts_with("routing.") => p.routing.is_some(),
-        _ => true,
-    }
+    // A length's median, p95 and sigma stay in view whatever its kind (editing one makes
+    // it lognormal), and the pools' fields belong to their own panel.
+    let always = id.starts_with("traffic.prompt.") || id.starts_with("traffic.output.");
+    always || id.starts_with("disagg.") || registry::by_path(id).is_none_or(|f| f.holds(p))
 }
 
 /// The fields of one group, in display order.
 pub fn fields_of(group: Group) -> impl Iterator<Item = &'static Field> {
     FIELDS.iter().filter(move |f| f.group == group)
-}
-
-fn median_of(l: &LengthSpec) -> Option<f64> {
-    match l.dist {
-        LengthDist::LogNormal { median, .. } => Some(median),
-        LengthDist::Fixed { tokens } => Some(tokens as f64),
-        LengthDist::Trace => None,
-    }
-}
-
-fn sigma_of(l: &LengthSpec) -> f64 {
-    match l.dist {
-        LengthDist::LogNormal { sigma, .. } => sigma,
-        _ => 0.0,
-    }
-}
-
-/// The p95 length the sigma gives, to the whole token (lengths are whole tokens: the
-/// box reads "2982", not "2982.43"; a p95 typed whole gives itself back).
-fn p95_of(l: &LengthSpec) -> Option<f64> {
-    median_of(l).map(|m| LengthDist::p95_from_sigma(m, sigma_of(l)).round())
-}
-
-fn set_median(l: &mut LengthSpec, v: Option<f64>) {
-    let sigma = sigma_of(l);
-    l.dist = LengthDist::LogNormal {
-        median: v.unwrap_or(1.0),
-        sigma,
-    };
-}
-
-fn set_p95(l: &mut LengthSpec, v: Option<f64>) {
-    let median = median_of(l).unwrap_or(1.0);
-    let p95 = v.unwrap_or(median);
-    let sigma = if p95 > 0.0 && median > 0.0 {
-        LengthDist::sigma_from_p95(median, p95)
-    } else {
-        f64::NAN
-    };
-    l.dist = LengthDist::LogNormal { median, sigma };
-}
-
-fn set_sigma(l: &mut LengthSpec, v: Option<f64>) {
-    let median = median_of(l).unwrap_or(1.0);
-    l.dist = LengthDist::LogNormal {
-        median,
-        sigma: v.unwrap_or(0.0),
-    };
-}
-
-/// The closed loop's think time (0 for any other arrival) [s].
-fn closed_think(p: &Plan) -> f64 {
-    match p.traffic.arrival {
-        Arrival::Closed { think_s, .. } => think_s,
-        _ => 0.0,
-    }
-}
-
-fn whole(v: Option<f64>) -> u32 {
-    v.unwrap_or(0.0) as u32
-}
-
-fn custom_model(p: &mut Plan) {
-    p.model.preset = "custom".into();
-}
-
-fn custom_gpu(p: &mut Plan) {
-    p.hardware.preset = "custom".into();
-}
-
-fn custom_slo(p: &mut Plan) {
-    p.slo.class = "custom".into();
-}
-
-/// The plan's disaggregated pools, or those a plan without them starts from.
-pub fn disagg_of(p: &Plan) -> DisaggSpec {
-    p.disagg.clone().unwrap_or_else(|| DisaggSpec::for_plan(p))
-}
-
-/// The plan's pools for editing; an edit of a plan without them starts from
-/// [`disagg_of`].
-pub fn disagg_mut(p: &mut Plan) -> &mut DisaggSpec {
-    let start = disagg_of(p);
-    p.disagg.get_or_insert(start)
-}
-
-/// The plan's prefix structure, or the empty one ([`PrefixModel::NONE`]) an edit of a
-/// plan without one starts from.
-pub fn sharing_of(p: &Plan) -> PrefixModel {
-    p.traffic.sharing.unwrap_or(PrefixModel::NONE)
-}
-
-/// The plan's prefix structure for editing: an edit of a plan without one turns it on
-/// from [`PrefixModel::NONE`], and with it the typed shared prefix and hit rate off (the
-/// structure's hits take their place; a plan may not have both).
-pub fn sharing_mut(p: &mut Plan) -> &mut PrefixModel {
-    if p.traffic.sharing.is_none() {
-        p.traffic.prefix_tokens = 0;
-        p.traffic.prefix_hit_rate = 0.0;
-    }
-    p.traffic.sharing.get_or_insert(PrefixModel::NONE)
-}
-
-/// The plan's replicas behind a router, or those turning routing on starts from
-/// ([`RoutingSpec::default`]: two replicas, round robin).
-pub fn routing_of(p: &Plan) -> RoutingSpec {
-    p.routing.unwrap_or_default()
-}
-
-/// The plan's routing for editing: an edit of a plan without it turns it on from
-/// [`RoutingSpec::default`].
-pub fn routing_mut(p: &mut Plan) -> &mut RoutingSpec {
-    p.routing.get_or_insert_with(RoutingSpec::default)
 }
 
 /// How the app reads and enters a registry field: whole numbers as they are, others in
@@ -312,11 +195,15 @@ const fn kind_of(f: &CoreField) -> Kind {
     }
 }
 
-/// A field of the inputs column: label, help, unit and scale from the core's registry
-/// row at `$id`, the group and the accessors the app's own.
+/// A field of the inputs column: label, help, unit, scale and accessors from the core's
+/// registry row at `$id`, the group the app's own.
 macro_rules! f {
-    ($id:literal, $group:ident, |$p:ident| $get:expr, |$q:ident, $v:ident| $set:expr) => {{
+    ($id:literal, $group:ident) => {{
         const CORE: &CoreField = registry::field($id);
+        const ACCESS: Access = match CORE.access {
+            Some(a) => a,
+            None => panic!("an input of the page must be a number of the registry"),
+        };
         Field {
             id: $id,
             group: Group::$group,
@@ -324,400 +211,78 @@ macro_rules! f {
             help: CORE.help,
             unit: CORE.shown.unit,
             kind: kind_of(CORE),
-            get: |$p: &Plan| $get,
-            set: |$q: &mut Plan, $v: Option<f64>| $set,
+            get: ACCESS.get,
+            set: ACCESS.set,
         }
     }};
 }
 
 /// Every numeric input, in display order within each group.
 pub const FIELDS: &[Field] = &[
-    f!("model.params", Model, |p| Some(p.model.params), |p, v| {
-        p.model.params = v.unwrap_or(0.0);
-        custom_model(p)
-    }),
-    f!(
-        "model.active_params",
-        Model,
-        |p| Some(p.model.active_params),
-        |p, v| {
-            p.model.active_params = v.unwrap_or(0.0);
-            custom_model(p)
-        }
-    ),
-    f!(
-        "model.layers",
-        Model,
-        |p| Some(p.model.layers as f64),
-        |p, v| {
-            p.model.layers = whole(v);
-            custom_model(p)
-        }
-    ),
-    f!(
-        "model.kv_heads",
-        Model,
-        |p| Some(p.model.kv_heads as f64),
-        |p, v| {
-            p.model.kv_heads = whole(v);
-            custom_model(p)
-        }
-    ),
-    f!(
-        "model.head_dim",
-        Model,
-        |p| Some(p.model.head_dim as f64),
-        |p, v| {
-            p.model.head_dim = whole(v);
-            custom_model(p)
-        }
-    ),
-    f!(
-        "hardware.mem_bandwidth_bytes_per_s",
-        Hardware,
-        |p| Some(p.hardware.mem_bandwidth_bytes_per_s),
-        |p, v| {
-            p.hardware.mem_bandwidth_bytes_per_s = v.unwrap_or(0.0);
-            custom_gpu(p)
-        }
-    ),
-    f!(
-        "hardware.compute_flops_per_s",
-        Hardware,
-        |p| Some(p.hardware.compute_flops_per_s),
-        |p, v| {
-            p.hardware.compute_flops_per_s = v.unwrap_or(0.0);
-            custom_gpu(p)
-        }
-    ),
-    f!(
-        "hardware.memory_bytes",
-        Hardware,
-        |p| Some(p.hardware.memory_bytes),
-        |p, v| {
-            p.hardware.memory_bytes = v.unwrap_or(0.0);
-            custom_gpu(p)
-        }
-    ),
-    f!(
-        "hardware.mem_utilization",
-        Hardware,
-        |p| Some(p.hardware.mem_utilization),
-        |p, v| p.hardware.mem_utilization = v.unwrap_or(0.0)
-    ),
-    f!(
-        "hardware.step_overhead_s",
-        Hardware,
-        |p| Some(p.hardware.step_overhead_s),
-        |p, v| p.hardware.step_overhead_s = v.unwrap_or(0.0)
-    ),
-    f!(
-        "hardware.seq_overhead_s",
-        Hardware,
-        |p| Some(p.hardware.seq_overhead_s),
-        |p, v| p.hardware.seq_overhead_s = v.unwrap_or(0.0)
-    ),
-    f!(
-        "hardware.prefill_overhead_s",
-        Hardware,
-        |p| Some(p.hardware.prefill_overhead_s),
-        |p, v| p.hardware.prefill_overhead_s = v.unwrap_or(0.0)
-    ),
-    f!(
-        "hardware.kv_read_efficiency",
-        Hardware,
-        |p| Some(p.hardware.kv_read_efficiency),
-        |p, v| p.hardware.kv_read_efficiency = v.unwrap_or(f64::NAN)
-    ),
-    f!(
-        "hardware.tp_degree",
-        Hardware,
-        |p| Some(p.hardware.tp_degree as f64),
-        |p, v| p.hardware.tp_degree = whole(v)
-    ),
-    f!(
-        "hardware.tp_comm_overhead_s",
-        Hardware,
-        |p| Some(p.hardware.tp_comm_overhead_s),
-        |p, v| p.hardware.tp_comm_overhead_s = v.unwrap_or(0.0)
-    ),
-    f!(
-        "hardware.gpu_hour_usd",
-        Hardware,
-        |p| Some(p.hardware.gpu_hour_usd),
-        |p, v| p.hardware.gpu_hour_usd = v.unwrap_or(0.0)
-    ),
-    f!(
-        "traffic.peak_rate_rps",
-        Traffic,
-        |p| Some(p.traffic.peak_rate_rps),
-        |p, v| p.traffic.peak_rate_rps = v.unwrap_or(0.0)
-    ),
-    f!(
-        "traffic.arrival.cv",
-        Traffic,
-        |p| match p.traffic.arrival {
-            Arrival::Gamma { cv } => Some(cv),
-            _ => Some(1.0),
-        },
-        |p, v| p.traffic.arrival = Arrival::Gamma {
-            cv: v.unwrap_or(1.0)
-        }
-    ),
-    f!(
-        "traffic.arrival.concurrency",
-        Traffic,
-        |p| match p.traffic.arrival {
-            Arrival::Closed { concurrency, .. } => Some(concurrency as f64),
-            _ => Some(64.0),
-        },
-        |p, v| {
-            let think_s = closed_think(p);
-            p.traffic.arrival = Arrival::Closed {
-                concurrency: whole(v),
-                think_s,
-            }
-        }
-    ),
-    f!(
-        "traffic.arrival.think_s",
-        Traffic,
-        |p| Some(closed_think(p)),
-        |p, v| {
-            let concurrency = match p.traffic.arrival {
-                Arrival::Closed { concurrency, .. } => concurrency,
-                _ => 64,
-            };
-            p.traffic.arrival = Arrival::Closed {
-                concurrency,
-                think_s: v.unwrap_or(0.0),
-            }
-        }
-    ),
-    f!(
-        "traffic.prompt.dist.median",
-        Traffic,
-        |p| median_of(&p.traffic.prompt),
-        |p, v| set_median(&mut p.traffic.prompt, v)
-    ),
-    f!(
-        "traffic.prompt.dist.p95",
-        Traffic,
-        |p| p95_of(&p.traffic.prompt),
-        |p, v| set_p95(&mut p.traffic.prompt, v)
-    ),
-    f!(
-        "traffic.prompt.dist.sigma",
-        Traffic,
-        |p| Some(sigma_of(&p.traffic.prompt)),
-        |p, v| set_sigma(&mut p.traffic.prompt, v)
-    ),
-    f!(
-        "traffic.prompt.max",
-        Traffic,
-        |p| Some(p.traffic.prompt.max as f64),
-        |p, v| p.traffic.prompt.max = whole(v)
-    ),
-    f!(
-        "traffic.output.dist.median",
-        Traffic,
-        |p| median_of(&p.traffic.output),
-        |p, v| set_median(&mut p.traffic.output, v)
-    ),
-    f!(
-        "traffic.output.dist.p95",
-        Traffic,
-        |p| p95_of(&p.traffic.output),
-        |p, v| set_p95(&mut p.traffic.output, v)
-    ),
-    f!(
-        "traffic.output.dist.sigma",
-        Traffic,
-        |p| Some(sigma_of(&p.traffic.output)),
-        |p, v| set_sigma(&mut p.traffic.output, v)
-    ),
-    f!(
-        "traffic.sharing.block_tokens",
-        Prefix,
-        |p| Some(sharing_of(p).block_tokens as f64),
-        |p, v| sharing_mut(p).block_tokens = whole(v)
-    ),
-    f!(
-        "traffic.sharing.groups",
-        Prefix,
-        |p| Some(sharing_of(p).groups as f64),
-        |p, v| sharing_mut(p).groups = whole(v)
-    ),
-    f!(
-        "traffic.sharing.group_tokens",
-        Prefix,
-        |p| Some(sharing_of(p).group_tokens as f64),
-        |p, v| sharing_mut(p).group_tokens = whole(v)
-    ),
-    f!(
-        "traffic.sharing.zipf",
-        Prefix,
-        |p| Some(sharing_of(p).zipf),
-        |p, v| sharing_mut(p).zipf = v.unwrap_or(f64::NAN)
-    ),
-    f!(
-        "traffic.sharing.sessions",
-        Prefix,
-        |p| Some(sharing_of(p).sessions as f64),
-        |p, v| sharing_mut(p).sessions = whole(v)
-    ),
-    f!(
-        "traffic.sharing.turns",
-        Prefix,
-        |p| Some(sharing_of(p).turns as f64),
-        |p, v| sharing_mut(p).turns = whole(v)
-    ),
-    f!(
-        "traffic.sharing.document_tokens",
-        Prefix,
-        |p| Some(sharing_of(p).document_tokens as f64),
-        |p, v| sharing_mut(p).document_tokens = whole(v)
-    ),
-    f!("slo.ttft_s", Slo, |p| p.slo.ttft_s, |p, v| {
-        p.slo.ttft_s = v;
-        custom_slo(p)
-    }),
-    f!("slo.tpot_s", Slo, |p| p.slo.tpot_s, |p, v| {
-        p.slo.tpot_s = v;
-        custom_slo(p)
-    }),
-    f!("slo.e2e_s", Slo, |p| p.slo.e2e_s, |p, v| {
-        p.slo.e2e_s = v;
-        custom_slo(p)
-    }),
-    f!(
-        "slo.attainment_target",
-        Slo,
-        |p| Some(p.slo.attainment_target),
-        |p, v| p.slo.attainment_target = v.unwrap_or(0.0)
-    ),
-    f!(
-        "engine.max_num_seqs",
-        Engine,
-        |p| Some(p.engine.max_num_seqs as f64),
-        |p, v| p.engine.max_num_seqs = whole(v)
-    ),
-    f!(
-        "engine.max_num_batched_tokens",
-        Engine,
-        |p| Some(p.engine.max_num_batched_tokens as f64),
-        |p, v| p.engine.max_num_batched_tokens = whole(v)
-    ),
-    f!(
-        "traffic.output.max",
-        Engine,
-        |p| Some(p.traffic.output.max as f64),
-        |p, v| p.traffic.output.max = whole(v)
-    ),
-    f!(
-        "engine.spec_draft_tokens",
-        Engine,
-        |p| Some(p.engine.spec_draft_tokens as f64),
-        |p, v| p.engine.spec_draft_tokens = whole(v)
-    ),
-    f!(
-        "engine.spec_acceptance",
-        Engine,
-        |p| Some(p.engine.spec_acceptance),
-        |p, v| p.engine.spec_acceptance = v.unwrap_or(0.0)
-    ),
-    f!(
-        "engine.frontend_s",
-        Engine,
-        |p| Some(p.engine.frontend_s),
-        |p, v| p.engine.frontend_s = v.unwrap_or(0.0)
-    ),
-    f!(
-        "engine.kv_cache_tokens",
-        Engine,
-        |p| p.engine.kv_cache_tokens.map(f64::from),
-        |p, v| p.engine.kv_cache_tokens = v.map(|x| x as u32)
-    ),
-    f!(
-        "routing.replicas",
-        Routing,
-        |p| Some(routing_of(p).replicas as f64),
-        |p, v| routing_mut(p).replicas = whole(v)
-    ),
-    f!(
-        "planning.utilization",
-        Planning,
-        |p| Some(p.planning.utilization),
-        |p, v| p.planning.utilization = v.unwrap_or(0.0)
-    ),
-    f!(
-        "planning.redundancy",
-        Planning,
-        |p| Some(p.planning.redundancy as f64),
-        |p, v| p.planning.redundancy = whole(v)
-    ),
-    f!(
-        "run.replications",
-        Planning,
-        |p| Some(p.run.replications as f64),
-        |p, v| p.run.replications = whole(v)
-    ),
-    f!(
-        "run.num_requests",
-        Planning,
-        |p| Some(p.run.num_requests as f64),
-        |p, v| p.run.num_requests = whole(v)
-    ),
-    f!(
-        "run.warmup_requests",
-        Planning,
-        |p| Some(p.run.warmup_requests as f64),
-        |p, v| p.run.warmup_requests = whole(v)
-    ),
-    f!("run.seed", Planning, |p| Some(p.run.seed as f64), |p, v| {
-        p.run.seed = v.unwrap_or(0.0) as u64
-    }),
-    f!(
-        "disagg.prefill.max_num_batched_tokens",
-        Disagg,
-        |p| Some(disagg_of(p).prefill.max_num_batched_tokens as f64),
-        |p, v| disagg_mut(p).prefill.max_num_batched_tokens = whole(v)
-    ),
-    f!(
-        "disagg.prefill.instances",
-        Disagg,
-        |p| disagg_of(p).prefill.instances.map(f64::from),
-        |p, v| disagg_mut(p).prefill.instances = v.map(|x| x as u32)
-    ),
-    f!(
-        "disagg.decode.max_num_seqs",
-        Disagg,
-        |p| Some(disagg_of(p).decode.max_num_seqs as f64),
-        |p, v| disagg_mut(p).decode.max_num_seqs = whole(v)
-    ),
-    f!(
-        "disagg.decode.instances",
-        Disagg,
-        |p| disagg_of(p).decode.instances.map(f64::from),
-        |p, v| disagg_mut(p).decode.instances = v.map(|x| x as u32)
-    ),
-    f!(
-        "disagg.kv_link.bandwidth_bytes_per_s",
-        Disagg,
-        |p| Some(disagg_of(p).kv_link.bandwidth_bytes_per_s),
-        |p, v| disagg_mut(p).kv_link.bandwidth_bytes_per_s = v.unwrap_or(f64::NAN)
-    ),
-    f!(
-        "disagg.kv_link.latency_s",
-        Disagg,
-        |p| Some(disagg_of(p).kv_link.latency_s),
-        |p, v| disagg_mut(p).kv_link.latency_s = v.unwrap_or(f64::NAN)
-    ),
+    f!("model.params", Model),
+    f!("model.active_params", Model),
+    f!("model.layers", Model),
+    f!("model.kv_heads", Model),
+    f!("model.head_dim", Model),
+    f!("hardware.mem_bandwidth_bytes_per_s", Hardware),
+    f!("hardware.compute_flops_per_s", Hardware),
+    f!("hardware.memory_bytes", Hardware),
+    f!("hardware.mem_utilization", Hardware),
+    f!("hardware.step_overhead_s", Hardware),
+    f!("hardware.seq_overhead_s", Hardware),
+    f!("hardware.prefill_overhead_s", Hardware),
+    f!("hardware.kv_read_efficiency", Hardware),
+    f!("hardware.tp_degree", Hardware),
+    f!("hardware.tp_comm_overhead_s", Hardware),
+    f!("hardware.gpu_hour_usd", Hardware),
+    f!("traffic.peak_rate_rps", Traffic),
+    f!("traffic.arrival.cv", Traffic),
+    f!("traffic.arrival.concurrency", Traffic),
+    f!("traffic.arrival.think_s", Traffic),
+    f!("traffic.prompt.dist.median", Traffic),
+    f!("traffic.prompt.dist.p95", Traffic),
+    f!("traffic.prompt.dist.sigma", Traffic),
+    f!("traffic.prompt.max", Traffic),
+    f!("traffic.output.dist.median", Traffic),
+    f!("traffic.output.dist.p95", Traffic),
+    f!("traffic.output.dist.sigma", Traffic),
+    f!("traffic.sharing.block_tokens", Prefix),
+    f!("traffic.sharing.groups", Prefix),
+    f!("traffic.sharing.group_tokens", Prefix),
+    f!("traffic.sharing.zipf", Prefix),
+    f!("traffic.sharing.sessions", Prefix),
+    f!("traffic.sharing.turns", Prefix),
+    f!("traffic.sharing.document_tokens", Prefix),
+    f!("slo.ttft_s", Slo),
+    f!("slo.tpot_s", Slo),
+    f!("slo.e2e_s", Slo),
+    f!("slo.attainment_target", Slo),
+    f!("engine.max_num_seqs", Engine),
+    f!("engine.max_num_batched_tokens", Engine),
+    f!("traffic.output.max", Engine),
+    f!("engine.spec_draft_tokens", Engine),
+    f!("engine.spec_acceptance", Engine),
+    f!("engine.frontend_s", Engine),
+    f!("engine.kv_cache_tokens", Engine),
+    f!("routing.replicas", Routing),
+    f!("planning.utilization", Planning),
+    f!("planning.redundancy", Planning),
+    f!("run.replications", Planning),
+    f!("run.num_requests", Planning),
+    f!("run.warmup_requests", Planning),
+    f!("run.seed", Planning),
+    f!("disagg.prefill.max_num_batched_tokens", Disagg),
+    f!("disagg.prefill.instances", Disagg),
+    f!("disagg.decode.max_num_seqs", Disagg),
+    f!("disagg.decode.instances", Disagg),
+    f!("disagg.kv_link.bandwidth_bytes_per_s", Disagg),
+    f!("disagg.kv_link.latency_s", Disagg),
 ];
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use goodput_core::plan::{PrefixModel, RoutingSpec};
 
     const TERA: Kind = Kind::Real { scale: 1e12 };
     const WHOLE: Kind = Kind::Whole;

@@ -27,8 +27,6 @@ pub mod fields;
 pub mod schedule;
 mod strict;
 
-use fields::check;
-
 pub use strict::{StrictPlanError, PLAN_SECTIONS};
 
 /// The model being served.
@@ -830,42 +828,14 @@ fn count(field: &'static str, x: u64, lo: u64, hi: u64) -> Result<(), PlanError>
     }
 }
 
-/// The registry rows of one length distribution: min, max, median, sigma, fixed tokens.
-type LengthFields = [&'static fields::Field; 5];
-
-const PROMPT_FIELDS: LengthFields = [
-    fields::field("traffic.prompt.min"),
-    fields::field("traffic.prompt.max"),
-    fields::field("traffic.prompt.dist.median"),
-    fields::field("traffic.prompt.dist.sigma"),
-    fields::field("traffic.prompt.dist.tokens"),
-];
-
-const OUTPUT_FIELDS: LengthFields = [
-    fields::field("traffic.output.min"),
-    fields::field("traffic.output.max"),
-    fields::field("traffic.output.dist.median"),
-    fields::field("traffic.output.dist.sigma"),
-    fields::field("traffic.output.dist.tokens"),
-];
-
-fn validate_length(spec: &LengthSpec, f: &LengthFields) -> Result<(), PlanError> {
-    let [min, max, median_field, sigma_field, tokens_field] = f;
-    min.check(spec.min as f64)?;
-    max.check(spec.max as f64)?;
+/// A length's min against its max (each is checked on its own by its registry row);
+/// the error names `min_path`.
+fn validate_length(spec: &LengthSpec, min_path: &'static str) -> Result<(), PlanError> {
     if spec.min > spec.max {
         return Err(err(
-            min.path,
+            min_path,
             format!("must be at most the max ({}), got {}", spec.max, spec.min),
         ));
-    }
-    match spec.dist {
-        LengthDist::LogNormal { median, sigma } => {
-            median_field.check(median)?;
-            sigma_field.check(sigma)?;
-        }
-        LengthDist::Fixed { tokens } => tokens_field.check(tokens as f64)?,
-        LengthDist::Trace => {}
     }
     Ok(())
 }
@@ -926,11 +896,9 @@ impl Plan {
         if self.note.chars().count() > MAX_NOTE_CHARS {
             return Err(err("note", format!("at most {MAX_NOTE_CHARS} characters")));
         }
+        self.validate_fields()?;
         self.validate_model()?;
-        self.validate_hardware()?;
         self.validate_traffic()?;
-        self.validate_slo()?;
-        self.validate_engine()?;
         self.validate_planning()?;
         self.validate_run()?;
         self.validate_calibration()?;
@@ -960,11 +928,19 @@ impl Plan {
         })
     }
 
+    /// Every number the plan holds, against its registry row's range
+    /// ([`fields::Field::held`], [`fields::Field::check`]).
+    fn validate_fields(&self) -> Result<(), PlanError> {
+        fields::FIELDS.iter().try_for_each(|f| match f.held(self) {
+            Some(x) => f.check(x),
+            None => Ok(()),
+        })
+    }
+
     fn validate_routing(&self) -> Result<(), PlanError> {
         let Some(r) = &self.routing else {
             return Ok(());
         };
-        check!("routing.replicas", r.replicas as f64)?;
         let t = &self.traffic;
         if matches!(t.arrival, Arrival::Closed { .. }) || t.max_concurrency.is_some() {
             return Err(err(
@@ -1152,8 +1128,6 @@ impl Plan {
 
     fn validate_model(&self) -> Result<(), PlanError> {
         let m = &self.model;
-        check!("model.params", m.params)?;
-        check!("model.active_params", m.active_params)?;
         if m.active_params > m.params {
             return Err(err(
                 "model.active_params",
@@ -1162,15 +1136,6 @@ impl Plan {
                     m.params, m.active_params
                 ),
             ));
-        }
-        check!("model.layers", m.layers as f64)?;
-        check!("model.kv_heads", m.kv_heads as f64)?;
-        check!("model.head_dim", m.head_dim as f64)?;
-        if let Some(b) = m.weight_bytes_override {
-            check!("model.weight_bytes_override", b)?;
-        }
-        if let Some(b) = m.kv_bytes_per_token_override {
-            check!("model.kv_bytes_per_token_override", b)?;
         }
         if m.attention == AttentionKind::MultiHeadLatent {
             count("model.kv_lora_rank", m.kv_lora_rank as u64, 1, 65_536)?;
@@ -1252,13 +1217,6 @@ impl Plan {
                     .into(),
             ));
         }
-        check!("traffic.sharing.block_tokens", s.block_tokens as f64)?;
-        check!("traffic.sharing.groups", s.groups as f64)?;
-        check!("traffic.sharing.group_tokens", s.group_tokens as f64)?;
-        check!("traffic.sharing.zipf", s.zipf)?;
-        check!("traffic.sharing.sessions", s.sessions as f64)?;
-        check!("traffic.sharing.turns", s.turns as f64)?;
-        check!("traffic.sharing.document_tokens", s.document_tokens as f64)?;
         if t.arrival == Arrival::Trace
             || t.prompt.dist == LengthDist::Trace
             || t.output.dist == LengthDist::Trace
@@ -1294,50 +1252,10 @@ impl Plan {
         Ok(())
     }
 
-    fn validate_hardware(&self) -> Result<(), PlanError> {
-        let h = &self.hardware;
-        check!(
-            "hardware.mem_bandwidth_bytes_per_s",
-            h.mem_bandwidth_bytes_per_s
-        )?;
-        check!("hardware.compute_flops_per_s", h.compute_flops_per_s)?;
-        check!("hardware.memory_bytes", h.memory_bytes)?;
-        check!("hardware.mem_utilization", h.mem_utilization)?;
-        check!("hardware.step_overhead_s", h.step_overhead_s)?;
-        check!("hardware.tp_degree", h.tp_degree as f64)?;
-        check!("hardware.tp_comm_overhead_s", h.tp_comm_overhead_s)?;
-        check!("hardware.gpu_hour_usd", h.gpu_hour_usd)?;
-        check!(
-            "hardware.interconnect_bytes_per_s",
-            h.interconnect_bytes_per_s
-        )?;
-        check!("hardware.allreduce_latency_s", h.allreduce_latency_s)?;
-        check!("hardware.seq_overhead_s", h.seq_overhead_s)?;
-        check!("hardware.prefill_overhead_s", h.prefill_overhead_s)?;
-        check!("hardware.kv_read_efficiency", h.kv_read_efficiency)
-    }
-
     fn validate_traffic(&self) -> Result<(), PlanError> {
         let t = &self.traffic;
-        check!("traffic.peak_rate_rps", t.peak_rate_rps)?;
-        match t.arrival {
-            Arrival::Gamma { cv } => check!("traffic.arrival.cv", cv)?,
-            Arrival::Closed {
-                concurrency,
-                think_s,
-            } => {
-                check!("traffic.arrival.concurrency", concurrency as f64)?;
-                check!("traffic.arrival.think_s", think_s)?;
-            }
-            _ => {}
-        }
-        if let Some(c) = t.max_concurrency {
-            check!("traffic.max_concurrency", c as f64)?;
-        }
-        validate_length(&t.prompt, &PROMPT_FIELDS)?;
-        validate_length(&t.output, &OUTPUT_FIELDS)?;
-        check!("traffic.prefix_tokens", t.prefix_tokens as f64)?;
-        check!("traffic.prefix_hit_rate", t.prefix_hit_rate)?;
+        validate_length(&t.prompt, "traffic.prompt.min")?;
+        validate_length(&t.output, "traffic.output.min")?;
         if let Some(s) = &t.sharing {
             self.validate_sharing(s)?;
         }
@@ -1414,41 +1332,8 @@ impl Plan {
         Ok(())
     }
 
-    fn validate_slo(&self) -> Result<(), PlanError> {
-        let s = &self.slo;
-        if let Some(x) = s.ttft_s {
-            check!("slo.ttft_s", x)?;
-        }
-        if let Some(x) = s.tpot_s {
-            check!("slo.tpot_s", x)?;
-        }
-        if let Some(x) = s.e2e_s {
-            check!("slo.e2e_s", x)?;
-        }
-        check!("slo.attainment_target", s.attainment_target)
-    }
-
-    fn validate_engine(&self) -> Result<(), PlanError> {
-        let e = &self.engine;
-        check!("engine.max_num_seqs", e.max_num_seqs as f64)?;
-        check!(
-            "engine.max_num_batched_tokens",
-            e.max_num_batched_tokens as f64
-        )?;
-        check!("engine.spec_draft_tokens", e.spec_draft_tokens as f64)?;
-        check!("engine.spec_acceptance", e.spec_acceptance)?;
-        check!("engine.frontend_s", e.frontend_s)?;
-        if let Some(t) = e.kv_cache_tokens {
-            check!("engine.kv_cache_tokens", t as f64)?;
-        }
-        Ok(())
-    }
-
     fn validate_planning(&self) -> Result<(), PlanError> {
         let p = &self.planning;
-        check!("planning.utilization", p.utilization)?;
-        check!("planning.redundancy", p.redundancy as f64)?;
-        check!("planning.hours_per_month", p.hours_per_month)?;
         if p.measured_sweep.len() > MAX_SWEEP_ROWS {
             return Err(err(
                 "planning.measured_sweep",
@@ -1478,7 +1363,6 @@ impl Plan {
 
     fn validate_run(&self) -> Result<(), PlanError> {
         let r = &self.run;
-        check!("run.num_requests", r.num_requests as f64)?;
         if r.warmup_requests >= r.num_requests {
             // A range that follows the requests per run, kept so the app words it.
             return Err(range_err(
@@ -1498,7 +1382,6 @@ impl Plan {
                 },
             ));
         }
-        check!("run.replications", r.replications as f64)?;
         for (field, list) in [
             (
                 fields::field("run.sweep_max_num_seqs"),

@@ -8,7 +8,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::fields::check;
 use super::{err, KvPolicy, Plan, PlanError};
 use crate::plan::comparison::TP_DEGREES;
 use crate::presets;
@@ -25,6 +24,13 @@ pub const DEFAULT_KV_LINK_LATENCY_S: f64 = 1e-3;
 /// of prompts [tokens].
 pub const DEFAULT_PREFILL_BATCHED_TOKENS: u32 = 8192;
 
+/// The names `--router` takes, each with the words a page shows for it: the field
+/// registry's choices for `disagg.router`, the default first.
+pub const ROUTERS: &[(&str, &str)] = &[
+    ("least_loaded", "Least loaded"),
+    ("round_robin", "Round robin"),
+];
+
 /// How requests are spread over the instances of a pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -40,7 +46,10 @@ pub enum Router {
 impl Router {
     /// The name people read: `Least loaded`, `Round robin`.
     pub fn label(self) -> &'static str {
-        super::fields::choice_words(super::fields::ROUTERS, self.name())
+        ROUTERS
+            .iter()
+            .find(|(name, _)| *name == self.name())
+            .map_or("", |(_, words)| words)
     }
 
     /// The snake_case name used in plan files and on the command line.
@@ -177,8 +186,9 @@ impl DisaggSpec {
         }
     }
 
-    /// Checks every field, and that the model fits each pool's GPUs; the error names the
-    /// field (`disagg.decode.tp_degree`, …) and the allowed range.
+    /// Checks the pools' GPUs and TP degrees, and that the model fits each pool's GPUs;
+    /// the error names the field (`disagg.decode.tp_degree`, …). Each number's own range
+    /// is its registry row's, which [`Plan::validate`] checks.
     pub fn validate(&self, plan: &Plan) -> Result<(), PlanError> {
         let p = &self.prefill;
         let d = &self.decode;
@@ -186,22 +196,6 @@ impl DisaggSpec {
         check_gpu("disagg.decode.gpu", &d.gpu)?;
         check_tp("disagg.prefill.tp_degree", p.tp_degree)?;
         check_tp("disagg.decode.tp_degree", d.tp_degree)?;
-        check!(
-            "disagg.prefill.max_num_batched_tokens",
-            p.max_num_batched_tokens as f64
-        )?;
-        check!("disagg.decode.max_num_seqs", d.max_num_seqs as f64)?;
-        if let Some(n) = p.instances {
-            check!("disagg.prefill.instances", n as f64)?;
-        }
-        if let Some(n) = d.instances {
-            check!("disagg.decode.instances", n as f64)?;
-        }
-        check!(
-            "disagg.kv_link.bandwidth_bytes_per_s",
-            self.kv_link.bandwidth_bytes_per_s
-        )?;
-        check!("disagg.kv_link.latency_s", self.kv_link.latency_s)?;
         self.check_fit(plan, "disagg.prefill.gpu", &p.gpu, p.tp_degree, false)?;
         self.check_fit(plan, "disagg.decode.gpu", &d.gpu, d.tp_degree, true)
     }

@@ -1,14 +1,17 @@
 //! The plan's field registry: one row per plan field that a person sets, with its dotted
 //! path (as [`Plan::validate`](super::Plan::validate) names it in
 //! [`PlanError::field`](super::PlanError)), label, unit, help, limits, command-line flag,
-//! how the app shows it, and whether the finance view shows it.
+//! how the app shows it, whether the finance view shows it, and, for a number, how it is
+//! read from and written to a plan ([`Access`]).
 //!
-//! Everything that describes a field reads it from here:
+//! Everything that describes, reads or writes a field goes through here:
 //!
 //! ```text
-//!   FIELDS ──▶ Plan::validate (the limits)
-//!          ──▶ the CLI's flags and their --help (flag, unit, limits, help)
-//!          ──▶ the app's inputs (label, help, unit and scale shown)
+//!   FIELDS ──▶ Plan::validate (every number the plan holds, against its row's limits)
+//!          ──▶ the CLI's flags and their --help (flag, unit, limits, help; the value
+//!              written through the plan's JSON, `with_values`)
+//!          ──▶ the app's inputs and the Compare view (label, help, unit and scale
+//!              shown; the row's reader and writer)
 //! ```
 //!
 //! A limit is declared once: either here as a literal, or as one of the `MAX_*` consts of
@@ -16,12 +19,21 @@
 //! Checks that relate two fields (`active_params ≤ params`, `min ≤ max`,
 //! `warmup_requests < num_requests`) stay in `validate`, beside the row's own range.
 
+mod access;
+
+use super::Arrival;
 use super::{
     num, range_err, unit_suffix, Limits, PlanError, MAX_BATCHED_TOKENS, MAX_CONCURRENCY,
     MAX_DISAGG_INSTANCES, MAX_KV_LINK_BYTES_PER_S, MAX_KV_LINK_LATENCY_S, MAX_NUM_REQUESTS,
     MAX_NUM_SEQS, MAX_REPLICATIONS, MAX_ROUTED_REPLICAS, MAX_SPEC_DRAFT_TOKENS, MAX_TOKENS,
     MIN_KV_LINK_BYTES_PER_S,
 };
+use access::{
+    closed_clients, closed_think, custom_gpu, custom_model, custom_slo, gamma_cv, median_of,
+    p95_of, real, rw, set_median, set_p95, set_sigma, set_tokens, sigma_of, tokens_of,
+    whole as whole_of,
+};
+pub use access::{disagg_mut, disagg_of, routing_mut, routing_of, sharing_mut, sharing_of, Access};
 
 /// What kind of value a field holds.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -99,6 +111,9 @@ pub struct Field {
     pub shown: Units,
     /// Whether the plan's assumptions (the finance view's, the Markdown export's) state it.
     pub finance: bool,
+    /// How a number is read from and written to a plan (`None` for a field that is not a
+    /// number: a choice, a switch, a preset, a list).
+    pub access: Option<Access>,
 }
 
 impl Field {
@@ -482,15 +497,6 @@ const fn same(a: &str, b: &str) -> bool {
     true
 }
 
-/// Checks the field at `path` (a registry path, checked when compiling).
-macro_rules! check {
-    ($path:literal, $x:expr) => {{
-        const F: &$crate::plan::fields::Field = $crate::plan::fields::field($path);
-        F.check($x)
-    }};
-}
-pub(crate) use check;
-
 const fn closed(lo: f64, hi: f64) -> Option<Range> {
     Some(Range {
         lo,
@@ -556,6 +562,7 @@ const fn row(
         flag,
         shown: shown(unit, 1.0),
         finance: false,
+        access: None,
     }
 }
 
@@ -632,11 +639,8 @@ pub const FLEET_ROUTERS: Choices = &[
     ("session_affinity", "Session affinity"),
     ("prefix_aware", "Prefix aware (llm-d precise prefix cache)"),
 ];
-/// The names `--router` takes.
-pub const ROUTERS: Choices = &[
-    ("least_loaded", "Least loaded"),
-    ("round_robin", "Round robin"),
-];
+/// The names `--router` takes (the pools' own, beside their spec).
+pub use super::disagg::ROUTERS;
 
 use Kind::{Choice, List, Preset, Real, Seed, Switch, Whole};
 
@@ -656,7 +660,7 @@ pub const FIELDS: &[Field] = &[
         None,
         flag("model"),
     )),
-    finance(show(
+    rw(finance(show(
         row(
             "model.params",
             "Parameters",
@@ -668,8 +672,8 @@ pub const FIELDS: &[Field] = &[
         ),
         "billion",
         1e9,
-    )),
-    show(
+    )), |p| Some(p.model.params), |p, v| { p.model.params = real(v); custom_model(p) }),
+    rw(show(
         row(
             "model.active_params",
             "Active parameters",
@@ -681,8 +685,8 @@ pub const FIELDS: &[Field] = &[
         ),
         "billion",
         1e9,
-    ),
-    row(
+    ), |p| Some(p.model.active_params), |p, v| { p.model.active_params = real(v); custom_model(p) }),
+    rw(row(
         "model.layers",
         "Layers",
         "Transformer layers; KV bytes grow with them.",
@@ -690,8 +694,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(1, 1000),
         None,
-    ),
-    row(
+    ), |p| Some(p.model.layers as f64), |p, v| { p.model.layers = whole_of(v); custom_model(p) }),
+    rw(row(
         "model.kv_heads",
         "KV heads",
         "Key/value heads per layer (grouped-query attention).",
@@ -699,8 +703,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(1, 1024),
         None,
-    ),
-    row(
+    ), |p| Some(p.model.kv_heads as f64), |p, v| { p.model.kv_heads = whole_of(v); custom_model(p) }),
+    rw(row(
         "model.head_dim",
         "Head dimension",
         "Width of one attention head.",
@@ -708,7 +712,7 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(1, 4096),
         None,
-    ),
+    ), |p| Some(p.model.head_dim as f64), |p, v| { p.model.head_dim = whole_of(v); custom_model(p) }),
     finance(row(
         "model.weight_dtype",
         "Weight precision",
@@ -727,7 +731,7 @@ pub const FIELDS: &[Field] = &[
         None,
         flag("kv-dtype"),
     ),
-    optional(row(
+    rw(optional(row(
         "model.weight_bytes_override",
         "Weight bytes",
         "Bytes of weights per replica, instead of parameters × precision.",
@@ -735,8 +739,8 @@ pub const FIELDS: &[Field] = &[
         Real,
         positive(1e14),
         flag("weight-bytes"),
-    )),
-    optional(row(
+    )), |p| p.model.weight_bytes_override, |p, v| p.model.weight_bytes_override = v),
+    rw(optional(row(
         "model.kv_bytes_per_token_override",
         "KV bytes per token",
         "KV-cache bytes per token of context, instead of the model's shape.",
@@ -744,7 +748,7 @@ pub const FIELDS: &[Field] = &[
         Real,
         positive(1e9),
         flag("kv-bytes-per-token"),
-    )),
+    )), |p| p.model.kv_bytes_per_token_override, |p, v| p.model.kv_bytes_per_token_override = v),
     // Hardware.
     finance(row(
         "hardware.preset",
@@ -755,7 +759,7 @@ pub const FIELDS: &[Field] = &[
         None,
         flag("gpu"),
     )),
-    show(
+    rw(show(
         row(
             "hardware.mem_bandwidth_bytes_per_s",
             "Memory bandwidth",
@@ -767,8 +771,8 @@ pub const FIELDS: &[Field] = &[
         ),
         "TB/s",
         1e12,
-    ),
-    show(
+    ), |p| Some(p.hardware.mem_bandwidth_bytes_per_s), |p, v| { p.hardware.mem_bandwidth_bytes_per_s = real(v); custom_gpu(p) }),
+    rw(show(
         row(
             "hardware.compute_flops_per_s",
             "Effective compute",
@@ -780,8 +784,8 @@ pub const FIELDS: &[Field] = &[
         ),
         "TFLOP/s",
         1e12,
-    ),
-    show(
+    ), |p| Some(p.hardware.compute_flops_per_s), |p, v| { p.hardware.compute_flops_per_s = real(v); custom_gpu(p) }),
+    rw(show(
         row(
             "hardware.memory_bytes",
             "GPU memory",
@@ -793,8 +797,8 @@ pub const FIELDS: &[Field] = &[
         ),
         "GB",
         1e9,
-    ),
-    show(
+    ), |p| Some(p.hardware.memory_bytes), |p, v| { p.hardware.memory_bytes = real(v); custom_gpu(p) }),
+    rw(show(
         row(
             "hardware.mem_utilization",
             "Memory utilisation",
@@ -806,8 +810,8 @@ pub const FIELDS: &[Field] = &[
         ),
         "0–1",
         1.0,
-    ),
-    show(
+    ), |p| Some(p.hardware.mem_utilization), |p, v| p.hardware.mem_utilization = real(v)),
+    rw(show(
         row(
             "hardware.step_overhead_s",
             "Step overhead c0",
@@ -819,8 +823,8 @@ pub const FIELDS: &[Field] = &[
         ),
         "ms",
         1e-3,
-    ),
-    finance(row(
+    ), |p| Some(p.hardware.step_overhead_s), |p, v| p.hardware.step_overhead_s = real(v)),
+    rw(finance(row(
         "hardware.tp_degree",
         "Tensor parallel",
         "GPUs per replica; weights and FLOPs split across them.",
@@ -833,8 +837,8 @@ pub const FIELDS: &[Field] = &[
             units: None,
             note: "",
         }),
-    )),
-    show(
+    )), |p| Some(p.hardware.tp_degree as f64), |p, v| p.hardware.tp_degree = whole_of(v)),
+    rw(show(
         row(
             "hardware.tp_comm_overhead_s",
             "TP communication",
@@ -846,8 +850,8 @@ pub const FIELDS: &[Field] = &[
         ),
         "ms",
         1e-3,
-    ),
-    show(
+    ), |p| Some(p.hardware.tp_comm_overhead_s), |p, v| p.hardware.tp_comm_overhead_s = real(v)),
+    rw(show(
         row(
             "hardware.interconnect_bytes_per_s",
             "Interconnect bandwidth",
@@ -859,8 +863,8 @@ pub const FIELDS: &[Field] = &[
         ),
         "GB/s",
         1e9,
-    ),
-    show(
+    ), |p| Some(p.hardware.interconnect_bytes_per_s), |p, v| p.hardware.interconnect_bytes_per_s = real(v)),
+    rw(show(
         row(
             "hardware.allreduce_latency_s",
             "All-reduce latency",
@@ -872,8 +876,8 @@ pub const FIELDS: &[Field] = &[
         ),
         "µs",
         1e-6,
-    ),
-    show(
+    ), |p| Some(p.hardware.allreduce_latency_s), |p, v| p.hardware.allreduce_latency_s = real(v)),
+    rw(show(
         row(
             "hardware.seq_overhead_s",
             "Overhead per sequence",
@@ -885,8 +889,8 @@ pub const FIELDS: &[Field] = &[
         ),
         "µs",
         1e-6,
-    ),
-    show(
+    ), |p| Some(p.hardware.seq_overhead_s), |p, v| p.hardware.seq_overhead_s = real(v)),
+    rw(show(
         row(
             "hardware.prefill_overhead_s",
             "Overhead of a prefill step",
@@ -898,8 +902,8 @@ pub const FIELDS: &[Field] = &[
         ),
         "ms",
         1e-3,
-    ),
-    show(
+    ), |p| Some(p.hardware.prefill_overhead_s), |p, v| p.hardware.prefill_overhead_s = real(v)),
+    rw(show(
         row(
             "hardware.kv_read_efficiency",
             "KV read efficiency",
@@ -911,8 +915,8 @@ pub const FIELDS: &[Field] = &[
         ),
         "0–1",
         1.0,
-    ),
-    finance(show(
+    ), |p| Some(p.hardware.kv_read_efficiency), |p, v| p.hardware.kv_read_efficiency = real(v)),
+    rw(finance(show(
         row(
             "hardware.gpu_hour_usd",
             "Price",
@@ -924,9 +928,9 @@ pub const FIELDS: &[Field] = &[
         ),
         "USD/GPU-h",
         1.0,
-    )),
+    )), |p| Some(p.hardware.gpu_hour_usd), |p, v| p.hardware.gpu_hour_usd = real(v)),
     // Traffic.
-    finance(show(
+    rw(finance(show(
         row(
             "traffic.peak_rate_rps",
             "Peak rate",
@@ -938,7 +942,7 @@ pub const FIELDS: &[Field] = &[
         ),
         "req/s",
         1.0,
-    )),
+    )), |p| Some(p.traffic.peak_rate_rps), |p, v| p.traffic.peak_rate_rps = real(v)),
     row(
         "traffic.arrival",
         "Arrivals",
@@ -948,7 +952,7 @@ pub const FIELDS: &[Field] = &[
         None,
         flag("arrival"),
     ),
-    show(
+    rw(show(
         row(
             "traffic.arrival.cv",
             "Burstiness (CV)",
@@ -960,8 +964,8 @@ pub const FIELDS: &[Field] = &[
         ),
         "×",
         1.0,
-    ),
-    row(
+    ), |p| Some(gamma_cv(p)), |p, v| p.traffic.arrival = Arrival::Gamma { cv: real(v) }),
+    rw(row(
         "traffic.arrival.concurrency",
         "Clients",
         "Closed loop: clients, each with one request in flight (a benchmark's --max-concurrency).",
@@ -969,8 +973,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(1, MAX_CONCURRENCY),
         flag_note("concurrency", "only with --arrival closed, which needs it"),
-    ),
-    row(
+    ), |p| Some(closed_clients(p) as f64), |p, v| { let think_s = closed_think(p); p.traffic.arrival = Arrival::Closed { concurrency: whole_of(v), think_s } }),
+    rw(row(
         "traffic.arrival.think_s",
         "Think time",
         "Closed loop: pause between a client's answer and its next request.",
@@ -978,8 +982,8 @@ pub const FIELDS: &[Field] = &[
         Real,
         closed(0.0, 3600.0),
         flag_note("think-time", "only with --arrival closed"),
-    ),
-    optional(row(
+    ), |p| Some(closed_think(p)), |p, v| { let concurrency = closed_clients(p); p.traffic.arrival = Arrival::Closed { concurrency, think_s: real(v) } }),
+    rw(optional(row(
         "traffic.max_concurrency",
         "Concurrency cap",
         "Open loop: at most this many requests in flight; a client takes a slot, then starts the request's timer.",
@@ -987,8 +991,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(1, MAX_CONCURRENCY),
         flag("max-concurrency"),
-    )),
-    row(
+    )), |p| p.traffic.max_concurrency.map(f64::from), |p, v| p.traffic.max_concurrency = v.map(|x| x as u32)),
+    rw(row(
         "traffic.prompt.dist.median",
         "Prompt median",
         "Typical prompt length (lognormal median).",
@@ -996,8 +1000,8 @@ pub const FIELDS: &[Field] = &[
         Real,
         closed(1.0, MAX_TOKENS as f64),
         flag("input-len-median"),
-    ),
-    row(
+    ), |p| median_of(&p.traffic.prompt), |p, v| set_median(&mut p.traffic.prompt, v)),
+    rw(row(
         "traffic.prompt.dist.p95",
         "Prompt p95",
         "95th percentile prompt length; sets the spread.",
@@ -1005,8 +1009,8 @@ pub const FIELDS: &[Field] = &[
         Real,
         None,
         flag_note("input-len-p95", "above the median; sets the sigma, so not with --input-len-sigma"),
-    ),
-    show(
+    ), |p| p95_of(&p.traffic.prompt), |p, v| set_p95(&mut p.traffic.prompt, v)),
+    rw(show(
         row(
             "traffic.prompt.dist.sigma",
             "Prompt sigma",
@@ -1018,8 +1022,8 @@ pub const FIELDS: &[Field] = &[
         ),
         "ln-tokens",
         1.0,
-    ),
-    row(
+    ), |p| Some(sigma_of(&p.traffic.prompt)), |p, v| set_sigma(&mut p.traffic.prompt, v)),
+    rw(row(
         "traffic.prompt.dist.tokens",
         "Prompt fixed length",
         "Every prompt this long, instead of a lognormal.",
@@ -1027,8 +1031,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(1, MAX_TOKENS),
         flag_note("input-len-fixed", "not with the lognormal's flags"),
-    ),
-    row(
+    ), |p| tokens_of(&p.traffic.prompt), |p, v| set_tokens(&mut p.traffic.prompt, v)),
+    rw(row(
         "traffic.prompt.min",
         "Prompt min",
         "Shortest prompt; shorter ones are raised to it.",
@@ -1036,8 +1040,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(1, MAX_TOKENS),
         flag_note("input-len-min", "at most the max"),
-    ),
-    row(
+    ), |p| Some(p.traffic.prompt.min as f64), |p, v| p.traffic.prompt.min = whole_of(v)),
+    rw(row(
         "traffic.prompt.max",
         "Prompt max",
         "Longest prompt; longer ones are clipped.",
@@ -1045,8 +1049,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(1, MAX_TOKENS),
         flag("input-len-max"),
-    ),
-    row(
+    ), |p| Some(p.traffic.prompt.max as f64), |p, v| p.traffic.prompt.max = whole_of(v)),
+    rw(row(
         "traffic.output.dist.median",
         "Output median",
         "Typical generated length (lognormal median).",
@@ -1054,8 +1058,8 @@ pub const FIELDS: &[Field] = &[
         Real,
         closed(1.0, MAX_TOKENS as f64),
         flag("output-len-median"),
-    ),
-    row(
+    ), |p| median_of(&p.traffic.output), |p, v| set_median(&mut p.traffic.output, v)),
+    rw(row(
         "traffic.output.dist.p95",
         "Output p95",
         "95th percentile output length; sets the spread.",
@@ -1063,8 +1067,8 @@ pub const FIELDS: &[Field] = &[
         Real,
         None,
         flag_note("output-len-p95", "above the median; sets the sigma, so not with --output-len-sigma"),
-    ),
-    show(
+    ), |p| p95_of(&p.traffic.output), |p, v| set_p95(&mut p.traffic.output, v)),
+    rw(show(
         row(
             "traffic.output.dist.sigma",
             "Output sigma",
@@ -1076,8 +1080,8 @@ pub const FIELDS: &[Field] = &[
         ),
         "ln-tokens",
         1.0,
-    ),
-    row(
+    ), |p| Some(sigma_of(&p.traffic.output)), |p, v| set_sigma(&mut p.traffic.output, v)),
+    rw(row(
         "traffic.output.dist.tokens",
         "Output fixed length",
         "Every output this long, instead of a lognormal.",
@@ -1085,8 +1089,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(1, MAX_TOKENS),
         flag_note("output-len-fixed", "not with the lognormal's flags"),
-    ),
-    row(
+    ), |p| tokens_of(&p.traffic.output), |p, v| set_tokens(&mut p.traffic.output, v)),
+    rw(row(
         "traffic.output.min",
         "Output min",
         "Shortest output; shorter ones are raised to it.",
@@ -1094,8 +1098,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(1, MAX_TOKENS),
         flag_note("output-len-min", "at most the max"),
-    ),
-    row(
+    ), |p| Some(p.traffic.output.min as f64), |p, v| p.traffic.output.min = whole_of(v)),
+    rw(row(
         "traffic.output.max",
         "max_tokens cap",
         "Longest output a request may generate.",
@@ -1103,8 +1107,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(1, MAX_TOKENS),
         flag("output-len-max"),
-    ),
-    row(
+    ), |p| Some(p.traffic.output.max as f64), |p, v| p.traffic.output.max = whole_of(v)),
+    rw(row(
         "traffic.prefix_tokens",
         "Shared prefix",
         "Tokens at the start of a prompt that requests share (a system prompt) and a prefix cache can keep.",
@@ -1112,8 +1116,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(0, MAX_TOKENS),
         flag("prefix-tokens"),
-    ),
-    row(
+    ), |p| Some(p.traffic.prefix_tokens as f64), |p, v| p.traffic.prefix_tokens = whole_of(v)),
+    rw(row(
         "traffic.prefix_hit_rate",
         "Prefix hit rate",
         "Share of requests whose shared prefix is found in the cache.",
@@ -1121,7 +1125,7 @@ pub const FIELDS: &[Field] = &[
         Real,
         closed(0.0, 1.0),
         flag("prefix-hit-rate"),
-    ),
+    ), |p| Some(p.traffic.prefix_hit_rate), |p, v| p.traffic.prefix_hit_rate = real(v)),
     row(
         "traffic.sharing",
         "Shared prefixes and sessions",
@@ -1131,7 +1135,7 @@ pub const FIELDS: &[Field] = &[
         None,
         None,
     ),
-    row(
+    rw(row(
         "traffic.sharing.block_tokens",
         "KV block size",
         "Tokens per KV-cache block (vLLM's --block-size); the cache keeps and finds whole blocks.",
@@ -1139,8 +1143,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(1, 256),
         flag("block-size"),
-    ),
-    row(
+    ), |p| Some(sharing_of(p).block_tokens as f64), |p, v| sharing_mut(p).block_tokens = whole_of(v)),
+    rw(row(
         "traffic.sharing.groups",
         "Shared prefixes",
         "Distinct shared prefixes (system prompts, documents) the prompts start with; 0 for none.",
@@ -1148,8 +1152,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(0, 100_000),
         flag("shared-prefixes"),
-    ),
-    row(
+    ), |p| Some(sharing_of(p).groups as f64), |p, v| sharing_mut(p).groups = whole_of(v)),
+    rw(row(
         "traffic.sharing.group_tokens",
         "Shared prefix length",
         "Tokens of each shared prefix, before the request's own part.",
@@ -1157,8 +1161,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(0, MAX_TOKENS),
         flag("shared-prefix-tokens"),
-    ),
-    row(
+    ), |p| Some(sharing_of(p).group_tokens as f64), |p, v| sharing_mut(p).group_tokens = whole_of(v)),
+    rw(row(
         "traffic.sharing.zipf",
         "Prefix popularity skew",
         "How unevenly the shared prefixes are used: the k-th is picked in proportion to 1/k^s (0: all alike).",
@@ -1166,8 +1170,8 @@ pub const FIELDS: &[Field] = &[
         Real,
         closed(0.0, 5.0),
         flag("prefix-zipf"),
-    ),
-    row(
+    ), |p| Some(sharing_of(p).zipf), |p, v| sharing_mut(p).zipf = real(v)),
+    rw(row(
         "traffic.sharing.sessions",
         "Sessions",
         "Multi-turn sessions open at once, each turn resending the conversation so far; 0 for single-turn requests.",
@@ -1175,8 +1179,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(0, 100_000),
         flag("sessions"),
-    ),
-    row(
+    ), |p| Some(sharing_of(p).sessions as f64), |p, v| sharing_mut(p).sessions = whole_of(v)),
+    rw(row(
         "traffic.sharing.turns",
         "Turns per session",
         "Turns each session sends; the prompt lengths are each turn's new message, the output lengths its reply.",
@@ -1184,8 +1188,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(1, 1_000),
         flag("turns"),
-    ),
-    row(
+    ), |p| Some(sharing_of(p).turns as f64), |p, v| sharing_mut(p).turns = whole_of(v)),
+    rw(row(
         "traffic.sharing.document_tokens",
         "Session document",
         "Tokens at the start of each session's conversation that are its own (a passage or file asked about).",
@@ -1193,7 +1197,7 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(0, MAX_TOKENS),
         flag("session-document-tokens"),
-    ),
+    ), |p| Some(sharing_of(p).document_tokens as f64), |p, v| sharing_mut(p).document_tokens = whole_of(v)),
     row(
         "traffic.sharing.order",
         "Turn order",
@@ -1213,7 +1217,7 @@ pub const FIELDS: &[Field] = &[
         flag("no-replies-cached"),
     ),
     // SLO.
-    finance(optional(show(
+    rw(finance(optional(show(
         row(
             "slo.ttft_s",
             "TTFT objective",
@@ -1225,8 +1229,8 @@ pub const FIELDS: &[Field] = &[
         ),
         "ms",
         1e-3,
-    ))),
-    finance(optional(show(
+    ))), |p| p.slo.ttft_s, |p, v| { p.slo.ttft_s = v; custom_slo(p) }),
+    rw(finance(optional(show(
         row(
             "slo.tpot_s",
             "TPOT objective",
@@ -1238,8 +1242,8 @@ pub const FIELDS: &[Field] = &[
         ),
         "ms",
         1e-3,
-    ))),
-    finance(optional(row(
+    ))), |p| p.slo.tpot_s, |p, v| { p.slo.tpot_s = v; custom_slo(p) }),
+    rw(finance(optional(row(
         "slo.e2e_s",
         "End-to-end objective",
         "Whole-request budget (agents); blank for none.",
@@ -1247,8 +1251,8 @@ pub const FIELDS: &[Field] = &[
         Real,
         positive(86_400.0),
         flag("e2e-slo"),
-    ))),
-    finance(show(
+    ))), |p| p.slo.e2e_s, |p, v| { p.slo.e2e_s = v; custom_slo(p) }),
+    rw(finance(show(
         row(
             "slo.attainment_target",
             "Attainment target",
@@ -1260,7 +1264,7 @@ pub const FIELDS: &[Field] = &[
         ),
         "0–1",
         1.0,
-    )),
+    )), |p| Some(p.slo.attainment_target), |p, v| p.slo.attainment_target = real(v)),
     finance(row(
         "slo.mode",
         "SLO mode",
@@ -1271,7 +1275,7 @@ pub const FIELDS: &[Field] = &[
         flag("slo-mode"),
     )),
     // Engine.
-    row(
+    rw(row(
         "engine.max_num_seqs",
         "max_num_seqs",
         "Most sequences decoding at once.",
@@ -1279,8 +1283,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(1, MAX_NUM_SEQS),
         flag("max-num-seqs"),
-    ),
-    row(
+    ), |p| Some(p.engine.max_num_seqs as f64), |p, v| p.engine.max_num_seqs = whole_of(v)),
+    rw(row(
         "engine.max_num_batched_tokens",
         "max_num_batched_tokens",
         "Token budget of one step: decodes plus prefill chunks.",
@@ -1288,7 +1292,7 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(1, MAX_BATCHED_TOKENS),
         flag("max-num-batched-tokens"),
-    ),
+    ), |p| Some(p.engine.max_num_batched_tokens as f64), |p, v| p.engine.max_num_batched_tokens = whole_of(v)),
     row(
         "engine.chunked_prefill",
         "Chunked prefill",
@@ -1307,7 +1311,7 @@ pub const FIELDS: &[Field] = &[
         None,
         flag("kv-policy"),
     ),
-    row(
+    rw(row(
         "engine.spec_draft_tokens",
         "Speculative draft",
         "Draft tokens per step; 0 turns speculative decoding off.",
@@ -1315,8 +1319,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(0, MAX_SPEC_DRAFT_TOKENS),
         flag("spec-draft-tokens"),
-    ),
-    show(
+    ), |p| Some(p.engine.spec_draft_tokens as f64), |p, v| p.engine.spec_draft_tokens = whole_of(v)),
+    rw(show(
         row(
             "engine.spec_acceptance",
             "Draft acceptance",
@@ -1328,8 +1332,8 @@ pub const FIELDS: &[Field] = &[
         ),
         "0–1",
         1.0,
-    ),
-    show(
+    ), |p| Some(p.engine.spec_acceptance), |p, v| p.engine.spec_acceptance = real(v)),
+    rw(show(
         row(
             "engine.frontend_s",
             "Frontend time",
@@ -1341,8 +1345,8 @@ pub const FIELDS: &[Field] = &[
         ),
         "ms",
         1e-3,
-    ),
-    optional(row(
+    ), |p| Some(p.engine.frontend_s), |p, v| p.engine.frontend_s = real(v)),
+    rw(optional(row(
         "engine.kv_cache_tokens",
         "KV cache size",
         "The KV cache's size as the engine logs it at start (GPU KV cache size), instead of the estimate from memory.",
@@ -1350,9 +1354,9 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(1, 1_000_000_000),
         flag("kv-cache-tokens"),
-    )),
+    )), |p| p.engine.kv_cache_tokens.map(f64::from), |p, v| p.engine.kv_cache_tokens = v.map(|x| x as u32)),
     // Planning.
-    finance(show(
+    rw(finance(show(
         row(
             "planning.utilization",
             "Utilisation",
@@ -1364,8 +1368,8 @@ pub const FIELDS: &[Field] = &[
         ),
         "0–1",
         1.0,
-    )),
-    finance(row(
+    )), |p| Some(p.planning.utilization), |p, v| p.planning.utilization = real(v)),
+    rw(finance(row(
         "planning.redundancy",
         "Redundancy",
         "Spare replicas on top of the peak (N+1 = 1).",
@@ -1373,8 +1377,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(0, 1000),
         flag("redundancy"),
-    )),
-    finance(row(
+    )), |p| Some(p.planning.redundancy as f64), |p, v| p.planning.redundancy = whole_of(v)),
+    rw(finance(row(
         "planning.hours_per_month",
         "Hours per month",
         "Hours a month is billed for.",
@@ -1382,9 +1386,9 @@ pub const FIELDS: &[Field] = &[
         Real,
         positive(744.0),
         None,
-    )),
+    )), |p| Some(p.planning.hours_per_month), |p, v| p.planning.hours_per_month = real(v)),
     // Run.
-    row(
+    rw(row(
         "run.num_requests",
         "Requests per run",
         "Simulated requests per point, warm-up included.",
@@ -1392,8 +1396,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(1, MAX_NUM_REQUESTS),
         flag("num-requests"),
-    ),
-    row(
+    ), |p| Some(p.run.num_requests as f64), |p, v| p.run.num_requests = whole_of(v)),
+    rw(row(
         "run.warmup_requests",
         "Warm-up requests",
         "Requests at the start of a run left out of the statistics; fewer than the requests per run.",
@@ -1401,8 +1405,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         None,
         flag("warmup-requests"),
-    ),
-    row(
+    ), |p| Some(p.run.warmup_requests as f64), |p, v| p.run.warmup_requests = whole_of(v)),
+    rw(row(
         "run.replications",
         "Replications",
         "Independent seeds per rate; more narrows the band.",
@@ -1410,8 +1414,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(1, MAX_REPLICATIONS),
         flag("replications"),
-    ),
-    show(
+    ), |p| Some(p.run.replications as f64), |p, v| p.run.replications = whole_of(v)),
+    rw(show(
         row(
             "run.seed",
             "Seed",
@@ -1423,7 +1427,7 @@ pub const FIELDS: &[Field] = &[
         ),
         "",
         1.0,
-    ),
+    ), |p| Some(p.run.seed as f64), |p, v| p.run.seed = v.unwrap_or(0.0) as u64),
     row(
         "run.sweep_max_num_seqs",
         "Sequences to try",
@@ -1461,7 +1465,7 @@ pub const FIELDS: &[Field] = &[
         None,
         flag("prefill-gpu"),
     ),
-    row(
+    rw(row(
         "disagg.prefill.tp_degree",
         "Prefill TP",
         "GPUs per prefill instance: 1, 2, 4 or 8 (default: the plan's).",
@@ -1469,8 +1473,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         None,
         flag("prefill-tp"),
-    ),
-    row(
+    ), |p| Some(disagg_of(p).prefill.tp_degree as f64), |p, v| disagg_mut(p).prefill.tp_degree = whole_of(v)),
+    rw(row(
         "disagg.prefill.max_num_batched_tokens",
         "Prefill budget",
         "Token budget of a prefill step.",
@@ -1478,8 +1482,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(1, MAX_BATCHED_TOKENS),
         flag("prefill-budget"),
-    ),
-    optional(row(
+    ), |p| Some(disagg_of(p).prefill.max_num_batched_tokens as f64), |p, v| disagg_mut(p).prefill.max_num_batched_tokens = whole_of(v)),
+    rw(optional(row(
         "disagg.prefill.instances",
         "Prefill instances",
         "Prefill instances for the peak, spares aside; unset lets the sizing choose.",
@@ -1487,7 +1491,7 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(1, MAX_DISAGG_INSTANCES),
         flag("prefill-instances"),
-    )),
+    )), |p| disagg_of(p).prefill.instances.map(f64::from), |p, v| disagg_mut(p).prefill.instances = v.map(|x| x as u32)),
     row(
         "disagg.decode.gpu",
         "Decode GPU",
@@ -1497,7 +1501,7 @@ pub const FIELDS: &[Field] = &[
         None,
         flag("decode-gpu"),
     ),
-    row(
+    rw(row(
         "disagg.decode.tp_degree",
         "Decode TP",
         "GPUs per decode instance: 1, 2, 4 or 8 (default: the plan's).",
@@ -1505,8 +1509,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         None,
         flag("decode-tp"),
-    ),
-    row(
+    ), |p| Some(disagg_of(p).decode.tp_degree as f64), |p, v| disagg_mut(p).decode.tp_degree = whole_of(v)),
+    rw(row(
         "disagg.decode.max_num_seqs",
         "Decode max_num_seqs",
         "Sequences per decode instance (default: the plan's max_num_seqs).",
@@ -1514,8 +1518,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(1, MAX_NUM_SEQS),
         flag("decode-max-num-seqs"),
-    ),
-    optional(row(
+    ), |p| Some(disagg_of(p).decode.max_num_seqs as f64), |p, v| disagg_mut(p).decode.max_num_seqs = whole_of(v)),
+    rw(optional(row(
         "disagg.decode.instances",
         "Decode instances",
         "Decode instances for the peak, spares aside; unset lets the sizing choose.",
@@ -1523,8 +1527,8 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(1, MAX_DISAGG_INSTANCES),
         flag("decode-instances"),
-    )),
-    show(
+    )), |p| disagg_of(p).decode.instances.map(f64::from), |p, v| disagg_mut(p).decode.instances = v.map(|x| x as u32)),
+    rw(show(
         row(
             "disagg.kv_link.bandwidth_bytes_per_s",
             "KV link bandwidth",
@@ -1544,8 +1548,8 @@ pub const FIELDS: &[Field] = &[
         ),
         "Gbit/s",
         1e9 / 8.0,
-    ),
-    show(
+    ), |p| Some(disagg_of(p).kv_link.bandwidth_bytes_per_s), |p, v| disagg_mut(p).kv_link.bandwidth_bytes_per_s = real(v)),
+    rw(show(
         row(
             "disagg.kv_link.latency_s",
             "KV link latency",
@@ -1557,7 +1561,7 @@ pub const FIELDS: &[Field] = &[
         ),
         "ms",
         1e-3,
-    ),
+    ), |p| Some(disagg_of(p).kv_link.latency_s), |p, v| disagg_mut(p).kv_link.latency_s = real(v)),
     row(
         "disagg.router",
         "Router",
@@ -1568,7 +1572,7 @@ pub const FIELDS: &[Field] = &[
         flag("router"),
     ),
     // Routing over replicas.
-    row(
+    rw(row(
         "routing.replicas",
         "Replicas behind the router",
         "Replicas simulated together behind the router, so that where a request lands decides whether its prefix is cached; goodput stays per replica.",
@@ -1576,7 +1580,7 @@ pub const FIELDS: &[Field] = &[
         Whole,
         whole(2, MAX_ROUTED_REPLICAS),
         flag("fleet-replicas"),
-    ),
+    ), |p| Some(routing_of(p).replicas as f64), |p, v| routing_mut(p).replicas = whole_of(v)),
     row(
         "routing.router",
         "Replica router",

@@ -400,3 +400,127 @@ fn the_registry_writes_a_default_the_json_leaves_out() {
     let e = with_values(&plan, &[(field("traffic.arrival.cv"), json!(1.5))]).unwrap_err();
     assert!(e.message.contains("no place"), "{e}");
 }
+
+/// Plans that between them hold every number the registry has: prefix structure,
+/// routing and pools on, every optional number set; a closed loop with fixed lengths;
+/// gamma arrivals.
+fn plans_holding_every_number() -> Vec<Plan> {
+    let mut full = Plan::default();
+    sharing_mut(&mut full).groups = 4;
+    routing_mut(&mut full).replicas = 3;
+    full.disagg = Some(DisaggSpec::for_plan(&full));
+    disagg_mut(&mut full).prefill.instances = Some(2);
+    disagg_mut(&mut full).decode.instances = Some(5);
+    full.model.weight_bytes_override = Some(1.5e11);
+    full.model.kv_bytes_per_token_override = Some(3.2e5);
+    full.traffic.max_concurrency = Some(40);
+    full.engine.kv_cache_tokens = Some(200_000);
+    full.slo.e2e_s = Some(30.0);
+    let mut closed = Plan::default();
+    closed.traffic.arrival = Arrival::Closed {
+        concurrency: 12,
+        think_s: 1.5,
+    };
+    closed.traffic.prompt.dist = crate::plan::LengthDist::Fixed { tokens: 700 };
+    closed.traffic.output.dist = crate::plan::LengthDist::Fixed { tokens: 90 };
+    let mut gamma = Plan::default();
+    gamma.traffic.arrival = Arrival::Gamma { cv: 2.5 };
+    vec![full, closed, gamma]
+}
+
+#[test]
+fn every_number_and_only_a_number_has_a_reader_and_a_writer() {
+    for f in FIELDS {
+        let number = matches!(f.kind, Kind::Real | Kind::Whole | Kind::Seed);
+        assert_eq!(f.access.is_some(), number, "{}", f.path);
+    }
+}
+
+#[test]
+fn every_number_reads_what_the_plans_json_holds() {
+    let mut held = std::collections::BTreeSet::new();
+    for plan in plans_holding_every_number() {
+        let json = serde_json::to_value(&plan).expect("json");
+        for f in FIELDS.iter().filter(|f| f.access.is_some()) {
+            let Some(x) = f.held(&plan) else {
+                if f.holds(&plan) {
+                    assert!(f.optional, "{} holds no value", f.path);
+                    assert!(value_in(f, &json).is_null(), "{}", f.path);
+                }
+                continue;
+            };
+            match value_in(f, &json) {
+                // Left out at its default: the plan read back from its JSON holds it.
+                Value::Null => {
+                    let back: Plan = serde_json::from_value(json.clone()).expect("plan");
+                    assert_eq!(f.held(&back), Some(x), "{}", f.path);
+                }
+                v => assert_eq!(v.as_f64(), Some(x), "{}", f.path),
+            }
+            held.insert(f.path);
+        }
+    }
+    let numbers = FIELDS.iter().filter(|f| f.access.is_some()).count();
+    // Every number but the two p95s, which are the sigmas read another way.
+    assert_eq!(held.len(), numbers - 2, "held: {held:?}");
+}
+
+/// A value of `f` other than `now`, of the field's kind (a p95 reads in whole tokens).
+fn another(f: &Field, now: Option<f64>) -> f64 {
+    match (now, f.is_whole() || f.path.ends_with(".p95")) {
+        (Some(x), true) => x + 1.0,
+        (Some(x), false) => x * 1.5 + 0.25,
+        (None, true) => 3.0,
+        (None, false) => 0.5,
+    }
+}
+
+/// Whether `a` and `b` are two views of one length's distribution (a median, a p95, a
+/// sigma and fixed tokens move together).
+fn same_length(a: &Field, b: &Field) -> bool {
+    let dist = |f: &Field| f.path.rsplit_once(".dist.").map(|(l, _)| l.to_string());
+    dist(a).is_some() && dist(a) == dist(b)
+}
+
+#[test]
+fn every_number_writes_itself_and_nothing_else() {
+    let numbers: Vec<&Field> = FIELDS.iter().filter(|f| f.access.is_some()).collect();
+    let mut written = 0;
+    for plan in plans_holding_every_number() {
+        for f in numbers
+            .iter()
+            .filter(|f| f.holds(&plan) || f.path.ends_with(".p95"))
+        {
+            let a = f.access.expect("a number");
+            let x = another(f, (a.get)(&plan));
+            let mut typed = plan.clone();
+            (a.set)(&mut typed, Some(x));
+            assert_eq!((a.get)(&typed), Some(x), "{} reads back", f.path);
+            for g in numbers
+                .iter()
+                .filter(|g| g.path != f.path && !same_length(f, g))
+            {
+                assert_eq!(
+                    g.held(&typed),
+                    g.held(&plan),
+                    "writing {} moved {}",
+                    f.path,
+                    g.path
+                );
+            }
+            // The JSON writer puts it in the same place.
+            if !f.path.ends_with(".p95") {
+                let value = if f.is_whole() {
+                    json!(x as u64)
+                } else {
+                    json!(x)
+                };
+                let via_json =
+                    with_values(&plan, &[(f, value)]).unwrap_or_else(|e| panic!("{}: {e}", f.path));
+                assert_eq!(f.held(&via_json), Some(x), "{} through the JSON", f.path);
+            }
+            written += 1;
+        }
+    }
+    assert!(written >= 70, "only {written} numbers written");
+}
