@@ -2,7 +2,7 @@
 //! message in words and leaves the plan as it was.
 
 use goodput_core::schedule::{
-    RateProfile, ScheduleError, ScheduleOptions, ScheduleSpecError, MAX_MINUTES, MAX_MIN_REPLICAS,
+    RateProfile, ScheduleOptions, ScheduleSpecError, MAX_MINUTES, MAX_MIN_REPLICAS,
 };
 use leptos::prelude::*;
 
@@ -15,7 +15,7 @@ pub fn hourly_problem(text: &str, absolute: bool) -> Result<RateProfile, String>
         return Err("Paste 24 numbers (a day from midnight) or 168 (a week from Monday), one per line or separated by commas or spaces.".into());
     }
     RateProfile::parse(text, absolute).map_err(|e| match e {
-        ScheduleError::Profile(m) => format!("Hourly numbers: {m}."),
+        ScheduleSpecError::Profile(m) => format!("Hourly numbers: {m}."),
         other => other.to_string(),
     })
 }

@@ -4,8 +4,7 @@
 use goodput_core::capacity::knee_from_sweep;
 use goodput_core::format::{percent, percent_tenths, usd};
 use goodput_core::schedule::{
-    schedule_threads, RateProfile, Schedule, ScheduleError, ScheduleOptions, ScheduleSpecError,
-    SHAPES,
+    schedule_threads, RateProfile, Schedule, ScheduleOptions, ScheduleSpecError, SHAPES,
 };
 use goodput_core::search::search_goodput_threads;
 use goodput_core::trace::{TraceFormat, TraceSummary};
@@ -106,7 +105,7 @@ fn read_profile(spec: &str, absolute: bool) -> Result<RateProfile, String> {
         return RateProfile::named(spec).map_err(|e| {
             let names: Vec<&str> = SHAPES.iter().map(|s| s.0).collect();
             match e {
-                ScheduleError::Profile(_) => format!(
+                ScheduleSpecError::Profile(_) => format!(
                     "--profile: '{spec}' is neither a file nor a shape ({})",
                     names.join(", ")
                 ),

@@ -978,16 +978,17 @@ impl Plan {
         let Some(s) = &self.schedule else {
             return Ok(());
         };
-        let strip = |e: schedule::ScheduleSpecError| {
-            let m = e.to_string();
-            m.strip_prefix("rate profile: ").unwrap_or(&m).to_string()
+        // The field names the profile; the message is the spec error's own words.
+        let words = |e: schedule::ScheduleSpecError| match e {
+            schedule::ScheduleSpecError::Profile(m) => m,
+            option => option.to_string(),
         };
         s.profile
             .validate()
-            .map_err(|e| err("schedule.profile", strip(e)))?;
+            .map_err(|e| err("schedule.profile", words(e)))?;
         s.options
             .validate()
-            .map_err(|e| err("schedule.options", strip(e)))
+            .map_err(|e| err("schedule.options", words(e)))
     }
 
     fn validate_calibration(&self) -> Result<(), PlanError> {

@@ -95,15 +95,8 @@ pub const SHAPES: [(&str, &str, [f64; 24]); 3] = [
 /// Why a schedule cannot be made. Each variant says what to change.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ScheduleError {
-    /// The rate profile is unusable.
-    Profile(String),
-    /// An option is out of range.
-    Option {
-        /// The option.
-        field: &'static str,
-        /// What it must be.
-        message: String,
-    },
+    /// The rate profile is unusable, or an option is out of range.
+    Spec(ScheduleSpecError),
     /// The fleet cannot be sized (zero goodput, bad planning inputs).
     Capacity(CapacityError),
     /// A simulation could not run.
@@ -113,8 +106,7 @@ pub enum ScheduleError {
 impl std::fmt::Display for ScheduleError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ScheduleError::Profile(m) => write!(f, "rate profile: {m}"),
-            ScheduleError::Option { field, message } => write!(f, "{field}: {message}"),
+            ScheduleError::Spec(e) => write!(f, "{e}"),
             ScheduleError::Capacity(e) => write!(f, "{e}"),
             ScheduleError::Sim(e) => write!(f, "{e}"),
         }
@@ -131,12 +123,7 @@ impl From<CapacityError> for ScheduleError {
 
 impl From<ScheduleSpecError> for ScheduleError {
     fn from(e: ScheduleSpecError) -> Self {
-        match e {
-            ScheduleSpecError::Profile(m) => ScheduleError::Profile(m),
-            ScheduleSpecError::Option { field, message } => {
-                ScheduleError::Option { field, message }
-            }
-        }
+        ScheduleError::Spec(e)
     }
 }
 
@@ -148,7 +135,7 @@ impl From<SimError> for ScheduleError {
 
 impl RateProfile {
     /// A named shape ([`SHAPES`]).
-    pub fn named(name: &str) -> Result<RateProfile, ScheduleError> {
+    pub fn named(name: &str) -> Result<RateProfile, ScheduleSpecError> {
         let key = name.trim().to_ascii_lowercase().replace('_', "-");
         SHAPES
             .iter()
@@ -160,7 +147,7 @@ impl RateProfile {
             })
             .ok_or_else(|| {
                 let names: Vec<&str> = SHAPES.iter().map(|s| s.0).collect();
-                ScheduleError::Profile(format!(
+                ScheduleSpecError::Profile(format!(
                     "unknown shape '{name}'; the shapes are {}",
                     names.join(", ")
                 ))
@@ -170,7 +157,7 @@ impl RateProfile {
     /// Hourly numbers as text: one per line, or comma-separated, or `hour,rate` rows (in
     /// any order; each hour once). Blank lines, `#` comments and a non-numeric first line
     /// (a header) are skipped. 24 or 168 values; a shape unless `absolute`.
-    pub fn parse(text: &str, absolute: bool) -> Result<RateProfile, ScheduleError> {
+    pub fn parse(text: &str, absolute: bool) -> Result<RateProfile, ScheduleSpecError> {
         // (line number, its numbers, whether it is one `a,b` pair)
         let mut lines: Vec<(usize, Vec<f64>, bool)> = Vec::new();
         let mut first = true;
@@ -197,7 +184,7 @@ impl RateProfile {
                     continue;
                 }
                 Err(word) => {
-                    return Err(ScheduleError::Profile(format!(
+                    return Err(ScheduleSpecError::Profile(format!(
                         "line {}: '{}' is not a number",
                         i + 1,
                         word.chars().take(24).collect::<String>()
@@ -207,14 +194,14 @@ impl RateProfile {
             let pair = fields.len() == 2 && !line.contains(';');
             lines.push((i + 1, numbers, pair));
             if lines.len() > 168 {
-                return Err(ScheduleError::Profile(format!(
+                return Err(ScheduleSpecError::Profile(format!(
                     "more than 168 values (line {})",
                     i + 1
                 )));
             }
         }
         if let (true, Some(h)) = (lines.is_empty(), header) {
-            return Err(ScheduleError::Profile(format!(
+            return Err(ScheduleSpecError::Profile(format!(
                 "no numbers: '{h}' is not a number (a first line of words is read as a header)"
             )));
         }
@@ -226,7 +213,7 @@ impl RateProfile {
                 .collect(),
         };
         if values.len() > 168 {
-            return Err(ScheduleError::Profile(format!(
+            return Err(ScheduleSpecError::Profile(format!(
                 "{} values; give 24 (a day) or 168 (a week)",
                 values.len()
             )));
@@ -246,7 +233,7 @@ impl RateProfile {
 
     /// The trace's rate per hour of the day, as a shape. Every hour must be covered by at
     /// least a minute of the trace.
-    pub fn from_trace(t: &TraceSummary) -> Result<RateProfile, ScheduleError> {
+    pub fn from_trace(t: &TraceSummary) -> Result<RateProfile, ScheduleSpecError> {
         let missing: Vec<String> = t
             .hourly_rate_rps
             .iter()
@@ -255,7 +242,7 @@ impl RateProfile {
             .map(|(h, _)| h.to_string())
             .collect();
         if !missing.is_empty() {
-            return Err(ScheduleError::Profile(format!(
+            return Err(ScheduleSpecError::Profile(format!(
                 "the trace covers {} of 24 hours of the day ({:.1} h from first to last request); a daily profile needs at least a day of trace, or an hourly profile given as well (--profile on the command line)",
                 24 - missing.len(),
                 t.span_s / 3600.0
@@ -758,14 +745,17 @@ pub fn schedule_threads(
             crate::sim::threads::map_in_order(&jobs, threads, |j| run_ramp_job_with(&base, j))?;
         run.feed(&results);
     }
-    run.result()
-        .ok_or_else(|| ScheduleError::Profile("internal: a simulation did not report".into()))
+    run.result().ok_or_else(|| {
+        ScheduleError::Spec(ScheduleSpecError::Profile(
+            "internal: a simulation did not report".into(),
+        ))
+    })
 }
 
 /// The values of `hour,rate` rows, placed by hour: `None` unless every line is one pair
 /// and there are 24 or 168 of them. Then every first field must be a whole hour in
 /// `0..n`, each once; a row out of order is fine, a gap or a repeat is named.
-fn hour_rows(lines: &[(usize, Vec<f64>, bool)]) -> Result<Option<Vec<f64>>, ScheduleError> {
+fn hour_rows(lines: &[(usize, Vec<f64>, bool)]) -> Result<Option<Vec<f64>>, ScheduleSpecError> {
     let n = lines.len();
     if !(n == 24 || n == 168) || !lines.iter().all(|(_, _, pair)| *pair) {
         return Ok(None);
@@ -774,14 +764,14 @@ fn hour_rows(lines: &[(usize, Vec<f64>, bool)]) -> Result<Option<Vec<f64>>, Sche
     for (line, numbers, _) in lines {
         let hour = numbers[0];
         if !(hour.fract() == 0.0 && hour >= 0.0 && hour < n as f64) {
-            return Err(ScheduleError::Profile(format!(
+            return Err(ScheduleSpecError::Profile(format!(
                 "line {line}: hour {hour} of an hour,rate row must be a whole number from 0 to {}",
                 n - 1
             )));
         }
         let slot = &mut values[hour as usize];
         if let Some((earlier, _)) = slot {
-            return Err(ScheduleError::Profile(format!(
+            return Err(ScheduleSpecError::Profile(format!(
                 "line {line}: hour {hour} is given twice (line {earlier} too)"
             )));
         }
