@@ -267,6 +267,9 @@ fn a_schedule_travels_in_the_plan_and_its_link() {
     }
     let e = bad.validate().unwrap_err();
     assert_eq!(e.field, "schedule.profile");
+    // The field names the profile; the words do not name it again.
+    assert!(!e.message.contains("rate profile"), "{}", e.message);
+    assert!(e.message.contains('3'), "{}", e.message);
     let mut bad = plan.clone();
     if let Some(s) = bad.schedule.as_mut() {
         s.options.cooldown_min = -1.0;
