@@ -12,6 +12,7 @@ pub mod fields;
 pub mod messages;
 
 use std::collections::BTreeMap;
+use std::rc::Rc;
 use std::time::Duration;
 
 use goodput_core::capacity::parse_sweep_csv;
@@ -134,6 +135,8 @@ pub struct PlanState {
     /// Counts wholesale replaces (a load, a link, undo): a plan that was not edited
     /// step by step, whose knobs were never tuned here.
     pub replaced: RwSignal<u64>,
+    /// What runs after each edit of the draft ([`PlanState::on_edit`]).
+    listeners: StoredValue<Vec<Rc<dyn Fn()>>, LocalStorage>,
 }
 
 impl PlanState {
@@ -176,12 +179,33 @@ impl PlanState {
             good,
             undo_stack: RwSignal::new(Vec::new()),
             replaced: RwSignal::new(0),
+            listeners: StoredValue::new_local(Vec::new()),
         }
     }
 
     /// The state provided by `App`.
     pub fn expect_context() -> PlanState {
         expect_context::<PlanState>()
+    }
+
+    /// Runs `f` after every edit of the plan from here on: a typed value, a change, a
+    /// replace, Undo. A controller whose running work an edit makes stale stops it from
+    /// here, as the edit happens, rather than from an effect watching the draft.
+    pub fn on_edit(&self, f: impl Fn() + 'static) {
+        self.listeners.update_value(|l| l.push(Rc::new(f)));
+    }
+
+    /// Writes the draft, then tells the listeners.
+    fn write(&self, f: impl FnOnce(&mut Plan)) {
+        self.draft.update(f);
+        self.tell_listeners();
+    }
+
+    fn tell_listeners(&self) {
+        // A listener may register another; each runs on a copy of the list.
+        for listener in self.listeners.with_value(Vec::clone) {
+            listener();
+        }
     }
 
     /// Replaces the whole plan (a loaded link, a saved plan) and drops typed text.
@@ -191,7 +215,7 @@ impl PlanState {
         self.pending.set(BTreeMap::new());
         self.sweep_edit.set(None);
         self.replaced.update(|n| *n += 1);
-        self.draft.set(plan);
+        self.write(|p| *p = plan);
     }
 
     /// Keeps the draft on the undo stack (unless `next` is the same plan), as the step
@@ -227,7 +251,7 @@ impl PlanState {
         self.remember(what, &next, None);
         self.edits.set(BTreeMap::new());
         self.pending.set(BTreeMap::new());
-        self.draft.set(next);
+        self.write(|p| *p = next);
     }
 
     /// Takes back the last replace: the plan before it comes back. Returns the step
@@ -244,7 +268,7 @@ impl PlanState {
     pub fn update(&self, f: impl FnOnce(&mut Plan)) {
         self.edits.set(BTreeMap::new());
         self.pending.set(BTreeMap::new());
-        self.draft.update(f);
+        self.write(f);
     }
 
     /// Sets the plan's traffic-over-a-day profile, adding a schedule with the default
@@ -274,13 +298,19 @@ impl PlanState {
     /// Handles typing into the measured-sweep box: keeps the text, and applies the rows
     /// if it parses (blank text clears the sweep: goodput is simulated again).
     pub fn input_sweep(&self, text: String) {
-        if let Ok(rows) = parse_sweep_text(&text) {
-            self.draft.update(|p| p.planning.measured_sweep = rows);
+        let parsed = parse_sweep_text(&text);
+        if let Ok(rows) = &parsed {
+            self.draft
+                .update(|p| p.planning.measured_sweep = rows.clone());
         }
         let rows_at_edit = self
             .draft
             .with_untracked(|p| p.planning.measured_sweep.clone());
         self.sweep_edit.set(Some(SweepEdit { text, rows_at_edit }));
+        // Told once the typed text is recorded too (see `input`).
+        if parsed.is_ok() {
+            self.tell_listeners();
+        }
     }
 
     /// Whether the results on screen are stale (the draft has a problem).
@@ -353,7 +383,8 @@ impl PlanState {
                 // The value it holds already (typed again, or 3.35 for 3.35e12 B/s): nothing
                 // changes, so the preset stays and nothing runs again.
                 let current = self.draft.with_untracked(|p| (f.get)(p));
-                if !values_match(value, current) {
+                let changed = !values_match(value, current);
+                if changed {
                     self.draft.update(|p| (f.set)(p, value));
                 }
                 let value_at_edit = self.draft.with(|p| (f.get)(p));
@@ -366,6 +397,11 @@ impl PlanState {
                         },
                     );
                 });
+                // Told once the typed text is recorded too, so that a listener reading
+                // the good plan sees the edit's own verdict.
+                if changed {
+                    self.tell_listeners();
+                }
             }
             Err(_) => {
                 let value_at_edit = self.draft.with(|p| (f.get)(p));

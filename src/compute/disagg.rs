@@ -137,8 +137,8 @@ impl DisaggController {
             key: StoredValue::new_local(Plan::default()),
         };
         // Cancel on an edit the numbers depend on.
-        Effect::new(move |_| {
-            let now = state.good.with(sizing_key);
+        state.on_edit(move || {
+            let now = state.good.with_untracked(sizing_key);
             let running = c.status.with_untracked(|s| s.phase == DisaggPhase::Running);
             if running && c.key.with_value(|k| *k != now) {
                 c.stop(DisaggPhase::Cancelled(

@@ -125,8 +125,8 @@ impl ShootoutController {
             }),
         };
         // Cancel on an edit the numbers depend on.
-        Effect::new(move |_| {
-            let now = state.draft.with(fingerprint);
+        state.on_edit(move || {
+            let now = state.draft.with_untracked(fingerprint);
             let running = c
                 .status
                 .with_untracked(|s| s.phase == ShootoutPhase::Running);

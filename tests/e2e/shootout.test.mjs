@@ -4,7 +4,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { assertNoErrors, inkOf, readValue, runCli, runCliJson, screenshot, SCREENSHOT_DIR, startHarness, waitForRerun, waitForRunDone } from './harness.mjs';
+import { assertNoErrors, enter, inkOf, readValue, runCli, runCliJson, screenshot, SCREENSHOT_DIR, startHarness, waitForRerun, waitForRunDone } from './harness.mjs';
 
 /** Longest wait for a search, a sweep or a whole comparison [ms]. */
 const RUN_TIMEOUT_MS = 240_000;
@@ -212,4 +212,31 @@ test('each option with and without speculation: rows equal the CLI, and using th
   assert.equal(await page.locator('[data-testid="shootout-stale"]').count(), 0, 'both speculations were compared');
   assert.ok(await page.locator('[data-testid="shootout-row"][data-tp="1"][data-draft="0"].chosen').count(), 'the row used is the choice');
   assertNoErrors(errors);
+});
+
+test('an edit the numbers depend on stops a running comparison, and one they do not keeps it', async () => {
+  const planFlags = ['--model', 'llama-3.1-8b', '--num-requests', '400', '--warmup-requests', '40', '--replications', '4', '--peak-rate', '40'];
+  const link = (await runCli(['link', ...planFlags])).trim();
+  const { page, errors } = await h.openPage(`/${link.slice(link.indexOf('#'))}&view=planner`, {
+    waitFor: '[data-testid="shootout-panel"]',
+  });
+  await waitForRunDone(page);
+  const status = () => page.textContent('[data-testid="shootout-status"]');
+  // Every GPU and TP degree: long enough to edit while it runs.
+  for (const box of await page.$$('[data-testid^="shootout-gpu-"], [data-testid^="shootout-tp-"]')) {
+    await box.setChecked(true);
+  }
+  await page.click('[data-testid="shootout-run"]');
+  await page.waitForFunction(() => /^Simulating/.test(document.querySelector('[data-testid="shootout-status"]')?.textContent ?? ''), null, { timeout: 30_000 });
+  // The plan's name is no number of the comparison: it runs on.
+  await page.fill('[data-testid="input-name"]', 'Renamed while comparing');
+  await page.waitForTimeout(300);
+  assert.doesNotMatch(await status(), /^Cancelled/);
+  // The output cap is: the comparison stops at once and says why.
+  await enter(page, 'traffic.output.max', '900');
+  await page.waitForFunction(() => /^Cancelled/.test(document.querySelector('[data-testid="shootout-status"]')?.textContent ?? ''), null, { timeout: 10_000 });
+  assert.match(await status(), /the plan changed while the GPUs were compared/);
+  assert.equal(await page.$('[data-testid="shootout-table"]'), null, 'no table from the stopped comparison');
+  assertNoErrors(errors);
+  await page.close();
 });
