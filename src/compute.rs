@@ -163,6 +163,8 @@ pub struct RunController {
     /// plan or changes its cost starts none.
     pub started: RwSignal<u32>,
     driver: StoredValue<Driver, LocalStorage>,
+    /// What runs when a search finishes ([`RunController::on_search_done`]).
+    search_listeners: StoredValue<Vec<Rc<dyn Fn()>>, LocalStorage>,
 }
 
 /// Longest the page's first search waits for the worker that runs it ahead before it
@@ -198,6 +200,7 @@ impl RunController {
             sweep_partial: RwSignal::new(None),
             mode: RwSignal::new(PoolMode::Starting),
             started: RwSignal::new(0),
+            search_listeners: StoredValue::new_local(Vec::new()),
             driver: StoredValue::new_local(Driver {
                 pool: None,
                 run: 0,
@@ -281,6 +284,12 @@ impl RunController {
             });
         }
         true
+    }
+
+    /// Runs `f` each time a goodput search finishes, once its result is in
+    /// [`RunController::search`].
+    pub fn on_search_done(&self, f: impl Fn() + 'static) {
+        self.search_listeners.update_value(|l| l.push(Rc::new(f)));
     }
 
     /// The controller provided by `App`.
@@ -491,6 +500,9 @@ impl RunController {
             return self.fail("the search ended without a result".into());
         };
         self.search.set(Some((plan.clone(), result)));
+        for listener in self.search_listeners.with_value(Vec::clone) {
+            listener();
+        }
         self.clear_partial();
         self.driver.update_value(|d| {
             d.unshown.clear();

@@ -310,10 +310,7 @@ impl Session {
     /// goodput) the goodput it found for them.
     fn fill_saved_goodput(&self) {
         let s = *self;
-        Effect::new(move |_| {
-            if s.runs.search.with(Option::is_none) {
-                return;
-            }
+        s.runs.on_search_done(move || {
             let mut filled = s.library.get_untracked();
             if filled.fill_goodput(|p| s.runs.goodput_for(p)) {
                 if let Err(e) = s.change_library(|lib| {

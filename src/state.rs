@@ -264,6 +264,11 @@ impl PlanState {
         Some(entry)
     }
 
+    /// Changes the plan's name or note; text typed into the numeric fields stays.
+    pub fn relabel(&self, f: impl FnOnce(&mut Plan)) {
+        self.write(f);
+    }
+
     /// Changes the plan from code (a preset, a select) and drops typed numeric text.
     pub fn update(&self, f: impl FnOnce(&mut Plan)) {
         self.edits.set(BTreeMap::new());

@@ -117,7 +117,7 @@ fn PlanNameFields() -> impl IntoView {
                     prop:value=name
                     on:input:target=move |ev| {
                         let v = ev.target().value();
-                        state.draft.update(|p| p.name = v);
+                        state.relabel(|p| p.name = v);
                     }
                 />
             </FieldFrame>
@@ -133,7 +133,7 @@ fn PlanNameFields() -> impl IntoView {
                     prop:value=note
                     on:input:target=move |ev| {
                         let v = ev.target().value();
-                        state.draft.update(|p| p.note = v);
+                        state.relabel(|p| p.note = v);
                     }
                 ></textarea>
             </FieldFrame>

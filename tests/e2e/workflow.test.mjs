@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { assertNoErrors, findNumber, runCliJson, screenshot, startHarness, waitForRunDone } from './harness.mjs';
+import { assertNoErrors, enter, findNumber, runCliJson, screenshot, startHarness, waitForRunDone } from './harness.mjs';
 
 let h;
 before(async () => {
@@ -166,4 +166,27 @@ test('a compare table of 4 saved plans equals the CLI, with the difference again
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('a plan saved while its search runs gets the goodput the search finds', async () => {
+  // The panels are built once the first search has ended; an edit starts the next one,
+  // and the plan is saved before that ends.
+  const { page, errors } = await h.openPage('/');
+  await waitForRunDone(page);
+  await page.waitForSelector('[data-testid="save-name"]');
+  await enter(page, 'slo.ttft_s', '1500');
+  await page.waitForFunction(() => document.querySelector('[data-testid="run-status"]')?.dataset.phase !== 'done', null, { timeout: 5_000, polling: 20 });
+  await page.fill('[data-testid="save-name"]', 'Saved mid-run');
+  await page.click('[data-testid="save-plan"]');
+  const meta = '[data-testid="saved-plan"][data-name="Saved mid-run"] .saved-meta';
+  await page.waitForSelector(meta);
+  assert.match(await page.textContent(meta), /goodput not computed/, 'saved before the search ended');
+  await waitForRunDone(page);
+  await page.waitForFunction((sel) => /goodput [1-9][\d.]* req\/s/.test(document.querySelector(sel)?.textContent ?? ''), meta, { timeout: 10_000 });
+  // And it is stored so: a reload reads it back with its goodput.
+  const stored = await page.evaluate(() => JSON.parse(localStorage.getItem('goodput.named.v1') ?? '[]'));
+  const saved = stored.find((p) => p.name === 'Saved mid-run');
+  assert.ok(saved?.goodput_rps > 0, `stored goodput: ${saved?.goodput_rps}`);
+  assertNoErrors(errors);
+  await page.close();
 });
