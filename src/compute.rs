@@ -163,8 +163,8 @@ pub struct RunController {
     /// plan or changes its cost starts none.
     pub started: RwSignal<u32>,
     driver: StoredValue<Driver, LocalStorage>,
-    /// What runs when a search finishes ([`RunController::on_search_done`]).
-    search_listeners: StoredValue<Vec<Rc<dyn Fn()>>, LocalStorage>,
+    /// What runs when a search or a sweep finishes ([`RunController::on_result`]).
+    result_listeners: StoredValue<Vec<Rc<dyn Fn()>>, LocalStorage>,
 }
 
 /// Longest the page's first search waits for the worker that runs it ahead before it
@@ -200,7 +200,7 @@ impl RunController {
             sweep_partial: RwSignal::new(None),
             mode: RwSignal::new(PoolMode::Starting),
             started: RwSignal::new(0),
-            search_listeners: StoredValue::new_local(Vec::new()),
+            result_listeners: StoredValue::new_local(Vec::new()),
             driver: StoredValue::new_local(Driver {
                 pool: None,
                 run: 0,
@@ -286,10 +286,16 @@ impl RunController {
         true
     }
 
-    /// Runs `f` each time a goodput search finishes, once its result is in
-    /// [`RunController::search`].
-    pub fn on_search_done(&self, f: impl Fn() + 'static) {
-        self.search_listeners.update_value(|l| l.push(Rc::new(f)));
+    /// Runs `f` each time a goodput search or a knob sweep finishes, once its result is
+    /// in [`RunController::search`] or [`RunController::sweep`].
+    pub fn on_result(&self, f: impl Fn() + 'static) {
+        self.result_listeners.update_value(|l| l.push(Rc::new(f)));
+    }
+
+    fn tell_result_listeners(&self) {
+        for listener in self.result_listeners.with_value(Vec::clone) {
+            listener();
+        }
     }
 
     /// The controller provided by `App`.
@@ -500,9 +506,6 @@ impl RunController {
             return self.fail("the search ended without a result".into());
         };
         self.search.set(Some((plan.clone(), result)));
-        for listener in self.search_listeners.with_value(Vec::clone) {
-            listener();
-        }
         self.clear_partial();
         self.driver.update_value(|d| {
             d.unshown.clear();
@@ -516,12 +519,16 @@ impl RunController {
                 .is_some_and(|(p, _)| p.search_key() == plan.search_key())
         });
         if let (Some(rr), false) = (baseline_plan(&plan), known) {
-            return self.in_next_task(move |c, run| c.start_baseline(run, rr, elapsed));
+            self.in_next_task(move |c, run| c.start_baseline(run, rr, elapsed));
+        } else {
+            if !known {
+                self.baseline.set(None);
+            }
+            self.sweep_or_keep(plan, elapsed);
         }
-        if !known {
-            self.baseline.set(None);
-        }
-        self.sweep_or_keep(plan, elapsed);
+        // Told once the sweep on screen is the one that goes with this search (kept, or
+        // dropped for the one that runs next).
+        self.tell_result_listeners();
     }
 
     /// Starts the search of the round-robin baseline `rr` of the run's plan, whose own
@@ -640,6 +647,7 @@ impl RunController {
         self.sweep_partial.set(None);
         let search_ms = self.driver.with_value(|d| d.search_ms);
         self.finish(search_ms, false);
+        self.tell_result_listeners();
     }
 
     fn finish(&self, search_ms: Option<f64>, sweep_kept: bool) {

@@ -310,7 +310,7 @@ impl Session {
     /// goodput) the goodput it found for them.
     fn fill_saved_goodput(&self) {
         let s = *self;
-        s.runs.on_search_done(move || {
+        s.runs.on_result(move || {
             let mut filled = s.library.get_untracked();
             if filled.fill_goodput(|p| s.runs.goodput_for(p)) {
                 if let Err(e) = s.change_library(|lib| {

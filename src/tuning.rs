@@ -117,11 +117,12 @@ pub fn set_plan_at_best(state: PlanState, runs: RunController, on: bool) {
 
 /// While the plan asks to be planned at the sweep's best (`run.plan_at_best`), applies
 /// the best cell of each finished sweep of it, once per sweep: a step Undo takes back
-/// without the same sweep applying it again.
+/// without the same sweep applying it again. Looks when a sweep finishes and after each
+/// edit (turning the switch on, fixing the input that kept the plan stale).
 pub fn follow_best(state: PlanState, runs: RunController) {
     let followed = StoredValue::new(None::<Plan>);
-    Effect::new(move |_| {
-        if !state.good.with(|p| p.run.plan_at_best) || state.is_stale() {
+    let follow = move || {
+        if !state.good.with_untracked(|p| p.run.plan_at_best) || state.is_stale() {
             return;
         }
         let Some(best) = fitting_best(runs, state) else {
@@ -135,7 +136,9 @@ pub fn follow_best(state: PlanState, runs: RunController) {
         if best != state.good.with_untracked(Knobs::of) {
             apply_knobs(state, best, "plan at the sweep's best");
         }
-    });
+    };
+    state.on_edit(follow);
+    runs.on_result(follow);
 }
 
 /// The knobs in words: `max_num_seqs 32, budget 256` (`, chunked prefill off`).
@@ -170,16 +173,20 @@ pub struct Tuning {
 impl Tuning {
     /// Starts watching `state`'s good plan.
     pub fn new(state: PlanState) -> Tuning {
-        let baseline = RwSignal::new(None::<Setup>);
-        let seen = StoredValue::new(None::<Seen>);
-        // A new baseline whenever the knobs are set (applied, typed) or the whole plan
-        // is replaced: those knobs belong to the setup they were set for.
-        Effect::new(move |_| {
-            let replaced = state.replaced.get();
-            let (setup, knobs) = state.good.with(|p| (Setup::of(p), Knobs::of(p)));
+        let (setup, knobs) = state.good.with_untracked(|p| (Setup::of(p), Knobs::of(p)));
+        let baseline = RwSignal::new(Some(setup));
+        let seen = StoredValue::new(Seen {
+            replaced: state.replaced.get_untracked(),
+            knobs,
+        });
+        // A new baseline whenever an edit sets the knobs (applied, typed) or replaces the
+        // whole plan: those knobs belong to the setup they were set for.
+        state.on_edit(move || {
+            let replaced = state.replaced.get_untracked();
+            let (setup, knobs) = state.good.with_untracked(|p| (Setup::of(p), Knobs::of(p)));
             let now = Seen { replaced, knobs };
-            if seen.get_value().as_ref() != Some(&now) {
-                seen.set_value(Some(now));
+            if seen.with_value(|s| *s != now) {
+                seen.set_value(now);
                 baseline.set(Some(setup));
             }
         });

@@ -182,11 +182,17 @@ impl DayController {
             state,
             runs,
         };
-        Effect::new(move |_| {
-            let plan = state.good.get();
-            let goodput = runs.search.with(|s| goodput_of(&plan, s.as_ref()));
+        // The plan the page opens with, then each edit and each finished search.
+        let consider_now = move || {
+            let plan = state.good.get_untracked();
+            let goodput = runs
+                .search
+                .with_untracked(|s| goodput_of(&plan, s.as_ref()));
             c.consider(plan, goodput);
-        });
+        };
+        consider_now();
+        state.on_edit(consider_now);
+        runs.on_result(consider_now);
         c
     }
 
