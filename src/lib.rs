@@ -18,7 +18,8 @@
 //! `goodput-core`. A controller whose work an event makes stale hears the event from the
 //! state that owns it (`PlanState::on_edit`, `RunController::on_search_done`) rather
 //! than from an effect watching a signal; effects are kept for the world outside (the
-//! address, storage, canvases, timers and workers). Charts are plain data builders plus drawing functions generic over the
+//! address, storage, canvases, timers and workers). One effect still writes signals: the
+//! run driver's (`compute`), which debounces edits into runs. Charts are plain data builders plus drawing functions generic over the
 //! plotters backend (`charts`), so they render to a canvas here and to SVG elsewhere.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
