@@ -207,6 +207,15 @@ pub fn millis(seconds: Option<f64>) -> String {
     }
 }
 
+/// The words of `name` among a choice's `(name, words)` pairs (the plan's field
+/// registry's choices, the pools' routers); the name itself when it is not one of them.
+pub fn choice_words<'a>(choices: &'a [(&'static str, &'static str)], name: &'a str) -> &'a str {
+    choices
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or(name, |(_, w)| w)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

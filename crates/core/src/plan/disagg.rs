@@ -46,10 +46,7 @@ pub enum Router {
 impl Router {
     /// The name people read: `Least loaded`, `Round robin`.
     pub fn label(self) -> &'static str {
-        ROUTERS
-            .iter()
-            .find(|(name, _)| *name == self.name())
-            .map_or("", |(_, words)| words)
+        crate::format::choice_words(ROUTERS, self.name())
     }
 
     /// The snake_case name used in plan files and on the command line.

@@ -589,13 +589,7 @@ const fn optional(f: Field) -> Field {
 /// reads as its first ([`value_in`]).
 pub type Choices = &'static [(&'static str, &'static str)];
 
-/// The words of `name` among `choices`; the name itself when it is not one of them.
-pub fn choice_words(choices: Choices, name: &str) -> &str {
-    choices
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map_or(name, |(_, w)| w)
-}
+pub use crate::format::choice_words;
 
 /// The weight and KV-cache dtypes `--weight-dtype` and `--kv-dtype` take.
 pub const DTYPES: Choices = &[
