@@ -40,6 +40,8 @@ use goodput_core::search::{
 use goodput_core::Plan;
 use leptos::prelude::*;
 
+use crate::state::listeners::Listeners;
+
 use pool::{deal, now_ms, pool_size, Pool, PoolMode, Task, LOST_TWICE, UNREADABLE_REPLY};
 use protocol::{PrefetchStore, Reply, Request, WorkerReply, WorkerRequest};
 
@@ -164,7 +166,7 @@ pub struct RunController {
     pub started: RwSignal<u32>,
     driver: StoredValue<Driver, LocalStorage>,
     /// What runs when a search or a sweep finishes ([`RunController::on_result`]).
-    result_listeners: StoredValue<Vec<Rc<dyn Fn()>>, LocalStorage>,
+    result_listeners: Listeners,
 }
 
 /// Longest the page's first search waits for the worker that runs it ahead before it
@@ -200,7 +202,7 @@ impl RunController {
             sweep_partial: RwSignal::new(None),
             mode: RwSignal::new(PoolMode::Starting),
             started: RwSignal::new(0),
-            result_listeners: StoredValue::new_local(Vec::new()),
+            result_listeners: Listeners::new(),
             driver: StoredValue::new_local(Driver {
                 pool: None,
                 run: 0,
@@ -289,13 +291,7 @@ impl RunController {
     /// Runs `f` each time a goodput search or a knob sweep finishes, once its result is
     /// in [`RunController::search`] or [`RunController::sweep`].
     pub fn on_result(&self, f: impl Fn() + 'static) {
-        self.result_listeners.update_value(|l| l.push(Rc::new(f)));
-    }
-
-    fn tell_result_listeners(&self) {
-        for listener in self.result_listeners.with_value(Vec::clone) {
-            listener();
-        }
+        self.result_listeners.add(f);
     }
 
     /// The controller provided by `App`.
@@ -528,7 +524,7 @@ impl RunController {
         }
         // Told once the sweep on screen is the one that goes with this search (kept, or
         // dropped for the one that runs next).
-        self.tell_result_listeners();
+        self.result_listeners.tell();
     }
 
     /// Starts the search of the round-robin baseline `rr` of the run's plan, whose own
@@ -647,7 +643,7 @@ impl RunController {
         self.sweep_partial.set(None);
         let search_ms = self.driver.with_value(|d| d.search_ms);
         self.finish(search_ms, false);
-        self.tell_result_listeners();
+        self.result_listeners.tell();
     }
 
     fn finish(&self, search_ms: Option<f64>, sweep_kept: bool) {

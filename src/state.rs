@@ -9,10 +9,10 @@
 
 pub mod choices;
 pub mod fields;
+pub mod listeners;
 pub mod messages;
 
 use std::collections::BTreeMap;
-use std::rc::Rc;
 use std::time::Duration;
 
 use goodput_core::capacity::parse_sweep_csv;
@@ -21,6 +21,7 @@ use goodput_core::Plan;
 use leptos::prelude::*;
 
 use fields::{field, parse_value, values_match, FIELDS};
+use listeners::Listeners;
 use messages::{field_message, in_field_words, limits_of, p95_message, rule_words, Problem};
 
 /// Why the plan on screen is not the user's own.
@@ -136,7 +137,7 @@ pub struct PlanState {
     /// step by step, whose knobs were never tuned here.
     pub replaced: RwSignal<u64>,
     /// What runs after each edit of the draft ([`PlanState::on_edit`]).
-    listeners: StoredValue<Vec<Rc<dyn Fn()>>, LocalStorage>,
+    listeners: Listeners,
 }
 
 impl PlanState {
@@ -179,7 +180,7 @@ impl PlanState {
             good,
             undo_stack: RwSignal::new(Vec::new()),
             replaced: RwSignal::new(0),
-            listeners: StoredValue::new_local(Vec::new()),
+            listeners: Listeners::new(),
         }
     }
 
@@ -192,20 +193,13 @@ impl PlanState {
     /// replace, Undo. A controller whose running work an edit makes stale stops it from
     /// here, as the edit happens, rather than from an effect watching the draft.
     pub fn on_edit(&self, f: impl Fn() + 'static) {
-        self.listeners.update_value(|l| l.push(Rc::new(f)));
+        self.listeners.add(f);
     }
 
     /// Writes the draft, then tells the listeners.
     fn write(&self, f: impl FnOnce(&mut Plan)) {
         self.draft.update(f);
-        self.tell_listeners();
-    }
-
-    fn tell_listeners(&self) {
-        // A listener may register another; each runs on a copy of the list.
-        for listener in self.listeners.with_value(Vec::clone) {
-            listener();
-        }
+        self.listeners.tell();
     }
 
     /// Replaces the whole plan (a loaded link, a saved plan) and drops typed text.
@@ -314,7 +308,7 @@ impl PlanState {
         self.sweep_edit.set(Some(SweepEdit { text, rows_at_edit }));
         // Told once the typed text is recorded too (see `input`).
         if parsed.is_ok() {
-            self.tell_listeners();
+            self.listeners.tell();
         }
     }
 
@@ -405,7 +399,7 @@ impl PlanState {
                 // Told once the typed text is recorded too, so that a listener reading
                 // the good plan sees the edit's own verdict.
                 if changed {
-                    self.tell_listeners();
+                    self.listeners.tell();
                 }
             }
             Err(_) => {
