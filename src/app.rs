@@ -46,7 +46,7 @@ impl AppContext {
     pub fn provide(boot: Boot) -> AppContext {
         let state = PlanState::new(boot.plan.clone());
         provide_context(state);
-        let runs = RunController::new(state.good);
+        let runs = RunController::with_pool();
         provide_context(runs);
         provide_report(state, runs);
         provide_context(Tuning::new(state));
@@ -56,6 +56,7 @@ impl AppContext {
         provide_context(ShootoutController::new(state));
         provide_context(DisaggController::new(state, runs));
         provide_context(DayController::new(state, runs));
+        runs.follow(state);
         let view = RwSignal::new(boot.view);
         provide_context(view);
         Session::start(boot, state, runs, view);

@@ -40,7 +40,8 @@ use goodput_core::search::{
 use goodput_core::Plan;
 use leptos::prelude::*;
 
-use crate::state::listeners::Listeners;
+use crate::state::listeners::{ListenerId, Listeners};
+use crate::state::PlanState;
 
 use pool::{deal, now_ms, pool_size, Pool, PoolMode, Task, LOST_TWICE, UNREADABLE_REPLY};
 use protocol::{PrefetchStore, Reply, Request, WorkerReply, WorkerRequest};
@@ -167,6 +168,8 @@ pub struct RunController {
     driver: StoredValue<Driver, LocalStorage>,
     /// What runs when a search or a sweep finishes ([`RunController::on_result`]).
     result_listeners: Listeners,
+    /// What runs when a run ends, however ([`RunController::on_end`]).
+    end_listeners: Listeners,
 }
 
 /// Longest the page's first search waits for the worker that runs it ahead before it
@@ -190,8 +193,8 @@ impl RunController {
             .with(|s| goodput_for(plan, s.as_ref().map(|(p, r)| (p, r))))
     }
 
-    /// Starts the worker pool and re-runs whenever `good` changes (debounced).
-    pub fn new(good: Memo<Plan>) -> RunController {
+    /// Starts the worker pool; nothing runs until [`RunController::follow`].
+    pub fn with_pool() -> RunController {
         let c = RunController {
             status: RwSignal::new(RunStatus::default()),
             search: RwSignal::new(None),
@@ -203,6 +206,7 @@ impl RunController {
             mode: RwSignal::new(PoolMode::Starting),
             started: RwSignal::new(0),
             result_listeners: Listeners::new(),
+            end_listeners: Listeners::new(),
             driver: StoredValue::new_local(Driver {
                 pool: None,
                 run: 0,
@@ -234,16 +238,36 @@ impl RunController {
             Duration::from_secs(8),
         );
         c.driver.update_value(|d| d.pool = Some(pool));
-        Effect::new(move |first: Option<()>| {
-            let plan = good.get();
-            // The first plan runs at once; later edits wait for a pause in typing.
-            if first.is_none() {
-                c.start(plan);
-            } else if !c.relabel(&plan) {
+        c
+    }
+
+    /// Runs `state`'s good plan, then runs it again after each edit that changes it. The
+    /// first run starts in a task of its own, once the page that asked for it is built;
+    /// a later one after a pause in typing ([`DEBOUNCE`]), or not at all when the edit
+    /// only relabels the plan ([`RunController::relabel`]). Registered after the other
+    /// controllers' edit listeners, so that they see the run the edit finds.
+    pub fn follow(&self, state: PlanState) {
+        let c = *self;
+        // The good plan last run or scheduled; `None` until the first run starts, which
+        // takes the good plan as it then is.
+        let seen = StoredValue::new_local(None::<Plan>);
+        state.on_edit(move || {
+            let plan = state.good.get_untracked();
+            if seen.with_value(|s| s.as_ref().is_none_or(|p| *p == plan)) {
+                return;
+            }
+            seen.set_value(Some(plan.clone()));
+            if !c.relabel(&plan) {
                 c.schedule(plan);
             }
         });
-        c
+        leptos::task::spawn_local(async move {
+            let Some(plan) = state.good.try_get_untracked() else {
+                return;
+            };
+            seen.set_value(Some(plan.clone()));
+            c.start(plan);
+        });
     }
 
     /// When `plan` differs from the one being run (or last run) only in what the search
@@ -294,6 +318,17 @@ impl RunController {
         self.result_listeners.add(f);
     }
 
+    /// Runs `f` each time a run ends: done, cancelled or failed (not when it only waits
+    /// for a pause in typing). Returns the id that [`RunController::forget`] takes.
+    pub fn on_end(&self, f: impl Fn() + 'static) -> ListenerId {
+        self.end_listeners.add(f)
+    }
+
+    /// Stops running the callback `id` of [`RunController::on_end`].
+    pub fn forget(&self, id: ListenerId) {
+        self.end_listeners.remove(id);
+    }
+
     /// The controller provided by `App`.
     pub fn expect_context() -> RunController {
         expect_context::<RunController>()
@@ -336,11 +371,15 @@ impl RunController {
                 pool.cancel_before(d.run);
             }
         });
+        let ended = phase.has_ended();
         self.status.update(|s| {
             s.phase = phase;
             s.done = 0;
             s.total = 0;
         });
+        if ended {
+            self.end_listeners.tell();
+        }
     }
 
     /// Starts a run for `plan` now.
@@ -657,6 +696,7 @@ impl RunController {
             s.total_ms = Some(total);
             s.sweep_kept = sweep_kept;
         });
+        self.end_listeners.tell();
     }
 
     fn on_reply(&self, body: &str) {

@@ -16,11 +16,13 @@
 //!
 //! Components only read signals, call the core and render; every number comes from
 //! `goodput-core`. A controller whose work an event makes stale hears the event from the
-//! state that owns it (`PlanState::on_edit`, `RunController::on_search_done`) rather
-//! than from an effect watching a signal; effects are kept for the world outside (the
-//! address, storage, canvases, timers and workers). One effect still writes signals: the
-//! run driver's (`compute`), which debounces edits into runs. Charts are plain data builders plus drawing functions generic over the
-//! plotters backend (`charts`), so they render to a canvas here and to SVG elsewhere.
+//! state that owns it (`PlanState::on_edit`, `RunController::on_result` and `on_end`)
+//! rather than from an effect watching a signal: the run driver itself follows the good
+//! plan that way (`RunController::follow`). Effects are kept for the world outside (the
+//! address, storage, canvases and the frame that embeds the page), and none writes a
+//! signal (checked by `tests/effects.rs`). Charts are plain data builders plus drawing
+//! functions generic over the plotters backend (`charts`), so they render to a canvas here
+//! and to SVG elsewhere.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 

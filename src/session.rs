@@ -173,30 +173,38 @@ impl Session {
         });
     }
 
-    /// Saves the own plan (and the goodput of its finished search) after a pause.
+    /// Saves the own plan (and the goodput of its finished search) after a pause: the plan
+    /// the page opens with, then after each edit, each finished search and each change of
+    /// the visit ([`Session::autosave_soon`]).
     fn autosave(&self) {
         let s = *self;
-        Effect::new(move |_| {
-            let plan = s.state.good.get();
-            let goodput = s.runs.goodput_for(&plan);
-            if s.visit.with(Option::is_some) || s.view.get_untracked() == View::Embed {
-                return;
+        s.autosave_soon();
+        s.state.on_edit(move || s.autosave_soon());
+        s.runs.on_result(move || s.autosave_soon());
+    }
+
+    /// Saves the good plan as the own plan after [`AUTOSAVE_DEBOUNCE`], unless a link is
+    /// being visited or the page is an embed; a later call starts the pause again.
+    fn autosave_soon(&self) {
+        let plan = self.state.good.get_untracked();
+        let goodput = untrack(|| self.runs.goodput_for(&plan));
+        if self.visit.with_untracked(Option::is_some) || self.view.get_untracked() == View::Embed {
+            return;
+        }
+        let entry = SavedPlan {
+            name: "current".into(),
+            plan,
+            saved_at_ms: saved::now_ms(),
+            goodput_rps: goodput,
+        };
+        self.pending.update_value(|p| {
+            if let Some(h) = p.take() {
+                h.clear();
             }
-            let entry = SavedPlan {
-                name: "current".into(),
-                plan,
-                saved_at_ms: saved::now_ms(),
-                goodput_rps: goodput,
-            };
-            s.pending.update_value(|p| {
-                if let Some(h) = p.take() {
-                    h.clear();
-                }
-            });
-            let handle =
-                set_timeout_with_handle(move || s.write_own(&entry), AUTOSAVE_DEBOUNCE).ok();
-            s.pending.set_value(handle);
         });
+        let s = *self;
+        let handle = set_timeout_with_handle(move || s.write_own(&entry), AUTOSAVE_DEBOUNCE).ok();
+        self.pending.set_value(handle);
     }
 
     fn write_own(&self, entry: &SavedPlan) {
@@ -285,6 +293,7 @@ impl Session {
             self.save_named(SavedPlan { name, ..own })?;
         }
         self.visit.set(None);
+        self.autosave_soon();
         Ok(())
     }
 
@@ -375,6 +384,7 @@ impl Session {
         if let Some(entry) = self.state.undo() {
             if let Some(visit) = entry.visit {
                 self.visit.set(visit);
+                self.autosave_soon();
             }
         }
     }

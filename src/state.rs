@@ -190,7 +190,7 @@ impl PlanState {
     }
 
     /// Runs `f` after every edit of the plan from here on: a typed value, a change, a
-    /// replace, Undo. A controller whose running work an edit makes stale stops it from
+    /// replace, Undo, and a fix of typed text that did not parse. A controller whose running work an edit makes stale stops it from
     /// here, as the edit happens, rather than from an effect watching the draft.
     pub fn on_edit(&self, f: impl Fn() + 'static) {
         self.listeners.add(f);
@@ -383,6 +383,12 @@ impl PlanState {
                 // changes, so the preset stays and nothing runs again.
                 let current = self.draft.with_untracked(|p| (f.get)(p));
                 let changed = !values_match(value, current);
+                // Text that did not parse held the good plan back: it moves on now, even
+                // when the value is the one the plan held.
+                let unblocked = self.edits.with_untracked(|e| {
+                    e.get(id)
+                        .is_some_and(|edit| parse_value(f.kind, &edit.text).is_err())
+                });
                 if changed {
                     self.draft.update(|p| (f.set)(p, value));
                 }
@@ -398,7 +404,7 @@ impl PlanState {
                 });
                 // Told once the typed text is recorded too, so that a listener reading
                 // the good plan sees the edit's own verdict.
-                if changed {
+                if changed || unblocked {
                     self.listeners.tell();
                 }
             }

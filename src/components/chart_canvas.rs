@@ -44,8 +44,8 @@ pub fn ChartCanvas(
     draw: impl Fn(&CanvasArea, &Theme) -> Vec<Frame> + 'static,
     /// Hover text at data coordinates of a panel.
     readout: impl Fn(usize, f64, f64) -> Option<String> + 'static,
-    /// Receives the plotting frames and the device pixel ratio after each draw, for
-    /// an overlay laid over the chart.
+    /// Receives the plotting frames and the device pixel ratio in the animation frame
+    /// after each draw, for an overlay laid over the chart.
     #[prop(optional)]
     frames_out: Option<RwSignal<(Vec<Frame>, f64)>>,
     /// The readout text, when an overlay writes it too.
@@ -88,6 +88,7 @@ pub fn ChartCanvas(
         // The container's height follows the figures above it as they arrive, with no
         // window resize: watch the canvas itself.
         let observer = StoredValue::new_local(None::<(web_sys::ResizeObserver, Closure<dyn Fn()>)>);
+        let resized_now = move || set_resized.update(|n| *n += 1);
         Effect::new(move |_| {
             let Some(el) = canvas.get() else {
                 return;
@@ -95,7 +96,7 @@ pub fn ChartCanvas(
             if observer.with_value(Option::is_some) {
                 return;
             }
-            let on_resize = Closure::<dyn Fn()>::new(move || set_resized.update(|n| *n += 1));
+            let on_resize = Closure::<dyn Fn()>::new(resized_now);
             if let Ok(o) = web_sys::ResizeObserver::new(on_resize.as_ref().unchecked_ref()) {
                 o.observe(&el);
                 observer.set_value(Some((o, on_resize)));
@@ -107,6 +108,15 @@ pub fn ChartCanvas(
             }
         });
     }
+    // The frames drawn reach the overlay from the next animation frame, a callback of the
+    // page as a resize is: the drawing effect itself writes no signal.
+    let publish = move |drawn: Vec<Frame>, dpr: f64| {
+        if let Some(out) = frames_out {
+            request_animation_frame(move || {
+                let _ = out.try_set((drawn, dpr));
+            });
+        }
+    };
     Effect::new(move |_| {
         resized.track();
         let Some(el) = canvas.get() else {
@@ -141,8 +151,8 @@ pub fn ChartCanvas(
         let area = backend.into_drawing_area();
         let drawn = draw(&area, &theme);
         let _ = area.present();
-        if let Some(out) = frames_out {
-            out.set((drawn.clone(), dpr));
+        if frames_out.is_some() {
+            publish(drawn.clone(), dpr);
         }
         frames.set_value(drawn);
     });

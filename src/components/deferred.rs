@@ -135,14 +135,18 @@ pub fn Deferred(
         Part::Inputs => set_timeout(move || build(None), long),
         Part::Panels | Part::PrintFacts => {}
     }
-    // Reads the phase only until the run has ended, so later runs do not wake it.
-    let ended = StoredValue::new(built.get_untracked());
-    Effect::new(move |_| {
-        if !ended.get_value() && runs.status.with(|s| s.phase.has_ended()) {
-            ended.set_value(true);
-            request_animation_frame(move || set_timeout(move || build(None), Duration::ZERO));
+    // Built once the frame that shows the run's last results is painted: now, when the
+    // run has ended already, else when it ends.
+    let after_paint =
+        move || request_animation_frame(move || set_timeout(move || build(None), Duration::ZERO));
+    if !built.get_untracked() {
+        if runs.status.with_untracked(|s| s.phase.has_ended()) {
+            after_paint();
+        } else {
+            let id = runs.on_end(after_paint);
+            on_cleanup(move || runs.forget(id));
         }
-    });
+    }
     // One handler for both events: printing builds them at once; scrolling when near (a
     // part seen on screen only), after the event, so that every part's placeholder is
     // measured before another part built above it moves it down.

@@ -6,25 +6,52 @@ use std::rc::Rc;
 
 use leptos::prelude::*;
 
+/// One registered callback, to take it off again ([`Listeners::remove`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListenerId(u64);
+
+/// The callbacks registered, each with its id, and the last id given.
+#[derive(Default)]
+struct Registered {
+    last: u64,
+    callbacks: Vec<(u64, Rc<dyn Fn()>)>,
+}
+
 /// The callbacks registered for one kind of event.
 #[derive(Clone, Copy)]
-pub struct Listeners(StoredValue<Vec<Rc<dyn Fn()>>, LocalStorage>);
+pub struct Listeners(StoredValue<Registered, LocalStorage>);
 
 impl Listeners {
     /// None yet.
     pub fn new() -> Listeners {
-        Listeners(StoredValue::new_local(Vec::new()))
+        Listeners(StoredValue::new_local(Registered::default()))
     }
 
-    /// Runs `f` at each [`Listeners::tell`] from here on.
-    pub fn add(&self, f: impl Fn() + 'static) {
-        self.0.update_value(|l| l.push(Rc::new(f)));
+    /// Runs `f` at each [`Listeners::tell`] from here on, until it is removed.
+    pub fn add(&self, f: impl Fn() + 'static) -> ListenerId {
+        let mut id = 0;
+        self.0.update_value(|r| {
+            r.last += 1;
+            id = r.last;
+            r.callbacks.push((id, Rc::new(f)));
+        });
+        ListenerId(id)
+    }
+
+    /// Stops running the callback `id` (a component's, when it is unmounted). Nothing
+    /// when the owner of the list is gone.
+    pub fn remove(&self, id: ListenerId) {
+        self.0
+            .try_update_value(|r| r.callbacks.retain(|(n, _)| *n != id.0));
     }
 
     /// Runs every callback, in the order they were added.
     pub fn tell(&self) {
         // A callback may add another, or cause another tell: each runs on a copy.
-        for listener in self.0.with_value(Vec::clone) {
+        let copy: Vec<Rc<dyn Fn()>> = self
+            .0
+            .with_value(|r| r.callbacks.iter().map(|(_, f)| f.clone()).collect());
+        for listener in copy {
             listener();
         }
     }

@@ -233,12 +233,23 @@ pub fn file_graph(src: &Path) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
             // which uses the shared palette of `charts`).
             let targets = named_modules(&source, &module)
                 .iter()
-                .filter_map(|p| file_of(p, &files))
+                .filter_map(|p| file_of(p, &files).or_else(|| names_root(p, &files)))
                 .filter(|t| !module_of(t).starts_with(&module))
                 .collect();
             (rel.clone(), targets)
         })
         .collect()
+}
+
+/// What stands for the crate root (`lib.rs` or `main.rs`) among a file's targets: it
+/// declares every module, so every module is below it.
+pub const ROOT: &str = "(the crate root)";
+
+/// The root, when `path` names an item of the crate root itself (`crate::command()` in
+/// a module of a binary): a path whose first segment is no module.
+fn names_root(path: &[String], files: &BTreeMap<Vec<String>, PathBuf>) -> Option<PathBuf> {
+    let first = path.first()?;
+    (!files.keys().any(|k| k.first() == Some(first))).then(|| PathBuf::from(ROOT))
 }
 
 /// A cycle in `graph`, as its files in order, if there is one.
@@ -334,6 +345,13 @@ pub fn layer_violations(src: &Path, layers: &[&[&str]], test_file: &str) -> Vec<
             continue;
         };
         for to in targets {
+            if to == Path::new(ROOT) {
+                wrong.push(format!(
+                    "{} uses an item of {ROOT}, which every module is below",
+                    from.display()
+                ));
+                continue;
+            }
             let to_top = top(&to);
             if to_top == from_top {
                 continue;

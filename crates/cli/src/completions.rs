@@ -27,8 +27,9 @@ pub fn command() -> Command {
         )
 }
 
-/// Runs the command.
-pub fn run(args: &Args) -> Result<String, String> {
+/// Runs the command for `whole`, the command line with every command and flag (the
+/// crate root's `command()`: this module, below the root, is handed it).
+pub fn run(args: &Args, mut whole: Command) -> Result<String, String> {
     let name = args.positionals("shell").pop().unwrap_or_default();
     let shell = match name.as_str() {
         "bash" => Shell::Bash,
@@ -41,7 +42,7 @@ pub fn run(args: &Args) -> Result<String, String> {
         }
     };
     let mut out = Vec::new();
-    clap_complete::generate(shell, &mut crate::command(), "goodput", &mut out);
+    clap_complete::generate(shell, &mut whole, "goodput", &mut out);
     String::from_utf8(out)
         .map(|s| s.trim_end().to_string())
         .map_err(|e| format!("completions: {e}"))

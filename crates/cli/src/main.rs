@@ -124,7 +124,7 @@ where
         "alerts" => alerts::run(&mut args),
         "link" => link::run_link(&mut args),
         "decode" => link::run_decode(&mut args),
-        "completions" => completions::run(&args),
+        "completions" => completions::run(&args, command()),
         other => Err(format!("unknown command '{other}'; run `goodput help`")),
     }
 }
