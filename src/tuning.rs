@@ -13,6 +13,7 @@
 //!       does not hold the knobs, so following it never runs it again
 //! ```
 
+use goodput_core::plan::fields::field;
 use goodput_core::plan::ModelSpec;
 use goodput_core::presets;
 use goodput_core::search::Knobs;
@@ -108,7 +109,7 @@ pub fn set_plan_at_best(state: PlanState, runs: RunController, on: bool) {
         "stop planning at the sweep's best"
     };
     state.change(what, |p| {
-        p.run.plan_at_best = on;
+        field("run.plan_at_best").set_on(p, on);
         if let Some(k) = best {
             *p = k.apply(p);
         }

@@ -1,7 +1,5 @@
 //! Enumerated inputs and switches: dtypes, arrival process, KV policy and chunked prefill.
 
-use goodput_core::plan::{Arrival, Dtype, KvPolicy, SloMode};
-use goodput_core::presets;
 use goodput_core::Plan;
 use leptos::prelude::*;
 
@@ -21,16 +19,14 @@ pub fn Choice(
     /// come from importing one, and then show as such).
     #[prop(optional)]
     hidden: &'static [&'static str],
-    /// Reads the current value from the plan.
-    get: fn(&Plan) -> &'static str,
-    /// Writes a picked value into the plan.
-    set: fn(&mut Plan, &str),
     /// Names the change for Undo (`None`: a pick is an edit, as a typed value is).
     #[prop(optional, into)]
     undo: Option<&'static str>,
 ) -> impl IntoView {
     let state = PlanState::expect_context();
-    let current = Memo::new(move |_| state.draft.with(get));
+    // The row reads and writes the plan (its `Setting`).
+    let current = Memo::new(move |_| state.draft.with(|p| field.name_in(p).unwrap_or_default()));
+    let set = move |p: &mut Plan, v: &str| field.set_name(p, v);
     let ids = FieldIds::of(field.path);
     view! {
         <div class="field">
@@ -69,52 +65,31 @@ pub fn Choice(
     }
 }
 
-fn dtype(s: &str) -> Dtype {
-    match s {
-        "fp8" => Dtype::Fp8,
-        "int4" => Dtype::Int4,
-        _ => Dtype::Bf16,
-    }
-}
-
-fn set_weight_dtype(p: &mut Plan, v: &str) {
-    p.model.weight_dtype = dtype(v);
-    // The effective FLOP/s of a GPU preset depends on the weight dtype (fp8 tensor cores).
-    if let Some(g) = presets::gpu(&p.hardware.preset) {
-        g.apply(p);
-    }
-}
-
 /// Weight and KV-cache precision.
 #[component]
 pub fn DtypeChoices() -> impl IntoView {
     view! {
-        <Choice
-            field=const { field("model.weight_dtype") }
-            get=|p| p.model.weight_dtype.name()
-            set=set_weight_dtype
-        />
-        <Choice
-            field=const { field("model.kv_dtype") }
-            get=|p| p.model.kv_dtype.name()
-            set=|p, v| p.model.kv_dtype = dtype(v)
-        />
+        <Choice field=const { field("model.weight_dtype") } />
+        <Choice field=const { field("model.kv_dtype") } />
     }
 }
 
-/// A checkbox of the inputs column for the switch `row`: checked as `get` reads the
-/// plan, `set` writes a change.
+/// A checkbox of the inputs column for the switch `row`, which reads and writes the plan
+/// (its `Setting`).
 #[component]
 pub fn Switch(
     /// The row of the switch (label, help, path).
     row: &'static Field,
-    /// Reads the switch from the plan.
-    get: fn(&Plan) -> bool,
-    /// Writes the switch into the plan.
-    set: fn(PlanState, bool),
+    /// Names turning it off for Undo (`None`: a click is an edit either way).
+    #[prop(optional, into)]
+    undo_off: Option<&'static str>,
 ) -> impl IntoView {
     let state = PlanState::expect_context();
-    let on = Memo::new(move |_| state.draft.with(get));
+    let on = Memo::new(move |_| state.draft.with(|p| row.is_on(p).unwrap_or_default()));
+    let set = move |state: PlanState, on: bool| match undo_off {
+        Some(what) if !on => state.change(what, |p| row.set_on(p, false)),
+        _ => state.update(|p| row.set_on(p, on)),
+    };
     let ids = FieldIds::of(row.path);
     view! {
         <div class="field checkbox">
@@ -137,19 +112,7 @@ pub fn Switch(
 #[component]
 pub fn ArrivalChoice() -> impl IntoView {
     view! {
-        <Choice
-            field=const { field("traffic.arrival") }
-            hidden=&["trace"]
-            get=|p| p.traffic.arrival.name()
-            set=|p, v| {
-                p.traffic.arrival = match v {
-                    "gamma" => Arrival::Gamma { cv: 2.0 },
-                    "constant" => Arrival::Constant,
-                    "closed" => Arrival::Closed { concurrency: 64, think_s: 0.0 },
-                    _ => Arrival::Poisson,
-                }
-            }
-        />
+        <Choice field=const { field("traffic.arrival") } hidden=&["trace"] />
     }
 }
 
@@ -157,13 +120,7 @@ pub fn ArrivalChoice() -> impl IntoView {
 #[component]
 pub fn SloModeChoice() -> impl IntoView {
     view! {
-        <Choice
-            field=const { field("slo.mode") }
-            get=|p| p.slo.mode.name()
-            set=|p, v| {
-                p.slo.mode = if v == "marginal" { SloMode::Marginal } else { SloMode::Joint }
-            }
-        />
+        <Choice field=const { field("slo.mode") } />
     }
 }
 
@@ -174,21 +131,7 @@ const CHUNKED: &Field = field("engine.chunked_prefill");
 #[component]
 pub fn SchedulerChoices() -> impl IntoView {
     view! {
-        <Switch
-            row=CHUNKED
-            get=|p| p.engine.chunked_prefill
-            set=|state, on| state.update(|p| p.engine.chunked_prefill = on)
-        />
-        <Choice
-            field=const { field("engine.kv_policy") }
-            get=|p| p.engine.kv_policy.name()
-            set=|p, v| {
-                p.engine.kv_policy = match v {
-                    "reserve" => KvPolicy::Reserve,
-                    "none" => KvPolicy::None,
-                    _ => KvPolicy::Paged,
-                }
-            }
-        />
+        <Switch row=CHUNKED />
+        <Choice field=const { field("engine.kv_policy") } />
     }
 }

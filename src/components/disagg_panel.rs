@@ -2,7 +2,7 @@
 //! of each, the KV link, the router), the cheapest xPyD that meets the SLO at the peak,
 //! and the same plan aggregated beside it, with a verdict in plain words.
 
-use goodput_core::disagg::{ComparisonRow, DisaggResult, Router};
+use goodput_core::disagg::{ComparisonRow, DisaggResult};
 use goodput_core::plan::comparison::TP_DEGREES;
 use goodput_core::plan::fields::field;
 use goodput_core::presets::GPUS;
@@ -13,7 +13,6 @@ use crate::components::chart_canvas::ChartCanvas;
 use crate::components::choices::Choice;
 use crate::components::number_field::NumberField;
 use crate::compute::disagg::{DisaggController, DisaggPhase};
-use crate::state::fields::{disagg_mut, disagg_of};
 use crate::state::PlanState;
 
 /// Which pool a GPU and TP choice belongs to.
@@ -39,33 +38,19 @@ fn PoolHardware(pool: Pool) -> impl IntoView {
     let name = pool.name();
     let gpu_field = format!("disagg.{name}.gpu");
     let tp_field = format!("disagg.{name}.tp_degree");
+    // The registry's rows read and write the pool's GPU and TP degree.
+    let gpu_row = field(&gpu_field);
+    let tp_access = field(&tp_field)
+        .access
+        .expect("a pool's TP degree is a number");
     let current = move || {
         state.draft.with(|p| {
-            let s = disagg_of(p);
-            match pool {
-                Pool::Prefill => (s.prefill.gpu, s.prefill.tp_degree),
-                Pool::Decode => (s.decode.gpu, s.decode.tp_degree),
-            }
+            let gpu = gpu_row.name_in(p).unwrap_or_default();
+            (gpu, (tp_access.get)(p).unwrap_or(1.0) as u32)
         })
     };
-    let set_gpu = move |v: String| {
-        state.update(|p| {
-            let s = disagg_mut(p);
-            match pool {
-                Pool::Prefill => s.prefill.gpu = v,
-                Pool::Decode => s.decode.gpu = v,
-            }
-        })
-    };
-    let set_tp = move |tp: u32| {
-        state.update(|p| {
-            let s = disagg_mut(p);
-            match pool {
-                Pool::Prefill => s.prefill.tp_degree = tp,
-                Pool::Decode => s.decode.tp_degree = tp,
-            }
-        })
-    };
+    let set_gpu = move |v: String| state.update(|p| gpu_row.set_name(p, &v));
+    let set_tp = move |tp: u32| state.update(|p| (tp_access.set)(p, Some(f64::from(tp))));
     let message = {
         let (g, t) = (gpu_field.clone(), tp_field.clone());
         Memo::new(move |_| state.message_for(&g).or_else(|| state.message_for(&t)))
@@ -110,15 +95,7 @@ fn PoolHardware(pool: Pool) -> impl IntoView {
 #[component]
 fn RouterSelect() -> impl IntoView {
     view! {
-        <Choice
-            field=const { field("disagg.router") }
-            get=|p| disagg_of(p).router.name()
-            set=|p, v| {
-                if let Some(r) = Router::parse(v) {
-                    disagg_mut(p).router = r;
-                }
-            }
-        />
+        <Choice field=const { field("disagg.router") } />
     }
 }
 

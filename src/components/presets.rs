@@ -1,7 +1,8 @@
 //! Preset pickers: model, GPU and SLO class. A preset fills fields; the fields stay editable.
 
+use goodput_core::plan::fields::field;
 use goodput_core::plan::SloSpec;
-use goodput_core::presets::{self, GPUS, MODELS};
+use goodput_core::presets::{GPUS, MODELS};
 use goodput_core::slo::{slo_class, Percentile, SLO_CLASSES};
 use leptos::prelude::*;
 
@@ -52,12 +53,9 @@ fn PresetSelect(
 pub fn ModelPreset() -> impl IntoView {
     let state = PlanState::expect_context();
     let options = MODELS.iter().map(|m| (m.id, m.name)).collect();
-    let selected = Signal::derive(move || state.draft.with(|p| p.model.preset.clone()));
-    let on_pick = move |id: String| {
-        if let Some(m) = presets::model(&id) {
-            state.change("model preset", |p| m.apply(p));
-        }
-    };
+    let row = field("model.preset");
+    let selected = Signal::derive(move || state.draft.with(|p| row.name_in(p).unwrap_or_default()));
+    let on_pick = move |id: String| state.change("model preset", |p| row.set_name(p, &id));
     view! {
         <PresetSelect
             id="preset-model"
@@ -75,12 +73,9 @@ pub fn ModelPreset() -> impl IntoView {
 pub fn GpuPreset() -> impl IntoView {
     let state = PlanState::expect_context();
     let options = GPUS.iter().map(|g| (g.id, g.name)).collect();
-    let selected = Signal::derive(move || state.draft.with(|p| p.hardware.preset.clone()));
-    let on_pick = move |id: String| {
-        if let Some(g) = presets::gpu(&id) {
-            state.change("GPU preset", |p| g.apply(p));
-        }
-    };
+    let row = field("hardware.preset");
+    let selected = Signal::derive(move || state.draft.with(|p| row.name_in(p).unwrap_or_default()));
+    let on_pick = move |id: String| state.change("GPU preset", |p| row.set_name(p, &id));
     view! {
         <PresetSelect
             id="preset-gpu"

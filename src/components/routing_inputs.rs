@@ -5,7 +5,7 @@
 //! the replicas are typed as any number is.
 
 use goodput_core::plan::fields::{field, Field};
-use goodput_core::plan::{FleetRouter, RoutingSpec};
+use goodput_core::plan::RoutingSpec;
 use goodput_core::report::routing_words;
 use goodput_core::Plan;
 use leptos::prelude::*;
@@ -15,7 +15,6 @@ use crate::components::field_frame::FieldIds;
 use crate::components::number_field::NumberField;
 use crate::compute::{Phase, RunController};
 use crate::hooks::use_report::use_report;
-use crate::state::fields::{routing_mut, routing_of};
 use crate::state::PlanState;
 
 /// The registry's replicas behind the router.
@@ -104,16 +103,7 @@ pub fn RoutingInputs() -> impl IntoView {
                         {savings}
                     </p>
                     <NumberField id=REPLICAS.path />
-                    <Choice
-                        field=ROUTER
-                        undo="replica router"
-                        get=|p| routing_of(p).router.name()
-                        set=|p, v| {
-                            if let Some(r) = FleetRouter::parse(v) {
-                                routing_mut(p).router = r;
-                            }
-                        }
-                    />
+                    <Choice field=ROUTER undo="replica router" />
                 </Show>
             </div>
         </fieldset>

@@ -13,11 +13,11 @@ use std::ffi::OsStr;
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Arg, ArgAction, ArgMatches, Command};
-use goodput_core::plan::fields::{self, by_flag, by_path, range_message, Field, Kind, Range};
-use goodput_core::plan::PrefixModel;
+use goodput_core::plan::fields::{
+    self, by_flag, by_path, field, range_message, Field, Kind, Range,
+};
 use goodput_core::plan::{
-    Arrival, Dtype, FleetRouter, KvPolicy, LengthDist, LengthSpec, Plan, PlanError, SloMode,
-    TurnOrder, MAX_CONCURRENCY,
+    Arrival, KvPolicy, LengthDist, LengthSpec, Plan, PlanError, MAX_CONCURRENCY,
 };
 use goodput_core::presets;
 
@@ -403,28 +403,21 @@ pub struct Args {
     set_by: Vec<(&'static str, String)>,
 }
 
-/// Number flags `apply_overrides` sets with code of their own: they set more than their
-/// field (`--params`), turn a section on (routing; the prefix structure's are
-/// [`SHARING_FLAGS`]), or need another flag beside them (a closed loop's clients). The
-/// length flags (`--input-len-*`, `--output-len-*`) are read together, too.
+/// Flags `apply_overrides` sets with code of its own: the presets and the weight
+/// precision (read first, wherever they stand), flags that set more than their field
+/// (`--params`), and those that need another flag beside them (the arrival process and a
+/// closed loop's clients, a gamma spread). The length flags (`--input-len-*`,
+/// `--output-len-*`) are read together, too.
 pub(crate) const OWN_CODE: &[&str] = &[
+    "model",
+    "gpu",
+    "weight-dtype",
     "params",
+    "arrival",
     "arrival-cv",
     "concurrency",
     "think-time",
     "max-concurrency",
-    "fleet-replicas",
-];
-
-/// The number flags of the prefix structure: any of them turns it on.
-pub(crate) const SHARING_FLAGS: &[&str] = &[
-    "block-size",
-    "shared-prefixes",
-    "shared-prefix-tokens",
-    "prefix-zipf",
-    "sessions",
-    "turns",
-    "session-document-tokens",
 ];
 
 /// `--max-num-seqs` → `max-num-seqs`.
@@ -562,13 +555,6 @@ impl Args {
         self.set_by.push((path, flag.to_string()));
     }
 
-    fn set_f64(&mut self, flag: &str, slot: &mut f64) {
-        if let Some(x) = self.f64(flag) {
-            *slot = x;
-            self.note(flag);
-        }
-    }
-
     fn set_u32(&mut self, flag: &str, slot: &mut u32) {
         if let Some(x) = self.u32(flag) {
             *slot = x;
@@ -585,17 +571,17 @@ impl Args {
                 let known: Vec<&str> = presets::MODELS.iter().map(|m| m.id).collect();
                 format!("--model: unknown model '{id}'; known: {}", known.join(", "))
             })?;
-            m.apply(p);
+            field("model.preset").set_name(p, m.id);
         }
-        if let Some(d) = self.dtype("--weight-dtype") {
-            p.model.weight_dtype = d;
+        if let Some(d) = self.value("--weight-dtype") {
+            field("model.weight_dtype").set_name(p, &d);
         }
         if let Some(id) = self.value("--gpu") {
             let g = presets::gpu(&id).ok_or_else(|| {
                 let known: Vec<&str> = presets::GPUS.iter().map(|g| g.id).collect();
                 format!("--gpu: unknown GPU '{id}'; known: {}", known.join(", "))
             })?;
-            g.apply(p);
+            field("hardware.preset").set_name(p, g.id);
         }
         Ok(())
     }
@@ -604,17 +590,10 @@ impl Args {
         self.apply_presets(p)?;
         // Scheduler.
         if self.flag("--no-chunked-prefill") {
-            p.engine.chunked_prefill = false;
+            field("engine.chunked_prefill").set_on(p, false);
         }
         if self.flag("--plan-at-best") {
-            p.run.plan_at_best = true;
-        }
-        if let Some(v) = self.value("--kv-policy") {
-            p.engine.kv_policy = match v.as_str() {
-                "none" => KvPolicy::None,
-                "reserve" => KvPolicy::Reserve,
-                _ => KvPolicy::Paged,
-            };
+            field("run.plan_at_best").set_on(p, true);
         }
         // Lengths.
         self.lengths("--input-len", &mut p.traffic.prompt)?;
@@ -627,24 +606,10 @@ impl Args {
                 ));
             }
         }
+        // A closed loop the command line starts needs its clients stated.
+        let opened = !matches!(p.traffic.arrival, Arrival::Closed { .. });
         if let Some(v) = arrival {
-            let cv = match p.traffic.arrival {
-                Arrival::Gamma { cv } => cv,
-                _ => 2.0,
-            };
-            p.traffic.arrival = match v.as_str() {
-                "gamma" => Arrival::Gamma { cv },
-                "constant" => Arrival::Constant,
-                "trace" => Arrival::Trace,
-                "closed" => match p.traffic.arrival {
-                    a @ Arrival::Closed { .. } => a,
-                    _ => Arrival::Closed {
-                        concurrency: 0,
-                        think_s: 0.0,
-                    },
-                },
-                _ => Arrival::Poisson,
-            };
+            field("traffic.arrival").set_name(p, &v);
         }
         if let Some(cv) = self.f64("--arrival-cv") {
             p.traffic.arrival = Arrival::Gamma { cv };
@@ -659,7 +624,7 @@ impl Args {
             } => {
                 match concurrency {
                     Some(n) => *c = n,
-                    None if *c == 0 => {
+                    None if opened => {
                         return Err(format!(
                             "--arrival closed: needs --concurrency N (clients, 1..={MAX_CONCURRENCY})"
                         ))
@@ -686,51 +651,25 @@ impl Args {
             p.traffic.max_concurrency = Some(n);
             self.note("--max-concurrency");
         }
-        // The prefix structure: any of its flags turns it on, from no structure.
-        let sharing_flags: Vec<String> = SHARING_FLAGS.iter().map(|f| format!("--{f}")).collect();
-        let order = self.value("--turn-order");
-        let recorded = self.flag("--no-replies-cached");
-        if order.is_some()
-            || recorded
-            || sharing_flags
+        // The prefix structure: any of its flags turns it on first, from no structure
+        // and with the typed shared prefix off, so that a typed prefix given beside it is
+        // refused by the check, not dropped.
+        let any_given = |section: &str| {
+            fields::FIELDS
                 .iter()
-                .any(|f| self.f64(f).is_some() || self.u32(f).is_some())
-        {
-            let mut s = p.traffic.sharing.unwrap_or(PrefixModel::NONE);
-            self.set_u32("--block-size", &mut s.block_tokens);
-            self.set_u32("--shared-prefixes", &mut s.groups);
-            self.set_u32("--shared-prefix-tokens", &mut s.group_tokens);
-            self.set_f64("--prefix-zipf", &mut s.zipf);
-            self.set_u32("--sessions", &mut s.sessions);
-            self.set_u32("--turns", &mut s.turns);
-            self.set_u32("--session-document-tokens", &mut s.document_tokens);
-            if let Some(o) = order.as_deref().and_then(TurnOrder::parse) {
-                s.order = o;
-            }
-            if recorded {
-                s.replies_cached = false;
-            }
-            p.traffic.sharing = Some(s);
+                .filter(|f| f.path.starts_with(section))
+                .filter_map(|f| f.flag)
+                .any(|f| self.given(f.name))
+        };
+        if any_given("traffic.sharing.") {
+            field("traffic.sharing").set_on(p, true);
         }
-        // Routing over replicas: either flag turns it on (2 replicas, round robin).
-        let replicas = self.u32("--fleet-replicas");
-        let router = self.value("--fleet-router");
-        if replicas.is_some() || router.is_some() {
-            let mut r = p.routing.unwrap_or_default();
-            if let Some(n) = replicas {
-                r.replicas = n;
-            }
-            if let Some(name) = router {
-                r.router = FleetRouter::parse(&name).unwrap_or(r.router);
-            }
-            p.routing = Some(r);
+        // Routing over replicas: any of its flags turns it on (2 replicas, round robin).
+        if any_given("routing.") {
+            fields::routing_mut(p);
         }
-        if let Some(v) = self.value("--slo-mode") {
-            p.slo.mode = if v == "marginal" {
-                SloMode::Marginal
-            } else {
-                SloMode::Joint
-            };
+        if self.flag("--no-replies-cached") {
+            field("traffic.sharing.replies_cached").set_on(p, false);
         }
         // Model and roofline constants.
         if let Some(x) = self.f64("--params") {
@@ -740,53 +679,70 @@ impl Args {
             self.note("--params");
             self.note_path("model.active_params", "--params");
         }
-        if let Some(d) = self.dtype("--kv-dtype") {
-            p.model.kv_dtype = d;
-        }
-        // Every other number flag: the registry's writer sets its field.
-        self.apply_number_flags(p)
+        // Every other number or choice flag, through the registry.
+        self.apply_registry_flags(p)
     }
 
-    /// Sets, through the field registry, the field of every number flag given that has
-    /// no code of its own above ([`OWN_CODE`]; the pool flags are `goodput disagg`'s),
-    /// in the flag's units.
-    fn apply_number_flags(&mut self, p: &mut Plan) -> Result<(), String> {
-        let mut changes = Vec::new();
-        for f in fields::FIELDS {
+    /// Whether `--name` was given (with a value).
+    pub(crate) fn given(&self, name: &str) -> bool {
+        self.m.try_contains_id(name).unwrap_or(false)
+            && !matches!(
+                self.m.value_source(name),
+                None | Some(clap::parser::ValueSource::DefaultValue)
+            )
+    }
+
+    /// The flags of the registry's number and choice rows that have no code of their own
+    /// ([`OWN_CODE`]; the pool flags are `goodput disagg`'s), each written through its row:
+    /// a choice by the row's writer, the numbers together by the plan's JSON
+    /// ([`fields::with_values`], which writes the value exactly, a seed past 2^53 too, and
+    /// leaves a preset's name alone).
+    fn apply_registry_flags(&mut self, p: &mut Plan) -> Result<(), String> {
+        self.write_flags(p, |f| {
+            let own = f.flag.is_some_and(|flag| {
+                OWN_CODE.contains(&flag.name)
+                    || flag.name.starts_with("input-len")
+                    || flag.name.starts_with("output-len")
+            });
+            !own && !f.path.starts_with("disagg.")
+        })
+    }
+
+    /// Writes the flags given of the registry's rows that `which` picks, each through its
+    /// row (see [`Args::apply_registry_flags`]).
+    pub(crate) fn write_flags(
+        &mut self,
+        p: &mut Plan,
+        which: impl Fn(&Field) -> bool,
+    ) -> Result<(), String> {
+        let mut numbers = Vec::new();
+        for f in fields::FIELDS.iter().filter(|f| which(f)) {
             let Some(flag) = f.flag else { continue };
-            let own = OWN_CODE.contains(&flag.name)
-                || SHARING_FLAGS.contains(&flag.name)
-                || flag.name.starts_with("input-len")
-                || flag.name.starts_with("output-len");
-            if own || f.path.starts_with("disagg.") {
-                continue;
-            }
             let name = format!("--{}", flag.name);
-            let value = match f.kind {
+            let number = match f.kind {
                 Kind::Real => self
                     .f64(&name)
                     .map(|x| serde_json::json!(x * f.flag_units().scale)),
                 Kind::Whole => self.u32(&name).map(|x| serde_json::json!(x)),
                 Kind::Seed => self.u64(&name).map(|x| serde_json::json!(x)),
+                Kind::Choice(_) | Kind::Preset => {
+                    if let Some(v) = self.value(&name) {
+                        f.set_name(p, &v);
+                        self.note(&name);
+                    }
+                    None
+                }
                 _ => None,
             };
-            if let Some(v) = value {
+            if let Some(v) = number {
                 self.note(&name);
-                changes.push((f, v));
+                numbers.push((f, v));
             }
         }
-        if !changes.is_empty() {
-            *p = fields::with_values(p, &changes).map_err(|e| self.plan_error(&e))?;
+        if !numbers.is_empty() {
+            *p = fields::with_values(p, &numbers).map_err(|e| self.plan_error(&e))?;
         }
         Ok(())
-    }
-
-    fn dtype(&self, flag: &str) -> Option<Dtype> {
-        self.value(flag).map(|v| match v.as_str() {
-            "fp8" => Dtype::Fp8,
-            "int4" => Dtype::Int4,
-            _ => Dtype::Bf16,
-        })
     }
 
     /// `--input-len-*` / `--output-len-*`: median, sigma, p95, fixed, min, max.
@@ -856,6 +812,7 @@ fn load_link(url: &str) -> Result<Plan, String> {
 mod tests {
     use super::*;
     use crate::parse;
+    use goodput_core::plan::{Dtype, SloMode};
 
     /// The plan `goodput simulate ARGS` would run, or its one-line error.
     fn plan(line: &str) -> Result<Plan, String> {
@@ -914,7 +871,7 @@ mod tests {
             let (_, mut args) = parse(argv)?.map_err(|help| format!("help: {help}"))?;
             let mut plan = args.plan()?;
             if command == "disagg" {
-                plan.disagg = Some(crate::disagg::PoolFlags::read(&args).apply(&plan));
+                plan.disagg = Some(crate::disagg::PoolFlags::read(&args).apply(&plan)?);
             }
             Ok::<Plan, String>(plan)
         };

@@ -1,16 +1,13 @@
 //! `goodput disagg`: the cheapest xPyD (prefill and decode instances) for the forecast
 //! peak, beside the aggregated plan on the plan's own GPUs.
 
-use goodput_core::disagg::{run_disagg_threads, DisaggResult, DisaggSpec, Router};
+use goodput_core::disagg::{run_disagg_threads, DisaggResult, DisaggSpec};
 use goodput_core::plan::Plan;
 
 use clap::Command;
-use goodput_core::plan::fields::{by_path, field, Field};
+use goodput_core::plan::fields::{by_path, disagg_mut, disagg_of};
 
 use crate::args::{flag_message, json, Args};
-
-/// The KV link's bandwidth: `--kv-link-gbps` takes Gbit/s, the plan stores bytes/s.
-const KV_LINK: &Field = field("disagg.kv_link.bandwidth_bytes_per_s");
 
 /// The command and its own flags; the plan flags and the pool flags are added from the
 /// registry.
@@ -34,63 +31,29 @@ pub fn command() -> Command {
         ))
 }
 
-/// The pool flags as given.
-#[derive(Default)]
-pub(crate) struct PoolFlags {
-    prefill_gpu: Option<String>,
-    prefill_tp: Option<u32>,
-    prefill_budget: Option<u32>,
-    prefill_instances: Option<u32>,
-    decode_gpu: Option<String>,
-    decode_tp: Option<u32>,
-    decode_max_num_seqs: Option<u32>,
-    decode_instances: Option<u32>,
-    kv_link_gbps: Option<f64>,
-    kv_link_latency_s: Option<f64>,
-    router: Option<Router>,
-}
+/// The pool flags as given (`--prefill-gpu`, `--decode-tp`, `--kv-link-gbps`, …): the
+/// flags of the registry's rows under `disagg.`, each written through its row.
+pub(crate) struct PoolFlags(Args);
 
 impl PoolFlags {
     pub(crate) fn read(args: &Args) -> PoolFlags {
-        PoolFlags {
-            prefill_gpu: args.value("--prefill-gpu"),
-            prefill_tp: args.u32("--prefill-tp"),
-            prefill_budget: args.u32("--prefill-budget"),
-            prefill_instances: args.u32("--prefill-instances"),
-            decode_gpu: args.value("--decode-gpu"),
-            decode_tp: args.u32("--decode-tp"),
-            decode_max_num_seqs: args.u32("--decode-max-num-seqs"),
-            decode_instances: args.u32("--decode-instances"),
-            kv_link_gbps: args.f64("--kv-link-gbps"),
-            kv_link_latency_s: args.f64("--kv-link-latency"),
-            router: args.value("--router").as_deref().and_then(Router::parse),
-        }
+        PoolFlags(args.clone())
+    }
+
+    /// Whether the pool field at `path` was given by its flag.
+    fn gives(&self, path: &str) -> bool {
+        by_path(path)
+            .and_then(|f| f.flag)
+            .is_some_and(|f| self.0.given(f.name))
     }
 
     /// The plan's disagg section (or the defaults for the plan) with the flags applied.
-    pub(crate) fn apply(self, plan: &Plan) -> DisaggSpec {
-        let mut s = plan
-            .disagg
-            .clone()
-            .unwrap_or_else(|| DisaggSpec::for_plan(plan));
-        let p = &mut s.prefill;
-        p.gpu = self.prefill_gpu.unwrap_or(std::mem::take(&mut p.gpu));
-        p.tp_degree = self.prefill_tp.unwrap_or(p.tp_degree);
-        p.max_num_batched_tokens = self.prefill_budget.unwrap_or(p.max_num_batched_tokens);
-        p.instances = self.prefill_instances.or(p.instances);
-        let d = &mut s.decode;
-        d.gpu = self.decode_gpu.unwrap_or(std::mem::take(&mut d.gpu));
-        d.tp_degree = self.decode_tp.unwrap_or(d.tp_degree);
-        d.max_num_seqs = self.decode_max_num_seqs.unwrap_or(d.max_num_seqs);
-        d.instances = self.decode_instances.or(d.instances);
-        if let Some(g) = self.kv_link_gbps {
-            s.kv_link.bandwidth_bytes_per_s = g * KV_LINK.flag_units().scale;
-        }
-        if let Some(l) = self.kv_link_latency_s {
-            s.kv_link.latency_s = l;
-        }
-        s.router = self.router.unwrap_or(s.router);
-        s
+    pub(crate) fn apply(mut self, plan: &Plan) -> Result<DisaggSpec, String> {
+        let mut p = plan.clone();
+        disagg_mut(&mut p);
+        self.0
+            .write_flags(&mut p, |f| f.path.starts_with("disagg."))?;
+        Ok(disagg_of(&p))
     }
 }
 
@@ -101,8 +64,11 @@ pub fn run(args: &mut Args) -> Result<String, String> {
     let flags = PoolFlags::read(args);
     let mut plan = args.plan()?;
     let has_own_disagg = plan.disagg.is_some();
-    let (own_prefill_tp, own_decode_tp) = (flags.prefill_tp.is_some(), flags.decode_tp.is_some());
-    plan.disagg = Some(flags.apply(&plan));
+    let (own_prefill_tp, own_decode_tp) = (
+        flags.gives("disagg.prefill.tp_degree"),
+        flags.gives("disagg.decode.tp_degree"),
+    );
+    plan.disagg = Some(flags.apply(&plan)?);
     // A pool field is named by its flag, given or not (the plan's section may hold it).
     plan.validate().map_err(|e| {
         // A pool's TP the user did not give comes from the plan's own --tp.

@@ -1,7 +1,7 @@
 //! `goodput sweep`: goodput over a grid of max_num_seqs × max_num_batched_tokens.
 
 use goodput_core::format::{count, rps};
-use goodput_core::plan::fields;
+use goodput_core::plan::fields::{self, field};
 use goodput_core::search::{sweep_knobs_threads, SweepResult};
 
 use clap::Command;
@@ -45,14 +45,21 @@ fn list(args: &Args, flag: &str, path: &'static str) -> Result<Option<Vec<u32>>,
 pub fn run(args: &mut Args) -> Result<String, String> {
     let json = args.flag("--json");
     let threads = crate::search::threads(args)?;
-    let seqs = list(args, "--seqs", "run.sweep_max_num_seqs")?;
-    let budgets = list(args, "--budgets", "run.sweep_batched_tokens")?;
+    let axes = [
+        (
+            "run.sweep_max_num_seqs",
+            list(args, "--seqs", "run.sweep_max_num_seqs")?,
+        ),
+        (
+            "run.sweep_batched_tokens",
+            list(args, "--budgets", "run.sweep_batched_tokens")?,
+        ),
+    ];
     let mut plan = args.plan()?;
-    if let Some(s) = seqs {
-        plan.run.sweep_max_num_seqs = s;
-    }
-    if let Some(b) = budgets {
-        plan.run.sweep_batched_tokens = b;
+    for (path, axis) in axes {
+        if let Some(values) = axis {
+            field(path).set_list(&mut plan, values);
+        }
     }
     let mut line = crate::progress::ProgressLine::new("knob sweep", "simulations");
     let r = sweep_knobs_threads(&plan, threads, &mut line.callback()).map_err(|e| e.to_string())?;

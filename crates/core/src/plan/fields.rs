@@ -20,6 +20,7 @@
 //! `warmup_requests < num_requests`) stay in `validate`, beside the row's own range.
 
 mod access;
+mod setting;
 
 use super::Arrival;
 use super::{
@@ -34,6 +35,16 @@ use access::{
     whole as whole_of,
 };
 pub use access::{disagg_mut, disagg_of, routing_mut, routing_of, sharing_mut, sharing_of, Access};
+pub use setting::Setting;
+use setting::{
+    arrival, chunked_prefill, decode_gpu, gpu_preset, kv_dtype, kv_policy, listed, model_preset,
+    named, plan_at_best, pools_router, prefill_gpu, replica_router, replies_cached, set_arrival,
+    set_chunked_prefill, set_decode_gpu, set_gpu_preset, set_kv_dtype, set_kv_policy,
+    set_model_preset, set_plan_at_best, set_pools_router, set_prefill_gpu, set_replica_router,
+    set_replies_cached, set_sharing_on, set_slo_mode, set_sweep_budgets, set_sweep_seqs,
+    set_turn_order, set_weight_dtype, sharing_on, slo_mode, sweep_budgets, sweep_seqs, switched,
+    turn_order, weight_dtype,
+};
 
 /// What kind of value a field holds.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -114,6 +125,9 @@ pub struct Field {
     /// How a number is read from and written to a plan (`None` for a field that is not a
     /// number: a choice, a switch, a preset, a list).
     pub access: Option<Access>,
+    /// How a setting that is not a number (a choice, a preset, a switch, a list) is read
+    /// from and written to a plan (`None` for a number).
+    pub setting: Option<Setting>,
 }
 
 impl Field {
@@ -563,6 +577,7 @@ const fn row(
         shown: shown(unit, 1.0),
         finance: false,
         access: None,
+        setting: None,
     }
 }
 
@@ -645,7 +660,7 @@ const MAX_PARAMS: f64 = 1e13;
 /// Every plan field a person sets, by section, in the order the CLI's help lists them.
 pub const FIELDS: &[Field] = &[
     // Model.
-    finance(row(
+    named(finance(row(
         "model.preset",
         "Model preset",
         "Fills the model's shape from a preset (`goodput presets` lists them), before any single-field flag, wherever it stands.",
@@ -653,7 +668,7 @@ pub const FIELDS: &[Field] = &[
         Preset,
         None,
         flag("model"),
-    )),
+    )), model_preset, set_model_preset),
     rw(finance(show(
         row(
             "model.params",
@@ -707,7 +722,7 @@ pub const FIELDS: &[Field] = &[
         whole(1, 4096),
         None,
     ), |p| Some(p.model.head_dim as f64), |p, v| { p.model.head_dim = whole_of(v); custom_model(p) }),
-    finance(row(
+    named(finance(row(
         "model.weight_dtype",
         "Weight precision",
         "Bytes per weight; a GPU preset's effective FLOP/s follow it.",
@@ -715,8 +730,8 @@ pub const FIELDS: &[Field] = &[
         Choice(DTYPES),
         None,
         flag("weight-dtype"),
-    )),
-    row(
+    )), weight_dtype, set_weight_dtype),
+    named(row(
         "model.kv_dtype",
         "KV-cache precision",
         "Bytes per cached key or value.",
@@ -724,7 +739,7 @@ pub const FIELDS: &[Field] = &[
         Choice(DTYPES),
         None,
         flag("kv-dtype"),
-    ),
+    ), kv_dtype, set_kv_dtype),
     rw(optional(row(
         "model.weight_bytes_override",
         "Weight bytes",
@@ -744,7 +759,7 @@ pub const FIELDS: &[Field] = &[
         flag("kv-bytes-per-token"),
     )), |p| p.model.kv_bytes_per_token_override, |p, v| p.model.kv_bytes_per_token_override = v),
     // Hardware.
-    finance(row(
+    named(finance(row(
         "hardware.preset",
         "GPU preset",
         "Fills the hardware and its price from a preset (`goodput presets` lists them), before any single-field flag, wherever it stands.",
@@ -752,7 +767,7 @@ pub const FIELDS: &[Field] = &[
         Preset,
         None,
         flag("gpu"),
-    )),
+    )), gpu_preset, set_gpu_preset),
     rw(show(
         row(
             "hardware.mem_bandwidth_bytes_per_s",
@@ -937,7 +952,7 @@ pub const FIELDS: &[Field] = &[
         "req/s",
         1.0,
     )), |p| Some(p.traffic.peak_rate_rps), |p, v| p.traffic.peak_rate_rps = real(v)),
-    row(
+    named(row(
         "traffic.arrival",
         "Arrivals",
         "How requests arrive: Poisson, bursty (gamma), evenly spaced, or from a closed loop of clients; an imported trace brings its own times.",
@@ -945,7 +960,7 @@ pub const FIELDS: &[Field] = &[
         Choice(ARRIVALS),
         None,
         flag("arrival"),
-    ),
+    ), arrival, set_arrival),
     rw(show(
         row(
             "traffic.arrival.cv",
@@ -1120,7 +1135,7 @@ pub const FIELDS: &[Field] = &[
         closed(0.0, 1.0),
         flag("prefix-hit-rate"),
     ), |p| Some(p.traffic.prefix_hit_rate), |p, v| p.traffic.prefix_hit_rate = real(v)),
-    row(
+    switched(row(
         "traffic.sharing",
         "Shared prefixes and sessions",
         "Prompts that share prefixes a prefix cache holds once: shared system prompts or documents, multi-turn sessions. Setting any of the fields below turns it on; off, only the typed prefix and hit rate count.",
@@ -1128,7 +1143,7 @@ pub const FIELDS: &[Field] = &[
         Switch,
         None,
         None,
-    ),
+    ), sharing_on, set_sharing_on),
     rw(row(
         "traffic.sharing.block_tokens",
         "KV block size",
@@ -1192,7 +1207,7 @@ pub const FIELDS: &[Field] = &[
         whole(0, MAX_TOKENS),
         flag("session-document-tokens"),
     ), |p| Some(sharing_of(p).document_tokens as f64), |p, v| sharing_mut(p).document_tokens = whole_of(v)),
-    row(
+    named(row(
         "traffic.sharing.order",
         "Turn order",
         "How the sessions' turns interleave: each from a random open session (independent users), the sessions in turn, or every turn of every session in a random order, as a benchmark replaying flattened conversations sends them.",
@@ -1200,8 +1215,8 @@ pub const FIELDS: &[Field] = &[
         Choice(TURN_ORDERS),
         None,
         flag("turn-order"),
-    ),
-    row(
+    ), turn_order, set_turn_order),
+    switched(row(
         "traffic.sharing.replies_cached",
         "Replies cached",
         "The next turn resends the model's own reply, so its KV is cached (a live chat, an agent); off when recorded conversations are replayed, whose replies differ from what the model writes.",
@@ -1209,7 +1224,7 @@ pub const FIELDS: &[Field] = &[
         Switch,
         None,
         flag("no-replies-cached"),
-    ),
+    ), replies_cached, set_replies_cached),
     // SLO.
     rw(finance(optional(show(
         row(
@@ -1259,7 +1274,7 @@ pub const FIELDS: &[Field] = &[
         "0–1",
         1.0,
     )), |p| Some(p.slo.attainment_target), |p, v| p.slo.attainment_target = real(v)),
-    finance(row(
+    named(finance(row(
         "slo.mode",
         "SLO mode",
         "Joint: the target share of requests meets every objective at once. Marginal: each objective is a percentile on its own.",
@@ -1267,7 +1282,7 @@ pub const FIELDS: &[Field] = &[
         Choice(SLO_MODES),
         None,
         flag("slo-mode"),
-    )),
+    )), slo_mode, set_slo_mode),
     // Engine.
     rw(row(
         "engine.max_num_seqs",
@@ -1287,7 +1302,7 @@ pub const FIELDS: &[Field] = &[
         whole(1, MAX_BATCHED_TOKENS),
         flag("max-num-batched-tokens"),
     ), |p| Some(p.engine.max_num_batched_tokens as f64), |p, v| p.engine.max_num_batched_tokens = whole_of(v)),
-    row(
+    switched(row(
         "engine.chunked_prefill",
         "Chunked prefill",
         "Split long prompts across steps within the token budget; off runs each prefill whole.",
@@ -1295,8 +1310,8 @@ pub const FIELDS: &[Field] = &[
         Switch,
         None,
         flag("no-chunked-prefill"),
-    ),
-    row(
+    ), chunked_prefill, set_chunked_prefill),
+    named(row(
         "engine.kv_policy",
         "KV-cache policy",
         "How KV memory limits admission: not at all, by reserving a request's whole length up front, or in blocks as it grows, preempting the newest sequence when full.",
@@ -1304,7 +1319,7 @@ pub const FIELDS: &[Field] = &[
         Choice(KV_POLICIES),
         None,
         flag("kv-policy"),
-    ),
+    ), kv_policy, set_kv_policy),
     rw(row(
         "engine.spec_draft_tokens",
         "Speculative draft",
@@ -1422,7 +1437,7 @@ pub const FIELDS: &[Field] = &[
         "",
         1.0,
     ), |p| Some(p.run.seed as f64), |p, v| p.run.seed = v.unwrap_or(0.0) as u64),
-    row(
+    listed(row(
         "run.sweep_max_num_seqs",
         "Sequences to try",
         "max_num_seqs values the knob sweep tries, separated by commas.",
@@ -1430,8 +1445,8 @@ pub const FIELDS: &[Field] = &[
         List,
         whole(1, MAX_NUM_SEQS),
         None,
-    ),
-    row(
+    ), sweep_seqs, set_sweep_seqs),
+    listed(row(
         "run.sweep_batched_tokens",
         "Token budgets to try",
         "max_num_batched_tokens values the knob sweep tries, separated by commas; 0 tries chunked prefill off.",
@@ -1439,8 +1454,8 @@ pub const FIELDS: &[Field] = &[
         List,
         whole(0, MAX_BATCHED_TOKENS),
         None,
-    ),
-    row(
+    ), sweep_budgets, set_sweep_budgets),
+    switched(row(
         "run.plan_at_best",
         "Plan at the sweep's best",
         "Size the fleet and its cost at the engine settings the knob sweep finds best, not the plan's own; the settings follow each new sweep.",
@@ -1448,9 +1463,9 @@ pub const FIELDS: &[Field] = &[
         Switch,
         None,
         flag("plan-at-best"),
-    ),
+    ), plan_at_best, set_plan_at_best),
     // Disaggregated serving.
-    row(
+    named(row(
         "disagg.prefill.gpu",
         "Prefill GPU",
         "GPU preset of the prefill pool (default: the plan's hardware).",
@@ -1458,7 +1473,7 @@ pub const FIELDS: &[Field] = &[
         Preset,
         None,
         flag("prefill-gpu"),
-    ),
+    ), prefill_gpu, set_prefill_gpu),
     rw(row(
         "disagg.prefill.tp_degree",
         "Prefill TP",
@@ -1486,7 +1501,7 @@ pub const FIELDS: &[Field] = &[
         whole(1, MAX_DISAGG_INSTANCES),
         flag("prefill-instances"),
     )), |p| disagg_of(p).prefill.instances.map(f64::from), |p, v| disagg_mut(p).prefill.instances = v.map(|x| x as u32)),
-    row(
+    named(row(
         "disagg.decode.gpu",
         "Decode GPU",
         "GPU preset of the decode pool (default: the plan's hardware).",
@@ -1494,7 +1509,7 @@ pub const FIELDS: &[Field] = &[
         Preset,
         None,
         flag("decode-gpu"),
-    ),
+    ), decode_gpu, set_decode_gpu),
     rw(row(
         "disagg.decode.tp_degree",
         "Decode TP",
@@ -1556,7 +1571,7 @@ pub const FIELDS: &[Field] = &[
         "ms",
         1e-3,
     ), |p| Some(disagg_of(p).kv_link.latency_s), |p, v| disagg_mut(p).kv_link.latency_s = real(v)),
-    row(
+    named(row(
         "disagg.router",
         "Router",
         "How requests are spread over the instances of a pool.",
@@ -1564,7 +1579,7 @@ pub const FIELDS: &[Field] = &[
         Choice(ROUTERS),
         None,
         flag("router"),
-    ),
+    ), pools_router, set_pools_router),
     // Routing over replicas.
     rw(row(
         "routing.replicas",
@@ -1575,7 +1590,7 @@ pub const FIELDS: &[Field] = &[
         whole(2, MAX_ROUTED_REPLICAS),
         flag("fleet-replicas"),
     ), |p| Some(routing_of(p).replicas as f64), |p, v| routing_mut(p).replicas = whole_of(v)),
-    row(
+    named(row(
         "routing.router",
         "Replica router",
         "How requests are spread over the replicas: in turn, at random, to the fewest requests, a session's turns all to one replica, or by the cached share of the prompt, free KV memory and queue (llm-d's precise prefix-cache profile).",
@@ -1583,7 +1598,7 @@ pub const FIELDS: &[Field] = &[
         Choice(FLEET_ROUTERS),
         None,
         flag("fleet-router"),
-    ),
+    ), replica_router, set_replica_router),
 ];
 
 #[cfg(test)]

@@ -524,3 +524,170 @@ fn every_number_writes_itself_and_nothing_else() {
     }
     assert!(written >= 70, "only {written} numbers written");
 }
+
+#[test]
+fn every_setting_and_only_a_setting_has_a_reader_and_a_writer_of_its_kind() {
+    for f in FIELDS {
+        let fits = matches!(
+            (f.kind, f.setting),
+            (Kind::Choice(_) | Kind::Preset, Some(Setting::Name { .. }))
+                | (Kind::Switch, Some(Setting::Switch { .. }))
+                | (Kind::List, Some(Setting::List { .. }))
+                | (Kind::Real | Kind::Whole | Kind::Seed, None)
+        );
+        assert!(fits, "{}: {:?} with {:?}", f.path, f.kind, f.setting);
+    }
+}
+
+/// The top-level keys of a plan's JSON that differ between `a` and `b`, with the
+/// second-level ones under `traffic` (`traffic.arrival`), where sections live.
+fn sections_moved(a: &Plan, b: &Plan) -> Vec<String> {
+    let (a, b) = (
+        serde_json::to_value(a).expect("json"),
+        serde_json::to_value(b).expect("json"),
+    );
+    let keys = |v: &Value| -> Vec<String> {
+        v.as_object()
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    let mut all = keys(&a);
+    all.extend(keys(&b));
+    all.sort();
+    all.dedup();
+    let mut moved = Vec::new();
+    for k in all {
+        if a.get(&k) == b.get(&k) {
+            continue;
+        }
+        if k == "traffic" {
+            let (ta, tb) = (&a[&k], &b[&k]);
+            let mut inner = keys(ta);
+            inner.extend(keys(tb));
+            inner.sort();
+            inner.dedup();
+            moved.extend(
+                inner
+                    .into_iter()
+                    .filter(|i| ta.get(i) != tb.get(i))
+                    .map(|i| format!("traffic.{i}")),
+            );
+        } else {
+            moved.push(k);
+        }
+    }
+    moved
+}
+
+/// The sections a row may move: its own (a preset fills its whole section; the weight
+/// precision refreshes a preset GPU's FLOP/s).
+fn may_move(f: &Field) -> Vec<String> {
+    let mut parts = f.path.split('.');
+    let first = parts.next().unwrap_or_default();
+    let own = if first == "traffic" {
+        format!("traffic.{}", parts.next().unwrap_or_default())
+    } else {
+        first.to_string()
+    };
+    let mut allowed = vec![own];
+    if f.path == "model.weight_dtype" {
+        allowed.push("hardware".into());
+    }
+    allowed
+}
+
+#[test]
+fn every_setting_writes_each_of_its_values_and_nothing_else() {
+    let presets_of = |f: &Field| -> Vec<String> {
+        if f.path == "model.preset" {
+            crate::presets::MODELS
+                .iter()
+                .map(|m| m.id.to_string())
+                .collect()
+        } else {
+            crate::presets::GPUS
+                .iter()
+                .map(|g| g.id.to_string())
+                .collect()
+        }
+    };
+    let mut written = 0;
+    for plan in plans_holding_every_number() {
+        for f in FIELDS.iter().filter(|f| f.setting.is_some()) {
+            let values: Vec<String> = match f.kind {
+                Kind::Choice(c) => c.iter().map(|(n, _)| n.to_string()).collect(),
+                Kind::Preset => presets_of(f),
+                _ => Vec::new(),
+            };
+            let mut check = |typed: &Plan, what: &str| {
+                let moved = sections_moved(&plan, typed);
+                let allowed = may_move(f);
+                assert!(
+                    moved.iter().all(|m| allowed.contains(m)),
+                    "writing {what} at {} moved {moved:?}",
+                    f.path
+                );
+                // Within its section, no other row moves either: a preset fills its
+                // section, the weight precision a preset GPU's numbers, and a row with
+                // rows of its own below it (the arrival process, the prefix structure's
+                // switch) those.
+                let fills = matches!(f.kind, Kind::Preset) && !f.path.starts_with("disagg.")
+                    || f.path == "model.weight_dtype";
+                for g in FIELDS.iter().filter(|g| g.path != f.path && !fills) {
+                    // Writing into a section turns on its switch.
+                    if g.path.starts_with(&format!("{}.", f.path))
+                        || f.path.starts_with(&format!("{}.", g.path))
+                    {
+                        continue;
+                    }
+                    if g.holds(&plan) {
+                        assert_eq!(
+                            g.held(typed),
+                            g.held(&plan),
+                            "writing {what} at {} moved {}",
+                            f.path,
+                            g.path
+                        );
+                    }
+                    assert_eq!(
+                        (g.name_in(typed), g.is_on(typed), g.list_in(typed)),
+                        (g.name_in(&plan), g.is_on(&plan), g.list_in(&plan)),
+                        "writing {what} at {} moved {}",
+                        f.path,
+                        g.path
+                    );
+                }
+                written += 1;
+            };
+            for v in &values {
+                let mut typed = plan.clone();
+                f.set_name(&mut typed, v);
+                assert_eq!(f.name_in(&typed).as_deref(), Some(v.as_str()), "{}", f.path);
+                check(&typed, v);
+            }
+            if let Some(Setting::Switch { get, set }) = f.setting {
+                for on in [true, false] {
+                    let mut typed = plan.clone();
+                    set(&mut typed, on);
+                    assert_eq!(get(&typed), on, "{}", f.path);
+                    check(&typed, if on { "on" } else { "off" });
+                }
+            }
+            if let Some(Setting::List { get, set }) = f.setting {
+                let list = vec![8, 32, 128];
+                let mut typed = plan.clone();
+                set(&mut typed, list.clone());
+                assert_eq!(get(&typed), list, "{}", f.path);
+                check(&typed, "a list");
+            }
+            // A name the row does not know leaves the plan as it is (a pool's GPU id is
+            // written as given, and refused by `validate`).
+            if matches!(f.setting, Some(Setting::Name { .. })) && !f.path.starts_with("disagg.") {
+                let mut typed = plan.clone();
+                f.set_name(&mut typed, "no-such-name");
+                assert_eq!(typed, plan, "{}", f.path);
+            }
+        }
+    }
+    assert!(written >= 100, "only {written} settings written");
+}
