@@ -224,6 +224,7 @@ pub const FIELDS: &[Field] = &[
     f!("model.layers", Model),
     f!("model.kv_heads", Model),
     f!("model.head_dim", Model),
+    f!("model.expert_routing_skew", Model),
     f!("hardware.mem_bandwidth_bytes_per_s", Hardware),
     f!("hardware.compute_flops_per_s", Hardware),
     f!("hardware.memory_bytes", Hardware),

@@ -95,6 +95,23 @@ pub struct ModelSpec {
     /// only the experts its tokens pick. 0 for a dense model [parameters].
     #[serde(default, skip_serializing_if = "is_zero_f64")]
     pub expert_params: f64,
+    /// How much more often a token picks one of the popular half of the routed experts
+    /// than one of the other half; 1 (uniform routing) unless stated. Real routers favour
+    /// some experts, so a batch reads fewer distinct experts than uniform routing says
+    /// (docs/models.md, "Routed experts") [ratio ≥ 1].
+    #[serde(
+        default = "uniform_routing",
+        skip_serializing_if = "is_uniform_routing"
+    )]
+    pub expert_routing_skew: f64,
+}
+
+fn uniform_routing() -> f64 {
+    1.0
+}
+
+fn is_uniform_routing(x: &f64) -> bool {
+    *x == 1.0
 }
 
 fn is_zero(x: &u32) -> bool {
@@ -125,6 +142,7 @@ impl Default for ModelSpec {
             experts: 0,
             experts_per_token: 0,
             expert_params: 0.0,
+            expert_routing_skew: 1.0,
         }
     }
 }

@@ -87,6 +87,7 @@ impl StepModelOf for StepModel {
             attn_window_tokens: m.sliding_window_tokens as f64,
             expert_weight_bytes: m.expert_weight_bytes(),
             expert_miss_per_token: m.expert_miss_per_token(),
+            expert_routing_skew: m.expert_routing_skew,
         }
     }
 }
@@ -232,6 +233,47 @@ mod tests {
         // = 13.05 ms (the compute, 2 × 3.3e9 × 16 / 593e12 = 0.18 ms, stays below).
         assert!(close(s.step_time_s(1.0, 0.0), 2.982_632_883_58e-3, 1e-9));
         assert!(close(s.step_time_s(16.0, 0.0), 13.045_996_698_3e-3, 1e-9));
+    }
+
+    #[test]
+    fn skewed_expert_reads_of_qwen3_30b_a3b_by_hand() {
+        // The same model with a routing skew of 3: a token picks an expert of the popular
+        // half three times as often as one of the other half, 8/128 × 2·3/4 = 0.09375
+        // against 8/128 × 2/4 = 0.03125, so q_hot = 0.90625 and q_cold = 0.96875.
+        let mut plan = preset_plan("qwen3-30b-a3b", "h100-sxm");
+        plan.model.expert_routing_skew = 3.0;
+        plan.validate().expect("a valid skew");
+        let s = StepModel::from_plan(&plan);
+        assert_eq!(s.expert_misses(), Some((0.90625, 0.96875)));
+        // 1 token still reads 8 experts: X/2 × (0.09375 + 0.03125) = X × 8/128.
+        assert!(close(s.weights_read(1.0), 6_641_820_160.0, 1e-12));
+        // 16 tokens: q_hot^16 = 0.206999…, q_cold^16 = 0.601710…, so the experts left
+        // unread hold X/2 × 0.808709… = 23,445,315,978.9 bytes: 59.56% of them are read
+        // (64.39% uniform), 37,554,684,021.1 bytes, 11.21 ms on the H100 (12.05 uniform).
+        assert!(close(s.weights_read(16.0), 37_554_684_021.10, 1e-12));
+        assert!(close(
+            s.weights_read(16.0) / 3.35e12,
+            11.210_353_439e-3,
+            1e-9
+        ));
+        // 256 tokens: the popular half is all read, the other half but 8.6 MB.
+        assert!(close(s.weights_read(256.0), 60_991_440_215.67, 1e-12));
+        // The engine's own evaluation gives the same bytes, and so the same step.
+        use crate::sim::{SimConfig, SimConfigOf};
+        let cfg = SimConfig::from_plan(&plan, 1.0).expect("config");
+        let timer = goodput_engine::engine::StepTimer::new(&cfg);
+        for n in [1u64, 16, 256] {
+            assert_eq!(timer.weights(n), s.weights_read(n as f64), "{n} tokens");
+        }
+        // Uniform routing is the single chance, bit for bit as before.
+        plan.model.expert_routing_skew = 1.0;
+        assert_eq!(StepModel::from_plan(&plan).expert_misses(), None);
+        // A skew below 1 or past the limit is refused, in the row's words.
+        for bad in [0.5, 65.0, f64::NAN] {
+            plan.model.expert_routing_skew = bad;
+            let e = plan.validate().expect_err("out of range");
+            assert_eq!(e.field, "model.expert_routing_skew", "{bad}");
+        }
     }
 
     #[test]

@@ -1276,6 +1276,8 @@ pub struct StepTimer {
     w_bytes: f64,
     expert_bytes: f64,
     expert_miss: f64,
+    /// The two halves' chances with skewed routing ([`crate::step::StepModel::expert_misses`]).
+    expert_misses: Option<(f64, f64)>,
     kappa: f64,
     s_per_tok: f64,
     comm_per_tok: f64,
@@ -1295,6 +1297,7 @@ impl StepTimer {
             w_bytes: sm.weight_bytes,
             expert_bytes: sm.expert_weight_bytes,
             expert_miss: sm.expert_miss_per_token,
+            expert_misses: sm.expert_misses(),
             kappa: sm.kv_read_bytes_per_token(),
             s_per_tok: 2.0 * sm.params / (gpus * sm.compute_flops_per_s),
             comm_per_tok: sm.tp_comm_s_per_token,
@@ -1305,10 +1308,15 @@ impl StepTimer {
     /// Weight bytes a step of `n_tok` tokens reads (every routed expert some token picks).
     #[inline(always)]
     pub fn weights(&self, n_tok: u64) -> f64 {
-        if self.expert_bytes > 0.0 {
-            self.w_bytes - self.expert_bytes * libm::pow(self.expert_miss, n_tok as i64 as f64)
-        } else {
-            self.w_bytes
+        if self.expert_bytes <= 0.0 {
+            return self.w_bytes;
+        }
+        let n = n_tok as i64 as f64;
+        match self.expert_misses {
+            None => self.w_bytes - self.expert_bytes * libm::pow(self.expert_miss, n),
+            Some((hot, cold)) => {
+                self.w_bytes - 0.5 * self.expert_bytes * (libm::pow(hot, n) + libm::pow(cold, n))
+            }
         }
     }
 

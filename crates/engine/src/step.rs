@@ -53,6 +53,9 @@ pub struct StepModel {
     /// Chance that one token leaves a given routed expert untouched, `1 − k/E` for `k`
     /// experts per token out of `E`, with uniform routing [0..1].
     pub expert_miss_per_token: f64,
+    /// How much more often a token picks an expert of the popular half than one of the
+    /// other half; 1 for uniform routing ([`StepModel::expert_misses`]) [ratio ≥ 1].
+    pub expert_routing_skew: f64,
 }
 
 /// The constants a calibration fits, applied by [`StepModel::calibrated`].
@@ -107,6 +110,7 @@ impl StepModel {
             attn_window_tokens: 0.0,
             expert_weight_bytes: 0.0,
             expert_miss_per_token: 1.0,
+            expert_routing_skew: 1.0,
         }
     }
 
@@ -126,14 +130,41 @@ impl StepModel {
         }
     }
 
+    /// With skewed routing, the chances that one token leaves a given expert of the
+    /// popular half and of the other half untouched, `(1 − 2s/(s+1)·k/E, 1 − 2/(s+1)·k/E)`
+    /// for a skew `s`: a popular expert is picked `s` times as often, and a token still
+    /// picks `k` experts on average (a popular one at most surely). `None` for uniform
+    /// routing (`s` = 1), whose one chance is `expert_miss_per_token`.
+    pub fn expert_misses(&self) -> Option<(f64, f64)> {
+        let s = self.expert_routing_skew;
+        if s == 1.0 || !s.is_finite() {
+            return None;
+        }
+        let pick = 1.0 - self.expert_miss_per_token;
+        let hot = (pick * 2.0 * s / (s + 1.0)).min(1.0);
+        let cold = pick * 2.0 / (s + 1.0);
+        Some((1.0 - hot, 1.0 - cold))
+    }
+
     /// Weight bytes a step of `n_tok` tokens reads: the dense part, plus each routed
-    /// expert that at least one token picks, `X × (1 − q^n)` (all GPUs together) [bytes].
+    /// expert that at least one token picks, `X × (1 − q^n)` (all GPUs together); with
+    /// skewed routing, each half of the experts by its own chance,
+    /// `X/2 × (1 − q_hot^n) + X/2 × (1 − q_cold^n)` [bytes].
     pub fn weights_read(&self, n_tok: f64) -> f64 {
-        if self.expert_weight_bytes > 0.0 {
-            self.weight_bytes
-                - self.expert_weight_bytes * libm::pow(self.expert_miss_per_token, n_tok)
-        } else {
-            self.weight_bytes
+        if self.expert_weight_bytes <= 0.0 {
+            return self.weight_bytes;
+        }
+        match self.expert_misses() {
+            None => {
+                self.weight_bytes
+                    - self.expert_weight_bytes * libm::pow(self.expert_miss_per_token, n_tok)
+            }
+            Some((hot, cold)) => {
+                self.weight_bytes
+                    - 0.5
+                        * self.expert_weight_bytes
+                        * (libm::pow(hot, n_tok) + libm::pow(cold, n_tok))
+            }
         }
     }
 

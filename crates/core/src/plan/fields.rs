@@ -653,6 +653,10 @@ pub use super::disagg::ROUTERS;
 
 use Kind::{Choice, List, Preset, Real, Seed, Switch, Whole};
 
+/// Largest expert routing skew a plan accepts: a popular expert picked 64 times as often
+/// as the others is already nearly every token on the popular half [ratio].
+const MAX_EXPERT_ROUTING_SKEW: f64 = 64.0;
+
 /// Largest and smallest model a plan accepts [parameters].
 const MIN_PARAMS: f64 = 1e6;
 const MAX_PARAMS: f64 = 1e13;
@@ -758,6 +762,15 @@ pub const FIELDS: &[Field] = &[
         positive(1e9),
         flag("kv-bytes-per-token"),
     )), |p| p.model.kv_bytes_per_token_override, |p, v| p.model.kv_bytes_per_token_override = v),
+    rw(row(
+        "model.expert_routing_skew",
+        "Expert routing skew",
+        "How much more often a token picks one of the popular half of a mixture of experts' routed experts than one of the others: 1 is uniform routing; more reads fewer distinct experts a step, so decode at moderate batches is faster.",
+        "",
+        Real,
+        closed(1.0, MAX_EXPERT_ROUTING_SKEW),
+        flag("expert-skew"),
+    ), |p| Some(p.model.expert_routing_skew), |p, v| p.model.expert_routing_skew = real(v)),
     // Hardware.
     named(finance(row(
         "hardware.preset",

@@ -47,7 +47,8 @@ impl Field {
     /// clients and their think time only in a closed loop, a lognormal length's median
     /// and sigma only while it is lognormal and a fixed length's tokens only while it is
     /// fixed, the prefix structure's, the routing's and the pools' fields only while the
-    /// plan has them. A p95 is never held: it is the sigma read another way.
+    /// plan has them, the expert routing skew only for a mixture of experts. A p95 is
+    /// never held: it is the sigma read another way.
     pub fn holds(&self, p: &Plan) -> bool {
         let t = &p.traffic;
         let lognormal = |l: &LengthSpec| matches!(l.dist, LengthDist::LogNormal { .. });
@@ -62,6 +63,7 @@ impl Field {
             "traffic.prompt.dist.tokens" => fixed(&t.prompt),
             "traffic.output.dist.tokens" => fixed(&t.output),
             "traffic.prompt.dist.p95" | "traffic.output.dist.p95" => false,
+            "model.expert_routing_skew" => p.model.is_moe(),
             path if path.starts_with("traffic.sharing.") => t.sharing.is_some(),
             path if path.starts_with("routing.") => p.routing.is_some(),
             path if path.starts_with("disagg.") => p.disagg.is_some(),

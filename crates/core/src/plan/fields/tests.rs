@@ -15,6 +15,12 @@ fn base_for(path: &str) -> Value {
     if path.starts_with("disagg.") {
         plan.disagg = Some(DisaggSpec::for_plan(&plan));
     }
+    // The routing skew is checked for a mixture of experts only.
+    if path == "model.expert_routing_skew" {
+        crate::presets::model("qwen3-30b-a3b")
+            .expect("a preset")
+            .apply(&mut plan);
+    }
     let mut v = serde_json::to_value(&plan).expect("plan JSON");
     let set = |v: &mut Value, path: &str, x: Value| *slot(v, path) = x;
     match path {
@@ -403,7 +409,7 @@ fn the_registry_writes_a_default_the_json_leaves_out() {
 
 /// Plans that between them hold every number the registry has: prefix structure,
 /// routing and pools on, every optional number set; a closed loop with fixed lengths;
-/// gamma arrivals.
+/// gamma arrivals for a mixture of experts with a routing skew.
 fn plans_holding_every_number() -> Vec<Plan> {
     let mut full = Plan::default();
     sharing_mut(&mut full).groups = 4;
@@ -425,6 +431,10 @@ fn plans_holding_every_number() -> Vec<Plan> {
     closed.traffic.output.dist = crate::plan::LengthDist::Fixed { tokens: 90 };
     let mut gamma = Plan::default();
     gamma.traffic.arrival = Arrival::Gamma { cv: 2.5 };
+    crate::presets::model("qwen3-30b-a3b")
+        .expect("a preset")
+        .apply(&mut gamma);
+    gamma.model.expert_routing_skew = 2.5;
     vec![full, closed, gamma]
 }
 
