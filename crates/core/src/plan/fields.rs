@@ -765,7 +765,7 @@ pub const FIELDS: &[Field] = &[
     rw(row(
         "model.expert_routing_skew",
         "Expert routing skew",
-        "How much more often a token picks one of the popular half of a mixture of experts' routed experts than one of the others: 1 is uniform routing; more reads fewer distinct experts a step, so decode at moderate batches is faster.",
+        "How many times as often a token picks a popular routed expert as another (1: uniform). More skew reads fewer distinct experts a step.",
         "",
         Real,
         closed(1.0, MAX_EXPERT_ROUTING_SKEW),
