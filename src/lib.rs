@@ -19,7 +19,7 @@
 //! state that owns it (`PlanState::on_edit`, `RunController::on_result` and `on_end`)
 //! rather than from an effect watching a signal: the run driver itself follows the good
 //! plan that way (`RunController::follow`). Effects are kept for the world outside (the
-//! address, storage, canvases and the frame that embeds the page), and none writes a
+//! address, canvases and the frame that embeds the page), and none writes a
 //! signal (checked by `tests/effects.rs`). Charts are plain data builders plus drawing
 //! functions generic over the plotters backend (`charts`), so they render to a canvas here
 //! and to SVG elsewhere.

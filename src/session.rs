@@ -184,24 +184,26 @@ impl Session {
     }
 
     /// Saves the good plan as the own plan after [`AUTOSAVE_DEBOUNCE`], unless a link is
-    /// being visited or the page is an embed; a later call starts the pause again.
+    /// being visited or the page is an embed; a later call starts the pause again, and
+    /// one made while a link is visited drops the save pending (an Undo tells the edit
+    /// before it gives the visit back).
     fn autosave_soon(&self) {
-        let plan = self.state.good.get_untracked();
-        let goodput = untrack(|| self.runs.goodput_for(&plan));
+        self.pending.update_value(|p| {
+            if let Some(h) = p.take() {
+                h.clear();
+            }
+        });
         if self.visit.with_untracked(Option::is_some) || self.view.get_untracked() == View::Embed {
             return;
         }
+        let plan = self.state.good.get_untracked();
+        let goodput = untrack(|| self.runs.goodput_for(&plan));
         let entry = SavedPlan {
             name: "current".into(),
             plan,
             saved_at_ms: saved::now_ms(),
             goodput_rps: goodput,
         };
-        self.pending.update_value(|p| {
-            if let Some(h) = p.take() {
-                h.clear();
-            }
-        });
         let s = *self;
         let handle = set_timeout_with_handle(move || s.write_own(&entry), AUTOSAVE_DEBOUNCE).ok();
         self.pending.set_value(handle);

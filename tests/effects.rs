@@ -62,7 +62,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The text between the parenthesis that opens at `open` and the one that closes it,
-/// skipping string literals and comments; `None` when it never closes.
+/// skipping string and character literals and comments; `None` when it never closes.
 fn call_argument(text: &str, open: usize) -> Option<&str> {
     let bytes = text.as_bytes();
     let (mut depth, mut i) = (0usize, open);
@@ -79,6 +79,15 @@ fn call_argument(text: &str, open: usize) -> Option<&str> {
                     i += 1;
                 }
             }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                while i + 1 < bytes.len() && !(bytes[i] == b'*' && bytes[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            // A character literal ('(', '\''); a lifetime ('a) has no closing quote.
+            b'\'' if bytes.get(i + 2) == Some(&b'\'') => i += 2,
+            b'\'' if bytes.get(i + 1) == Some(&b'\\') && bytes.get(i + 3) == Some(&b'\'') => i += 3,
             b'(' => depth += 1,
             b')' => {
                 depth -= 1;
@@ -185,6 +194,7 @@ fn the_reader_finds_an_effect_and_a_write_in_its_body() {
             // Effect::new( in a comment creates nothing.
             Effect::new(move |_| {
                 let label = "a ) in a string";
+                let close = ')'; /* ) in a comment */
                 shown.set(label.len());
             });
             RenderEffect::new(move |_| canvas.draw());

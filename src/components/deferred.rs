@@ -143,8 +143,18 @@ pub fn Deferred(
         if runs.status.with_untracked(|s| s.phase.has_ended()) {
             after_paint();
         } else {
-            let id = runs.on_end(after_paint);
-            on_cleanup(move || runs.forget(id));
+            // Heard once: the listener goes when the run has ended, or the part with it.
+            let id = StoredValue::new(None);
+            let forget = move || {
+                if let Some(i) = id.try_update_value(Option::take).flatten() {
+                    runs.forget(i);
+                }
+            };
+            id.set_value(Some(runs.on_end(move || {
+                after_paint();
+                forget();
+            })));
+            on_cleanup(forget);
         }
     }
     // One handler for both events: printing builds them at once; scrolling when near (a

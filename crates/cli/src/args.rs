@@ -17,7 +17,7 @@ use goodput_core::plan::fields::{
     self, by_flag, by_path, field, range_message, Field, Kind, Range,
 };
 use goodput_core::plan::{
-    Arrival, KvPolicy, LengthDist, LengthSpec, Plan, PlanError, MAX_CONCURRENCY,
+    Arrival, KvPolicy, LengthDist, LengthSpec, Plan, PlanError, PrefixModel, MAX_CONCURRENCY,
 };
 use goodput_core::presets;
 
@@ -651,9 +651,7 @@ impl Args {
             p.traffic.max_concurrency = Some(n);
             self.note("--max-concurrency");
         }
-        // The prefix structure: any of its flags turns it on first, from no structure
-        // and with the typed shared prefix off, so that a typed prefix given beside it is
-        // refused by the check, not dropped.
+        // The prefix structure: any of its flags turns it on first.
         let any_given = |section: &str| {
             fields::FIELDS
                 .iter()
@@ -661,8 +659,10 @@ impl Args {
                 .filter_map(|f| f.flag)
                 .any(|f| self.given(f.name))
         };
-        if any_given("traffic.sharing.") {
-            field("traffic.sharing").set_on(p, true);
+        // The structure starts empty; a typed shared prefix the plan holds stays, and
+        // the check refuses the two together (the page's switch turns the typed one off).
+        if any_given("traffic.sharing.") && p.traffic.sharing.is_none() {
+            p.traffic.sharing = Some(PrefixModel::NONE);
         }
         // Routing over replicas: any of its flags turns it on (2 replicas, round robin).
         if any_given("routing.") {
@@ -844,12 +844,14 @@ mod tests {
     }
 
     /// Flags a field's flag needs beside it to mean anything (a closed loop for its
-    /// clients, gamma arrivals for their spread, a routed fleet for its router…).
+    /// clients, gamma arrivals for their spread, a mixture of experts for its routing
+    /// skew…).
     fn beside(path: &str) -> &'static str {
         match path {
             "traffic.arrival.concurrency" => "--arrival closed",
             "traffic.arrival.think_s" => "--arrival closed --concurrency 4",
             "traffic.arrival.cv" => "--arrival gamma",
+            "model.expert_routing_skew" => "--model qwen3-30b-a3b",
             _ => "",
         }
     }
@@ -1062,6 +1064,23 @@ mod tests {
             }
             other => panic!("expected lognormal, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_prefix_structure_flag_keeps_a_linked_typed_prefix_and_is_refused_beside_it() {
+        let mut linked = Plan::default();
+        linked.traffic.prefix_tokens = 300;
+        linked.traffic.prefix_hit_rate = 0.5;
+        let link = goodput_core::share::encode(&linked);
+        let e = plan(&format!("--link {link} --sessions 10")).expect_err("both");
+        assert!(e.contains("prefix"), "{e}");
+        // Without the typed prefix, the flag turns the structure on.
+        let p = plan(&format!(
+            "--link {} --sessions 10",
+            goodput_core::share::encode(&Plan::default())
+        ))
+        .expect("valid");
+        assert_eq!(p.traffic.sharing.map(|s| s.sessions), Some(10));
     }
 
     #[test]

@@ -1195,6 +1195,15 @@ impl Plan {
     fn validate_experts(&self) -> Result<(), PlanError> {
         let m = &self.model;
         count("model.experts", m.experts as u64, 0, 65_536)?;
+        if m.expert_routing_skew != 1.0 && !m.is_moe() {
+            return Err(err(
+                "model.expert_routing_skew",
+                format!(
+                    "only a mixture of experts routes tokens; a dense model takes 1 (uniform), got {}",
+                    m.expert_routing_skew
+                ),
+            ));
+        }
         if m.experts == 0 {
             count("model.experts_per_token", m.experts_per_token as u64, 0, 0)?;
             if m.expert_params != 0.0 {
@@ -1518,8 +1527,9 @@ impl crate::presets::GpuPreset {
 }
 
 impl crate::presets::ModelPreset {
-    /// Fills `plan.model`'s shape (parameters, layers, KV heads, head dim, preset id) and
-    /// clears the weight/KV byte overrides. Dtypes are left as they are.
+    /// Fills `plan.model`'s shape (parameters, layers, KV heads, head dim, preset id),
+    /// clears the weight/KV byte overrides and sets the expert routing back to uniform.
+    /// Dtypes are left as they are.
     pub fn apply(&self, plan: &mut Plan) {
         let m = &mut plan.model;
         m.preset = self.id.to_string();
@@ -1538,6 +1548,8 @@ impl crate::presets::ModelPreset {
         m.experts = self.experts;
         m.experts_per_token = self.experts_per_token;
         m.expert_params = self.expert_params;
+        // How skewed a router is belongs to the model it routes for.
+        m.expert_routing_skew = 1.0;
         m.weight_bytes_override = None;
         m.kv_bytes_per_token_override = None;
     }

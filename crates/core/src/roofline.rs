@@ -274,6 +274,24 @@ mod tests {
             let e = plan.validate().expect_err("out of range");
             assert_eq!(e.field, "model.expert_routing_skew", "{bad}");
         }
+        // A dense model routes nothing: it takes 1, and a model preset sets 1 again.
+        plan.model.expert_routing_skew = 3.0;
+        let mut dense = plan.clone();
+        crate::presets::model("llama-3.1-8b")
+            .expect("a preset")
+            .apply(&mut dense);
+        assert_eq!(dense.model.expert_routing_skew, 1.0);
+        dense.model.expert_routing_skew = 3.0;
+        let e = dense.validate().expect_err("a dense model");
+        assert_eq!(e.field, "model.expert_routing_skew");
+        assert!(e.message.contains("mixture of experts"), "{e}");
+        // When a popular expert would be picked more than surely, the picks past that go
+        // to the other half: every token still picks k experts on average.
+        let mut all = StepModel::from_plan(&plan);
+        all.expert_miss_per_token = 0.25; // k/E = 3/4
+        let (hot, cold) = all.expert_misses().expect("skewed");
+        assert_eq!((hot, cold), (0.0, 0.5));
+        assert!(close((1.0 - hot + 1.0 - cold) / 2.0, 0.75, 1e-15));
     }
 
     #[test]

@@ -133,8 +133,9 @@ impl StepModel {
     /// With skewed routing, the chances that one token leaves a given expert of the
     /// popular half and of the other half untouched, `(1 − 2s/(s+1)·k/E, 1 − 2/(s+1)·k/E)`
     /// for a skew `s`: a popular expert is picked `s` times as often, and a token still
-    /// picks `k` experts on average (a popular one at most surely). `None` for uniform
-    /// routing (`s` = 1), whose one chance is `expert_miss_per_token`.
+    /// picks `k` experts on average. A popular expert is picked at most surely; the picks
+    /// past that go to the other half. `None` for uniform routing (`s` = 1), whose one
+    /// chance is `expert_miss_per_token`.
     pub fn expert_misses(&self) -> Option<(f64, f64)> {
         let s = self.expert_routing_skew;
         if s == 1.0 || !s.is_finite() {
@@ -142,7 +143,7 @@ impl StepModel {
         }
         let pick = 1.0 - self.expert_miss_per_token;
         let hot = (pick * 2.0 * s / (s + 1.0)).min(1.0);
-        let cold = pick * 2.0 / (s + 1.0);
+        let cold = (2.0 * pick - hot).min(1.0);
         Some((1.0 - hot, 1.0 - cold))
     }
 

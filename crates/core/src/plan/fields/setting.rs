@@ -158,14 +158,16 @@ pub(super) fn weight_dtype(p: &Plan) -> String {
     p.model.weight_dtype.name().into()
 }
 
-/// Writes the weight precision, then the GPU preset again: a preset GPU's effective
-/// FLOP/s depend on it (FP8 tensor cores).
+/// Writes the weight precision; a preset GPU's effective FLOP/s follow a change of it
+/// (FP8 tensor cores), and nothing else of the hardware moves.
 pub(super) fn set_weight_dtype(p: &mut Plan, name: &str) {
-    if let Some(d) = dtype(name) {
-        p.model.weight_dtype = d;
-        if let Some(g) = presets::gpu(&p.hardware.preset) {
-            g.apply(p);
-        }
+    let Some(d) = dtype(name) else { return };
+    if d == p.model.weight_dtype {
+        return;
+    }
+    p.model.weight_dtype = d;
+    if let Some(g) = presets::gpu(&p.hardware.preset) {
+        p.hardware.compute_flops_per_s = g.effective_flops_per_s(d);
     }
 }
 
