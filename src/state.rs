@@ -190,8 +190,9 @@ impl PlanState {
     }
 
     /// Runs `f` after every edit of the plan from here on: a typed value, a change, a
-    /// replace, Undo, and a fix of typed text that did not parse. A controller whose running work an edit makes stale stops it from
-    /// here, as the edit happens, rather than from an effect watching the draft.
+    /// replace, Undo, and a fix of typed text that did not parse. A controller whose
+    /// running work an edit makes stale stops it from here, as the edit happens, rather
+    /// than from an effect watching the draft.
     pub fn on_edit(&self, f: impl Fn() + 'static) {
         self.listeners.add(f);
     }

@@ -487,8 +487,8 @@ pub struct Assumption {
 }
 
 /// The plan's assumptions: every field of the registry flagged `finance`, in registry
-/// order, with its label and value, then the engine settings when the plan follows the
-/// knob sweep's best. The finance view, the printed planner, the Markdown report and the
+/// order, with its label and value, then a mixture of experts' routing skew when one is
+/// stated, and the engine settings when the plan follows the knob sweep's best. The finance view, the printed planner, the Markdown report and the
 /// report's JSON all state this list, so flagging a field adds it to each.
 pub fn assumptions(plan: &Plan) -> Vec<Assumption> {
     let json = serde_json::to_value(plan).unwrap_or_default();
@@ -501,6 +501,18 @@ pub fn assumptions(plan: &Plan) -> Vec<Assumption> {
             value: fields::field_value(f, &fields::value_in(f, &json)),
         })
         .collect();
+    let m = &plan.model;
+    if m.is_moe() && m.expert_routing_skew != 1.0 {
+        let f = fields::field("model.expert_routing_skew");
+        rows.push(Assumption {
+            path: f.path,
+            label: f.label,
+            value: format!(
+                "a popular expert picked {}× as often as the others (1 is uniform)",
+                crate::format::sig(m.expert_routing_skew)
+            ),
+        });
+    }
     if plan.run.plan_at_best {
         let k = Knobs::of(plan);
         rows.push(Assumption {

@@ -366,6 +366,27 @@ fn planning_at_the_best_is_stated_and_the_page_report_does_not_deny_it() {
         .all(|a| !a.contains("knob sweep's best")));
 }
 
+#[test]
+fn a_stated_expert_routing_skew_is_an_assumption() {
+    let mut plan = Plan::default();
+    crate::presets::model("qwen3-30b-a3b")
+        .expect("a preset")
+        .apply(&mut plan);
+    let stated = |p: &Plan| {
+        PlanReport::build(p, None, None)
+            .assumptions
+            .into_iter()
+            .filter(|a| a.starts_with("Expert routing skew"))
+            .collect::<Vec<_>>()
+    };
+    assert!(stated(&plan).is_empty(), "uniform routing says nothing");
+    plan.model.expert_routing_skew = 3.0;
+    assert_eq!(
+        stated(&plan),
+        vec!["Expert routing skew: a popular expert picked 3× as often as the others (1 is uniform).".to_string()]
+    );
+}
+
 /// The traffic line names the arrivals, both length laws and the prefix caching, in each
 /// of its forms.
 #[test]
