@@ -110,12 +110,10 @@ pub fn ChartCanvas(
     }
     // The frames drawn reach the overlay from the next animation frame, a callback of the
     // page as a resize is: the drawing effect itself writes no signal.
-    let publish = move |drawn: Vec<Frame>, dpr: f64| {
-        if let Some(out) = frames_out {
-            request_animation_frame(move || {
-                let _ = out.try_set((drawn, dpr));
-            });
-        }
+    let publish = move |out: RwSignal<(Vec<Frame>, f64)>, drawn: Vec<Frame>, dpr: f64| {
+        request_animation_frame(move || {
+            let _ = out.try_set((drawn, dpr));
+        });
     };
     Effect::new(move |_| {
         resized.track();
@@ -151,8 +149,8 @@ pub fn ChartCanvas(
         let area = backend.into_drawing_area();
         let drawn = draw(&area, &theme);
         let _ = area.present();
-        if frames_out.is_some() {
-            publish(drawn.clone(), dpr);
+        if let Some(out) = frames_out {
+            publish(out, drawn.clone(), dpr);
         }
         frames.set_value(drawn);
     });

@@ -45,16 +45,13 @@ fn list(args: &Args, flag: &str, path: &'static str) -> Result<Option<Vec<u32>>,
 pub fn run(args: &mut Args) -> Result<String, String> {
     let json = args.flag("--json");
     let threads = crate::search::threads(args)?;
-    let axes = [
-        (
-            "run.sweep_max_num_seqs",
-            list(args, "--seqs", "run.sweep_max_num_seqs")?,
-        ),
-        (
-            "run.sweep_batched_tokens",
-            list(args, "--budgets", "run.sweep_batched_tokens")?,
-        ),
-    ];
+    let mut axes = Vec::new();
+    for (flag, path) in [
+        ("--seqs", "run.sweep_max_num_seqs"),
+        ("--budgets", "run.sweep_batched_tokens"),
+    ] {
+        axes.push((path, list(args, flag, path)?));
+    }
     let mut plan = args.plan()?;
     for (path, axis) in axes {
         if let Some(values) = axis {

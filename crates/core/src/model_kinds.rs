@@ -34,6 +34,14 @@ impl Dtype {
             Dtype::Int4 => "int4",
         }
     }
+
+    /// Every precision.
+    pub const ALL: [Dtype; 3] = [Dtype::Bf16, Dtype::Fp8, Dtype::Int4];
+
+    /// Reads a precision's name.
+    pub fn parse(s: &str) -> Option<Dtype> {
+        Dtype::ALL.into_iter().find(|d| d.name() == s)
+    }
 }
 
 /// How the attention layers cache keys and values.

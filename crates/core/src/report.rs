@@ -488,8 +488,9 @@ pub struct Assumption {
 
 /// The plan's assumptions: every field of the registry flagged `finance`, in registry
 /// order, with its label and value, then a mixture of experts' routing skew when one is
-/// stated, and the engine settings when the plan follows the knob sweep's best. The finance view, the printed planner, the Markdown report and the
-/// report's JSON all state this list, so flagging a field adds it to each.
+/// stated, and the engine settings when the plan follows the knob sweep's best. The
+/// finance view, the printed planner, the Markdown report and the report's JSON all state
+/// this list, so flagging a field adds it to each.
 pub fn assumptions(plan: &Plan) -> Vec<Assumption> {
     let json = serde_json::to_value(plan).unwrap_or_default();
     let mut rows: Vec<Assumption> = FIELDS

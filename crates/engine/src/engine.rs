@@ -1308,16 +1308,13 @@ impl StepTimer {
     /// Weight bytes a step of `n_tok` tokens reads (every routed expert some token picks).
     #[inline(always)]
     pub fn weights(&self, n_tok: u64) -> f64 {
-        if self.expert_bytes <= 0.0 {
-            return self.w_bytes;
-        }
-        let n = n_tok as i64 as f64;
-        match self.expert_misses {
-            None => self.w_bytes - self.expert_bytes * libm::pow(self.expert_miss, n),
-            Some((hot, cold)) => {
-                self.w_bytes - 0.5 * self.expert_bytes * (libm::pow(hot, n) + libm::pow(cold, n))
-            }
-        }
+        crate::step::weights_read_of(
+            self.w_bytes,
+            self.expert_bytes,
+            self.expert_miss,
+            self.expert_misses,
+            n_tok as i64 as f64,
+        )
     }
 
     /// Seconds of a step of `n_tok` tokens, decoders holding `ctx` tokens of context,

@@ -202,6 +202,9 @@ pub enum SloMode {
 }
 
 impl SloMode {
+    /// Every mode, in the order the choices list them.
+    pub const ALL: [SloMode; 2] = [SloMode::Joint, SloMode::Marginal];
+
     /// Whether this is the default, [`SloMode::Joint`] (left out of plan files and links).
     pub fn is_joint(&self) -> bool {
         *self == SloMode::Joint
@@ -213,6 +216,11 @@ impl SloMode {
             SloMode::Joint => "joint",
             SloMode::Marginal => "marginal",
         }
+    }
+
+    /// Reads a mode's name.
+    pub fn parse(s: &str) -> Option<SloMode> {
+        SloMode::ALL.into_iter().find(|m| m.name() == s)
     }
 }
 
@@ -230,6 +238,9 @@ pub enum KvPolicy {
 }
 
 impl KvPolicy {
+    /// Every policy.
+    pub const ALL: [KvPolicy; 3] = [KvPolicy::None, KvPolicy::Reserve, KvPolicy::Paged];
+
     /// The lowercase name used on the command line.
     pub fn name(self) -> &'static str {
         match self {
@@ -237,6 +248,11 @@ impl KvPolicy {
             KvPolicy::Reserve => "reserve",
             KvPolicy::Paged => "paged",
         }
+    }
+
+    /// Reads a policy's name.
+    pub fn parse(s: &str) -> Option<KvPolicy> {
+        KvPolicy::ALL.into_iter().find(|k| k.name() == s)
     }
 }
 

@@ -58,6 +58,22 @@ pub struct StepModel {
     pub expert_routing_skew: f64,
 }
 
+/// Weight bytes a step of `n_tok` tokens reads, of `w` bytes of which `x` are routed
+/// experts, each left untouched by one token with chance `q` (uniform routing), or by the
+/// two halves' `(q_hot, q_cold)` with skewed routing ([`StepModel::expert_misses`]). The
+/// one formula of [`StepModel::weights_read`] and of the engine's step timer, which keeps
+/// its inputs at hand [bytes].
+#[inline(always)]
+pub fn weights_read_of(w: f64, x: f64, q: f64, halves: Option<(f64, f64)>, n_tok: f64) -> f64 {
+    if x <= 0.0 {
+        return w;
+    }
+    match halves {
+        None => w - x * libm::pow(q, n_tok),
+        Some((hot, cold)) => w - 0.5 * x * (libm::pow(hot, n_tok) + libm::pow(cold, n_tok)),
+    }
+}
+
 /// The constants a calibration fits, applied by [`StepModel::calibrated`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FittedConstants {
@@ -152,21 +168,13 @@ impl StepModel {
     /// skewed routing, each half of the experts by its own chance,
     /// `X/2 × (1 − q_hot^n) + X/2 × (1 − q_cold^n)` [bytes].
     pub fn weights_read(&self, n_tok: f64) -> f64 {
-        if self.expert_weight_bytes <= 0.0 {
-            return self.weight_bytes;
-        }
-        match self.expert_misses() {
-            None => {
-                self.weight_bytes
-                    - self.expert_weight_bytes * libm::pow(self.expert_miss_per_token, n_tok)
-            }
-            Some((hot, cold)) => {
-                self.weight_bytes
-                    - 0.5
-                        * self.expert_weight_bytes
-                        * (libm::pow(hot, n_tok) + libm::pow(cold, n_tok))
-            }
-        }
+        weights_read_of(
+            self.weight_bytes,
+            self.expert_weight_bytes,
+            self.expert_miss_per_token,
+            self.expert_misses(),
+            n_tok,
+        )
     }
 
     /// Attention FLOPs of a prefill chunk of `chunk` tokens after `done` tokens of the

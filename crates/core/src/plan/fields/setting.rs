@@ -127,13 +127,6 @@ impl Field {
     }
 }
 
-/// A precision by name.
-fn dtype(name: &str) -> Option<Dtype> {
-    [Dtype::Bf16, Dtype::Fp8, Dtype::Int4]
-        .into_iter()
-        .find(|d| d.name() == name)
-}
-
 pub(super) fn model_preset(p: &Plan) -> String {
     p.model.preset.clone()
 }
@@ -161,7 +154,7 @@ pub(super) fn weight_dtype(p: &Plan) -> String {
 /// Writes the weight precision; a preset GPU's effective FLOP/s follow a change of it
 /// (FP8 tensor cores), and nothing else of the hardware moves.
 pub(super) fn set_weight_dtype(p: &mut Plan, name: &str) {
-    let Some(d) = dtype(name) else { return };
+    let Some(d) = Dtype::parse(name) else { return };
     if d == p.model.weight_dtype {
         return;
     }
@@ -176,7 +169,7 @@ pub(super) fn kv_dtype(p: &Plan) -> String {
 }
 
 pub(super) fn set_kv_dtype(p: &mut Plan, name: &str) {
-    if let Some(d) = dtype(name) {
+    if let Some(d) = Dtype::parse(name) {
         p.model.kv_dtype = d;
     }
 }
@@ -243,10 +236,7 @@ pub(super) fn slo_mode(p: &Plan) -> String {
 }
 
 pub(super) fn set_slo_mode(p: &mut Plan, name: &str) {
-    if let Some(m) = [SloMode::Joint, SloMode::Marginal]
-        .into_iter()
-        .find(|m| m.name() == name)
-    {
+    if let Some(m) = SloMode::parse(name) {
         p.slo.mode = m;
     }
 }
@@ -264,10 +254,7 @@ pub(super) fn kv_policy(p: &Plan) -> String {
 }
 
 pub(super) fn set_kv_policy(p: &mut Plan, name: &str) {
-    if let Some(k) = [KvPolicy::Paged, KvPolicy::Reserve, KvPolicy::None]
-        .into_iter()
-        .find(|k| k.name() == name)
-    {
+    if let Some(k) = KvPolicy::parse(name) {
         p.engine.kv_policy = k;
     }
 }
