@@ -46,7 +46,8 @@ pub struct Boot {
 
 /// Decides what to show from what the address asks for and the autosaved own plan.
 /// A link that reopens the planner with exactly the own plan (a reload) is the own
-/// plan; any other link is a visit.
+/// plan, whole: the address holds its link form, which leaves out most of a GPU
+/// comparison's rows; any other link is a visit.
 pub fn decide(opening: Opening, own: Option<SavedPlan>) -> Boot {
     let own_plan = own.as_ref().map(|o| o.plan.clone());
     match opening {
@@ -59,13 +60,19 @@ pub fn decide(opening: Opening, own: Option<SavedPlan>) -> Boot {
         Opening::Link { plan, view } => {
             // A reload of the user's own page: the planner (or compare) with the own plan,
             // or a fresh profile's first planner link; the summary only with the own plan.
+            let own_link = own_plan
+                .as_ref()
+                .filter(|o| goodput_core::share::link_form(o) == *plan);
             let reload = match view {
                 View::Embed => false,
-                View::Finance => own_plan.as_ref().is_some_and(|o| *o == *plan),
-                View::Planner | View::Compare => own_plan.as_ref().is_none_or(|o| *o == *plan),
+                View::Finance => own_link.is_some(),
+                View::Planner | View::Compare => own_plan.is_none() || own_link.is_some(),
             };
             Boot {
-                plan: *plan,
+                plan: match own_link {
+                    Some(o) if reload => o.clone(),
+                    _ => *plan,
+                },
                 view,
                 visit: (!reload).then_some(Visit::Shared),
                 own,
@@ -461,6 +468,64 @@ mod tests {
             Some(Visit::Shared),
             "an embed card never becomes the working plan"
         );
+    }
+
+    #[test]
+    fn reloading_keeps_the_comparison_rows_the_address_left_out() {
+        use goodput_core::plan::comparison::{
+            ConstantsSource, ShootoutRecord, ShootoutResult, ShootoutRow, ShootoutSpec,
+        };
+        let mut mine = own("mine");
+        let row = |gpu: &str, tp: u32| ShootoutRow {
+            gpu: gpu.into(),
+            gpu_name: gpu.into(),
+            tp,
+            fits: true,
+            reason: None,
+            goodput_rps: 2.0,
+            replicas_total: 3,
+            gpus_total: 3 * tp,
+            cost_per_hour_usd: Some(7.5),
+            cost_per_month_usd: Some(5_475.0),
+            cost_per_compliant_request_usd: Some(0.000_3),
+            ttft_p99_s: Some(0.3),
+            tpot_p99_s: Some(0.02),
+            output_tokens_per_s_per_gpu: Some(900.0),
+            kv_capacity_tokens: 1e5,
+            gpus_needed: Some(1),
+            chosen: gpu == "h100-sxm" && tp == 1,
+            constants: ConstantsSource::Datasheet,
+            spec_draft_tokens: 0,
+            spec_acceptance: 0.0,
+        };
+        let spec = ShootoutSpec::default();
+        mine.plan.shootout = Some(ShootoutRecord {
+            fingerprint: goodput_core::plan::comparison::fingerprint_for(&mine.plan, &spec),
+            spec,
+            result: ShootoutResult {
+                rows: vec![row("b200", 1), row("h200", 1), row("h100-sxm", 1)],
+                best: Some(0),
+                chosen: Some(2),
+            },
+            omitted: 0,
+        });
+        let address = goodput_core::share::link_form(&mine.plan);
+        assert_eq!(
+            address.shootout.as_ref().map(|r| r.result.rows.len()),
+            Some(2)
+        );
+        let opening = |view| Opening::Link {
+            plan: Box::new(address.clone()),
+            view,
+        };
+        for view in [View::Planner, View::Finance] {
+            let b = decide(opening(view), Some(mine.clone()));
+            assert_eq!(b.visit, None, "{view:?}");
+            assert_eq!(b.plan, mine.plan, "{view:?}: the own plan, every row");
+        }
+        // Someone else's link of the same form is still a visit, and opens as it came.
+        let b = decide(opening(View::Planner), Some(own("mine")));
+        assert_eq!((b.visit, b.plan), (Some(Visit::Shared), address));
     }
 
     #[test]

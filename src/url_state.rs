@@ -3,9 +3,9 @@
 //! user copies.
 //!
 //! ```text
-//!   #p=3d…                     shared link ─▶ finance view (the default of a link)
-//!   #p=3d…&view=planner        working plan ─▶ planner (written while the user edits)
-//!   #p=3d…&embed               iframe card  ─▶ embed view (never rewritten)
+//!   #p=4d…                     shared link ─▶ finance view (the default of a link)
+//!   #p=4d…&view=planner        working plan ─▶ planner (written while the user edits)
+//!   #p=4d…&embed               iframe card  ─▶ embed view (never rewritten)
 //!   (no p= item)               own plan     ─▶ planner with the autosaved plan
 //!   #p=<broken>                message      ─▶ planner with the defaults
 //! ```
@@ -322,7 +322,8 @@ mod tests {
         }
         assert_eq!(fragment_for(&big, View::Planner), "#view=planner");
         // A plan that fits keeps its link.
-        assert!(fragment_for(&named("small"), View::Planner).starts_with("#p=3"));
+        assert!(fragment_for(&named("small"), View::Planner)
+            .starts_with(&format!("#p={}", goodput_core::share::CURRENT_VERSION)));
         // The copy buttons refuse it, with the sizes, and copy the same text as the
         // link and snippet builders for a plan that fits.
         let base = "https://example.org/app/#p=old";

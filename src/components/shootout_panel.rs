@@ -194,6 +194,9 @@ pub fn ShootoutPanel() -> impl IntoView {
                         "The plan has changed since this comparison was run (traffic, SLO, model or engine settings): compare again for current numbers."
                     </p>
                 })}
+                {rec.omitted_words().map(|w| view! {
+                    <p class="hint" data-testid="shootout-omitted">{w}</p>
+                })}
                 <div class="table-scroll">
                 <table class="shootout-table" data-testid="shootout-table">
                     <thead><tr>

@@ -175,7 +175,7 @@ test('calibrating from uploaded vLLM files changes the cards, and a link carries
   await page.click('[data-testid="copy-link"]');
   await page.waitForSelector('[data-testid="copy-link"]:has-text("Copied")');
   const link = await page.evaluate(() => navigator.clipboard.readText());
-  assert.ok(link.startsWith(`${h.baseUrl}/#p=3`), link);
+  assert.ok(link.startsWith(`${h.baseUrl}/#p=4`), link);
   const fresh = await h.openPage(`/${link.slice(link.indexOf('#'))}`, { waitFor: '[data-testid="finance-view"]' });
   await fresh.page.waitForSelector('[data-testid="answer"][data-ready="true"]', { timeout: RUN_TIMEOUT_MS });
   const words = await fresh.page.textContent('[data-testid="finance-calibration"]');

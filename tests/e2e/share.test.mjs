@@ -252,7 +252,7 @@ test('markup in a plan name is shown as text, in the page and in the embed snipp
     });
     await page.click('[data-testid="copy-embed"]');
     const snippet = await page.inputValue('[data-testid="copy-embed-fallback"]');
-    assert.match(snippet, /^<iframe id="goodput-[0-9a-f]{8}" src="http:\/\/127\.0\.0\.1:\d+\/#p=3[a-z][A-Za-z0-9_-]+&amp;embed" width="100%" height="500"/);
+    assert.match(snippet, /^<iframe id="goodput-[0-9a-f]{8}" src="http:\/\/127\.0\.0\.1:\d+\/#p=4[a-z][A-Za-z0-9_-]+&amp;embed" width="100%" height="500"/);
     assert.ok(snippet.includes('title="&lt;script&gt;window.__pwned=1&lt;/script&gt;&lt;img src=x onerror=&quot;'), snippet);
     assertNoErrors(errors);
   } finally {
@@ -317,7 +317,7 @@ test('copy link gives a finance link of the plan on screen', async () => {
   await page.click('[data-testid="copy-link"]');
   await page.waitForSelector('[data-testid="copy-link"]:has-text("Copied")');
   const copied = await page.evaluate(() => navigator.clipboard.readText());
-  assert.ok(copied.startsWith(`${h.baseUrl}/#p=3`) && !copied.includes('view='), copied);
+  assert.ok(copied.startsWith(`${h.baseUrl}/#p=4`) && !copied.includes('view='), copied);
   const decoded = JSON.parse(await runCli(['decode', copied]));
   assert.equal(decoded.traffic.peak_rate_rps, 12);
   assertNoErrors(errors);
@@ -340,7 +340,7 @@ test('the embed card renders at 320 px with its numbers and a link out', async (
   const out = page.locator('[data-testid="embed-open"]');
   assert.equal(await out.getAttribute('target'), '_blank');
   const href = await out.getAttribute('href');
-  assert.ok(href.startsWith(`${h.baseUrl}/#p=3`) && !href.includes('embed'), href);
+  assert.ok(href.startsWith(`${h.baseUrl}/#p=4`) && !href.includes('embed'), href);
   const width = await page.evaluate(() => document.documentElement.scrollWidth);
   assert.ok(width <= 320, `no horizontal scrolling at 320 px (content is ${width} px wide)`);
   // The snippet's iframe height holds the whole card, even this narrow.
@@ -528,7 +528,7 @@ test('exports download the plan JSON and the Markdown summary; a bad plan file i
     const gpus = await readValue(page, 'gpus-total');
     assert.ok(text.startsWith('# goodput plan\n\n## Answer'), text.slice(0, 200));
     assert.ok(text.includes(`| GPUs | ${gpus} (1 per replica) |`), text);
-    assert.match(text, /\[Open this plan in goodput\]\(<http:\/\/127\.0\.0\.1:\d+\/#p=3[a-z][A-Za-z0-9_-]+>\)\n$/);
+    assert.match(text, /\[Open this plan in goodput\]\(<http:\/\/127\.0\.0\.1:\d+\/#p=4[a-z][A-Za-z0-9_-]+>\)\n$/);
     // The same report as the CLI's, word for word: same core, same plan, same seeds.
     const cliMarkdown = await runCli(['plan', '--plan', file, '--markdown']);
     assert.equal(text.slice(0, text.lastIndexOf('\n[Open this plan')).trimEnd(), cliMarkdown.trimEnd());

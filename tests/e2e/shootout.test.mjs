@@ -135,6 +135,22 @@ test('comparing GPUs ranks like the CLI, a row becomes the plan, and the link ca
   const words = await fresh.page.textContent('[data-testid="finance-shootout"]');
   assert.match(words, /^Compared over 6 GPU and TP options: cheapest option .+ at \$[0-9,]+ a month \(\$[0-9.]+\/1k compliant requests, \d+ GPUs\)/);
   if (!target.best) assert.match(words, /, chosen .+ × TP\d at \$/);
+  // Its planner shows the rows the link carries, the cheapest and the plan's own, with
+  // their numbers, and says that the others were left out.
+  const planner = await h.openPage(`/${shared.slice(shared.indexOf('#'))}&view=planner`, {
+    waitFor: '[data-testid="shootout-table"]',
+  });
+  const carried = await rows(planner.page);
+  const kept = [shown[0], target].filter((r, i, all) => all.indexOf(r) === i);
+  assert.deepEqual(
+    carried.map((r) => `${r.gpu}/${r.tp}/${r.month}/${r.best}/${r.chosen}`),
+    kept.map((r) => `${r.gpu}/${r.tp}/${r.month}/${r.best}/${r.gpu === target.gpu && r.tp === target.tp}`),
+  );
+  const others = 6 - kept.length;
+  assert.match(
+    await planner.page.textContent('[data-testid="shootout-omitted"]'),
+    new RegExp(`: ${others} other options? compared (was|were) left out`),
+  );
 
   // Using a row replaces the plan's GPU and TP: Undo takes it back.
   await page.click('[data-testid="undo"]');
@@ -145,8 +161,16 @@ test('comparing GPUs ranks like the CLI, a row becomes the plan, and the link ca
   // An edit the numbers depend on marks the comparison as out of date.
   await page.fill('[data-testid="input-traffic.peak_rate_rps"]', '45');
   await page.waitForSelector('[data-testid="shootout-stale"]', { timeout: 10_000 });
+  // A reload of the own plan keeps every row, though the address carries two.
+  await page.waitForFunction(() => (localStorage.getItem('goodput.current.v1') ?? '').includes('"peak_rate_rps":45'));
+  await page.reload();
+  await page.waitForSelector('[data-testid="shootout-table"]', { timeout: RUN_TIMEOUT_MS });
+  assert.equal((await rows(page)).length, 6, 'every row after a reload');
+  assert.equal(await page.locator('[data-testid="shootout-omitted"]').count(), 0);
+  assert.equal(await page.locator('[data-testid="shared-banner"]').count(), 0, 'the own plan, not a visit');
   assertNoErrors(errors);
   assertNoErrors(fresh.errors);
+  assertNoErrors(planner.errors);
 });
 
 test('a model too big for the plan GPU is still compared, and a row that fits makes the plan valid', async () => {

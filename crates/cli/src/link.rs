@@ -124,7 +124,11 @@ mod tests {
             "link --max-num-seqs 64 --base-url https://p.example/x/",
         ))
         .expect("link");
-        assert!(url.starts_with("https://p.example/x/#p=3"), "{url}");
+        let v = goodput_core::share::CURRENT_VERSION;
+        assert!(
+            url.starts_with(&format!("https://p.example/x/#p={v}")),
+            "{url}"
+        );
         let json = run_decode(&mut args_of(vec!["decode".into(), url])).expect("decode");
         let plan: goodput_core::Plan = serde_json::from_str(&json).expect("plan JSON");
         assert_eq!(plan.engine.max_num_seqs, 64);
@@ -136,7 +140,10 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
         let url = v["url"].as_str().expect("url");
         assert_eq!(v["chars"].as_u64(), Some(url.len() as u64));
-        assert_eq!(v["version"].as_u64(), Some(3));
+        assert_eq!(
+            v["version"].as_u64(),
+            Some(goodput_core::share::CURRENT_VERSION.into())
+        );
         assert!(url.ends_with(v["payload"].as_str().expect("payload")));
         let plan = run_decode(&mut args_of(vec![
             "decode".into(),

@@ -18,7 +18,11 @@ fn link_then_decode_round_trips_the_plan() {
         "18446744073709551615",
     ]));
     let url = url.trim();
-    assert!(url.starts_with("http://127.0.0.1:8080/#p=3"), "{url}");
+    let v = goodput_core::share::CURRENT_VERSION;
+    assert!(
+        url.starts_with(&format!("http://127.0.0.1:8080/#p={v}")),
+        "{url}"
+    );
     assert!(url.len() < 1000, "{} chars", url.len());
     let json = stdout(&goodput(&["decode", url]));
     let plan: goodput_core::Plan = serde_json::from_str(&json).expect("decode prints a plan");
@@ -56,7 +60,10 @@ fn link_flags_base_url_and_embed() {
         "https://planner.example/app/",
         "--embed",
     ]));
-    assert!(url.trim().starts_with("https://planner.example/app/#p=3"));
+    let v = goodput_core::share::CURRENT_VERSION;
+    assert!(url
+        .trim()
+        .starts_with(&format!("https://planner.example/app/#p={v}")));
     assert!(url.trim().ends_with("&embed"));
     let from_stdin = stdout(&goodput_stdin(&["decode", "-"], url.as_bytes()));
     let from_arg = stdout(&goodput(&["decode", url.trim()]));

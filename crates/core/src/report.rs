@@ -83,6 +83,10 @@ pub struct PlanReport {
     /// is (a stale one is left out, and the assumptions say so).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comparison: Option<crate::plan::comparison::ShootoutResult>,
+    /// Options of that comparison whose rows a share link left out (0: every row is in
+    /// `comparison`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub comparison_omitted: u32,
     /// The plan's inputs in plain words, for readers who do not tune knobs.
     pub assumptions: Vec<String>,
     /// The goodput used for sizing.
@@ -289,6 +293,11 @@ impl PlanReport {
                 .as_ref()
                 .filter(|r| r.is_fresh(plan))
                 .map(|r| r.result.clone()),
+            comparison_omitted: plan
+                .shootout
+                .as_ref()
+                .filter(|r| r.is_fresh(plan))
+                .map_or(0, |r| r.omitted),
             assumptions: assumption_lines(plan),
             goodput: summary,
             search: goodput.cloned(),
@@ -912,3 +921,8 @@ pub fn goodput_for(plan: &Plan, search: Option<(&Plan, &GoodputResult)>) -> Opti
 
 #[cfg(test)]
 mod tests;
+
+/// Whether a count is 0 (left out of the JSON then).
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}

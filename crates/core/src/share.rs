@@ -37,7 +37,9 @@ mod base64url;
 #[macro_use]
 mod v1;
 mod v2;
+#[macro_use]
 mod v3;
+mod v4;
 
 use crate::plan::{Plan, PlanError};
 
@@ -57,7 +59,7 @@ pub const MAX_VIEW_CHARS: usize = 32;
 pub const PLAN_KEY: &str = "p";
 
 /// The version [`encode`] writes.
-pub const CURRENT_VERSION: u32 = v3::VERSION;
+pub const CURRENT_VERSION: u32 = v4::VERSION;
 
 /// What a share link carries: the plan and how to show it.
 #[derive(Debug, Clone, PartialEq)]
@@ -172,12 +174,134 @@ impl From<PlanError> for DecodeError {
     }
 }
 
-/// The link payload for `plan`: version tag, mode letter, base64url body.
+/// The link payload for `plan`: version tag, mode letter, base64url body of
+/// [`link_form`]`(plan)`.
 ///
 /// Encode a validated plan: a non-finite number is written as JSON `null`,
 /// which does not decode back to the same plan.
 pub fn encode(plan: &Plan) -> String {
-    format!("{CURRENT_VERSION}{}", v3::encode_body(plan))
+    format!("{CURRENT_VERSION}{}", v4::encode_body(&link_form(plan)))
+}
+
+/// Significant digits a link keeps of a measured figure (a calibration's measured
+/// latencies and achieved rates, and its fit's errors): more than any view shows.
+pub const LINK_MEASURED_DIGITS: i32 = 4;
+
+/// Significant digits a link keeps of a fitted constant's spread (shown as `± 0.021`).
+pub const LINK_SPREAD_DIGITS: i32 = 3;
+
+/// The plan as a link carries it: everything that the numbers are computed from,
+/// exactly, and of what was computed or measured before, what the shared views show.
+///
+/// - **The GPU comparison** keeps the winner's row and the plan's own (the finance
+///   view's verdict names both, and the plan's own is marked chosen); the other rows
+///   are counted in
+///   [`ShootoutRecord::omitted`](crate::plan::comparison::ShootoutRecord::omitted).
+///   A comparison fresh for `plan` stays fresh for the link's plan.
+/// - **A calibration** keeps its constants exactly; its measured points' figures and
+///   its errors keep [`LINK_MEASURED_DIGITS`] significant digits, the constants'
+///   spreads [`LINK_SPREAD_DIGITS`]. The loads the points were measured at stay
+///   exact: the calibration chart simulates them.
+///
+/// A plan without either is its own link form; the link form of a link form is itself.
+pub fn link_form(plan: &Plan) -> Plan {
+    let mut out = plan.clone();
+    if let Some(c) = out.calibration.as_mut() {
+        round_calibration(c);
+    }
+    if let Some(rec) = out.shootout.as_mut() {
+        let own = rec.chosen_in(plan);
+        let r = &mut rec.result;
+        let keep: Vec<usize> = (0..r.rows.len())
+            .filter(|&i| [r.best, own].contains(&Some(i)))
+            .collect();
+        let at = |i: Option<usize>| i.and_then(|i| keep.iter().position(|&k| k == i));
+        r.best = at(r.best);
+        r.chosen = at(own);
+        let left = r.rows.len() - keep.len();
+        r.rows = keep.iter().map(|&i| r.rows[i].clone()).collect();
+        rec.omitted = rec
+            .omitted
+            .saturating_add(u32::try_from(left).unwrap_or(u32::MAX));
+    }
+    // The fingerprint hashes the calibration's figures too, which the link rounds.
+    if let Some(rec) = plan.shootout.as_ref().filter(|r| r.is_fresh(plan)) {
+        let fingerprint = crate::plan::comparison::fingerprint_for(&out, &rec.spec);
+        if let Some(r) = out.shootout.as_mut() {
+            r.fingerprint = fingerprint;
+        }
+    }
+    out
+}
+
+/// `x` to `digits` significant digits (0 and non-finite numbers as they are).
+fn round_to(x: f64, digits: i32) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let scale = 10f64.powi(digits - 1 - x.abs().log10().floor() as i32);
+    let y = (x * scale).round() / scale;
+    // Printed back through its shortest form, so 0.1 stays 0.1 and not 0.1000000001.
+    format!("{y:.*e}", (digits - 1).max(0) as usize)
+        .parse()
+        .unwrap_or(y)
+}
+
+/// A calibration as a link carries it ([`link_form`]).
+fn round_calibration(c: &mut crate::plan::Calibration) {
+    let spread = |f: &mut crate::plan::Fitted| f.sd = round_to(f.sd, LINK_SPREAD_DIGITS);
+    spread(&mut c.bandwidth_efficiency);
+    spread(&mut c.compute_efficiency);
+    spread(&mut c.step_overhead_s);
+    for f in [
+        &mut c.seq_overhead_s,
+        &mut c.frontend_s,
+        &mut c.prefill_overhead_s,
+        &mut c.kv_read_efficiency,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        spread(f);
+    }
+    let m = |x: &mut f64| *x = round_to(*x, LINK_MEASURED_DIGITS);
+    let e = &mut c.error;
+    for errors in [
+        Some(&mut e.in_sample),
+        e.held_out.as_mut(),
+        e.extrapolation.as_mut(),
+        Some(&mut e.uncalibrated),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        m(&mut errors.overall);
+        for x in [&mut errors.ttft, &mut errors.tpot, &mut errors.e2e]
+            .into_iter()
+            .flatten()
+        {
+            m(x);
+        }
+    }
+    for p in &mut c.points {
+        m(&mut p.achieved_rps);
+        for x in [
+            &mut p.ttft_mean_s,
+            &mut p.ttft_p50_s,
+            &mut p.ttft_p99_s,
+            &mut p.tpot_mean_s,
+            &mut p.tpot_p50_s,
+            &mut p.tpot_p99_s,
+            &mut p.e2e_mean_s,
+            &mut p.e2e_p50_s,
+            &mut p.e2e_p99_s,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            m(x);
+        }
+    }
 }
 
 /// Why a plan cannot travel in a link: no page could open the link, because its payload
@@ -290,6 +414,7 @@ fn decode_unvalidated(input: &str) -> Result<SharedPlan, DecodeError> {
         v1::VERSION => v1::decode_body(body)?,
         v2::VERSION => v2::decode_body(body)?,
         v3::VERSION => v3::decode_body(body)?,
+        v4::VERSION => v4::decode_body(body)?,
         other => return Err(DecodeError::BadVersion(other)),
     };
     Ok(SharedPlan {

@@ -555,6 +555,7 @@ impl ShootoutRecord {
             fingerprint: crate::plan::comparison::fingerprint_for(base, spec),
             spec: spec.clone(),
             result,
+            omitted: 0,
         }
     }
 }
@@ -584,7 +585,7 @@ pub fn comparison_words(plan: &Plan) -> Option<String> {
     };
     Some(format!(
         "Compared over {}: {}{own}.",
-        options_words(r.rows.len()),
+        options_words(rec.options()),
         r.verdict()
     ))
 }

@@ -114,7 +114,7 @@ fn typical_links_are_short() {
 fn share_url_shape() {
     let plan = tuned_plan();
     let payload = share::encode(&plan);
-    assert!(payload.starts_with('3'), "{payload}");
+    assert!(payload.starts_with('4'), "{payload}");
     assert!(payload
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
@@ -249,6 +249,26 @@ fn read_corpus(text: &str) -> Vec<CorpusCase> {
         });
     }
     out
+}
+
+#[test]
+fn every_v3_link_in_the_corpus_still_opens_the_same() {
+    let cases = read_corpus(include_str!("share_corpus/v3.txt"));
+    assert_eq!(cases.len(), 2, "corpus went missing");
+    for case in cases {
+        let shared = share::decode(&case.link).unwrap_or_else(|e| panic!("{}: {e}", case.title));
+        let expected: Plan = serde_json::from_str(&case.plan_json)
+            .unwrap_or_else(|e| panic!("{}: corpus JSON: {e}", case.title));
+        assert_eq!(shared.plan, expected, "{}", case.title);
+        assert_eq!(shared.version, 3, "{}", case.title);
+        // Made again today, the link carries the plan's link form, shorter.
+        let again = share::share_url(BASE, &expected, case.embed);
+        assert_eq!(
+            share::decode(&again).expect("opens").plan,
+            share::link_form(&expected)
+        );
+        assert!(again.len() <= case.link.len(), "{}", case.title);
+    }
 }
 
 #[test]
@@ -609,16 +629,16 @@ fn calibrated_plan() -> Plan {
 }
 
 #[test]
-fn a_calibrated_plan_travels_whole_and_stays_short() {
+fn a_calibrated_plan_travels_and_stays_short() {
     let plan = calibrated_plan();
     plan.validate().expect("valid calibrated plan");
     let url = share::share_url(BASE, &plan, false);
     println!("calibrated from 8 files: link {} chars", url.len());
     let shared = share::decode(&url).expect("opens");
-    assert_eq!(shared.plan, plan);
+    assert_eq!(shared.plan, share::link_form(&plan));
     assert_eq!(shared.version, share::CURRENT_VERSION);
-    // Measured for docs/calibration.md; a link this long still pastes into chat.
-    assert!(url.len() < 4_000, "{} chars", url.len());
+    // Measured for docs/calibration.md and docs/share-links.md.
+    assert!(url.len() < 1_200, "{} chars", url.len());
 }
 
 #[test]
@@ -651,13 +671,145 @@ fn a_version_2_tensor_parallel_link_keeps_the_numbers_it_was_made_with() {
     let step = goodput_core::roofline::StepModel::from_plan(p);
     assert_eq!(step.fixed_time_s(), 1.5e-3);
     assert_eq!(step.comm_time_s(512.0), 0.0);
-    // Re-shared today, it becomes a v3 link that still says "no all-reduce term".
-    let again = share::decode(&share::share_url(BASE, p, false)).expect("v3 opens");
-    assert_eq!(again.version, 3);
+    // Re-shared today, it becomes a v4 link that still says "no all-reduce term".
+    let again = share::decode(&share::share_url(BASE, p, false)).expect("v4 opens");
+    assert_eq!(again.version, share::CURRENT_VERSION);
     assert_eq!(&again.plan, p);
     // The same plan made today prices its all-reduces.
     let mut today = Plan::default();
     today.hardware.tp_degree = 2;
     today.hardware.tp_comm_overhead_s = 0.0005;
     assert!(goodput_core::roofline::StepModel::from_plan(&today).comm_time_s(512.0) > 0.0);
+}
+
+/// A comparison of the default 24 options, as a shootout leaves it: full-precision
+/// figures, the options that do not fit at the end with their reasons.
+fn compared(plan: &mut Plan) {
+    use goodput_core::plan::comparison::{
+        fingerprint_for, ConstantsSource, ShootoutRecord, ShootoutResult, ShootoutRow, ShootoutSpec,
+    };
+    let spec = ShootoutSpec::default();
+    let mut rows = Vec::new();
+    let mut k = 0.0;
+    for gpu in &spec.gpus {
+        for &tp in &spec.tp_degrees {
+            k += 1.0;
+            let fits = tp >= 2 || gpu == "b200" || gpu == "mi300x" || gpu == "h200";
+            let x = |v: f64| v * (1.0 + k / 97.0) * 1.000_000_123_456_7;
+            rows.push(ShootoutRow {
+                gpu: gpu.clone(),
+                gpu_name: goodput_core::presets::gpu_name(gpu).to_string(),
+                tp,
+                fits,
+                reason: (!fits).then(|| {
+                    format!(
+                        "the weights need 2 GPUs; {} holds {} GB",
+                        goodput_core::presets::gpu_name(gpu),
+                        80
+                    )
+                }),
+                goodput_rps: if fits { x(3.123) } else { 0.0 },
+                replicas_total: if fits { 12 + k as u32 } else { 0 },
+                gpus_total: if fits { (12 + k as u32) * tp } else { 0 },
+                cost_per_hour_usd: fits.then(|| x(61.3)),
+                cost_per_month_usd: fits.then(|| x(44_749.0)),
+                cost_per_compliant_request_usd: fits.then(|| x(0.000_412)),
+                ttft_p99_s: fits.then(|| x(0.412)),
+                tpot_p99_s: fits.then(|| x(0.0312)),
+                output_tokens_per_s_per_gpu: fits.then(|| x(812.0)),
+                kv_capacity_tokens: x(348_304.0),
+                gpus_needed: Some(2),
+                chosen: gpu == &plan.hardware.preset && tp == plan.hardware.tp_degree,
+                constants: if gpu == "h200" && tp == 1 {
+                    ConstantsSource::Measured
+                } else {
+                    ConstantsSource::Carried
+                },
+                spec_draft_tokens: 0,
+                spec_acceptance: 0.0,
+            });
+        }
+    }
+    let chosen = rows.iter().position(|r| r.chosen);
+    plan.shootout = Some(ShootoutRecord {
+        fingerprint: fingerprint_for(plan, &spec),
+        spec,
+        result: ShootoutResult {
+            rows,
+            best: Some(3),
+            chosen,
+        },
+        omitted: 0,
+    });
+}
+
+/// What a user has done to a plan by the time finance gets it: a name, a note, a
+/// calibration from eight files, a comparison of 24 options and a day schedule.
+fn fully_used_plan() -> Plan {
+    use goodput_core::plan::schedule::{RateProfile, ScheduleOptions, ScheduleSpec};
+    let mut plan = calibrated_plan();
+    plan.name = "Support chat on H200, Q3 2027 peak (EU region)".into();
+    plan.note = "Peak from the Q2 forecast plus 30% for the launch; TTFT 800 ms as agreed \
+                 with the product team. Calibrated on our staging runs of 12 May."
+        .into();
+    plan.hardware.preset = "h200".into();
+    plan.schedule = Some(ScheduleSpec {
+        profile: RateProfile {
+            hourly: vec![
+                0.18, 0.12, 0.1, 0.09, 0.1, 0.15, 0.28, 0.47, 0.68, 0.84, 0.93, 0.98, 1.0, 0.99,
+                0.97, 0.95, 0.92, 0.86, 0.74, 0.62, 0.53, 0.44, 0.34, 0.25,
+            ],
+            absolute: false,
+            source: "Chat weekday shape".into(),
+        },
+        options: ScheduleOptions::default(),
+    });
+    compared(&mut plan);
+    plan
+}
+
+#[test]
+fn a_fully_used_plan_travels_in_2000_characters() {
+    let plan = fully_used_plan();
+    plan.validate().expect("valid");
+    let url = share::share_url(BASE, &plan, false);
+    let part = |f: &dyn Fn(&mut Plan)| {
+        let mut p = plan.clone();
+        f(&mut p);
+        url.len() - share::share_url(BASE, &p, false).len()
+    };
+    println!(
+        "fully used plan: link {} chars; comparison {}, calibration {} (points {}), schedule {}",
+        url.len(),
+        part(&|p| p.shootout = None),
+        part(&|p| p.calibration = None),
+        part(&|p| p.calibration.as_mut().unwrap().points.clear()),
+        part(&|p| p.schedule = None),
+    );
+    assert!(url.len() <= 2_000, "{} chars", url.len());
+    // What the numbers are computed from travels exactly; the link form is a fixed point.
+    let shared = share::decode(&url).expect("opens").plan;
+    let form = share::link_form(&plan);
+    assert_eq!(shared, form);
+    assert_eq!(share::link_form(&form), form);
+    let (c, d) = (
+        plan.calibration.as_ref().expect("calibrated"),
+        shared.calibration.as_ref().expect("calibrated"),
+    );
+    assert_eq!(c.constants(&plan), d.constants(&shared));
+    let loads =
+        |c: &goodput_core::plan::Calibration| c.points.iter().map(|p| p.load).collect::<Vec<_>>();
+    assert_eq!(loads(c), loads(d));
+    let mut inputs = shared.clone();
+    inputs.calibration.clone_from(&plan.calibration);
+    inputs.shootout.clone_from(&plan.shootout);
+    assert_eq!(
+        inputs, plan,
+        "only the calibration's figures and the comparison's rows change"
+    );
+    // The finance view's verdict is the same from the link.
+    assert_eq!(
+        goodput_core::shootout::comparison_words(&shared),
+        goodput_core::shootout::comparison_words(&plan)
+    );
 }

@@ -197,6 +197,23 @@ pub struct ShootoutRecord {
     pub spec: ShootoutSpec,
     /// The ranked rows.
     pub result: ShootoutResult,
+    /// Options compared whose rows were left out, as a share link leaves out every row
+    /// but the winner's and the plan's own (see `share::link_form`); 0 in a plan that
+    /// ran the comparison, and left out of the JSON then.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub omitted: u32,
+}
+
+/// [`ShootoutRecord::omitted_words`] for `omitted` rows left out.
+pub fn omitted_words(omitted: u32) -> Option<String> {
+    let others = match omitted {
+        0 => return None,
+        1 => "1 other option compared was".to_string(),
+        n => format!("{n} other options compared were"),
+    };
+    Some(format!(
+        "A share link carries the cheapest option and the plan's own: {others} left out to keep it short. Compare again to see every row."
+    ))
 }
 
 /// Longest reason kept in a row [characters].
@@ -241,6 +258,17 @@ pub fn fingerprint_for(plan: &Plan, spec: &ShootoutSpec) -> String {
 }
 
 impl ShootoutRecord {
+    /// How many options were compared: the rows kept and those left out.
+    pub fn options(&self) -> usize {
+        self.result.rows.len() + self.omitted as usize
+    }
+
+    /// What a reader of a shared comparison misses, in words: `None` when every row is
+    /// there.
+    pub fn omitted_words(&self) -> Option<String> {
+        omitted_words(self.omitted)
+    }
+
     /// Whether the comparison was run for this plan as it stands (a change of GPU or TP
     /// degree keeps it fresh; any other change of what the numbers depend on does not).
     pub fn is_fresh(&self, plan: &Plan) -> bool {
@@ -255,12 +283,12 @@ impl ShootoutRecord {
     /// Bounds on what a link may carry (see [`Plan::validate`]).
     pub(super) fn validate(&self) -> Result<(), PlanError> {
         let rows = &self.result.rows;
-        if rows.len() > MAX_OPTIONS {
+        if self.options() > MAX_OPTIONS {
             return Err(err(
                 "shootout.result.rows",
                 format!(
-                    "{} rows; a comparison has at most {MAX_OPTIONS}",
-                    rows.len()
+                    "{} options; a comparison has at most {MAX_OPTIONS}",
+                    self.options()
                 ),
             ));
         }

@@ -165,6 +165,9 @@ pub(crate) fn render(r: &PlanReport) -> String {
             }
         }
         s.push('\n');
+        if let Some(w) = crate::plan::comparison::omitted_words(r.comparison_omitted) {
+            let _ = writeln!(s, "{w}\n");
+        }
     }
 
     if let Some(d) = &r.day {

@@ -470,6 +470,7 @@ fn the_report_carries_the_note_comparison_schedule_and_disaggregation() {
             best: Some(0),
             chosen: Some(1),
         },
+        omitted: 0,
     });
     plan.schedule = Some(crate::schedule::ScheduleSpec {
         profile: crate::schedule::RateProfile::named("business-hours").expect("a shape"),

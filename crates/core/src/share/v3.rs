@@ -9,29 +9,32 @@
 //! (see `v1::decode_body`); a v3 link that leaves them out takes today's defaults, like
 //! any other missing field.
 
-use super::v1::{decode_json, encode_with, parse_plan};
+use super::v1::{decode_json, parse_plan};
 use super::DecodeError;
 use crate::plan::Plan;
 
 /// The version tag this module reads and writes.
 pub(crate) const VERSION: u32 = 3;
 
+/// The text of [`DICTIONARY`], as a macro so that later versions' dictionaries can
+/// start with it byte for byte.
+macro_rules! v3_dictionary {
+    () => {
+        concat!(
+            // The v1 dictionary, byte for byte (checked by a test below).
+            v1_dictionary!(),
+            r#""kv_bytes_per_token_override":null,"hidden_size":4096},"hardware":{"preset":"h100-sxm","#,
+            r#""tp_comm_overhead_s":0.0,"gpu_hour_usd":2.5,"interconnect_bytes_per_s":450000000000.0,"#,
+            r#""allreduce_latency_s":5e-6},"traffic":{"peak_rate_rps":30.0,"#,
+        )
+    };
+}
+
 /// The v1 dictionary, then the words the v3 default plan adds (placed last, where
 /// deflate's back-references are shortest).
 ///
 /// Frozen: it is part of the v3 format (see the v1 dictionary's note).
-pub(crate) const DICTIONARY: &str = concat!(
-    // The v1 dictionary, byte for byte (checked by a test below).
-    v1_dictionary!(),
-    r#""kv_bytes_per_token_override":null,"hidden_size":4096},"hardware":{"preset":"h100-sxm","#,
-    r#""tp_comm_overhead_s":0.0,"gpu_hour_usd":2.5,"interconnect_bytes_per_s":450000000000.0,"#,
-    r#""allreduce_latency_s":5e-6},"traffic":{"peak_rate_rps":30.0,"#,
-);
-
-/// Mode letter plus base64url text of `plan`, in the shortest mode.
-pub(crate) fn encode_body(plan: &Plan) -> String {
-    encode_with(plan, DICTIONARY.as_bytes())
-}
+pub(crate) const DICTIONARY: &str = v3_dictionary!();
 
 /// Decodes a v3 body (mode letter onwards) into a plan, without validating it.
 pub(crate) fn decode_body(body: &str) -> Result<Plan, DecodeError> {

@@ -228,7 +228,28 @@ fn a_record_in_the_plan_travels_in_the_link_and_knows_when_it_is_stale() {
     plan.validate().expect("valid with a record");
     let url = crate::share::share_url("https://x.example/", &plan, false);
     let back = crate::share::decode(&url).expect("opens");
-    assert_eq!(back.plan.shootout.as_ref(), Some(&record));
+    // The link carries the rows the verdict names, counts the others, and stays fresh:
+    // the finance view says the same of it.
+    let carried = back.plan.shootout.as_ref().expect("a record");
+    let named: Vec<_> = [record.result.best, record.chosen_in(&plan)]
+        .into_iter()
+        .flatten()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .map(|i| &record.result.rows[i])
+        .collect();
+    assert!(!named.is_empty() && named.len() < record.result.rows.len());
+    for row in &named {
+        assert!(
+            carried.result.rows.contains(row),
+            "{} left out",
+            row.label()
+        );
+    }
+    assert_eq!(carried.result.rows.len(), named.len());
+    assert_eq!(carried.options(), record.options());
+    assert!(carried.is_fresh(&back.plan));
+    assert_eq!(comparison_words(&back.plan), comparison_words(&plan));
     assert!(url.len() < 4_000, "{} chars", url.len());
     // A hostile record is refused by validation, not trusted.
     let mut bad = plan.clone();
