@@ -9,7 +9,7 @@ use crate::components::glossary::TermLink;
 use crate::components::length_preview::LengthPreview;
 use crate::components::number_field::NumberField;
 use crate::components::prefix_inputs::PrefixInputs;
-use crate::components::presets::{GpuPreset, ModelPreset, SloClassPreset};
+use crate::components::presets::{GpuPreset, ModelPreset, PriceOffer, SloClassPreset};
 use crate::components::print_facts::PrintFacts;
 use crate::components::routing_inputs::RoutingInputs;
 use crate::components::sweep_field::SweepField;
@@ -164,6 +164,7 @@ pub fn InputsColumn() -> impl IntoView {
                 <InputGroup title="Hardware" intro="One GPU, how many per replica, and what it costs.">
                     <GpuPreset />
                     {numbers(Group::Hardware, &[])}
+                    <PriceOffer />
                 </InputGroup>
                 <InputGroup title="Traffic" intro="The forecast peak and the shape of requests.">
                     <NumberField id="traffic.peak_rate_rps" />

@@ -126,3 +126,35 @@ pub fn SloClassPreset() -> impl IntoView {
         <p class="note">{note}</p>
     }
 }
+
+/// Picks a published price for the plan's GPU, or keeps the plan's own.
+#[component]
+pub fn PriceOffer() -> impl IntoView {
+    let state = PlanState::expect_context();
+    let row = field("hardware.price_offer");
+    let gpu = Memo::new(move |_| state.draft.with(|p| p.hardware.preset.clone()));
+    let selected = Memo::new(move |_| state.draft.with(|p| row.name_in(p).unwrap_or_default()));
+    let on_pick = move |id: String| state.change("price offer", |p| row.set_name(p, &id));
+    let options = move || {
+        goodput_core::prices::offers_for(&gpu.get())
+            .into_iter()
+            .map(|o| {
+                view! {
+                    <option value=o.id prop:selected=move || selected.get() == o.id>{o.label()}</option>
+                }
+            })
+            .collect_view()
+    };
+    let source = move || state.draft.with(goodput_core::plan::price::source_words);
+    view! {
+        <div class="field preset">
+            <label for="price-offer">{row.label}</label>
+            <select id="price-offer" data-testid="price-offer"
+                on:change:target=move |ev| on_pick(ev.target().value())>
+                <option value="" prop:selected=move || selected.get().is_empty()>"Your own price (typed above)"</option>
+                {options}
+            </select>
+            <p class="help" data-testid="price-source">{source}</p>
+        </div>
+    }
+}

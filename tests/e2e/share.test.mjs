@@ -309,6 +309,38 @@ test("the embed snippet's frame takes the height its card posts: nothing clipped
   assertNoErrors(errors);
 });
 
+test('a published price offer sets the price; a typed price replaces it; the finance view names its source as the CLI does', async () => {
+  const { page, errors } = await h.openPage('/', { waitFor: '[data-testid="price-offer"]' });
+  const price = '[data-testid="input-hardware.gpu_hour_usd"]';
+  const offers = await page.$$eval('[data-testid="price-offer"] option', (os) => os.map((o) => o.value));
+  assert.ok(offers.includes('lambda-h100-sxm-on-demand') && offers[0] === '', offers.join(', '));
+  await page.selectOption('[data-testid="price-offer"]', 'lambda-h100-sxm-on-demand');
+  await page.waitForFunction((sel) => document.querySelector(sel).value === '3.99', price);
+  assert.match(await page.textContent('[data-testid="price-source"]'), /^\$3\.99\/GPU-h, Lambda on-demand: .*H100.*, as of 2026-\d\d-\d\d, from raw\.githubusercontent\.com\/api-evangelist\/lambda-labs$/);
+  // A price typed in is the plan's own; picking the offer is a step Undo takes back.
+  await page.fill(price, '2.2');
+  await page.waitForFunction(() => document.querySelector('[data-testid="price-offer"]').value === '');
+  assert.match(await page.textContent('[data-testid="price-source"]'), /^\$2\.20\/GPU-h, as entered$/);
+  await page.selectOption('[data-testid="price-offer"]', 'lambda-h100-sxm-on-demand');
+  await page.waitForFunction((sel) => document.querySelector(sel).value === '3.99', price);
+  await page.click('[data-testid="undo"]');
+  await page.waitForFunction((sel) => document.querySelector(sel).value === '2.2', price);
+  assert.equal(await page.inputValue('[data-testid="price-offer"]'), '');
+  await page.selectOption('[data-testid="price-offer"]', 'lambda-h100-sxm-on-demand');
+  await page.waitForFunction(() => document.querySelector('[data-testid="price-offer"]').value === 'lambda-h100-sxm-on-demand');
+  assert.equal(await page.inputValue(price), '3.99');
+  // The link carries it; a fresh profile's finance view states it as the CLI does.
+  await page.waitForFunction(() => location.hash.includes('view=planner'));
+  const link = `${h.baseUrl}/${(await page.evaluate(() => location.hash)).replace('&view=planner', '')}`;
+  const cli = await runCliJson(['plan', '--link', link, '--json']);
+  const fresh = await h.openPage(`/${fragmentOf(link)}`, { waitFor: '[data-testid="finance-view"]' });
+  const stated = await fresh.page.$$eval('[data-testid="assumptions"] dt', (dts) => dts.map((dt) => `${dt.textContent}: ${dt.nextElementSibling.textContent}.`));
+  assert.deepEqual(stated, cli.assumptions);
+  assert.ok(stated.some((s) => s.startsWith('Price: $3.99/GPU-h, Lambda on-demand: ')), stated.join(' | '));
+  assertNoErrors(errors);
+  assertNoErrors(fresh.errors);
+});
+
 test('copy link gives a finance link of the plan on screen', async () => {
   const { page, errors } = await h.openPage('/', { waitFor: '[data-testid="input-traffic.peak_rate_rps"]' });
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.baseUrl });

@@ -403,14 +403,15 @@ pub struct Args {
     set_by: Vec<(&'static str, String)>,
 }
 
-/// Flags `apply_overrides` sets with code of its own: the presets and the weight
-/// precision (read first, wherever they stand), flags that set more than their field
+/// Flags `apply_overrides` sets with code of its own: the presets, the price offer and
+/// the weight precision (read first, wherever they stand), flags that set more than their field
 /// (`--params`), and those that need another flag beside them (the arrival process and a
 /// closed loop's clients, a gamma spread). The length flags (`--input-len-*`,
 /// `--output-len-*`) are read together, too.
 pub(crate) const OWN_CODE: &[&str] = &[
     "model",
     "gpu",
+    "price-offer",
     "weight-dtype",
     "params",
     "arrival",
@@ -583,6 +584,47 @@ impl Args {
             })?;
             field("hardware.preset").set_name(p, g.id);
         }
+        if let Some(id) = self.value("--price-offer") {
+            self.price_offer(p, &id)?;
+        }
+        Ok(())
+    }
+
+    /// `--price-offer ID`: the price from a published offer for the plan's GPU (after
+    /// `--gpu`), or `own` to keep the price as the plan's own.
+    fn price_offer(&mut self, p: &mut Plan, id: &str) -> Result<(), String> {
+        if self.f64("--gpu-hour-usd").is_some() {
+            return Err(
+                "--price-offer: an offer sets the price; leave out --gpu-hour-usd, or the offer to price the GPU yourself"
+                    .into(),
+            );
+        }
+        let gpu = p.hardware.preset.clone();
+        let listed = || {
+            let ids: Vec<&str> = goodput_core::prices::offers_for(&gpu)
+                .iter()
+                .map(|o| o.id)
+                .collect();
+            if ids.is_empty() {
+                format!("the catalogue has no offer for '{gpu}'")
+            } else {
+                format!("offers for the plan's GPU: {}", ids.join(", "))
+            }
+        };
+        let row = field("hardware.price_offer");
+        match goodput_core::prices::offer(id) {
+            _ if id == "own" => row.set_name(p, ""),
+            None => return Err(format!("--price-offer: unknown offer '{id}'; {}", listed())),
+            Some(o) if o.gpu != gpu => {
+                return Err(format!(
+                    "--price-offer: {id} prices the {}, not the plan's GPU; {}",
+                    presets::gpu_short_name(o.gpu),
+                    listed()
+                ))
+            }
+            Some(o) => row.set_name(p, o.id),
+        }
+        self.note("--price-offer");
         Ok(())
     }
 
@@ -943,6 +985,8 @@ mod tests {
                 Kind::Preset => {
                     let id = if f.path.starts_with("model") {
                         "llama-3.1-8b"
+                    } else if f.path == "hardware.price_offer" {
+                        "aws-h100-sxm-on-demand"
                     } else {
                         "h200"
                     };
@@ -1168,6 +1212,26 @@ mod tests {
             e.starts_with("--model: unknown model 'gpt-5'; known: article-8b"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_price_offer_prices_the_gpu_given_wherever_it_stands() {
+        let p = plan("--price-offer aws-h200-on-demand --gpu h200").expect("valid");
+        assert_eq!(p.hardware.price_offer, "aws-h200-on-demand");
+        assert_eq!(p.hardware.gpu_hour_usd, 7.912);
+        let p = plan("--price-offer own --gpu h200").expect("valid");
+        assert_eq!(
+            (p.hardware.price_offer.as_str(), p.hardware.gpu_hour_usd),
+            ("", 3.5)
+        );
+        for (line, needle) in [
+            ("--price-offer acme-h200", "--price-offer: unknown offer 'acme-h200'; offers for the plan's GPU: "),
+            ("--gpu l40s --price-offer aws-h200-on-demand", "--price-offer: aws-h200-on-demand prices the H200 SXM, not the plan's GPU; offers for the plan's GPU: digitalocean-l40s"),
+            ("--gpu h200 --price-offer aws-h200-on-demand --gpu-hour-usd 3", "--price-offer: an offer sets the price; leave out --gpu-hour-usd"),
+        ] {
+            let e = plan(line).unwrap_err();
+            assert!(e.starts_with(needle), "{line}: {e}");
+        }
     }
 
     #[test]

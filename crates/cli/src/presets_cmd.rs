@@ -2,6 +2,7 @@
 
 use goodput_core::plan::AttentionKind;
 use goodput_core::presets::{ModelPreset, GPUS, MODELS};
+use goodput_core::prices::OFFERS;
 
 use clap::Command;
 
@@ -10,10 +11,11 @@ use crate::args::{json, Args};
 /// The command and its flags.
 pub fn command() -> Command {
     Command::new("presets")
-        .about("list the model and GPU presets with figures and sources (use an id with --model ID or --gpu ID)")
+        .about("list the model and GPU presets and the published GPU prices, with figures and sources (use an id with --model, --gpu or --price-offer)")
         .long_about(
-            "Lists every model and GPU preset with its figures and its source. Use the ids with \
-             --model ID and --gpu ID on any command that takes a plan; single-field flags \
+            "Lists every model and GPU preset with its figures and its source, and the published \
+             GPU prices with their provider, term, date and source. Use the ids with --model ID, \
+             --gpu ID and --price-offer ID on any command that takes a plan; single-field flags \
              (--params, --memory-bytes, ...) still override a preset's figures.",
         )
         .arg(json(
@@ -25,7 +27,22 @@ pub fn command() -> Command {
 pub fn run(args: &mut Args) -> Result<String, String> {
     let json = args.flag("--json");
     if json {
-        let v = serde_json::json!({ "models": MODELS, "gpus": GPUS });
+        let prices: Vec<_> = OFFERS
+            .iter()
+            .map(|o| {
+                serde_json::json!({
+                    "id": o.id,
+                    "gpu": o.gpu,
+                    "provider": o.provider,
+                    "offer": o.offer,
+                    "term": o.term.words(),
+                    "usd_per_gpu_hour": o.usd_per_gpu_hour,
+                    "source": o.source,
+                    "dated": o.dated,
+                })
+            })
+            .collect();
+        let v = serde_json::json!({ "models": MODELS, "gpus": GPUS, "prices": prices });
         return serde_json::to_string_pretty(&v).map_err(|e| format!("presets: {e}"));
     }
     let mut out = String::from("models\n");
@@ -83,6 +100,24 @@ pub fn run(args: &mut Args) -> Result<String, String> {
             g.allreduce_latency_s * 1e6,
             g.source,
             g.interconnect
+        ));
+    }
+    out.push_str("\nprices (--price-offer ID; per GPU-hour, as their sources published them)\n");
+    out.push_str(&format!(
+        "  {:<30} {:<10} {:<22} {:>8}  {:<8} {}\n",
+        "id", "gpu", "term", "$/hour", "dated", "offer and source"
+    ));
+    for o in OFFERS {
+        out.push_str(&format!(
+            "  {:<30} {:<10} {:<22} {:>8.2}  {:<8} {}, {}: {}\n",
+            o.id,
+            o.gpu,
+            o.term.words(),
+            o.usd_per_gpu_hour,
+            o.dated,
+            o.provider,
+            o.offer,
+            o.source
         ));
     }
     Ok(out.trim_end().to_string())

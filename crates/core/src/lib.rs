@@ -21,7 +21,7 @@
 //!        │
 //!   plan (every input, its fields and checks; the day's and the comparison's specs)
 //!        │
-//!   presets (model and GPU catalogue)
+//!   presets (model and GPU catalogue)   prices (published GPU prices)
 //!        │
 //!   format, cells, lengths, model_kinds, digest, rng, stats, traffic, tagged (leaves)
 //! ```
@@ -49,6 +49,7 @@ pub mod measure;
 pub mod model_kinds;
 pub mod plan;
 pub mod presets;
+pub mod prices;
 pub mod report;
 pub mod rng;
 pub mod roofline;

@@ -24,6 +24,7 @@ pub mod calibration;
 pub mod comparison;
 pub mod disagg;
 pub mod fields;
+pub mod price;
 pub mod schedule;
 mod strict;
 
@@ -278,6 +279,12 @@ pub struct HardwareSpec {
     pub tp_comm_overhead_s: f64,
     /// Price of one GPU-hour [USD].
     pub gpu_hour_usd: f64,
+    /// The published offer `gpu_hour_usd` was taken from (`crate::prices`), or empty for
+    /// a price of the plan's own: the preset's typical price or one typed in. Typing a
+    /// price clears it; a change of GPU moves it to the same provider's offer on the same
+    /// term for the new GPU, or clears it when there is none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub price_offer: String,
     /// GPU-to-GPU bandwidth of one GPU in one direction (NVLink, Infinity Fabric or PCIe);
     /// sets the bandwidth term of the tensor-parallel all-reduces. 0 when unknown: no
     /// bandwidth term (older plans and links decode to 0 and keep their numbers) [bytes/s].
@@ -345,6 +352,7 @@ impl Default for HardwareSpec {
             tp_degree: 1,
             tp_comm_overhead_s: 0.0,
             gpu_hour_usd: 2.5,
+            price_offer: String::new(),
             interconnect_bytes_per_s: 450e9,
             allreduce_latency_s: 5e-6,
             seq_overhead_s: 0.0,
@@ -927,6 +935,7 @@ impl Plan {
         if let Some(d) = &self.disagg {
             d.validate(self)?;
         }
+        price::validate(self)?;
         self.validate_routing()
     }
 
@@ -1520,7 +1529,10 @@ impl crate::presets::GpuPreset {
         h.mem_bandwidth_bytes_per_s = self.mem_bandwidth_bytes_per_s;
         h.compute_flops_per_s = self.effective_flops_per_s(plan.model.weight_dtype);
         h.memory_bytes = self.memory_bytes;
-        h.gpu_hour_usd = self.gpu_hour_usd;
+        // A published price follows the GPU to its provider's offer on the same term.
+        let offer = crate::prices::counterpart(&h.price_offer, self.id);
+        h.gpu_hour_usd = offer.map_or(self.gpu_hour_usd, |o| o.usd_per_gpu_hour);
+        h.price_offer = offer.map_or_else(String::new, |o| o.id.to_string());
         h.interconnect_bytes_per_s = self.interconnect_bytes_per_s;
         h.allreduce_latency_s = self.allreduce_latency_s;
     }

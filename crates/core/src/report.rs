@@ -511,6 +511,13 @@ pub fn assumptions(plan: &Plan) -> Vec<Assumption> {
             value: fields::field_value(f, &fields::value_in(f, &json)),
         })
         .collect();
+    // The price says where it comes from: an offer's provider, term, date and source.
+    for a in rows
+        .iter_mut()
+        .filter(|a| a.path == "hardware.gpu_hour_usd")
+    {
+        a.value = crate::plan::price::source_words(plan);
+    }
     let m = &plan.model;
     if m.is_moe() && m.expert_routing_skew != 1.0 {
         let f = fields::field("model.expert_routing_skew");

@@ -24,8 +24,8 @@ const LAYERS: &[&[&str]] = &[
         "model_kinds",
         "tagged",
     ],
-    // The data catalogue of models and GPUs.
-    &["presets"],
+    // The data catalogues: models and GPUs, and the GPUs' published prices.
+    &["presets", "prices"],
     // The plan: every input, its fields and their checks.
     &["plan"],
     // What reads a plan alone: step time, SLO checks, links, traces, alerts, memory fit.

@@ -38,12 +38,12 @@ pub use access::{disagg_mut, disagg_of, routing_mut, routing_of, sharing_mut, sh
 pub use setting::Setting;
 use setting::{
     arrival, chunked_prefill, decode_gpu, gpu_preset, kv_dtype, kv_policy, listed, model_preset,
-    named, plan_at_best, pools_router, prefill_gpu, replica_router, replies_cached, set_arrival,
-    set_chunked_prefill, set_decode_gpu, set_gpu_preset, set_kv_dtype, set_kv_policy,
-    set_model_preset, set_plan_at_best, set_pools_router, set_prefill_gpu, set_replica_router,
-    set_replies_cached, set_sharing_on, set_slo_mode, set_sweep_budgets, set_sweep_seqs,
-    set_turn_order, set_weight_dtype, sharing_on, slo_mode, sweep_budgets, sweep_seqs, switched,
-    turn_order, weight_dtype,
+    named, plan_at_best, pools_router, prefill_gpu, price_offer, replica_router, replies_cached,
+    set_arrival, set_chunked_prefill, set_decode_gpu, set_gpu_preset, set_kv_dtype, set_kv_policy,
+    set_model_preset, set_own_price, set_plan_at_best, set_pools_router, set_prefill_gpu,
+    set_price_offer, set_replica_router, set_replies_cached, set_sharing_on, set_slo_mode,
+    set_sweep_budgets, set_sweep_seqs, set_turn_order, set_weight_dtype, sharing_on, slo_mode,
+    sweep_budgets, sweep_seqs, switched, turn_order, weight_dtype,
 };
 
 /// What kind of value a field holds.
@@ -387,14 +387,22 @@ pub fn field_value(field: &Field, value: &serde_json::Value) -> String {
     match value {
         Value::Null => "none".into(),
         Value::Bool(on) => if *on { "on" } else { "off" }.into(),
-        Value::String(id) if field.kind == Kind::Preset => {
-            let name = match field.path.split('.').next() {
-                Some("model") => crate::presets::model(id).map(|m| m.name),
-                Some("hardware") => crate::presets::gpu(id).map(|g| g.name),
-                _ => None,
-            };
-            name.map_or_else(|| id.clone(), str::to_string)
-        }
+        Value::String(id) if field.kind == Kind::Preset => match field.path {
+            "hardware.price_offer" => crate::prices::offer(id).map_or_else(
+                || {
+                    if id.is_empty() {
+                        "your own".into()
+                    } else {
+                        id.clone()
+                    }
+                },
+                |o| o.label(),
+            ),
+            "model.preset" => {
+                crate::presets::model(id).map_or_else(|| id.clone(), |m| m.name.into())
+            }
+            _ => crate::presets::gpu(id).map_or_else(|| id.clone(), |g| g.name.into()),
+        },
         Value::String(s) => match field.kind {
             Kind::Choice(choices) => choice_words(choices, s).to_string(),
             _ => s.clone(),
@@ -950,7 +958,16 @@ pub const FIELDS: &[Field] = &[
         ),
         "USD/GPU-h",
         1.0,
-    )), |p| Some(p.hardware.gpu_hour_usd), |p, v| p.hardware.gpu_hour_usd = real(v)),
+    )), |p| Some(p.hardware.gpu_hour_usd), |p, v| set_own_price(p, real(v))),
+    named(optional(row(
+        "hardware.price_offer",
+        "Price offer",
+        "A published price of the plan's GPU: provider, term and date (`goodput presets` lists them). It sets the price; typing a price replaces it.",
+        "",
+        Preset,
+        None,
+        flag("price-offer"),
+    )), price_offer, set_price_offer),
     // Traffic.
     rw(finance(show(
         row(

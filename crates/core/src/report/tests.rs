@@ -337,7 +337,10 @@ fn markdown_assumptions_are_the_registry_finance_rows() {
         ),
         "{section}"
     );
-    assert!(section.contains("- Price: $2.50/GPU-h."), "{section}");
+    assert!(
+        section.contains("- Price: $2.50/GPU-h, goodput's typical on-demand price for the H100 SXM (an assumption)."),
+        "{section}"
+    );
     assert!(section.contains("- Peak rate: 30 req/s."), "{section}");
 }
 
@@ -557,4 +560,26 @@ fn a_stored_day_schedule_is_in_the_report_and_its_markdown() {
     bare.schedule = None;
     let r = evaluate_plan_with(&bare, opts, &mut |_| true).expect("the plan evaluates");
     assert!(r.day.is_none() && !r.to_markdown().contains("## Traffic over"));
+}
+
+/// The price's assumption says where the price comes from: a published offer with its
+/// provider, term, date and source, or goodput's typical price.
+#[test]
+fn the_price_states_its_source() {
+    let mut plan = Plan::default();
+    let line = |p: &Plan| {
+        assumption_lines(p)
+            .into_iter()
+            .find(|l| l.starts_with("Price: "))
+            .expect("a price line")
+    };
+    assert_eq!(
+        line(&plan),
+        "Price: $2.50/GPU-h, goodput's typical on-demand price for the H100 SXM (an assumption)."
+    );
+    crate::plan::fields::field("hardware.price_offer").set_name(&mut plan, "gcp-h100-sxm-3-year");
+    assert_eq!(
+        line(&plan),
+        "Price: $4.86/GPU-h, Google Cloud 3-year commitment: a3-highgpu-8g 3-year committed use (us-central1), as of 2026-07-30, from github.com/Cyclenerd/google-cloud-pricing-cost-calculator."
+    );
 }

@@ -147,6 +147,29 @@ pub(super) fn set_gpu_preset(p: &mut Plan, id: &str) {
     }
 }
 
+pub(super) fn price_offer(p: &Plan) -> String {
+    p.hardware.price_offer.clone()
+}
+
+/// Takes the price from a published offer for the plan's GPU; an empty id keeps the
+/// price as the plan's own. An offer for another GPU leaves the plan as it is.
+pub(super) fn set_price_offer(p: &mut Plan, id: &str) {
+    if id.is_empty() {
+        p.hardware.price_offer.clear();
+    } else if let Some(o) = crate::prices::offer(id).filter(|o| o.gpu == p.hardware.preset) {
+        p.hardware.gpu_hour_usd = o.usd_per_gpu_hour;
+        p.hardware.price_offer = o.id.to_string();
+    }
+}
+
+/// A price typed in: the plan's own, unless it is the offer's price.
+pub(super) fn set_own_price(p: &mut Plan, usd: f64) {
+    p.hardware.gpu_hour_usd = usd;
+    if crate::prices::offer(&p.hardware.price_offer).is_none_or(|o| o.usd_per_gpu_hour != usd) {
+        p.hardware.price_offer.clear();
+    }
+}
+
 pub(super) fn weight_dtype(p: &Plan) -> String {
     p.model.weight_dtype.name().into()
 }

@@ -608,8 +608,16 @@ fn may_move(f: &Field) -> Vec<String> {
 
 #[test]
 fn every_setting_writes_each_of_its_values_and_nothing_else() {
-    let presets_of = |f: &Field| -> Vec<String> {
-        if f.path == "model.preset" {
+    let presets_of = |f: &Field, plan: &Plan| -> Vec<String> {
+        if f.path == "hardware.price_offer" {
+            let offers = crate::prices::offers_for(&plan.hardware.preset);
+            assert!(!offers.is_empty(), "no offer for {}", plan.hardware.preset);
+            offers
+                .iter()
+                .map(|o| o.id.to_string())
+                .chain([String::new()])
+                .collect()
+        } else if f.path == "model.preset" {
             crate::presets::MODELS
                 .iter()
                 .map(|m| m.id.to_string())
@@ -626,7 +634,7 @@ fn every_setting_writes_each_of_its_values_and_nothing_else() {
         for f in FIELDS.iter().filter(|f| f.setting.is_some()) {
             let values: Vec<String> = match f.kind {
                 Kind::Choice(c) => c.iter().map(|(n, _)| n.to_string()).collect(),
-                Kind::Preset => presets_of(f),
+                Kind::Preset => presets_of(f, &plan),
                 _ => Vec::new(),
             };
             let mut check = |typed: &Plan, what: &str| {
