@@ -814,7 +814,8 @@ mod tests {
         let a = Plan::default();
         let mut b = a.clone();
         b.name = "priced".into();
-        b.hardware.gpu_hour_usd *= 3.0;
+        goodput_core::plan::fields::field("hardware.price_offer")
+            .set_name(&mut b, "aws-h100-sxm-on-demand");
         b.planning.hours_per_month = 100.0;
         b.planning.utilization = 0.5;
         b.planning.redundancy = 3;

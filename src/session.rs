@@ -62,7 +62,7 @@ pub fn decide(opening: Opening, own: Option<SavedPlan>) -> Boot {
             // or a fresh profile's first planner link; the summary only with the own plan.
             let own_link = own_plan
                 .as_ref()
-                .filter(|o| goodput_core::share::link_form(o) == *plan);
+                .filter(|o| **o == *plan || goodput_core::share::link_form(o) == *plan);
             let reload = match view {
                 View::Embed => false,
                 View::Finance => own_link.is_some(),
@@ -523,6 +523,15 @@ mod tests {
             assert_eq!(b.visit, None, "{view:?}");
             assert_eq!(b.plan, mine.plan, "{view:?}: the own plan, every row");
         }
+        // An address an earlier release wrote holds the whole own plan: a reload too.
+        let b = decide(
+            Opening::Link {
+                plan: Box::new(mine.plan.clone()),
+                view: View::Planner,
+            },
+            Some(mine.clone()),
+        );
+        assert_eq!((b.visit, b.plan), (None, mine.plan.clone()));
         // Someone else's link of the same form is still a visit, and opens as it came.
         let b = decide(opening(View::Planner), Some(own("mine")));
         assert_eq!((b.visit, b.plan), (Some(Visit::Shared), address));

@@ -330,8 +330,11 @@ test('a published price offer sets the price; a typed price replaces it; the fin
   await page.waitForFunction(() => document.querySelector('[data-testid="price-offer"]').value === 'lambda-h100-sxm-on-demand');
   assert.equal(await page.inputValue(price), '3.99');
   // The link carries it; a fresh profile's finance view states it as the CLI does.
-  await page.waitForFunction(() => location.hash.includes('view=planner'));
-  const link = `${h.baseUrl}/${(await page.evaluate(() => location.hash)).replace('&view=planner', '')}`;
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.baseUrl });
+  await page.click('[data-testid="copy-link"]');
+  await page.waitForSelector('[data-testid="copy-link"]:has-text("Copied")');
+  const link = await page.evaluate(() => navigator.clipboard.readText());
+  assert.equal(JSON.parse(await runCli(['decode', link])).hardware.price_offer, 'lambda-h100-sxm-on-demand');
   const cli = await runCliJson(['plan', '--link', link, '--json']);
   const fresh = await h.openPage(`/${fragmentOf(link)}`, { waitFor: '[data-testid="finance-view"]' });
   const stated = await fresh.page.$$eval('[data-testid="assumptions"] dt', (dts) => dts.map((dt) => `${dt.textContent}: ${dt.nextElementSibling.textContent}.`));

@@ -593,7 +593,7 @@ impl Args {
     /// `--price-offer ID`: the price from a published offer for the plan's GPU (after
     /// `--gpu`), or `own` to keep the price as the plan's own.
     fn price_offer(&mut self, p: &mut Plan, id: &str) -> Result<(), String> {
-        if self.f64("--gpu-hour-usd").is_some() {
+        if id != "own" && self.f64("--gpu-hour-usd").is_some() {
             return Err(
                 "--price-offer: an offer sets the price; leave out --gpu-hour-usd, or the offer to price the GPU yourself"
                     .into(),
@@ -1224,6 +1224,27 @@ mod tests {
             (p.hardware.price_offer.as_str(), p.hardware.gpu_hour_usd),
             ("", 3.5)
         );
+        // A price typed for a plan that has an offer (a plan file, a link) is its own.
+        let p = plan("--gpu h200 --price-offer own --gpu-hour-usd 5").expect("valid");
+        assert_eq!(
+            (p.hardware.price_offer.as_str(), p.hardware.gpu_hour_usd),
+            ("", 5.0)
+        );
+        let mut offered = goodput_core::Plan::default();
+        field("hardware.price_offer").set_name(&mut offered, "aws-h100-sxm-on-demand");
+        let repriced = fields::with_values(
+            &offered,
+            &[(field("hardware.gpu_hour_usd"), serde_json::json!(5.0))],
+        )
+        .expect("written");
+        assert_eq!(
+            (
+                repriced.hardware.price_offer.as_str(),
+                repriced.hardware.gpu_hour_usd
+            ),
+            ("", 5.0)
+        );
+        repriced.validate().expect("valid");
         for (line, needle) in [
             ("--price-offer acme-h200", "--price-offer: unknown offer 'acme-h200'; offers for the plan's GPU: "),
             ("--gpu l40s --price-offer aws-h200-on-demand", "--price-offer: aws-h200-on-demand prices the H200 SXM, not the plan's GPU; offers for the plan's GPU: digitalocean-l40s"),

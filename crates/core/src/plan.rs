@@ -891,6 +891,7 @@ impl Plan {
             ..self.without_labels()
         };
         p.hardware.gpu_hour_usd = 0.0;
+        p.hardware.price_offer.clear();
         p.planning.utilization = 0.0;
         p.planning.redundancy = 0;
         p.planning.hours_per_month = 0.0;

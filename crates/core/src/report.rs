@@ -292,7 +292,10 @@ impl PlanReport {
                 .shootout
                 .as_ref()
                 .filter(|r| r.is_fresh(plan))
-                .map(|r| r.result.clone()),
+                .map(|r| crate::plan::comparison::ShootoutResult {
+                    chosen: r.chosen_in(plan),
+                    ..r.result.clone()
+                }),
             comparison_omitted: plan
                 .shootout
                 .as_ref()

@@ -184,10 +184,11 @@ pub fn encode(plan: &Plan) -> String {
 }
 
 /// Significant digits a link keeps of a measured figure (a calibration's measured
-/// latencies and achieved rates, and its fit's errors): more than any view shows.
+/// latencies and achieved rates, and its fit's errors): more than any view shows of them.
 pub const LINK_MEASURED_DIGITS: i32 = 4;
 
-/// Significant digits a link keeps of a fitted constant's spread (shown as `± 0.021`).
+/// Significant digits a link keeps of a fitted constant's spread (shown as `± 0.021`, or
+/// to a tenth of its unit).
 pub const LINK_SPREAD_DIGITS: i32 = 3;
 
 /// The plan as a link carries it: everything that the numbers are computed from,
@@ -218,6 +219,9 @@ pub fn link_form(plan: &Plan) -> Plan {
         let at = |i: Option<usize>| i.and_then(|i| keep.iter().position(|&k| k == i));
         r.best = at(r.best);
         r.chosen = at(own);
+        for (i, row) in r.rows.iter_mut().enumerate() {
+            row.chosen = Some(i) == own;
+        }
         let left = r.rows.len() - keep.len();
         r.rows = keep.iter().map(|&i| r.rows[i].clone()).collect();
         rec.omitted = rec
@@ -236,15 +240,16 @@ pub fn link_form(plan: &Plan) -> Plan {
 
 /// `x` to `digits` significant digits (0 and non-finite numbers as they are).
 fn round_to(x: f64, digits: i32) -> f64 {
-    if x == 0.0 || !x.is_finite() {
-        return x;
-    }
-    let scale = 10f64.powi(digits - 1 - x.abs().log10().floor() as i32);
-    let y = (x * scale).round() / scale;
-    // Printed back through its shortest form, so 0.1 stays 0.1 and not 0.1000000001.
-    format!("{y:.*e}", (digits - 1).max(0) as usize)
+    // Scientific notation rounds to the digits asked for at any magnitude, and reads back
+    // as the shortest number with them (0.1, not 0.1000000001).
+    let y: f64 = format!("{x:.*e}", (digits - 1).max(0) as usize)
         .parse()
-        .unwrap_or(y)
+        .unwrap_or(x);
+    if y.is_finite() {
+        y
+    } else {
+        x
+    }
 }
 
 /// A calibration as a link carries it ([`link_form`]).
@@ -520,6 +525,38 @@ fn short_message(e: &dyn std::fmt::Display) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn rounding_keeps_every_finite_number_finite_and_is_idempotent() {
+        for x in [
+            1e-310,
+            -1e-310,
+            f64::MIN_POSITIVE,
+            f64::MAX,
+            -f64::MAX,
+            0.0,
+            0.1,
+            123_456.789,
+            -0.000_123_456,
+        ] {
+            for d in [3, 4] {
+                let y = super::round_to(x, d);
+                assert!(y.is_finite(), "{x} to {d} digits gave {y}");
+                assert_eq!(super::round_to(y, d), y, "{x} to {d} digits");
+            }
+        }
+        assert_eq!(super::round_to(0.123_456, 4), 0.1235);
+        assert_eq!(super::round_to(98_765.4, 3), 98_800.0);
+        // A plan with a tiny spread still makes a link that opens.
+        let mut c = crate::plan::Calibration::default();
+        c.bandwidth_efficiency.sd = 1e-310;
+        let p = Plan {
+            calibration: Some(c),
+            ..Plan::default()
+        };
+        p.validate().expect("valid");
+        decode(&share_url("https://x.example/", &p, false)).expect("opens");
+    }
+
     use super::*;
 
     /// A plan with `rows` trace rows of varied numbers (so they do not compress away).

@@ -261,6 +261,10 @@ fn every_v3_link_in_the_corpus_still_opens_the_same() {
             .unwrap_or_else(|e| panic!("{}: corpus JSON: {e}", case.title));
         assert_eq!(shared.plan, expected, "{}", case.title);
         assert_eq!(shared.version, 3, "{}", case.title);
+        // A comparison made fresh stays fresh: its fingerprint is hashed as it was then.
+        if let Some(rec) = &shared.plan.shootout {
+            assert!(rec.is_fresh(&shared.plan), "{}", case.title);
+        }
         // Made again today, the link carries the plan's link form, shorter.
         let again = share::share_url(BASE, &expected, case.embed);
         assert_eq!(

@@ -220,8 +220,9 @@ pub fn omitted_words(omitted: u32) -> Option<String> {
 pub const MAX_REASON_CHARS: usize = 600;
 
 /// A hash of everything in `plan` that a comparison's numbers depend on: every field but
-/// the name and note, the hardware the options replace (the GPU preset's figures and the TP
-/// degree), the measured sweep (set aside by the comparison), the day schedule and the
+/// the name and note, the hardware the options replace (the GPU preset's figures, the TP
+/// degree and the price, but not the provider and term of a price offer, which price every
+/// option), the measured sweep (set aside by the comparison), the day schedule and the
 /// comparison itself.
 /// 16 hex digits (FNV-1a, 64 bits, of the JSON).
 pub fn fingerprint(plan: &Plan) -> String {
@@ -237,6 +238,11 @@ pub fn fingerprint(plan: &Plan) -> String {
         mem_utilization: h.mem_utilization,
         step_overhead_s: h.step_overhead_s,
         tp_comm_overhead_s: h.tp_comm_overhead_s,
+        // The options are priced at the offer's provider and term (empty without an
+        // offer, so a plan without one hashes as it always did).
+        price_offer: crate::prices::offer(&h.price_offer).map_or_else(String::new, |o| {
+            format!("{} {}", o.provider, o.term.words())
+        }),
         ..HardwareSpec::default()
     };
     let json = serde_json::to_vec(&p).unwrap_or_default();
@@ -260,7 +266,7 @@ pub fn fingerprint_for(plan: &Plan, spec: &ShootoutSpec) -> String {
 impl ShootoutRecord {
     /// How many options were compared: the rows kept and those left out.
     pub fn options(&self) -> usize {
-        self.result.rows.len() + self.omitted as usize
+        self.result.rows.len().saturating_add(self.omitted as usize)
     }
 
     /// What a reader of a shared comparison misses, in words: `None` when every row is
@@ -283,7 +289,7 @@ impl ShootoutRecord {
     /// Bounds on what a link may carry (see [`Plan::validate`]).
     pub(super) fn validate(&self) -> Result<(), PlanError> {
         let rows = &self.result.rows;
-        if self.options() > MAX_OPTIONS {
+        if self.omitted as usize > MAX_OPTIONS || self.options() > MAX_OPTIONS {
             return Err(err(
                 "shootout.result.rows",
                 format!(

@@ -335,6 +335,15 @@ pub fn with_values(
             ));
         }
     }
+    // A price written is the plan's own unless it is its offer's, as the row's writer has it.
+    let mut written = written;
+    if changes
+        .iter()
+        .any(|(f, _)| f.path == "hardware.gpu_hour_usd")
+    {
+        let usd = written.hardware.gpu_hour_usd;
+        set_own_price(&mut written, usd);
+    }
     Ok(written)
 }
 

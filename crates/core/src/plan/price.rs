@@ -41,6 +41,16 @@ pub(super) fn validate(plan: &Plan) -> Result<(), PlanError> {
             format!("unknown price offer '{id}'; `goodput presets` lists the offers"),
         ));
     };
+    if o.gpu != h.preset {
+        return Err(err(
+            "hardware.price_offer",
+            format!(
+                "{} prices the {}, not the plan's GPU; pick an offer for its GPU, or clear it",
+                o.id,
+                crate::presets::gpu_short_name(o.gpu)
+            ),
+        ));
+    }
     if o.usd_per_gpu_hour != h.gpu_hour_usd {
         return Err(err(
             "hardware.price_offer",
@@ -127,5 +137,45 @@ mod tests {
         let back = crate::share::decode(&crate::share::share_url("https://x.example/", &p, false))
             .expect("opens");
         assert_eq!(back.plan.hardware.price_offer, o.id);
+    }
+
+    #[test]
+    fn an_offer_prices_its_own_gpu_only_and_hand_edits_drop_it() {
+        use crate::plan::fields::field;
+        let mut p = Plan::default();
+        p.hardware.preset = "l40s".into();
+        let o = offer("aws-h100-sxm-on-demand").expect("an AWS H100 offer");
+        p.hardware.price_offer = o.id.into();
+        p.hardware.gpu_hour_usd = o.usd_per_gpu_hour;
+        let e = p.validate().unwrap_err().to_string();
+        assert!(e.contains("prices the H100 SXM, not the plan's GPU"), "{e}");
+        let mut p = Plan::default();
+        field("hardware.price_offer").set_name(&mut p, o.id);
+        (field("hardware.mem_bandwidth_bytes_per_s")
+            .access
+            .expect("a number")
+            .set)(&mut p, Some(3e12));
+        assert_eq!(
+            (p.hardware.preset.as_str(), p.hardware.price_offer.as_str()),
+            ("custom", "")
+        );
+        assert_eq!(p.hardware.gpu_hour_usd, o.usd_per_gpu_hour);
+        p.validate().expect("valid");
+    }
+
+    #[test]
+    fn a_comparison_goes_stale_when_its_options_are_priced_by_another_provider() {
+        use crate::plan::comparison::{fingerprint_for, ShootoutSpec};
+        use crate::plan::fields::field;
+        let spec = ShootoutSpec::default();
+        let mut p = Plan::default();
+        let before = fingerprint_for(&p, &spec);
+        field("hardware.price_offer").set_name(&mut p, "aws-h100-sxm-on-demand");
+        let aws = fingerprint_for(&p, &spec);
+        assert_ne!(before, aws, "an offer prices every option");
+        // Using another row moves to the same provider's offer: still fresh.
+        field("hardware.preset").set_name(&mut p, "h200");
+        assert_eq!(p.hardware.price_offer, "aws-h200-on-demand");
+        assert_eq!(fingerprint_for(&p, &spec), aws);
     }
 }

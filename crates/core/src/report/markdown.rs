@@ -136,7 +136,7 @@ pub(crate) fn render(r: &PlanReport) -> String {
             "| option | goodput per replica | replicas | GPUs | cost per month | cost per compliant request | constants | |\n| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |"
         );
         for (i, row) in c.rows.iter().enumerate() {
-            let mark = match (c.best == Some(i), row.chosen) {
+            let mark = match (c.best == Some(i), c.chosen == Some(i)) {
                 (true, true) => "cheapest, chosen",
                 (true, false) => "cheapest",
                 (false, true) => "chosen",

@@ -306,6 +306,33 @@ fn the_comparison_in_words_names_the_winner_and_the_choice() {
         "{words}"
     );
     assert_eq!(options_words(1), "1 GPU and TP option");
+    // A link carries the winner's row and the plan's own: a plan moved, after the link, to a
+    // compared option whose row the link left out is told so, not "not among them".
+    let loser = if best.gpu == "h100-sxm" {
+        "h200"
+    } else {
+        "h100-sxm"
+    };
+    let mut linked = crate::share::link_form(&plan);
+    presets::gpu(&best.gpu).expect("gpu").apply(&mut linked);
+    let carried = linked.shootout.as_ref().expect("a record");
+    assert_eq!((carried.result.rows.len(), carried.omitted), (1, 1));
+    let mut moved = linked.clone();
+    presets::gpu(loser).expect("gpu").apply(&mut moved);
+    let words = comparison_words(&moved).expect("words");
+    assert!(
+        words.ends_with(&format!(
+            "; the plan's own {} × TP1 was compared, but its row is not in this link.",
+            presets::gpu_name(loser)
+        )),
+        "{words}"
+    );
+    // A hostile count of rows left out is refused, whatever the width of usize.
+    let mut bad = linked;
+    if let Some(rec) = bad.shootout.as_mut() {
+        rec.omitted = u32::MAX;
+    }
+    assert_eq!(bad.validate().unwrap_err().field, "shootout.result.rows");
     plan.slo.attainment_target = 0.95;
     assert!(comparison_words(&plan)
         .expect("words")

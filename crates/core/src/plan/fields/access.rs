@@ -182,8 +182,10 @@ pub(super) fn custom_model(p: &mut Plan) {
     p.model.preset = "custom".into();
 }
 
+/// Hardware edited by hand is no preset's, and no published offer prices it.
 pub(super) fn custom_gpu(p: &mut Plan) {
     p.hardware.preset = "custom".into();
+    p.hardware.price_offer.clear();
 }
 
 pub(super) fn custom_slo(p: &mut Plan) {
