@@ -337,6 +337,8 @@ test('a published price offer sets the price; a typed price replaces it; the fin
   assert.equal(JSON.parse(await runCli(['decode', link])).hardware.price_offer, 'lambda-h100-sxm-on-demand');
   const cli = await runCliJson(['plan', '--link', link, '--json']);
   const fresh = await h.openPage(`/${fragmentOf(link)}`, { waitFor: '[data-testid="finance-view"]' });
+  // The traffic line follows the first run: wait for every line.
+  await fresh.page.waitForFunction((n) => document.querySelectorAll('[data-testid="assumptions"] dt').length === n, cli.assumptions.length);
   const stated = await fresh.page.$$eval('[data-testid="assumptions"] dt', (dts) => dts.map((dt) => `${dt.textContent}: ${dt.nextElementSibling.textContent}.`));
   assert.deepEqual(stated, cli.assumptions);
   assert.ok(stated.some((s) => s.startsWith('Price: $3.99/GPU-h, Lambda on-demand: ')), stated.join(' | '));
