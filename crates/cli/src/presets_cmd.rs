@@ -27,22 +27,7 @@ pub fn command() -> Command {
 pub fn run(args: &mut Args) -> Result<String, String> {
     let json = args.flag("--json");
     if json {
-        let prices: Vec<_> = OFFERS
-            .iter()
-            .map(|o| {
-                serde_json::json!({
-                    "id": o.id,
-                    "gpu": o.gpu,
-                    "provider": o.provider,
-                    "offer": o.offer,
-                    "term": o.term.words(),
-                    "usd_per_gpu_hour": o.usd_per_gpu_hour,
-                    "source": o.source,
-                    "dated": o.dated,
-                })
-            })
-            .collect();
-        let v = serde_json::json!({ "models": MODELS, "gpus": GPUS, "prices": prices });
+        let v = serde_json::json!({ "models": MODELS, "gpus": GPUS, "prices": OFFERS });
         return serde_json::to_string_pretty(&v).map_err(|e| format!("presets: {e}"));
     }
     let mut out = String::from("models\n");

@@ -115,7 +115,8 @@ fn is_uniform_routing(x: &f64) -> bool {
     *x == 1.0
 }
 
-fn is_zero(x: &u32) -> bool {
+/// Whether a count is 0 (left out of a plan's or a report's JSON then).
+pub(crate) fn is_zero(x: &u32) -> bool {
     *x == 0
 }
 

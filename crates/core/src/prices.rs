@@ -33,8 +33,9 @@ impl Term {
     }
 }
 
-/// One published price of one GPU.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// One published price of one GPU (its JSON, as `goodput presets --json` lists it, gives
+/// the term in words).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct PriceOffer {
     /// Stable id used in plans and links (`lambda-h200-on-demand`).
     pub id: &'static str,
@@ -45,6 +46,7 @@ pub struct PriceOffer {
     /// The product or instance it is quoted for.
     pub offer: &'static str,
     /// The commitment.
+    #[serde(serialize_with = "term_words")]
     pub term: Term,
     /// Price of one GPU-hour [USD].
     pub usd_per_gpu_hour: f64,
@@ -88,6 +90,10 @@ impl PriceOffer {
             self.dated
         )
     }
+}
+
+fn term_words<S: serde::Serializer>(t: &Term, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(t.words())
 }
 
 /// Every offer, grouped by GPU.

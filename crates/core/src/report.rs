@@ -85,7 +85,7 @@ pub struct PlanReport {
     pub comparison: Option<crate::plan::comparison::ShootoutResult>,
     /// Options of that comparison whose rows a share link left out (0: every row is in
     /// `comparison`).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::plan::is_zero")]
     pub comparison_omitted: u32,
     /// The plan's inputs in plain words, for readers who do not tune knobs.
     pub assumptions: Vec<String>,
@@ -285,22 +285,16 @@ impl PlanReport {
         }
         warnings.extend(analytics.warnings.iter().cloned());
         warnings.sort_by_key(|w| std::cmp::Reverse(w.severity));
+        // The stored GPU comparison, when it was run for the plan as it is.
+        let fresh_comparison = plan.shootout.as_ref().filter(|r| r.is_fresh(plan));
         PlanReport {
             name: plan.name.clone(),
             note: plan.note.clone(),
-            comparison: plan
-                .shootout
-                .as_ref()
-                .filter(|r| r.is_fresh(plan))
-                .map(|r| crate::plan::comparison::ShootoutResult {
-                    chosen: r.chosen_in(plan),
-                    ..r.result.clone()
-                }),
-            comparison_omitted: plan
-                .shootout
-                .as_ref()
-                .filter(|r| r.is_fresh(plan))
-                .map_or(0, |r| r.omitted),
+            comparison: fresh_comparison.map(|r| crate::plan::comparison::ShootoutResult {
+                chosen: r.chosen_in(plan),
+                ..r.result.clone()
+            }),
+            comparison_omitted: fresh_comparison.map_or(0, |r| r.omitted),
             assumptions: assumption_lines(plan),
             goodput: summary,
             search: goodput.cloned(),
@@ -931,8 +925,3 @@ pub fn goodput_for(plan: &Plan, search: Option<(&Plan, &GoodputResult)>) -> Opti
 
 #[cfg(test)]
 mod tests;
-
-/// Whether a count is 0 (left out of the JSON then).
-fn is_zero(n: &u32) -> bool {
-    *n == 0
-}

@@ -525,6 +525,8 @@ fn short_message(e: &dyn std::fmt::Display) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn rounding_keeps_every_finite_number_finite_and_is_idempotent() {
         for x in [
@@ -539,13 +541,13 @@ mod tests {
             -0.000_123_456,
         ] {
             for d in [3, 4] {
-                let y = super::round_to(x, d);
+                let y = round_to(x, d);
                 assert!(y.is_finite(), "{x} to {d} digits gave {y}");
-                assert_eq!(super::round_to(y, d), y, "{x} to {d} digits");
+                assert_eq!(round_to(y, d), y, "{x} to {d} digits");
             }
         }
-        assert_eq!(super::round_to(0.123_456, 4), 0.1235);
-        assert_eq!(super::round_to(98_765.4, 3), 98_800.0);
+        assert_eq!(round_to(0.123_456, 4), 0.1235);
+        assert_eq!(round_to(98_765.4, 3), 98_800.0);
         // A plan with a tiny spread still makes a link that opens.
         let mut c = crate::plan::Calibration::default();
         c.bandwidth_efficiency.sd = 1e-310;
@@ -556,8 +558,6 @@ mod tests {
         p.validate().expect("valid");
         decode(&share_url("https://x.example/", &p, false)).expect("opens");
     }
-
-    use super::*;
 
     /// A plan with `rows` trace rows of varied numbers (so they do not compress away).
     fn with_trace(rows: usize) -> Plan {

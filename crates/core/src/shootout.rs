@@ -577,19 +577,18 @@ pub fn comparison_words(plan: &Plan) -> Option<String> {
     // takes the winner for cheaper than the plan.
     let h = &plan.hardware;
     let compared = rec.spec.gpus.contains(&h.preset) && rec.spec.tp_degrees.contains(&h.tp_degree);
+    let option = format!(
+        "{} × TP{}",
+        crate::presets::gpu_name(&h.preset),
+        h.tp_degree
+    );
     let own = match r.chosen {
         Some(_) => String::new(),
         // A link carries two rows: the plan's own may be one it left out.
-        None if compared && rec.omitted > 0 => format!(
-            "; the plan's own {} × TP{} was compared, but its row is not in this link",
-            crate::presets::gpu_name(&h.preset),
-            h.tp_degree
-        ),
-        None => format!(
-            "; the plan's own {} × TP{} was not among them",
-            crate::presets::gpu_name(&h.preset),
-            h.tp_degree
-        ),
+        None if compared && rec.omitted > 0 => {
+            format!("; the plan's own {option} was compared, but its row is not in this link")
+        }
+        None => format!("; the plan's own {option} was not among them"),
     };
     Some(format!(
         "Compared over {}: {}{own}.",

@@ -85,19 +85,11 @@ pub struct ShootoutRow {
     #[serde(default, skip_serializing_if = "ConstantsSource::is_datasheet")]
     pub constants: ConstantsSource,
     /// Speculative draft tokens a step the option ran with (0: none; left out then).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub spec_draft_tokens: u32,
     /// Acceptance of a drafted token the option ran with (left out without a draft).
-    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    #[serde(default, skip_serializing_if = "super::is_zero_f64")]
     pub spec_acceptance: f64,
-}
-
-fn is_zero(x: &u32) -> bool {
-    *x == 0
-}
-
-fn is_zero_f64(x: &f64) -> bool {
-    *x == 0.0
 }
 
 /// A plan's speculation as a comparison row keeps it: (draft tokens, acceptance), the
@@ -200,7 +192,7 @@ pub struct ShootoutRecord {
     /// Options compared whose rows were left out, as a share link leaves out every row
     /// but the winner's and the plan's own (see `share::link_form`); 0 in a plan that
     /// ran the comparison, and left out of the JSON then.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub omitted: u32,
 }
 
