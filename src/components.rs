@@ -12,6 +12,7 @@ pub mod cards;
 pub mod chart_canvas;
 pub mod charts_panel;
 pub mod choices;
+pub mod class_inputs;
 pub mod compare_many;
 pub mod copy_button;
 pub mod day_inputs;

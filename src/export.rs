@@ -287,6 +287,7 @@ mod tests {
 
     fn result() -> GoodputResult {
         let point = |rate: f64, a: f64, detail| CurvePoint {
+            classes: Default::default(),
             rate_rps: rate,
             attainment: a,
             ci95: [a - 0.01, (a + 0.01).min(1.0)],
@@ -295,6 +296,7 @@ mod tests {
             detail,
         };
         GoodputResult {
+            binding_class: None,
             goodput_rps: 20.0,
             goodput_range_rps: [19.0, 21.0],
             target: 0.9,
@@ -308,6 +310,7 @@ mod tests {
                     20.0,
                     0.976,
                     Some(LatencyDetail {
+                        classes: Default::default(),
                         ttft_p50_s: 0.1,
                         ttft_p99_s: 0.45,
                         tpot_p50_s: 0.012,

@@ -307,6 +307,7 @@ mod tests {
         let load = PlannedLoad {
             rate_rps: 7.356,
             detail: LatencyDetail {
+                classes: Default::default(),
                 ttft_p50_s: 0.1,
                 ttft_p99_s: 0.312_345,
                 tpot_p50_s: 0.015,

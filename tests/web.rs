@@ -1311,6 +1311,7 @@ fn routed_sessions() -> Plan {
 /// A converged goodput search of `plan` that found `goodput` [requests/s].
 fn converged(plan: &Plan, goodput: f64) -> GoodputResult {
     GoodputResult {
+        binding_class: None,
         goodput_rps: goodput,
         goodput_range_rps: [goodput * 0.95, goodput * 1.05],
         target: plan.slo.attainment_target,

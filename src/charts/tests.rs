@@ -583,6 +583,7 @@ fn synthetic_sweep() -> (Vec<HeatmapChart>, HeatmapChart) {
             let k = j.knobs;
             let cliff = k.max_num_seqs as f64 * 0.1 + k.max_num_batched_tokens as f64 / 200.0;
             s.feed(&[JobResult {
+                classes: Default::default(),
                 id: j.id,
                 attainment: if j.rate_rps <= cliff { 1.0 } else { 0.5 },
                 detail: None,

@@ -192,6 +192,7 @@ mod tests {
         assert!(goodput_detail(&plan, &never).starts_with("measured: "));
         let plan = Plan::default();
         let search = GoodputResult {
+            binding_class: None,
             goodput_rps: 12.5,
             goodput_range_rps: [11.5, 13.5],
             target: plan.slo.attainment_target,

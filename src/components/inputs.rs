@@ -3,6 +3,7 @@
 use leptos::prelude::*;
 
 use crate::components::choices::{ArrivalChoice, DtypeChoices, SchedulerChoices, SloModeChoice};
+use crate::components::class_inputs::ClassInputs;
 use crate::components::deferred::{Deferred, Part};
 use crate::components::field_frame::{FieldFrame, FieldIds};
 use crate::components::glossary::TermLink;
@@ -192,6 +193,7 @@ pub fn InputsColumn() -> impl IntoView {
                     <LengthPreview />
                     <PrefixInputs />
                     <RoutingInputs />
+                    <ClassInputs />
                 </InputGroup>
                 <InputGroup title="SLO" intro="What each request must meet, and for what share of requests.">
                     <SloClassPreset />

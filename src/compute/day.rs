@@ -340,6 +340,7 @@ mod tests {
 
     fn search_of(plan: &Plan, goodput_rps: f64) -> (Plan, GoodputResult) {
         let r = GoodputResult {
+            binding_class: None,
             goodput_rps,
             goodput_range_rps: [goodput_rps, goodput_rps],
             target: plan.slo.attainment_target,

@@ -110,6 +110,7 @@ mod tests {
     /// load simulated as the page's report is ([`PlanReport::complete`]).
     fn report(plan: &Plan, goodput: f64) -> PlanReport {
         let r = GoodputResult {
+            binding_class: None,
             goodput_rps: goodput,
             goodput_range_rps: [goodput * 0.95, goodput * 1.05],
             target: plan.slo.attainment_target,

@@ -191,6 +191,55 @@ const MESSAGES = {
   TooLong: 'the link is',
 };
 
+/** Interactive chat served first and batch work with a deadline, mixed on one fleet. */
+const CLASSES = [
+  '--class', 'chat:share=0.7,ttft=0.5,tpot=0.025,priority=0',
+  '--class', 'batch:share=0.3,e2e=30,priority=1,input-len-median=3000,output-len-median=400',
+];
+
+test('traffic classes: the page equals the CLI per class and names the binding class; a bad class line is refused in words', async () => {
+  const link = (await runCli(['link', '--base-url', `${h.baseUrl}/`, ...SMALL, ...CLASSES])).trim();
+  const cli = await runCliJson(['plan', '--link', link, '--json', '--no-sweep']);
+  assert.equal(cli.classes.length, 2);
+  assert.equal(typeof cli.binding_class, 'string');
+  const { page, errors } = await h.openPage(`/${fragmentOf(link)}`, { waitFor: '[data-testid="finance-view"]' });
+  await financeEqualsCli(page, cli);
+  // The assumptions state each class as the CLI's report does.
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid="assumptions"] dt').length === n, cli.assumptions.length);
+  const stated = await page.$$eval('[data-testid="assumptions"] dt', (dts) => dts.map((dt) => `${dt.textContent}: ${dt.nextElementSibling.textContent}.`));
+  assert.deepEqual(stated, cli.assumptions);
+  assert.ok(stated.some((s) => s.startsWith('Traffic class batch: 30% of requests, priority 1; end-to-end objective 30 s for 90% of its requests; prompts median 3,000 tokens')), stated.join(' | '));
+  // The planner: each class's attainment and cost at the planned rate, the CLI's to the bit.
+  await page.click('[data-testid="open-planner"]');
+  await waitForPhase(page, 'run-status', 'done');
+  await page.waitForSelector('[data-testid="class-result"][data-attainment]', { timeout: SEARCH_TIMEOUT_MS });
+  const rows = await page.$$eval('[data-testid="class-result"]', (trs) => trs.map((tr) => ({ ...tr.dataset })));
+  assert.equal(rows.length, 2);
+  rows.forEach((row, k) => {
+    const c = cli.classes[k];
+    assert.equal(row.name, c.name);
+    assert.equal(Number(row.attainment), c.at_planned_load.attainment, `${c.name} attainment`);
+    assert.equal(Number(row.cost), c.cost_per_compliant_request_usd, `${c.name} cost`);
+  });
+  assert.equal(await page.getAttribute('[data-testid="binding-class"]', 'data-class'), cli.binding_class);
+  await page.locator('[data-testid="group-classes"]').scrollIntoViewIfNeeded();
+  await screenshot(page, 'planner-traffic-classes');
+  // A line the parser refuses says why in words and leaves the plan alone.
+  const before = await page.inputValue('[data-testid="class-1"]');
+  await page.fill('[data-testid="class-1"]', 'batch:share=0.3,ttfx=1');
+  await page.press('[data-testid="class-1"]', 'Tab');
+  await page.waitForFunction(() => document.querySelector('[data-testid="error-classes"]').textContent.includes("unknown key 'ttfx'"));
+  assert.equal(await page.locator('[data-testid="class-result"]').count(), 2);
+  // A good line is a step; Undo takes it back.
+  await page.fill('[data-testid="class-1"]', 'batch:share=0.3,e2e=40,priority=1,input-len-median=3000,output-len-median=400');
+  await page.press('[data-testid="class-1"]', 'Tab');
+  await page.waitForFunction(() => document.querySelector('[data-testid="error-classes"]').textContent === '');
+  await page.waitForFunction(() => document.querySelector('[data-testid="class-1"]').value.includes('e2e=40'));
+  await page.click('[data-testid="undo"]');
+  await page.waitForFunction((v) => document.querySelector('[data-testid="class-1"]').value === v, before);
+  assertNoErrors(errors);
+});
+
 test('hostile links show their message over the defaults, with nothing injected', async () => {
   const good = (await runCli(['link', '--base-url', `${h.baseUrl}/`])).trim();
   const payload = fragmentOf(good).slice('#p='.length);

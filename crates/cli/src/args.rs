@@ -13,6 +13,7 @@ use std::ffi::OsStr;
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Arg, ArgAction, ArgMatches, Command};
+use goodput_core::plan::classes::parse_class;
 use goodput_core::plan::fields::{
     self, by_flag, by_path, field, range_message, Field, Kind, Range,
 };
@@ -293,6 +294,21 @@ pub fn with_plan_flags(cmd: Command, pools: bool) -> Command {
                  100,000 rows): their arrival pattern at the simulated rate, their lengths, and \
                  Mooncake's block ids, from which the prefix cache's hits follow",
             )
+            .help_heading("Plan flags"),
+        )
+        .arg(
+            text_flag(
+                "class",
+                "NAME:KEY=VALUE,...",
+                format!(
+                    "A traffic class of the mix (repeat for each; replaces the plan's classes), e.g. \
+                     'chat:share=0.7,ttft=0.5,tpot=0.025,priority=0'. Keys: {}. Lengths and \
+                     objectives not given are the plan's; a class that gives any objective has \
+                     only those it gives. Priority 0 is admitted first",
+                    goodput_core::plan::classes::class_keys().join(", ")
+                ),
+            )
+            .action(ArgAction::Append)
             .help_heading("Plan flags"),
         );
     for f in fields::FIELDS {
@@ -722,7 +738,19 @@ impl Args {
             self.note_path("model.active_params", "--params");
         }
         // Every other number or choice flag, through the registry.
-        self.apply_registry_flags(p)
+        self.apply_registry_flags(p)?;
+        // Classes last: a class keeps the plan's lengths and SLO as the flags left them.
+        let texts = self.positionals("class");
+        if !texts.is_empty() {
+            p.classes = texts
+                .iter()
+                .map(|t| parse_class(p, t).map_err(|e| format!("--class '{t}': {e}")))
+                .collect::<Result<_, _>>()?;
+            self.note_path("classes", "--class");
+            self.note_path("classes.share", "--class");
+            self.note_path("classes.name", "--class");
+        }
+        Ok(())
     }
 
     /// Whether `--name` was given (with a value).

@@ -122,8 +122,25 @@ pub struct MeanLengths {
 }
 
 impl MeanLengths {
-    /// Mean lengths of `plan.traffic`.
+    /// Mean lengths of `plan.traffic`; of a mix of traffic classes, each class's means
+    /// weighted by its share.
     pub fn of(plan: &Plan) -> MeanLengths {
+        if !plan.classes.is_empty() {
+            let mut m = MeanLengths {
+                prompt_tokens: 0.0,
+                output_tokens: 0.0,
+                prefill_tokens: 0.0,
+                context_tokens: 0.0,
+            };
+            for (k, c) in plan.classes.iter().enumerate() {
+                let x = MeanLengths::of(&plan.class_plan(k));
+                m.prompt_tokens += c.share * x.prompt_tokens;
+                m.output_tokens += c.share * x.output_tokens;
+                m.prefill_tokens += c.share * x.prefill_tokens;
+                m.context_tokens += c.share * x.context_tokens;
+            }
+            return m;
+        }
         let t = &plan.traffic;
         let prompt = mean_length_tokens(&t.prompt, &t.trace, LengthOf::Prompt);
         let output = mean_length_tokens(&t.output, &t.trace, LengthOf::Output);

@@ -21,6 +21,7 @@ pub use goodput_engine::traffic::{PrefixModel, TurnOrder};
 use serde::{Deserialize, Serialize};
 
 pub mod calibration;
+pub mod classes;
 pub mod comparison;
 pub mod disagg;
 pub mod fields;
@@ -632,6 +633,11 @@ pub struct Plan {
     /// replica, as plans and links made before it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub routing: Option<RoutingSpec>,
+    /// Traffic classes mixed on the plan's replicas (see `classes`): each with its share
+    /// of the requests, lengths, objectives and priority. Empty for a plan of one class,
+    /// which is how plans and links made before classes existed read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<classes::TrafficClass>,
 }
 
 /// Most replicas a plan simulates together behind its router.
@@ -927,6 +933,7 @@ impl Plan {
         self.validate_fields()?;
         self.validate_model()?;
         self.validate_traffic()?;
+        self.validate_classes()?;
         self.validate_planning()?;
         self.validate_run()?;
         self.validate_calibration()?;

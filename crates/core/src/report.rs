@@ -27,6 +27,7 @@ use crate::search::{
     SweepResult,
 };
 use crate::sim::SimError;
+pub use classes::ClassOutcome;
 use serde::{Deserialize, Serialize};
 
 /// Where the goodput figure comes from.
@@ -125,6 +126,17 @@ pub struct PlanReport {
     /// report's goodput ([`PlanReport::set_day`]); only for a plan that stores a schedule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub day: Option<crate::schedule::Schedule>,
+    /// The traffic classes, each at the planned load with its cost (empty for a plan of
+    /// one class).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<ClassOutcome>,
+    /// The name of the class that sets the goodput: the one furthest below its own
+    /// target where the mix first misses (none for a plan of one class).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binding_class: Option<String>,
+    /// One shared pool against a pool per class (when the classes were compared).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedicated: Option<classes::Dedicated>,
 }
 
 /// Latency percentiles of one replica at the rate it is planned to run at.
@@ -284,6 +296,9 @@ impl PlanReport {
             warnings.push(warn(id, severity, why.clone()));
         }
         warnings.extend(analytics.warnings.iter().cloned());
+        for why in classes::deadline_warnings(plan, g) {
+            warnings.push(warn("class_deadline_beyond_run", Severity::Warning, why));
+        }
         warnings.sort_by_key(|w| std::cmp::Reverse(w.severity));
         // The stored GPU comparison, when it was run for the plan as it is.
         let fresh_comparison = plan.shootout.as_ref().filter(|r| r.is_fresh(plan));
@@ -310,6 +325,9 @@ impl PlanReport {
             planned_load: None,
             router_savings: None,
             day: None,
+            classes: classes::outcomes(plan),
+            binding_class: classes::binding_name(plan, goodput),
+            dedicated: None,
         }
     }
 
@@ -406,6 +424,11 @@ impl PlanReport {
             return;
         }
         if let Some(detail) = result.detail {
+            classes::fill(
+                &mut self.classes,
+                detail.classes.as_slice(),
+                self.capacity.as_ref(),
+            );
             self.planned_load = Some(PlannedLoad {
                 rate_rps: job.rate_rps,
                 detail,
@@ -555,6 +578,7 @@ fn assumption_lines(plan: &Plan) -> Vec<String> {
         .map(|a| format!("{}: {}.", a.label, a.value))
         .collect();
     lines.push(traffic_words(plan));
+    lines.extend((0..plan.classes.len()).map(|k| class_words(plan, k)));
     if let crate::plan::Arrival::Closed { concurrency, .. } = plan.traffic.arrival {
         lines.push(format!(
             "The plan's arrivals are a closed loop of {concurrency} clients; goodput is searched with Poisson arrivals."
@@ -616,7 +640,7 @@ fn assumption_lines(plan: &Plan) -> Vec<String> {
 /// lengths with their spread, and prefix caching.
 pub fn traffic_words(plan: &Plan) -> String {
     use crate::format::{plain, thousands};
-    use crate::plan::{Arrival, LengthDist, LengthSpec, TurnOrder};
+    use crate::plan::{Arrival, LengthSpec, TurnOrder};
     let t = &plan.traffic;
     let arrivals = match t.arrival {
         Arrival::Gamma { cv } => format!("bursty (gamma) arrivals, CV {}", plain(cv)),
@@ -634,23 +658,7 @@ pub fn traffic_words(plan: &Plan) -> String {
             thousands(t.trace.len() as i64)
         ),
     };
-    let lengths = |what: &str, l: &LengthSpec| match l.dist {
-        LengthDist::LogNormal { median, sigma } => format!(
-            "{what} median {} tokens (lognormal sigma {}, {} to {})",
-            thousands(median.round() as i64),
-            plain(sigma),
-            thousands(l.min as i64),
-            thousands(l.max as i64)
-        ),
-        LengthDist::Fixed { tokens } => {
-            format!("{what} of {} tokens", thousands(tokens as i64))
-        }
-        LengthDist::Trace => format!(
-            "{} lengths from the trace's {} rows",
-            what.trim_end_matches('s'),
-            thousands(t.trace.len() as i64)
-        ),
-    };
+    let lengths = |what: &str, l: &LengthSpec| length_words(what, l, t.trace.len());
     let prefixes = match &t.sharing {
         Some(s) => {
             let mut parts = Vec::new();
@@ -713,6 +721,74 @@ pub fn traffic_words(plan: &Plan) -> String {
         "Traffic: {arrivals}; {}; {}; {prefixes}.",
         lengths("prompts", &t.prompt),
         lengths("outputs", &t.output)
+    )
+}
+
+/// One length law in words: "prompts median 800 tokens (lognormal sigma 0.8, 16 to
+/// 8,000)", "outputs of 200 tokens", or the trace's (of `trace_rows` rows).
+fn length_words(what: &str, l: &crate::plan::LengthSpec, trace_rows: usize) -> String {
+    use crate::format::{plain, thousands};
+    use crate::plan::LengthDist;
+    match l.dist {
+        LengthDist::LogNormal { median, sigma } => format!(
+            "{what} median {} tokens (lognormal sigma {}, {} to {})",
+            thousands(median.round() as i64),
+            plain(sigma),
+            thousands(l.min as i64),
+            thousands(l.max as i64)
+        ),
+        LengthDist::Fixed { tokens } => {
+            format!("{what} of {} tokens", thousands(tokens as i64))
+        }
+        LengthDist::Trace => format!(
+            "{} lengths from the trace's {} rows",
+            what.trim_end_matches('s'),
+            thousands(trace_rows as i64)
+        ),
+    }
+}
+
+/// Traffic class `k` of `plan` in one line: its share, priority, objectives and lengths.
+pub fn class_words(plan: &Plan, k: usize) -> String {
+    let Some(c) = plan.classes.get(k) else {
+        return String::new();
+    };
+    let p = plan.class_plan(k);
+    let objective = |path: &str, x: Option<f64>| {
+        x.map(|v| {
+            let f = fields::field(path);
+            format!(
+                "{} {}",
+                f.label_in_sentence(),
+                fields::field_value(f, &serde_json::json!(v))
+            )
+        })
+    };
+    let objectives: Vec<String> = [
+        objective("slo.ttft_s", p.slo.ttft_s),
+        objective("slo.tpot_s", p.slo.tpot_s),
+        objective("slo.e2e_s", p.slo.e2e_s),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let slo = if objectives.is_empty() {
+        "no objective".to_string()
+    } else {
+        format!(
+            "{} for {} of its requests",
+            objectives.join(", "),
+            crate::format::percent(p.slo.attainment_target)
+        )
+    };
+    let rows = p.traffic.trace.len();
+    format!(
+        "Traffic class {}: {} of requests, priority {}; {slo}; {}; {}.",
+        c.name,
+        crate::format::percent(c.share),
+        c.priority,
+        length_words("prompts", &p.traffic.prompt, rows),
+        length_words("outputs", &p.traffic.output, rows)
     )
 }
 
@@ -789,7 +865,8 @@ pub fn evaluate_plan_with(
         let search = search_goodput_threads(&at_best, threads, &mut after(offset, progress))?;
         let mut report = PlanReport::complete(&at_best, Some(&search), Some(&sweep))?;
         let offset = offset + search.jobs_run;
-        fill_router_baseline(&mut report, &at_best, threads, offset, progress)?;
+        let offset = fill_router_baseline(&mut report, &at_best, threads, offset, progress)?;
+        fill_dedicated(&mut report, &at_best, threads, offset, progress)?;
         fill_day(&mut report, &at_best, threads);
         return Ok(report);
     }
@@ -812,7 +889,8 @@ pub fn evaluate_plan_with(
     };
     let mut report = PlanReport::complete(plan, search.as_ref(), sweep.as_ref())?;
     let offset = offset + sweep.as_ref().map_or(0, SweepResult::jobs);
-    fill_router_baseline(&mut report, plan, threads, offset, progress)?;
+    let offset = fill_router_baseline(&mut report, plan, threads, offset, progress)?;
+    fill_dedicated(&mut report, plan, threads, offset, progress)?;
     fill_day(&mut report, plan, threads);
     if plan.run.plan_at_best && !options.sweep {
         report.warnings.push(warn(
@@ -839,18 +917,53 @@ fn after(
 
 /// The plan's router against round robin: searches [`baseline_plan`]`(plan)` (after
 /// `offset` finished jobs) and records it in `report`, the report of `plan`; nothing for
-/// a plan without a baseline (no routing, round robin, or a measured goodput).
+/// a plan without a baseline (no routing, round robin, or a measured goodput). Returns
+/// the jobs finished so far.
 fn fill_router_baseline(
     report: &mut PlanReport,
     plan: &Plan,
     threads: usize,
     offset: u32,
     progress: &mut dyn FnMut(Progress) -> bool,
-) -> Result<(), SearchError> {
+) -> Result<u32, SearchError> {
     if let Some(rr) = baseline_plan(plan) {
         let baseline = search_goodput_threads(&rr, threads, &mut after(offset, progress))?;
         report.set_router_baseline(plan, &baseline);
+        return Ok(offset + baseline.jobs_run);
     }
+    Ok(offset)
+}
+
+/// A plan of traffic classes on one shared pool against a pool per class: searches each
+/// class alone ([`classes::dedicated_plan`], after `offset` finished jobs) and records
+/// the comparison in `report`; nothing for a plan of one class or without a sized fleet.
+/// A class whose search cannot run is named with its reason.
+fn fill_dedicated(
+    report: &mut PlanReport,
+    plan: &Plan,
+    threads: usize,
+    mut offset: u32,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<(), SearchError> {
+    let Some(shared) = report.capacity.clone() else {
+        return Ok(());
+    };
+    if plan.classes.is_empty() {
+        return Ok(());
+    }
+    let mut goodputs = Vec::new();
+    for k in 0..plan.classes.len() {
+        let alone = classes::dedicated_plan(plan, k);
+        match search_goodput_threads(&alone, threads, &mut after(offset, progress)) {
+            Ok(r) => {
+                offset += r.jobs_run;
+                goodputs.push(Ok(r.goodput_rps));
+            }
+            Err(SearchError::Cancelled) => return Err(SearchError::Cancelled),
+            Err(e) => goodputs.push(Err(e.to_string())),
+        }
+    }
+    report.dedicated = Some(classes::dedicated(plan, &goodputs, &shared));
     Ok(())
 }
 
@@ -925,3 +1038,5 @@ pub fn goodput_for(plan: &Plan, search: Option<(&Plan, &GoodputResult)>) -> Opti
 
 #[cfg(test)]
 mod tests;
+
+pub mod classes;

@@ -44,10 +44,12 @@
 
 mod flags;
 mod grid;
+mod per_class;
 mod sweep;
 
 pub use flags::{hf_model_name, launch_flags, LaunchFlags};
 pub use grid::{fit_grid, FittedGrid, FITTED_AXIS_VALUES};
+pub use per_class::PerClass;
 pub use sweep::{
     planned_at_best_text, sweep_knobs, sweep_knobs_threads, KnobSweep, PartialSweep, SweepCell,
     SweepResult, SWEEP_MAX_REPLICATIONS,
@@ -181,6 +183,32 @@ pub struct LatencyDetail {
     /// Tokens the prefix cache evicted to make room [tokens].
     #[serde(default)]
     pub prefix_evicted_tokens: u64,
+    /// Each traffic class's attainment and percentiles (none for a plan of one class).
+    #[serde(default, skip_serializing_if = "PerClass::is_empty")]
+    pub classes: PerClass<ClassDetail>,
+}
+
+/// One traffic class's part of a full simulation ([`LatencyDetail::classes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct ClassDetail {
+    /// Share of the class's measured requests meeting its own objectives [0..1].
+    pub attainment: f64,
+    /// Median TTFT [s].
+    pub ttft_p50_s: f64,
+    /// 99th-percentile TTFT [s].
+    pub ttft_p99_s: f64,
+    /// Median TPOT [s].
+    pub tpot_p50_s: f64,
+    /// 99th-percentile TPOT [s].
+    pub tpot_p99_s: f64,
+    /// Median end-to-end latency [s].
+    pub e2e_p50_s: f64,
+    /// 99th-percentile end-to-end latency [s].
+    pub e2e_p99_s: f64,
+    /// The class's measured requests.
+    pub measured_requests: u32,
+    /// Prompt and output tokens of those requests: its share of the GPU time [tokens].
+    pub tokens: u64,
 }
 
 /// What a worker returns for one [`Job`].
@@ -197,6 +225,10 @@ pub struct JobResult {
     /// any larger cap gives the same result (the knob sweep reuses it).
     #[serde(default = "peak_unknown")]
     pub peak_running: u32,
+    /// Each traffic class's attainment under its own objectives (none for a plan of one
+    /// class) [0..1].
+    #[serde(default, skip_serializing_if = "PerClass::is_empty")]
+    pub classes: PerClass<f64>,
 }
 
 /// [`JobResult::peak_running`] of a run that did not measure it.
@@ -250,9 +282,21 @@ pub fn run_job_with(base: &SimConfig, job: &Job) -> Result<JobResult, SimError> 
     let cfg = job_config_with(base, job)?;
     if job.detail {
         let r = sim::simulate(&cfg, job.seed)?;
+        let classes = PerClass::of(r.classes.iter().map(|c| ClassDetail {
+            attainment: c.attainment,
+            ttft_p50_s: c.ttft_s.p50,
+            ttft_p99_s: c.ttft_s.p99,
+            tpot_p50_s: c.tpot_s.p50,
+            tpot_p99_s: c.tpot_s.p99,
+            e2e_p50_s: c.e2e_s.p50,
+            e2e_p99_s: c.e2e_s.p99,
+            measured_requests: c.measured_requests,
+            tokens: c.tokens,
+        }));
         Ok(JobResult {
             id: job.id,
             attainment: r.attainment,
+            classes: PerClass::of(classes.as_slice().iter().map(|c| c.attainment)),
             detail: Some(LatencyDetail {
                 ttft_p50_s: r.ttft_s.p50,
                 ttft_p99_s: r.ttft_s.p99,
@@ -264,16 +308,18 @@ pub fn run_job_with(base: &SimConfig, job: &Job) -> Result<JobResult, SimError> 
                 preemptions: r.preemptions,
                 prefix_hit_rate: r.prefix_hit_rate,
                 prefix_evicted_tokens: r.prefix_evicted_tokens,
+                classes,
             }),
             peak_running: PEAK_UNKNOWN,
         })
     } else {
-        let (attainment, peak_running) = sim::attainment_and_peak(&cfg, job.seed)?;
+        let (attainment, peak_running, classes) = sim::attainment_peak_classes(&cfg, job.seed)?;
         Ok(JobResult {
             id: job.id,
             attainment,
             detail: None,
             peak_running,
+            classes: PerClass::of(classes),
         })
     }
 }
@@ -412,6 +458,10 @@ pub struct CurvePoint {
     pub attainment_max: f64,
     /// Latency percentiles from replication 0's full run, when asked for.
     pub detail: Option<LatencyDetail>,
+    /// Each traffic class's mean attainment over the replications, under its own
+    /// objectives (none for a plan of one class) [0..1].
+    #[serde(default, skip_serializing_if = "PerClass::is_empty")]
+    pub classes: PerClass<f64>,
 }
 
 /// The answer of a goodput search.
@@ -437,6 +487,11 @@ pub struct GoodputResult {
     pub curve: Vec<CurvePoint>,
     /// Simulations run.
     pub jobs_run: u32,
+    /// The traffic class that sets the goodput (an index into the plan's classes): of
+    /// the classes, the one furthest below its own target at the first rate that
+    /// misses (at the highest rate tried when none does). None for a plan of one class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binding_class: Option<u32>,
 }
 
 /// Progress of a search or sweep.
@@ -452,6 +507,8 @@ pub struct Progress {
 struct Point {
     rate_rps: f64,
     attainment: Vec<Option<f64>>,
+    /// Each replication's per-class attainments.
+    classes: Vec<Option<PerClass<f64>>>,
     detail: Option<LatencyDetail>,
 }
 
@@ -459,6 +516,20 @@ impl Point {
     fn mean(&self) -> f64 {
         let xs: Vec<f64> = self.attainment.iter().flatten().copied().collect();
         xs.iter().sum::<f64>() / xs.len().max(1) as f64
+    }
+
+    /// Each class's mean attainment over the replications that have reported.
+    fn class_means(&self) -> PerClass<f64> {
+        let done: Vec<&PerClass<f64>> = self.classes.iter().flatten().collect();
+        let n = done.iter().map(|c| c.len()).max().unwrap_or(0);
+        PerClass::of((0..n).map(|k| {
+            let xs: Vec<f64> = done
+                .iter()
+                .filter_map(|c| c.as_slice().get(k))
+                .copied()
+                .collect();
+            xs.iter().sum::<f64>() / xs.len().max(1) as f64
+        }))
     }
 }
 
@@ -479,6 +550,9 @@ pub struct GoodputSearch {
     next_id: u32,
     done_jobs: u32,
     finished: Option<(SearchStatus, String)>,
+    /// How far each traffic class's target lies above the plan's (none for a plan of
+    /// one class).
+    class_offsets: Vec<f64>,
 }
 
 impl GoodputSearch {
@@ -496,7 +570,7 @@ impl GoodputSearch {
         replications: u32,
         detail: bool,
     ) -> Result<GoodputSearch, SearchError> {
-        if !has_objective(&plan.slo) {
+        if !plan.class_plans().iter().any(|p| has_objective(&p.slo)) {
             return Err(SearchError::NoObjective);
         }
         let target = plan.slo.attainment_target;
@@ -536,6 +610,7 @@ impl GoodputSearch {
             next_id: 0,
             done_jobs: 0,
             finished: None,
+            class_offsets: plan.class_target_offsets(),
         })
     }
 
@@ -575,6 +650,7 @@ impl GoodputSearch {
             self.points.push(Point {
                 rate_rps: rate,
                 attainment: vec![None; self.replications as usize],
+                classes: vec![None; self.replications as usize],
                 detail: None,
             });
             for i in 0..self.replications {
@@ -610,6 +686,9 @@ impl GoodputSearch {
                     0.0
                 };
                 self.points[idx].attainment[rep as usize] = Some(a);
+                if let Some(slot) = self.points[idx].classes.get_mut(rep as usize) {
+                    *slot = Some(r.classes);
+                }
                 if r.detail.is_some() {
                     self.points[idx].detail = r.detail;
                 }
@@ -807,6 +886,7 @@ impl GoodputSearch {
             analytic_guess_rps: self.guess_rps,
             curve,
             jobs_run: self.done_jobs,
+            binding_class: self.binding_class(),
         })
     }
 
@@ -832,7 +912,32 @@ impl GoodputSearch {
                 .fold(f64::NEG_INFINITY, f64::max)
                 .max(mean),
             detail: p.detail,
+            classes: p.class_means(),
         }
+    }
+
+    /// [`GoodputResult::binding_class`] of the points so far.
+    fn binding_class(&self) -> Option<u32> {
+        if self.class_offsets.is_empty() {
+            return None;
+        }
+        let sorted = {
+            let mut v: Vec<&Point> = self.points.iter().collect();
+            v.sort_by(|a, b| a.rate_rps.total_cmp(&b.rate_rps));
+            v
+        };
+        let at = sorted
+            .iter()
+            .find(|p| p.mean() < self.target)
+            .or(sorted.last())?;
+        let means = at.class_means();
+        let margins = means
+            .as_slice()
+            .iter()
+            .zip(&self.class_offsets)
+            .map(|(a, off)| a - off);
+        let worst = margins.enumerate().min_by(|a, b| a.1.total_cmp(&b.1))?;
+        Some(worst.0 as u32)
     }
 }
 

@@ -60,9 +60,10 @@ use crate::roofline::{StepModel, StepModelOf};
 pub use crate::stats::Summary;
 use crate::traffic::{PrefixModel, TrafficModel};
 pub use goodput_engine::config::{
-    CacheSample, SimConfig, SimReport, SloTargets, CACHE_TIMELINE_POINTS,
+    CacheSample, ClassReport, ClassRule, SimConfig, SimReport, SloTargets, CACHE_TIMELINE_POINTS,
 };
 use goodput_engine::run;
+use goodput_engine::traffic::ClassDraw;
 
 /// Most engine steps one simulation runs before it stops and reports `truncated`.
 pub const MAX_STEPS: u64 = 20_000_000;
@@ -216,17 +217,14 @@ impl SimConfigOf for SimConfig {
                 max_concurrency: t.max_concurrency,
                 rate_steps: Vec::new(),
                 prefix: t.sharing.unwrap_or(PrefixModel::NONE),
+                classes: class_draws(plan),
             },
-            slo: SloTargets {
-                ttft_s: plan.slo.ttft_s,
-                tpot_s: plan.slo.tpot_s,
-                e2e_s: plan.slo.e2e_s,
-                mode: plan.slo.mode,
-            },
+            slo: slo_targets(&plan.slo),
             num_requests: plan.run.num_requests,
             warmup_requests: plan.run.warmup_requests,
             max_steps: MAX_STEPS,
             fleet: plan.fleet(),
+            classes: class_rules(plan),
         };
         cfg.check()?;
         Ok(cfg)
@@ -367,6 +365,51 @@ impl SimConfigOf for SimConfig {
                 }
             }
         }
+        if self.classes.len() != tr.classes.len() {
+            return cfg_err(
+                "classes",
+                "needs one scheduling rule per class of the traffic",
+            );
+        }
+        if tr.classes.len() > goodput_engine::config::MAX_CLASSES {
+            return cfg_err("classes", "must be at most 8");
+        }
+        if !tr.classes.is_empty() {
+            let sum: f64 = tr.classes.iter().map(|c| c.share).sum();
+            if !(tr.classes.iter().all(|c| positive(c.share)) && (sum - 1.0).abs() <= 1e-6) {
+                return cfg_err("traffic.classes", "shares must be positive and add up to 1");
+            }
+            if !tr.prefix.is_none() || tr.prefix_hit_rate > 0.0 {
+                return cfg_err(
+                    "traffic.classes",
+                    "cannot be mixed with shared prompt prefixes",
+                );
+            }
+            if !self.classes.iter().all(|c| c.target_above_plan.is_finite()) {
+                return cfg_err("classes", "attainment targets must be finite");
+            }
+            for c in &tr.classes {
+                for l in [&c.prompt, &c.output] {
+                    let lognormal_ok = match l.dist {
+                        crate::plan::LengthDist::LogNormal { median, sigma } => {
+                            positive(median) && non_negative(sigma) && sigma <= 5.0
+                        }
+                        crate::plan::LengthDist::Trace => false,
+                        _ => true,
+                    };
+                    if l.min > l.max
+                        || l.max == 0
+                        || l.max > crate::plan::MAX_TOKENS
+                        || !lognormal_ok
+                    {
+                        return cfg_err(
+                            "traffic.classes",
+                            "lengths need min <= max, max in 1..=1000000, a lognormal median above 0 and sigma in [0, 5], and no trace",
+                        );
+                    }
+                }
+            }
+        }
         if !(0.0..=1.0).contains(&tr.prefix_hit_rate) {
             return cfg_err("traffic.prefix_hit_rate", "must be in [0, 1]");
         }
@@ -388,6 +431,43 @@ impl SimConfigOf for SimConfig {
     }
 }
 
+/// A plan's objectives as the engine judges requests by them.
+pub fn slo_targets(slo: &crate::plan::SloSpec) -> SloTargets {
+    SloTargets {
+        ttft_s: slo.ttft_s,
+        tpot_s: slo.tpot_s,
+        e2e_s: slo.e2e_s,
+        mode: slo.mode,
+    }
+}
+
+/// The traffic of a plan's classes (none without classes).
+fn class_draws(plan: &Plan) -> Vec<ClassDraw> {
+    (0..plan.classes.len())
+        .map(|k| {
+            let p = plan.class_plan(k);
+            ClassDraw {
+                share: plan.classes[k].share,
+                prompt: p.traffic.prompt,
+                output: p.traffic.output,
+            }
+        })
+        .collect()
+}
+
+/// How the engine schedules and judges a plan's classes (none without classes).
+fn class_rules(plan: &Plan) -> Vec<ClassRule> {
+    plan.class_target_offsets()
+        .into_iter()
+        .enumerate()
+        .map(|(k, target_above_plan)| ClassRule {
+            priority: plan.classes[k].priority,
+            slo: slo_targets(&plan.class_plan(k).slo),
+            target_above_plan,
+        })
+        .collect()
+}
+
 /// Runs one simulation with `seed` and returns the full report (percentiles included).
 pub fn simulate(cfg: &SimConfig, seed: u64) -> Result<SimReport, SimError> {
     cfg.check()?;
@@ -406,6 +486,16 @@ pub fn attainment(cfg: &SimConfig, seed: u64) -> Result<f64, SimError> {
 pub fn attainment_and_peak(cfg: &SimConfig, seed: u64) -> Result<(f64, u32), SimError> {
     cfg.check()?;
     Ok(run::run_attainment_peak(cfg, seed))
+}
+
+/// [`attainment_and_peak`], with each traffic class's attainment under its own
+/// objectives, in the classes' order (empty with one class).
+pub fn attainment_peak_classes(
+    cfg: &SimConfig,
+    seed: u64,
+) -> Result<(f64, u32, Vec<f64>), SimError> {
+    cfg.check()?;
+    Ok(run::run_attainment_peak_classes(cfg, seed))
 }
 
 #[cfg(test)]

@@ -59,6 +59,25 @@ impl SloTargets {
     }
 }
 
+/// Most traffic classes one simulation schedules.
+pub const MAX_CLASSES: usize = 8;
+
+/// How the engine schedules and judges one traffic class of a mixed workload
+/// ([`SimConfig::classes`]; the class's lengths and share are its traffic's,
+/// [`crate::traffic::ClassDraw`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ClassRule {
+    /// Scheduling priority: waiting requests are admitted lowest number first (then
+    /// in arrival order), and under KV pressure the highest number is preempted first.
+    pub priority: u32,
+    /// The class's latency objectives.
+    pub slo: SloTargets,
+    /// How far the class's attainment target lies above the plan's [0..1]: the mix's
+    /// attainment is the smallest, over the classes, of each one's attainment less this
+    /// (0 where the class keeps the plan's target).
+    pub target_above_plan: f64,
+}
+
 /// Everything one simulation needs, fully resolved to numbers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimConfig {
@@ -91,6 +110,12 @@ pub struct SimConfig {
     /// Replicas simulated together behind a router ([`Fleet::ONE`]: one replica); the
     /// traffic, requests and warm-up above are each replica's.
     pub fleet: Fleet,
+    /// Traffic classes, one per entry of [`TrafficModel::classes`], in the same order.
+    /// Empty (the usual case): one class, admitted first-come-first-served and judged
+    /// by `slo`. With classes, waiting requests are admitted by priority, then arrival;
+    /// each request is judged by its class's objectives; and the attainment is the
+    /// worst class's ([`ClassRule::target_above_plan`]).
+    pub classes: Vec<ClassRule>,
 }
 
 impl SimConfig {
@@ -162,6 +187,27 @@ pub struct CacheSample {
     pub hit_rate: f64,
 }
 
+/// One traffic class's results ([`SimReport::classes`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassReport {
+    /// Share of the class's measured requests meeting its objectives, per its SLO's
+    /// mode; unfinished ones are misses [0..1].
+    pub attainment: f64,
+    /// Time to first token of the class's measured finished requests [s].
+    pub ttft_s: Summary,
+    /// Time per output token (per-request mean) [s].
+    pub tpot_s: Summary,
+    /// End-to-end latency [s].
+    pub e2e_s: Summary,
+    /// The class's measured requests.
+    pub measured_requests: u32,
+    /// Of them, those that did not finish.
+    pub unfinished_requests: u32,
+    /// Prompt and output tokens of the class's measured requests: what its share of
+    /// the GPU time is split by [tokens].
+    pub tokens: u64,
+}
+
 /// Results of one simulation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SimReport {
@@ -210,6 +256,10 @@ pub struct SimReport {
     /// prefixes; a fleet's is its first replica's).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cache_timeline: Vec<CacheSample>,
+    /// Each traffic class's results, in [`SimConfig::classes`] order (empty with one
+    /// class).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<ClassReport>,
     /// Engine steps run.
     pub steps: u64,
     /// Simulated time until the last event [s].

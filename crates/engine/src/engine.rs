@@ -12,10 +12,13 @@
 //! a release happens only at an end (a finish ends the stretch it falls in, a refusal
 //! happens while admitting), so every stretch is planned with the releases made so far.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 use crate::cache::PrefixCache;
-use crate::config::{CacheSample, SimConfig, SimReport, CACHE_TIMELINE_POINTS};
+use crate::config::{
+    CacheSample, ClassReport, SimConfig, SimReport, SloTargets, CACHE_TIMELINE_POINTS,
+};
 use crate::kinds::KvPolicy;
 use crate::stats::Summary;
 use crate::traffic::{Sharing, Workload};
@@ -159,12 +162,75 @@ pub(crate) struct Outcome {
     /// Inter-token gaps as (step duration, decoders living through it), in step order;
     /// consecutive steps of the same duration share one pair.
     pub(crate) itl: Vec<(f64, u64)>,
+    /// Per traffic class (empty with one class): its measured requests' counts.
+    pub(crate) class_counts: Vec<ClassCount>,
+    /// The class of each measured request, in the latencies' order (full runs with
+    /// classes).
+    pub(crate) slot_class: Vec<u8>,
+}
+
+/// One traffic class's counts in a run's [`Outcome`].
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ClassCount {
+    pub(crate) measured: u32,
+    pub(crate) finished: u32,
+    /// Those meeting every objective of the class.
+    pub(crate) hits: u32,
+    /// Those meeting its TTFT, TPOT and E2E objective, each on its own.
+    pub(crate) hits_each: [u32; 3],
+    /// Prompt and output tokens of its measured requests.
+    pub(crate) tokens: u64,
+}
+
+impl ClassCount {
+    /// Adds another replica's counts.
+    pub(crate) fn add(&mut self, o: &ClassCount) {
+        self.measured += o.measured;
+        self.finished += o.finished;
+        self.hits += o.hits;
+        for (s, h) in self.hits_each.iter_mut().zip(o.hits_each) {
+            *s += h;
+        }
+        self.tokens += o.tokens;
+    }
+
+    /// The class's attainment under its objectives `slo`.
+    fn attainment(&self, slo: &SloTargets) -> f64 {
+        slo.attainment(self.measured, self.hits, self.hits_each)
+    }
 }
 
 impl Outcome {
     /// The run's attainment under `cfg`'s objectives.
+    /// Each traffic class's attainment under its own objectives (none with one class).
+    pub(crate) fn class_attainments(&self, cfg: &SimConfig) -> Vec<f64> {
+        self.class_counts
+            .iter()
+            .zip(&cfg.classes)
+            .map(|(c, rule)| c.attainment(&rule.slo))
+            .collect()
+    }
+
+    /// With traffic classes, the worst class's attainment less the amount its target
+    /// lies above the plan's; a class with no measured request is not judged.
     pub(crate) fn attainment(&self, cfg: &SimConfig) -> f64 {
-        cfg.slo.attainment(self.measured, self.hits, self.hits_each)
+        if cfg.classes.is_empty() {
+            return cfg.slo.attainment(self.measured, self.hits, self.hits_each);
+        }
+        let mut worst = f64::INFINITY;
+        for (c, rule) in self.class_counts.iter().zip(&cfg.classes) {
+            if c.measured > 0 {
+                let a = c.attainment(&rule.slo) - rule.target_above_plan;
+                if a < worst {
+                    worst = a;
+                }
+            }
+        }
+        if worst.is_finite() {
+            worst
+        } else {
+            0.0
+        }
     }
 }
 
@@ -179,7 +245,34 @@ pub(crate) fn report(cfg: &SimConfig, mut o: Outcome) -> SimReport {
     } else {
         0.0
     };
+    // Each class's latencies, split out in request order before the whole run's are
+    // sorted for its percentiles.
+    let classes: Vec<ClassReport> = o
+        .class_counts
+        .iter()
+        .zip(&cfg.classes)
+        .enumerate()
+        .map(|(k, (c, rule))| {
+            let of = |v: &[f64]| -> Vec<f64> {
+                v.iter()
+                    .zip(&o.slot_class)
+                    .filter(|(_, &s)| s as usize == k)
+                    .map(|(&x, _)| x)
+                    .collect()
+            };
+            ClassReport {
+                attainment: c.attainment(&rule.slo),
+                ttft_s: Summary::of(&mut of(&o.ttft)),
+                tpot_s: Summary::of(&mut of(&o.tpot)),
+                e2e_s: Summary::of(&mut of(&o.e2e)),
+                measured_requests: c.measured,
+                unfinished_requests: c.measured - c.finished,
+                tokens: c.tokens,
+            }
+        })
+        .collect();
     SimReport {
+        classes,
         attainment: o.attainment(cfg),
         ttft_s: Summary::of(&mut o.ttft),
         tpot_s: Summary::of(&mut o.tpot),
@@ -245,6 +338,14 @@ pub(crate) struct Engine<'a, const FULL: bool, const ROUTED: bool> {
     epoch: Vec<u32>,
     dec_start: Vec<u64>,
     warmup: u32,
+    /// Each request's traffic class (empty with one class).
+    class: Vec<u8>,
+    /// Whether waiting requests are admitted by priority ([`SimConfig::classes`]): then
+    /// the arrivals `next_admit..next_arr` move into `by_priority` before each admission,
+    /// and a preempted sequence goes back there too.
+    prio: bool,
+    /// Waiting requests by (priority, request), lowest first (priority scheduling only).
+    by_priority: BinaryHeap<Reverse<(u32, u32)>>,
     // Waiting queue: preempted sequences first, then arrivals `next_admit..next_arr`.
     preempted: VecDeque<u32>,
     next_admit: usize,
@@ -323,8 +424,19 @@ impl<'a, const FULL: bool, const ROUTED: bool> Engine<'a, FULL, ROUTED> {
         self.out_left.push(out);
         self.out_total.push(out);
         if self.cfg.kv_policy == KvPolicy::Reserve {
-            self.reserve
-                .push(prompt.saturating_add(self.cfg.traffic.output.max));
+            let cap = self.cfg.traffic.output_cap_of(&w.class, g);
+            self.reserve.push(prompt.saturating_add(cap));
+        }
+        if let Some(&c) = w.class.get(g) {
+            self.class.push(c);
+            if measured {
+                let count = &mut self.out.class_counts[c as usize];
+                count.measured += 1;
+                count.tokens += prompt as u64 + out as u64;
+                if FULL {
+                    self.out.slot_class.push(c);
+                }
+            }
         }
         if let Some(s) = &mut self.sharing {
             s.items.extend_from_slice(path);
@@ -401,19 +513,32 @@ impl<'a, const FULL: bool, const ROUTED: bool> Engine<'a, FULL, ROUTED> {
                 .map(|(&p, &c)| p - c)
                 .collect()
         };
-        let out_max = cfg.traffic.output.max;
         let reserve = if cfg.kv_policy == KvPolicy::Reserve {
             w.prompt_tokens
                 .iter()
-                .map(|&p| p.saturating_add(out_max))
+                .enumerate()
+                .map(|(i, &p)| p.saturating_add(cfg.traffic.output_cap_of(&w.class, i)))
                 .collect()
+        } else {
+            Vec::new()
+        };
+        let class = std::mem::take(&mut w.class);
+        let mut class_counts = vec![ClassCount::default(); cfg.classes.len()];
+        let first_measured = n - measured as usize;
+        for (i, &c) in class.iter().enumerate().skip(first_measured) {
+            let count = &mut class_counts[c as usize];
+            count.measured += 1;
+            count.tokens += w.prompt_tokens[i] as u64 + w.output_tokens[i] as u64;
+        }
+        let slot_class = if FULL && !class.is_empty() {
+            class[first_measured..].to_vec()
         } else {
             Vec::new()
         };
         let paged = cfg.kv_policy == KvPolicy::Paged;
         // Decode steps never exceed the output cap: a wheel that long never wraps onto
         // a live slot.
-        let wheel_len = (cfg.traffic.output.max as usize + 1).next_power_of_two();
+        let wheel_len = (cfg.traffic.output_cap() as usize + 1).next_power_of_two();
         let cap = if FULL { measured as usize } else { 0 };
         let mut arrival = w.arrival_s;
         let (base, next_release, think) = match cfg.traffic.gate() {
@@ -451,6 +576,9 @@ impl<'a, const FULL: bool, const ROUTED: bool> Engine<'a, FULL, ROUTED> {
             epoch: if paged { vec![0; n] } else { Vec::new() },
             dec_start: vec![0; n],
             warmup: cfg.warmup_requests,
+            class,
+            prio: !cfg.classes.is_empty(),
+            by_priority: BinaryHeap::new(),
             preempted: VecDeque::new(),
             next_admit: 0,
             next_arr: 0,
@@ -492,13 +620,23 @@ impl<'a, const FULL: bool, const ROUTED: bool> Engine<'a, FULL, ROUTED> {
                 // About four steps per request at typical loads; sized up front so
                 // the pairs are not copied over and over as the vector grows.
                 itl: Vec::with_capacity(if FULL { (n * 5).min(1 << 20) } else { 0 }),
+                class_counts,
+                slot_class,
                 ..Outcome::default()
             },
         }
     }
 
     fn waiting(&self) -> usize {
-        self.preempted.len() + (self.next_arr - self.next_admit)
+        self.preempted.len() + self.by_priority.len() + (self.next_arr - self.next_admit)
+    }
+
+    /// Request `i`'s scheduling key under priority scheduling: (priority, request).
+    fn priority_key(&self, i: u32) -> (u32, u32) {
+        (
+            self.cfg.classes[self.class[i as usize] as usize].priority,
+            i,
+        )
     }
 
     fn running(&self) -> u64 {
@@ -577,7 +715,15 @@ impl<'a, const FULL: bool, const ROUTED: bool> Engine<'a, FULL, ROUTED> {
         }
     }
 
-    fn head(&self) -> Option<u32> {
+    fn head(&mut self) -> Option<u32> {
+        if self.prio {
+            while self.next_admit < self.next_arr {
+                let key = self.priority_key(self.next_admit as u32);
+                self.by_priority.push(Reverse(key));
+                self.next_admit += 1;
+            }
+            return self.by_priority.peek().map(|r| r.0 .1);
+        }
         if let Some(&id) = self.preempted.front() {
             Some(id)
         } else if self.next_admit < self.next_arr {
@@ -588,6 +734,10 @@ impl<'a, const FULL: bool, const ROUTED: bool> Engine<'a, FULL, ROUTED> {
     }
 
     fn pop_head(&mut self) {
+        if self.prio {
+            self.by_priority.pop();
+            return;
+        }
         if self.preempted.pop_front().is_none() {
             self.next_admit += 1;
         }
@@ -671,7 +821,7 @@ impl<'a, const FULL: bool, const ROUTED: bool> Engine<'a, FULL, ROUTED> {
     fn make_room(&mut self, e: f64) {
         let cap = self.cfg.kv_capacity_tokens;
         while self.running() > 0 && self.kv_after_next_step(e) + self.cache_held() > cap {
-            let Some((id, ep)) = self.admitted.pop() else {
+            let Some((id, ep)) = self.victim() else {
                 break;
             };
             let i = id as usize;
@@ -715,12 +865,36 @@ impl<'a, const FULL: bool, const ROUTED: bool> Engine<'a, FULL, ROUTED> {
             self.prefill_need[i] = self.ctx_base[i];
             self.out_left[i] -= generated;
             self.state[i] = State::Waiting;
-            self.preempted.push_front(id);
+            if self.prio {
+                let key = self.priority_key(id);
+                self.by_priority.push(Reverse(key));
+            } else {
+                self.preempted.push_front(id);
+            }
             self.out.preemptions += 1;
         }
         if self.cache.is_some() {
             self.evict_to_fit(e);
         }
+    }
+
+    /// The next admission (request, epoch) to preempt: the newest, or under priority
+    /// scheduling the running sequence of the lowest priority, the latest to arrive of
+    /// them. Under priority scheduling the entries of sequences no longer running are
+    /// dropped on the way.
+    fn victim(&mut self) -> Option<(u32, u32)> {
+        if !self.prio {
+            return self.admitted.pop();
+        }
+        let state = &self.state;
+        let epoch = &self.epoch;
+        self.admitted.retain(|&(id, ep)| {
+            let i = id as usize;
+            epoch[i] == ep && matches!(state[i], State::Prefill | State::Decode)
+        });
+        let pick =
+            (0..self.admitted.len()).max_by_key(|&k| self.priority_key(self.admitted[k].0))?;
+        Some(self.admitted.remove(pick))
     }
 
     /// A request's prompt is computed: the prefix cache takes the shared part of it (held
@@ -799,6 +973,16 @@ impl<'a, const FULL: bool, const ROUTED: bool> Engine<'a, FULL, ROUTED> {
         let tpot = (self.t - first) / self.out_total[i].saturating_sub(1).max(1) as f64;
         let e2e = (self.t - arrival) + frontend;
         self.out.finished_measured += 1;
+        if let Some(&c) = self.class.get(i) {
+            let slo = &self.cfg.classes[c as usize].slo;
+            let each = slo.meets_each(ttft, tpot, e2e);
+            let count = &mut self.out.class_counts[c as usize];
+            count.finished += 1;
+            count.hits += (each[0] && each[1] && each[2]) as u32;
+            for (h, m) in count.hits_each.iter_mut().zip(each) {
+                *h += m as u32;
+            }
+        }
         let each = self.cfg.slo.meets_each(ttft, tpot, e2e);
         self.out.hits += (each[0] && each[1] && each[2]) as u32;
         for (h, m) in self.out.hits_each.iter_mut().zip(each) {
@@ -881,14 +1065,16 @@ impl<'a, const FULL: bool, const ROUTED: bool> Engine<'a, FULL, ROUTED> {
         let (chunk, chunk_steps, arrivals_matter) = match self.pre.front_mut() {
             // Pure decode: an admitted arrival would prefill at once.
             None => (0, u64::MAX, true),
-            // Decoders fill the budget: prefill waits, and so would an arrival.
-            Some(_) if left <= 0 => (0, u64::MAX, FULL || paged),
+            // Decoders fill the budget: prefill waits, and so would an arrival (but under
+            // priority scheduling, which of the waiting requests a slot takes depends on
+            // when it is filled).
+            Some(_) if left <= 0 => (0, u64::MAX, FULL || paged || self.prio),
             // The front prompt takes the whole rest of the budget without completing;
             // an arrival admitted meanwhile would get no tokens either.
             Some(p) if cfg.chunked_prefill && p.remaining as i64 > left => (
                 left as u64,
                 (p.remaining as u64 - 1) / left as u64,
-                FULL || paged,
+                FULL || paged || self.prio,
             ),
             Some(_) => return None,
         };
@@ -971,7 +1157,9 @@ impl<'a, const FULL: bool, const ROUTED: bool> Engine<'a, FULL, ROUTED> {
         let mut done = st.done;
         let weights = timer.weights(st.n_tok);
         let mask = self.mask;
-        let (preempted, next_admit) = (self.preempted.len(), self.next_admit);
+        // Under priority scheduling the waiting requests not in the arrival range.
+        let preempted = self.preempted.len() + self.by_priority.len();
+        let next_admit = self.next_admit;
         let running = self.running() as f64;
         let itl_weight = self.n_dec_measured as u64;
         let mut t = self.t;
@@ -1049,11 +1237,11 @@ impl<'a, const FULL: bool, const ROUTED: bool> Engine<'a, FULL, ROUTED> {
         let e = cfg.tokens_per_decode_step();
         let compute_per_decoder = cfg.spec_draft_tokens as u64 + 1;
         // With chunked prefill off, a whole prompt must fit one step's budget: vLLM then
-        // requires the budget to cover the longest prompt, so it is raised to `prompt.max`.
+        // requires the budget to cover the longest prompt, so it is raised to the cap.
         let budget = if cfg.chunked_prefill {
             cfg.max_num_batched_tokens as i64
         } else {
-            cfg.max_num_batched_tokens.max(cfg.traffic.prompt.max) as i64
+            cfg.max_num_batched_tokens.max(cfg.traffic.prompt_cap()) as i64
         };
         let chunked = cfg.chunked_prefill;
         let paged = cfg.kv_policy == KvPolicy::Paged;

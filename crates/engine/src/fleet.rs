@@ -38,7 +38,7 @@ use crate::config::SimConfig;
 use crate::engine::{Engine, Outcome};
 pub use crate::kinds::{Fleet, FleetRouter};
 use crate::rng::Rng;
-use crate::traffic::Sharing;
+use crate::traffic::{Sharing, Workload};
 
 /// Prefix-aware routing: the weight of the share of the prompt a replica's cache holds
 /// (llm-d's precise prefix-cache guide).
@@ -192,17 +192,18 @@ pub(crate) fn run<const FULL: bool>(cfg: &SimConfig, seed: u64) -> Outcome {
             e.finalize()
         })
         .collect();
-    merge::<FULL>(outs, &served, &w.arrival_s, warm)
+    merge::<FULL>(outs, &served, &w, warm)
 }
 
 /// The fleet's outcome from its replicas' (`served[r]`: the fleet's ids of replica r's
-/// requests, in its order).
+/// requests of workload `w`, in its order).
 fn merge<const FULL: bool>(
     outs: Vec<Outcome>,
     served: &[Vec<u32>],
-    arrival: &[f64],
+    w: &Workload,
     warm: usize,
 ) -> Outcome {
+    let arrival = &w.arrival_s;
     let measured = arrival.len() - warm;
     let cap = if FULL { measured } else { 0 };
     let mut ttft = vec![f64::NAN; cap];
@@ -212,6 +213,14 @@ fn merge<const FULL: bool>(
     let mut sum = Outcome {
         window_start: arrival.get(warm).copied().unwrap_or(0.0),
         replicas: outs.len() as u32,
+        class_counts: outs.first().map_or(Vec::new(), |o| {
+            vec![Default::default(); o.class_counts.len()]
+        }),
+        slot_class: if FULL && !w.class.is_empty() {
+            w.class[warm..].to_vec()
+        } else {
+            Vec::new()
+        },
         ..Outcome::default()
     };
     for (k, (mut o, ids)) in outs.into_iter().zip(served).enumerate() {
@@ -223,6 +232,9 @@ fn merge<const FULL: bool>(
             *s += h;
         }
         sum.measured += o.measured;
+        for (s, c) in sum.class_counts.iter_mut().zip(&o.class_counts) {
+            s.add(c);
+        }
         sum.finished_measured += o.finished_measured;
         sum.rejected += o.rejected;
         sum.preemptions += o.preemptions;

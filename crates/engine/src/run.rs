@@ -35,6 +35,17 @@ pub fn run_attainment_peak(cfg: &SimConfig, seed: u64) -> (f64, u32) {
     )
 }
 
+/// [`run_attainment_peak`], with each traffic class's attainment under its own
+/// objectives, in [`SimConfig::classes`] order (empty with one class).
+pub fn run_attainment_peak_classes(cfg: &SimConfig, seed: u64) -> (f64, u32, Vec<f64>) {
+    let o = run::<false>(cfg, seed);
+    (
+        o.attainment(cfg),
+        o.peak_running.min(u32::MAX as u64) as u32,
+        o.class_attainments(cfg),
+    )
+}
+
 /// Runs the full path and builds the report. `cfg` must have passed the same checks.
 pub fn run_full(cfg: &SimConfig, seed: u64) -> SimReport {
     report(cfg, run::<true>(cfg, seed))

@@ -35,7 +35,27 @@ pub struct TrafficModel {
     /// How prompts share prefixes that a prefix cache holds once: shared prefixes and
     /// multi-turn sessions ([`PrefixModel::NONE`]: none beyond the typed hit rate).
     pub prefix: PrefixModel,
+    /// Traffic classes mixed into one stream (empty: one class, whose lengths are
+    /// `prompt` and `output`). With classes, the arrivals are the stream above at
+    /// `rate_rps`, the whole mix's rate; each request belongs to a class drawn by the
+    /// classes' shares, and takes its lengths from that class's laws.
+    pub classes: Vec<ClassDraw>,
 }
+
+/// One traffic class's part of a mixed stream ([`TrafficModel::classes`]).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ClassDraw {
+    /// Share of the requests that belong to the class [0..1]; the shares add up to 1.
+    pub share: f64,
+    /// The class's prompt lengths [tokens].
+    pub prompt: LengthSpec,
+    /// The class's output lengths; `output.max` is its `max_tokens` cap [tokens].
+    pub output: LengthSpec,
+}
+
+/// Mixed into the seed of the class draws, so that they leave the stream's own draws
+/// as they are.
+const CLASS_STREAM: u64 = 0x636c_6173_7365_7301;
 
 /// The order in which the turns of several sessions reach the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -213,6 +233,9 @@ pub struct Workload {
     pub output_tokens: Vec<u32>,
     /// Prompt tokens served from the prefix cache (not computed) [tokens].
     pub cached_tokens: Vec<u32>,
+    /// Each request's traffic class, an index into [`TrafficModel::classes`] (empty
+    /// with one class).
+    pub class: Vec<u8>,
     /// The prefixes the requests share, when any do: the prefix cache's input (with a
     /// typed hit rate, a pinned prefix that every hit holds).
     pub sharing: Option<Sharing>,
@@ -372,8 +395,78 @@ impl TrafficModel {
         }
     }
 
+    /// The longest prompt any request may have [tokens].
+    pub fn prompt_cap(&self) -> u32 {
+        self.classes
+            .iter()
+            .fold(self.prompt.max, |m, c| m.max(c.prompt.max))
+    }
+
+    /// The longest output any request may have: the largest `max_tokens` cap [tokens].
+    pub fn output_cap(&self) -> u32 {
+        self.classes
+            .iter()
+            .fold(self.output.max, |m, c| m.max(c.output.max))
+    }
+
+    /// The `max_tokens` cap of request `i` of workload `w` [tokens].
+    pub fn output_cap_of(&self, w_class: &[u8], i: usize) -> u32 {
+        match w_class.get(i) {
+            Some(&c) => self.classes[c as usize].output.max,
+            None => self.output.max,
+        }
+    }
+
+    /// This stream without its classes, with lengths from `prompt` and `output`.
+    fn one_class(&self, prompt: LengthSpec, output: LengthSpec) -> TrafficModel {
+        TrafficModel {
+            prompt,
+            output,
+            classes: Vec::new(),
+            ..self.clone()
+        }
+    }
+
+    /// The mixed stream of [`TrafficModel::classes`] from `w`, the stream drawn without
+    /// them: its arrivals, a class per request drawn by the shares from a stream of its
+    /// own (seeded from `seed`, the first draw of the stream's generator), and each
+    /// request's lengths from its class's draws (the class's own stream of as many
+    /// requests, of which it takes those that belong to it).
+    fn mixed(&self, mut w: Workload, seed: u64) -> Workload {
+        let n = w.prompt_tokens.len();
+        let mut rng = Rng::new(seed ^ CLASS_STREAM);
+        let last = self.classes.len() - 1;
+        w.class = (0..n)
+            .map(|_| {
+                let u = rng.next_f64();
+                let mut acc = 0.0;
+                let pick = self.classes.iter().position(|c| {
+                    acc += c.share;
+                    u < acc
+                });
+                pick.unwrap_or(last) as u8
+            })
+            .collect();
+        for (k, c) in self.classes.iter().enumerate() {
+            let stream = seed.wrapping_add((k as u64 + 1).wrapping_mul(CLASS_STREAM));
+            let own = self
+                .one_class(c.prompt, c.output)
+                .generate_seeded(n, stream);
+            for i in (0..n).filter(|&i| w.class[i] as usize == k) {
+                w.prompt_tokens[i] = own.prompt_tokens[i];
+                w.output_tokens[i] = own.output_tokens[i];
+            }
+        }
+        w
+    }
+
     /// Generates `n` requests from `rng`.
     pub fn generate(&self, n: usize, rng: &mut Rng) -> Workload {
+        if !self.classes.is_empty() {
+            let first = rng.clone().next_u64();
+            let w = self.one_class(self.prompt, self.output).generate(n, rng);
+            return self.mixed(w, first);
+        }
         if !self.stepped() {
             let d = self.unit_draws(n, rng);
             return self.at_rate(&d.gaps, d.requests);
@@ -396,6 +489,12 @@ impl TrafficModel {
     /// a shootout the same traffic in every cell, so all but the first simulation of a
     /// seed only rescale its arrival gaps.
     pub fn generate_seeded(&self, n: usize, seed: u64) -> Workload {
+        if !self.classes.is_empty() {
+            let w = self
+                .one_class(self.prompt, self.output)
+                .generate_seeded(n, seed);
+            return self.mixed(w, Rng::new(seed).next_u64());
+        }
         if self.stepped() || !self.trace.is_empty() {
             return self.generate(n, &mut Rng::new(seed));
         }
@@ -900,6 +999,7 @@ mod tests {
             max_concurrency: None,
             rate_steps: Vec::new(),
             prefix: PrefixModel::NONE,
+            classes: Vec::new(),
         }
     }
 

@@ -68,7 +68,7 @@ pub enum DisaggJob {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum DisaggJobResult {
     /// Of an aggregated job.
-    Aggregated(JobResult),
+    Aggregated(Box<JobResult>),
     /// Of an xPyD point job.
     Point(Box<PointResult>),
 }
@@ -611,7 +611,7 @@ impl DisaggSizing {
         let agg: Vec<JobResult> = results
             .iter()
             .filter_map(|r| match r {
-                DisaggJobResult::Aggregated(j) => Some(*j),
+                DisaggJobResult::Aggregated(j) => Some(**j),
                 DisaggJobResult::Point(_) => None,
             })
             .collect();
@@ -917,7 +917,7 @@ pub fn run_disagg_jobs(
                 };
                 let r = run_job_with(&base, j)?;
                 agg = Some(base);
-                DisaggJobResult::Aggregated(r)
+                DisaggJobResult::Aggregated(Box::new(r))
             }
             DisaggJob::Point(p) => {
                 let cfg = match point.take() {
@@ -964,7 +964,7 @@ pub(crate) fn drive_threads(
         }
         let mut results: Vec<DisaggJobResult> = run_jobs(m.plan(), &agg, threads)?
             .into_iter()
-            .map(DisaggJobResult::Aggregated)
+            .map(|r| DisaggJobResult::Aggregated(Box::new(r)))
             .collect();
         results.extend(
             crate::sim::threads::map_in_order(&points, threads, |j| j.run(m.config()))?

@@ -2,7 +2,7 @@
 
 use super::{GoodputSource, PlanReport};
 use crate::format::plain;
-use crate::format::{ms, percent_whole, rps, thousands, usd, MISSING};
+use crate::format::{latency, ms, percent_whole, rps, thousands, usd, MISSING};
 use std::fmt::Write;
 
 /// Renders the report.
@@ -127,7 +127,14 @@ pub(crate) fn render(r: &PlanReport) -> String {
     if let Some(why) = &m.reason {
         let _ = writeln!(s, "| Memory fit | {why} |");
     }
+    if let Some(b) = &r.binding_class {
+        let _ = writeln!(
+            s,
+            "| Binding class | {b}: the class furthest below its own target where the mix first misses |"
+        );
+    }
     let _ = writeln!(s, "\n{}\n", g.note);
+    classes_section(&mut s, r);
 
     if let Some(c) = &r.comparison {
         let _ = writeln!(s, "## GPU comparison\n");
@@ -409,4 +416,73 @@ fn day_section(s: &mut String, d: &crate::schedule::Schedule) {
         );
     }
     s.push('\n');
+}
+
+/// The traffic classes at the planned load, and one shared pool against a pool per class.
+fn classes_section(s: &mut String, r: &PlanReport) {
+    if r.classes.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "## Traffic classes\n");
+    let _ = writeln!(
+        s,
+        "| class | share | priority | target | attainment at the planned rate | TTFT p99 | E2E p99 | share of tokens | cost per compliant request |"
+    );
+    let _ = writeln!(
+        s,
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    );
+    for c in &r.classes {
+        let d = c.at_planned_load;
+        let cell = |x: Option<String>| x.unwrap_or_else(|| MISSING.to_string());
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            c.name,
+            percent_whole(c.share),
+            c.priority,
+            percent_whole(c.target),
+            cell(d.map(|d| crate::format::percent_tenths(d.attainment))),
+            cell(d.map(|d| latency(Some(d.ttft_p99_s)))),
+            cell(d.map(|d| latency(Some(d.e2e_p99_s)))),
+            cell(c.token_share.map(percent_whole)),
+            cell(c.cost_per_compliant_request_usd.map(usd)),
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\nEach class's cost is a replica's cost split by the tokens each class used at the planned rate, over the class's requests.\n"
+    );
+    if let Some(d) = &r.dedicated {
+        let pools: Vec<String> = d
+            .pools
+            .iter()
+            .map(|p| match &p.error {
+                Some(e) => format!("{}: not sized ({e})", p.name),
+                None => format!(
+                    "{}: {} GPUs ({} req/s per replica)",
+                    p.name,
+                    p.gpus_total,
+                    rps(p.goodput_rps)
+                ),
+            })
+            .collect();
+        let verdict = if d.saving_per_month_usd >= 0.0 {
+            format!("Sharing saves {} a month", usd(d.saving_per_month_usd))
+        } else {
+            format!(
+                "Sharing costs {} a month more",
+                usd(-d.saving_per_month_usd)
+            )
+        };
+        let _ = writeln!(
+            s,
+            "One shared pool: {} GPUs, {} a month. A pool per class: {} GPUs, {} a month ({}). {verdict}.\n",
+            d.shared_gpus_total,
+            usd(d.shared_cost_per_month_usd),
+            d.gpus_total,
+            usd(d.cost_per_month_usd),
+            pools.join("; ")
+        );
+    }
 }

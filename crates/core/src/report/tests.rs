@@ -165,6 +165,7 @@ fn markdown_states_the_slo_mode_and_a_closed_loop() {
 /// A converged search result at `goodput_rps`, made up for the page's decisions.
 fn search_at(plan: &Plan, goodput_rps: f64) -> GoodputResult {
     GoodputResult {
+        binding_class: None,
         goodput_rps,
         goodput_range_rps: [goodput_rps - 1.0, goodput_rps + 1.0],
         target: plan.slo.attainment_target,

@@ -11,7 +11,7 @@
 
 use super::{
     check_work, default_threads, launch_flags, GoodputResult, GoodputSearch, Job, JobResult, Knobs,
-    LaunchFlags, Progress, SearchError, SearchStatus, MAX_RATES,
+    LaunchFlags, PerClass, Progress, SearchError, SearchStatus, MAX_RATES,
 };
 use crate::format::rps;
 use crate::plan::{Plan, MAX_SWEEP_VALUES};
@@ -176,6 +176,10 @@ fn same_run(j: &Job) -> SameRun {
     )
 }
 
+/// A finished run of the sweep: the cap it ran under, its peak of running sequences,
+/// its attainment and its classes' attainments.
+type FinishedRun = (u32, u32, f64, PerClass<f64>);
+
 /// The knob-sweep state machine; same protocol as [`GoodputSearch`].
 ///
 /// **Reuse.** A run in which fewer sequences than `max_num_seqs` were ever running at once
@@ -196,8 +200,8 @@ pub struct KnobSweep {
     owner: BTreeMap<u32, usize>,
     next_id: u32,
     replications: u32,
-    /// Finished runs: their cap, peak and attainment.
-    finished: BTreeMap<SameRun, Vec<(u32, u32, f64)>>,
+    /// Finished runs: their cap, peak, attainment and classes' attainments.
+    finished: BTreeMap<SameRun, Vec<FinishedRun>>,
     /// Jobs with the workers: their run and cap, by id.
     sent: BTreeMap<u32, (SameRun, u32)>,
     /// The job with the workers for each run.
@@ -401,8 +405,9 @@ impl KnobSweep {
         self.finished
             .get(run)?
             .iter()
-            .find(|&&(ran_cap, peak, _)| peak < ran_cap && peak < cap)
-            .map(|&(_, peak, attainment)| JobResult {
+            .find(|&&(ran_cap, peak, _, _)| peak < ran_cap && peak < cap)
+            .map(|&(_, peak, attainment, classes)| JobResult {
+                classes,
                 id: j.id,
                 attainment,
                 detail: None,
@@ -426,13 +431,16 @@ impl KnobSweep {
             if r.detail.is_some() {
                 continue;
             }
-            self.finished
-                .entry(run)
-                .or_default()
-                .push((cap, r.peak_running, r.attainment));
+            self.finished.entry(run).or_default().push((
+                cap,
+                r.peak_running,
+                r.attainment,
+                r.classes,
+            ));
             for h in self.held.remove(&r.id).unwrap_or_default() {
                 if r.peak_running < cap && r.peak_running < h.knobs.max_num_seqs {
                     answered.push(JobResult {
+                        classes: r.classes,
                         id: h.id,
                         attainment: r.attainment,
                         detail: None,
@@ -617,6 +625,7 @@ mod tests {
         let mut s = KnobSweep::new(&plan).expect("sweep");
         let jobs = s.next_batch();
         s.feed(&[JobResult {
+            classes: Default::default(),
             id: u32::MAX,
             attainment: 1.0,
             detail: None,

@@ -86,6 +86,7 @@ fn noisy_replications_give_a_band() {
 #[test]
 fn crossing_interpolates() {
     let pt = |rate_rps: f64, a: f64| CurvePoint {
+        classes: Default::default(),
         rate_rps,
         attainment: a,
         ci95: [a, a],
@@ -176,6 +177,7 @@ fn unknown_and_repeated_ids_are_ignored() {
     let mut rs: Vec<JobResult> = jobs
         .iter()
         .map(|j| JobResult {
+            classes: Default::default(),
             id: j.id,
             attainment: 1.0,
             detail: None,
@@ -183,6 +185,7 @@ fn unknown_and_repeated_ids_are_ignored() {
         })
         .collect();
     let stray = JobResult {
+        classes: Default::default(),
         id: 9999,
         attainment: 0.0,
         detail: None,
@@ -535,6 +538,7 @@ fn batches(plan: &Plan, f: impl Fn(f64, u32) -> f64) -> (Vec<Vec<f64>>, GoodputR
         Ok::<_, ()>(
             jobs.iter()
                 .map(|j| JobResult {
+                    classes: Default::default(),
                     id: j.id,
                     attainment: f(j.rate_rps, j.replication),
                     detail: None,
@@ -641,6 +645,7 @@ fn leaving_out_the_low_rate_changes_neither_goodput_nor_range() {
         full.points.push(Point {
             rate_rps: SCAN_LOW * g,
             attainment: vec![None; s.replications as usize],
+            classes: vec![None; s.replications as usize],
             detail: None,
         });
         let idx = full.points.len() - 1;

@@ -80,6 +80,8 @@ struct RefOut {
     /// Steps run, and whether the step cap ended the run.
     steps: u64,
     truncated: bool,
+    /// Per measured request, its traffic class (empty with one class).
+    class: Vec<u8>,
 }
 
 impl RefOut {
@@ -89,6 +91,49 @@ impl RefOut {
             .flatten()
             .map(|&(a, b, c)| [a, b, c][k])
             .collect()
+    }
+
+    /// The mix's attainment (see `ClassRule::target_above_plan`): the worst class's,
+    /// each less how far its target lies above the plan's; `slo`'s without classes.
+    fn attainment_of(&self, cfg: &SimConfig) -> f64 {
+        if cfg.classes.is_empty() {
+            return self.attainment(&cfg.slo);
+        }
+        let mut worst = f64::INFINITY;
+        for (k, rule) in cfg.classes.iter().enumerate() {
+            let a = self.class_attainment(k as u8, &rule.slo);
+            if let Some(a) = a {
+                worst = worst.min(a - rule.target_above_plan);
+            }
+        }
+        if worst.is_finite() {
+            worst
+        } else {
+            0.0
+        }
+    }
+
+    /// Class `k`'s attainment under `slo`, None when it has no measured request.
+    fn class_attainment(&self, k: u8, slo: &SloTargets) -> Option<f64> {
+        let of: Vec<Option<(f64, f64, f64)>> = self
+            .latencies
+            .iter()
+            .zip(&self.class)
+            .filter(|(_, &c)| c == k)
+            .map(|(l, _)| *l)
+            .collect();
+        if of.is_empty() {
+            return None;
+        }
+        let part = RefOut {
+            latencies: of,
+            rejected: 0,
+            preemptions: 0,
+            steps: 0,
+            truncated: false,
+            class: Vec::new(),
+        };
+        Some(part.attainment(slo))
     }
 
     /// Attainment computed request by request from the latencies, in either mode.
@@ -129,8 +174,10 @@ impl RefOut {
 /// a pinned prefix each hit holds; shared prefixes and sessions: a prefix cache looked
 /// up at each admission, filled when a prompt is done, let go at the end, evicted least
 /// recently used first when memory runs short; a recompute after preemption finds what
-/// the cache then holds) and warm-up. Slow on purpose; it is the yardstick for the fast
-/// engine.
+/// the cache then holds), traffic classes (the waiting queue kept sorted by priority,
+/// then request; the lowest priority's latest request preempted first; each class's
+/// `max_tokens` cap reserved) and warm-up. Slow on purpose; it is the yardstick for the
+/// fast engine.
 fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
     let n = cfg.num_requests as usize;
     let w = cfg.traffic.generate(n, &mut Rng::new(seed));
@@ -154,7 +201,29 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
     let mut base: Vec<u64> = (0..n).map(prompt).collect();
     let mut need: Vec<u64> = base.clone();
     let mut left: Vec<u64> = (0..n).map(output).collect();
-    let reserve = |r: usize| prompt(r).saturating_add(cfg.traffic.output.max as u64);
+    let reserve = |r: usize| {
+        let cap = match w.class.get(r) {
+            Some(&c) => cfg.traffic.classes[c as usize].output.max,
+            None => cfg.traffic.output.max,
+        };
+        prompt(r).saturating_add(cap as u64)
+    };
+    // Priority scheduling with classes: the queue is kept sorted by this key.
+    let prio = !cfg.classes.is_empty();
+    let key = |r: usize| (cfg.classes[w.class[r] as usize].priority, r);
+    let enqueue = |queue: &mut VecDeque<usize>, r: usize, front: bool| {
+        if prio {
+            let at = queue
+                .iter()
+                .position(|&q| key(q) > key(r))
+                .unwrap_or(queue.len());
+            queue.insert(at, r);
+        } else if front {
+            queue.push_front(r);
+        } else {
+            queue.push_back(r);
+        }
+    };
     let cap = cfg.kv_capacity_tokens;
     let paged = cfg.kv_policy == KvPolicy::Paged;
     // The prefix cache's bookkeeping, and each sequence's own KV tokens (paged, with a
@@ -180,7 +249,7 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
     let budget = if cfg.chunked_prefill {
         cfg.max_num_batched_tokens as u64
     } else {
-        cfg.max_num_batched_tokens.max(cfg.traffic.prompt.max) as u64
+        cfg.max_num_batched_tokens.max(cfg.traffic.prompt_cap()) as u64
     };
     let mut now = 0.0;
     let mut steps = 0u64;
@@ -194,7 +263,7 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
     let mut truncated = false;
     let absorb = |now: f64, next: &mut usize, queue: &mut VecDeque<usize>, gate: &Gate| {
         while *next < n && gate.release[*next].is_some_and(|t| t <= now) {
-            queue.push_back(*next);
+            enqueue(queue, *next, false);
             *next += 1;
         }
     };
@@ -247,7 +316,14 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
             while !running.is_empty()
                 && paged_next(&running, &need, &base, &own) + cache_kept(&cache) > cap
             {
-                let Some(s) = running.pop() else { break };
+                let victim = if prio {
+                    (0..running.len()).max_by_key(|&k| key(running[k].request))
+                } else {
+                    running.len().checked_sub(1)
+                };
+                let Some(s) = victim.map(|k| running.remove(k)) else {
+                    break;
+                };
                 let r = s.request;
                 let generated = if is_decoding(&s, &need) {
                     (1 + (e * s.decoded as f64).floor() as u64).min(left[r] - 1)
@@ -269,7 +345,7 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
                 base[r] += generated;
                 need[r] = base[r];
                 left[r] -= generated;
-                queue.push_front(r);
+                enqueue(&mut queue, r, true);
                 preemptions += 1;
             }
             if with_cache {
@@ -458,6 +534,7 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
         preemptions,
         steps,
         truncated,
+        class: w.class.get(warm..).map_or(Vec::new(), <[u8]>::to_vec),
     }
 }
 
@@ -465,11 +542,12 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
 fn assert_matches_reference(cfg: &SimConfig, seed: u64, what: &str) -> SimReport {
     let r = simulate(cfg, seed).expect("runs");
     let want = reference(cfg, seed);
-    assert_eq!(
-        r.attainment,
-        want.attainment(&cfg.slo),
-        "{what} seed {seed}"
-    );
+    assert_eq!(r.attainment, want.attainment_of(cfg), "{what} seed {seed}");
+    for (k, (c, rule)) in r.classes.iter().zip(&cfg.classes).enumerate() {
+        let want_c = want.class_attainment(k as u8, &rule.slo).unwrap_or(0.0);
+        assert_eq!(c.attainment, want_c, "{what} seed {seed} class {k}");
+    }
+    assert_eq!(r.classes.len(), cfg.classes.len(), "{what}");
     for (k, (got, name)) in [(&r.ttft_s, "ttft"), (&r.tpot_s, "tpot"), (&r.e2e_s, "e2e")]
         .into_iter()
         .enumerate()
@@ -1684,6 +1762,164 @@ fn whole_reports_are_unchanged_bit_for_bit() {
 }
 
 const GOLDEN_REPORTS_DIGEST: u64 = 0x1322_e778_8a5a_cd76;
+
+/// A chat class (short prompts, tight TTFT, priority 0) and a batch class (long
+/// prompts, an end-to-end deadline only, priority 1), `chat` of the requests chat.
+fn chat_and_batch(base: &Plan, chat: f64) -> Plan {
+    use crate::plan::classes::parse_class;
+    let mut p = base.clone();
+    p.classes = vec![
+        parse_class(
+            &p,
+            &format!("chat:share={chat},ttft=0.5,tpot=0.05,priority=0"),
+        )
+        .expect("chat"),
+        parse_class(
+            &p,
+            &format!(
+                "batch:share={},e2e=120,priority=1,input-len-median=3000,output-len-median=400",
+                1.0 - chat
+            ),
+        )
+        .expect("batch"),
+    ];
+    p.validate().expect("valid");
+    p
+}
+
+/// Traffic classes, engine against reference, bit for bit: priority admission on an
+/// unlimited KV cache, on a paged cache tight enough to preempt (the low priority's
+/// latest first), with each class's own `max_tokens` reserved, without chunking, and
+/// with the priorities the other way round and equal.
+#[test]
+fn traffic_classes_match_the_naive_reference_exactly() {
+    let mut base = plan_none();
+    base.run.num_requests = 600;
+    base.run.warmup_requests = 40;
+    let tight = memory_for_kv_tokens(30_000.0);
+    let mut cases: Vec<(String, Plan, f64)> = Vec::new();
+    let mut add = |name: &str, f: &dyn Fn(&mut Plan), rate: f64| {
+        let mut p = chat_and_batch(&base, 0.7);
+        f(&mut p);
+        p.validate().expect("valid");
+        cases.push((name.to_string(), p, rate));
+    };
+    add("unlimited", &|_| {}, 12.0);
+    add("unlimited overload", &|_| {}, 25.0);
+    add(
+        "paged",
+        &|p| {
+            p.engine.kv_policy = KvPolicy::Paged;
+            p.hardware.memory_bytes = tight;
+        },
+        10.0,
+    );
+    add(
+        "reserve",
+        &|p| {
+            p.engine.kv_policy = KvPolicy::Reserve;
+            p.hardware.memory_bytes = tight;
+        },
+        8.0,
+    );
+    add(
+        "no chunking",
+        &|p| {
+            p.engine.chunked_prefill = false;
+            p.engine.max_num_seqs = 24;
+        },
+        10.0,
+    );
+    add(
+        "batch first",
+        &|p| {
+            p.classes[0].priority = 3;
+            p.engine.kv_policy = KvPolicy::Paged;
+            p.hardware.memory_bytes = tight;
+        },
+        10.0,
+    );
+    add("equal priorities", &|p| p.classes[1].priority = 0, 20.0);
+    add(
+        "closed loop",
+        &|p| {
+            p.traffic.arrival = closed(48, 0.0);
+            p.engine.kv_policy = KvPolicy::Paged;
+            p.hardware.memory_bytes = tight;
+        },
+        1.0,
+    );
+    let mut preempted = 0;
+    for (what, plan, rate) in &cases {
+        let cfg = cfg_of(plan, *rate);
+        for seed in [5u64, 61] {
+            let r = assert_matches_reference(&cfg, seed, what);
+            preempted += r.preemptions;
+            assert_eq!(r.classes.len(), 2, "{what}");
+        }
+    }
+    assert!(preempted > 0, "the tight cases preempt");
+}
+
+/// The mix draws each class in its share and with its own lengths, from the plan's
+/// arrivals: the arrival times are those of the plan without classes, bit for bit.
+#[test]
+fn a_mix_draws_classes_by_share_with_their_own_lengths() {
+    let mut base = plan_none();
+    base.run.num_requests = 20_000;
+    let mix = chat_and_batch(&base, 0.7);
+    let cfg = cfg_of(&mix, 10.0);
+    let w = cfg.traffic.generate_seeded(20_000, 9);
+    let alone = cfg_of(&base, 10.0).traffic.generate_seeded(20_000, 9);
+    assert_eq!(w.arrival_s, alone.arrival_s);
+    assert_eq!(w, cfg.traffic.generate(20_000, &mut Rng::new(9)));
+    let chat: Vec<usize> = (0..20_000).filter(|&i| w.class[i] == 0).collect();
+    let share = chat.len() as f64 / 20_000.0;
+    assert!((share - 0.7).abs() < 0.01, "chat share {share}");
+    let median = |mut v: Vec<u32>| {
+        v.sort_unstable();
+        v[v.len() / 2] as f64
+    };
+    let prompts = |k: u8| {
+        (0..20_000)
+            .filter(|&i| w.class[i] == k)
+            .map(|i| w.prompt_tokens[i])
+            .collect::<Vec<_>>()
+    };
+    let (m0, m1) = (median(prompts(0)), median(prompts(1)));
+    assert!((m0 / 800.0 - 1.0).abs() < 0.05, "chat prompt median {m0}");
+    assert!((m1 / 3000.0 - 1.0).abs() < 0.05, "batch prompt median {m1}");
+}
+
+/// Priority pays off: under load, the chat class at priority 0 waits less for its first
+/// token than the same mix served first come, first served, and than the batch class.
+#[test]
+fn the_first_priority_waits_less() {
+    let mut base = plan_none();
+    base.run.num_requests = 1500;
+    base.run.warmup_requests = 100;
+    base.engine.max_num_seqs = 32;
+    let mix = chat_and_batch(&base, 0.7);
+    let mut fcfs = mix.clone();
+    fcfs.classes[1].priority = 0;
+    let rate = 14.0;
+    let pri = simulate(&cfg_of(&mix, rate), 3).expect("runs");
+    let flat = simulate(&cfg_of(&fcfs, rate), 3).expect("runs");
+    let (chat, batch) = (&pri.classes[0], &pri.classes[1]);
+    assert!(pri.mean_queue_len > 1.0, "loaded: {}", pri.mean_queue_len);
+    assert!(
+        chat.ttft_s.p90 < 0.5 * flat.classes[0].ttft_s.p90,
+        "chat p90 TTFT {} with priority, {} without",
+        chat.ttft_s.p90,
+        flat.classes[0].ttft_s.p90
+    );
+    assert!(chat.ttft_s.mean < batch.ttft_s.mean);
+    assert!(chat.attainment > flat.classes[0].attainment);
+    let measured: u32 = pri.classes.iter().map(|c| c.measured_requests).sum();
+    assert_eq!(measured, pri.measured_requests);
+    // The mix's attainment is the worst class's (both keep the plan's 90% target).
+    assert_eq!(pri.attainment, chat.attainment.min(batch.attainment));
+}
 
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]

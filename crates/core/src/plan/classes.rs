@@ -1,0 +1,395 @@
+//! Traffic classes: several workloads on one fleet, each with its own share of the
+//! requests, lengths, objectives and scheduling priority.
+//!
+//! A class holds only what differs from the plan: lengths it does not set are the
+//! plan's, and a class that sets no objective keeps the plan's SLO (one that sets any
+//! objective has exactly the objectives it sets, so a batch class with an end-to-end
+//! deadline has no TTFT objective). [`Plan::class_plan`] is the plan as one class sees
+//! it; everything a class holds is checked there by the plan's own rows.
+//!
+//! The mix arrives as the plan's arrival process at the plan's rate; each request
+//! belongs to a class drawn by the shares (see `goodput_engine::traffic::ClassDraw`).
+
+use serde::{Deserialize, Serialize};
+
+use super::fields::{self, Field};
+use super::{err, LengthDist, LengthSpec, Plan, PlanError, SloSpec, MAX_LABEL_CHARS};
+
+/// Most traffic classes one plan holds.
+pub const MAX_CLASSES: usize = goodput_engine::config::MAX_CLASSES;
+
+/// Highest scheduling priority number a class may take (0 is served first).
+pub const MAX_PRIORITY: u32 = 1000;
+
+/// How far the classes' shares may be from adding up to 1.
+const SHARE_SLACK: f64 = 1e-6;
+
+/// One traffic class of a plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TrafficClass {
+    /// Its name, unique within the plan ("chat", "batch").
+    pub name: String,
+    /// Share of the plan's requests that belong to it [0..1]; the shares add up to 1.
+    pub share: f64,
+    /// Scheduling priority: 0 is admitted first; under KV pressure the highest number is
+    /// preempted first.
+    pub priority: u32,
+    /// Its prompt lengths; `None`: the plan's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<LengthSpec>,
+    /// Its output lengths; `None`: the plan's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<LengthSpec>,
+    /// Its objectives and attainment target; `None`: the plan's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slo: Option<SloSpec>,
+}
+
+impl Default for TrafficClass {
+    fn default() -> Self {
+        TrafficClass {
+            name: String::new(),
+            share: 1.0,
+            priority: 0,
+            prompt: None,
+            output: None,
+            slo: None,
+        }
+    }
+}
+
+/// The plan fields a class may set, by path, with the short names a class's text takes
+/// beside the fields' flag names (`ttft=0.5` as well as `ttft-slo=0.5`).
+const CLASS_FIELDS: &[(&str, &[&str])] = &[
+    ("slo.ttft_s", &["ttft"]),
+    ("slo.tpot_s", &["tpot"]),
+    ("slo.e2e_s", &["e2e"]),
+    ("slo.attainment_target", &["attainment"]),
+    ("traffic.prompt.dist.median", &[]),
+    ("traffic.prompt.dist.sigma", &[]),
+    ("traffic.prompt.dist.p95", &[]),
+    ("traffic.prompt.dist.tokens", &[]),
+    ("traffic.prompt.min", &[]),
+    ("traffic.prompt.max", &[]),
+    ("traffic.output.dist.median", &[]),
+    ("traffic.output.dist.sigma", &[]),
+    ("traffic.output.dist.p95", &[]),
+    ("traffic.output.dist.tokens", &[]),
+    ("traffic.output.min", &[]),
+    ("traffic.output.max", &[]),
+];
+
+/// The objectives' paths: a class that sets any of them has exactly those it sets.
+const OBJECTIVES: [&str; 3] = ["slo.ttft_s", "slo.tpot_s", "slo.e2e_s"];
+
+/// The field a class key names, and the key's own spelling: a field's flag name or one
+/// of its short names.
+fn class_field(key: &str) -> Option<&'static Field> {
+    CLASS_FIELDS.iter().find_map(|&(path, short)| {
+        let f = fields::by_path(path)?;
+        let flag = f.flag.map(|g| g.name);
+        (short.contains(&key) || flag == Some(key)).then_some(f)
+    })
+}
+
+/// Every key a class's text takes, for help and errors: `share`, `priority`, then each
+/// field's short name or flag name.
+pub fn class_keys() -> Vec<&'static str> {
+    let mut keys = vec!["share", "priority"];
+    for &(path, short) in CLASS_FIELDS {
+        match (short.first(), fields::by_path(path).and_then(|f| f.flag)) {
+            (Some(&s), _) => keys.push(s),
+            (None, Some(flag)) => keys.push(flag.name),
+            (None, None) => {}
+        }
+    }
+    keys
+}
+
+impl Plan {
+    /// The plan as class `k` sees it: the class's lengths and SLO in place of the plan's,
+    /// no classes. Without classes (or past the last), the plan itself without them.
+    pub fn class_plan(&self, k: usize) -> Plan {
+        let mut p = Plan {
+            classes: Vec::new(),
+            ..self.clone()
+        };
+        if let Some(c) = self.classes.get(k) {
+            if let Some(l) = c.prompt {
+                p.traffic.prompt = l;
+            }
+            if let Some(l) = c.output {
+                p.traffic.output = l;
+            }
+            if let Some(s) = &c.slo {
+                p.slo = s.clone();
+            }
+        }
+        p
+    }
+
+    /// Each class's plan ([`Plan::class_plan`]); the plan alone when it has no classes.
+    pub fn class_plans(&self) -> Vec<Plan> {
+        if self.classes.is_empty() {
+            return vec![self.clone()];
+        }
+        (0..self.classes.len())
+            .map(|k| self.class_plan(k))
+            .collect()
+    }
+
+    /// How far each class's attainment target lies above the plan's, in class order
+    /// (none for a plan of one class): the engine judges the mix by each class's
+    /// attainment less this, against the plan's target.
+    pub fn class_target_offsets(&self) -> Vec<f64> {
+        (0..self.classes.len())
+            .map(|k| self.class_plan(k).slo.attainment_target - self.slo.attainment_target)
+            .collect()
+    }
+
+    pub(super) fn validate_classes(&self) -> Result<(), PlanError> {
+        let cs = &self.classes;
+        if cs.is_empty() {
+            return Ok(());
+        }
+        if cs.len() == 1 {
+            return Err(err(
+                "classes",
+                "one class given, but a plan of one class needs none: give at least 2 classes, or none".into(),
+            ));
+        }
+        if cs.len() > MAX_CLASSES {
+            return Err(err(
+                "classes",
+                format!("must be at most {MAX_CLASSES} classes, got {}", cs.len()),
+            ));
+        }
+        for (k, c) in cs.iter().enumerate() {
+            if cs[..k].iter().any(|o| o.name == c.name) {
+                return Err(err(
+                    "classes.name",
+                    format!(
+                        "'{}' names two classes; each class needs its own name",
+                        c.name
+                    ),
+                ));
+            }
+            self.check_class(k)?;
+        }
+        let sum: f64 = cs.iter().map(|c| c.share).sum();
+        if (sum - 1.0).abs() > SHARE_SLACK {
+            let each: Vec<String> = cs
+                .iter()
+                .map(|c| format!("{} {}", c.name, crate::format::sig(c.share)))
+                .collect();
+            return Err(err(
+                "classes.share",
+                format!(
+                    "the classes' shares add up to {} ({}); they must add up to 1",
+                    crate::format::sig(sum),
+                    each.join(", ")
+                ),
+            ));
+        }
+        let t = &self.traffic;
+        if t.sharing.is_some() || t.prefix_tokens > 0 || t.prefix_hit_rate > 0.0 {
+            return Err(err(
+                "classes",
+                "cannot be mixed with shared prompt prefixes: the prefix cache is modelled for one class of traffic; remove the classes or the prefix settings".into(),
+            ));
+        }
+        if t.prompt.dist == LengthDist::Trace || t.output.dist == LengthDist::Trace {
+            return Err(err(
+                "classes",
+                "cannot be mixed with lengths replayed from a trace: each class draws its own lengths; use lognormal or fixed lengths".into(),
+            ));
+        }
+        if self.disagg.is_some() {
+            return Err(err(
+                "classes",
+                "cannot be mixed with disaggregated prefill and decode pools yet: size the classes on one aggregated pool".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Class `k` on its own: its name, share, priority and lengths, and every field its
+    /// plan ([`Plan::class_plan`]) holds, against the plan's own rows.
+    fn check_class(&self, k: usize) -> Result<(), PlanError> {
+        let Some(c) = self.classes.get(k) else {
+            return Ok(());
+        };
+        check_name(&c.name)?;
+        if !(c.share.is_finite() && c.share > 0.0 && c.share <= 1.0) {
+            return Err(err(
+                "classes.share",
+                format!(
+                    "class '{}': the share must be a number in (0, 1], got {}",
+                    c.name, c.share
+                ),
+            ));
+        }
+        if c.priority > MAX_PRIORITY {
+            return Err(err(
+                "classes.priority",
+                format!(
+                    "class '{}': the priority must be a whole number in 0..={MAX_PRIORITY}, got {}",
+                    c.name, c.priority
+                ),
+            ));
+        }
+        let uses_trace = [c.prompt, c.output]
+            .iter()
+            .flatten()
+            .any(|l| l.dist == LengthDist::Trace);
+        if uses_trace {
+            return Err(err(
+                "classes.prompt",
+                format!(
+                    "class '{}': a class's lengths are a lognormal or a fixed length; replayed lengths belong to the plan's trace",
+                    c.name
+                ),
+            ));
+        }
+        let p = self.class_plan(k);
+        let in_class = |e: PlanError| PlanError {
+            field: "classes",
+            message: format!("class '{}': {}: {}", c.name, e.field, e.message),
+            limits: e.limits,
+        };
+        p.validate_fields().map_err(in_class)?;
+        super::validate_length(&p.traffic.prompt, "traffic.prompt.min").map_err(in_class)?;
+        super::validate_length(&p.traffic.output, "traffic.output.min").map_err(in_class)
+    }
+}
+
+/// A class name: 1 to [`MAX_LABEL_CHARS`] characters, without the characters that
+/// separate a class's text (`:`, `,`, `=`).
+fn check_name(name: &str) -> Result<(), PlanError> {
+    let n = name.chars().count();
+    if n == 0 || n > MAX_LABEL_CHARS || name.contains([':', ',', '=']) || name.trim() != name {
+        return Err(err(
+            "classes.name",
+            format!(
+                "'{name}': a class name needs 1 to {MAX_LABEL_CHARS} characters, no ':', ',' or '=', and no spaces around it"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A class from its text, `name:key=value,key=value`, against `plan` (whose lengths and
+/// SLO the class keeps where it sets none). Keys: `share` and `priority`, and the plan
+/// fields of [`class_keys`], whose values are in their flags' units. The class is
+/// checked as [`Plan::validate`] checks it, but for its share (the shares are checked
+/// together).
+pub fn parse_class(plan: &Plan, text: &str) -> Result<TrafficClass, String> {
+    let (name, rest) = text.split_once(':').unwrap_or((text, ""));
+    let name = name.trim();
+    check_name(name).map_err(|e| e.message)?;
+    let mut class = TrafficClass {
+        name: name.to_string(),
+        ..TrafficClass::default()
+    };
+    let mut seen: Vec<&str> = Vec::new();
+    let mut set: Vec<(&'static Field, f64)> = Vec::new();
+    for pair in rest.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let Some((key, value)) = pair.split_once('=') else {
+            return Err(format!(
+                "class '{name}': '{pair}' is not key=value; keys: {}",
+                class_keys().join(", ")
+            ));
+        };
+        let (key, value) = (key.trim(), value.trim());
+        if seen.contains(&key) {
+            return Err(format!("class '{name}': '{key}' is given twice"));
+        }
+        seen.push(key);
+        let number = |what: &str| -> Result<f64, String> {
+            value
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| format!("class '{name}': {key} must be {what}, got '{value}'"))
+        };
+        match key {
+            "share" => class.share = number("a number in (0, 1]")?,
+            "priority" => {
+                class.priority = value.parse::<u32>().map_err(|_| {
+                    format!(
+                        "class '{name}': priority must be a whole number in 0..={MAX_PRIORITY}, got '{value}'"
+                    )
+                })?
+            }
+            _ => {
+                let Some(f) = class_field(key) else {
+                    return Err(format!(
+                        "class '{name}': unknown key '{key}'; keys: {}",
+                        class_keys().join(", ")
+                    ));
+                };
+                let x = number("a number")? * f.flag_units().scale;
+                set.push((f, x));
+            }
+        }
+    }
+    let mut p = plan.class_plan(usize::MAX);
+    if set.iter().any(|(f, _)| OBJECTIVES.contains(&f.path)) {
+        p.slo.ttft_s = None;
+        p.slo.tpot_s = None;
+        p.slo.e2e_s = None;
+    }
+    for &(f, x) in &set {
+        if let Some(a) = f.access {
+            (a.set)(&mut p, Some(x));
+        }
+    }
+    let touched = |prefix: &str| set.iter().any(|(f, _)| f.path.starts_with(prefix));
+    class.prompt = touched("traffic.prompt.").then_some(p.traffic.prompt);
+    class.output = touched("traffic.output.").then_some(p.traffic.output);
+    class.slo = touched("slo.").then(|| p.slo.clone());
+    let mut check = plan.clone();
+    check.classes = vec![class.clone()];
+    check.check_class(0).map_err(|e| e.message)?;
+    Ok(class)
+}
+
+/// The text of `class` for `--class`, as [`parse_class`] reads it against `plan`: its
+/// name, share and priority, then what it sets, in the keys' flag units.
+pub fn class_text(plan: &Plan, class: &TrafficClass) -> String {
+    let p = {
+        let mut q = plan.clone();
+        q.classes = vec![class.clone()];
+        q.class_plan(0)
+    };
+    let mut bits = vec![
+        format!("share={}", class.share),
+        format!("priority={}", class.priority),
+    ];
+    for &(path, short) in CLASS_FIELDS {
+        let Some(f) = fields::by_path(path) else {
+            continue;
+        };
+        let owned = match path.split('.').nth(1) {
+            Some("prompt") => class.prompt.is_some(),
+            Some("output") => class.output.is_some(),
+            _ => class.slo.is_some(),
+        };
+        let (Some(a), true) = (f.access, owned) else {
+            continue;
+        };
+        // The spread once, as the sigma: a p95 says the same.
+        if path.ends_with(".p95") || f.held(&p).is_none() {
+            continue;
+        }
+        let Some(x) = (a.get)(&p) else { continue };
+        let key = short
+            .first()
+            .copied()
+            .or(f.flag.map(|g| g.name))
+            .unwrap_or(path);
+        bits.push(format!("{key}={}", x / f.flag_units().scale));
+    }
+    format!("{}:{}", class.name, bits.join(","))
+}

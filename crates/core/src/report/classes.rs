@@ -1,0 +1,192 @@
+//! The traffic classes of a report: each class at the planned load, what it costs, and
+//! the class that sets the goodput.
+
+use serde::{Deserialize, Serialize};
+
+use crate::capacity::CapacityPlan;
+use crate::plan::Plan;
+use crate::search::{ClassDetail, GoodputResult};
+
+/// One traffic class in a report ([`super::PlanReport::classes`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassOutcome {
+    /// The class's name.
+    pub name: String,
+    /// Its share of the requests [0..1].
+    pub share: f64,
+    /// Its scheduling priority (0 first).
+    pub priority: u32,
+    /// Its attainment target [0..1].
+    pub target: f64,
+    /// Its attainment and percentiles in the planned-load simulation (none before it
+    /// ran, or when the goodput is not simulated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_planned_load: Option<ClassDetail>,
+    /// Its share of the prompt and output tokens at the planned load: the share of the
+    /// GPU time it is charged [0..1].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_share: Option<f64>,
+    /// The fleet's cost per compliant request of this class: a replica's cost times
+    /// the class's token share, over the class's planned requests [USD/request].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_per_compliant_request_usd: Option<f64>,
+}
+
+/// The classes of `plan` before any simulation (none for a plan of one class).
+pub fn outcomes(plan: &Plan) -> Vec<ClassOutcome> {
+    plan.classes
+        .iter()
+        .enumerate()
+        .map(|(k, c)| ClassOutcome {
+            name: c.name.clone(),
+            share: c.share,
+            priority: c.priority,
+            target: plan.class_plan(k).slo.attainment_target,
+            at_planned_load: None,
+            token_share: None,
+            cost_per_compliant_request_usd: None,
+        })
+        .collect()
+}
+
+/// The name of the class the search found binding, if any.
+pub fn binding_name(plan: &Plan, search: Option<&GoodputResult>) -> Option<String> {
+    let k = search?.binding_class? as usize;
+    plan.classes.get(k).map(|c| c.name.clone())
+}
+
+/// Fills each class's planned-load results (`details`, in class order) and its cost
+/// from the fleet's cost per compliant request.
+pub fn fill(classes: &mut [ClassOutcome], details: &[ClassDetail], fleet: Option<&CapacityPlan>) {
+    let tokens: u64 = details.iter().map(|d| d.tokens).sum();
+    for (c, d) in classes.iter_mut().zip(details) {
+        c.at_planned_load = Some(*d);
+        let share = (tokens > 0).then(|| d.tokens as f64 / tokens as f64);
+        c.token_share = share;
+        c.cost_per_compliant_request_usd = match (share, fleet) {
+            (Some(s), Some(f)) if c.share > 0.0 => {
+                Some(f.cost_per_compliant_request_usd * s / c.share)
+            }
+            _ => None,
+        };
+    }
+}
+
+/// One class on a pool of its own ([`Dedicated::pools`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DedicatedPool {
+    /// The class's name.
+    pub name: String,
+    /// Its goodput per replica, alone on the pool [requests/s].
+    pub goodput_rps: f64,
+    /// The pool's replicas, spare included (0 when none could be sized).
+    pub replicas_total: u32,
+    /// The pool's GPUs.
+    pub gpus_total: u32,
+    /// The pool's cost per month [USD/month].
+    pub cost_per_month_usd: f64,
+    /// Why no pool could be sized for it, in words (none when one was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One shared pool for every class against a pool per class.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dedicated {
+    /// A pool per class: the class's plan ([`Plan::class_plan`]) at its share of the peak,
+    /// sized with the plan's utilisation and spare replicas.
+    pub pools: Vec<DedicatedPool>,
+    /// GPUs of the pools together.
+    pub gpus_total: u32,
+    /// Their cost per month [USD/month].
+    pub cost_per_month_usd: f64,
+    /// The shared pool's GPUs.
+    pub shared_gpus_total: u32,
+    /// The shared pool's cost per month [USD/month].
+    pub shared_cost_per_month_usd: f64,
+    /// What sharing saves a month: the pools' cost less the shared pool's (negative when
+    /// sharing costs more) [USD/month].
+    pub saving_per_month_usd: f64,
+}
+
+/// Class `k` of `plan` on a pool of its own: its plan, at its share of the peak.
+pub fn dedicated_plan(plan: &Plan, k: usize) -> Plan {
+    let mut p = plan.class_plan(k);
+    p.traffic.peak_rate_rps = plan.traffic.peak_rate_rps * plan.classes[k].share;
+    p
+}
+
+/// [`Dedicated`] from each class's goodput alone (`goodputs`, in class order; `Err` when
+/// its search could not run) and the shared pool's fleet.
+pub fn dedicated(
+    plan: &Plan,
+    goodputs: &[Result<f64, String>],
+    shared: &CapacityPlan,
+) -> Dedicated {
+    let pools: Vec<DedicatedPool> = goodputs
+        .iter()
+        .enumerate()
+        .map(|(k, g)| {
+            let name = plan.classes[k].name.clone();
+            let sized = g.clone().and_then(|g| {
+                crate::capacity::size_fleet(g, &dedicated_plan(plan, k))
+                    .map(|c| (g, c))
+                    .map_err(|e| e.to_string())
+            });
+            match sized {
+                Ok((g, c)) => DedicatedPool {
+                    name,
+                    goodput_rps: g,
+                    replicas_total: c.replicas_total,
+                    gpus_total: c.gpus_total,
+                    cost_per_month_usd: c.cost_per_month_usd,
+                    error: None,
+                },
+                Err(e) => DedicatedPool {
+                    name,
+                    goodput_rps: 0.0,
+                    replicas_total: 0,
+                    gpus_total: 0,
+                    cost_per_month_usd: 0.0,
+                    error: Some(e),
+                },
+            }
+        })
+        .collect();
+    let gpus_total = pools.iter().map(|p| p.gpus_total).sum();
+    let cost: f64 = pools.iter().map(|p| p.cost_per_month_usd).sum();
+    Dedicated {
+        pools,
+        gpus_total,
+        cost_per_month_usd: cost,
+        shared_gpus_total: shared.gpus_total,
+        shared_cost_per_month_usd: shared.cost_per_month_usd,
+        saving_per_month_usd: cost - shared.cost_per_month_usd,
+    }
+}
+
+/// The classes judged by an end-to-end deadline alone whose deadline is longer than the
+/// arrivals one simulation spans at `goodput_rps`: an overload that a longer run would
+/// reveal can pass within it. One sentence per such class, saying what to change.
+pub fn deadline_warnings(plan: &Plan, goodput_rps: f64) -> Vec<String> {
+    if !(goodput_rps.is_finite() && goodput_rps > 0.0) {
+        return Vec::new();
+    }
+    let span = f64::from(plan.run.num_requests) / goodput_rps;
+    (0..plan.classes.len())
+        .filter_map(|k| {
+            let slo = plan.class_plan(k).slo;
+            let deadline = slo.e2e_s?;
+            let alone = slo.ttft_s.is_none() && slo.tpot_s.is_none();
+            (alone && deadline > span).then(|| {
+                format!(
+                    "Class {}'s {} deadline is longer than the {} of arrivals one simulation spans at the goodput rate, so a queue that grows without end could still meet it: raise the requests per simulation (run.num_requests) above {}, or give the class a TTFT objective",
+                    plan.classes[k].name,
+                    crate::format::latency(Some(deadline)),
+                    crate::format::latency(Some(span)),
+                    crate::format::thousands((deadline * goodput_rps).ceil() as i64)
+                )
+            })
+        })
+        .collect()
+}
