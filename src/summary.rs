@@ -9,7 +9,7 @@ use goodput_core::plan::{SloMode, SloSpec};
 use goodput_core::{presets, Plan};
 
 use goodput_core::format::{count, latency, percent, percent_tenths, rps, sig, usd};
-use goodput_core::report::{routing_words, traffic_words, PlanReport, PlannedLoad};
+use goodput_core::report::{class_words, routing_words, traffic_words, PlanReport, PlannedLoad};
 
 /// A duration for people: `25 ms` below one second, `0.5 s` from 100 ms up.
 pub fn duration(s: f64) -> String {
@@ -138,33 +138,51 @@ pub fn answer_sentence(plan: &Plan, fleet: &CapacityPlan) -> String {
         "{gpus}, {}/month, {} per 1,000 compliant requests, at {}",
         usd(fleet.cost_per_month_usd),
         usd(fleet.cost_per_compliant_request_usd * 1000.0),
-        slo_words(&plan.slo)
+        plan_slo_words(plan)
     )
+}
+
+/// The objectives a plan holds, in words: its SLO's ([`slo_words`]), or for a plan of
+/// traffic classes each class's: "each class's own objectives: chat, 90% of requests
+/// within 0.5 s to first token and 25 ms per token; batch, 90% of requests within 30 s
+/// end to end".
+pub fn plan_slo_words(plan: &Plan) -> String {
+    if plan.classes.is_empty() {
+        return slo_words(&plan.slo);
+    }
+    let each: Vec<String> = plan
+        .classes
+        .iter()
+        .enumerate()
+        .map(|(k, c)| format!("{}, {}", c.name, slo_words(&plan.class_plan(k).slo)))
+        .collect();
+    format!("each class's own objectives: {}", each.join("; "))
 }
 
 /// The report's assumptions beyond the registry's finance rows that read as a label and
 /// a value, each as its path, label and value, in the report's order: the traffic in one
 /// line ("Traffic", "Poisson arrivals; prompts median 800 tokens …") and, for a plan
 /// whose prompts share prefixes or that routes over replicas, the routing ("Routing",
-/// "goodput per replica is simulated on 2 replicas behind …"). The finance view and
+/// "goodput per replica is simulated on 2 replicas behind …"); between them, each
+/// traffic class ("Traffic class chat", "70% of requests, …"). The finance view and
 /// the printed planner list them after the finance rows, as the report does; a line the
 /// report does not state is left out.
 pub fn report_assumptions(plan: &Plan, report: &PlanReport) -> Vec<(&'static str, String, String)> {
-    [
-        ("traffic", traffic_words(plan)),
-        ("routing", routing_words(plan)),
-    ]
-    .into_iter()
-    .filter(|(_, line)| report.assumptions.contains(line))
-    .filter_map(|(path, line)| {
-        let (label, value) = line.split_once(": ")?;
-        Some((
-            path,
-            label.to_string(),
-            value.trim_end_matches('.').to_string(),
-        ))
-    })
-    .collect()
+    let mut lines = vec![("traffic", traffic_words(plan))];
+    lines.extend((0..plan.classes.len()).map(|k| ("classes", class_words(plan, k))));
+    lines.push(("routing", routing_words(plan)));
+    lines
+        .into_iter()
+        .filter(|(_, line)| report.assumptions.contains(line))
+        .filter_map(|(path, line)| {
+            let (label, value) = line.split_once(": ")?;
+            Some((
+                path,
+                label.to_string(),
+                value.trim_end_matches('.').to_string(),
+            ))
+        })
+        .collect()
 }
 
 /// The latency at the planned rate per replica, from the report's one simulation there

@@ -33,6 +33,9 @@ pub struct AttainmentChart {
     pub knee_rps: Option<f64>,
     /// Rows of a measured load-test sweep: (rate [requests/s], attainment [0..1]).
     pub measured: Vec<(f64, f64)>,
+    /// Each traffic class's own attainment at the simulated rates, by name (none for a
+    /// plan of one class): (rate [requests/s], attainment [0..1]).
+    pub classes: Vec<(String, Vec<(f64, f64)>)>,
 }
 
 /// Font size of the knee label [CSS px].
@@ -144,9 +147,31 @@ pub fn draw_attainment<DB: DrawingBackend>(
         pts.iter().map(|p| (p.rate_rps, p.attainment)),
         theme.accent().stroke_width(theme.px(2.0)),
     ))?;
-    if !pts.is_empty() && !measured.is_empty() {
-        line.label("simulated")
+    let classes: Vec<&(String, Vec<(f64, f64)>)> =
+        data.classes.iter().filter(|(_, l)| !l.is_empty()).collect();
+    if !pts.is_empty() && (!measured.is_empty() || !classes.is_empty()) {
+        let name = if classes.is_empty() {
+            "simulated"
+        } else {
+            "the mix (worst class)"
+        };
+        line.label(name)
             .legend(move |(x, y)| legend_mark(x, y, theme.accent(), &theme));
+    }
+    // Each class dashed in a colour of its own, so the binding one reads at a glance.
+    for (k, (name, l)) in classes.iter().enumerate() {
+        let color = [theme.accent2(), theme.good(), theme.fg(), theme.limit()][k % 4];
+        let dash = super::Dash {
+            dash: 5.0,
+            gap: 3.0,
+            color: color.mix(0.9),
+        };
+        let mut sorted = l.clone();
+        sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+        chart
+            .draw_series(dash.series(sorted, &theme))?
+            .label(name.clone())
+            .legend(move |(x, y)| dash.legend(x, y, &theme));
     }
     chart.draw_series(pts.iter().map(|p| {
         Circle::new(
@@ -155,19 +180,21 @@ pub fn draw_attainment<DB: DrawingBackend>(
             theme.accent().filled(),
         )
     }))?;
-    if !measured.is_empty() {
+    if !measured.is_empty() || !classes.is_empty() {
         let half = theme.px(4.0) as i32;
-        chart
-            .draw_series(LineSeries::new(
-                measured.iter().copied(),
-                theme.accent2().stroke_width(theme.px(1.5)),
-            ))?
-            .label("measured")
-            .legend(move |(x, y)| legend_mark(x, y, theme.accent2(), &theme));
-        chart.draw_series(measured.iter().map(|&(r, a)| {
-            EmptyElement::at((r, a))
-                + Rectangle::new([(-half, -half), (half, half)], theme.accent2().filled())
-        }))?;
+        if !measured.is_empty() {
+            chart
+                .draw_series(LineSeries::new(
+                    measured.iter().copied(),
+                    theme.accent2().stroke_width(theme.px(1.5)),
+                ))?
+                .label("measured")
+                .legend(move |(x, y)| legend_mark(x, y, theme.accent2(), &theme));
+            chart.draw_series(measured.iter().map(|&(r, a)| {
+                EmptyElement::at((r, a))
+                    + Rectangle::new([(-half, -half), (half, half)], theme.accent2().filled())
+            }))?;
+        }
         chart
             .configure_series_labels()
             .position(SeriesLabelPosition::MiddleLeft)

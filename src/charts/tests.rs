@@ -54,7 +54,33 @@ fn curve() -> AttainmentChart {
         target: 0.92,
         knee_rps: Some(8.0),
         measured: Vec::new(),
+        classes: Vec::new(),
     }
+}
+
+/// A mix of traffic classes: each class's own curve, dashed and named in the legend
+/// beside the mix's.
+#[test]
+fn each_traffic_class_is_drawn_and_named() {
+    let plain = svg(|a| draw_attainment(a, &curve(), &Theme::default()).expect("draw")).0;
+    let data = AttainmentChart {
+        classes: vec![
+            ("chat".into(), vec![(4.0, 0.995), (8.0, 0.93), (10.0, 0.38)]),
+            ("batch".into(), vec![(4.0, 1.0), (8.0, 0.99), (10.0, 0.9)]),
+        ],
+        ..curve()
+    };
+    let (out, _) = svg(|a| draw_attainment(a, &data, &Theme::default()).expect("draw"));
+    text_tag(&out, "chat\n");
+    text_tag(&out, "batch\n");
+    text_tag(&out, "the mix (worst class)\n");
+    let lines = |s: &str| s.matches("<polyline").count();
+    assert!(
+        lines(&out) >= lines(&plain) + 2,
+        "{} lines with classes, {} without",
+        lines(&out),
+        lines(&plain)
+    );
 }
 
 #[test]

@@ -65,7 +65,20 @@ fn simulated_chart(runs: &RunController, target: f64) -> AttainmentChart {
         };
     }
     runs.search.with(|s| match s {
-        Some((_, r)) => AttainmentChart {
+        Some((plan, r)) => AttainmentChart {
+            classes: plan
+                .classes
+                .iter()
+                .enumerate()
+                .map(|(k, c)| {
+                    let line = r
+                        .curve
+                        .iter()
+                        .filter_map(|p| p.classes.as_slice().get(k).map(|&a| (p.rate_rps, a)))
+                        .collect();
+                    (c.name.clone(), line)
+                })
+                .collect(),
             points: r
                 .curve
                 .iter()

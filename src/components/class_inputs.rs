@@ -115,7 +115,7 @@ pub fn ClassInputs() -> impl IntoView {
     view! {
         <fieldset class="subgroup" data-testid="group-classes" data-on=move || on.get().to_string()>
             <legend>"Traffic classes"</legend>
-            <div class="group-fields">
+            <div class="group-fields class-fields">
                 <p class="help">
                     "Several workloads on one fleet, each with its share of the peak, lengths, objectives and priority (0 is served first). One line per class, as "
                     <code>"goodput plan --class"</code>" takes it: "<code>"name:key=value,…"</code>
@@ -162,19 +162,31 @@ pub fn ClassInputs() -> impl IntoView {
                     {move || if on.get() { "Add a class" } else { "Split into classes" }}
                 </button>
                 <p class="error" role="alert" data-testid="error-classes">{message}</p>
+                <Show when=move || on.get()>
+                    <p class="note">
+                        "goodput plan also sizes a pool per class and says what this shared pool saves or costs against them."
+                    </p>
+                </Show>
                 <Show when=move || on.get() && outcomes().is_some_and(|o| !o.is_empty())>
                     <p class="note" data-testid="binding-class" data-class=binding>
-                        {move || binding().map(|b| format!("The class that binds the goodput: {b}."))}
+                        {move || {
+                            let bound = binding()
+                                .map(|b| format!("The class that binds the goodput: {b}. "))
+                                .unwrap_or_default();
+                            format!(
+                                "{bound}Each class at the planned rate; its cost is a replica's cost split by the tokens it used, over its requests."
+                            )
+                        }}
                     </p>
                     <table class="class-results" data-testid="class-results">
                         <thead>
                             <tr>
                                 <th>"class"</th>
                                 <th>"share"</th>
-                                <th>"attainment at the planned rate"</th>
+                                <th title="Attainment at the planned rate per replica">"attained"</th>
                                 <th>"TTFT p99"</th>
                                 <th>"E2E p99"</th>
-                                <th>"cost per compliant request"</th>
+                                <th title="Cost per compliant request of the class">"$ per request"</th>
                             </tr>
                         </thead>
                         <tbody>

@@ -11,7 +11,7 @@ use crate::components::charts_panel::attainment_chart;
 use crate::compute::RunController;
 use crate::hooks::use_report::use_report;
 use crate::state::PlanState;
-use crate::summary::{calibration_words, setup_words, slo_words};
+use crate::summary::{calibration_words, plan_slo_words, setup_words};
 use crate::url_state::{
     page_base, plan_title, share_link, EMBED_CHART_MIN_PX, EMBED_HEIGHT_MESSAGE,
 };
@@ -45,7 +45,7 @@ pub fn EmbedView() -> impl IntoView {
                 {move || state.good.with(|p| (!p.name.trim().is_empty()).then(|| setup_words(p))).map(|w| view! {
                     <p class="embed-setup" data-testid="embed-setup">{w}</p>
                 })}
-                <p class="embed-slo">{move || state.good.with(|p| format!("At {}", slo_words(&p.slo)))}</p>
+                <p class="embed-slo">{move || state.good.with(|p| format!("At {}", plan_slo_words(p)))}</p>
                 {move || state.good.with(calibration_words).map(|w| view! {
                     <p class="embed-calibration" data-testid="embed-calibration" title=w.sentence>{w.badge}</p>
                 })}

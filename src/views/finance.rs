@@ -139,6 +139,13 @@ pub fn FinanceView() -> impl IntoView {
                 .map(|s| s.words())
         })
     };
+    // Each traffic class at the planned rate and what it costs, as the report says it.
+    let classes = move || {
+        report.with(|r| {
+            r.as_ref()
+                .and_then(|(_, r)| goodput_core::report::classes::classes_sentence(r))
+        })
+    };
     let chart = Memo::new(move |_| state.good.with(|p| attainment_chart(&runs, p)));
     let print = move |_| {
         let _ = window().print();
@@ -166,6 +173,9 @@ pub fn FinanceView() -> impl IntoView {
             })}
             {move || router().map(|words| view! {
                 <p class="finance-planned" data-testid="finance-router">{words}</p>
+            })}
+            {move || classes().map(|words| view! {
+                <p class="finance-planned" data-testid="finance-classes">{words}</p>
             })}
             <div class="finance-columns">
                 <section class="assumptions" aria-labelledby="assumptions-title">

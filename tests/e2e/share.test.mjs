@@ -209,6 +209,12 @@ test('traffic classes: the page equals the CLI per class and names the binding c
   const stated = await page.$$eval('[data-testid="assumptions"] dt', (dts) => dts.map((dt) => `${dt.textContent}: ${dt.nextElementSibling.textContent}.`));
   assert.deepEqual(stated, cli.assumptions);
   assert.ok(stated.some((s) => s.startsWith('Traffic class batch: 30% of requests, priority 1; end-to-end objective 30 s for 90% of its requests; prompts median 3,000 tokens')), stated.join(' | '));
+  // The finance view says what each class gets and costs, in the Markdown report's words.
+  const markdown = await runCli(['plan', '--link', link, '--no-sweep']);
+  const sentence = markdown.split('\n').find((l) => l.startsWith('By class at the planned rate: '));
+  assert.ok(sentence, 'the Markdown report has the classes sentence');
+  await page.waitForSelector('[data-testid="finance-classes"]', { timeout: SEARCH_TIMEOUT_MS });
+  assert.equal(await page.textContent('[data-testid="finance-classes"]'), sentence);
   // The planner: each class's attainment and cost at the planned rate, the CLI's to the bit.
   await page.click('[data-testid="open-planner"]');
   await waitForPhase(page, 'run-status', 'done');

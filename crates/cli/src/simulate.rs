@@ -92,6 +92,9 @@ pub fn run(args: &mut Args) -> Result<String, String> {
             "steps": r.steps,
             "truncated": r.truncated,
         });
+        if let (false, Some(o)) = (r.classes.is_empty(), v.as_object_mut()) {
+            o.insert("classes".into(), json!(r.classes));
+        }
         if let Some(o) = v.as_object_mut() {
             o.insert("slo".into(), slo_json(&cfg));
         }
@@ -112,6 +115,14 @@ pub fn run(args: &mut Args) -> Result<String, String> {
     }
     if let (false, Some(o)) = (plan.slo.mode.is_joint(), out.as_object_mut()) {
         o.insert("slo_mode".into(), json!(plan.slo.mode.name()));
+    }
+    // Each class's results by name (one replication reports them).
+    if let Some(cs) = out.get_mut("classes").and_then(Value::as_array_mut) {
+        for (c, class) in cs.iter_mut().zip(&plan.classes) {
+            if let Some(o) = c.as_object_mut() {
+                o.insert("name".into(), json!(class.name));
+            }
+        }
     }
     if let (Some(cap), Some(o)) = (plan.traffic.max_concurrency, out.as_object_mut()) {
         if !matches!(plan.traffic.arrival, Arrival::Closed { .. }) {
@@ -241,6 +252,19 @@ routing: {} replicas, {} router (figures per replica)",
             num(r, "replicas"),
             r.get("router").and_then(Value::as_str).unwrap_or("?")
         ));
+    }
+    if let Some(cs) = v.get("classes").and_then(Value::as_array) {
+        s.push_str("\n\nclass          attainment  ttft_p99_ms  e2e_p99_ms  requests");
+        for c in cs {
+            s.push_str(&format!(
+                "\n{:<14}{:>10.4}{:>13.1}{:>12.1}{:>10}",
+                c.get("name").and_then(Value::as_str).unwrap_or("?"),
+                num(c, "attainment"),
+                summary(c, "ttft_s").p99 * 1e3,
+                summary(c, "e2e_s").p99 * 1e3,
+                num(c, "measured_requests"),
+            ));
+        }
     }
     s
 }

@@ -506,3 +506,75 @@ fn a_target_reads_as_the_percentage_given() {
     assert!(text.contains("measured sweep at 57% attainment"), "{text}");
     assert!(!text.contains("99999"), "{text}");
 }
+
+/// `--class`, as a user types it: `plan --json` names the binding class and reports each
+/// class; `simulate` gives each class's line; `alerts` a group per class; bad classes
+/// are refused in one line that names the flag and the problem.
+#[test]
+fn traffic_classes_on_the_command_line() {
+    let classes = [
+        "--class",
+        "chat:share=0.7,ttft=0.5,tpot=0.025,priority=0",
+        "--class",
+        "batch:share=0.3,e2e=30,priority=1,input-len-median=3000",
+    ];
+    let mut args = vec!["plan", "--json", "--no-sweep"];
+    args.extend(QUICK);
+    args.extend(classes);
+    let v = json(&goodput(&args));
+    assert_eq!(v["binding_class"], "chat");
+    let cs = v["classes"].as_array().expect("classes");
+    assert_eq!(cs.len(), 2);
+    assert_eq!(cs[1]["name"], "batch");
+    assert_eq!(cs[1]["priority"], 1);
+    assert!(
+        cs[0]["at_planned_load"]["attainment"]
+            .as_f64()
+            .expect("a number")
+            >= 0.9
+    );
+    assert!(
+        cs[1]["cost_per_compliant_request_usd"]
+            .as_f64()
+            .expect("a cost")
+            > 0.0
+    );
+    assert!(v["dedicated"]["gpus_total"].as_u64().expect("pools") > 0);
+
+    let mut sim = vec!["simulate", "--request-rate", "8"];
+    sim.extend(QUICK);
+    sim.extend(classes);
+    let text = stdout(&goodput(&sim));
+    assert!(text.contains("\nchat  "), "{text}");
+    assert!(text.contains("\nbatch "), "{text}");
+
+    let mut alerts = vec!["alerts"];
+    alerts.extend(classes);
+    let yaml = stdout(&goodput(&alerts));
+    assert!(yaml.contains("name: goodput-slo-chat") && yaml.contains("name: goodput-slo-batch"));
+
+    for (bad, words) in [
+        (
+            "chat:share=0.7,ttfx=1",
+            "--class 'chat:share=0.7,ttfx=1': class 'chat': unknown key 'ttfx'",
+        ),
+        (
+            "chat:share=0.7,ttft=0",
+            "slo.ttft_s: must be a number in (0, 3600] s, got 0",
+        ),
+    ] {
+        let e = failure(
+            &goodput(&["plan", "--class", bad, "--class", "b:share=0.3"]),
+            bad,
+        );
+        assert!(e.contains(words), "{e}");
+    }
+    let e = failure(
+        &goodput(&["plan", "--class", "a:share=0.5", "--class", "b:share=0.2"]),
+        "shares",
+    );
+    assert!(
+        e.contains("the classes' shares add up to 0.7 (a 0.5, b 0.2); they must add up to 1"),
+        "{e}"
+    );
+}

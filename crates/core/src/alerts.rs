@@ -358,40 +358,26 @@ fn alert_group(
             plain(budget * 100.0)
         ));
     }
-    if !queue_rule {
-        return (
-            head,
-            y,
-            AlertRules {
-                class,
-                error_budget: budget,
-                thresholds,
-                queue_threshold: queue,
-                unreachable,
-                fitted,
-                yaml: String::new(),
-            },
-        );
-    }
-    y.push_str("      - alert: LlmQueueDepthHigh\n");
-    y.push_str(&format!(
-        "        expr: max by (instance) (vllm:num_requests_waiting) > {queue}\n"
-    ));
-    y.push_str("        for: 2m\n");
-    y.push_str("        labels:\n");
-    y.push_str("          severity: warning\n");
-    y.push_str(&format!("          slo_class: {class}\n"));
-    y.push_str("        annotations:\n");
-    y.push_str(&format!(
-        "          summary: \"More than {queue} requests waiting on one replica\"\n"
-    ));
-    y.push_str(&format!(
+    if queue_rule {
+        y.push_str("      - alert: LlmQueueDepthHigh\n");
+        y.push_str(&format!(
+            "        expr: max by (instance) (vllm:num_requests_waiting) > {queue}\n"
+        ));
+        y.push_str("        for: 2m\n");
+        y.push_str("        labels:\n");
+        y.push_str("          severity: warning\n");
+        y.push_str(&format!("          slo_class: {class}\n"));
+        y.push_str("        annotations:\n");
+        y.push_str(&format!(
+            "          summary: \"More than {queue} requests waiting on one replica\"\n"
+        ));
+        y.push_str(&format!(
         "          description: \"At a goodput of {} req/s a replica needs about {} s to drain {queue} waiting requests, half the {} s budget; scale out before attainment drops.\"\n",
         plain((g * 100.0).round() / 100.0),
         plain(horizon / 2.0),
         plain(horizon)
     ));
-
+    }
     (
         head,
         y,

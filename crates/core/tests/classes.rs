@@ -74,6 +74,12 @@ fn a_shared_pool_serves_chat_and_batch_with_fewer_gpus() {
     );
     let md = r.to_markdown();
     assert!(md.contains("## Traffic classes"), "{md}");
+    assert!(md.contains("| TPOT p99 (ms) | chat | batch |"), "{md}");
+    assert!(
+        md.contains("By class at the planned rate: chat, 70% of requests, ")
+            && md.contains(" chat sets the goodput."),
+        "{md}"
+    );
     assert!(md.contains("| Binding class | chat"), "{md}");
     assert!(
         md.contains("Traffic class batch: 30% of requests, priority 1"),

@@ -302,6 +302,9 @@ impl CalibrationProblem {
         let case = &self.points[i];
         let mut plan = self.plan.clone();
         plan.traffic = case.traffic.clone();
+        // A measured run is one workload, as the file gives it: the plan's traffic
+        // classes are not its.
+        plan.classes.clear();
         // A benchmark starts from an idle server; with shared prefixes, the plan's
         // warm-up requests run first, unmeasured, so that the cache holds what the
         // benchmark's own warm-up (or its earlier rates) left in it.

@@ -579,3 +579,25 @@ fn runs_that_drafted_are_fitted_with_their_measured_speculation() {
     }
     assert_eq!(bad.validate().unwrap_err().field, "calibration.source.spec");
 }
+
+/// A measured run is one workload: a plan of traffic classes is fitted exactly as the
+/// same plan without them, and keeps its classes.
+#[test]
+fn a_plan_of_classes_fits_as_one_workload() {
+    use crate::plan::classes::parse_class;
+    let plan = Plan::default();
+    let set = set_of(pts(&plan, &[4.0, 10.0, 16.0], 0.02, true));
+    let alone = calibrate_threads(&plan, &set, 2, &mut |_| true).unwrap();
+    let mut mixed = plan.clone();
+    mixed.classes = vec![
+        parse_class(&plan, "chat:share=0.5").unwrap(),
+        parse_class(&plan, "long:share=0.5,input-len-median=4000").unwrap(),
+    ];
+    let with = calibrate_threads(&mixed, &set, 2, &mut |_| true).unwrap();
+    assert_eq!(with.calibration.error, alone.calibration.error);
+    assert_eq!(
+        with.calibration.compute_efficiency,
+        alone.calibration.compute_efficiency
+    );
+    assert_eq!(with.plan.classes, mixed.classes);
+}

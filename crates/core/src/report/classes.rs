@@ -190,3 +190,38 @@ pub fn deadline_warnings(plan: &Plan, goodput_rps: f64) -> Vec<String> {
         })
         .collect()
 }
+
+/// The classes at the planned rate in one sentence, as the finance view and the
+/// Markdown report state them: "By class at the planned rate: chat, 70% of requests,
+/// 99.9% within its objectives at $0.0000493 per compliant request; batch, 30% of
+/// requests, 100.0% within its objectives at $0.000151 per compliant request. chat sets
+/// the goodput." None for a plan of one class, or before the planned-load simulation.
+pub fn classes_sentence(r: &super::PlanReport) -> Option<String> {
+    let parts: Vec<String> = r
+        .classes
+        .iter()
+        .map(|c| {
+            let at = c.at_planned_load?;
+            let cost = c.cost_per_compliant_request_usd.map_or(String::new(), |x| {
+                format!(" at {} per compliant request", crate::format::usd(x))
+            });
+            Some(format!(
+                "{}, {} of requests, {} within its objectives{cost}",
+                c.name,
+                crate::format::percent_whole(c.share),
+                crate::format::percent_tenths(at.attainment)
+            ))
+        })
+        .collect::<Option<Vec<String>>>()?;
+    if parts.is_empty() {
+        return None;
+    }
+    let binding = r
+        .binding_class
+        .as_ref()
+        .map_or(String::new(), |b| format!(" {b} sets the goodput."));
+    Some(format!(
+        "By class at the planned rate: {}.{binding}",
+        parts.join("; ")
+    ))
+}

@@ -206,11 +206,17 @@ pub(crate) fn render(r: &PlanReport) -> String {
             "## Attainment curve\n\n{} replications per rate; 95% interval by Student's t. Latency from replication 0.\n",
             search.replications
         );
+        // A mix's attainment is the worst class's: each class's own is a column.
+        let class_heads: String = r.classes.iter().map(|c| format!(" {} |", c.name)).collect();
+        let class_rules = " ---: |".repeat(r.classes.len());
         let _ = writeln!(
             s,
-            "| rate (req/s) | attainment | 95% CI | TTFT p50 (ms) | TTFT p99 (ms) | TPOT p50 (ms) | TPOT p99 (ms) |"
+            "| rate (req/s) | attainment | 95% CI | TTFT p50 (ms) | TTFT p99 (ms) | TPOT p50 (ms) | TPOT p99 (ms) |{class_heads}"
         );
-        let _ = writeln!(s, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        let _ = writeln!(
+            s,
+            "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |{class_rules}"
+        );
         for c in &search.curve {
             let (t50, t99, p50, p99) = c.detail.map_or(
                 (
@@ -228,9 +234,15 @@ pub(crate) fn render(r: &PlanReport) -> String {
                     )
                 },
             );
+            let each: String = c
+                .classes
+                .as_slice()
+                .iter()
+                .map(|a| format!(" {:.1}% |", a * 100.0))
+                .collect();
             let _ = writeln!(
                 s,
-                "| {} | {:.1}% | {:.1}–{:.1}% | {t50} | {t99} | {p50} | {p99} |",
+                "| {} | {:.1}% | {:.1}–{:.1}% | {t50} | {t99} | {p50} | {p99} |{each}",
                 rps(c.rate_rps),
                 c.attainment * 100.0,
                 c.ci95[0] * 100.0,
@@ -453,6 +465,9 @@ fn classes_section(s: &mut String, r: &PlanReport) {
         s,
         "\nEach class's cost is a replica's cost split by the tokens each class used at the planned rate, over the class's requests.\n"
     );
+    if let Some(words) = super::classes::classes_sentence(r) {
+        let _ = writeln!(s, "{words}\n");
+    }
     if let Some(d) = &r.dedicated {
         let pools: Vec<String> = d
             .pools

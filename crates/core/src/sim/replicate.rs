@@ -49,6 +49,10 @@ pub struct Replicated {
     pub steps: f64,
     /// True when any replication hit the step cap.
     pub truncated: bool,
+    /// Each traffic class over the replications (none for a plan of one class): its mean
+    /// attainment, its summaries averaged as the whole run's are, and its mean counts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<super::ClassReport>,
 }
 
 /// Seed of replication `replication` derived from `base_seed`: distinct, well-mixed
@@ -125,12 +129,37 @@ pub fn replicate_threads(
         unfinished_requests: avg(|r| r.unfinished_requests as f64),
         steps: avg(|r| r.steps as f64),
         truncated: reports.iter().any(|r| r.truncated),
+        classes: classes_over(&reports),
         by_replication,
     })
 }
 
 /// The reports of replications `0..replications`, in order, computed on up to `threads`
 /// threads.
+/// Each class's results over the replications' `reports`.
+fn classes_over(reports: &[super::SimReport]) -> Vec<super::ClassReport> {
+    let k = reports.first().map_or(0, |r| r.classes.len());
+    let n = reports.len().max(1) as f64;
+    (0..k)
+        .map(|c| {
+            let of: Vec<&super::ClassReport> =
+                reports.iter().filter_map(|r| r.classes.get(c)).collect();
+            let pick =
+                |f: fn(&super::ClassReport) -> Summary| of.iter().map(|x| f(x)).collect::<Vec<_>>();
+            let mean = |f: fn(&super::ClassReport) -> f64| of.iter().map(|x| f(x)).sum::<f64>() / n;
+            super::ClassReport {
+                attainment: mean(|x| x.attainment),
+                ttft_s: Summary::mean_of(&pick(|x| x.ttft_s)),
+                tpot_s: Summary::mean_of(&pick(|x| x.tpot_s)),
+                e2e_s: Summary::mean_of(&pick(|x| x.e2e_s)),
+                measured_requests: mean(|x| f64::from(x.measured_requests)).round() as u32,
+                unfinished_requests: mean(|x| f64::from(x.unfinished_requests)).round() as u32,
+                tokens: mean(|x| x.tokens as f64).round() as u64,
+            }
+        })
+        .collect()
+}
+
 fn run_all(
     cfg: &SimConfig,
     base_seed: u64,
