@@ -32,6 +32,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Duration;
 
+use goodput_core::report::classes::{dedicated_plan, ClassGoodputs};
 use goodput_core::report::goodput_for;
 use goodput_core::router_gain::baseline_plan;
 use goodput_core::search::{
@@ -59,6 +60,9 @@ pub enum Phase {
     /// Finding the goodput of the same replicas behind round robin, to say what the
     /// plan's router saves ([`goodput_core::router_gain`]).
     Baseline,
+    /// Finding each traffic class's goodput on a pool of its own, to say what one shared
+    /// pool saves against them ([`goodput_core::report::classes::dedicated`]).
+    Dedicated,
     /// Sweeping `max_num_seqs` × `max_num_batched_tokens`.
     Sweep,
     /// Finished.
@@ -72,7 +76,10 @@ pub enum Phase {
 impl Phase {
     /// Whether simulations are running.
     pub fn is_running(&self) -> bool {
-        matches!(self, Phase::Search | Phase::Baseline | Phase::Sweep)
+        matches!(
+            self,
+            Phase::Search | Phase::Baseline | Phase::Dedicated | Phase::Sweep
+        )
     }
 
     /// Whether the run has ended: answered, stopped or failed.
@@ -111,9 +118,19 @@ pub struct PartialPoint {
 enum Machine {
     None,
     Search(Box<GoodputSearch>),
-    /// The search of the round-robin baseline, and that plan.
-    Baseline(Box<GoodputSearch>, Box<Plan>),
+    /// A search of another plan than the run's, and that plan: what the report compares
+    /// the run's plan with.
+    Side(Box<GoodputSearch>, Box<Plan>, Side),
     Sweep(Box<KnobSweep>),
+}
+
+/// What a [`Machine::Side`] search is for.
+enum Side {
+    /// The round-robin baseline of a routed plan.
+    Baseline,
+    /// Traffic class `k` alone on a pool of its own, after the classes before it (their
+    /// goodputs, or why their search could not run).
+    Class(usize, ClassGoodputs),
 }
 
 struct Driver {
@@ -152,6 +169,9 @@ pub struct RunController {
     /// plan whose router it is compared with (only for a plan that has one:
     /// [`baseline_plan`]).
     pub baseline: RwSignal<Option<(Plan, GoodputResult)>>,
+    /// Each traffic class's goodput on a pool of its own, for the last finished run's
+    /// plan (only for a plan of classes), with that plan.
+    pub dedicated: RwSignal<Option<(Plan, ClassGoodputs)>>,
     /// The knob sweep of the last finished run.
     pub sweep: RwSignal<Option<SweepResult>>,
     /// Why the knob sweep could not run, if it could not.
@@ -199,6 +219,7 @@ impl RunController {
             status: RwSignal::new(RunStatus::default()),
             search: RwSignal::new(None),
             baseline: RwSignal::new(None),
+            dedicated: RwSignal::new(None),
             sweep: RwSignal::new(None),
             sweep_error: RwSignal::new(None),
             partial: RwSignal::new(Vec::new()),
@@ -280,7 +301,7 @@ impl RunController {
         let active = self.status.with_untracked(|s| {
             matches!(
                 s.phase,
-                Phase::Search | Phase::Baseline | Phase::Sweep | Phase::Done
+                Phase::Search | Phase::Baseline | Phase::Dedicated | Phase::Sweep | Phase::Done
             )
         });
         let same = self.driver.with_value(|d| labels(&d.plan) == labels(plan));
@@ -424,7 +445,7 @@ impl RunController {
         enum Next {
             Wait,
             SearchDone(Box<(Plan, Option<GoodputResult>)>),
-            BaselineDone(Option<GoodputResult>),
+            SideDone(Option<GoodputResult>, Side),
             SweepDone(Option<SweepResult>),
         }
         let mut fed = false;
@@ -462,10 +483,11 @@ impl RunController {
                         }
                         break rest;
                     }
-                    Machine::Baseline(s, _) => {
+                    Machine::Side(s, _, side) => {
                         let jobs = s.next_batch();
                         if jobs.is_empty() && s.is_done() {
-                            return Next::BaselineDone(s.result());
+                            let side = std::mem::replace(side, Side::Baseline);
+                            return Next::SideDone(s.result(), side);
                         }
                         break jobs;
                     }
@@ -478,9 +500,9 @@ impl RunController {
                     }
                 }
             };
-            // The baseline's jobs simulate its own plan (round robin); the others the run's.
+            // A side search's jobs simulate its own plan; the others the run's.
             let job_plan = match &d.machine {
-                Machine::Baseline(_, rr) => (**rr).clone(),
+                Machine::Side(_, other, _) => (**other).clone(),
                 _ => d.plan.clone(),
             };
             if let Machine::Search(_) = d.machine {
@@ -529,7 +551,10 @@ impl RunController {
         }
         match next {
             Some(Next::SearchDone(done)) => self.search_done(done.0, done.1),
-            Some(Next::BaselineDone(result)) => self.baseline_done(result),
+            Some(Next::SideDone(result, Side::Baseline)) => self.baseline_done(result),
+            Some(Next::SideDone(result, Side::Class(k, goodputs))) => {
+                self.class_done(k, goodputs, result)
+            }
             Some(Next::SweepDone(result)) => self.sweep_done(result),
             _ => {}
         }
@@ -559,7 +584,7 @@ impl RunController {
             if !known {
                 self.baseline.set(None);
             }
-            self.sweep_or_keep(plan, elapsed);
+            self.classes_or_sweep(plan, elapsed);
         }
         // Told once the sweep on screen is the one that goes with this search (kept, or
         // dropped for the one that runs next).
@@ -577,7 +602,7 @@ impl RunController {
                 let expected = search.progress().total;
                 self.driver.update_value(|d| {
                     d.search_ms = Some(elapsed);
-                    d.machine = Machine::Baseline(Box::new(search), Box::new(rr));
+                    d.machine = Machine::Side(Box::new(search), Box::new(rr), Side::Baseline);
                     d.rates.clear();
                     d.next_show_ms = now_ms() + PROGRESS_INTERVAL_MS;
                 });
@@ -601,7 +626,72 @@ impl RunController {
             .driver
             .with_value(|d| (d.plan.clone(), d.search_ms.unwrap_or(0.0)));
         self.baseline.set(Some((plan.clone(), result)));
+        self.classes_or_sweep(plan, elapsed);
+    }
+
+    /// After the search (and the baseline) of `plan`: a plan of traffic classes searches
+    /// each class alone first, unless that is known for it already; then the sweep.
+    fn classes_or_sweep(&self, plan: Plan, elapsed: f64) {
+        let known = self.dedicated.with_untracked(|d| {
+            d.as_ref()
+                .is_some_and(|(p, _)| p.search_key() == plan.search_key())
+        });
+        if !plan.classes.is_empty() && !known {
+            self.dedicated.set(None);
+            return self.in_next_task(move |c, run| c.start_class(run, 0, Vec::new()));
+        }
+        if !known {
+            self.dedicated.set(None);
+        }
         self.sweep_or_keep(plan, elapsed);
+    }
+
+    /// Starts the search of class `k` of the run's plan alone on a pool of its own
+    /// (`goodputs`: the classes' before it), if run `run` is still the current one; a
+    /// class whose search cannot start is recorded with the reason, and the next starts.
+    fn start_class(&self, run: u32, k: usize, mut goodputs: ClassGoodputs) {
+        if self.driver.try_with_value(|d| d.run) != Some(run) {
+            return;
+        }
+        let plan = self.driver.with_value(|d| d.plan.clone());
+        if k >= plan.classes.len() {
+            let elapsed = self.driver.with_value(|d| d.search_ms.unwrap_or(0.0));
+            self.dedicated.set(Some((plan.clone(), goodputs)));
+            return self.sweep_or_keep(plan, elapsed);
+        }
+        let alone = dedicated_plan(&plan, k);
+        match GoodputSearch::new(&alone) {
+            Ok(search) => {
+                let expected = search.progress().total;
+                self.driver.update_value(|d| {
+                    d.machine =
+                        Machine::Side(Box::new(search), Box::new(alone), Side::Class(k, goodputs));
+                    d.rates.clear();
+                    d.next_show_ms = now_ms() + PROGRESS_INTERVAL_MS;
+                });
+                self.status.update(|s| {
+                    s.phase = Phase::Dedicated;
+                    s.done = 0;
+                    s.total = expected;
+                });
+                self.pump();
+            }
+            Err(e) => {
+                goodputs.push(Err(e.to_string()));
+                self.start_class(run, k + 1, goodputs);
+            }
+        }
+    }
+
+    /// Class `k`'s search alone ended: records its goodput, then the next class.
+    fn class_done(&self, k: usize, mut goodputs: ClassGoodputs, result: Option<GoodputResult>) {
+        goodputs.push(
+            result
+                .map(|r| r.goodput_rps)
+                .ok_or_else(|| "the search ended without a result".to_string()),
+        );
+        let run = self.driver.with_value(|d| d.run);
+        self.start_class(run, k + 1, goodputs);
     }
 
     /// After the search (and the baseline) of `plan`, which took `elapsed` ms: keeps the
@@ -726,7 +816,7 @@ impl RunController {
                 }
                 s.feed(&reply.results);
             }
-            Machine::Baseline(s, _) => s.feed(&reply.results),
+            Machine::Side(s, _, _) => s.feed(&reply.results),
             Machine::Sweep(s) => s.feed(&reply.results),
         });
         self.ask_frame();
@@ -767,7 +857,7 @@ impl RunController {
                 match &d.machine {
                     Machine::None => None,
                     Machine::Search(s) => Some((s.progress(), None, fresh)),
-                    Machine::Baseline(s, _) => Some((s.progress(), None, Vec::new())),
+                    Machine::Side(s, _, _) => Some((s.progress(), None, Vec::new())),
                     Machine::Sweep(s) => Some((s.progress(), Some(s.partial()), fresh)),
                 }
             })

@@ -10,6 +10,7 @@ use goodput_core::plan::classes::{class_keys, class_text, parse_class, TrafficCl
 use goodput_core::Plan;
 use leptos::prelude::*;
 
+use crate::compute::{Phase, RunController};
 use crate::hooks::use_report::use_report;
 use crate::state::PlanState;
 
@@ -109,6 +110,14 @@ pub fn ClassInputs() -> impl IntoView {
         }
     };
     let report = use_report().report;
+    let runs = RunController::expect_context();
+    let dedicated = move || {
+        report.with(|r| {
+            r.as_ref()
+                .and_then(|(_, r)| r.dedicated.as_ref())
+                .map(|d| d.words())
+        })
+    };
     let outcomes = move || report.with(|r| r.as_ref().map(|(_, r)| r.classes.clone()));
     let binding = move || report.with(|r| r.as_ref().and_then(|(_, r)| r.binding_class.clone()));
     let keys = class_keys().join(", ");
@@ -163,8 +172,13 @@ pub fn ClassInputs() -> impl IntoView {
                 </button>
                 <p class="error" role="alert" data-testid="error-classes">{message}</p>
                 <Show when=move || on.get()>
-                    <p class="note">
-                        "goodput plan also sizes a pool per class and says what this shared pool saves or costs against them."
+                    <p class="note" data-testid="class-dedicated">
+                        {move || {
+                            if runs.status.with(|s| s.phase == Phase::Dedicated) {
+                                return "Finding each class's goodput on a pool of its own, to compare…".to_string();
+                            }
+                            dedicated().unwrap_or_default()
+                        }}
                     </p>
                 </Show>
                 <Show when=move || on.get() && outcomes().is_some_and(|o| !o.is_empty())>

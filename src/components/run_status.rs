@@ -40,6 +40,10 @@ pub fn RunStatus() -> impl IntoView {
                 "Finding the goodput behind round robin, to compare the router: {} of ~{} simulations",
                 s.done, s.total
             ),
+            Phase::Dedicated => format!(
+                "Finding each traffic class's goodput on a pool of its own, to compare with the shared pool: {} of ~{} simulations",
+                s.done, s.total
+            ),
             Phase::Sweep => format!(
                 "Sweeping engine knobs: {} of ~{} simulations",
                 s.done, s.total
@@ -85,6 +89,7 @@ pub fn RunStatus() -> impl IntoView {
             Phase::Waiting => "waiting",
             Phase::Search => "search",
             Phase::Baseline => "baseline",
+            Phase::Dedicated => "dedicated",
             Phase::Sweep => "sweep",
             Phase::Done => "done",
             Phase::Cancelled => "cancelled",

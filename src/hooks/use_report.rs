@@ -33,6 +33,9 @@ pub fn provide_report(state: PlanState, runs: RunController) -> UseReportReturn 
         if let Some((plan, r)) = report.as_mut() {
             runs.baseline
                 .with(|b| r.set_router_baseline_of(plan, b.as_ref().map(|(p, b)| (p, b))));
+            // One shared pool against a pool per class, once each class has run alone.
+            runs.dedicated
+                .with(|d| r.set_dedicated_of(plan, d.as_ref().map(|(p, g)| (p, g.as_slice()))));
         }
         report
     });

@@ -143,7 +143,7 @@ pub fn FinanceView() -> impl IntoView {
     let classes = move || {
         report.with(|r| {
             r.as_ref()
-                .and_then(|(_, r)| goodput_core::report::classes::classes_sentence(r))
+                .and_then(|(_, r)| goodput_core::report::classes::classes_paragraph(r))
         })
     };
     let chart = Memo::new(move |_| state.good.with(|p| attainment_chart(&runs, p)));

@@ -213,8 +213,9 @@ test('traffic classes: the page equals the CLI per class and names the binding c
   const markdown = await runCli(['plan', '--link', link, '--no-sweep']);
   const sentence = markdown.split('\n').find((l) => l.startsWith('By class at the planned rate: '));
   assert.ok(sentence, 'the Markdown report has the classes sentence');
-  await page.waitForSelector('[data-testid="finance-classes"]', { timeout: SEARCH_TIMEOUT_MS });
-  assert.equal(await page.textContent('[data-testid="finance-classes"]'), sentence);
+  assert.match(sentence, / One shared pool: \d+ GPUs, .* A pool per class: \d+ GPUs, /, 'the pools per class were compared');
+  // The page searches each class alone after the mix; the paragraph then reads the same.
+  await page.waitForFunction((s) => document.querySelector('[data-testid="finance-classes"]')?.textContent === s, sentence, { timeout: SEARCH_TIMEOUT_MS });
   // The planner: each class's attainment and cost at the planned rate, the CLI's to the bit.
   await page.click('[data-testid="open-planner"]');
   await waitForPhase(page, 'run-status', 'done');
@@ -228,6 +229,9 @@ test('traffic classes: the page equals the CLI per class and names the binding c
     assert.equal(Number(row.cost), c.cost_per_compliant_request_usd, `${c.name} cost`);
   });
   assert.equal(await page.getAttribute('[data-testid="binding-class"]', 'data-class'), cli.binding_class);
+  const pools = await page.textContent('[data-testid="class-dedicated"]');
+  assert.ok(pools.startsWith('One shared pool: ') && sentence.endsWith(pools), `${pools} | ${sentence}`);
+  assert.equal(cli.dedicated.pools.length, 2);
   await page.locator('[data-testid="group-classes"]').scrollIntoViewIfNeeded();
   await screenshot(page, 'planner-traffic-classes');
   // A line the parser refuses says why in words and leaves the plan alone.

@@ -356,6 +356,23 @@ impl PlanReport {
         );
     }
 
+    /// Records one shared pool against a pool per class ([`classes::dedicated`]) from
+    /// each class's goodput alone (`goodputs`, in class order; the reason in words where
+    /// a class's search could not run); nothing without a sized fleet or classes.
+    pub fn set_dedicated(&mut self, plan: &Plan, goodputs: &[Result<f64, String>]) {
+        if let (Some(shared), false) = (&self.capacity, plan.classes.is_empty()) {
+            self.dedicated = Some(classes::dedicated(plan, goodputs, shared));
+        }
+    }
+
+    /// [`PlanReport::set_dedicated`] with the goodputs searched for `of`, when that plan's
+    /// search is this plan's ([`Plan::search_key`]); nothing otherwise.
+    pub fn set_dedicated_of(&mut self, plan: &Plan, of: Option<(&Plan, &[Result<f64, String>])>) {
+        if let Some((_, g)) = of.filter(|(p, _)| p.search_key() == plan.search_key()) {
+            self.set_dedicated(plan, g);
+        }
+    }
+
     /// Records `day`, the schedule of `plan`'s stored profile and autoscaler, when it was
     /// worked out on this report's goodput; anything else is ignored.
     pub fn set_day(&mut self, plan: &Plan, day: &crate::schedule::Schedule) {
@@ -945,10 +962,7 @@ fn fill_dedicated(
     mut offset: u32,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<(), SearchError> {
-    let Some(shared) = report.capacity.clone() else {
-        return Ok(());
-    };
-    if plan.classes.is_empty() {
+    if report.capacity.is_none() || plan.classes.is_empty() {
         return Ok(());
     }
     let mut goodputs = Vec::new();
@@ -963,7 +977,7 @@ fn fill_dedicated(
             Err(e) => goodputs.push(Err(e.to_string())),
         }
     }
-    report.dedicated = Some(classes::dedicated(plan, &goodputs, &shared));
+    report.set_dedicated(plan, &goodputs);
     Ok(())
 }
 

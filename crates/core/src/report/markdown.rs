@@ -465,39 +465,7 @@ fn classes_section(s: &mut String, r: &PlanReport) {
         s,
         "\nEach class's cost is a replica's cost split by the tokens each class used at the planned rate, over the class's requests.\n"
     );
-    if let Some(words) = super::classes::classes_sentence(r) {
+    if let Some(words) = super::classes::classes_paragraph(r) {
         let _ = writeln!(s, "{words}\n");
-    }
-    if let Some(d) = &r.dedicated {
-        let pools: Vec<String> = d
-            .pools
-            .iter()
-            .map(|p| match &p.error {
-                Some(e) => format!("{}: not sized ({e})", p.name),
-                None => format!(
-                    "{}: {} GPUs ({} req/s per replica)",
-                    p.name,
-                    p.gpus_total,
-                    rps(p.goodput_rps)
-                ),
-            })
-            .collect();
-        let verdict = if d.saving_per_month_usd >= 0.0 {
-            format!("Sharing saves {} a month", usd(d.saving_per_month_usd))
-        } else {
-            format!(
-                "Sharing costs {} a month more",
-                usd(-d.saving_per_month_usd)
-            )
-        };
-        let _ = writeln!(
-            s,
-            "One shared pool: {} GPUs, {} a month. A pool per class: {} GPUs, {} a month ({}). {verdict}.\n",
-            d.shared_gpus_total,
-            usd(d.shared_cost_per_month_usd),
-            d.gpus_total,
-            usd(d.cost_per_month_usd),
-            pools.join("; ")
-        );
     }
 }
