@@ -541,6 +541,17 @@ fn traffic_classes_on_the_command_line() {
     );
     assert!(v["dedicated"]["gpus_total"].as_u64().expect("pools") > 0);
 
+    // Batch with a tight deadline behind a loose chat: batch binds.
+    let mut tight = vec!["plan", "--json", "--no-sweep"];
+    tight.extend(QUICK);
+    tight.extend([
+        "--class",
+        "chat:share=0.7,ttft=2,priority=0",
+        "--class",
+        "batch:share=0.3,e2e=8,priority=1,input-len-median=3000",
+    ]);
+    assert_eq!(json(&goodput(&tight))["binding_class"], "batch");
+
     let mut sim = vec!["simulate", "--request-rate", "8"];
     sim.extend(QUICK);
     sim.extend(classes);

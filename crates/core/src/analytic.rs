@@ -453,7 +453,7 @@ fn warnings(plan: &Plan, a: &Analytics, roof: &StepModel) -> Vec<Warning> {
             ));
         }
         if !e.chunked_prefill {
-            let longest = plan.traffic.prompt.max.max(plan.traffic.prompt.min) as f64;
+            let longest = plan.prompt_cap().max(plan.traffic.prompt.min) as f64;
             if roof.chunk_time_s(longest) > plan.slo.tpot_s.unwrap_or(f64::INFINITY) {
                 w.push(Warning::new(
                     "chunked_prefill_off",

@@ -77,7 +77,7 @@ pub fn memory_fit(plan: &Plan) -> MemoryFit {
         n.min(u32::MAX as u64) as u32
     });
     let weights_fit = kv_pool > 0.0;
-    let max_request = plan.traffic.prompt.max as u64 + plan.traffic.output.max as u64;
+    let max_request = plan.prompt_cap() as u64 + plan.output_cap() as u64;
     let max_request_kv = plan.model.kv_bytes(max_request as f64);
     // The KV memory of the replica: the pool left by weights and reserve, or the KV cache
     // size the engine logged when the plan gives it (`engine.kv_cache_tokens`).

@@ -188,27 +188,52 @@ pub struct LatencyDetail {
     pub classes: PerClass<ClassDetail>,
 }
 
-/// One traffic class's part of a full simulation ([`LatencyDetail::classes`]).
+/// One traffic class's part of a full simulation ([`LatencyDetail::classes`]). A class
+/// with no finished request has no percentiles: NaN here, `null` in JSON (so a worker's
+/// reply reads back whole).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct ClassDetail {
     /// Share of the class's measured requests meeting its own objectives [0..1].
     pub attainment: f64,
     /// Median TTFT [s].
+    #[serde(with = "nan_as_null")]
     pub ttft_p50_s: f64,
     /// 99th-percentile TTFT [s].
+    #[serde(with = "nan_as_null")]
     pub ttft_p99_s: f64,
     /// Median TPOT [s].
+    #[serde(with = "nan_as_null")]
     pub tpot_p50_s: f64,
     /// 99th-percentile TPOT [s].
+    #[serde(with = "nan_as_null")]
     pub tpot_p99_s: f64,
     /// Median end-to-end latency [s].
+    #[serde(with = "nan_as_null")]
     pub e2e_p50_s: f64,
     /// 99th-percentile end-to-end latency [s].
+    #[serde(with = "nan_as_null")]
     pub e2e_p99_s: f64,
     /// The class's measured requests.
     pub measured_requests: u32,
     /// Prompt and output tokens of those requests: its share of the GPU time [tokens].
     pub tokens: u64,
+}
+
+/// A number that may be NaN (no value), written as `null` and read back as NaN.
+mod nan_as_null {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if x.is_finite() {
+            s.serialize_f64(*x)
+        } else {
+            s.serialize_none()
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+    }
 }
 
 /// What a worker returns for one [`Job`].

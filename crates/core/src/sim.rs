@@ -371,12 +371,15 @@ impl SimConfigOf for SimConfig {
                 "needs one scheduling rule per class of the traffic",
             );
         }
-        if tr.classes.len() > goodput_engine::config::MAX_CLASSES {
+        // The message is a static text: it names the limit, which this keeps in step.
+        const _: () = assert!(crate::plan::classes::MAX_CLASSES == 8);
+        if tr.classes.len() > crate::plan::classes::MAX_CLASSES {
             return cfg_err("classes", "must be at most 8");
         }
         if !tr.classes.is_empty() {
             let sum: f64 = tr.classes.iter().map(|c| c.share).sum();
-            if !(tr.classes.iter().all(|c| positive(c.share)) && (sum - 1.0).abs() <= 1e-6) {
+            let whole = (sum - 1.0).abs() <= crate::plan::classes::SHARE_SLACK;
+            if !(tr.classes.iter().all(|c| positive(c.share)) && whole) {
                 return cfg_err("traffic.classes", "shares must be positive and add up to 1");
             }
             if !tr.prefix.is_none() || tr.prefix_hit_rate > 0.0 {

@@ -52,6 +52,11 @@ fn a_shared_pool_serves_chat_and_batch_with_fewer_gpus() {
     assert_eq!(r.binding_class.as_deref(), Some("chat"));
     assert_eq!(r.classes.len(), 2);
     let mut weighted = 0.0;
+    let measured: u32 = r
+        .classes
+        .iter()
+        .map(|c| c.at_planned_load.expect("simulated").measured_requests)
+        .sum();
     for c in &r.classes {
         let at = c.at_planned_load.expect("simulated at the planned rate");
         assert!(
@@ -61,7 +66,15 @@ fn a_shared_pool_serves_chat_and_batch_with_fewer_gpus() {
             at.attainment,
             c.target
         );
-        weighted += c.share * c.cost_per_compliant_request_usd.expect("a cost");
+        // Weighted by the class's share of the run's requests.
+        let share = f64::from(at.measured_requests) / f64::from(measured);
+        assert!(
+            (share - c.share).abs() < 0.05,
+            "{} of the run against {}",
+            share,
+            c.share
+        );
+        weighted += share * c.cost_per_compliant_request_usd.expect("a cost");
     }
     let whole = fleet.cost_per_compliant_request_usd;
     assert!(

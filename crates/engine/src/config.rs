@@ -191,7 +191,8 @@ pub struct CacheSample {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClassReport {
     /// Share of the class's measured requests meeting its objectives, per its SLO's
-    /// mode; unfinished ones are misses [0..1].
+    /// mode; unfinished ones are misses; 1 when the run measured none of its requests
+    /// [0..1].
     pub attainment: f64,
     /// Time to first token of the class's measured finished requests [s].
     pub ttft_s: Summary,

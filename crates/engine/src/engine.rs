@@ -194,8 +194,12 @@ impl ClassCount {
         self.tokens += o.tokens;
     }
 
-    /// The class's attainment under its objectives `slo`.
+    /// The class's attainment under its objectives `slo`; 1 for a class with no
+    /// measured request in the run (nothing to judge, as the mix does not judge it).
     fn attainment(&self, slo: &SloTargets) -> f64 {
+        if self.measured == 0 {
+            return 1.0;
+        }
         slo.attainment(self.measured, self.hits, self.hits_each)
     }
 }
@@ -226,8 +230,9 @@ impl Outcome {
                 }
             }
         }
+        // Clamped to [0, 1]: against a target in (0, 1] it passes and fails as unclamped.
         if worst.is_finite() {
-            worst
+            worst.clamp(0.0, 1.0)
         } else {
             0.0
         }

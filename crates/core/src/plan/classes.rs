@@ -1,11 +1,13 @@
 //! Traffic classes: several workloads on one fleet, each with its own share of the
 //! requests, lengths, objectives and scheduling priority.
 //!
-//! A class holds only what differs from the plan: lengths it does not set are the
-//! plan's, and a class that sets no objective keeps the plan's SLO (one that sets any
-//! objective has exactly the objectives it sets, so a batch class with an end-to-end
-//! deadline has no TTFT objective). [`Plan::class_plan`] is the plan as one class sees
-//! it; everything a class holds is checked there by the plan's own rows.
+//! A class holds only what differs from the plan, by part: a class that sets any prompt
+//! length holds a whole prompt law (the plan's as it was, with the keys given applied),
+//! and likewise its output law and its SLO; a part it does not set is the plan's and
+//! follows the plan's edits. A class that sets no objective keeps the plan's SLO; one
+//! that sets any has exactly the objectives it sets, so a batch class with an
+//! end-to-end deadline has no TTFT objective. [`Plan::class_plan`] is the plan as one
+//! class sees it; everything a class holds is checked there by the plan's own rows.
 //!
 //! The mix arrives as the plan's arrival process at the plan's rate; each request
 //! belongs to a class drawn by the shares (see `goodput_engine::traffic::ClassDraw`).
@@ -13,7 +15,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::fields::{self, Field};
-use super::{err, LengthDist, LengthSpec, Plan, PlanError, SloSpec, MAX_LABEL_CHARS};
+use super::{err, LengthDist, LengthSpec, Plan, PlanError, SloSpec};
 
 /// Most traffic classes one plan holds.
 pub const MAX_CLASSES: usize = goodput_engine::config::MAX_CLASSES;
@@ -22,7 +24,7 @@ pub const MAX_CLASSES: usize = goodput_engine::config::MAX_CLASSES;
 pub const MAX_PRIORITY: u32 = 1000;
 
 /// How far the classes' shares may be from adding up to 1.
-const SHARE_SLACK: f64 = 1e-6;
+pub const SHARE_SLACK: f64 = 1e-6;
 
 /// One traffic class of a plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -148,6 +150,25 @@ impl Plan {
             .collect()
     }
 
+    /// The longest prompt any request of the plan may have, its classes' included
+    /// [tokens].
+    pub fn prompt_cap(&self) -> u32 {
+        self.class_plans()
+            .iter()
+            .map(|p| p.traffic.prompt.max)
+            .max()
+            .unwrap_or(self.traffic.prompt.max)
+    }
+
+    /// The largest `max_tokens` cap of the plan, its classes' included [tokens].
+    pub fn output_cap(&self) -> u32 {
+        self.class_plans()
+            .iter()
+            .map(|p| p.traffic.output.max)
+            .max()
+            .unwrap_or(self.traffic.output.max)
+    }
+
     pub(super) fn validate_classes(&self) -> Result<(), PlanError> {
         let cs = &self.classes;
         if cs.is_empty() {
@@ -264,15 +285,22 @@ impl Plan {
     }
 }
 
-/// A class name: 1 to [`MAX_LABEL_CHARS`] characters, without the characters that
-/// separate a class's text (`:`, `,`, `=`).
+/// Longest class name [characters].
+pub const MAX_CLASS_NAME_CHARS: usize = 64;
+
+/// A class name: 1 to [`MAX_CLASS_NAME_CHARS`] letters, digits, `_` or `-`, so that it
+/// is its own Prometheus label and alert group (two names never map to one) and reads
+/// whole in a table.
 fn check_name(name: &str) -> Result<(), PlanError> {
     let n = name.chars().count();
-    if n == 0 || n > MAX_LABEL_CHARS || name.contains([':', ',', '=']) || name.trim() != name {
+    let plain = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if n == 0 || n > MAX_CLASS_NAME_CHARS || !plain {
         return Err(err(
             "classes.name",
             format!(
-                "'{name}': a class name needs 1 to {MAX_LABEL_CHARS} characters, no ':', ',' or '=', and no spaces around it"
+                "'{name}': a class name needs 1 to {MAX_CLASS_NAME_CHARS} letters, digits, '_' or '-'"
             ),
         ));
     }
@@ -329,11 +357,26 @@ pub fn parse_class(plan: &Plan, text: &str) -> Result<TrafficClass, String> {
                         class_keys().join(", ")
                     ));
                 };
-                let x = number("a number")? * f.flag_units().scale;
-                set.push((f, x));
+                if set.iter().any(|(g, _)| g.path == f.path) {
+                    return Err(format!(
+                        "class '{name}': {key} sets what an earlier key set ({})",
+                        f.label_in_sentence()
+                    ));
+                }
+                let x = number("a number")?;
+                if f.is_whole() && x.fract() != 0.0 {
+                    return Err(format!(
+                        "class '{name}': {key} must be a whole number, got '{value}'"
+                    ));
+                }
+                set.push((f, x * f.flag_units().scale));
             }
         }
     }
+    // In the table's order, whatever the order typed: a median before its p95, which
+    // sets the spread around it.
+    let order = |f: &Field| CLASS_FIELDS.iter().position(|(p, _)| *p == f.path);
+    set.sort_by_key(|(f, _)| order(f));
     let mut p = plan.class_plan(usize::MAX);
     if set.iter().any(|(f, _)| OBJECTIVES.contains(&f.path)) {
         p.slo.ttft_s = None;

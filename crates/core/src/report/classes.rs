@@ -56,16 +56,21 @@ pub fn binding_name(plan: &Plan, search: Option<&GoodputResult>) -> Option<Strin
 }
 
 /// Fills each class's planned-load results (`details`, in class order) and its cost
-/// from the fleet's cost per compliant request.
+/// from the fleet's cost per compliant request: a request of the class costs the fleet's
+/// cost per request times its mean tokens over the mean tokens of all requests, both as
+/// the run counted them (so the costs, weighted by each class's share of the run's
+/// requests, give the fleet's).
 pub fn fill(classes: &mut [ClassOutcome], details: &[ClassDetail], fleet: Option<&CapacityPlan>) {
     let tokens: u64 = details.iter().map(|d| d.tokens).sum();
+    let requests: u64 = details.iter().map(|d| u64::from(d.measured_requests)).sum();
+    let mean = (requests > 0 && tokens > 0).then(|| tokens as f64 / requests as f64);
     for (c, d) in classes.iter_mut().zip(details) {
         c.at_planned_load = Some(*d);
-        let share = (tokens > 0).then(|| d.tokens as f64 / tokens as f64);
-        c.token_share = share;
-        c.cost_per_compliant_request_usd = match (share, fleet) {
-            (Some(s), Some(f)) if c.share > 0.0 => {
-                Some(f.cost_per_compliant_request_usd * s / c.share)
+        c.token_share = (tokens > 0).then(|| d.tokens as f64 / tokens as f64);
+        c.cost_per_compliant_request_usd = match (mean, fleet) {
+            (Some(m), Some(f)) if d.measured_requests > 0 => {
+                let own = d.tokens as f64 / f64::from(d.measured_requests);
+                Some(f.cost_per_compliant_request_usd * own / m)
             }
             _ => None,
         };

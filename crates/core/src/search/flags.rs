@@ -49,7 +49,7 @@ pub fn launch_flags(plan: &Plan, knobs: &Knobs) -> LaunchFlags {
         ));
         sglang.push_str(&format!(" --chunked-prefill-size {m}"));
     } else {
-        let whole = plan.traffic.prompt.max as u64 + plan.traffic.output.max as u64;
+        let whole = plan.prompt_cap() as u64 + plan.output_cap() as u64;
         vllm.push_str(&format!(
             " --max-num-batched-tokens {whole} --no-enable-chunked-prefill"
         ));

@@ -262,12 +262,7 @@ impl KnobSweep {
             n_cells * MAX_RATES as u64 * u64::from(replications),
             plan.requests_per_run(),
         )?;
-        let whole = plan
-            .traffic
-            .prompt
-            .max
-            .saturating_add(plan.traffic.output.max)
-            .max(1);
+        let whole = plan.prompt_cap().saturating_add(plan.output_cap()).max(1);
         let mut cells = Vec::with_capacity(n_cells as usize);
         for &n in &seqs {
             for &b in &budgets {

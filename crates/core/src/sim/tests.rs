@@ -107,7 +107,7 @@ impl RefOut {
             }
         }
         if worst.is_finite() {
-            worst
+            worst.clamp(0.0, 1.0)
         } else {
             0.0
         }
@@ -544,7 +544,7 @@ fn assert_matches_reference(cfg: &SimConfig, seed: u64, what: &str) -> SimReport
     let want = reference(cfg, seed);
     assert_eq!(r.attainment, want.attainment_of(cfg), "{what} seed {seed}");
     for (k, (c, rule)) in r.classes.iter().zip(&cfg.classes).enumerate() {
-        let want_c = want.class_attainment(k as u8, &rule.slo).unwrap_or(0.0);
+        let want_c = want.class_attainment(k as u8, &rule.slo).unwrap_or(1.0);
         assert_eq!(c.attainment, want_c, "{what} seed {seed} class {k}");
     }
     assert_eq!(r.classes.len(), cfg.classes.len(), "{what}");
@@ -1919,6 +1919,67 @@ fn the_first_priority_waits_less() {
     assert_eq!(measured, pri.measured_requests);
     // The mix's attainment is the worst class's (both keep the plan's 90% target).
     assert_eq!(pri.attainment, chat.attainment.min(batch.attainment));
+}
+
+/// A class's own target above the plan's tightens the mix: its attainment is the worst
+/// class's, each less how far its target lies above the plan's (worked out here from the
+/// plan's numbers).
+#[test]
+fn a_class_target_above_the_plan_s_tightens_the_mix() {
+    use crate::plan::classes::parse_class;
+    let mut base = plan_none();
+    base.run.num_requests = 800;
+    base.run.warmup_requests = 50;
+    let mut p = chat_and_batch(&base, 0.7);
+    p.classes[1] = parse_class(
+        &p,
+        "batch:share=0.3,e2e=120,priority=1,input-len-median=3000,attainment=0.99",
+    )
+    .expect("batch");
+    p.validate().expect("valid");
+    // A light load: both classes near 100%, so the batch class's higher target binds.
+    let r = simulate(&cfg_of(&p, 6.0), 3).expect("runs");
+    let (chat, batch) = (r.classes[0].attainment, r.classes[1].attainment);
+    let want = chat.min(batch - (0.99 - 0.9)).clamp(0.0, 1.0);
+    assert_eq!(r.attainment, want);
+    assert!(
+        r.attainment < chat.min(batch),
+        "{} against {chat} and {batch}",
+        r.attainment
+    );
+}
+
+/// Classes on a routed fleet: the fast path and the full report agree, and the classes'
+/// requests add up to the fleet's.
+#[test]
+fn classes_on_a_routed_fleet_agree_fast_and_full() {
+    use crate::plan::{FleetRouter, RoutingSpec};
+    let mut base = plan_none();
+    base.run.num_requests = 600;
+    base.run.warmup_requests = 40;
+    for router in [
+        FleetRouter::RoundRobin,
+        FleetRouter::LeastLoaded,
+        FleetRouter::Random,
+    ] {
+        let mut p = chat_and_batch(&base, 0.7);
+        p.routing = Some(RoutingSpec {
+            replicas: 2,
+            router,
+        });
+        p.engine.kv_policy = KvPolicy::Paged;
+        p.hardware.memory_bytes = memory_for_kv_tokens(30_000.0);
+        p.validate().expect("valid");
+        let cfg = cfg_of(&p, 11.0);
+        let r = simulate(&cfg, 9).expect("runs");
+        assert_eq!(
+            attainment(&cfg, 9).expect("runs"),
+            r.attainment,
+            "{router:?}"
+        );
+        let measured: u32 = r.classes.iter().map(|c| c.measured_requests).sum();
+        assert_eq!(measured, r.measured_requests, "{router:?}");
+    }
 }
 
 proptest::proptest! {
