@@ -597,24 +597,27 @@ impl RunController {
         if self.driver.try_with_value(|d| d.run) != Some(run) {
             return;
         }
+        self.driver.update_value(|d| d.search_ms = Some(elapsed));
         match GoodputSearch::new(&rr) {
-            Ok(search) => {
-                let expected = search.progress().total;
-                self.driver.update_value(|d| {
-                    d.search_ms = Some(elapsed);
-                    d.machine = Machine::Side(Box::new(search), Box::new(rr), Side::Baseline);
-                    d.rates.clear();
-                    d.next_show_ms = now_ms() + PROGRESS_INTERVAL_MS;
-                });
-                self.status.update(|s| {
-                    s.phase = Phase::Baseline;
-                    s.done = 0;
-                    s.total = expected;
-                });
-                self.pump();
-            }
+            Ok(search) => self.run_side(search, rr, Side::Baseline, Phase::Baseline),
             Err(e) => self.fail(e.to_string()),
         }
+    }
+
+    /// Runs `search` of `plan`, another plan than the run's, as phase `phase`.
+    fn run_side(&self, search: GoodputSearch, plan: Plan, side: Side, phase: Phase) {
+        let expected = search.progress().total;
+        self.driver.update_value(|d| {
+            d.machine = Machine::Side(Box::new(search), Box::new(plan), side);
+            d.rates.clear();
+            d.next_show_ms = now_ms() + PROGRESS_INTERVAL_MS;
+        });
+        self.status.update(|s| {
+            s.phase = phase;
+            s.done = 0;
+            s.total = expected;
+        });
+        self.pump();
     }
 
     /// The baseline's search ended: records it, then goes on to the knob sweep.
@@ -638,6 +641,9 @@ impl RunController {
         });
         if !plan.classes.is_empty() && !known {
             self.dedicated.set(None);
+            // The classes' searches end in the sweep, which is told how long the run's
+            // own search took.
+            self.driver.update_value(|d| d.search_ms = Some(elapsed));
             return self.in_next_task(move |c, run| c.start_class(run, 0, Vec::new()));
         }
         if !known {
@@ -661,21 +667,7 @@ impl RunController {
         }
         let alone = dedicated_plan(&plan, k);
         match GoodputSearch::new(&alone) {
-            Ok(search) => {
-                let expected = search.progress().total;
-                self.driver.update_value(|d| {
-                    d.machine =
-                        Machine::Side(Box::new(search), Box::new(alone), Side::Class(k, goodputs));
-                    d.rates.clear();
-                    d.next_show_ms = now_ms() + PROGRESS_INTERVAL_MS;
-                });
-                self.status.update(|s| {
-                    s.phase = Phase::Dedicated;
-                    s.done = 0;
-                    s.total = expected;
-                });
-                self.pump();
-            }
+            Ok(search) => self.run_side(search, alone, Side::Class(k, goodputs), Phase::Dedicated),
             Err(e) => {
                 goodputs.push(Err(e.to_string()));
                 self.start_class(run, k + 1, goodputs);

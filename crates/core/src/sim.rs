@@ -349,10 +349,19 @@ impl SimConfigOf for SimConfig {
                 max: MAX_NUM_REQUESTS as u64,
             });
         }
+        // The plan's lengths and each class's, with the same bounds.
+        let class_lengths = tr
+            .classes
+            .iter()
+            .flat_map(|c| [&c.prompt, &c.output])
+            .map(|l| ("traffic.classes", l));
         for (field, l) in [
             ("traffic.prompt", &tr.prompt),
             ("traffic.output", &tr.output),
-        ] {
+        ]
+        .into_iter()
+        .chain(class_lengths)
+        {
             if l.min > l.max || l.max == 0 || l.max > crate::plan::MAX_TOKENS {
                 return cfg_err(field, "needs min <= max and max in 1..=1000000");
             }
@@ -391,26 +400,16 @@ impl SimConfigOf for SimConfig {
             if !self.classes.iter().all(|c| c.target_above_plan.is_finite()) {
                 return cfg_err("classes", "attainment targets must be finite");
             }
-            for c in &tr.classes {
-                for l in [&c.prompt, &c.output] {
-                    let lognormal_ok = match l.dist {
-                        crate::plan::LengthDist::LogNormal { median, sigma } => {
-                            positive(median) && non_negative(sigma) && sigma <= 5.0
-                        }
-                        crate::plan::LengthDist::Trace => false,
-                        _ => true,
-                    };
-                    if l.min > l.max
-                        || l.max == 0
-                        || l.max > crate::plan::MAX_TOKENS
-                        || !lognormal_ok
-                    {
-                        return cfg_err(
-                            "traffic.classes",
-                            "lengths need min <= max, max in 1..=1000000, a lognormal median above 0 and sigma in [0, 5], and no trace",
-                        );
-                    }
-                }
+            let replayed = |l: &crate::plan::LengthSpec| l.dist == crate::plan::LengthDist::Trace;
+            if tr
+                .classes
+                .iter()
+                .any(|c| replayed(&c.prompt) || replayed(&c.output))
+            {
+                return cfg_err(
+                    "traffic.classes",
+                    "a class's lengths cannot be replayed from a trace",
+                );
             }
         }
         if !(0.0..=1.0).contains(&tr.prefix_hit_rate) {

@@ -1982,6 +1982,25 @@ fn classes_on_a_routed_fleet_agree_fast_and_full() {
     }
 }
 
+/// A hand-built configuration's class lengths are checked as the plan's are.
+#[test]
+fn a_hand_built_class_length_is_refused_by_name() {
+    let mut base = plan_none();
+    base.run.num_requests = 200;
+    base.run.warmup_requests = 20;
+    let mut cfg = cfg_of(&chat_and_batch(&base, 0.7), 5.0);
+    cfg.traffic.classes[1].prompt.min = cfg.traffic.classes[1].prompt.max + 1;
+    let e = simulate(&cfg, 1).expect_err("refused");
+    assert!(
+        e.to_string()
+            .starts_with("traffic.classes: needs min <= max"),
+        "{e}"
+    );
+    let mut cfg = cfg_of(&chat_and_batch(&base, 0.7), 5.0);
+    cfg.traffic.classes[0].output.dist = LengthDist::Trace;
+    assert!(simulate(&cfg, 1).is_err());
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
 
