@@ -94,6 +94,11 @@ pub const MIN_FIT_REQUESTS: u32 = 100;
 pub const FULL_FIT_EVALS: u32 = 110;
 /// Objective evaluations of each warm-started refit.
 pub const REFIT_EVALS: u32 = 30;
+/// The pause between a shared-prefix plan's warm-up and a point's measured requests
+/// [s]: longer than any warm-up request takes at a load the server sustains, so each
+/// point starts from an idle server, as a benchmark starts each rate after its own
+/// warm-up or cooldown. Idle simulated time costs nothing.
+pub const WARMUP_PAUSE_S: f64 = 3_600.0;
 /// Smallest fitted step overhead [s].
 pub const MIN_OVERHEAD_S: f64 = 1e-6;
 /// Largest fitted step overhead [s].

@@ -218,6 +218,7 @@ impl SimConfigOf for SimConfig {
                 rate_steps: Vec::new(),
                 prefix: t.sharing.unwrap_or(PrefixModel::NONE),
                 classes: class_draws(plan),
+                lead_in: None,
             },
             slo: slo_targets(&plan.slo),
             num_requests: plan.run.num_requests,
@@ -318,6 +319,25 @@ impl SimConfigOf for SimConfig {
         if let crate::plan::Arrival::Gamma { cv } = tr.arrival {
             if !(cv.is_finite() && (0.05..=10.0).contains(&cv)) {
                 return cfg_err("traffic.arrival.cv", "must be in [0.05, 10]");
+            }
+        }
+        if let Some(l) = tr.lead_in {
+            let span = l.requests as f64 / (tr.rate_rps * l.rate_scale) + l.pause_s;
+            let fits = l.rate_scale.is_finite()
+                && l.rate_scale > 0.0
+                && l.pause_s >= 0.0
+                && span <= MAX_SPAN_S;
+            if !fits {
+                return cfg_err(
+                    "traffic.lead_in",
+                    "needs a positive rate and a pause of at least 0 s within the span a run may cover",
+                );
+            }
+            if l.requests > self.num_requests {
+                return cfg_err(
+                    "traffic.lead_in",
+                    "must not hold more requests than the run",
+                );
             }
         }
         if let Arrival::Closed { think_s, .. } = tr.arrival {

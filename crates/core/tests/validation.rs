@@ -92,3 +92,63 @@ fn every_set_names_its_source_commit_and_licence_in_its_folder() {
         s.plan().unwrap_or_else(|e| panic!("{e}"));
     }
 }
+
+/// A shared-prefix plan's warm-up fills the cache without queueing the measured
+/// requests: on the multi-turn runs past saturation (which began each rate on an idle
+/// server), a calibration with 300 warm-up requests predicts the heaviest point as one
+/// whose passages simply start cached, not as a run that starts with a queue.
+#[test]
+fn a_warm_up_past_saturation_leaves_the_measured_requests_an_idle_server() {
+    use goodput_core::calibrate::CalibrationProblem;
+    use goodput_core::measure::import_files;
+    let dir = root().join("validation");
+    let text = std::fs::read_to_string(dir.join("manifest.json")).expect("manifest");
+    let manifest = read_manifest(&text).expect("manifest reads");
+    let set = manifest
+        .sets
+        .iter()
+        .find(|s| s.id == "do-h200-llama70b-multiturn")
+        .expect("the multi-turn set");
+    let contents: Vec<(String, Vec<u8>)> = set
+        .files
+        .iter()
+        .map(|f| {
+            let bytes = std::fs::read(dir.join(set.folder()).join(f)).expect("file");
+            (f.clone(), bytes)
+        })
+        .collect();
+    let refs: Vec<(&str, &[u8])> = contents
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.as_slice()))
+        .collect();
+    let measured = import_files(&refs).expect("imports");
+    let cold = set.plan().expect("plan");
+    assert_eq!(cold.run.warmup_requests, 0);
+    let mut warm = cold.clone();
+    warm.run.warmup_requests = 300;
+    // Half the datasheet's bandwidth and compute: a server that saturates below the
+    // heaviest rate, as the real one did.
+    let predict = |plan: &goodput_core::plan::Plan, i: usize| {
+        let problem = CalibrationProblem::new(plan, &measured).expect("problem");
+        let mut c = problem.datasheet();
+        c.bandwidth_efficiency = 0.5;
+        c.compute_efficiency = 0.5;
+        problem.predict(i, &c).expect("simulates")
+    };
+    let heaviest = measured.points.len() - 1;
+    let light = predict(&cold, 0);
+    let (cold, warm) = (predict(&cold, heaviest), predict(&warm, heaviest));
+    assert!(
+        cold.ttft_s.mean > 5.0 * light.ttft_s.mean,
+        "the heaviest point queues (past saturation): mean TTFT {:.3} s against {:.3} s at the lightest",
+        cold.ttft_s.mean,
+        light.ttft_s.mean
+    );
+    let ratio = warm.ttft_s.mean / cold.ttft_s.mean;
+    assert!(
+        (0.8..1.25).contains(&ratio),
+        "mean TTFT with a warm-up {:.3} s against {:.3} s with the passages cached",
+        warm.ttft_s.mean,
+        cold.ttft_s.mean
+    );
+}

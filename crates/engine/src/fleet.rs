@@ -61,6 +61,9 @@ impl SimConfig {
         c.traffic.prefix.sessions = c.traffic.prefix.sessions.saturating_mul(k);
         c.num_requests = self.num_requests.saturating_mul(k);
         c.warmup_requests = self.warmup_requests.saturating_mul(k);
+        if let Some(l) = &mut c.traffic.lead_in {
+            l.requests = l.requests.saturating_mul(k);
+        }
         c
     }
 }

@@ -40,6 +40,26 @@ pub struct TrafficModel {
     /// `rate_rps`, the whole mix's rate; each request belongs to a class drawn by the
     /// classes' shares, and takes its lengths from that class's laws.
     pub classes: Vec<ClassDraw>,
+    /// A lead-in before the measured requests (None, the usual case: every request
+    /// arrives at `rate_rps`, drawn exactly as before). See [`LeadIn`].
+    pub lead_in: Option<LeadIn>,
+}
+
+/// A lead-in: the first `requests` requests arrive at `rate_scale` times the rate, then
+/// none arrives for `pause_s`, then the rest arrive at the rate, their own gaps
+/// unchanged. A benchmark's warm-up is such a lead-in: it runs at a load the server
+/// sustains (or as a run of its own), and the measured requests start once the server
+/// has finished it, with the prefix cache as the warm-up left it. Applies to Poisson,
+/// gamma and constant arrivals without rate steps, whose gaps scale with the rate;
+/// trace, closed-loop and stepped arrivals ignore it.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LeadIn {
+    /// Requests of the lead-in, the first in generated order [requests].
+    pub requests: u32,
+    /// The lead-in's rate over the run's (more than 0).
+    pub rate_scale: f64,
+    /// The pause between the lead-in's last arrival and the next request's own gap [s].
+    pub pause_s: f64,
 }
 
 /// One traffic class's part of a mixed stream ([`TrafficModel::classes`]).
@@ -423,8 +443,33 @@ impl TrafficModel {
             prompt,
             output,
             classes: Vec::new(),
+            lead_in: None,
             ..self.clone()
         }
+    }
+
+    /// `w` with [`TrafficModel::lead_in`] applied to its arrivals.
+    fn led_in(&self, mut w: Workload) -> Workload {
+        let Some(l) = self.lead_in else {
+            return w;
+        };
+        let open = matches!(
+            self.arrival,
+            Arrival::Poisson | Arrival::Gamma { .. } | Arrival::Constant
+        );
+        let m = (l.requests as usize).min(w.arrival_s.len());
+        if !open || self.stepped() || m == 0 || l.rate_scale.is_nan() || l.rate_scale <= 0.0 {
+            return w;
+        }
+        let last = w.arrival_s[m - 1];
+        let end = last / l.rate_scale;
+        for a in &mut w.arrival_s[..m] {
+            *a /= l.rate_scale;
+        }
+        for a in &mut w.arrival_s[m..] {
+            *a = end + l.pause_s + (*a - last);
+        }
+        w
     }
 
     /// The mixed stream of [`TrafficModel::classes`] from `w`, the stream drawn without
@@ -462,6 +507,11 @@ impl TrafficModel {
 
     /// Generates `n` requests from `rng`.
     pub fn generate(&self, n: usize, rng: &mut Rng) -> Workload {
+        self.led_in(self.generate_at_rate(n, rng))
+    }
+
+    /// [`TrafficModel::generate`] without the lead-in.
+    fn generate_at_rate(&self, n: usize, rng: &mut Rng) -> Workload {
         if !self.classes.is_empty() {
             let first = rng.clone().next_u64();
             let w = self.one_class(self.prompt, self.output).generate(n, rng);
@@ -489,6 +539,11 @@ impl TrafficModel {
     /// a shootout the same traffic in every cell, so all but the first simulation of a
     /// seed only rescale its arrival gaps.
     pub fn generate_seeded(&self, n: usize, seed: u64) -> Workload {
+        self.led_in(self.generate_seeded_at_rate(n, seed))
+    }
+
+    /// [`TrafficModel::generate_seeded`] without the lead-in.
+    fn generate_seeded_at_rate(&self, n: usize, seed: u64) -> Workload {
         if !self.classes.is_empty() {
             let w = self
                 .one_class(self.prompt, self.output)
@@ -496,7 +551,7 @@ impl TrafficModel {
             return self.mixed(w, Rng::new(seed).next_u64());
         }
         if self.stepped() || !self.trace.is_empty() {
-            return self.generate(n, &mut Rng::new(seed));
+            return self.generate_at_rate(n, &mut Rng::new(seed));
         }
         let key = DrawKey {
             seed,
@@ -1000,6 +1055,7 @@ mod tests {
             rate_steps: Vec::new(),
             prefix: PrefixModel::NONE,
             classes: Vec::new(),
+            lead_in: None,
         }
     }
 
@@ -1288,6 +1344,38 @@ mod tests {
         m.prefix_hit_rate = 1.0;
         let w = m.generate(3, &mut Rng::new(9));
         assert_eq!(w.cached_tokens, vec![499, 499, 499]);
+    }
+
+    #[test]
+    fn a_lead_in_slows_the_first_requests_and_pauses_before_the_rest() {
+        let plain = model(10.0);
+        let mut led = plain.clone();
+        led.lead_in = Some(LeadIn {
+            requests: 5,
+            rate_scale: 0.25,
+            pause_s: 100.0,
+        });
+        let a = plain.generate(20, &mut Rng::new(3));
+        let b = led.generate(20, &mut Rng::new(3));
+        assert_eq!(b, led.generate_seeded(20, 3));
+        assert_eq!(a.prompt_tokens, b.prompt_tokens);
+        assert_eq!(a.output_tokens, b.output_tokens);
+        for i in 0..5 {
+            assert_eq!(b.arrival_s[i], a.arrival_s[i] * 4.0, "lead-in request {i}");
+        }
+        for i in 5..20 {
+            let gap = |w: &Workload| w.arrival_s[i] - w.arrival_s[i - 1];
+            let want = if i == 5 { 100.0 + gap(&a) } else { gap(&a) };
+            assert!((gap(&b) - want).abs() < 1e-9, "gap before request {i}");
+        }
+        // Trace and closed-loop arrivals keep their own times.
+        let mut closed = led.clone();
+        closed.arrival = Arrival::Closed {
+            concurrency: 4,
+            think_s: 0.0,
+        };
+        let c = closed.generate(20, &mut Rng::new(3));
+        assert!(c.arrival_s.iter().all(|&t| t == 0.0));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{CalibrateError, FIT_SEEDS, MAX_FIT_REQUESTS, MAX_OVERHEAD_S, MIN_FIT_REQUESTS};
-use super::{MIN_OVERHEAD_S, PER_POINT_SEED};
+use super::{MIN_OVERHEAD_S, PER_POINT_SEED, WARMUP_PAUSE_S};
 use crate::measure::{LengthStats, MeasuredPoint, MeasuredSet, SpecMeasured};
 use crate::plan::{
     Arrival, LengthDist, LengthSpec, MeasuredLoad, MeasuredSummary, MetricErrors, Plan, TraceRow,
@@ -14,6 +14,7 @@ use crate::rng::Rng;
 use crate::roofline::{StepModel, StepModelOf};
 use crate::sim::{self, replication_seed, SimConfig, SimConfigOf, SimError, Summary};
 use goodput_engine::step::FittedConstants;
+use goodput_engine::traffic::LeadIn;
 
 /// One measured point as the simulator replays it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -321,9 +322,36 @@ impl CalibrationProblem {
             plan.engine.set_speculation((s.draft_len(), s.acceptance()));
         }
         let mut cfg = SimConfig::from_plan(&plan, case.rate_rps)?;
+        // The warm-up runs at the lightest measured rate, and the measured requests
+        // start once it has drained: a warm-up at a rate past saturation would leave a
+        // queue the benchmark, which started each rate on an idle server, never had.
+        if warmup > 0 {
+            if let Some(light) = self.lightest_open_rate() {
+                cfg.traffic.lead_in = Some(LeadIn {
+                    requests: warmup,
+                    rate_scale: (light / case.rate_rps).min(1.0),
+                    pause_s: WARMUP_PAUSE_S,
+                });
+            }
+        }
         cfg.step = StepModel::datasheet(&plan).calibrated(&c.fitted());
         cfg.check()?;
         Ok(cfg)
+    }
+
+    /// The lightest rate of the points that arrive at a rate (open loop), if any
+    /// [requests/s].
+    fn lightest_open_rate(&self) -> Option<f64> {
+        self.points
+            .iter()
+            .filter(|p| {
+                matches!(
+                    p.traffic.arrival,
+                    Arrival::Poisson | Arrival::Gamma { .. } | Arrival::Constant
+                )
+            })
+            .map(|p| p.rate_rps)
+            .reduce(f64::min)
     }
 
     /// Simulates point `i` with constants `c` over the fit's seeds.
