@@ -10,7 +10,7 @@ use leptos::prelude::*;
 use crate::components::best_settings::BestSettings;
 use crate::components::glossary::TermLink;
 use crate::hooks::use_report::use_report;
-use goodput_core::format::{count, percent, rps, usd, MISSING};
+use goodput_core::format::{count, percent, rps, sig, thousands, usd, MISSING};
 
 /// One result card: a title, the value (with `data-testid` and the unrounded `data-value`)
 /// and a line of detail.
@@ -72,7 +72,17 @@ pub fn goodput_detail(plan: &Plan, report: &PlanReport) -> String {
                 _ => "",
             };
             let [lo, hi] = g.goodput_range_rps.unwrap_or([g.goodput_rps; 2]);
-            format!("simulated, range {}–{} req/s {at}{note}", rps(lo), rps(hi))
+            // Constants fitted to measurements, not the datasheet's, stand behind it.
+            let fitted = if plan.calibration.as_ref().is_some_and(|c| c.enabled) {
+                " with calibrated constants"
+            } else {
+                ""
+            };
+            format!(
+                "simulated{fitted}, range {}–{} req/s {at}{note}",
+                rps(lo),
+                rps(hi)
+            )
         }
     }
 }
@@ -115,7 +125,9 @@ pub fn HeadlineCards() -> impl IntoView {
                 Some(Ok(c)) => match which {
                     0 => format!(
                         "{} for the {} req/s peak + {} spare",
-                        c.replicas_for_peak, c.peak_rate_rps, c.redundancy
+                        thousands(i64::from(c.replicas_for_peak)),
+                        sig(c.peak_rate_rps),
+                        c.redundancy
                     ),
                     1 => format!(
                         "{} per replica × {}",
@@ -141,12 +153,12 @@ pub fn HeadlineCards() -> impl IntoView {
             <Card title="Goodput per replica" term="goodput" testid="goodput-rps" value=goodput
                 shown=or_dash(goodput, |v| format!("{} req/s", rps(v))) detail=goodput_detail />
             <Card title="Replicas" testid="replicas-total" value=replicas
-                shown=or_dash(replicas, |v| format!("{v}")) detail=fleet_detail(0) />
+                shown=or_dash(replicas, |v| thousands(v as i64)) detail=fleet_detail(0) />
             <Card title="GPUs" testid="gpus-total" value=gpus
-                shown=or_dash(gpus, |v| format!("{v}")) detail=fleet_detail(1) />
+                shown=or_dash(gpus, |v| thousands(v as i64)) detail=fleet_detail(1) />
             <Card title="Cost per month" testid="cost-per-month-usd" value=month
                 shown=or_dash(month, usd) detail=fleet_detail(2) />
-            <Card title="Cost per compliant request" term="attainment" testid="cost-per-compliant-request-usd"
+            <Card title="Cost per compliant request" term="cost" testid="cost-per-compliant-request-usd"
                 value=per_request shown=or_dash(per_request, usd) detail=fleet_detail(3) />
             <BestSettings />
         </section>
@@ -208,6 +220,16 @@ mod tests {
         let detail = goodput_detail(&shown, &report);
         assert!(
             detail.starts_with("simulated, range 11.50–13.50 req/s"),
+            "{detail}"
+        );
+        let mut calibrated = shown.clone();
+        calibrated.calibration = Some(goodput_core::plan::Calibration {
+            enabled: true,
+            ..Default::default()
+        });
+        assert!(
+            goodput_detail(&calibrated, &report)
+                .starts_with("simulated with calibrated constants, range 11.50–13.50 req/s"),
             "{detail}"
         );
     }

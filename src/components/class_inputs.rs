@@ -86,11 +86,13 @@ pub fn ClassInputs() -> impl IntoView {
         })
     });
     let on = Memo::new(move |_| state.draft.with(|p| !p.classes.is_empty()));
-    // A line the parser refused: shown until the next good edit; the plan is unchanged.
-    let refused = RwSignal::new(None::<String>);
+    // A line the parser refused (its row and why): shown until the next good edit; the
+    // plan is unchanged.
+    let refused = RwSignal::new(None::<(usize, String)>);
     let message = move || {
         refused
             .get()
+            .map(|(_, e)| e)
             .or_else(|| PATHS.iter().find_map(|p| state.message_for(p)))
     };
     let edit = move |k: usize, text: String| {
@@ -106,7 +108,7 @@ pub fn ClassInputs() -> impl IntoView {
                     });
                 }
             }
-            Err(e) => refused.set(Some(e)),
+            Err(e) => refused.set(Some((k, e))),
         }
     };
     let report = use_report().report;
@@ -136,14 +138,17 @@ pub fn ClassInputs() -> impl IntoView {
                         .into_iter()
                         .enumerate()
                         .map(|(k, text)| {
+                            let bad = move || refused.with(|r| matches!(r, Some((i, _)) if *i == k));
                             view! {
-                                <div class="field class-row">
+                                <div class="field class-row" class:invalid=bad>
                                     <label for=format!("class-{k}")>{format!("Class {}", k + 1)}</label>
                                     <input
                                         id=format!("class-{k}")
                                         type="text"
                                         spellcheck="false"
                                         data-testid=format!("class-{k}")
+                                        aria-invalid=move || bad().to_string()
+                                        aria-describedby="error-classes"
                                         prop:value=text
                                         on:change:target=move |ev| edit(k, ev.target().value())
                                     />
@@ -170,7 +175,7 @@ pub fn ClassInputs() -> impl IntoView {
                 >
                     {move || if on.get() { "Add a class" } else { "Split into classes" }}
                 </button>
-                <p class="error" role="alert" data-testid="error-classes">{message}</p>
+                <p class="error" role="alert" id="error-classes" data-testid="error-classes">{message}</p>
                 <Show when=move || on.get()>
                     <p class="note" data-testid="class-dedicated">
                         {move || {

@@ -8,6 +8,7 @@ const TERMS: &[(&str, &str, &str)] = &[
     ("attainment", "Attainment", "The share of requests that meet every objective at once (TTFT and TPOT, and end-to-end if set); in marginal SLO mode, the smallest share meeting one objective on its own. A request that never finishes counts as a miss."),
     ("goodput", "Goodput", "The highest arrival rate per replica at which attainment still reaches the target. Throughput counts every token; goodput counts only requests served within the SLO."),
     ("knee", "Knee", "Where the attainment curve falls off: below it queues stay short, above it they grow without bound and attainment collapses within a few requests per second."),
+    ("cost", "Cost per compliant request", "What one replica's GPUs cost per hour, divided by the requests it serves per hour at its planned rate (goodput times the utilisation factor), each meeting the SLO at the target share. It is the unit cost of a busy replica: the spare replicas and the rounding up to whole replicas are in the cost per month, not here."),
     ("budget", "Token budget", "max_num_batched_tokens: how many tokens one engine step may process, decodes plus prefill chunks. Larger budgets finish prompts sooner but stretch every step, which raises TPOT."),
     ("utilisation", "Utilisation factor", "Replicas are planned at a fraction of their goodput so that bursts and forecast errors do not push them over the knee."),
 ];

@@ -239,11 +239,14 @@ test('traffic classes: the page equals the CLI per class and names the binding c
   await page.fill('[data-testid="class-1"]', 'batch:share=0.3,ttfx=1');
   await page.press('[data-testid="class-1"]', 'Tab');
   await page.waitForFunction(() => document.querySelector('[data-testid="error-classes"]').textContent.includes("unknown key 'ttfx'"));
+  assert.equal(await page.getAttribute('[data-testid="class-1"]', 'aria-invalid'), 'true', 'the refused line is marked');
+  assert.equal(await page.getAttribute('[data-testid="class-0"]', 'aria-invalid'), 'false', 'and only that line');
   assert.equal(await page.locator('[data-testid="class-result"]').count(), 2);
   // A good line is a step; Undo takes it back.
   await page.fill('[data-testid="class-1"]', 'batch:share=0.3,e2e=40,priority=1,input-len-median=3000,output-len-median=400');
   await page.press('[data-testid="class-1"]', 'Tab');
   await page.waitForFunction(() => document.querySelector('[data-testid="error-classes"]').textContent === '');
+  assert.equal(await page.getAttribute('[data-testid="class-1"]', 'aria-invalid'), 'false', 'a good line clears the mark');
   await page.waitForFunction(() => document.querySelector('[data-testid="class-1"]').value.includes('e2e=40'));
   await page.click('[data-testid="undo"]');
   await page.waitForFunction((v) => document.querySelector('[data-testid="class-1"]').value === v, before);

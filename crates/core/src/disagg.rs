@@ -83,7 +83,7 @@ impl std::fmt::Display for DisaggError {
             ),
             DisaggError::NoObjective => write!(
                 f,
-                "the SLO sets no TTFT, TPOT or E2E objective, so every xPyD meets it; set an objective to size the pools"
+                "slo: no TTFT, TPOT or E2E objective (the Batch preset sets none), so every xPyD meets it; set an end-to-end deadline (E2E) for batch work, or TTFT and TPOT objectives, to size the pools"
             ),
         }
     }

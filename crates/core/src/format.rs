@@ -59,6 +59,24 @@ pub fn usd(x: f64) -> String {
     format!("{sign}${text}")
 }
 
+/// The difference `a − b` of two amounts as [`usd`] shows each (whole dollars from
+/// $100, cents from $1), so that a sentence's "$1,825 a month less" is what its two
+/// printed amounts subtract to; below $1 the amounts' own difference.
+pub fn usd_difference(a: f64, b: f64) -> f64 {
+    let shown = |x: f64| {
+        let c = (x.abs() * 100.0).round();
+        let v = if c >= 10_000.0 {
+            x.abs().round()
+        } else if x.abs() >= 1.0 {
+            c / 100.0
+        } else {
+            return x;
+        };
+        v.copysign(x)
+    };
+    shown(a) - shown(b)
+}
+
 /// `n` and its noun, singular for one: `1 replica`, `3 replicas`, `0 replicas`.
 pub fn count(n: u64, one: &str, many: &str) -> String {
     if n == 1 {
@@ -219,6 +237,16 @@ pub fn choice_words<'a>(choices: &'a [(&'static str, &'static str)], name: &'a s
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_difference_is_what_its_printed_amounts_subtract_to() {
+        // $151,460 and $139,810 as printed: $11,650 apart, not the $11,651 of the raw sums.
+        assert_eq!(usd(151_460.4 - 139_809.6), "$11,651");
+        assert_eq!(usd(usd_difference(151_460.4, 139_809.6)), "$11,650");
+        assert_eq!(usd_difference(2.504, 1.001), 1.5);
+        assert_eq!(usd_difference(-150.4, 0.0), -150.0);
+        assert!((usd_difference(0.0451, 0.0449) - 0.0002).abs() < 1e-12);
+    }
 
     #[test]
     fn derived_figures_have_three_significant_digits() {

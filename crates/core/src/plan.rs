@@ -1517,10 +1517,12 @@ impl Plan {
                 "{model} needs {:.1} GB of weights but {gpus} {offer} {:.1} GB ({whose} memory \
                  × {} − the runtime reserve): no room for the KV cache; \
                  add memory or GPUs (tensor parallelism), quantise the weights, or set the \
-                 KV-cache policy to none",
+                 {} to \"{}\" (--kv-policy none)",
                 self.model.weight_bytes() / 1e9,
                 usable / 1e9,
-                fields::field("hardware.mem_utilization").label_in_sentence()
+                fields::field("hardware.mem_utilization").label_in_sentence(),
+                fields::field("engine.kv_policy").label_in_sentence(),
+                crate::format::choice_words(fields::KV_POLICIES, "none")
             ),
         ))
     }

@@ -140,7 +140,10 @@ impl RouterSavings {
             fleet(&self.routed),
             fleet(&self.round_robin),
             self.replicas_saved(),
-            self.usd_month_saved(),
+            self.round_robin
+                .cost_per_month_usd
+                .zip(self.routed.cost_per_month_usd)
+                .map(|(a, b)| crate::format::usd_difference(a, b)),
         ) {
             (Some(a), Some(b), Some(n), Some(d)) => {
                 let verdict = if n > 0 || (n == 0 && d > 0.0) {

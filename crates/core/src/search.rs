@@ -58,9 +58,10 @@ pub use sweep::{
 use crate::analytic::capacity_guess_rps;
 use crate::format::{percent, percent_tenths};
 use crate::plan::Plan;
+use crate::plan::SloSpec;
 use crate::sim::SimConfigOf;
 use crate::sim::{self, SimConfig, SimError};
-use crate::slo::has_objective;
+use crate::slo::{bounds_waiting, has_objective};
 use crate::stats;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -349,6 +350,30 @@ pub fn run_job_with(base: &SimConfig, job: &Job) -> Result<JobResult, SimError> 
     }
 }
 
+/// Why no rate can meet the plan's SLO when one request alone, decoding at the mean
+/// prompt's context, already takes longer per output token than the TPOT objective
+/// (every request's TPOT is at least that); none when it does not, with traffic classes
+/// (each has its own objective) or with speculation (a step then yields several tokens).
+fn lone_request_misses(plan: &Plan) -> Option<String> {
+    use crate::roofline::{StepModel, StepModelOf};
+    if !plan.classes.is_empty() || plan.engine.spec_draft_tokens > 0 {
+        return None;
+    }
+    let tpot = plan.slo.tpot_s?;
+    let ctx = crate::analytic::MeanLengths::of(plan).prompt_tokens;
+    let step = StepModel::from_plan(plan);
+    let lone = step.step_time_s(1.0, ctx);
+    (lone > tpot).then(|| {
+        format!(
+            "one request alone takes {} ms per output token here, above the {} ms TPOT objective: each decode step reads {:.1} GB of weights over {}, so no rate meets the SLO; use more GPUs per replica (tensor parallelism), a GPU with more memory bandwidth, FP8 weights, or a looser TPOT objective",
+            crate::format::sig((lone * 1e4).round() / 10.0),
+            crate::format::sig(tpot * 1e3),
+            step.weights_read(1.0) / 1e9,
+            crate::format::count(u64::from(plan.hardware.tp_degree.max(1)), "GPU", "GPUs")
+        )
+    })
+}
+
 /// Why a search or sweep could not run. Each variant says what to change.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SearchError {
@@ -357,6 +382,10 @@ pub enum SearchError {
     /// The SLO has no latency objective (e.g. the batch class), so every rate passes and
     /// goodput is unbounded. Set a TTFT, TPOT or E2E objective.
     NoObjective,
+    /// The SLO (or a traffic class's) judges no TTFT and no end-to-end time, only TPOT:
+    /// the time a request waits in the queue is never judged, so every rate passes and
+    /// goodput is unbounded ([`crate::slo::bounds_waiting`]).
+    WaitingUnbounded,
     /// The attainment target is not in (0, 1]; set `slo.attainment_target`, e.g. 0.9.
     BadTarget {
         /// The target given.
@@ -400,7 +429,11 @@ impl std::fmt::Display for SearchError {
             SearchError::Sim(e) => write!(f, "{e}"),
             SearchError::NoObjective => write!(
                 f,
-                "slo: no TTFT, TPOT or E2E objective, so every rate meets it and goodput is unbounded; set at least one objective"
+                "slo: no TTFT, TPOT or E2E objective (the Batch preset sets none), so every rate meets it and goodput is unbounded; set an end-to-end deadline (E2E) for batch work, or TTFT and TPOT objectives"
+            ),
+            SearchError::WaitingUnbounded => write!(
+                f,
+                "slo: the SLO (or a traffic class's) has a TPOT objective but no TTFT or end-to-end one, and TPOT alone never judges the time a request waits in the queue: every rate meets it, even far past what the GPU can serve, so goodput is unbounded; set a TTFT objective, or an end-to-end deadline (E2E) for work nobody watches stream"
             ),
             SearchError::BadTarget { target } => write!(
                 f,
@@ -578,6 +611,8 @@ pub struct GoodputSearch {
     /// How far each traffic class's target lies above the plan's (none for a plan of
     /// one class).
     class_offsets: Vec<f64>,
+    /// Why no rate can pass, when one request alone already misses the TPOT objective.
+    lone_reason: Option<String>,
 }
 
 impl GoodputSearch {
@@ -595,8 +630,12 @@ impl GoodputSearch {
         replications: u32,
         detail: bool,
     ) -> Result<GoodputSearch, SearchError> {
-        if !plan.class_plans().iter().any(|p| has_objective(&p.slo)) {
+        let slos: Vec<SloSpec> = plan.class_plans().into_iter().map(|p| p.slo).collect();
+        if !slos.iter().any(has_objective) {
             return Err(SearchError::NoObjective);
+        }
+        if !slos.iter().all(bounds_waiting) {
+            return Err(SearchError::WaitingUnbounded);
         }
         let target = plan.slo.attainment_target;
         if !(target.is_finite() && target > 0.0 && target <= 1.0) {
@@ -615,6 +654,7 @@ impl GoodputSearch {
             plan.requests_per_run(),
         )?;
         let p = knobs.apply(plan);
+        let lone_reason = lone_request_misses(&p);
         // Keep every rate the search may try (up to MAX_RATE_FACTOR × guess) simulable.
         let guess = capacity_guess_rps(&p).min(sim::MAX_RATE_RPS / MAX_RATE_FACTOR);
         SimConfig::from_plan(&p, guess)?;
@@ -636,6 +676,7 @@ impl GoodputSearch {
             done_jobs: 0,
             finished: None,
             class_offsets: plan.class_target_offsets(),
+            lone_reason,
         })
     }
 
@@ -843,6 +884,9 @@ impl GoodputSearch {
             (None, Some(first_fail)) => {
                 if first_fail <= min_rate * (1.0 + 1e-9) {
                     let mean = self.sorted()[0].1;
+                    if let Some(why) = &self.lone_reason {
+                        return Err((SearchStatus::ZeroGoodput, why.clone()));
+                    }
                     return Err((
                         SearchStatus::ZeroGoodput,
                         format!(

@@ -185,8 +185,16 @@ impl ShootoutRow {
         let cap = report.capacity.as_ref();
         let pl = report.planned_load.as_ref();
         let tp = plan.hardware.tp_degree;
+        // No rate meets the SLO: the search's own reason says why (one request alone
+        // misses TPOT, or single requests miss it), which the fleet's error cannot.
+        let no_rate = report
+            .warnings
+            .iter()
+            .find(|w| w.id == "search_not_converged" && report.goodput.goodput_rps == 0.0);
         let reason = if !fits {
             m.reason.clone()
+        } else if let Some(w) = no_rate {
+            Some(w.message.clone())
         } else {
             report.capacity_error.as_ref().map(|e| e.to_string())
         };
@@ -280,7 +288,7 @@ impl ShootoutResult {
                     if a > b {
                         s.push_str(&format!(
                             ": a cheaper option is available, {} a month less",
-                            usd(a - b)
+                            usd(crate::format::usd_difference(a, b))
                         ));
                     }
                 }

@@ -167,6 +167,14 @@ pub fn has_objective(slo: &SloSpec) -> bool {
     slo.ttft_s.is_some() || slo.tpot_s.is_some() || slo.e2e_s.is_some()
 }
 
+/// Whether an SLO judges the time a request waits in the queue: a TTFT or an
+/// end-to-end objective. A TPOT objective alone judges only the stream after the first
+/// token, which an engine past saturation still delivers at its batch's pace while its
+/// queue grows without end, so every rate would meet it and goodput has no bound.
+pub fn bounds_waiting(slo: &SloSpec) -> bool {
+    slo.ttft_s.is_some() || slo.e2e_s.is_some()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -63,6 +63,15 @@ impl Arrival {
         }
     }
 
+    /// Whether requests arrive at a rate whose gaps the rate scales (Poisson, gamma and
+    /// constant gaps), rather than as a trace replays them or as clients send them.
+    pub fn spaced_by_rate(self) -> bool {
+        matches!(
+            self,
+            Arrival::Poisson | Arrival::Gamma { .. } | Arrival::Constant
+        )
+    }
+
     /// The open-loop process the goodput search uses for this arrival: itself, or
     /// Poisson for a closed loop.
     pub fn open_loop(self) -> Arrival {

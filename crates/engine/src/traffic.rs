@@ -453,12 +453,13 @@ impl TrafficModel {
         let Some(l) = self.lead_in else {
             return w;
         };
-        let open = matches!(
-            self.arrival,
-            Arrival::Poisson | Arrival::Gamma { .. } | Arrival::Constant
-        );
         let m = (l.requests as usize).min(w.arrival_s.len());
-        if !open || self.stepped() || m == 0 || l.rate_scale.is_nan() || l.rate_scale <= 0.0 {
+        if !self.arrival.spaced_by_rate()
+            || self.stepped()
+            || m == 0
+            || l.rate_scale.is_nan()
+            || l.rate_scale <= 0.0
+        {
             return w;
         }
         let last = w.arrival_s[m - 1];
@@ -588,11 +589,7 @@ impl TrafficModel {
     /// the rate does more than scale the gaps. Trace and closed-loop arrivals ignore the
     /// steps.
     fn stepped(&self) -> bool {
-        !self.rate_steps.is_empty()
-            && matches!(
-                self.arrival,
-                Arrival::Poisson | Arrival::Gamma { .. } | Arrival::Constant
-            )
+        !self.rate_steps.is_empty() && self.arrival.spaced_by_rate()
     }
 
     /// The draws of `n` requests at unit scale, in the fixed draw order: the gaps (of

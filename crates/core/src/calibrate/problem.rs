@@ -344,12 +344,7 @@ impl CalibrationProblem {
     fn lightest_open_rate(&self) -> Option<f64> {
         self.points
             .iter()
-            .filter(|p| {
-                matches!(
-                    p.traffic.arrival,
-                    Arrival::Poisson | Arrival::Gamma { .. } | Arrival::Constant
-                )
-            })
+            .filter(|p| p.traffic.arrival.spaced_by_rate())
             .map(|p| p.rate_rps)
             .reduce(f64::min)
     }

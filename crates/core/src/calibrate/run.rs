@@ -342,6 +342,7 @@ impl Calibrator {
             evaluations,
             warnings: warnings(&self.problem, &self.set_files)
                 .into_iter()
+                .chain(model_mismatch(&self.source.model, &self.problem.plan))
                 .chain(calibration_cautions(&calibration))
                 .collect(),
             verdict: FitVerdict::of(&calibration),
@@ -456,6 +457,50 @@ fn warnings(problem: &CalibrationProblem, files: &[String]) -> Vec<String> {
         w.push("no file names were given".to_string());
     }
     w
+}
+
+/// Parameters a model name states, from its first size token ("70B", "1.5b", "8x7B",
+/// "125M"; an active-parameter token such as "A22B" is not one), if any.
+pub fn params_in_name(name: &str) -> Option<f64> {
+    let base = name.rsplit('/').next().unwrap_or(name).to_ascii_lowercase();
+    base.split(['-', '_', ' ']).find_map(|token| {
+        let (number, scale) = if let Some(n) = token.strip_suffix('b') {
+            (n, 1e9)
+        } else {
+            (token.strip_suffix('m')?, 1e6)
+        };
+        let value = match number.split_once('x') {
+            Some((k, each)) => k.parse::<f64>().ok()? * each.parse::<f64>().ok()?,
+            None => number.parse::<f64>().ok()?,
+        };
+        (value.is_finite() && value > 0.0).then_some(value * scale)
+    })
+}
+
+/// How far a name's stated size may be from the plan's parameters and still name the
+/// same model (a name rounds: "8x7B" is 47B parameters, "70B" 70.6B).
+const NAME_SIZE_SLACK: f64 = 1.3;
+
+/// The caution for files that name a model of another size than the plan's: the fit
+/// would describe that model's server, and every number of the plan with it.
+pub(crate) fn model_mismatch(file_model: &str, plan: &Plan) -> Option<String> {
+    let stated = params_in_name(file_model)?;
+    let params = plan.model.params;
+    if params.is_nan() || params <= 0.0 || (stated / params).max(params / stated) <= NAME_SIZE_SLACK
+    {
+        return None;
+    }
+    let name = crate::presets::model(&plan.model.preset).map_or("a custom model", |m| m.name);
+    Some(format!(
+        "the files ran {file_model} (about {} parameters by its name), but the plan's model is {name} ({} parameters): these constants describe a server of another model, and every number planned with them would too; set the plan's model to the one benchmarked (--model, or the Model field) and calibrate again",
+        billions(stated),
+        billions(params)
+    ))
+}
+
+/// A parameter count in billions, as a model card writes it ("70.6B", "8B").
+fn billions(params: f64) -> String {
+    format!("{}B", crate::format::sig(params / 1e9))
 }
 
 /// The caution for points that give mean lengths only: the plan's spread is assumed,

@@ -601,3 +601,66 @@ fn a_plan_of_classes_fits_as_one_workload() {
     );
     assert_eq!(with.plan.classes, mixed.classes);
 }
+
+#[test]
+fn a_model_name_states_its_size() {
+    use super::run::params_in_name;
+    let cases = [
+        ("meta-llama/Llama-3.1-70B-Instruct", Some(70e9)),
+        ("RedHatAI/Llama-3.1-70B-Instruct-FP8-dynamic", Some(70e9)),
+        ("Qwen/Qwen3-235B-A22B-Instruct-2507", Some(235e9)),
+        ("mistralai/Mixtral-8x7B-Instruct-v0.1", Some(56e9)),
+        ("Qwen/Qwen2.5-1.5B", Some(1.5e9)),
+        ("facebook/opt-125m", Some(125e6)),
+        ("deepseek-ai/DeepSeek-R1", None),
+        ("", None),
+    ];
+    for (name, want) in cases {
+        assert_eq!(params_in_name(name), want, "{name}");
+    }
+}
+
+#[test]
+fn files_of_another_model_are_named_in_a_warning() {
+    use super::run::model_mismatch;
+    let plan = Plan::default();
+    let w = model_mismatch("meta-llama/Llama-3.1-70B-Instruct", &plan).expect("a warning");
+    assert!(
+        w.contains("Llama-3.1-70B-Instruct") && w.contains("about 70B parameters"),
+        "{w}"
+    );
+    assert!(w.contains("--model"), "{w}");
+    for same in [
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "deepseek-ai/DeepSeek-R1",
+        "",
+    ] {
+        assert_eq!(model_mismatch(same, &plan), None, "{same}");
+    }
+    // Every public run of the accuracy table names its own model.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../validation");
+    let text = std::fs::read_to_string(root.join("manifest.json")).expect("manifest");
+    let manifest = crate::validate::read_manifest(&text).expect("reads");
+    for set in &manifest.sets {
+        let plan = set.plan().expect("plan");
+        let files: Vec<(String, Vec<u8>)> = set
+            .files
+            .iter()
+            .map(|f| {
+                (
+                    f.clone(),
+                    std::fs::read(root.join(set.folder()).join(f)).unwrap(),
+                )
+            })
+            .collect();
+        let refs: Vec<(&str, &[u8])> = files
+            .iter()
+            .map(|(n, b)| (n.as_str(), b.as_slice()))
+            .collect();
+        let model = crate::measure::import_files(&refs)
+            .unwrap()
+            .model
+            .unwrap_or_default();
+        assert_eq!(model_mismatch(&model, &plan), None, "{}: {model}", set.id);
+    }
+}

@@ -298,6 +298,11 @@ impl DisaggSizing {
         if !crate::slo::has_objective(&plan.slo) {
             return Err(DisaggError::NoObjective);
         }
+        if !crate::slo::bounds_waiting(&plan.slo) {
+            return Err(DisaggError::Search(
+                crate::search::SearchError::WaitingUnbounded,
+            ));
+        }
         let spec = plan
             .disagg
             .clone()

@@ -241,7 +241,7 @@ impl Dedicated {
     /// req/s per replica); batch: 3 GPUs (9.52 req/s per replica)). Sharing saves $1,825
     /// a month."
     pub fn words(&self) -> String {
-        use crate::format::{rps, usd};
+        use crate::format::{rps, usd, usd_difference};
         let pools: Vec<String> = self
             .pools
             .iter()
@@ -255,13 +255,11 @@ impl Dedicated {
                 ),
             })
             .collect();
+        let saving = usd_difference(self.cost_per_month_usd, self.shared_cost_per_month_usd);
         let verdict = if self.saving_per_month_usd >= 0.0 {
-            format!("Sharing saves {} a month", usd(self.saving_per_month_usd))
+            format!("Sharing saves {} a month", usd(saving))
         } else {
-            format!(
-                "Sharing costs {} a month more",
-                usd(-self.saving_per_month_usd)
-            )
+            format!("Sharing costs {} a month more", usd(-saving))
         };
         format!(
             "One shared pool: {} GPUs, {} a month. A pool per class: {} GPUs, {} a month ({}). {verdict}.",

@@ -54,6 +54,19 @@ fn low_and_high_cliffs_scan_down_and_up() {
     assert_eq!(r.status, SearchStatus::ZeroGoodput);
     assert_eq!(r.goodput_rps, 0.0);
     assert!(r.reason.contains("even at"), "{}", r.reason);
+    // A TPOT objective below what one request alone takes says so, with the numbers.
+    let mut tight = plan.clone();
+    tight.slo.tpot_s = Some(0.005);
+    let r = drive(&tight, |_, _| 0.0);
+    assert_eq!(r.status, SearchStatus::ZeroGoodput);
+    assert!(
+        r.reason.starts_with("one request alone takes 5.8 ms per output token here, above the 5 ms TPOT objective: each decode step reads 16.0 GB of weights over 1 GPU"),
+        "{}",
+        r.reason
+    );
+    tight.slo.tpot_s = Some(0.006);
+    let r = drive(&tight, |_, _| 0.0);
+    assert!(r.reason.contains("even at"), "{}", r.reason);
     let r = drive(&plan, |_, _| 1.0);
     assert_eq!(r.status, SearchStatus::NotBracketed);
     assert!(r.goodput_rps >= guess * MAX_RATE_FACTOR * 0.999);
@@ -112,6 +125,30 @@ fn bad_requests_are_typed_errors() {
         GoodputSearch::new(&p).unwrap_err(),
         SearchError::NoObjective
     );
+    // TPOT alone never judges the queue: refused, with or without classes, while an
+    // end-to-end deadline alone bounds it.
+    p.slo.tpot_s = Some(0.025);
+    assert_eq!(
+        GoodputSearch::new(&p).unwrap_err(),
+        SearchError::WaitingUnbounded
+    );
+    assert!(SearchError::WaitingUnbounded
+        .to_string()
+        .contains("TTFT objective"));
+    p.slo.e2e_s = Some(30.0);
+    assert!(GoodputSearch::new(&p).is_ok());
+    let mut p = quick_plan();
+    p.classes = ["chat:share=0.7", "bulk:share=0.3,tpot=0.05"]
+        .iter()
+        .map(|t| crate::plan::classes::parse_class(&p, t).expect("a class"))
+        .collect();
+    assert_eq!(
+        GoodputSearch::new(&p).unwrap_err(),
+        SearchError::WaitingUnbounded
+    );
+    p.classes[1] =
+        crate::plan::classes::parse_class(&p, "bulk:share=0.3,tpot=0.05,e2e=60").unwrap();
+    assert!(GoodputSearch::new(&p).is_ok());
     let mut p = quick_plan();
     p.run.replications = 0;
     assert!(matches!(
