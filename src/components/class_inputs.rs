@@ -35,6 +35,21 @@ pub fn split_into_classes(plan: &Plan) -> Vec<TrafficClass> {
     .collect()
 }
 
+/// What adding a class did to the shares, in words: "class-3 takes half of batch's
+/// share: 0.15 each; edit the shares to suit." None when the plan had no classes (the
+/// split is its own, stated in the lines).
+pub fn added_words(before: &Plan) -> Option<String> {
+    let last = before.classes.last()?;
+    let after = with_class_added(before);
+    let new = after.last()?;
+    Some(format!(
+        "{} takes half of {}'s share: {} each; edit the shares to suit.",
+        new.name,
+        last.name,
+        goodput_core::format::sig(new.share)
+    ))
+}
+
 /// `plan`'s classes with one more: named `class-N` (the first N free), taking half the
 /// last class's share, at the last class's priority.
 pub fn with_class_added(plan: &Plan) -> Vec<TrafficClass> {
@@ -89,6 +104,9 @@ pub fn ClassInputs() -> impl IntoView {
     // A line the parser refused (its row and why): shown until the next good edit; the
     // plan is unchanged.
     let refused = RwSignal::new(None::<(usize, String)>);
+    // What the last "Add a class" did to the shares and how many classes it left: shown
+    // while the plan still has them (an Undo or the next edit hides it).
+    let added = RwSignal::new(None::<(usize, String)>);
     let message = move || {
         refused
             .get()
@@ -97,6 +115,7 @@ pub fn ClassInputs() -> impl IntoView {
     };
     let edit = move |k: usize, text: String| {
         let plan = state.draft.get_untracked();
+        added.set(None);
         match parse_class(&plan, &text) {
             Ok(c) => {
                 refused.set(None);
@@ -171,10 +190,23 @@ pub fn ClassInputs() -> impl IntoView {
                 <button
                     type="button"
                     data-testid="class-add"
-                    on:click=move |_| state.change("add a traffic class", |p| p.classes = with_class_added(p))
+                    on:click=move |_| {
+                        added.set(state.draft.with_untracked(|p| {
+                            added_words(p).map(|w| (p.classes.len() + 1, w))
+                        }));
+                        state.change("add a traffic class", |p| p.classes = with_class_added(p))
+                    }
                 >
                     {move || if on.get() { "Add a class" } else { "Split into classes" }}
                 </button>
+                <p class="note" data-testid="class-added">
+                    {move || {
+                        added
+                            .get()
+                            .filter(|(n, _)| texts.with(|t| t.len()) == *n)
+                            .map(|(_, w)| w)
+                    }}
+                </p>
                 <p class="error" role="alert" id="error-classes" data-testid="error-classes">{message}</p>
                 <Show when=move || on.get()>
                     <p class="note" data-testid="class-dedicated">
@@ -197,45 +229,47 @@ pub fn ClassInputs() -> impl IntoView {
                             )
                         }}
                     </p>
-                    <table class="class-results" data-testid="class-results">
-                        <thead>
-                            <tr>
-                                <th>"class"</th>
-                                <th>"share"</th>
-                                <th title="Attainment at the planned rate per replica">"attained"</th>
-                                <th>"TTFT p99"</th>
-                                <th>"E2E p99"</th>
-                                <th title="Cost per compliant request of the class">"$ per request"</th>
-                            </tr>
-                        </thead>
-                        <tbody>
-                            {move || {
-                                outcomes()
-                                    .unwrap_or_default()
-                                    .into_iter()
-                                    .map(|c| {
-                                        let at = c.at_planned_load;
-                                        let dash = || goodput_core::format::MISSING.to_string();
-                                        view! {
-                                            <tr
-                                                data-testid="class-result"
-                                                data-name=c.name.clone()
-                                                data-attainment=at.map(|d| d.attainment.to_string())
-                                                data-cost=c.cost_per_compliant_request_usd.map(|x| x.to_string())
-                                            >
-                                                <td>{c.name.clone()}</td>
-                                                <td>{percent_whole(c.share)}</td>
-                                                <td>{at.map_or_else(dash, |d| percent_tenths(d.attainment))}</td>
-                                                <td>{at.map_or_else(dash, |d| latency(Some(d.ttft_p99_s)))}</td>
-                                                <td>{at.map_or_else(dash, |d| latency(Some(d.e2e_p99_s)))}</td>
-                                                <td>{c.cost_per_compliant_request_usd.map_or_else(dash, usd)}</td>
-                                            </tr>
-                                        }
-                                    })
-                                    .collect_view()
-                            }}
-                        </tbody>
-                    </table>
+                    <div class="class-results-wrap">
+                        <table class="class-results" data-testid="class-results">
+                            <thead>
+                                <tr>
+                                    <th>"class"</th>
+                                    <th>"share"</th>
+                                    <th title="Attainment at the planned rate per replica">"attained"</th>
+                                    <th>"TTFT p99"</th>
+                                    <th>"E2E p99"</th>
+                                    <th title="Cost per compliant request of the class">"$ per request"</th>
+                                </tr>
+                            </thead>
+                            <tbody>
+                                {move || {
+                                    outcomes()
+                                        .unwrap_or_default()
+                                        .into_iter()
+                                        .map(|c| {
+                                            let at = c.at_planned_load;
+                                            let dash = || goodput_core::format::MISSING.to_string();
+                                            view! {
+                                                <tr
+                                                    data-testid="class-result"
+                                                    data-name=c.name.clone()
+                                                    data-attainment=at.map(|d| d.attainment.to_string())
+                                                    data-cost=c.cost_per_compliant_request_usd.map(|x| x.to_string())
+                                                >
+                                                    <td>{c.name.clone()}</td>
+                                                    <td>{percent_whole(c.share)}</td>
+                                                    <td>{at.map_or_else(dash, |d| percent_tenths(d.attainment))}</td>
+                                                    <td>{at.map_or_else(dash, |d| latency(Some(d.ttft_p99_s)))}</td>
+                                                    <td>{at.map_or_else(dash, |d| latency(Some(d.e2e_p99_s)))}</td>
+                                                    <td>{c.cost_per_compliant_request_usd.map_or_else(dash, usd)}</td>
+                                                </tr>
+                                            }
+                                        })
+                                        .collect_view()
+                                }}
+                            </tbody>
+                        </table>
+                    </div>
                 </Show>
             </div>
         </fieldset>
@@ -253,6 +287,11 @@ mod tests {
         p.classes = split_into_classes(&plan);
         assert_eq!(p.classes.len(), 2);
         p.validate().expect("a valid split");
+        assert_eq!(added_words(&plan), None, "a split states its own shares");
+        assert_eq!(
+            added_words(&p).as_deref(),
+            Some("class-3 takes half of batch's share: 0.15 each; edit the shares to suit.")
+        );
         p.classes = with_class_added(&p);
         assert_eq!(p.classes.len(), 3);
         assert_eq!(p.classes[2].name, "class-3");

@@ -250,6 +250,17 @@ test('traffic classes: the page equals the CLI per class and names the binding c
   await page.waitForFunction(() => document.querySelector('[data-testid="class-1"]').value.includes('e2e=40'));
   await page.click('[data-testid="undo"]');
   await page.waitForFunction((v) => document.querySelector('[data-testid="class-1"]').value === v, before);
+  // Adding a class says which share it halved; Undo takes the class back.
+  await page.click('[data-testid="class-add"]');
+  await page.waitForSelector('[data-testid="class-2"]');
+  assert.equal(
+    (await page.textContent('[data-testid="class-added"]')).trim(),
+    "class-3 takes half of batch's share: 0.15 each; edit the shares to suit.",
+  );
+  assert.match(await page.inputValue('[data-testid="class-1"]'), /share=0\.15/);
+  await page.click('[data-testid="undo"]');
+  await page.waitForFunction(() => document.querySelector('[data-testid="class-2"]') === null);
+  assert.equal((await page.textContent('[data-testid="class-added"]')).trim(), '', 'and its note');
   assertNoErrors(errors);
 });
 

@@ -58,7 +58,10 @@ fn every_row_equals_plan_on_that_gpu_and_tp() {
                 .map(|w| w["message"].clone());
             assert_eq!(Some(row["reason"].clone()), why, "{what}");
             assert!(
-                row["reason"].as_str().unwrap().starts_with("one request alone takes"),
+                row["reason"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("one request alone takes"),
                 "{what}: {}",
                 row["reason"]
             );

@@ -350,26 +350,58 @@ pub fn run_job_with(base: &SimConfig, job: &Job) -> Result<JobResult, SimError> 
     }
 }
 
-/// Why no rate can meet the plan's SLO when one request alone, decoding at the mean
-/// prompt's context, already takes longer per output token than the TPOT objective
-/// (every request's TPOT is at least that); none when it does not, with traffic classes
-/// (each has its own objective) or with speculation (a step then yields several tokens).
+/// Why no rate can meet the plan's SLO when one request alone, with the mean prompt,
+/// already misses an objective: its first token (the frontend and the prompt's prefill
+/// chunks) comes later than the TTFT objective, or each of its output tokens (a decode
+/// step at the prompt's context; every request's TPOT is at least that) takes longer
+/// than the TPOT objective. None when neither holds, with traffic classes (each has its
+/// own objectives) or with speculation (a step then yields several tokens).
 fn lone_request_misses(plan: &Plan) -> Option<String> {
+    use crate::format::{count, sig};
     use crate::roofline::{StepModel, StepModelOf};
     if !plan.classes.is_empty() || plan.engine.spec_draft_tokens > 0 {
         return None;
     }
-    let tpot = plan.slo.tpot_s?;
-    let ctx = crate::analytic::MeanLengths::of(plan).prompt_tokens;
     let step = StepModel::from_plan(plan);
-    let lone = step.step_time_s(1.0, ctx);
+    let lengths = crate::analytic::MeanLengths::of(plan);
+    let ms = |s: f64| sig((s * 1e4).round() / 10.0);
+    let gpus = count(u64::from(plan.hardware.tp_degree.max(1)), "GPU", "GPUs");
+    // An objective far below any step is most likely typed in the wrong unit.
+    let unit = |objective: f64| {
+        if objective < 0.01 {
+            "; an objective under 10 ms is far below any step: check its unit"
+        } else {
+            ""
+        }
+    };
+    if let Some(ttft) = plan.slo.ttft_s {
+        let prompt = lengths.prefill_tokens.max(1.0);
+        let budget = if plan.engine.chunked_prefill {
+            f64::from(plan.engine.max_num_batched_tokens.max(1))
+        } else {
+            prompt
+        };
+        let chunks = (prompt / budget).ceil();
+        let first = step.frontend_s + chunks * step.chunk_time_s(prompt / chunks);
+        if first > ttft {
+            return Some(format!(
+                "one request alone waits {} ms for its first token here (the prefill of a mean {}-token prompt on {gpus}), above the {} ms TTFT objective, so no rate meets the SLO; use more GPUs per replica (tensor parallelism), a GPU with more compute, shorter prompts, or a looser TTFT objective{}",
+                ms(first),
+                prompt.round(),
+                ms(ttft),
+                unit(ttft)
+            ));
+        }
+    }
+    let tpot = plan.slo.tpot_s?;
+    let lone = step.step_time_s(1.0, lengths.prompt_tokens);
     (lone > tpot).then(|| {
         format!(
-            "one request alone takes {} ms per output token here, above the {} ms TPOT objective: each decode step reads {:.1} GB of weights over {}, so no rate meets the SLO; use more GPUs per replica (tensor parallelism), a GPU with more memory bandwidth, FP8 weights, or a looser TPOT objective",
-            crate::format::sig((lone * 1e4).round() / 10.0),
-            crate::format::sig(tpot * 1e3),
+            "one request alone takes {} ms per output token here, above the {} ms TPOT objective: each decode step reads {:.1} GB of weights over {gpus}, so no rate meets the SLO; use more GPUs per replica (tensor parallelism), a GPU with more memory bandwidth, FP8 weights, or a looser TPOT objective{}",
+            ms(lone),
+            ms(tpot),
             step.weights_read(1.0) / 1e9,
-            crate::format::count(u64::from(plan.hardware.tp_degree.max(1)), "GPU", "GPUs")
+            unit(tpot)
         )
     })
 }

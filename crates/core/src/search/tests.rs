@@ -67,6 +67,19 @@ fn low_and_high_cliffs_scan_down_and_up() {
     tight.slo.tpot_s = Some(0.006);
     let r = drive(&tight, |_, _| 0.0);
     assert!(r.reason.contains("even at"), "{}", r.reason);
+    // A TTFT objective typed as if in another unit: 0.5 ms.
+    tight.slo.ttft_s = Some(0.0005);
+    let r = drive(&tight, |_, _| 0.0);
+    assert!(
+        r.reason.starts_with("one request alone waits ") && r.reason.ends_with("check its unit"),
+        "{}",
+        r.reason
+    );
+    assert!(
+        r.reason.contains("above the 0.5 ms TTFT objective"),
+        "{}",
+        r.reason
+    );
     let r = drive(&plan, |_, _| 1.0);
     assert_eq!(r.status, SearchStatus::NotBracketed);
     assert!(r.goodput_rps >= guess * MAX_RATE_FACTOR * 0.999);
