@@ -227,9 +227,9 @@ mod tests {
             enabled: true,
             ..Default::default()
         });
+        let detail = goodput_detail(&calibrated, &report);
         assert!(
-            goodput_detail(&calibrated, &report)
-                .starts_with("simulated with calibrated constants, range 11.50–13.50 req/s"),
+            detail.starts_with("simulated with calibrated constants, range 11.50–13.50 req/s"),
             "{detail}"
         );
     }

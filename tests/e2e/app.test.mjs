@@ -693,3 +693,25 @@ test('a pasted measured sweep sizes the fleet from its knee, at once, as the CLI
   );
   assertNoErrors(errors);
 });
+
+test('a TPOT objective alone is refused in words, and a TTFT objective runs again', async () => {
+  const { page, errors } = await h.openPlanner();
+  await waitForRunDone(page);
+  const ttft = await page.inputValue('[data-testid="input-slo.ttft_s"]');
+  const tpot = await page.inputValue('[data-testid="input-slo.tpot_s"]');
+  await enter(page, 'slo.ttft_s', '');
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid="run-status"]')?.dataset.phase === 'failed',
+    null,
+    { timeout: 60_000 },
+  );
+  assert.match(
+    await page.textContent('[data-testid="run-phase"]'),
+    /TPOT alone never judges the time a request waits in the queue.*set a TTFT objective, or an end-to-end deadline/,
+  );
+  assert.equal(await page.inputValue('[data-testid="input-slo.tpot_s"]'), tpot, 'the TPOT objective is left alone');
+  await enter(page, 'slo.ttft_s', ttft);
+  await waitForRunDone(page);
+  assert.ok(Number(await readValue(page, 'goodput-rps')) > 0, 'the plan runs again');
+  assertNoErrors(errors);
+});

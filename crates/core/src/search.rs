@@ -643,7 +643,8 @@ pub struct GoodputSearch {
     /// How far each traffic class's target lies above the plan's (none for a plan of
     /// one class).
     class_offsets: Vec<f64>,
-    /// Why no rate can pass, when one request alone already misses the TPOT objective.
+    /// Why no rate can pass, when one request alone already misses the TTFT or TPOT
+    /// objective ([`lone_request_misses`]).
     lone_reason: Option<String>,
 }
 
