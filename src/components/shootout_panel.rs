@@ -38,7 +38,9 @@ fn row_view(state: PlanState, row: ShootoutRow, best: bool, chosen: bool) -> imp
         (None, false, true) => "the plan's choice".into(),
         _ => String::new(),
     };
-    let usable = row.fits && !chosen;
+    // An option with no fleet (it does not fit, or no rate meets the SLO on it) has
+    // nothing to use: its note says why.
+    let usable = row.ranked() && !chosen;
     let label = format!("Use {}", row.label());
     let r = row.clone();
     view! {

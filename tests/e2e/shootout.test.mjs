@@ -111,6 +111,12 @@ test('comparing GPUs ranks like the CLI, a row becomes the plan, and the link ca
   assert.ok(best >= 40, `the cheapest option's marker is drawn (${best} pixels)`);
   await page.locator('[data-testid="shootout-panel"]').screenshot({ path: path.join(SCREENSHOT_DIR, 'shootout-panel.png') });
 
+  // An option with no fleet has nothing to use; its note says why.
+  for (const r of shown.filter((r) => r.perRequest === null)) {
+    const row = `[data-testid="shootout-row"][data-gpu="${r.gpu}"][data-tp="${r.tp}"]`;
+    assert.equal(await page.isDisabled(`${row} [data-testid="shootout-use"]`), true, `${r.gpu}/${r.tp} cannot be used`);
+    assert.notEqual((await page.textContent(`${row} .note`)).trim(), '', `${r.gpu}/${r.tp} says why`);
+  }
   // One click makes a row the plan: the cards follow, to the row's own numbers.
   const target = shown.find((r) => !r.chosen && r.perRequest !== null);
   const gpusBefore = await readValue(page, 'gpus-total');
