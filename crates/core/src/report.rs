@@ -296,8 +296,13 @@ impl PlanReport {
             warnings.push(warn(id, severity, why.clone()));
         }
         warnings.extend(analytics.warnings.iter().cloned());
+        let id = if plan.classes.is_empty() {
+            "deadline_beyond_run"
+        } else {
+            "class_deadline_beyond_run"
+        };
         for why in classes::deadline_warnings(plan, g) {
-            warnings.push(warn("class_deadline_beyond_run", Severity::Warning, why));
+            warnings.push(warn(id, Severity::Warning, why));
         }
         warnings.sort_by_key(|w| std::cmp::Reverse(w.severity));
         // The stored GPU comparison, when it was run for the plan as it is.

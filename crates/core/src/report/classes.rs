@@ -174,23 +174,28 @@ pub fn dedicated(
     }
 }
 
-/// The classes judged by an end-to-end deadline alone whose deadline is longer than the
-/// arrivals one simulation spans at `goodput_rps`: an overload that a longer run would
-/// reveal can pass within it. One sentence per such class, saying what to change.
+/// The SLOs (the plan's, or each traffic class's) that bound a request's wait by an
+/// end-to-end deadline alone (no TTFT objective; a TPOT objective does not bound it)
+/// whose deadline is longer than the arrivals one simulation spans at `goodput_rps`: an
+/// overload that a longer run would reveal can pass within it. One sentence per such
+/// SLO, saying what to change.
 pub fn deadline_warnings(plan: &Plan, goodput_rps: f64) -> Vec<String> {
     if !(goodput_rps.is_finite() && goodput_rps > 0.0) {
         return Vec::new();
     }
     let span = f64::from(plan.run.num_requests) / goodput_rps;
-    (0..plan.classes.len())
-        .filter_map(|k| {
-            let slo = plan.class_plan(k).slo;
-            let deadline = slo.e2e_s?;
-            let alone = slo.ttft_s.is_none() && slo.tpot_s.is_none();
-            (alone && deadline > span).then(|| {
+    plan.class_plans()
+        .iter()
+        .enumerate()
+        .filter_map(|(k, p)| {
+            let deadline = p.slo.e2e_s?;
+            (p.slo.ttft_s.is_none() && deadline > span).then(|| {
+                let (whose, fix) = match plan.classes.get(k) {
+                    Some(c) => (format!("Class {}'s", c.name), "give the class"),
+                    None => ("The SLO's".to_string(), "set"),
+                };
                 format!(
-                    "Class {}'s {} deadline is longer than the {} of arrivals one simulation spans at the goodput rate, so a queue that grows without end could still meet it: raise the requests per simulation (run.num_requests) above {}, or give the class a TTFT objective",
-                    plan.classes[k].name,
+                    "{whose} {} deadline is longer than the {} of arrivals one simulation spans at the goodput rate, so a queue that grows without end could still meet it: raise the requests per simulation (run.num_requests) above {}, or {fix} a TTFT objective",
                     crate::format::latency(Some(deadline)),
                     crate::format::latency(Some(span)),
                     crate::format::thousands((deadline * goodput_rps).ceil() as i64)

@@ -584,3 +584,45 @@ fn the_price_states_its_source() {
         "Price: $4.86/GPU-h, Google Cloud 3-year commitment: a3-highgpu-8g 3-year committed use (us-central1), as of 2026-07-30, from github.com/Cyclenerd/google-cloud-pricing-cost-calculator."
     );
 }
+
+#[test]
+fn a_deadline_longer_than_the_run_is_warned_when_nothing_else_bounds_the_wait() {
+    use crate::plan::classes::parse_class;
+    let mut plan = Plan::default();
+    plan.run.num_requests = 2500;
+    plan.slo.ttft_s = None;
+    plan.slo.tpot_s = None;
+    plan.slo.e2e_s = Some(600.0);
+    // 2,500 requests at 20 req/s span 125 s, well inside the 600 s deadline.
+    let w = classes::deadline_warnings(&plan, 20.0);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].starts_with("The SLO's "), "{}", w[0]);
+    assert!(
+        w[0].contains("above 12,000") && w[0].ends_with("or set a TTFT objective"),
+        "{}",
+        w[0]
+    );
+    // A TPOT objective does not bound the wait; a TTFT objective does, and so does a
+    // deadline inside the span.
+    plan.slo.tpot_s = Some(0.025);
+    assert_eq!(classes::deadline_warnings(&plan, 20.0).len(), 1);
+    plan.slo.ttft_s = Some(1.0);
+    assert!(classes::deadline_warnings(&plan, 20.0).is_empty());
+    plan.slo.ttft_s = None;
+    plan.slo.e2e_s = Some(60.0);
+    assert!(classes::deadline_warnings(&plan, 20.0).is_empty());
+    // Per class: only the class judged by its deadline alone.
+    let mut plan = Plan::default();
+    plan.run.num_requests = 2500;
+    plan.classes = ["chat:share=0.7", "batch:share=0.3,e2e=600"]
+        .iter()
+        .map(|t| parse_class(&plan, t).expect("a class"))
+        .collect();
+    let w = classes::deadline_warnings(&plan, 20.0);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].starts_with("Class batch's ") && w[0].ends_with("give the class a TTFT objective"),
+        "{}",
+        w[0]
+    );
+}
