@@ -340,9 +340,11 @@ impl Calibrator {
             tail_error,
             points,
             evaluations,
-            warnings: warnings(&self.problem, &self.set_files)
+            // Another model's files first: every other caution is about a fit that
+            // would not describe the plan's model anyway.
+            warnings: model_mismatch(&self.source.model, &self.problem.plan)
                 .into_iter()
-                .chain(model_mismatch(&self.source.model, &self.problem.plan))
+                .chain(warnings(&self.problem, &self.set_files))
                 .chain(calibration_cautions(&calibration))
                 .collect(),
             verdict: FitVerdict::of(&calibration),
