@@ -1,7 +1,7 @@
 //! "Calibrate from measurements": benchmark files in (picker, drop, paste), the points
 //! found, the fit with its progress, then the result and the overlay chart.
 
-use goodput_core::calibrate::FitVerdict;
+use goodput_core::calibrate::{model_mismatch, FitVerdict};
 use leptos::ev;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -11,7 +11,8 @@ use web_sys::FileList;
 use crate::components::calibration_overlay::CalibrationOverlay;
 use crate::components::calibration_result::CalibrationResult;
 use crate::compute::calibration::{ChosenFile, FitController, FitPhase, Pick};
-use goodput_core::format::{millis, rps, thousands};
+use crate::state::PlanState;
+use goodput_core::format::{millis, rps, sentence, thousands};
 
 /// Reads every file of `list` and chooses them (`how`: in place of the selection, or
 /// added to it); a file that cannot be read leaves the selection as it was.
@@ -72,6 +73,7 @@ fn ChosenFiles() -> impl IntoView {
 #[component]
 fn ImportedPoints() -> impl IntoView {
     let fits = FitController::expect_context();
+    let state = PlanState::expect_context();
     move || {
         fits.imported.get().map(|set| {
             let named = [set.model.clone(), set.engine.clone()]
@@ -96,6 +98,15 @@ fn ImportedPoints() -> impl IntoView {
                         if set.files.len() == 1 { "" } else { "s" })}
                     {(!named.is_empty()).then(|| format!(" — {named}"))}
                 </p>
+                // Said before the fit, as the plan's model changes: the report repeats it.
+                {
+                    let model = set.model.clone().unwrap_or_default();
+                    move || {
+                        state.draft.with(|p| model_mismatch(&model, p)).map(|w| view! {
+                            <p class="error" role="alert" data-testid="calibrate-model-mismatch">{sentence(&w)}</p>
+                        })
+                    }
+                }
                 <table class="calibrate-points" data-testid="calibrate-points">
                     <thead><tr><th>"File"</th><th>"Load"</th><th>"TTFT mean"</th><th>"TPOT mean"</th></tr></thead>
                     <tbody>{rows}</tbody>

@@ -273,3 +273,18 @@ test('a bad file shows its one-line message and the cards stay as they were', as
   assert.deepEqual(await cards(page), before);
   assertNoErrors(errors);
 });
+
+test('files of another model are named before the fit, and the note goes when the plan takes that model', async () => {
+  const csv = path.join(path.dirname(new URL(import.meta.url).pathname), '../../validation/do-h200-llama70b-sharegpt/points.csv');
+  const { page, errors } = await h.openPage('/', { waitFor: '[data-testid="calibrate-panel"]' });
+  await waitForRunDone(page);
+  const hash = await page.evaluate(() => location.hash);
+  await page.setInputFiles('[data-testid="calibrate-files"]', [csv]);
+  await page.waitForSelector('[data-testid="calibrate-found"][data-value="8"]');
+  const note = (await page.textContent('[data-testid="calibrate-model-mismatch"]')).trim();
+  assert.match(note, /^The files ran .*Llama-3\.1-70B.* \(about 70B parameters by its name\), but the plan's model is Article 8B/);
+  assert.equal(await page.evaluate(() => location.hash), hash, 'reading files changes no input');
+  await page.selectOption('[data-testid="preset-model"]', 'llama-3.1-70b');
+  await page.waitForSelector('[data-testid="calibrate-model-mismatch"]', { state: 'detached' });
+  assertNoErrors(errors);
+});

@@ -485,7 +485,7 @@ const NAME_SIZE_SLACK: f64 = 1.3;
 
 /// The caution for files that name a model of another size than the plan's: the fit
 /// would describe that model's server, and every number of the plan with it.
-pub(crate) fn model_mismatch(file_model: &str, plan: &Plan) -> Option<String> {
+pub fn model_mismatch(file_model: &str, plan: &Plan) -> Option<String> {
     let stated = params_in_name(file_model)?;
     let params = plan.model.params;
     if params.is_nan() || params <= 0.0 || (stated / params).max(params / stated) <= NAME_SIZE_SLACK
