@@ -159,8 +159,12 @@ impl MeanLengths {
 /// `N / (mean output × t_step(N))`, with `N` = `max_num_seqs` capped by KV memory.
 /// The goodput search starts its scan from this.
 pub fn capacity_guess_rps(plan: &Plan) -> f64 {
-    let roof = StepModel::from_plan(plan);
-    let len = MeanLengths::of(plan);
+    capacity_guess_of(plan, &StepModel::from_plan(plan), &MeanLengths::of(plan))
+}
+
+/// [`capacity_guess_rps`] from the plan's step model and mean lengths, for a caller
+/// that holds them already.
+pub fn capacity_guess_of(plan: &Plan, roof: &StepModel, len: &MeanLengths) -> f64 {
     let per_request_flop_s = roof.compute_time_s(len.prefill_tokens + len.output_tokens);
     let compute_bound = if per_request_flop_s > 0.0 {
         1.0 / per_request_flop_s

@@ -55,10 +55,11 @@ pub use sweep::{
     SweepResult, SWEEP_MAX_REPLICATIONS,
 };
 
-use crate::analytic::capacity_guess_rps;
+use crate::analytic::{capacity_guess_of, MeanLengths};
 use crate::format::{percent, percent_tenths};
 use crate::plan::Plan;
 use crate::plan::SloSpec;
+use crate::roofline::{StepModel, StepModelOf};
 use crate::sim::SimConfigOf;
 use crate::sim::{self, SimConfig, SimError};
 use crate::slo::{bounds_waiting, has_objective};
@@ -356,14 +357,11 @@ pub fn run_job_with(base: &SimConfig, job: &Job) -> Result<JobResult, SimError> 
 /// step at the prompt's context; every request's TPOT is at least that) takes longer
 /// than the TPOT objective. None when neither holds, with traffic classes (each has its
 /// own objectives) or with speculation (a step then yields several tokens).
-fn lone_request_misses(plan: &Plan) -> Option<String> {
+fn lone_request_misses(plan: &Plan, step: &StepModel, lengths: &MeanLengths) -> Option<String> {
     use crate::format::{count, sig};
-    use crate::roofline::{StepModel, StepModelOf};
     if !plan.classes.is_empty() || plan.engine.spec_draft_tokens > 0 {
         return None;
     }
-    let step = StepModel::from_plan(plan);
-    let lengths = crate::analytic::MeanLengths::of(plan);
     let ms = |s: f64| sig((s * 1e4).round() / 10.0);
     let gpus = count(u64::from(plan.hardware.tp_degree.max(1)), "GPU", "GPUs");
     // An objective far below any step is most likely typed in the wrong unit.
@@ -687,9 +685,10 @@ impl GoodputSearch {
             plan.requests_per_run(),
         )?;
         let p = knobs.apply(plan);
-        let lone_reason = lone_request_misses(&p);
+        let (roof, lengths) = (StepModel::from_plan(&p), MeanLengths::of(&p));
+        let lone_reason = lone_request_misses(&p, &roof, &lengths);
         // Keep every rate the search may try (up to MAX_RATE_FACTOR × guess) simulable.
-        let guess = capacity_guess_rps(&p).min(sim::MAX_RATE_RPS / MAX_RATE_FACTOR);
+        let guess = capacity_guess_of(&p, &roof, &lengths).min(sim::MAX_RATE_RPS / MAX_RATE_FACTOR);
         SimConfig::from_plan(&p, guess)?;
         Ok(GoodputSearch {
             cell,

@@ -134,8 +134,6 @@ pub fn replicate_threads(
     })
 }
 
-/// The reports of replications `0..replications`, in order, computed on up to `threads`
-/// threads.
 /// Each class's results over the replications' `reports`.
 fn classes_over(reports: &[super::SimReport]) -> Vec<super::ClassReport> {
     let k = reports.first().map_or(0, |r| r.classes.len());
@@ -160,6 +158,8 @@ fn classes_over(reports: &[super::SimReport]) -> Vec<super::ClassReport> {
         .collect()
 }
 
+/// The reports of replications `0..replications`, in order, computed on up to `threads`
+/// threads.
 fn run_all(
     cfg: &SimConfig,
     base_seed: u64,
