@@ -36,6 +36,7 @@ pub mod prefix_inputs;
 pub mod presets;
 pub mod print_facts;
 pub mod print_stamp;
+pub mod replica_diagram;
 pub mod roofline_panel;
 pub mod routing_inputs;
 pub mod run_status;

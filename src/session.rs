@@ -480,6 +480,7 @@ mod tests {
             gpu: gpu.into(),
             gpu_name: gpu.into(),
             tp,
+            pp: 1,
             fits: true,
             reason: None,
             goodput_rps: 2.0,

@@ -234,6 +234,7 @@ mod tests {
             gpu: gpu.into(),
             gpu_name: gpu.into(),
             tp,
+            pp: 1,
             fits: cost.is_some(),
             reason: None,
             goodput_rps: 1.0,

@@ -162,9 +162,10 @@ pub fn InputsColumn() -> impl IntoView {
                 {numbers(Group::Model, &[])}
             </InputGroup>
             <Deferred part=Part::Inputs>
-                <InputGroup title="Hardware" intro="One GPU, how many per replica, and what it costs.">
+                <InputGroup title="Hardware" intro="One GPU, how many per replica and how they connect, and what it costs.">
                     <GpuPreset />
                     {numbers(Group::Hardware, &[])}
+                    <crate::components::replica_diagram::ReplicaDiagram />
                     <PriceOffer />
                 </InputGroup>
                 <InputGroup title="Traffic" intro="The forecast peak and the shape of requests.">

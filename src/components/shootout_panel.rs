@@ -1,9 +1,12 @@
-//! "Compare GPUs": the plan on every GPU preset × tensor-parallel degree chosen, ranked
+//! "Compare GPUs": the plan on every GPU preset × layout chosen (tensor-parallel degrees,
+//! and pipeline stages across nodes), ranked
 //! by the monthly cost of the fleet that meets the SLO at the peak, as a table and a
 //! cost-against-latency chart; one click makes a row the plan.
 
 use goodput_core::presets::{self, GPUS};
-use goodput_core::shootout::{ShootoutRow, ShootoutSpec, DEFAULT_GPUS, TP_DEGREES};
+use goodput_core::shootout::{
+    ShootoutRow, ShootoutSpec, DEFAULT_GPUS, DEFAULT_NODES, MAX_NODES, TP_DEGREES,
+};
 use leptos::prelude::*;
 
 use crate::charts::shootout::{draw_shootout, shootout_chart};
@@ -12,17 +15,18 @@ use crate::compute::shootout::{ShootoutController, ShootoutPhase};
 use crate::state::PlanState;
 use goodput_core::format::{millis, rps, usd, MISSING};
 
-/// Makes `row`'s GPU, TP degree and speculation the plan's (the GPU preset's figures
+/// Makes `row`'s GPU, layout and speculation the plan's (the GPU preset's figures
 /// included).
 fn use_row(state: PlanState, row: &ShootoutRow) {
     let Some(g) = presets::gpu(&row.gpu) else {
         return;
     };
-    let (tp, k, a) = (row.tp, row.spec_draft_tokens, row.spec_acceptance);
+    let (tp, pp, k, a) = (row.tp, row.pp, row.spec_draft_tokens, row.spec_acceptance);
     let what = format!("use {}", row.label());
     state.change(&what, |p| {
         g.apply(p);
         p.hardware.tp_degree = tp;
+        p.hardware.pp_degree = pp;
         // The row's speculation: off, or its draft at its acceptance.
         p.engine.set_speculation((k, a));
     });
@@ -45,6 +49,7 @@ fn row_view(state: PlanState, row: ShootoutRow, best: bool, chosen: bool) -> imp
     let r = row.clone();
     view! {
         <tr data-testid="shootout-row" data-gpu=row.gpu.clone() data-tp=row.tp.to_string()
+            data-pp=row.pp.to_string()
             data-draft=row.spec_draft_tokens.to_string()
             class:best=best class:chosen=chosen class:unfit=!row.fits>
             <th scope="row">
@@ -60,7 +65,7 @@ fn row_view(state: PlanState, row: ShootoutRow, best: bool, chosen: bool) -> imp
                     </span>
                 })}
             </th>
-            <td class="num">{row.tp}</td>
+            <td data-testid="shootout-layout">{row.layout()}</td>
             <td class="num" data-testid="shootout-goodput" data-value=row.goodput_rps.to_string()>
                 {if row.fits { rps(row.goodput_rps) } else { MISSING.into() }}
             </td>
@@ -98,6 +103,7 @@ pub fn ShootoutPanel() -> impl IntoView {
     );
     let tps = RwSignal::new(vec![true; TP_DEGREES.len()]);
     let speculation = RwSignal::new(false);
+    let nodes = RwSignal::new(DEFAULT_NODES);
     let spec = move || ShootoutSpec {
         gpus: GPUS
             .iter()
@@ -112,6 +118,7 @@ pub fn ShootoutPanel() -> impl IntoView {
             .map(|(t, _)| *t)
             .collect(),
         speculation: speculation.get(),
+        max_nodes: nodes.get(),
     };
     let running = Memo::new(move |_| ctl.status.with(|s| s.phase == ShootoutPhase::Running));
     // An input with a problem blocks the run, unless the problem is only that the model
@@ -202,7 +209,7 @@ pub fn ShootoutPanel() -> impl IntoView {
                 <div class="table-scroll">
                 <table class="shootout-table" data-testid="shootout-table">
                     <thead><tr>
-                        <th scope="col">"GPU"</th><th scope="col">"TP"</th>
+                        <th scope="col">"GPU"</th><th scope="col">"Layout"</th>
                         <th scope="col">"Goodput per replica [req/s]"</th><th scope="col">"GPUs"</th>
                         <th scope="col">"Per month"</th><th scope="col">"Per 1k compliant requests"</th>
                         <th scope="col">"p99 TTFT"</th><th scope="col">"p99 TPOT"</th>
@@ -224,10 +231,23 @@ pub fn ShootoutPanel() -> impl IntoView {
         <section class="panel shootout-panel" aria-labelledby="shootout-title" data-testid="shootout-panel">
             <h2 id="shootout-title">"Compare GPUs"</h2>
             <p class="panel-intro">
-                "Runs this plan's goodput search on every GPU and tensor-parallel degree ticked, sizes each fleet for the peak, and ranks them by the fleet's monthly cost (cost per SLO-compliant request breaks ties). Options whose weights or longest request do not fit say why."
+                "Runs this plan's goodput search on every GPU and layout ticked, sizes each fleet for the peak, and ranks them by the fleet's monthly cost (cost per SLO-compliant request breaks ties). A layout is a tensor-parallel degree on one node, or, across nodes, the largest degree ticked with one pipeline stage per node. Options whose weights or longest request do not fit say why."
             </p>
             <fieldset class="checks no-print"><legend>"GPUs"</legend>{gpu_boxes}</fieldset>
             <fieldset class="checks no-print"><legend>"Tensor-parallel degrees"</legend>{tp_boxes}</fieldset>
+            <label class="no-print">
+                "Nodes per replica, at most "
+                <select data-testid="shootout-nodes"
+                    on:change:target=move |ev| {
+                        if let Ok(n) = ev.target().value().parse::<u32>() { nodes.set(n) }
+                    }>
+                    {(1..=MAX_NODES).map(|n| view! {
+                        <option value=n.to_string() selected=move || nodes.get() == n>
+                            {if n == 1 { "1 (no pipeline stages)".to_string() } else { format!("{n} (up to {n} pipeline stages)") }}
+                        </option>
+                    }).collect_view()}
+                </select>
+            </label>
             <label class="check no-print">
                 <input type="checkbox" data-testid="shootout-speculation"
                     prop:checked=move || speculation.get()
@@ -257,7 +277,7 @@ pub fn ShootoutPanel() -> impl IntoView {
             <Show when=move || record.with(Option::is_some)>
                 <ChartCanvas
                     testid="shootout-chart"
-                    label="Cost per 1,000 compliant requests against p99 TPOT at the planned rate, one marker per GPU and TP option; the cheapest in green, the plan's choice ringed"
+                    label="Cost per 1,000 compliant requests against p99 TPOT at the planned rate, one marker per GPU and layout; the cheapest in green, the plan's choice ringed"
                     height=300.0
                     draw=move |area, theme| {
                         chart_data.with(|d| draw_shootout(area, d, theme).unwrap_or_default())

@@ -957,14 +957,22 @@ mod tests {
                 "traffic.arrival.concurrency" => "--arrival closed --concurrency 4",
                 path => beside(path),
             };
-            let base = match run(f.path, base_line) {
-                Ok(p) => serde_json::to_value(p).expect("json"),
+            let (base_plan, base) = match run(f.path, base_line) {
+                Ok(p) => {
+                    let json = serde_json::to_value(&p).expect("json");
+                    (p, json)
+                }
                 Err(e) => {
                     wrong.push(format!("{base_line}: {e}"));
                     continue;
                 }
             };
-            let now = fields::value_in(f, &base);
+            // A number the JSON leaves out at its default reads through the registry.
+            let read = |f: &fields::Field, p: &Plan, json: &Value| match fields::value_in(f, json) {
+                Value::Null => f.held(p).map_or(Value::Null, |x| json!(x)),
+                v => v,
+            };
+            let now = read(f, &base_plan, &base);
             let scale = f.flag_units().scale;
             let (arg, want) = match f.kind {
                 Kind::Real => {
@@ -982,7 +990,10 @@ mod tests {
                     (format!("{:e}", v / scale), json!(v))
                 }
                 Kind::Whole | Kind::Seed => {
-                    let c = now.as_u64().unwrap_or(0);
+                    let c = now
+                        .as_u64()
+                        .or_else(|| now.as_f64().map(|x| x as u64))
+                        .unwrap_or(0);
                     let r = f.range.unwrap_or(Range {
                         lo: 0.0,
                         hi: f64::INFINITY,
@@ -1041,7 +1052,7 @@ mod tests {
                                 _ => Value::Null,
                             }
                         }
-                        _ => fields::value_in(f, &serde_json::to_value(&p).expect("json")),
+                        _ => read(f, &p, &serde_json::to_value(&p).expect("json")),
                     };
                     // A tagged choice (the arrival process) reads as its kind.
                     if let Some(kind) = got.get("kind") {

@@ -1,8 +1,10 @@
-//! `goodput shootout`: the plan on every GPU × TP option, ranked by the monthly cost of
-//! the fleet that meets the SLO at the peak.
+//! `goodput shootout`: the plan on every GPU × layout option, ranked by the monthly cost
+//! of the fleet that meets the SLO at the peak.
 
 use goodput_core::format::{millis, rps, usd, MISSING};
-use goodput_core::shootout::{run_shootout_threads, ShootoutResult, ShootoutSpec, TP_DEGREES};
+use goodput_core::shootout::{
+    run_shootout_threads, ShootoutResult, ShootoutSpec, DEFAULT_NODES, MAX_NODES, TP_DEGREES,
+};
 
 use clap::Command;
 
@@ -12,14 +14,15 @@ use crate::args::{json, text_flag, Args};
 /// from the registry.
 pub fn command() -> Command {
     Command::new("shootout")
-        .about("every GPU x TP option of the plan, ranked by the monthly cost of its fleet")
+        .about("every GPU x layout option of the plan, ranked by the monthly cost of its fleet")
         .long_about(
-            "Runs the goodput search and the capacity plan for every GPU preset × \
-             tensor-parallel degree, on the plan's model, traffic, SLO and engine settings, and \
+            "Runs the goodput search and the capacity plan for every GPU preset × layout \
+             (each tensor-parallel degree on one node, and the largest with 2 to --nodes \
+             pipeline stages), on the plan's model, traffic, SLO and engine settings, and \
              ranks the options by the monthly cost of the fleet that meets the SLO at the peak \
              (cost per SLO-compliant request breaks ties). Options whose weights do not \
              fit, or whose KV cache cannot hold one request of maximum length, are listed last \
-             with the reason. Each row equals `goodput plan --gpu G --tp N --no-sweep` on the \
+             with the reason. Each row equals `goodput plan --gpu G --tp N --pp P --no-sweep` on the \
              same plan. A measured sweep (planning.measured_sweep) describes the hardware it \
              was measured on, so it is set aside: every option is simulated.",
         )
@@ -34,6 +37,15 @@ pub fn command() -> Command {
             "LIST",
             format!("Tensor-parallel degrees from {TP_DEGREES:?}, comma-separated (default: all)"),
         ))
+        .arg(text_flag(
+            "nodes",
+            "N",
+            format!(
+                "Nodes a replica may span, 1 to {MAX_NODES}: beyond one node, each GPU is \
+                 tried at the largest TP degree with 2 to N pipeline stages, one stage per \
+                 node of 8 GPUs (default: {DEFAULT_NODES})"
+            ),
+        ))
         .arg(crate::args::switch(
             "speculation",
             "Try each option with and without speculative decoding: the plan's own \
@@ -42,7 +54,7 @@ pub fn command() -> Command {
         ))
         .arg(crate::search::threads_arg())
         .arg(json(
-            "Print {best, chosen, verdict, rows: [{gpu, tp, fits, reason, goodput_rps, \
+            "Print {best, chosen, verdict, rows: [{gpu, tp, pp, fits, reason, goodput_rps, \
              replicas_total, gpus_total, cost_per_hour_usd, cost_per_month_usd, \
              cost_per_compliant_request_usd, ttft_p99_s, tpot_p99_s, ...}]}",
         ))
@@ -74,6 +86,11 @@ pub fn run(args: &mut Args) -> Result<String, String> {
             })
             .collect::<Result<Vec<u32>, String>>()?;
     }
+    if let Some(v) = args.value("--nodes") {
+        spec.max_nodes = v.trim().parse::<u32>().map_err(|_| {
+            format!("--nodes: expected a whole number of nodes from 1 to {MAX_NODES}, got '{v}'")
+        })?;
+    }
     spec.speculation = args.flag("--speculation");
     let spec = spec.checked().map_err(|e| {
         let flag = match e {
@@ -81,6 +98,7 @@ pub fn run(args: &mut Args) -> Result<String, String> {
             | goodput_core::shootout::ShootoutError::UnknownGpu(_) => "--gpus: ",
             goodput_core::shootout::ShootoutError::NoTpDegrees
             | goodput_core::shootout::ShootoutError::BadTpDegree(_) => "--tp: ",
+            goodput_core::shootout::ShootoutError::BadNodes(_) => "--nodes: ",
             _ => "",
         };
         format!("{flag}{e}")
@@ -101,7 +119,7 @@ fn json_of(r: &ShootoutResult) -> serde_json::Value {
     let name = |row: Option<&goodput_core::shootout::ShootoutRow>| {
         row.map_or(
             serde_json::Value::Null,
-            |x| serde_json::json!({ "gpu": x.gpu, "tp": x.tp, "spec_draft_tokens": x.spec_draft_tokens }),
+            |x| serde_json::json!({ "gpu": x.gpu, "tp": x.tp, "pp": x.pp, "spec_draft_tokens": x.spec_draft_tokens }),
         )
     };
     serde_json::json!({
@@ -116,9 +134,9 @@ fn json_of(r: &ShootoutResult) -> serde_json::Value {
 fn text(r: &ShootoutResult) -> String {
     let mut s = format!("{}\n\n", r.verdict());
     s.push_str(&format!(
-        "  {:<12} {:>3} {:>5} {:>10} {:>9} {:>6} {:>12} {:>14} {:>10} {:>10}  {}\n",
+        "  {:<12} {:<20} {:>5} {:>10} {:>9} {:>6} {:>12} {:>14} {:>10} {:>10}  {}\n",
         "gpu",
-        "tp",
+        "layout",
         "draft",
         "goodput",
         "replicas",
@@ -156,9 +174,9 @@ fn text(r: &ShootoutResult) -> String {
             };
         }
         s.push_str(&format!(
-            "{mark} {:<12} {:>3} {:>5} {:>10} {:>9} {:>6} {:>12} {:>14} {:>10} {:>10}  {}\n",
+            "{mark} {:<12} {:<20} {:>5} {:>10} {:>9} {:>6} {:>12} {:>14} {:>10} {:>10}  {}\n",
             row.gpu,
-            row.tp,
+            row.layout(),
             row.spec_draft_tokens,
             if row.fits {
                 format!("{}/s", rps(row.goodput_rps))
@@ -175,7 +193,7 @@ fn text(r: &ShootoutResult) -> String {
         ));
     }
     s.push_str(
-        "\n* cheapest   > the plan's own GPU, TP degree and speculation   draft: speculative draft tokens a step (0: none)",
+        "\n* cheapest   > the plan's own GPU, layout and speculation   draft: speculative draft tokens a step (0: none)",
     );
     s
 }

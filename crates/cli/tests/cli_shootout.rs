@@ -19,18 +19,22 @@ fn quick_plan_file() -> TempFile {
 }
 
 #[test]
-fn every_row_equals_plan_on_that_gpu_and_tp() {
+fn every_row_equals_plan_on_that_gpu_and_layout() {
     let path = quick_plan_file();
     let file = path.path();
     let v = json(&goodput(&[
         "shootout", "--plan", file, "--gpus", "h200,l4", "--tp", "1,2", "--json",
     ]));
     let rows = v["rows"].as_array().expect("rows");
-    assert_eq!(rows.len(), 4);
+    // TP 1 and 2 on one node, and TP 2 × PP 2 (two nodes at most, the default).
+    assert_eq!(rows.len(), 6);
+    assert_eq!(rows.iter().filter(|r| r["pp"] == 2).count(), 2, "{v}");
     let mut compared = 0;
     for row in rows {
         let gpu = row["gpu"].as_str().expect("gpu");
         let tp = row["tp"].as_u64().expect("tp").to_string();
+        // A row without stages leaves `pp` out.
+        let pp = row["pp"].as_u64().unwrap_or(1).to_string();
         if !row["fits"].as_bool().expect("fits") {
             continue;
         }
@@ -42,11 +46,13 @@ fn every_row_equals_plan_on_that_gpu_and_tp() {
             gpu,
             "--tp",
             &tp,
+            "--pp",
+            &pp,
             "--no-sweep",
             "--json",
         ]));
         let cap = &plan["capacity"];
-        let what = format!("{gpu} TP{tp}");
+        let what = format!("{gpu} TP{tp} PP{pp}");
         assert_eq!(row["goodput_rps"], plan["goodput"]["goodput_rps"], "{what}");
         if cap.is_null() {
             // No rate meets the SLO: the row says why, in the plan's own words (its
@@ -83,7 +89,7 @@ fn every_row_equals_plan_on_that_gpu_and_tp() {
         assert_eq!(row["tpot_p99_s"], detail["tpot_p99_s"], "{what}");
         compared += 1;
     }
-    assert!(compared >= 3, "{v}");
+    assert!(compared >= 5, "{v}");
     // Ranked by cost per compliant request; `best` names the first row.
     let costs: Vec<f64> = rows
         .iter()
@@ -98,7 +104,7 @@ fn every_row_equals_plan_on_that_gpu_and_tp() {
         .starts_with("cheapest option"));
     // The text table marks the winner.
     let text = stdout(&goodput(&[
-        "shootout", "--plan", file, "--gpus", "h200", "--tp", "1",
+        "shootout", "--plan", file, "--gpus", "h200", "--tp", "1", "--nodes", "1",
     ]));
     assert!(text.contains("* h200"), "{text}");
     // Its latencies read in one unit down each column (`13.6 ms`, `1,344 ms`), from the
@@ -130,6 +136,8 @@ fn a_model_too_big_for_one_gpu_still_compares_and_says_why() {
         "h100-sxm",
         "--tp",
         "1",
+        "--nodes",
+        "1",
         "--json",
         "--num-requests",
         "300",
@@ -160,4 +168,89 @@ fn bad_lists_get_one_clear_line() {
     }
     let err = failure(&goodput(&["shootout", "--tp", "two"]), "not a number");
     assert!(err.contains("--tp: expected degrees"), "{err}");
+}
+
+#[test]
+fn a_node_count_out_of_range_is_refused_in_words() {
+    for nodes in ["0", "5", "two"] {
+        let err = failure(&goodput(&["shootout", "--nodes", nodes]), nodes);
+        assert!(err.contains("--nodes: "), "{err}");
+        assert!(err.contains("1 to 4"), "{err}");
+    }
+}
+
+#[test]
+fn a_model_too_big_for_one_node_is_ranked_on_two() {
+    // DeepSeek-V3's 671 GB of FP8 weights need more than one node of H100s: its only
+    // options there span two nodes, TP 8 × PP 2, and each row is `goodput plan` of
+    // that layout.
+    let args = [
+        "--model",
+        "deepseek-v3",
+        "--weight-dtype",
+        "fp8",
+        "--num-requests",
+        "200",
+        "--warmup-requests",
+        "20",
+        "--replications",
+        "1",
+        "--input-len-median",
+        "1000",
+        "--output-len-median",
+        "200",
+    ];
+    let mut shootout = vec!["shootout", "--gpus", "h100-sxm,h200", "--tp", "8", "--json"];
+    shootout.extend(args);
+    let v = json(&goodput(&shootout));
+    let rows = v["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 4, "{v}");
+    let h100 = |pp: u64| {
+        rows.iter()
+            .find(|r| r["gpu"] == "h100-sxm" && r["pp"].as_u64().unwrap_or(1) == pp)
+            .expect("h100 row")
+    };
+    assert_eq!(h100(1)["fits"], false);
+    assert!(
+        h100(1)["reason"]
+            .as_str()
+            .unwrap()
+            .contains("needs 9 GPUs per replica")
+            || h100(1)["reason"]
+                .as_str()
+                .unwrap()
+                .contains("needs 10 GPUs per replica"),
+        "{}",
+        h100(1)["reason"]
+    );
+    let two = h100(2);
+    assert_eq!(two["fits"], true, "{two}");
+    assert!(two["goodput_rps"].as_f64().unwrap() > 0.0, "{two}");
+    assert_eq!(two["gpus_total"].as_u64().unwrap() % 16, 0, "{two}");
+    let mut plan = vec![
+        "plan",
+        "--gpu",
+        "h100-sxm",
+        "--tp",
+        "8",
+        "--pp",
+        "2",
+        "--no-sweep",
+        "--json",
+    ];
+    plan.extend(args);
+    let p = json(&goodput(&plan));
+    assert_eq!(two["goodput_rps"], p["goodput"]["goodput_rps"]);
+    for key in [
+        "gpus_total",
+        "cost_per_month_usd",
+        "cost_per_compliant_request_usd",
+    ] {
+        assert_eq!(two[key], p["capacity"][key], "{key}");
+    }
+    // The text names the layout and its nodes.
+    let mut text = vec!["shootout", "--gpus", "h100-sxm", "--tp", "8"];
+    text.extend(args);
+    let text = stdout(&goodput(&text));
+    assert!(text.contains("TP8 × PP2 (2 nodes)"), "{text}");
 }

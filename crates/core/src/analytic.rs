@@ -389,7 +389,7 @@ fn warnings(plan: &Plan, a: &Analytics, roof: &StepModel) -> Vec<Warning> {
             format!(
                 "the weights ({:.1} GB) leave no KV-cache memory on {} at {:.0}% {}; use more GPUs per replica, a smaller dtype or a higher utilisation",
                 plan.model.weight_bytes() / 1e9,
-                crate::format::count(u64::from(plan.hardware.tp_degree.max(1)), "GPU", "GPUs"),
+                crate::format::count(u64::from(plan.hardware.gpus_per_replica()), "GPU", "GPUs"),
                 plan.hardware.mem_utilization * 100.0,
                 crate::plan::fields::field("hardware.mem_utilization").label_in_sentence()
             ),

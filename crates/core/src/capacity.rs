@@ -206,7 +206,7 @@ pub fn size_fleet(goodput_rps: f64, plan: &Plan) -> Result<CapacityPlan, Capacit
         0.0,
         744.0,
     )?;
-    let gpus_per_replica = plan.hardware.tp_degree.max(1);
+    let gpus_per_replica = plan.hardware.gpus_per_replica();
     let redundancy = plan.planning.redundancy;
 
     let planned = goodput * util;

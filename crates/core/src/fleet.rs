@@ -1,11 +1,11 @@
 //! Memory fit: do the weights fit the replica's GPUs, and how many tokens of KV cache
 //! are left once they and a runtime reserve are in place.
 //!
-//! Per GPU of a replica of `g = tp_degree` GPUs of `M` bytes each:
+//! Per GPU of a replica of `g = tp_degree × pp_degree` GPUs of `M` bytes each:
 //!
 //! ```text
 //! budget   = M × mem_utilization                 (what the engine may use)
-//! weights  = W / g                               (tensor parallelism splits them)
+//! weights  = W / g                               (tensor and pipeline parallelism split them)
 //! reserve  = RESERVE_FIXED_BYTES + RESERVE_SHARE × M
 //! kv_pool  = budget − weights − reserve          (per GPU)
 //! capacity = g × kv_pool / kappa_effective       [tokens]
@@ -27,11 +27,11 @@ pub use crate::plan::{RESERVE_FIXED_BYTES, RESERVE_SHARE};
 /// The memory fit of one replica.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct MemoryFit {
-    /// GPUs of one replica (the TP degree).
+    /// GPUs of one replica (TP × PP).
     pub gpus_per_replica: u32,
     /// Memory the engine may use on one GPU: memory × mem_utilization [bytes].
     pub budget_bytes_per_gpu: f64,
-    /// Weight bytes on one GPU: weights / TP [bytes].
+    /// Weight bytes on one GPU: weights / GPUs of the replica [bytes].
     pub weight_bytes_per_gpu: f64,
     /// Runtime reserve on one GPU: 1 GiB + 2% of its memory [bytes].
     pub reserve_bytes_per_gpu: f64,
@@ -43,7 +43,7 @@ pub struct MemoryFit {
     pub kv_capacity_tokens: f64,
     /// Whether the weights and the reserve fit in the budget.
     pub weights_fit: bool,
-    /// Smallest TP degree at which the weights and the reserve fit; `None` when the
+    /// Fewest GPUs per replica on which the weights and the reserve fit; `None` when the
     /// reserve alone exceeds one GPU's budget.
     pub gpus_needed: Option<u32>,
     /// Longest request: prompt max + output max [tokens].
@@ -56,10 +56,86 @@ pub struct MemoryFit {
     pub reason: Option<String>,
 }
 
+/// How one replica spreads over GPUs and nodes: for each node it touches, the pipeline
+/// stage of each of its GPUs (stages fill the nodes in order, `tp_degree` GPUs each).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ReplicaLayout {
+    /// Per node, the stage (0-based) of each GPU the replica uses there.
+    pub nodes: Vec<Vec<u32>>,
+    /// GPUs of one node (the plan's `gpus_per_node`).
+    pub gpus_per_node: u32,
+    /// Stage boundaries that cross nodes (on the scale-out network).
+    pub crossings: u32,
+    /// The layout in one sentence.
+    pub words: String,
+}
+
+/// The replica's layout ([`ReplicaLayout`]).
+pub fn replica_layout(plan: &Plan) -> ReplicaLayout {
+    let h = &plan.hardware;
+    let tp = h.tp_degree.max(1);
+    let pp = h.pp_degree.max(1);
+    let per_node = h.gpus_per_node.max(1);
+    let gpus = h.gpus_per_replica();
+    let mut nodes: Vec<Vec<u32>> = Vec::new();
+    for gpu in 0..gpus {
+        if gpu % per_node == 0 {
+            nodes.push(Vec::new());
+        }
+        if let Some(n) = nodes.last_mut() {
+            n.push(gpu / tp);
+        }
+    }
+    let crossings = (1..pp)
+        .filter(|&s| h.stage_boundary_crosses_nodes(s))
+        .count() as u32;
+    let count = crate::format::count;
+    let mut words = format!("{} a replica", count(u64::from(gpus), "GPU", "GPUs"));
+    if pp > 1 {
+        words.push_str(&format!(
+            ": {pp} pipeline stages of {}",
+            count(u64::from(tp), "GPU", "GPUs")
+        ));
+    } else if tp > 1 {
+        words.push_str(": one tensor-parallel group");
+    }
+    words.push_str(&format!(
+        ", on {} of {per_node}",
+        count(nodes.len() as u64, "node", "nodes")
+    ));
+    let network = if h.scaleout_bytes_per_s > 0.0 {
+        format!(
+            "the scale-out network ({} GB/s a GPU)",
+            crate::format::sig(h.scaleout_bytes_per_s / 1e9)
+        )
+    } else {
+        "the scale-out network (bandwidth unknown: latency only)".to_string()
+    };
+    if h.tp_crosses_nodes() {
+        words.push_str(&format!(
+            "; each tensor-parallel group spans nodes, so its all-reduces ride {network}"
+        ));
+    } else if crossings > 0 {
+        let b = if crossings == 1 {
+            "1 stage boundary crosses".to_string()
+        } else {
+            format!("{crossings} stage boundaries cross")
+        };
+        words.push_str(&format!("; {b} nodes, over {network}"));
+    }
+    words.push('.');
+    ReplicaLayout {
+        nodes,
+        gpus_per_node: per_node,
+        crossings,
+        words,
+    }
+}
+
 /// The memory fit of the plan's replica (see the module docs for the arithmetic).
 pub fn memory_fit(plan: &Plan) -> MemoryFit {
     let h = &plan.hardware;
-    let g = h.tp_degree.max(1);
+    let g = h.gpus_per_replica();
     let budget = h.memory_bytes * h.mem_utilization;
     let weights_total = plan.model.weight_bytes();
     let weights = weights_total / g as f64;
@@ -89,11 +165,12 @@ pub fn memory_fit(plan: &Plan) -> MemoryFit {
     let reason = if !weights_fit {
         Some(match gpus_needed {
             Some(n) => format!(
-                "the weights do not fit: {:.1} GB per GPU plus a {:.1} GB reserve exceed the {:.1} GB budget (GPU memory × {}) at TP {g}; it needs {n} GPUs per replica",
+                "the weights do not fit: {:.1} GB per GPU plus a {:.1} GB reserve exceed the {:.1} GB budget (GPU memory × {}) on {g} GPU{}; it needs {n} GPUs per replica",
                 weights / 1e9,
                 reserve / 1e9,
                 budget / 1e9,
-                crate::plan::fields::field("hardware.mem_utilization").label_in_sentence()
+                crate::plan::fields::field("hardware.mem_utilization").label_in_sentence(),
+                if g == 1 { "" } else { "s" }
             ),
             None => format!(
                 "the weights do not fit: the {:.1} GB runtime reserve alone exceeds the {:.1} GB budget of one GPU",
@@ -175,6 +252,79 @@ mod tests {
         // 4 × (72 − 35.3 − 2.673741824) GB / 327,680 bytes/token.
         let pool = 72e9 - 35.3e9 - (GIB + 1.6e9);
         assert!((f.kv_capacity_tokens - 4.0 * pool / 327_680.0).abs() < 1e-3);
+        // Two pipeline stages of two GPUs hold the same weights over the same 4 GPUs:
+        // the same pool per GPU and the same capacity.
+        plan.hardware.tp_degree = 2;
+        plan.hardware.pp_degree = 2;
+        let g = memory_fit(&plan);
+        assert_eq!(g.gpus_per_replica, 4);
+        assert_eq!(g.weight_bytes_per_gpu, f.weight_bytes_per_gpu);
+        assert_eq!(g.kv_capacity_tokens, f.kv_capacity_tokens);
+    }
+
+    #[test]
+    fn a_replica_s_layout_names_its_stages_nodes_and_network() {
+        let mut plan = Plan::default();
+        let l = replica_layout(&plan);
+        assert_eq!(l.nodes, vec![vec![0]]);
+        assert_eq!(l.words, "1 GPU a replica, on 1 node of 8.");
+        plan.hardware.tp_degree = 8;
+        plan.hardware.pp_degree = 2;
+        let l = replica_layout(&plan);
+        assert_eq!(l.nodes, vec![vec![0; 8], vec![1; 8]]);
+        assert_eq!(l.crossings, 1);
+        assert_eq!(
+            l.words,
+            "16 GPUs a replica: 2 pipeline stages of 8 GPUs, on 2 nodes of 8; 1 stage \
+             boundary crosses nodes, over the scale-out network (50 GB/s a GPU)."
+        );
+        plan.hardware.tp_degree = 2;
+        plan.hardware.pp_degree = 6;
+        let l = replica_layout(&plan);
+        assert_eq!(
+            l.nodes,
+            vec![vec![0, 0, 1, 1, 2, 2, 3, 3], vec![4, 4, 5, 5]]
+        );
+        assert_eq!(l.crossings, 1);
+        plan.hardware.tp_degree = 16;
+        plan.hardware.pp_degree = 1;
+        plan.hardware.scaleout_bytes_per_s = 0.0;
+        let l = replica_layout(&plan);
+        assert_eq!(l.nodes.len(), 2);
+        assert!(
+            l.words.ends_with(
+                "its all-reduces ride the scale-out network (bandwidth unknown: latency only)."
+            ),
+            "{}",
+            l.words
+        );
+    }
+
+    #[test]
+    fn a_model_beyond_one_node_fits_two() {
+        // DeepSeek-V3 in fp8, 671 GB, on H100s: room per GPU 72 − 2.673741824 GB, so
+        // 671 / 69.326 = 9.68 → 10 GPUs, more than a node's 8. TP 8 × PP 2 gives each
+        // of 16 GPUs 41.94 GB of weights and 27.39 GB of KV cache.
+        let mut plan = Plan::default();
+        plan.model.weight_dtype = crate::plan::Dtype::Fp8;
+        presets::model("deepseek-v3").expect("v3").apply(&mut plan);
+        plan.hardware.tp_degree = 8;
+        let f = memory_fit(&plan);
+        assert!(!f.weights_fit);
+        assert_eq!(f.gpus_needed, Some(10));
+        let why = f.reason.expect("a reason");
+        assert!(
+            why.contains("on 8 GPUs; it needs 10 GPUs per replica"),
+            "{why}"
+        );
+        plan.hardware.pp_degree = 2;
+        let f = memory_fit(&plan);
+        assert!(f.weights_fit && f.holds_max_request, "{:?}", f.reason);
+        assert_eq!(f.gpus_per_replica, 16);
+        assert!((f.weight_bytes_per_gpu - 671e9 / 16.0).abs() < 1.0);
+        let pool = 72e9 - 671e9 / 16.0 - (GIB + 1.6e9);
+        assert!((f.kv_bytes_per_gpu - pool).abs() < 1.0);
+        assert!((f.kv_capacity_tokens - 16.0 * pool / f.kv_bytes_per_token).abs() < 1e-3);
     }
 
     #[test]

@@ -274,8 +274,26 @@ pub struct HardwareSpec {
     pub mem_utilization: f64,
     /// Fixed per-step overhead: scheduling, sampling, kernel launches [s].
     pub step_overhead_s: f64,
-    /// Tensor-parallel degree: GPUs per replica.
+    /// Tensor-parallel degree: GPUs per pipeline stage (per replica without pipeline
+    /// parallelism).
     pub tp_degree: u32,
+    /// Pipeline-parallel degree: stages of `tp_degree` GPUs each, the layers split evenly
+    /// over them; a replica has `tp_degree × pp_degree` GPUs. 1 (older plans) for none.
+    #[serde(default = "one_u32", skip_serializing_if = "is_one_u32")]
+    pub pp_degree: u32,
+    /// GPUs of one node: those that share the GPU-to-GPU link (the NVLink or Infinity
+    /// Fabric domain). A replica of more GPUs spans nodes, and whatever crosses a node
+    /// boundary rides the scale-out network. 8 in older plans.
+    #[serde(default = "eight_u32", skip_serializing_if = "is_eight_u32")]
+    pub gpus_per_node: u32,
+    /// Scale-out bandwidth of one GPU in one direction (its InfiniBand or RoCE NIC): the
+    /// link of pipeline sends and all-reduces that cross nodes. 0 when unknown: such
+    /// traffic has no bandwidth term [bytes/s].
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub scaleout_bytes_per_s: f64,
+    /// Fixed latency of one send or all-reduce across nodes [s]; 0 when unknown.
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub scaleout_latency_s: f64,
     /// Extra fixed per-step communication time when `tp_degree > 1`, on top of the
     /// interconnect-derived all-reduce time [s].
     pub tp_comm_overhead_s: f64,
@@ -321,6 +339,31 @@ fn is_one(x: &f64) -> bool {
     *x == 1.0
 }
 
+fn one_u32() -> u32 {
+    1
+}
+
+fn is_one_u32(x: &u32) -> bool {
+    *x == 1
+}
+
+fn eight_u32() -> u32 {
+    DEFAULT_GPUS_PER_NODE
+}
+
+fn is_eight_u32(x: &u32) -> bool {
+    *x == DEFAULT_GPUS_PER_NODE
+}
+
+/// GPUs of one node when a plan does not say: an HGX, DGX or MI300X platform's eight.
+pub const DEFAULT_GPUS_PER_NODE: u32 = 8;
+
+/// Most pipeline stages a replica may have.
+pub const MAX_PP_DEGREE: u32 = 16;
+
+/// Most GPUs one replica may span (`tp_degree × pp_degree`).
+pub const MAX_GPUS_PER_REPLICA: u32 = 128;
+
 fn is_zero_f64(x: &f64) -> bool {
     *x == 0.0
 }
@@ -339,6 +382,32 @@ impl HardwareSpec {
     pub fn runtime_reserve_bytes(&self) -> f64 {
         RESERVE_FIXED_BYTES + RESERVE_SHARE * self.memory_bytes
     }
+
+    /// GPUs of one replica: `tp_degree × pp_degree` (each at least 1).
+    pub fn gpus_per_replica(&self) -> u32 {
+        self.tp_degree.max(1).saturating_mul(self.pp_degree.max(1))
+    }
+
+    /// Nodes one replica spans: its GPUs over the GPUs of a node, rounded up.
+    pub fn nodes_per_replica(&self) -> u32 {
+        self.gpus_per_replica().div_ceil(self.gpus_per_node.max(1))
+    }
+
+    /// Whether the boundary before pipeline stage `stage` (1 to `pp_degree − 1`) crosses
+    /// nodes: stages fill the nodes in order, `tp_degree` GPUs each, so the boundary
+    /// crosses when the last GPU of the stage before and the first of this one sit in
+    /// different nodes.
+    pub fn stage_boundary_crosses_nodes(&self, stage: u32) -> bool {
+        let g = self.gpus_per_node.max(1);
+        let first = stage.saturating_mul(self.tp_degree.max(1));
+        first > 0 && (first - 1) / g != first / g
+    }
+
+    /// Whether one tensor-parallel group spans nodes (`tp_degree > gpus_per_node`): its
+    /// all-reduces then ride the scale-out network.
+    pub fn tp_crosses_nodes(&self) -> bool {
+        self.tp_degree.max(1) > self.gpus_per_node.max(1)
+    }
 }
 
 impl Default for HardwareSpec {
@@ -352,11 +421,15 @@ impl Default for HardwareSpec {
             mem_utilization: 0.9,
             step_overhead_s: 1e-3,
             tp_degree: 1,
+            pp_degree: 1,
+            gpus_per_node: DEFAULT_GPUS_PER_NODE,
             tp_comm_overhead_s: 0.0,
             gpu_hour_usd: 2.5,
             price_offer: String::new(),
             interconnect_bytes_per_s: 450e9,
             allreduce_latency_s: 5e-6,
+            scaleout_bytes_per_s: 50e9,
+            scaleout_latency_s: 10e-6,
             seq_overhead_s: 0.0,
             prefill_overhead_s: 0.0,
             kv_read_efficiency: 1.0,
@@ -931,6 +1004,7 @@ impl Plan {
             return Err(err("note", format!("at most {MAX_NOTE_CHARS} characters")));
         }
         self.validate_fields()?;
+        self.validate_layout()?;
         self.validate_model()?;
         self.validate_traffic()?;
         self.validate_classes()?;
@@ -971,6 +1045,33 @@ impl Plan {
             Some(x) => f.check(x),
             None => Ok(()),
         })
+    }
+
+    /// How one replica spreads over GPUs: at most [`MAX_GPUS_PER_REPLICA`] of them, and
+    /// a layer or more per pipeline stage.
+    fn validate_layout(&self) -> Result<(), PlanError> {
+        let h = &self.hardware;
+        let gpus = h.tp_degree.max(1) as u64 * h.pp_degree.max(1) as u64;
+        if gpus > MAX_GPUS_PER_REPLICA as u64 {
+            return Err(err(
+                "hardware.pp_degree",
+                format!(
+                    "times the tensor-parallel degree ({}) makes {gpus} GPUs per replica, \
+                     over the {MAX_GPUS_PER_REPLICA} a replica may span",
+                    h.tp_degree
+                ),
+            ));
+        }
+        if h.pp_degree > self.model.layers.max(1) {
+            return Err(err(
+                "hardware.pp_degree",
+                format!(
+                    "is more stages than the model has layers ({}): each stage needs a layer",
+                    self.model.layers
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn validate_routing(&self) -> Result<(), PlanError> {
@@ -1491,7 +1592,7 @@ impl Plan {
             return t as f64;
         }
         let h = &self.hardware;
-        let g = h.tp_degree.max(1) as f64;
+        let g = h.gpus_per_replica() as f64;
         let room = g * (h.memory_bytes * h.mem_utilization - h.runtime_reserve_bytes());
         (room - self.model.weight_bytes()) / self.kv_bytes_per_token_effective()
     }
@@ -1501,13 +1602,13 @@ impl Plan {
             return Ok(());
         }
         let h = &self.hardware;
-        let usable = h.tp_degree.max(1) as f64
+        let usable = h.gpus_per_replica() as f64
             * (h.memory_bytes * h.mem_utilization - h.runtime_reserve_bytes());
         let model = crate::presets::model(&self.model.preset)
             .map_or_else(|| "the model".to_string(), |m| m.name.to_string());
         let gpu = crate::presets::gpu(&self.hardware.preset)
             .map_or_else(|| "the GPU".to_string(), |g| g.name.to_string());
-        let (gpus, offer, whose) = match h.tp_degree.max(1) {
+        let (gpus, offer, whose) = match h.gpus_per_replica() {
             1 => (format!("one {gpu}"), "offers", "its"),
             n => (format!("{n} × {gpu}"), "offer", "each one's"),
         };
@@ -1516,7 +1617,7 @@ impl Plan {
             format!(
                 "{model} needs {:.1} GB of weights but {gpus} {offer} {:.1} GB ({whose} memory \
                  × {} − the runtime reserve): no room for the KV cache; \
-                 add memory or GPUs (tensor parallelism), quantise the weights, or set the \
+                 add memory or GPUs (tensor or pipeline parallelism), quantise the weights, or set the \
                  {} to \"{}\" (--kv-policy none)",
                 self.model.weight_bytes() / 1e9,
                 usable / 1e9,
@@ -1532,8 +1633,8 @@ impl Plan {
 // of it, so its `apply` methods live here.
 impl crate::presets::GpuPreset {
     /// Fills `plan.hardware` (bandwidth, effective FLOP/s for the plan's weight dtype,
-    /// memory, price, preset id). Engine-side fields (utilisation, overheads, TP degree)
-    /// are left as they are.
+    /// memory, price, links and node size, preset id). Engine-side fields (utilisation,
+    /// overheads, TP and PP degrees) are left as they are.
     pub fn apply(&self, plan: &mut Plan) {
         let h = &mut plan.hardware;
         h.preset = self.id.to_string();
@@ -1546,6 +1647,9 @@ impl crate::presets::GpuPreset {
         h.price_offer = offer.map_or_else(String::new, |o| o.id.to_string());
         h.interconnect_bytes_per_s = self.interconnect_bytes_per_s;
         h.allreduce_latency_s = self.allreduce_latency_s;
+        h.gpus_per_node = self.gpus_per_node;
+        h.scaleout_bytes_per_s = self.scaleout_bytes_per_s;
+        h.scaleout_latency_s = self.scaleout_latency_s;
     }
 }
 

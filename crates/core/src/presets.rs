@@ -37,6 +37,15 @@ pub struct GpuPreset {
     /// Fixed latency of one all-reduce over that link: an assumption, 5 µs over NVLink
     /// or Infinity Fabric, 15 µs over PCIe [s].
     pub allreduce_latency_s: f64,
+    /// GPUs that share that link in one node (its NVLink or Infinity Fabric domain).
+    pub gpus_per_node: u32,
+    /// The scale-out network a GPU reaches other nodes by (e.g. "ConnectX-7 400 Gb/s").
+    pub scaleout: &'static str,
+    /// Bandwidth of that network for one GPU in one direction [bytes/s].
+    pub scaleout_bytes_per_s: f64,
+    /// Fixed latency of one send or all-reduce step across nodes: an assumption, 10 µs
+    /// over RDMA [s].
+    pub scaleout_latency_s: f64,
     /// Where the figures come from.
     pub source: &'static str,
 }
@@ -102,6 +111,10 @@ pub const GPUS: &[GpuPreset] = &[
         interconnect: "NVLink 4 (900 GB/s bidirectional)",
         interconnect_bytes_per_s: 450e9,
         allreduce_latency_s: 5e-6,
+        gpus_per_node: 8,
+        scaleout: "ConnectX-7, 400 Gb/s per GPU (DGX H100)",
+        scaleout_bytes_per_s: 50e9,
+        scaleout_latency_s: 10e-6,
         source: "NVIDIA H100 Tensor Core GPU datasheet (SXM5)",
     },
     GpuPreset {
@@ -116,6 +129,10 @@ pub const GPUS: &[GpuPreset] = &[
         interconnect: "NVLink 4 (900 GB/s bidirectional)",
         interconnect_bytes_per_s: 450e9,
         allreduce_latency_s: 5e-6,
+        gpus_per_node: 8,
+        scaleout: "ConnectX-7, 400 Gb/s per GPU (DGX H200)",
+        scaleout_bytes_per_s: 50e9,
+        scaleout_latency_s: 10e-6,
         source: "NVIDIA H200 Tensor Core GPU datasheet (SXM)",
     },
     GpuPreset {
@@ -130,6 +147,10 @@ pub const GPUS: &[GpuPreset] = &[
         interconnect: "NVLink 5 (1.8 TB/s bidirectional)",
         interconnect_bytes_per_s: 900e9,
         allreduce_latency_s: 5e-6,
+        gpus_per_node: 8,
+        scaleout: "ConnectX-7, 400 Gb/s per GPU (DGX B200)",
+        scaleout_bytes_per_s: 50e9,
+        scaleout_latency_s: 10e-6,
         source: "NVIDIA DGX B200 datasheet (per-GPU share of the 8-GPU system)",
     },
     GpuPreset {
@@ -145,6 +166,10 @@ pub const GPUS: &[GpuPreset] = &[
         interconnect: "NVLink 3 (600 GB/s bidirectional)",
         interconnect_bytes_per_s: 300e9,
         allreduce_latency_s: 5e-6,
+        gpus_per_node: 8,
+        scaleout: "ConnectX-6, 200 Gb/s per GPU (DGX A100)",
+        scaleout_bytes_per_s: 25e9,
+        scaleout_latency_s: 10e-6,
         source: "NVIDIA A100 Tensor Core GPU datasheet (80GB SXM)",
     },
     GpuPreset {
@@ -159,6 +184,10 @@ pub const GPUS: &[GpuPreset] = &[
         interconnect: "PCIe Gen4 x16 (64 GB/s bidirectional)",
         interconnect_bytes_per_s: 32e9,
         allreduce_latency_s: 15e-6,
+        gpus_per_node: 8,
+        scaleout: "200 Gb/s Ethernet per GPU (an assumption for PCIe servers)",
+        scaleout_bytes_per_s: 25e9,
+        scaleout_latency_s: 10e-6,
         source: "NVIDIA L40S GPU datasheet",
     },
     GpuPreset {
@@ -173,6 +202,10 @@ pub const GPUS: &[GpuPreset] = &[
         interconnect: "Infinity Fabric (7 links, 896 GB/s aggregate bidirectional)",
         interconnect_bytes_per_s: 448e9,
         allreduce_latency_s: 5e-6,
+        gpus_per_node: 8,
+        scaleout: "400 Gb/s per GPU (InfiniBand or RoCE, as cloud MI300X nodes have)",
+        scaleout_bytes_per_s: 50e9,
+        scaleout_latency_s: 10e-6,
         source: "AMD Instinct MI300X accelerator datasheet",
     },
     GpuPreset {
@@ -187,6 +220,10 @@ pub const GPUS: &[GpuPreset] = &[
         interconnect: "NVLink 4 (900 GB/s bidirectional)",
         interconnect_bytes_per_s: 450e9,
         allreduce_latency_s: 5e-6,
+        gpus_per_node: 8,
+        scaleout: "400 Gb/s per GPU (an assumption, as HGX H100 nodes have)",
+        scaleout_bytes_per_s: 50e9,
+        scaleout_latency_s: 10e-6,
         source: "NVIDIA H20 product brief (HGX H20: 96 GB HBM3, 4.0 TB/s, BF16 148 / FP8 296 TFLOP/s dense)",
     },
     GpuPreset {
@@ -202,6 +239,10 @@ pub const GPUS: &[GpuPreset] = &[
         interconnect: "PCIe Gen4 x16 (64 GB/s bidirectional)",
         interconnect_bytes_per_s: 32e9,
         allreduce_latency_s: 15e-6,
+        gpus_per_node: 8,
+        scaleout: "100 Gb/s Ethernet per GPU (an assumption for PCIe servers)",
+        scaleout_bytes_per_s: 12.5e9,
+        scaleout_latency_s: 10e-6,
         source: "NVIDIA L4 Tensor Core GPU datasheet (sparse figures halved)",
     },
     GpuPreset {
@@ -216,6 +257,10 @@ pub const GPUS: &[GpuPreset] = &[
         interconnect: "Infinity Fabric (7 links, 896 GB/s aggregate bidirectional)",
         interconnect_bytes_per_s: 448e9,
         allreduce_latency_s: 5e-6,
+        gpus_per_node: 8,
+        scaleout: "400 Gb/s per GPU (InfiniBand or RoCE, as cloud MI300X nodes have)",
+        scaleout_bytes_per_s: 50e9,
+        scaleout_latency_s: 10e-6,
         source: "AMD Instinct MI325X accelerator datasheet",
     },
     GpuPreset {
@@ -232,6 +277,10 @@ pub const GPUS: &[GpuPreset] = &[
         interconnect: "NVLink 5 (1.8 TB/s bidirectional)",
         interconnect_bytes_per_s: 900e9,
         allreduce_latency_s: 5e-6,
+        gpus_per_node: 72,
+        scaleout: "ConnectX-7, 400 Gb/s per GPU (beyond the 72-GPU NVLink rack)",
+        scaleout_bytes_per_s: 50e9,
+        scaleout_latency_s: 10e-6,
         source: "NVIDIA GB200 NVL72 datasheet, per-GPU share of the 72-GPU rack (sparse figures halved)",
     },
 ];

@@ -560,6 +560,23 @@ pub fn assumptions(plan: &Plan) -> Vec<Assumption> {
     {
         a.value = crate::plan::price::source_words(plan);
     }
+    // Pipeline stages, when there are any: how a replica spreads over GPUs and nodes.
+    let h = &plan.hardware;
+    if h.pp_degree > 1 {
+        let f = fields::field("hardware.pp_degree");
+        let nodes = h.nodes_per_replica();
+        rows.push(Assumption {
+            path: f.path,
+            label: f.label,
+            value: format!(
+                "{} stages of {}, {} a replica over {}",
+                h.pp_degree,
+                crate::format::count(u64::from(h.tp_degree.max(1)), "GPU", "GPUs"),
+                crate::format::count(u64::from(h.gpus_per_replica()), "GPU", "GPUs"),
+                crate::format::count(u64::from(nodes), "node", "nodes"),
+            ),
+        });
+    }
     let m = &plan.model;
     if m.is_moe() && m.expert_routing_skew != 1.0 {
         let f = fields::field("model.expert_routing_skew");

@@ -17,7 +17,21 @@
 //! overlapped with the matmuls, so the time adds to the step outside the roofline's `max`.
 //! `c_fixed` is the plan's extra fixed `tp_comm_overhead_s`. A plan without an
 //! interconnect bandwidth or a hidden size (older plans and links) has no bandwidth term;
-//! without a latency, no latency term.
+//! without a latency, no latency term. A group of more GPUs than a node holds rides the
+//! scale-out network (`B` and `alpha` of the slowest hop).
+//!
+//! **Pipeline parallelism.** With `p > 1` stages of `g` GPUs, a step is a round in which
+//! every scheduled sequence advances once. The round's `m = min(p, sequences)`
+//! micro-batches each pass the `p` stages; the round takes one micro-batch's trip:
+//!
+//! ```text
+//! t_round = t_step(n_tok / m, C / m, attention / m) + sends(n_tok / m)
+//! sends(n) = Σ_b ( alpha_b + n * d * 2 bytes / B_b )      over the p − 1 boundaries
+//! ```
+//!
+//! Each stage reads its share of the weights once per micro-batch, so a round reads the
+//! whole weights at `g × beta`: pipeline stages add memory and compute for the batch,
+//! not bandwidth for the weights. One sequence gains nothing from the stages (`m` = 1).
 
 use crate::plan::Plan;
 pub use goodput_engine::step::StepModel;
@@ -34,15 +48,47 @@ pub fn tp_allreduce_terms(plan: &Plan) -> (f64, f64) {
     if g == 1 {
         return (0.0, 0.0);
     }
+    let (bandwidth, alpha) = tp_link(plan);
     let allreduces = 2.0 * m.layers as f64;
-    let latency = allreduces * h.allreduce_latency_s;
-    let per_token = if h.interconnect_bytes_per_s > 0.0 {
+    let latency = allreduces * alpha;
+    let per_token = if bandwidth > 0.0 {
         let ring = 2.0 * (g - 1) as f64 / g as f64;
-        allreduces * ring * m.hidden_size as f64 * ACTIVATION_BYTES / h.interconnect_bytes_per_s
+        allreduces * ring * m.hidden_size as f64 * ACTIVATION_BYTES / bandwidth
     } else {
         0.0
     };
     (latency, per_token)
+}
+
+/// The link a tensor-parallel group's all-reduces ride, `(bandwidth, latency)`: the
+/// GPU-to-GPU link inside a node; the scale-out network, the ring's slowest hop, when
+/// the group spans nodes and the plan knows that network.
+fn tp_link(plan: &Plan) -> (f64, f64) {
+    let h = &plan.hardware;
+    if h.tp_crosses_nodes() && h.scaleout_bytes_per_s > 0.0 {
+        (h.scaleout_bytes_per_s, h.scaleout_latency_s)
+    } else {
+        (h.interconnect_bytes_per_s, h.allreduce_latency_s)
+    }
+}
+
+/// The pipeline sends of a plan's replica: `(Σ alpha_b, Σ d × ACTIVATION_BYTES / B_b)`
+/// over the `p − 1` stage boundaries `b`, in seconds and seconds per token of a
+/// micro-batch. A boundary inside a node uses the GPU-to-GPU link (its all-reduce
+/// latency standing for one send's); one that crosses nodes uses the scale-out network.
+/// Both 0 at PP 1.
+pub fn pp_send_terms(plan: &Plan) -> (f64, f64) {
+    let h = &plan.hardware;
+    let bytes = plan.model.hidden_size as f64 * ACTIVATION_BYTES;
+    (1..h.pp_degree.max(1)).fold((0.0, 0.0), |(lat, per_tok), stage| {
+        let (bw, alpha) = if h.stage_boundary_crosses_nodes(stage) {
+            (h.scaleout_bytes_per_s, h.scaleout_latency_s)
+        } else {
+            (h.interconnect_bytes_per_s, h.allreduce_latency_s)
+        };
+        let t = if bw > 0.0 { bytes / bw } else { 0.0 };
+        (lat + alpha, per_tok + t)
+    })
 }
 
 /// The step model of a plan: `StepModel::from_plan(&plan)` with this trait in scope.
@@ -88,6 +134,9 @@ impl StepModelOf for StepModel {
             expert_weight_bytes: m.expert_weight_bytes(),
             expert_miss_per_token: m.expert_miss_per_token(),
             expert_routing_skew: m.expert_routing_skew,
+            pp_degree: h.pp_degree.max(1),
+            pp_send_latency_s: pp_send_terms(plan).0,
+            pp_send_s_per_token: pp_send_terms(plan).1,
         }
     }
 }
@@ -263,7 +312,7 @@ mod tests {
         let cfg = SimConfig::from_plan(&plan, 1.0).expect("config");
         let timer = goodput_engine::engine::StepTimer::new(&cfg);
         for n in [1u64, 16, 256] {
-            assert_eq!(timer.weights(n), s.weights_read(n as f64), "{n} tokens");
+            assert_eq!(timer.weights(n, n), s.weights_read(n as f64), "{n} tokens");
         }
         // Uniform routing is the single chance, bit for bit as before.
         plan.model.expert_routing_skew = 1.0;
@@ -319,6 +368,112 @@ mod tests {
         plan.model.weight_dtype = crate::plan::Dtype::Bf16;
         let b = StepModel::from_plan(&plan);
         assert!(close(b.weights_read(16.0), 2.0 * 277_536_355_095.41, 1e-12));
+    }
+
+    // docs/models.md, "Pipeline parallelism".
+
+    #[test]
+    fn pipeline_rounds_by_hand() {
+        // The article's plan (8B bf16 on an H100: W = 16e9 bytes, kappa = 131,072 bytes,
+        // 3.35 TB/s, 593 TFLOP/s, c0 = 1 ms, d = 4,096) in two stages of one GPU each:
+        // both on one node, the one boundary on NVLink (450 GB/s, 5 µs).
+        let mut plan = Plan::default();
+        plan.hardware.pp_degree = 2;
+        assert_eq!(plan.hardware.gpus_per_replica(), 2);
+        assert_eq!(plan.hardware.nodes_per_replica(), 1);
+        assert_eq!(pp_send_terms(&plan), (5e-6, 4096.0 * 2.0 / 450e9));
+        let s = StepModel::from_plan(&plan);
+        let one = StepModel::from_plan(&Plan::default());
+        // One decoder with 1,000 tokens of context: no second micro-batch, so the round
+        // is one stage-group's step, 1 ms + (16e9 + 131,072,000) / 3.35e12 = 5.815 ms,
+        // plus one send, 5 µs + 8,192 bytes / 450 GB/s = 5.018 µs.
+        let lone = s.step_time_full_s(1.0, 1000.0, 1.0, false, 0.0);
+        assert!(
+            close(lone, 5.815_245_373_1e-3 + 5.018_204_4e-6, 1e-9),
+            "{lone}"
+        );
+        assert!(close(
+            lone - one.step_time_full_s(1.0, 1000.0, 1.0, false, 0.0),
+            5.018_204_4e-6,
+            1e-6
+        ));
+        // 110 decoders holding 103,400 tokens: two micro-batches of 55 sequences and
+        // 51,700 tokens each. One's trip: 1 ms + (16e9 + 6,776,422,400) / 3.35e12
+        // = 7.799 ms, plus 5 µs + 55 × 18.2 ns = 6.001 µs: 7.805 ms, against 9.822 ms
+        // for the same batch on one GPU.
+        let round = s.step_time_full_s(110.0, 103_400.0, 110.0, false, 0.0);
+        assert!(
+            close(round, 7.798_932_059_7e-3 + 6.001_244_4e-6, 1e-9),
+            "{round}"
+        );
+        assert!(close(
+            one.step_time_full_s(110.0, 103_400.0, 110.0, false, 0.0),
+            9.821_744_716_4e-3,
+            1e-9
+        ));
+        // A prefill chunk of 2,048 tokens for one sequence: no split, compute-bound on
+        // one GPU, 2 × 8e9 × 2,048 / 593e12 = 55.26 ms, as without stages, plus the send
+        // of 2,048 activations, 5 µs + 37.28 µs.
+        let chunk = s.step_time_full_s(2048.0, 0.0, 1.0, true, 0.0);
+        assert!(close(
+            chunk,
+            1e-3 + 2.0 * 8e9 * 2048.0 / 593e12 + 5e-6 + 2048.0 * 8192.0 / 450e9,
+            1e-12
+        ));
+        // The engine's timer prices every round as the step model does.
+        use crate::sim::{SimConfig, SimConfigOf};
+        let cfg = SimConfig::from_plan(&plan, 1.0).expect("config");
+        let timer = goodput_engine::engine::StepTimer::new(&cfg);
+        for (n, ctx, seqs, prefill) in [
+            (1u64, 1000.0, 1u64, false),
+            (110, 103_400.0, 110, false),
+            (2048, 0.0, 1, true),
+            (300, 5_000.0, 3, true),
+        ] {
+            let want = s.step_time_full_s(n as f64, ctx, seqs as f64, prefill, 0.0);
+            let got = timer.time(n, ctx, seqs, prefill, 0.0);
+            assert!(
+                close(got, want, 1e-12),
+                "{n} tokens, {seqs} seqs: {got} vs {want}"
+            );
+        }
+    }
+
+    #[test]
+    fn sends_and_all_reduces_that_cross_nodes_ride_the_scale_out_network() {
+        // TP 8 × PP 2 on 8-GPU nodes: the one boundary crosses, 10 µs and 8,192 bytes a
+        // token at 50 GB/s.
+        let mut plan = Plan::default();
+        plan.hardware.tp_degree = 8;
+        plan.hardware.pp_degree = 2;
+        assert_eq!(plan.hardware.nodes_per_replica(), 2);
+        assert!(plan.hardware.stage_boundary_crosses_nodes(1));
+        assert_eq!(pp_send_terms(&plan), (10e-6, 8192.0 / 50e9));
+        // TP 2 × PP 8: stages 4 and 8 start a node; boundary 4 crosses, the others do not.
+        plan.hardware.tp_degree = 2;
+        plan.hardware.pp_degree = 8;
+        let crossing: Vec<u32> = (1..8)
+            .filter(|&b| plan.hardware.stage_boundary_crosses_nodes(b))
+            .collect();
+        assert_eq!(crossing, vec![4]);
+        let (lat, per_tok) = pp_send_terms(&plan);
+        assert!(close(lat, 6.0 * 5e-6 + 10e-6, 1e-12));
+        assert!(close(per_tok, 6.0 * 8192.0 / 450e9 + 8192.0 / 50e9, 1e-12));
+        // A tensor-parallel group wider than a node: its all-reduces ride the network,
+        // 2L × 10 µs and 2L × 2(g−1)/g × 8,192 bytes / 50 GB/s a token.
+        plan.hardware.tp_degree = 16;
+        plan.hardware.pp_degree = 1;
+        let (lat, per_tok) = tp_allreduce_terms(&plan);
+        assert!(close(lat, 64.0 * 10e-6, 1e-12));
+        assert!(close(
+            per_tok,
+            64.0 * 2.0 * 15.0 / 16.0 * 8192.0 / 50e9,
+            1e-12
+        ));
+        // Without a known network (older plans), the GPU-to-GPU link stands in.
+        plan.hardware.scaleout_bytes_per_s = 0.0;
+        let (lat, _) = tp_allreduce_terms(&plan);
+        assert!(close(lat, 64.0 * 5e-6, 1e-12));
     }
 
     // docs/models.md, "Per-sequence time", "Prefill-step overhead", "KV-read efficiency".

@@ -363,7 +363,7 @@ fn lone_request_misses(plan: &Plan, step: &StepModel, lengths: &MeanLengths) -> 
         return None;
     }
     let ms = |s: f64| sig((s * 1e4).round() / 10.0);
-    let gpus = count(u64::from(plan.hardware.tp_degree.max(1)), "GPU", "GPUs");
+    let gpus = count(u64::from(plan.hardware.gpus_per_replica()), "GPU", "GPUs");
     // An objective far below any step is most likely typed in the wrong unit.
     let unit = |objective: f64| {
         if objective < 0.01 {

@@ -1,9 +1,11 @@
-//! The GPU × TP shootout: the same plan on every GPU preset and tensor-parallel degree
-//! asked for, each option sized by its own goodput search, ranked by the monthly cost of
-//! the fleet that meets the SLO at the peak (cost per compliant request breaks ties).
+//! The GPU × layout shootout: the same plan on every GPU preset and layout asked for
+//! (tensor-parallel degrees on one node, and pipeline stages across nodes), each option
+//! sized by its own goodput search, ranked by the monthly cost of the fleet that meets
+//! the SLO at the peak (cost per compliant request breaks ties).
 //!
 //! An option is the base plan with a GPU preset applied ([`crate::presets::GpuPreset::apply`])
-//! and `hardware.tp_degree` set: exactly what `goodput plan --gpu G --tp N` runs. Its row
+//! and `hardware.tp_degree` and `hardware.pp_degree` set: exactly what
+//! `goodput plan --gpu G --tp N --pp P` runs. Its row
 //! is read from the [`PlanReport`] of that plan, built the way
 //! [`crate::report::evaluate_plan_with`] builds it without the knob sweep (the goodput
 //! search, then one simulation at the planned rate), so the two agree to the last digit.
@@ -18,7 +20,7 @@
 use crate::fleet::memory_fit;
 pub use crate::plan::comparison::{
     speculation_of, ConstantsSource, ShootoutRecord, ShootoutResult, ShootoutRow, ShootoutSpec,
-    DEFAULT_GPUS, MAX_OPTIONS, TP_DEGREES,
+    DEFAULT_GPUS, DEFAULT_NODES, MAX_NODES, MAX_OPTIONS, TP_DEGREES,
 };
 use crate::plan::Plan;
 use crate::presets;
@@ -38,6 +40,8 @@ pub enum ShootoutError {
     BadTpDegree(u32),
     /// More than [`MAX_OPTIONS`] options.
     TooManyOptions(usize),
+    /// A node count outside 1 to [`MAX_NODES`].
+    BadNodes(u32),
     /// With and without speculation asked for, but the plan does not draft and no
     /// calibration measured a draft.
     NoSpeculation,
@@ -69,7 +73,11 @@ impl std::fmt::Display for ShootoutError {
             ),
             ShootoutError::TooManyOptions(n) => write!(
                 f,
-                "{n} options (GPUs × TP degrees, twice with and without speculation) is more than the {MAX_OPTIONS} one comparison runs; list fewer GPUs or degrees"
+                "{n} options (GPUs × layouts, twice with and without speculation) is more than the {MAX_OPTIONS} one comparison runs; list fewer GPUs, degrees or nodes"
+            ),
+            ShootoutError::BadNodes(n) => write!(
+                f,
+                "{n} nodes per replica: compare replicas of 1 to {MAX_NODES} nodes"
             ),
             ShootoutError::NoSpeculation => write!(
                 f,
@@ -88,15 +96,15 @@ impl From<SearchError> for ShootoutError {
     }
 }
 
-/// Options a comparison runs: every GPU × TP degree, twice with and without speculation.
-fn option_count(gpus: usize, tp_degrees: usize, speculation: bool) -> usize {
-    gpus * tp_degrees * if speculation { 2 } else { 1 }
+/// Options a comparison runs: every GPU × layout, twice with and without speculation.
+fn option_count(gpus: usize, layouts: usize, speculation: bool) -> usize {
+    gpus * layouts * if speculation { 2 } else { 1 }
 }
 
 impl ShootoutSpec {
     /// Options this comparison runs (before its lists are checked).
     pub fn option_count(&self) -> usize {
-        option_count(self.gpus.len(), self.tp_degrees.len(), self.speculation)
+        option_count(self.gpus.len(), self.layouts().len(), self.speculation)
     }
 
     /// Checks the lists: known GPUs, degrees from [`TP_DEGREES`], not too many options.
@@ -127,15 +135,20 @@ impl ShootoutSpec {
         if tps.is_empty() {
             return Err(ShootoutError::NoTpDegrees);
         }
-        let n = option_count(gpus.len(), tps.len(), self.speculation);
-        if n > MAX_OPTIONS {
-            return Err(ShootoutError::TooManyOptions(n));
+        if self.max_nodes == 0 || self.max_nodes > MAX_NODES {
+            return Err(ShootoutError::BadNodes(self.max_nodes));
         }
-        Ok(ShootoutSpec {
+        let spec = ShootoutSpec {
             gpus,
             tp_degrees: tps,
             speculation: self.speculation,
-        })
+            max_nodes: self.max_nodes,
+        };
+        let n = spec.option_count();
+        if n > MAX_OPTIONS {
+            return Err(ShootoutError::TooManyOptions(n));
+        }
+        Ok(spec)
     }
 }
 
@@ -161,13 +174,14 @@ fn speculation_variants(
     Ok(vec![own, other])
 }
 
-/// The plan of one option: `base` with the GPU preset `gpu` applied and TP degree `tp`.
-/// `None` for an unknown GPU id.
-pub fn option_plan(base: &Plan, gpu: &str, tp: u32) -> Option<Plan> {
+/// The plan of one option: `base` with the GPU preset `gpu` applied, TP degree `tp` and
+/// `pp` pipeline stages. `None` for an unknown GPU id.
+pub fn option_plan(base: &Plan, gpu: &str, tp: u32, pp: u32) -> Option<Plan> {
     let preset = presets::gpu(gpu)?;
     let mut plan = base.clone();
     preset.apply(&mut plan);
     plan.hardware.tp_degree = tp;
+    plan.hardware.pp_degree = pp;
     Some(plan)
 }
 
@@ -185,6 +199,7 @@ impl ShootoutRow {
         let cap = report.capacity.as_ref();
         let pl = report.planned_load.as_ref();
         let tp = plan.hardware.tp_degree;
+        let gpus = plan.hardware.gpus_per_replica();
         // No rate meets the SLO: the search's own reason says why (one request alone
         // misses TPOT, or single requests miss it), which the fleet's error cannot.
         let no_rate = report
@@ -202,6 +217,7 @@ impl ShootoutRow {
             gpu: gpu.to_string(),
             gpu_name: presets::gpu(gpu).map_or_else(|| gpu.to_string(), |g| g.name.to_string()),
             tp,
+            pp: plan.hardware.pp_degree.max(1),
             fits,
             reason,
             goodput_rps: report.goodput.goodput_rps,
@@ -212,8 +228,7 @@ impl ShootoutRow {
             cost_per_compliant_request_usd: cap.map(|c| c.cost_per_compliant_request_usd),
             ttft_p99_s: pl.map(|p| p.detail.ttft_p99_s),
             tpot_p99_s: pl.map(|p| p.detail.tpot_p99_s),
-            output_tokens_per_s_per_gpu: pl
-                .map(|p| p.detail.output_tokens_per_s / tp.max(1) as f64),
+            output_tokens_per_s_per_gpu: pl.map(|p| p.detail.output_tokens_per_s / gpus as f64),
             kv_capacity_tokens: m.kv_capacity_tokens,
             gpus_needed: m.gpus_needed,
             chosen,
@@ -231,6 +246,7 @@ impl ShootoutRow {
             gpu: gpu.to_string(),
             gpu_name: presets::gpu(gpu).map_or_else(|| gpu.to_string(), |g| g.name.to_string()),
             tp: plan.hardware.tp_degree,
+            pp: plan.hardware.pp_degree.max(1),
             fits: m.weights_fit && m.holds_max_request,
             reason: why.or(m.reason),
             goodput_rps: 0.0,
@@ -378,7 +394,8 @@ impl Shootout {
         let spec = spec.checked()?;
         let variants = speculation_variants(base, &spec)?;
         // Every option's search at its worst, together: the same bound as one search.
-        let options = (spec.gpus.len() * spec.tp_degrees.len() * variants.len()) as u64;
+        let layouts = spec.layouts();
+        let options = (spec.gpus.len() * layouts.len() * variants.len()) as u64;
         crate::search::check_work(
             "shootout",
             false,
@@ -389,16 +406,17 @@ impl Shootout {
         let mut options = Vec::new();
         let own = speculation_of(base);
         for gpu in &spec.gpus {
-            for (&tp, &(k, a)) in spec
-                .tp_degrees
+            for (&(tp, pp), &(k, a)) in layouts
                 .iter()
-                .flat_map(|tp| variants.iter().map(move |v| (tp, v)))
+                .flat_map(|l| variants.iter().map(move |v| (l, v)))
             {
-                let mut plan = option_plan(base, gpu, tp)
+                let mut plan = option_plan(base, gpu, tp, pp)
                     .ok_or_else(|| ShootoutError::UnknownGpu(gpu.clone()))?;
                 plan.engine.set_speculation((k, a));
-                let chosen =
-                    base.hardware.preset == *gpu && base.hardware.tp_degree == tp && (k, a) == own;
+                let chosen = base.hardware.preset == *gpu
+                    && base.hardware.tp_degree == tp
+                    && base.hardware.pp_degree.max(1) == pp
+                    && (k, a) == own;
                 let m = memory_fit(&plan);
                 let stage = if !(m.weights_fit && m.holds_max_request) {
                     Stage::Done(Box::new(ShootoutRow::not_run(gpu, &plan, None, chosen)))
@@ -428,11 +446,14 @@ impl Shootout {
         Ok(s)
     }
 
-    /// Every option as `(GPU id, TP degree)`, in the order asked for.
-    pub fn options(&self) -> Vec<(String, u32)> {
+    /// Every option as `(GPU id, TP degree, pipeline stages)`, in the order asked for.
+    pub fn options(&self) -> Vec<(String, u32, u32)> {
         self.options
             .iter()
-            .map(|o| (o.gpu.clone(), o.plan.hardware.tp_degree))
+            .map(|o| {
+                let h = &o.plan.hardware;
+                (o.gpu.clone(), h.tp_degree, h.pp_degree.max(1))
+            })
             .collect()
     }
 
@@ -584,11 +605,13 @@ pub fn comparison_words(plan: &Plan) -> Option<String> {
     // The plan's own GPU and TP may be left out of the comparison: say so, or a reader
     // takes the winner for cheaper than the plan.
     let h = &plan.hardware;
-    let compared = rec.spec.gpus.contains(&h.preset) && rec.spec.tp_degrees.contains(&h.tp_degree);
+    let pp = h.pp_degree.max(1);
+    let compared =
+        rec.spec.gpus.contains(&h.preset) && rec.spec.layouts().contains(&(h.tp_degree, pp));
     let option = format!(
-        "{} × TP{}",
+        "{} × {}",
         crate::presets::gpu_name(&h.preset),
-        h.tp_degree
+        crate::plan::comparison::layout_words(h.tp_degree, pp, &h.preset)
     );
     let own = match r.chosen {
         Some(_) => String::new(),
@@ -605,10 +628,10 @@ pub fn comparison_words(plan: &Plan) -> Option<String> {
     ))
 }
 
-/// `1 GPU and TP option`, `24 GPU and TP options`.
+/// `1 GPU and layout option`, `30 GPU and layout options`.
 pub fn options_words(n: usize) -> String {
     let s = if n == 1 { "" } else { "s" };
-    format!("{n} GPU and TP option{s}")
+    format!("{n} GPU and layout option{s}")
 }
 
 /// Runs a shootout in-process on `threads` OS threads; `progress` returning `false`

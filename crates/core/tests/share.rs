@@ -107,7 +107,7 @@ fn typical_links_are_short() {
         );
     }
     // The default plan's payload is documented in docs/share-links.md; keep it tiny.
-    assert!(share::encode(&Plan::default()).len() <= 64);
+    assert!(share::encode(&Plan::default()).len() <= 72);
 }
 
 #[test]
@@ -704,6 +704,7 @@ fn compared(plan: &mut Plan) {
                 gpu: gpu.clone(),
                 gpu_name: goodput_core::presets::gpu_name(gpu).to_string(),
                 tp,
+                pp: 1,
                 fits,
                 reason: (!fits).then(|| {
                     format!(
@@ -816,4 +817,39 @@ fn a_fully_used_plan_travels_in_2000_characters() {
         goodput_core::shootout::comparison_words(&shared),
         goodput_core::shootout::comparison_words(&plan)
     );
+}
+
+#[test]
+fn links_made_before_pipeline_stages_open_on_one_node_and_stages_travel() {
+    // Every older link decodes to one stage on 8-GPU nodes, without a known network:
+    // the step model it had.
+    for case in read_corpus(include_str!("share_corpus/v1.txt")) {
+        let shared = share::decode(&case.link).unwrap_or_else(|e| panic!("{}: {e}", case.title));
+        let h = &shared.plan.hardware;
+        assert_eq!((h.pp_degree, h.gpus_per_node), (1, 8), "{}", case.title);
+        assert_eq!(h.scaleout_bytes_per_s, 0.0, "{}", case.title);
+        let s = goodput_core::roofline::StepModel::from_plan(&shared.plan);
+        assert_eq!(
+            (s.pp_degree, s.pp_send_latency_s),
+            (1, 0.0),
+            "{}",
+            case.title
+        );
+    }
+    // A plan without stages writes neither the degree nor the node size.
+    let json = serde_json::to_string(&Plan::default()).expect("encode");
+    assert!(
+        !json.contains("pp_degree") && !json.contains("gpus_per_node"),
+        "{json}"
+    );
+    let mut plan = Plan::default();
+    goodput_core::presets::gpu("gb200")
+        .expect("gb200")
+        .apply(&mut plan);
+    plan.hardware.tp_degree = 4;
+    plan.hardware.pp_degree = 3;
+    let shared = share::decode(&share::share_url(BASE, &plan, false)).expect("decodes");
+    assert_eq!(shared.plan, plan);
+    assert_eq!(shared.plan.hardware.gpus_per_node, 72);
+    assert_eq!(shared.plan.hardware.gpus_per_replica(), 12);
 }

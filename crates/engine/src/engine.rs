@@ -1160,7 +1160,7 @@ impl<'a, const FULL: bool, const ROUTED: bool> Engine<'a, FULL, ROUTED> {
         let attn = self.attn && st.chunk > 0;
         let chunk = st.chunk as f64;
         let mut done = st.done;
-        let weights = timer.weights(st.n_tok);
+        let weights = timer.weights(st.n_tok, st.n_seqs);
         let mask = self.mask;
         // Under priority scheduling the waiting requests not in the arrival range.
         let preempted = self.preempted.len() + self.by_priority.len();
@@ -1475,6 +1475,8 @@ pub struct StepTimer {
     s_per_tok: f64,
     comm_per_tok: f64,
     inv_flops: f64,
+    /// The step model, for its micro-batches under pipeline parallelism.
+    pp: Option<crate::step::StepModel>,
 }
 
 impl StepTimer {
@@ -1495,18 +1497,25 @@ impl StepTimer {
             s_per_tok: 2.0 * sm.params / (gpus * sm.compute_flops_per_s),
             comm_per_tok: sm.tp_comm_s_per_token,
             inv_flops: 1.0 / (gpus * sm.compute_flops_per_s),
+            pp: (sm.pp_degree > 1).then_some(*sm),
         }
     }
 
-    /// Weight bytes a step of `n_tok` tokens reads (every routed expert some token picks).
+    /// Weight bytes a step of `n_tok` tokens over `n_seqs` sequences reads (every routed
+    /// expert some token picks; under pipeline parallelism, of one micro-batch's tokens).
     #[inline(always)]
-    pub fn weights(&self, n_tok: u64) -> f64 {
+    pub fn weights(&self, n_tok: u64, n_seqs: u64) -> f64 {
+        let n = n_tok as i64 as f64;
+        let n = match &self.pp {
+            None => n,
+            Some(sm) => n / sm.micro_batches(n_seqs as i64 as f64),
+        };
         crate::step::weights_read_of(
             self.w_bytes,
             self.expert_bytes,
             self.expert_miss,
             self.expert_misses,
-            n_tok as i64 as f64,
+            n,
         )
     }
 
@@ -1515,7 +1524,14 @@ impl StepTimer {
     /// `attn_flops` of prefill attention.
     #[inline(always)]
     pub fn time(&self, n_tok: u64, ctx: f64, n_seqs: u64, prefill: bool, attn_flops: f64) -> f64 {
-        self.time_with(self.weights(n_tok), n_tok, ctx, n_seqs, prefill, attn_flops)
+        self.time_with(
+            self.weights(n_tok, n_seqs),
+            n_tok,
+            ctx,
+            n_seqs,
+            prefill,
+            attn_flops,
+        )
     }
 
     /// [`StepTimer::time`] with the weight bytes `w` of [`StepTimer::weights`] given.
@@ -1530,6 +1546,18 @@ impl StepTimer {
         attn_flops: f64,
     ) -> f64 {
         let n = n_tok as i64 as f64;
+        if let Some(sm) = &self.pp {
+            // One micro-batch's trip through the stages ([`StepModel::step_time_full_s`]).
+            let m = sm.micro_batches(n_seqs as i64 as f64);
+            return self.round(w, n / m, ctx / m, n_seqs, prefill, attn_flops / m)
+                + sm.pp_send_time_s(n / m);
+        }
+        self.round(w, n, ctx, n_seqs, prefill, attn_flops)
+    }
+
+    /// The step time without pipeline stages, `n` tokens as a real number.
+    #[inline(always)]
+    fn round(&self, w: f64, n: f64, ctx: f64, n_seqs: u64, prefill: bool, attn_flops: f64) -> f64 {
         let mem = (w + self.kappa * ctx) * self.inv_bw;
         let comp = n * self.s_per_tok;
         let roof = if mem >= comp { mem } else { comp };

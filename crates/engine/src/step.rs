@@ -56,6 +56,15 @@ pub struct StepModel {
     /// How much more often a token picks an expert of the popular half than one of the
     /// other half; 1 for uniform routing ([`StepModel::expert_misses`]) [ratio ≥ 1].
     pub expert_routing_skew: f64,
+    /// Pipeline-parallel degree p: stages of `tp_degree` GPUs, each holding `1/p` of the
+    /// layers; 1 for none ([`StepModel::micro_batches`]).
+    pub pp_degree: u32,
+    /// Latency of the activation sends between stages, over the `p − 1` stage boundaries
+    /// together; 0 at PP 1 [s].
+    pub pp_send_latency_s: f64,
+    /// Bandwidth time of those sends per token of a micro-batch, `d × 2 bytes / B` summed
+    /// over the boundaries, each on its own link; 0 at PP 1 [s/token].
+    pub pp_send_s_per_token: f64,
 }
 
 /// Weight bytes a step of `n_tok` tokens reads, of `w` bytes of which `x` are routed
@@ -127,7 +136,31 @@ impl StepModel {
             expert_weight_bytes: 0.0,
             expert_miss_per_token: 1.0,
             expert_routing_skew: 1.0,
+            pp_degree: 1,
+            pp_send_latency_s: 0.0,
+            pp_send_s_per_token: 0.0,
         }
+    }
+
+    /// Micro-batches a step of `n_seqs` sequences splits into under pipeline parallelism:
+    /// `m = min(p, n_seqs)`, at least 1. Each micro-batch passes the `p` stages in turn
+    /// while the others occupy the other stages; a sequence sits in one micro-batch, so
+    /// fewer sequences than stages leave stages idle (the pipeline bubble). 1 at PP 1.
+    pub fn micro_batches(&self, n_seqs: f64) -> f64 {
+        let p = self.pp_degree.max(1) as f64;
+        if n_seqs < 1.0 {
+            1.0
+        } else if n_seqs < p {
+            n_seqs.floor()
+        } else {
+            p
+        }
+    }
+
+    /// Time of the activation sends of one micro-batch of `n_tok` tokens through the
+    /// stages: latency plus bandwidth over the `p − 1` boundaries; 0 at PP 1 [s].
+    pub fn pp_send_time_s(&self, n_tok: f64) -> f64 {
+        self.pp_send_latency_s + self.pp_send_s_per_token * n_tok
     }
 
     /// This model with fitted constants: bandwidth and compute scaled by the achieved
@@ -268,7 +301,36 @@ impl StepModel {
     /// (`prefill`), `attn_flops` of prefill attention:
     ///
     /// `c0 (+ c_tp) + c_seq·n_seqs (+ c_prefill) + comm(n_tok) + max(mem, compute) + attn / (g·pi)`
+    ///
+    /// Under pipeline parallelism a step is one round in which every scheduled sequence
+    /// advances once: its `m` micro-batches ([`StepModel::micro_batches`]) each pass the
+    /// `p` stages, every stage reading its weights once per micro-batch. The round takes
+    /// one micro-batch's trip through the stages, so the tokens, the context and the
+    /// attention divide by `m` while the weights are read whole at each stage's `g`
+    /// GPUs' bandwidth, and the sends between stages are added (see `docs/models.md`).
     pub fn step_time_full_s(
+        &self,
+        n_tok: f64,
+        ctx_tokens: f64,
+        n_seqs: f64,
+        prefill: bool,
+        attn_flops: f64,
+    ) -> f64 {
+        if self.pp_degree > 1 {
+            let m = self.micro_batches(n_seqs);
+            return self.step_time_full_s_pp1(
+                n_tok / m,
+                ctx_tokens / m,
+                n_seqs,
+                prefill,
+                attn_flops / m,
+            ) + self.pp_send_time_s(n_tok / m);
+        }
+        self.step_time_full_s_pp1(n_tok, ctx_tokens, n_seqs, prefill, attn_flops)
+    }
+
+    /// [`StepModel::step_time_full_s`] of one stage group's work without pipeline stages.
+    fn step_time_full_s_pp1(
         &self,
         n_tok: f64,
         ctx_tokens: f64,
@@ -288,8 +350,10 @@ impl StepModel {
             + attn_flops / (self.gpus() * self.compute_flops_per_s)
     }
 
-    /// Compute demand of `tokens_per_s` prompt tokens as a share of the effective FLOP/s [0..].
+    /// Compute demand of `tokens_per_s` prompt tokens as a share of the effective FLOP/s
+    /// of every GPU of the replica, all stages of a full pipeline busy [0..].
     pub fn compute_load(&self, tokens_per_s: f64) -> f64 {
-        2.0 * self.params * tokens_per_s / (self.gpus() * self.compute_flops_per_s)
+        2.0 * self.params * tokens_per_s
+            / (self.gpus() * self.pp_degree.max(1) as f64 * self.compute_flops_per_s)
     }
 }

@@ -13,8 +13,22 @@ pub const DEFAULT_GPUS: &[&str] = &["h100-sxm", "h200", "b200", "a100-80gb", "l4
 /// by each); also the default list.
 pub const TP_DEGREES: &[u32] = &[1, 2, 4, 8];
 
-/// Most options (GPUs × TP degrees) one shootout runs.
+/// Most options (GPUs × layouts) one shootout runs.
 pub const MAX_OPTIONS: usize = 64;
+
+/// Most nodes a compared replica may span.
+pub const MAX_NODES: u32 = 4;
+
+/// Nodes a compared replica may span by default: one node, and two with pipeline stages.
+pub const DEFAULT_NODES: u32 = 2;
+
+fn one_node() -> u32 {
+    1
+}
+
+fn is_one_node(n: &u32) -> bool {
+    *n == 1
+}
 
 /// What to compare.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,17 +43,52 @@ pub struct ShootoutSpec {
     /// older plans and links read as they were.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub speculation: bool,
+    /// Nodes a replica may span (1 to [`MAX_NODES`]): beyond the one-node layouts, each
+    /// GPU is tried at the largest TP degree asked for with 2 to this many pipeline
+    /// stages, one stage per node of 8 GPUs. 1 in older plans and links, which compared
+    /// one node only.
+    #[serde(default = "one_node", skip_serializing_if = "is_one_node")]
+    pub max_nodes: u32,
 }
 
 impl Default for ShootoutSpec {
-    /// [`DEFAULT_GPUS`] × [`TP_DEGREES`]: 24 options.
+    /// [`DEFAULT_GPUS`] × ([`TP_DEGREES`] and TP 8 × PP 2): 30 options.
     fn default() -> Self {
         ShootoutSpec {
             gpus: DEFAULT_GPUS.iter().map(|g| g.to_string()).collect(),
             tp_degrees: TP_DEGREES.to_vec(),
             speculation: false,
+            max_nodes: DEFAULT_NODES,
         }
     }
+}
+
+impl ShootoutSpec {
+    /// The layouts each GPU is tried at, `(tp, pp)`: every TP degree asked for on one
+    /// stage, then the largest with 2 to `max_nodes` stages.
+    pub fn layouts(&self) -> Vec<(u32, u32)> {
+        let mut out: Vec<(u32, u32)> = self.tp_degrees.iter().map(|&tp| (tp, 1)).collect();
+        if let Some(&top) = self.tp_degrees.iter().max() {
+            out.extend((2..=self.max_nodes.min(MAX_NODES)).map(|pp| (top, pp)));
+        }
+        out
+    }
+}
+
+/// A replica's layout in words: "TP8", or "TP8 × PP2 (2 nodes)" with pipeline stages.
+pub fn layout_words(tp: u32, pp: u32, gpu: &str) -> String {
+    if pp <= 1 {
+        return format!("TP{tp}");
+    }
+    let per_node =
+        crate::presets::gpu(gpu).map_or(super::DEFAULT_GPUS_PER_NODE, |g| g.gpus_per_node);
+    let nodes = (tp * pp).div_ceil(per_node.max(1));
+    let nodes = if nodes == 1 {
+        "1 node".to_string()
+    } else {
+        format!("{nodes} nodes")
+    };
+    format!("TP{tp} × PP{pp} ({nodes})")
 }
 
 /// One option of the comparison, read from its plan report.
@@ -49,8 +98,11 @@ pub struct ShootoutRow {
     pub gpu: String,
     /// GPU display name.
     pub gpu_name: String,
-    /// Tensor-parallel degree (GPUs per replica).
+    /// Tensor-parallel degree (GPUs per pipeline stage).
     pub tp: u32,
+    /// Pipeline stages of the replica (1, left out of the JSON, for none).
+    #[serde(default = "one_node", skip_serializing_if = "is_one_node")]
+    pub pp: u32,
     /// Whether the weights fit and the KV cache holds one request of maximum length.
     pub fits: bool,
     /// Why the option is out of the running (does not fit, fails validation, or no
@@ -104,16 +156,28 @@ pub fn speculation_of(plan: &Plan) -> (u32, f64) {
 impl ShootoutRow {
     /// "NVIDIA H100 SXM 80GB × TP2", with " · draft 3" when the option drafted.
     pub fn label(&self) -> String {
+        let layout = self.layout();
         match self.spec_draft_tokens {
-            0 => format!("{} × TP{}", self.gpu_name, self.tp),
-            k => format!("{} × TP{} · draft {k}", self.gpu_name, self.tp),
+            0 => format!("{} × {layout}", self.gpu_name),
+            k => format!("{} × {layout} · draft {k}", self.gpu_name),
         }
     }
 
-    /// Whether this is `plan`'s own option: its GPU, TP degree and speculation.
+    /// The replica's layout in words ([`layout_words`]).
+    pub fn layout(&self) -> String {
+        layout_words(self.tp, self.pp, &self.gpu)
+    }
+
+    /// GPUs of one replica of this option.
+    pub fn gpus_per_replica(&self) -> u32 {
+        self.tp.max(1) * self.pp.max(1)
+    }
+
+    /// Whether this is `plan`'s own option: its GPU, layout and speculation.
     pub fn is_plan_of(&self, plan: &Plan) -> bool {
         self.gpu == plan.hardware.preset
             && self.tp == plan.hardware.tp_degree
+            && self.pp == plan.hardware.pp_degree.max(1)
             && (self.spec_draft_tokens, self.spec_acceptance) == speculation_of(plan)
     }
 }
@@ -235,6 +299,10 @@ pub fn fingerprint(plan: &Plan) -> String {
         price_offer: crate::prices::offer(&h.price_offer).map_or_else(String::new, |o| {
             format!("{} {}", o.provider, o.term.words())
         }),
+        // The network comes with each option's GPU, as its other links do; left out so
+        // that comparisons made before it was known hash as they did.
+        scaleout_bytes_per_s: 0.0,
+        scaleout_latency_s: 0.0,
         ..HardwareSpec::default()
     };
     let json = serde_json::to_vec(&p).unwrap_or_default();
@@ -301,6 +369,8 @@ impl ShootoutRecord {
         if self.fingerprint.len() > 32
             || self.spec.gpus.len() > MAX_OPTIONS
             || self.spec.tp_degrees.len() > MAX_OPTIONS
+            || self.spec.max_nodes == 0
+            || self.spec.max_nodes > MAX_NODES
         {
             return Err(err(
                 "shootout",
@@ -329,6 +399,15 @@ impl ShootoutRecord {
                 return Err(err(
                     "shootout.result.rows.tp",
                     format!("TP degree {} is not one of 1, 2, 4, 8", r.tp),
+                ));
+            }
+            if r.pp == 0 || r.pp > MAX_NODES {
+                return Err(err(
+                    "shootout.result.rows.pp",
+                    format!(
+                        "{} pipeline stages; a compared layout has 1 to {MAX_NODES}",
+                        r.pp
+                    ),
                 ));
             }
             in_range(

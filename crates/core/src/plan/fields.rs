@@ -25,9 +25,9 @@ mod setting;
 use super::Arrival;
 use super::{
     num, range_err, unit_suffix, Limits, PlanError, MAX_BATCHED_TOKENS, MAX_CONCURRENCY,
-    MAX_DISAGG_INSTANCES, MAX_KV_LINK_BYTES_PER_S, MAX_KV_LINK_LATENCY_S, MAX_NUM_REQUESTS,
-    MAX_NUM_SEQS, MAX_REPLICATIONS, MAX_ROUTED_REPLICAS, MAX_SPEC_DRAFT_TOKENS, MAX_TOKENS,
-    MIN_KV_LINK_BYTES_PER_S,
+    MAX_DISAGG_INSTANCES, MAX_GPUS_PER_REPLICA, MAX_KV_LINK_BYTES_PER_S, MAX_KV_LINK_LATENCY_S,
+    MAX_NUM_REQUESTS, MAX_NUM_SEQS, MAX_PP_DEGREE, MAX_REPLICATIONS, MAX_ROUTED_REPLICAS,
+    MAX_SPEC_DRAFT_TOKENS, MAX_TOKENS, MIN_KV_LINK_BYTES_PER_S,
 };
 use access::{
     closed_clients, closed_think, custom_gpu, custom_model, custom_slo, gamma_cv, median_of,
@@ -313,9 +313,11 @@ pub fn with_values(
         let kept = match value_in(f, &back) {
             serde_json::Value::Null if !value.is_null() => {
                 let probe = match value {
-                    serde_json::Value::Number(n) => {
-                        serde_json::json!(n.as_f64().unwrap_or(0.0) + 1.0)
-                    }
+                    // A whole number stays whole, or a count's field refuses the probe.
+                    serde_json::Value::Number(n) => match n.as_u64() {
+                        Some(u) => serde_json::json!(u.saturating_add(1)),
+                        None => serde_json::json!(n.as_f64().unwrap_or(0.0) + 1.0),
+                    },
                     serde_json::Value::Bool(b) => serde_json::json!(!b),
                     other => other.clone(),
                 };
@@ -866,7 +868,7 @@ pub const FIELDS: &[Field] = &[
     rw(finance(row(
         "hardware.tp_degree",
         "Tensor parallel",
-        "GPUs per replica; weights and FLOPs split across them.",
+        "GPUs per pipeline stage (per replica without pipeline parallelism); weights and FLOPs split across them.",
         "GPUs",
         Whole,
         whole(1, 64),
@@ -877,6 +879,24 @@ pub const FIELDS: &[Field] = &[
             note: "",
         }),
     )), |p| Some(p.hardware.tp_degree as f64), |p, v| p.hardware.tp_degree = whole_of(v)),
+    rw(row(
+        "hardware.pp_degree",
+        "Pipeline parallel",
+        "Pipeline stages per replica, each of tensor-parallel GPUs holding a share of the layers; a replica has TP × PP GPUs.",
+        "stages",
+        Whole,
+        whole(1, MAX_PP_DEGREE),
+        flag("pp"),
+    ), |p| Some(p.hardware.pp_degree as f64), |p, v| p.hardware.pp_degree = whole_of(v)),
+    rw(row(
+        "hardware.gpus_per_node",
+        "GPUs per node",
+        "GPUs that share the GPU-to-GPU link; a replica of more spans nodes and crosses the scale-out network.",
+        "GPUs",
+        Whole,
+        whole(1, MAX_GPUS_PER_REPLICA),
+        flag("gpus-per-node"),
+    ), |p| Some(p.hardware.gpus_per_node as f64), |p, v| p.hardware.gpus_per_node = whole_of(v)),
     rw(show(
         row(
             "hardware.tp_comm_overhead_s",
@@ -916,6 +936,32 @@ pub const FIELDS: &[Field] = &[
         "µs",
         1e-6,
     ), |p| Some(p.hardware.allreduce_latency_s), |p, v| p.hardware.allreduce_latency_s = real(v)),
+    rw(show(
+        row(
+            "hardware.scaleout_bytes_per_s",
+            "Scale-out bandwidth",
+            "Network bandwidth of one GPU to other nodes (InfiniBand or RoCE), for pipeline sends and all-reduces that cross nodes; 0 leaves their bandwidth term out.",
+            "bytes/s",
+            Real,
+            closed(0.0, 1e13),
+            flag("scaleout-bytes-per-s"),
+        ),
+        "GB/s",
+        1e9,
+    ), |p| Some(p.hardware.scaleout_bytes_per_s), |p, v| p.hardware.scaleout_bytes_per_s = real(v)),
+    rw(show(
+        row(
+            "hardware.scaleout_latency_s",
+            "Scale-out latency",
+            "Fixed latency of one send or all-reduce across nodes.",
+            "s",
+            Real,
+            closed(0.0, 0.1),
+            flag("scaleout-latency"),
+        ),
+        "µs",
+        1e-6,
+    ), |p| Some(p.hardware.scaleout_latency_s), |p, v| p.hardware.scaleout_latency_s = real(v)),
     rw(show(
         row(
             "hardware.seq_overhead_s",

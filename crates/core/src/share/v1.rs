@@ -210,6 +210,8 @@ struct ProbeModel {
 struct ProbeHardware {
     interconnect_bytes_per_s: Option<serde::de::IgnoredAny>,
     allreduce_latency_s: Option<serde::de::IgnoredAny>,
+    scaleout_bytes_per_s: Option<serde::de::IgnoredAny>,
+    scaleout_latency_s: Option<serde::de::IgnoredAny>,
 }
 
 /// A v1/v2 link was made before tensor-parallel all-reduces were priced from the
@@ -226,6 +228,13 @@ fn legacy_defaults(json: &[u8], plan: &mut Plan) {
     }
     if probe.hardware.allreduce_latency_s.is_none() {
         plan.hardware.allreduce_latency_s = 0.0;
+    }
+    // Nor was the scale-out network known then.
+    if probe.hardware.scaleout_bytes_per_s.is_none() {
+        plan.hardware.scaleout_bytes_per_s = 0.0;
+    }
+    if probe.hardware.scaleout_latency_s.is_none() {
+        plan.hardware.scaleout_latency_s = 0.0;
     }
 }
 

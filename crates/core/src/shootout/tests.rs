@@ -20,6 +20,7 @@ fn spec(gpus: &[&str], tps: &[u32]) -> ShootoutSpec {
         gpus: gpus.iter().map(|g| g.to_string()).collect(),
         tp_degrees: tps.to_vec(),
         speculation: false,
+        max_nodes: 1,
     }
 }
 
@@ -59,18 +60,19 @@ fn bad_lists_are_refused_with_the_known_choices() {
 
 #[test]
 fn all_the_options_together_are_held_to_the_search_work_limit() {
-    // 100,000 requests × 20 replications: one search fits (4.8e7 at 24 rates), 24 do not.
+    // 100,000 requests × 20 replications: one search fits (4.8e7 at 24 rates), the
+    // default comparison's 30 (6 GPUs × 4 TP degrees and TP 8 × PP 2) do not.
     let mut plan = Plan::default();
     plan.run.num_requests = 100_000;
     assert!(GoodputSearch::new(&plan).is_ok());
     let e = match Shootout::new(&plan, &ShootoutSpec::default()) {
         Err(e) => e,
-        Ok(_) => panic!("24 searches of 100,000 requests are refused"),
+        Ok(_) => panic!("30 searches of 100,000 requests are refused"),
     };
     let text = e.to_string();
     assert!(
         text.starts_with(
-            "the shootout could simulate 1,152,000,000 requests, more than the 200,000,000 allowed"
+            "the shootout could simulate 1,440,000,000 requests, more than the 200,000,000 allowed"
         ),
         "{text}"
     );
@@ -146,7 +148,7 @@ fn each_row_equals_the_plan_report_of_its_option() {
     let s = spec(&["h200", "a100-80gb"], &[1, 2]);
     let r = run_shootout_threads(&plan, &s, 2, &mut |_| true).expect("runs");
     for row in &r.rows {
-        let p = option_plan(&plan, &row.gpu, row.tp).expect("option");
+        let p = option_plan(&plan, &row.gpu, row.tp, row.pp).expect("option");
         assert_row_is_the_report_of(row, &p);
     }
 }
@@ -210,7 +212,7 @@ fn a_record_in_the_plan_travels_in_the_link_and_knows_when_it_is_stale() {
     let record = ShootoutRecord::of(&plan, &s.checked().expect("spec"), r.clone());
     assert!(record.is_fresh(&plan));
     // Making a row the plan (its GPU and TP degree) keeps the comparison fresh.
-    let mut moved = option_plan(&plan, "h200", 2).expect("option");
+    let mut moved = option_plan(&plan, "h200", 2, 1).expect("option");
     assert!(record.is_fresh(&moved));
     assert_eq!(
         record
@@ -284,7 +286,7 @@ fn the_comparison_in_words_names_the_winner_and_the_choice() {
     plan.shootout = Some(ShootoutRecord::of(&plan, &s, r));
     let words = comparison_words(&plan).expect("words");
     assert!(
-        words.starts_with("Compared over 2 GPU and TP options: cheapest option "),
+        words.starts_with("Compared over 2 GPU and layout options: cheapest option "),
         "{words}"
     );
     assert!(words.contains(&best.gpu_name), "{words}");
@@ -305,7 +307,7 @@ fn the_comparison_in_words_names_the_winner_and_the_choice() {
         words.ends_with("; the plan's own NVIDIA H100 SXM 80GB × TP2 was not among them."),
         "{words}"
     );
-    assert_eq!(options_words(1), "1 GPU and TP option");
+    assert_eq!(options_words(1), "1 GPU and layout option");
     // A link carries the winner's row and the plan's own: a plan moved, after the link, to a
     // compared option whose row the link left out is told so, not "not among them".
     let loser = if best.gpu == "h100-sxm" {
@@ -349,6 +351,7 @@ fn cheapest_is_the_lower_monthly_cost_and_the_choice_is_explained() {
         gpu: gpu.into(),
         gpu_name: presets::gpu_short_name(gpu),
         tp: 1,
+        pp: 1,
         fits: true,
         reason: None,
         goodput_rps: 10.0,
@@ -399,7 +402,7 @@ fn each_option_with_and_without_speculation_equals_its_plan() {
     assert_eq!(drafts.iter().filter(|&&k| k == 3).count(), 2, "{drafts:?}");
     assert_eq!(drafts.iter().filter(|&&k| k == 0).count(), 2, "{drafts:?}");
     for row in &r.rows {
-        let mut p = option_plan(&plan, &row.gpu, row.tp).expect("option");
+        let mut p = option_plan(&plan, &row.gpu, row.tp, row.pp).expect("option");
         p.engine.spec_draft_tokens = row.spec_draft_tokens;
         assert_row_is_the_report_of(row, &p);
     }
@@ -464,11 +467,60 @@ fn with_and_without_speculation_needs_a_draft_to_try() {
         speculation: true,
         ..ShootoutSpec::default()
     };
-    let n = presets::GPUS.len() * TP_DEGREES.len() * 2;
+    let n = presets::GPUS.len() * many.layouts().len() * 2;
     if n > MAX_OPTIONS {
         assert_eq!(
             many.checked().unwrap_err(),
             ShootoutError::TooManyOptions(n)
         );
     }
+}
+
+#[test]
+fn layouts_beyond_one_node_add_pipeline_stages_at_the_largest_degree() {
+    let d = ShootoutSpec::default();
+    assert_eq!(d.max_nodes, DEFAULT_NODES);
+    assert_eq!(d.layouts(), [(1, 1), (2, 1), (4, 1), (8, 1), (8, 2)]);
+    assert_eq!(d.option_count(), DEFAULT_GPUS.len() * 5);
+    let mut s = spec(&["h100-sxm"], &[2, 4]);
+    assert_eq!(s.layouts(), [(2, 1), (4, 1)]);
+    s.max_nodes = 3;
+    assert_eq!(s.layouts(), [(2, 1), (4, 1), (4, 2), (4, 3)]);
+    s.max_nodes = MAX_NODES + 1;
+    assert_eq!(
+        s.checked().unwrap_err(),
+        ShootoutError::BadNodes(MAX_NODES + 1)
+    );
+    s.max_nodes = 0;
+    assert!(s
+        .checked()
+        .unwrap_err()
+        .to_string()
+        .contains("1 to 4 nodes"));
+    // The words name the nodes the stages fill: 8 GPUs a node on an HGX, 72 on a rack.
+    use crate::plan::comparison::layout_words;
+    assert_eq!(layout_words(8, 1, "h100-sxm"), "TP8");
+    assert_eq!(layout_words(8, 2, "h100-sxm"), "TP8 × PP2 (2 nodes)");
+    assert_eq!(layout_words(4, 2, "h100-sxm"), "TP4 × PP2 (1 node)");
+    assert_eq!(layout_words(8, 2, "gb200"), "TP8 × PP2 (1 node)");
+    // A row of stages is its plan's own only with the same stages.
+    let mut plan = quick_plan();
+    presets::model("llama-3.1-8b").expect("8b").apply(&mut plan);
+    let s = spec(&["h100-sxm"], &[1]);
+    let s = ShootoutSpec { max_nodes: 2, ..s };
+    let m = Shootout::new(&plan, &s).expect("runs");
+    assert_eq!(
+        m.options(),
+        [
+            ("h100-sxm".to_string(), 1, 1),
+            ("h100-sxm".to_string(), 1, 2)
+        ]
+    );
+    let staged = m.plan_of(1).expect("option");
+    assert_eq!(staged.hardware.gpus_per_replica(), 2);
+    let r = run_shootout_threads(&plan, &s, 2, &mut |_| true).expect("runs");
+    let row = r.rows.iter().find(|r| r.pp == 2).expect("the staged row");
+    assert!(row.is_plan_of(staged) && !row.is_plan_of(&plan));
+    assert_eq!(row.label(), "NVIDIA H100 SXM 80GB × TP1 × PP2 (1 node)");
+    assert_eq!(r.rows.iter().filter(|r| r.chosen).count(), 1);
 }

@@ -620,6 +620,10 @@ fn engine_matches_the_naive_reference_exactly() {
         sigma: 1.0,
     };
     cases.push((q, 5.0));
+    // Pipeline stages: a step's rounds split over micro-batches by its sequences.
+    let mut q = p.clone();
+    q.hardware.pp_degree = 4;
+    cases.push((q, 20.0));
     for (k, (plan, rate)) in cases.iter().enumerate() {
         let cfg = cfg_of(plan, *rate);
         for seed in [1u64, 77] {
