@@ -1,4 +1,4 @@
-//! The GPU × TP comparison as a scatter: the monthly cost of the fleet that meets the SLO
+//! The GPU × layout comparison as a scatter: the monthly cost of the fleet that meets the SLO
 //! at the peak (what the comparison ranks by) against the p99 TPOT at the planned rate,
 //! one marker per option that can be sized. The cheapest option is drawn in the "best"
 //! colour, the plan's own option with a ring around it.

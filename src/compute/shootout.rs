@@ -1,4 +1,4 @@
-//! The GPU × TP comparison in the browser: the core's [`Shootout`] machine driven by a
+//! The GPU × layout comparison in the browser: the core's [`Shootout`] machine driven by a
 //! worker pool of its own, its result kept in the plan (and so in the share link).
 //!
 //! ```text
@@ -10,7 +10,7 @@
 //! ```
 //!
 //! An edit that changes what the numbers depend on (the plan's fingerprint) cancels a
-//! running comparison; picking a row only changes the GPU and TP degree, which keeps it.
+//! running comparison; picking a row only changes the GPU and layout, which keeps it.
 
 use goodput_core::plan::comparison::fingerprint;
 use goodput_core::search::JobResult;

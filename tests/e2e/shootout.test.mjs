@@ -8,7 +8,7 @@ import { assertNoErrors, enter, inkOf, readValue, runCli, runCliJson, screenshot
 
 /** Longest wait for a search, a sweep or a whole comparison [ms]. */
 const RUN_TIMEOUT_MS = 240_000;
-/** The options compared: 3 GPUs × TP 1 and 2. */
+/** The options compared: 3 GPUs × TP 1 and 2, on one node. */
 const GPUS = ['h100-sxm', 'h200', 'l40s'];
 const TPS = [1, 2];
 
@@ -31,6 +31,8 @@ async function rows(page) {
       return {
         gpu: tr.dataset.gpu,
         tp: Number(tr.dataset.tp),
+        pp: Number(tr.dataset.pp),
+        layout: tr.querySelector('[data-testid="shootout-layout"]')?.textContent ?? '',
         best: tr.classList.contains('best'),
         chosen: tr.classList.contains('chosen'),
         goodput: num('shootout-goodput'),
@@ -63,6 +65,9 @@ test('comparing GPUs ranks like the CLI, a row becomes the plan, and the link ca
   for (const tp of [1, 2, 4, 8]) {
     await page.setChecked(`[data-testid="shootout-tp-${tp}"]`, TPS.includes(tp));
   }
+  // Two nodes by default add TP 2 × PP 2 for each GPU; one node keeps six options.
+  assert.equal((await page.textContent('[data-testid="shootout-run"]')).trim(), 'Compare 9 options');
+  await page.selectOption('[data-testid="shootout-nodes"]', '1');
   assert.equal((await page.textContent('[data-testid="shootout-run"]')).trim(), 'Compare 6 options');
   await page.click('[data-testid="shootout-run"]');
   await page.waitForSelector('[data-testid="shootout-table"]', { timeout: RUN_TIMEOUT_MS });
@@ -82,7 +87,7 @@ test('comparing GPUs ranks like the CLI, a row becomes the plan, and the link ca
   await page.setViewportSize(viewport);
 
   // The same ranking and numbers as `goodput shootout` on the same link, bit for bit.
-  const cli = await runCliJson(['shootout', '--link', link, '--gpus', GPUS.join(','), '--tp', TPS.join(','), '--json']);
+  const cli = await runCliJson(['shootout', '--link', link, '--gpus', GPUS.join(','), '--tp', TPS.join(','), '--nodes', '1', '--json']);
   assert.deepEqual(
     shown.map((r) => `${r.gpu}/${r.tp}`),
     cli.rows.map((r) => `${r.gpu}/${r.tp}`),
@@ -139,7 +144,7 @@ test('comparing GPUs ranks like the CLI, a row becomes the plan, and the link ca
   const shared = await page.evaluate(() => navigator.clipboard.readText());
   const fresh = await h.openPage(`/${shared.slice(shared.indexOf('#'))}`, { waitFor: '[data-testid="finance-view"]' });
   const words = await fresh.page.textContent('[data-testid="finance-shootout"]');
-  assert.match(words, /^Compared over 6 GPU and TP options: cheapest option .+ at \$[0-9,]+ a month \(\$[0-9.]+\/1k compliant requests, \d+ GPUs\)/);
+  assert.match(words, /^Compared over 6 GPU and layout options: cheapest option .+ at \$[0-9,]+ a month \(\$[0-9.]+\/1k compliant requests, \d+ GPUs\)/);
   if (!target.best) assert.match(words, /, chosen .+ × TP\d at \$/);
   // Its planner shows the rows the link carries, the cheapest and the plan's own, with
   // their numbers, and says that the others were left out.
@@ -195,18 +200,37 @@ test('a model too big for the plan GPU is still compared, and a row that fits ma
   assert.equal(await page.textContent('[data-testid="shootout-run"]'), 'Tick a GPU and a TP degree to compare');
   assert.equal(await page.isDisabled('[data-testid="shootout-run"]'), true);
   for (const tp of [1, 4]) await page.setChecked(`[data-testid="shootout-tp-${tp}"]`, true);
+  // Up to two nodes (the default): TP 4 also runs with two pipeline stages.
+  assert.equal((await page.textContent('[data-testid="shootout-run"]')).trim(), 'Compare 3 options');
   await page.click('[data-testid="shootout-run"]');
   await page.waitForSelector('[data-testid="shootout-table"]', { timeout: RUN_TIMEOUT_MS });
   const shown = await rows(page);
   const tp1 = shown.find((r) => r.tp === 1);
-  const tp4 = shown.find((r) => r.tp === 4);
+  const tp4 = shown.find((r) => r.tp === 4 && r.pp === 1);
+  const staged = shown.find((r) => r.tp === 4 && r.pp === 2);
   assert.equal(tp1.goodput, 0, 'TP 1 does not fit');
   assert.match(await page.textContent('[data-testid="shootout-row"][data-tp="1"] .note'), /weights do not fit/);
-  assert.ok(tp4.goodput > 0 && tp4.best, `TP 4 fits and is ranked: ${JSON.stringify(tp4)}`);
-  // Using it makes the plan valid again; the cards follow.
-  await page.click('[data-testid="shootout-row"][data-tp="4"] [data-testid="shootout-use"]');
+  assert.ok(tp4.goodput > 0 && tp4.perRequest !== null, `TP 4 fits and is ranked: ${JSON.stringify(tp4)}`);
+  assert.equal(staged.layout, 'TP4 × PP2 (1 node)');
+  assert.ok(staged.goodput > 0 && staged.gpus % 8 === 0, `TP 4 × PP 2 is sized in replicas of 8 GPUs: ${JSON.stringify(staged)}`);
+  // Its numbers are `goodput shootout`'s for the same plan, bit for bit.
+  const cli = await runCliJson(['shootout', '--link', link, '--model', 'llama-3.1-70b', '--gpus', 'h100-sxm', '--tp', '1,4', '--json']);
+  const cliStaged = cli.rows.find((r) => r.tp === 4 && r.pp === 2);
+  assert.equal(staged.goodput, cliStaged.goodput_rps);
+  assert.equal(staged.month, cliStaged.cost_per_month_usd);
+  // Using a row makes the plan valid again; the cards follow. The staged row sets both
+  // degrees, and the hardware shows the replica over its stages.
+  await page.click('[data-testid="shootout-row"][data-tp="4"][data-pp="2"] [data-testid="shootout-use"]');
   await page.waitForSelector('[data-testid="problem-banner"]', { state: 'detached' });
   assert.equal(await page.inputValue('[data-testid="input-hardware.tp_degree"]'), '4');
+  assert.equal(await page.inputValue('[data-testid="input-hardware.pp_degree"]'), '2');
+  assert.match(await page.textContent('[data-testid="replica-words"]'), /^8 GPUs a replica: 2 pipeline stages of 4 GPUs, on 1 node of 8\.$/);
+  assert.equal(await page.locator('[data-testid="replica-diagram"] .gpu').count(), 8);
+  await waitForRunDone(page);
+  assert.equal(await readValue(page, 'gpus-total'), staged.gpus);
+  await page.click('[data-testid="shootout-row"][data-tp="4"][data-pp="1"] [data-testid="shootout-use"]');
+  await waitForRerun(page, { mayHaveFinished: true });
+  assert.equal(await page.inputValue('[data-testid="input-hardware.pp_degree"]'), '1');
   await waitForRunDone(page);
   assertNoErrors(errors);
 });
@@ -223,6 +247,7 @@ test('each option with and without speculation: rows equal the CLI, and using th
   for (const id of all) await page.setChecked(`[data-testid="shootout-gpu-${id}"]`, id === 'h200');
   for (const tp of [1, 2, 4, 8]) await page.setChecked(`[data-testid="shootout-tp-${tp}"]`, tp <= 2);
   await page.setChecked('[data-testid="shootout-speculation"]', true);
+  await page.selectOption('[data-testid="shootout-nodes"]', '1');
   assert.equal((await page.textContent('[data-testid="shootout-run"]')).trim(), 'Compare 4 options');
   await page.click('[data-testid="shootout-run"]');
   await page.waitForSelector('[data-testid="shootout-table"]', { timeout: RUN_TIMEOUT_MS });
@@ -230,7 +255,7 @@ test('each option with and without speculation: rows equal the CLI, and using th
   assert.deepEqual([...drafts].sort(), ['1/0', '1/3', '2/0', '2/3']);
 
   // The same rows as `goodput shootout --speculation`, bit for bit.
-  const cli = await runCliJson(['shootout', '--link', link, '--gpus', 'h200', '--tp', '1,2', '--speculation', '--json']);
+  const cli = await runCliJson(['shootout', '--link', link, '--gpus', 'h200', '--tp', '1,2', '--nodes', '1', '--speculation', '--json']);
   assert.deepEqual(drafts, cli.rows.map((r) => `${r.tp}/${r.spec_draft_tokens ?? 0}`), 'the same order');
   const shown = await rows(page);
   shown.forEach((r, i) => assert.equal(r.goodput, cli.rows[i].goodput_rps, `${drafts[i]} goodput`));

@@ -4,7 +4,7 @@
 //! (`tests/layers.rs` keeps it so; unit tests may look back).
 //!
 //! ```text
-//!   shootout (GPU × TP comparison)        disagg (prefill and decode pools, xPyD)
+//!   shootout (GPU × layout comparison)    disagg (prefill and decode pools, xPyD)
 //!        └──────────────┬──────────────────────┘
 //!   report (the plan's report: goodput, fleet, cost, alerts, the day, the router's saving)
 //!        │

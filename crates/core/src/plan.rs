@@ -688,7 +688,7 @@ pub struct Plan {
     /// while `enabled`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub calibration: Option<Calibration>,
-    /// The last GPU × TP comparison run for this plan (see `shootout`), so a shared link
+    /// The last GPU × layout comparison run for this plan (see `shootout`), so a shared link
     /// shows it; [`comparison::ShootoutRecord::is_fresh`] tells whether it still applies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shootout: Option<comparison::ShootoutRecord>,

@@ -80,7 +80,7 @@ pub struct PlanReport {
     /// The plan's note for readers (empty for none).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub note: String,
-    /// The GPU × TP comparison stored with the plan, when it was run for the plan as it
+    /// The GPU × layout comparison stored with the plan, when it was run for the plan as it
     /// is (a stale one is left out, and the assumptions say so).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comparison: Option<crate::plan::comparison::ShootoutResult>,

@@ -590,7 +590,7 @@ impl ShootoutRecord {
 }
 
 /// The plan's GPU comparison in one sentence for readers of a shared plan: "Compared
-/// over 24 GPU and TP options: cheapest option … at $…, chosen … at $…"; a note when the
+/// over 30 GPU and layout options: cheapest option … at $…, chosen … at $…"; a note when the
 /// plan has changed since; `None` when no comparison was run.
 pub fn comparison_words(plan: &Plan) -> Option<String> {
     let rec = plan.shootout.as_ref()?;
@@ -602,7 +602,7 @@ pub fn comparison_words(plan: &Plan) -> Option<String> {
     }
     let mut r = rec.result.clone();
     r.chosen = rec.chosen_in(plan);
-    // The plan's own GPU and TP may be left out of the comparison: say so, or a reader
+    // The plan's own GPU and layout may be left out of the comparison: say so, or a reader
     // takes the winner for cheaper than the plan.
     let h = &plan.hardware;
     let pp = h.pp_degree.max(1);

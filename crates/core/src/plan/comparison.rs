@@ -1,4 +1,4 @@
-//! What a GPU × TP comparison (`shootout`) leaves in a plan: the options asked
+//! What a GPU × layout comparison (`shootout`) leaves in a plan: the options asked
 //! for, every row, and a fingerprint of the plan they were computed for, so that a shared
 //! link shows the comparison without running it again, and says when it is out of date.
 
