@@ -33,7 +33,8 @@ pub fn hf_model_name(preset: &str) -> Option<&'static str> {
 /// longest prompt plus the longest output (vLLM needs the budget to hold a whole
 /// sequence then), and `--chunked-prefill-size -1` for SGLang. An unknown model
 /// prints as `<model>`. FP8 weights add `--quantization fp8`; an FP8 KV cache adds
-/// `--kv-cache-dtype`.
+/// `--kv-cache-dtype`. Pipeline stages add `--pipeline-parallel-size` (vLLM) and
+/// `--pp-size` (SGLang), and a replica over several nodes SGLang's `--nnodes`.
 pub fn launch_flags(plan: &Plan, knobs: &Knobs) -> LaunchFlags {
     let model = hf_model_name(&plan.model.preset).unwrap_or("<model>");
     let util = format!("{:.2}", plan.hardware.mem_utilization.clamp(0.0, 1.0));
@@ -60,6 +61,17 @@ pub fn launch_flags(plan: &Plan, knobs: &Knobs) -> LaunchFlags {
     if tp > 1 {
         vllm.push_str(&format!(" --tensor-parallel-size {tp}"));
         sglang.push_str(&format!(" --tp {tp}"));
+    }
+    // Pipeline stages; a replica over several nodes launches SGLang on each of them
+    // (with its own --node-rank), and vLLM over a Ray cluster that spans them.
+    let pp = plan.hardware.pp_degree.max(1);
+    if pp > 1 {
+        vllm.push_str(&format!(" --pipeline-parallel-size {pp}"));
+        sglang.push_str(&format!(" --pp-size {pp}"));
+    }
+    let nodes = plan.hardware.nodes_per_replica();
+    if nodes > 1 {
+        sglang.push_str(&format!(" --nnodes {nodes}"));
     }
     if plan.model.weight_dtype == Dtype::Fp8 {
         vllm.push_str(" --quantization fp8");
@@ -109,6 +121,22 @@ mod tests {
             .ends_with("--tensor-parallel-size 4 --quantization fp8 --kv-cache-dtype fp8"));
         assert!(f.sglang.contains("--chunked-prefill-size -1"));
         assert!(f.sglang.contains("--tp 4"));
+        assert!(!f.vllm.contains("pipeline") && !f.sglang.contains("--pp-size"));
+        // Two stages of 8 GPUs: two nodes.
+        plan.hardware.tp_degree = 8;
+        plan.hardware.pp_degree = 2;
+        let f = launch_flags(&plan, &knobs);
+        assert!(
+            f.vllm
+                .contains("--tensor-parallel-size 8 --pipeline-parallel-size 2 "),
+            "{}",
+            f.vllm
+        );
+        assert!(
+            f.sglang.contains("--tp 8 --pp-size 2 --nnodes 2 "),
+            "{}",
+            f.sglang
+        );
         assert_eq!(
             hf_model_name("qwen2.5-72b"),
             Some("Qwen/Qwen2.5-72B-Instruct")
