@@ -481,6 +481,7 @@ mod tests {
             gpu_name: gpu.into(),
             tp,
             pp: 1,
+            ep: 1,
             fits: true,
             reason: None,
             goodput_rps: 2.0,

@@ -235,6 +235,7 @@ mod tests {
             gpu_name: gpu.into(),
             tp,
             pp: 1,
+            ep: 1,
             fits: cost.is_some(),
             reason: None,
             goodput_rps: 1.0,

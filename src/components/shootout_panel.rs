@@ -21,12 +21,14 @@ fn use_row(state: PlanState, row: &ShootoutRow) {
     let Some(g) = presets::gpu(&row.gpu) else {
         return;
     };
-    let (tp, pp, k, a) = (row.tp, row.pp, row.spec_draft_tokens, row.spec_acceptance);
+    let layout = row.layout_of();
+    let (k, a) = (row.spec_draft_tokens, row.spec_acceptance);
     let what = format!("use {}", row.label());
     state.change(&what, |p| {
         g.apply(p);
-        p.hardware.tp_degree = tp;
-        p.hardware.pp_degree = pp;
+        p.hardware.tp_degree = layout.tp;
+        p.hardware.pp_degree = layout.pp;
+        p.hardware.ep_degree = layout.ep;
         // The row's speculation: off, or its draft at its acceptance.
         p.engine.set_speculation((k, a));
     });
@@ -50,6 +52,7 @@ fn row_view(state: PlanState, row: ShootoutRow, best: bool, chosen: bool) -> imp
     view! {
         <tr data-testid="shootout-row" data-gpu=row.gpu.clone() data-tp=row.tp.to_string()
             data-pp=row.pp.to_string()
+            data-ep=row.ep.to_string()
             data-draft=row.spec_draft_tokens.to_string()
             class:best=best class:chosen=chosen class:unfit=!row.fits>
             <th scope="row">
@@ -129,7 +132,9 @@ pub fn ShootoutPanel() -> impl IntoView {
             .with(goodput_core::Plan::refused_only_for_memory)
     });
     let blocked = move || state.run_blocked().filter(|_| !memory_only.get());
-    let options = move || spec().option_count();
+    // A mixture of experts adds expert-parallel layouts.
+    let experts = Memo::new(move |_| state.draft.with(goodput_core::shootout::experts_of));
+    let options = move || spec().option_count(experts.get());
     // The plan on screen: a plan whose model does not fit its own GPU is compared too.
     let record = Memo::new(move |_| state.draft.with(|p| p.shootout.clone()));
     // An edit with a problem makes the result stale, as it blocks a run.

@@ -158,7 +158,7 @@ impl ShootoutController {
         }
         base.planning.measured_sweep.clear();
         base.shootout = None;
-        let spec = match spec.checked() {
+        let spec = match spec.checked(goodput_core::shootout::experts_of(&base)) {
             Ok(s) => s,
             Err(e) => return self.stop(ShootoutPhase::Failed(e.to_string())),
         };

@@ -921,7 +921,7 @@ mod tests {
             "traffic.arrival.concurrency" => "--arrival closed",
             "traffic.arrival.think_s" => "--arrival closed --concurrency 4",
             "traffic.arrival.cv" => "--arrival gamma",
-            "model.expert_routing_skew" => "--model qwen3-30b-a3b",
+            "model.expert_routing_skew" | "hardware.ep_degree" => "--model qwen3-30b-a3b",
             _ => "",
         }
     }

@@ -17,12 +17,14 @@ pub fn command() -> Command {
         .about("every GPU x layout option of the plan, ranked by the monthly cost of its fleet")
         .long_about(
             "Runs the goodput search and the capacity plan for every GPU preset × layout \
-             (each tensor-parallel degree on one node, and the largest with 2 to --nodes \
-             pipeline stages), on the plan's model, traffic, SLO and engine settings, and \
+             (each tensor-parallel degree on one node, the largest with 2 to --nodes \
+             pipeline stages, and for a mixture of experts expert parallelism over that \
+             degree times 1 to --nodes GPUs), on the plan's model, traffic, SLO and engine \
+             settings, and \
              ranks the options by the monthly cost of the fleet that meets the SLO at the peak \
              (cost per SLO-compliant request breaks ties). Options whose weights do not \
              fit, or whose KV cache cannot hold one request of maximum length, are listed last \
-             with the reason. Each row equals `goodput plan --gpu G --tp N --pp P --no-sweep` on the \
+             with the reason. Each row equals `goodput plan --gpu G --tp N --pp P --ep E --no-sweep` on the \
              same plan. A measured sweep (planning.measured_sweep) describes the hardware it \
              was measured on, so it is set aside: every option is simulated.",
         )
@@ -54,7 +56,7 @@ pub fn command() -> Command {
         ))
         .arg(crate::search::threads_arg())
         .arg(json(
-            "Print {best, chosen, verdict, rows: [{gpu, tp, pp, fits, reason, goodput_rps, \
+            "Print {best, chosen, verdict, rows: [{gpu, tp, pp, ep, fits, reason, goodput_rps, \
              replicas_total, gpus_total, cost_per_hour_usd, cost_per_month_usd, \
              cost_per_compliant_request_usd, ttft_p99_s, tpot_p99_s, ...}]}",
         ))
@@ -92,7 +94,9 @@ pub fn run(args: &mut Args) -> Result<String, String> {
         })?;
     }
     spec.speculation = args.flag("--speculation");
-    let spec = spec.checked().map_err(|e| {
+    // The lists first, each error led by its flag; the comparison checks them again
+    // with the model's experts, whose expert-parallel layouts count too.
+    let spec = spec.checked(0).map_err(|e| {
         let flag = match e {
             goodput_core::shootout::ShootoutError::NoGpus
             | goodput_core::shootout::ShootoutError::UnknownGpu(_) => "--gpus: ",
@@ -119,7 +123,7 @@ fn json_of(r: &ShootoutResult) -> serde_json::Value {
     let name = |row: Option<&goodput_core::shootout::ShootoutRow>| {
         row.map_or(
             serde_json::Value::Null,
-            |x| serde_json::json!({ "gpu": x.gpu, "tp": x.tp, "pp": x.pp, "spec_draft_tokens": x.spec_draft_tokens }),
+            |x| serde_json::json!({ "gpu": x.gpu, "tp": x.tp, "pp": x.pp, "ep": x.ep, "spec_draft_tokens": x.spec_draft_tokens }),
         )
     };
     serde_json::json!({

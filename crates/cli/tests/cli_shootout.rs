@@ -204,12 +204,18 @@ fn a_model_too_big_for_one_node_is_ranked_on_two() {
     shootout.extend(args);
     let v = json(&goodput(&shootout));
     let rows = v["rows"].as_array().expect("rows");
-    assert_eq!(rows.len(), 4, "{v}");
-    let h100 = |pp: u64| {
+    // TP 8, TP 8 × PP 2, and, for a mixture of experts, EP 8 and EP 16 on each GPU.
+    assert_eq!(rows.len(), 8, "{v}");
+    let find = |pp: u64, ep: u64| {
         rows.iter()
-            .find(|r| r["gpu"] == "h100-sxm" && r["pp"].as_u64().unwrap_or(1) == pp)
+            .find(|r| {
+                r["gpu"] == "h100-sxm"
+                    && r["pp"].as_u64().unwrap_or(1) == pp
+                    && r["ep"].as_u64().unwrap_or(1) == ep
+            })
             .expect("h100 row")
     };
+    let h100 = |pp: u64| find(pp, 1);
     assert_eq!(h100(1)["fits"], false);
     assert!(
         h100(1)["reason"]
@@ -248,9 +254,32 @@ fn a_model_too_big_for_one_node_is_ranked_on_two() {
     ] {
         assert_eq!(two[key], p["capacity"][key], "{key}");
     }
+    // Experts over one node of H100s do not fit (each GPU holds the dense 17 GB and an
+    // eighth of the experts, 99 GB); over two nodes they do, and that row is `goodput
+    // plan --ep 16` too.
+    assert_eq!(find(1, 8)["fits"], false, "{}", find(1, 8));
+    let ep = find(1, 16);
+    assert_eq!(ep["fits"], true, "{ep}");
+    let mut plan = vec![
+        "plan",
+        "--gpu",
+        "h100-sxm",
+        "--ep",
+        "16",
+        "--no-sweep",
+        "--json",
+    ];
+    plan.extend(args);
+    let p = json(&goodput(&plan));
+    assert_eq!(ep["goodput_rps"], p["goodput"]["goodput_rps"]);
+    assert_eq!(
+        ep["cost_per_month_usd"],
+        p["capacity"]["cost_per_month_usd"]
+    );
     // The text names the layout and its nodes.
     let mut text = vec!["shootout", "--gpus", "h100-sxm", "--tp", "8"];
     text.extend(args);
     let text = stdout(&goodput(&text));
     assert!(text.contains("TP8 × PP2 (2 nodes)"), "{text}");
+    assert!(text.contains("EP16 (2 nodes)"), "{text}");
 }

@@ -83,7 +83,8 @@ pub fn replica_layout(plan: &Plan) -> ReplicaLayout {
             nodes.push(Vec::new());
         }
         if let Some(n) = nodes.last_mut() {
-            n.push(gpu / tp);
+            // Expert-parallel ranks are one stage.
+            n.push(if h.ep_degree > 1 { 0 } else { gpu / tp });
         }
     }
     let crossings = (1..pp)
@@ -91,7 +92,10 @@ pub fn replica_layout(plan: &Plan) -> ReplicaLayout {
         .count() as u32;
     let count = crate::format::count;
     let mut words = format!("{} a replica", count(u64::from(gpus), "GPU", "GPUs"));
-    if pp > 1 {
+    let ep = h.ep_degree.max(1);
+    if ep > 1 {
+        words.push_str(": the routed experts split over them, each attending to its own sequences");
+    } else if pp > 1 {
         words.push_str(&format!(
             ": {pp} pipeline stages of {}",
             count(u64::from(tp), "GPU", "GPUs")
@@ -111,7 +115,11 @@ pub fn replica_layout(plan: &Plan) -> ReplicaLayout {
     } else {
         "the scale-out network (bandwidth unknown: latency only)".to_string()
     };
-    if h.tp_crosses_nodes() {
+    if ep > per_node {
+        words.push_str(&format!(
+            "; the all-to-alls that send tokens to their experts cross nodes, over {network}"
+        ));
+    } else if h.tp_crosses_nodes() {
         words.push_str(&format!(
             "; each tensor-parallel group spans nodes, so its all-reduces ride {network}"
         ));
@@ -138,7 +146,7 @@ pub fn memory_fit(plan: &Plan) -> MemoryFit {
     let g = h.gpus_per_replica();
     let budget = h.memory_bytes * h.mem_utilization;
     let weights_total = plan.model.weight_bytes();
-    let weights = weights_total / g as f64;
+    let weights = plan.weight_bytes_per_gpu();
     let reserve = h.runtime_reserve_bytes();
     let kv_pool = budget - weights - reserve;
     let kappa = plan.kv_bytes_per_token_effective();
@@ -286,8 +294,22 @@ mod tests {
             vec![vec![0, 0, 1, 1, 2, 2, 3, 3], vec![4, 4, 5, 5]]
         );
         assert_eq!(l.crossings, 1);
-        plan.hardware.tp_degree = 16;
+        presets::model("qwen3-30b-a3b")
+            .expect("moe")
+            .apply(&mut plan);
+        plan.hardware.tp_degree = 1;
         plan.hardware.pp_degree = 1;
+        plan.hardware.ep_degree = 16;
+        let l = replica_layout(&plan);
+        assert_eq!(l.nodes, vec![vec![0; 8], vec![0; 8]]);
+        assert_eq!(
+            l.words,
+            "16 GPUs a replica: the routed experts split over them, each attending to its \
+             own sequences, on 2 nodes of 8; the all-to-alls that send tokens to their \
+             experts cross nodes, over the scale-out network (50 GB/s a GPU)."
+        );
+        plan.hardware.ep_degree = 1;
+        plan.hardware.tp_degree = 16;
         plan.hardware.scaleout_bytes_per_s = 0.0;
         let l = replica_layout(&plan);
         assert_eq!(l.nodes.len(), 2);
@@ -325,6 +347,23 @@ mod tests {
         let pool = 72e9 - 671e9 / 16.0 - (GIB + 1.6e9);
         assert!((f.kv_bytes_per_gpu - pool).abs() < 1.0);
         assert!((f.kv_capacity_tokens - 16.0 * pool / f.kv_bytes_per_token).abs() < 1e-3);
+        // The latent cache is held by every GPU of a tensor-parallel group: 8 × 70,272
+        // bytes a token here.
+        assert_eq!(f.kv_bytes_per_token, 8.0 * 70_272.0);
+        // Expert parallelism over the same 16 GPUs: each holds the dense 17.09 GB whole
+        // and 1/16 of the 653.9 GB of experts, 57.96 GB, and the latents of its own
+        // sequences only, 70,272 bytes a token: 3.3 times the tokens of TP 8 × PP 2.
+        plan.hardware.tp_degree = 1;
+        plan.hardware.pp_degree = 1;
+        plan.hardware.ep_degree = 16;
+        let e = memory_fit(&plan);
+        assert!(e.weights_fit, "{:?}", e.reason);
+        assert_eq!(e.gpus_per_replica, 16);
+        assert!((e.weight_bytes_per_gpu - 57_960_527_360.0).abs() < 1.0);
+        assert_eq!(e.kv_bytes_per_token, 70_272.0);
+        let pool = 72e9 - 57_960_527_360.0 - (GIB + 1.6e9);
+        assert!((e.kv_capacity_tokens - 16.0 * pool / 70_272.0).abs() < 1e-3);
+        assert!(e.kv_capacity_tokens > 3.3 * f.kv_capacity_tokens);
     }
 
     #[test]

@@ -281,6 +281,12 @@ pub struct HardwareSpec {
     /// over them; a replica has `tp_degree × pp_degree` GPUs. 1 (older plans) for none.
     #[serde(default = "one_u32", skip_serializing_if = "is_one_u32")]
     pub pp_degree: u32,
+    /// Expert-parallel degree: GPUs that split a mixture of experts' routed experts,
+    /// each running attention data-parallel on its own share of the sequences and
+    /// holding the dense weights whole; a replica then has `ep_degree` GPUs (TP and PP
+    /// 1). 1 (older plans) for none.
+    #[serde(default = "one_u32", skip_serializing_if = "is_one_u32")]
+    pub ep_degree: u32,
     /// GPUs of one node: those that share the GPU-to-GPU link (the NVLink or Infinity
     /// Fabric domain). A replica of more GPUs spans nodes, and whatever crosses a node
     /// boundary rides the scale-out network. 8 in older plans.
@@ -383,9 +389,12 @@ impl HardwareSpec {
         RESERVE_FIXED_BYTES + RESERVE_SHARE * self.memory_bytes
     }
 
-    /// GPUs of one replica: `tp_degree × pp_degree` (each at least 1).
+    /// GPUs of one replica: `tp_degree × pp_degree × ep_degree` (each at least 1).
     pub fn gpus_per_replica(&self) -> u32 {
-        self.tp_degree.max(1).saturating_mul(self.pp_degree.max(1))
+        self.tp_degree
+            .max(1)
+            .saturating_mul(self.pp_degree.max(1))
+            .saturating_mul(self.ep_degree.max(1))
     }
 
     /// Nodes one replica spans: its GPUs over the GPUs of a node, rounded up.
@@ -422,6 +431,7 @@ impl Default for HardwareSpec {
             step_overhead_s: 1e-3,
             tp_degree: 1,
             pp_degree: 1,
+            ep_degree: 1,
             gpus_per_node: DEFAULT_GPUS_PER_NODE,
             tp_comm_overhead_s: 0.0,
             gpu_hour_usd: 2.5,
@@ -1047,10 +1057,43 @@ impl Plan {
         })
     }
 
-    /// How one replica spreads over GPUs: at most [`MAX_GPUS_PER_REPLICA`] of them, and
-    /// a layer or more per pipeline stage.
+    /// How one replica spreads over GPUs: at most [`MAX_GPUS_PER_REPLICA`] of them, a
+    /// layer or more per pipeline stage, and expert parallelism on its own, over a
+    /// mixture of experts with an expert or more a GPU.
     fn validate_layout(&self) -> Result<(), PlanError> {
         let h = &self.hardware;
+        if h.ep_degree > 1 {
+            let m = &self.model;
+            if !m.is_moe() {
+                return Err(err(
+                    "hardware.ep_degree",
+                    "splits a mixture of experts' routed experts over GPUs, and this model \
+                     has none: use tensor or pipeline parallelism, or set the model's experts"
+                        .into(),
+                ));
+            }
+            if h.tp_degree > 1 || h.pp_degree > 1 {
+                return Err(err(
+                    "hardware.ep_degree",
+                    format!(
+                        "runs attention data-parallel, one GPU a rank, so it takes a \
+                         tensor-parallel and a pipeline-parallel degree of 1 (now {} and {}): \
+                         set both to 1, or expert parallelism to 1",
+                        h.tp_degree, h.pp_degree
+                    ),
+                ));
+            }
+            if h.ep_degree > m.experts {
+                return Err(err(
+                    "hardware.ep_degree",
+                    format!(
+                        "is more GPUs than the model has routed experts ({}): each GPU holds \
+                         an expert or more",
+                        m.experts
+                    ),
+                ));
+            }
+        }
         let gpus = h.tp_degree.max(1) as u64 * h.pp_degree.max(1) as u64;
         if gpus > MAX_GPUS_PER_REPLICA as u64 {
             return Err(err(
@@ -1583,6 +1626,28 @@ impl Plan {
         r * self.model.kv_bytes_per_token_at(self.mean_context_tokens())
     }
 
+    /// Weight bytes one GPU of the replica holds: `W / (TP × PP)`; under expert
+    /// parallelism, the dense part whole and `1/EP` of the routed experts [bytes].
+    pub fn weight_bytes_per_gpu(&self) -> f64 {
+        let h = &self.hardware;
+        let w = self.model.weight_bytes();
+        if h.ep_degree > 1 {
+            let x = self.model.expert_weight_bytes();
+            return (w - x) + x / h.ep_degree as f64;
+        }
+        w / h.gpus_per_replica() as f64
+    }
+
+    /// Weight bytes the whole replica holds: `W`, or, under expert parallelism, the
+    /// dense part once a GPU and the experts once [bytes].
+    pub fn weight_bytes_stored(&self) -> f64 {
+        let h = &self.hardware;
+        if h.ep_degree > 1 {
+            return self.weight_bytes_per_gpu() * h.ep_degree as f64;
+        }
+        self.model.weight_bytes()
+    }
+
     /// KV-cache capacity of one replica [tokens]:
     /// `(tp_degree × (memory × mem_utilization − runtime reserve) − weight bytes) / effective
     /// KV bytes per token`, vLLM's "GPU KV cache size". Zero or negative when the weights do
@@ -1594,7 +1659,7 @@ impl Plan {
         let h = &self.hardware;
         let g = h.gpus_per_replica() as f64;
         let room = g * (h.memory_bytes * h.mem_utilization - h.runtime_reserve_bytes());
-        (room - self.model.weight_bytes()) / self.kv_bytes_per_token_effective()
+        (room - self.weight_bytes_stored()) / self.kv_bytes_per_token_effective()
     }
 
     fn validate_kv_capacity(&self) -> Result<(), PlanError> {
@@ -1619,7 +1684,7 @@ impl Plan {
                  × {} − the runtime reserve): no room for the KV cache; \
                  add memory or GPUs (tensor or pipeline parallelism), quantise the weights, or set the \
                  {} to \"{}\" (--kv-policy none)",
-                self.model.weight_bytes() / 1e9,
+                self.weight_bytes_stored() / 1e9,
                 usable / 1e9,
                 fields::field("hardware.mem_utilization").label_in_sentence(),
                 fields::field("engine.kv_policy").label_in_sentence(),

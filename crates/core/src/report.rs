@@ -562,6 +562,18 @@ pub fn assumptions(plan: &Plan) -> Vec<Assumption> {
     }
     // Pipeline stages, when there are any: how a replica spreads over GPUs and nodes.
     let h = &plan.hardware;
+    if h.ep_degree > 1 {
+        let f = fields::field("hardware.ep_degree");
+        rows.push(Assumption {
+            path: f.path,
+            label: f.label,
+            value: format!(
+                "the routed experts split over {}, attention data-parallel, over {}",
+                crate::format::count(u64::from(h.ep_degree), "GPU", "GPUs"),
+                crate::format::count(u64::from(h.nodes_per_replica()), "node", "nodes"),
+            ),
+        });
+    }
     if h.pp_degree > 1 {
         let f = fields::field("hardware.pp_degree");
         let nodes = h.nodes_per_replica();

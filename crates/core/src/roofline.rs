@@ -72,6 +72,38 @@ fn tp_link(plan: &Plan) -> (f64, f64) {
     }
 }
 
+/// The all-to-alls of an expert-parallel replica of `e` GPUs: `(2L × alpha, 2L ×
+/// k × d × ACTIVATION_BYTES × max(share_in / B_in, share_out / B_out))` in seconds and
+/// seconds per token of one rank. Every layer dispatches each token to its `k` experts
+/// and combines their outputs back (every layer taken as a mixture-of-experts layer);
+/// of a rank's traffic, `(g − 1)/e` stays in its node of `g` GPUs, on the GPU-to-GPU
+/// link, and `(e − g)/e` crosses the scale-out network, both at once. The latency is the
+/// network's when the ranks span nodes. Both 0 at EP 1 or for a dense model.
+pub fn ep_all_to_all_terms(plan: &Plan) -> (f64, f64) {
+    let m = &plan.model;
+    let h = &plan.hardware;
+    let e = h.ep_degree.max(1);
+    if e == 1 || !m.is_moe() {
+        return (0.0, 0.0);
+    }
+    let g = h.gpus_per_node.clamp(1, e);
+    let all_to_alls = 2.0 * m.layers as f64;
+    let bytes = m.experts_per_token as f64 * m.hidden_size as f64 * ACTIVATION_BYTES;
+    let over = |share: f64, bw: f64| if bw > 0.0 { bytes * share / bw } else { 0.0 };
+    let inside = over((g - 1) as f64 / e as f64, h.interconnect_bytes_per_s);
+    let across = if e > g {
+        over((e - g) as f64 / e as f64, h.scaleout_bytes_per_s)
+    } else {
+        0.0
+    };
+    let alpha = if e > g {
+        h.scaleout_latency_s
+    } else {
+        h.allreduce_latency_s
+    };
+    (all_to_alls * alpha, all_to_alls * inside.max(across))
+}
+
 /// The pipeline sends of a plan's replica: `(Σ alpha_b, Σ d × ACTIVATION_BYTES / B_b)`
 /// over the `p − 1` stage boundaries `b`, in seconds and seconds per token of a
 /// micro-batch. A boundary inside a node uses the GPU-to-GPU link (its all-reduce
@@ -137,6 +169,9 @@ impl StepModelOf for StepModel {
             pp_degree: h.pp_degree.max(1),
             pp_send_latency_s: pp_send_terms(plan).0,
             pp_send_s_per_token: pp_send_terms(plan).1,
+            ep_degree: h.ep_degree.max(1),
+            ep_a2a_latency_s: ep_all_to_all_terms(plan).0,
+            ep_a2a_s_per_token: ep_all_to_all_terms(plan).1,
         }
     }
 }
@@ -474,6 +509,91 @@ mod tests {
         plan.hardware.scaleout_bytes_per_s = 0.0;
         let (lat, _) = tp_allreduce_terms(&plan);
         assert!(close(lat, 64.0 * 5e-6, 1e-12));
+    }
+
+    // docs/models.md, "Expert parallelism".
+
+    #[test]
+    fn expert_parallel_steps_of_qwen3_30b_a3b_by_hand() {
+        // Qwen3-30B-A3B in bf16 on 8 H100s of one node, experts split 8 ways, attention
+        // data-parallel: W = 61e9 bytes, of which X = 57,982,058,496 routed experts and
+        // 3,017,941,504 dense (held by every GPU); k = 8, d = 2,048, 48 layers.
+        let mut plan = Plan::default();
+        crate::presets::model("qwen3-30b-a3b")
+            .expect("preset")
+            .apply(&mut plan);
+        plan.hardware.ep_degree = 8;
+        plan.validate().expect("a valid plan");
+        assert_eq!(plan.hardware.gpus_per_replica(), 8);
+        let s = StepModel::from_plan(&plan);
+        // One token: it picks 8 experts, 6.64 GB of the whole; a GPU reads the dense part
+        // and its eighth of those experts, 3,017,941,504 + 452,984,832 bytes.
+        assert!(close(s.ep_weights_read(1.0), 3_470_926_336.0, 1e-12));
+        // 64 tokens pick all but 1.6% of the experts: 60,067,915,428 bytes together,
+        // 10,149,188,245 on each GPU.
+        assert!(close(s.ep_weights_read(64.0), 10_149_188_244.554, 1e-12));
+        // All-to-alls: 2 × 48 of them, each of a token's 8 × 2,048 × 2 = 32,768 bytes,
+        // 7/8 of it to the node's other GPUs at 450 GB/s: 6.117 µs a token; 96 × 5 µs
+        // of latency.
+        let (lat, per_tok) = ep_all_to_all_terms(&plan);
+        assert!(close(lat, 480e-6, 1e-12));
+        assert!(close(per_tok, 6.116_693_333e-6, 1e-9));
+        // 64 decoders holding 64,000 tokens of context: 8 a rank, 8,000 tokens each of
+        // 98,304 bytes. Memory (10,149,188,245 + 786,432,000) / 3.35 TB/s = 3.264 ms;
+        // the step 1 ms + 0.48 ms + 8 × 6.117 µs + 3.264 ms = 4.793 ms.
+        let step = s.step_time_full_s(64.0, 64_000.0, 64.0, false, 0.0);
+        assert!(close(step, 4.793_297_798_8e-3, 1e-9), "{step}");
+        // Fewer sequences than ranks: the busiest rank holds one.
+        let lone = s.step_time_full_s(1.0, 1000.0, 1.0, false, 0.0);
+        let want = 1e-3 + 480e-6 + per_tok + (3_470_926_336.0 + 98_304.0 * 1000.0) / 3.35e12;
+        assert!(close(lone, want, 1e-12), "{lone} vs {want}");
+        // The engine's timer prices every step as the step model does.
+        use crate::sim::{SimConfig, SimConfigOf};
+        let cfg = SimConfig::from_plan(&plan, 1.0).expect("config");
+        let timer = goodput_engine::engine::StepTimer::new(&cfg);
+        for (n, ctx, seqs, prefill) in [
+            (1u64, 1000.0, 1u64, false),
+            (64, 64_000.0, 64, false),
+            (2048, 0.0, 1, true),
+            (600, 9_000.0, 5, true),
+        ] {
+            let want = s.step_time_full_s(n as f64, ctx, seqs as f64, prefill, 0.0);
+            let got = timer.time(n, ctx, seqs, prefill, 0.0);
+            assert!(
+                close(got, want, 1e-12),
+                "{n} tokens, {seqs} seqs: {got} vs {want}"
+            );
+        }
+        // Two nodes (EP 16): half of a rank's traffic crosses the network at 50 GB/s,
+        // 32,768 × 8/16 / 50e9 = 327.7 ns a token an all-to-all, and 10 µs each.
+        plan.hardware.ep_degree = 16;
+        let (lat, per_tok) = ep_all_to_all_terms(&plan);
+        assert!(close(lat, 96.0 * 10e-6, 1e-12));
+        assert!(close(per_tok, 96.0 * 32_768.0 * 0.5 / 50e9, 1e-12));
+    }
+
+    #[test]
+    fn expert_parallelism_is_refused_where_it_cannot_run() {
+        let mut plan = Plan::default();
+        plan.hardware.ep_degree = 2;
+        let e = plan.validate().expect_err("a dense model");
+        assert_eq!(e.field, "hardware.ep_degree");
+        assert!(e.message.contains("this model has none"), "{e}");
+        crate::presets::model("qwen3-30b-a3b")
+            .expect("preset")
+            .apply(&mut plan);
+        plan.hardware.tp_degree = 2;
+        let e = plan.validate().expect_err("with TP");
+        assert!(e.message.contains("(now 2 and 1)"), "{e}");
+        plan.hardware.tp_degree = 1;
+        plan.hardware.ep_degree = 128;
+        plan.validate().expect("one expert a GPU");
+        crate::presets::model("mixtral-8x7b")
+            .expect("preset")
+            .apply(&mut plan);
+        plan.hardware.ep_degree = 16;
+        let e = plan.validate().expect_err("more GPUs than experts");
+        assert!(e.message.contains("routed experts (8)"), "{e}");
     }
 
     // docs/models.md, "Per-sequence time", "Prefill-step overhead", "KV-read efficiency".

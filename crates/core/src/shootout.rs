@@ -19,8 +19,8 @@
 
 use crate::fleet::memory_fit;
 pub use crate::plan::comparison::{
-    speculation_of, ConstantsSource, ShootoutRecord, ShootoutResult, ShootoutRow, ShootoutSpec,
-    DEFAULT_GPUS, DEFAULT_NODES, MAX_NODES, MAX_OPTIONS, TP_DEGREES,
+    experts_of, speculation_of, ConstantsSource, Layout, ShootoutRecord, ShootoutResult,
+    ShootoutRow, ShootoutSpec, DEFAULT_GPUS, DEFAULT_NODES, MAX_NODES, MAX_OPTIONS, TP_DEGREES,
 };
 use crate::plan::Plan;
 use crate::presets;
@@ -102,14 +102,19 @@ fn option_count(gpus: usize, layouts: usize, speculation: bool) -> usize {
 }
 
 impl ShootoutSpec {
-    /// Options this comparison runs (before its lists are checked).
-    pub fn option_count(&self) -> usize {
-        option_count(self.gpus.len(), self.layouts().len(), self.speculation)
+    /// Options this comparison runs for a model of `experts` routed experts (before its
+    /// lists are checked).
+    pub fn option_count(&self, experts: u32) -> usize {
+        option_count(
+            self.gpus.len(),
+            self.layouts(experts).len(),
+            self.speculation,
+        )
     }
 
-    /// Checks the lists: known GPUs, degrees from [`TP_DEGREES`], not too many options.
-    /// Duplicates are dropped (first one kept).
-    pub fn checked(&self) -> Result<ShootoutSpec, ShootoutError> {
+    /// Checks the lists for a model of `experts` routed experts: known GPUs, degrees
+    /// from [`TP_DEGREES`], not too many options. Duplicates are dropped (first one kept).
+    pub fn checked(&self, experts: u32) -> Result<ShootoutSpec, ShootoutError> {
         let mut gpus: Vec<String> = Vec::new();
         for g in &self.gpus {
             let g = g.trim();
@@ -144,7 +149,7 @@ impl ShootoutSpec {
             speculation: self.speculation,
             max_nodes: self.max_nodes,
         };
-        let n = spec.option_count();
+        let n = spec.option_count(experts);
         if n > MAX_OPTIONS {
             return Err(ShootoutError::TooManyOptions(n));
         }
@@ -174,14 +179,15 @@ fn speculation_variants(
     Ok(vec![own, other])
 }
 
-/// The plan of one option: `base` with the GPU preset `gpu` applied, TP degree `tp` and
-/// `pp` pipeline stages. `None` for an unknown GPU id.
-pub fn option_plan(base: &Plan, gpu: &str, tp: u32, pp: u32) -> Option<Plan> {
+/// The plan of one option: `base` with the GPU preset `gpu` applied and the layout
+/// set. `None` for an unknown GPU id.
+pub fn option_plan(base: &Plan, gpu: &str, layout: Layout) -> Option<Plan> {
     let preset = presets::gpu(gpu)?;
     let mut plan = base.clone();
     preset.apply(&mut plan);
-    plan.hardware.tp_degree = tp;
-    plan.hardware.pp_degree = pp;
+    plan.hardware.tp_degree = layout.tp;
+    plan.hardware.pp_degree = layout.pp;
+    plan.hardware.ep_degree = layout.ep;
     Some(plan)
 }
 
@@ -218,6 +224,7 @@ impl ShootoutRow {
             gpu_name: presets::gpu(gpu).map_or_else(|| gpu.to_string(), |g| g.name.to_string()),
             tp,
             pp: plan.hardware.pp_degree.max(1),
+            ep: plan.hardware.ep_degree.max(1),
             fits,
             reason,
             goodput_rps: report.goodput.goodput_rps,
@@ -247,6 +254,7 @@ impl ShootoutRow {
             gpu_name: presets::gpu(gpu).map_or_else(|| gpu.to_string(), |g| g.name.to_string()),
             tp: plan.hardware.tp_degree,
             pp: plan.hardware.pp_degree.max(1),
+            ep: plan.hardware.ep_degree.max(1),
             fits: m.weights_fit && m.holds_max_request,
             reason: why.or(m.reason),
             goodput_rps: 0.0,
@@ -391,10 +399,10 @@ impl Shootout {
     /// Sets up every option of `spec` on `base`. Options that do not fit, or whose plan
     /// cannot be searched, are settled at once with the reason.
     pub fn new(base: &Plan, spec: &ShootoutSpec) -> Result<Shootout, ShootoutError> {
-        let spec = spec.checked()?;
+        let spec = spec.checked(experts_of(base))?;
         let variants = speculation_variants(base, &spec)?;
         // Every option's search at its worst, together: the same bound as one search.
-        let layouts = spec.layouts();
+        let layouts = spec.layouts(experts_of(base));
         let options = (spec.gpus.len() * layouts.len() * variants.len()) as u64;
         crate::search::check_work(
             "shootout",
@@ -406,17 +414,15 @@ impl Shootout {
         let mut options = Vec::new();
         let own = speculation_of(base);
         for gpu in &spec.gpus {
-            for (&(tp, pp), &(k, a)) in layouts
+            for (&layout, &(k, a)) in layouts
                 .iter()
                 .flat_map(|l| variants.iter().map(move |v| (l, v)))
             {
-                let mut plan = option_plan(base, gpu, tp, pp)
+                let mut plan = option_plan(base, gpu, layout)
                     .ok_or_else(|| ShootoutError::UnknownGpu(gpu.clone()))?;
                 plan.engine.set_speculation((k, a));
-                let chosen = base.hardware.preset == *gpu
-                    && base.hardware.tp_degree == tp
-                    && base.hardware.pp_degree.max(1) == pp
-                    && (k, a) == own;
+                let chosen =
+                    base.hardware.preset == *gpu && Layout::of(base) == layout && (k, a) == own;
                 let m = memory_fit(&plan);
                 let stage = if !(m.weights_fit && m.holds_max_request) {
                     Stage::Done(Box::new(ShootoutRow::not_run(gpu, &plan, None, chosen)))
@@ -446,14 +452,11 @@ impl Shootout {
         Ok(s)
     }
 
-    /// Every option as `(GPU id, TP degree, pipeline stages)`, in the order asked for.
-    pub fn options(&self) -> Vec<(String, u32, u32)> {
+    /// Every option as `(GPU id, layout)`, in the order asked for.
+    pub fn options(&self) -> Vec<(String, Layout)> {
         self.options
             .iter()
-            .map(|o| {
-                let h = &o.plan.hardware;
-                (o.gpu.clone(), h.tp_degree, h.pp_degree.max(1))
-            })
+            .map(|o| (o.gpu.clone(), Layout::of(&o.plan)))
             .collect()
     }
 
@@ -605,13 +608,13 @@ pub fn comparison_words(plan: &Plan) -> Option<String> {
     // The plan's own GPU and layout may be left out of the comparison: say so, or a reader
     // takes the winner for cheaper than the plan.
     let h = &plan.hardware;
-    let pp = h.pp_degree.max(1);
+    let layout = Layout::of(plan);
     let compared =
-        rec.spec.gpus.contains(&h.preset) && rec.spec.layouts().contains(&(h.tp_degree, pp));
+        rec.spec.gpus.contains(&h.preset) && rec.spec.layouts(experts_of(plan)).contains(&layout);
     let option = format!(
         "{} × {}",
         crate::presets::gpu_name(&h.preset),
-        crate::plan::comparison::layout_words(h.tp_degree, pp, &h.preset)
+        layout.words(&h.preset)
     );
     let own = match r.chosen {
         Some(_) => String::new(),

@@ -705,6 +705,7 @@ fn compared(plan: &mut Plan) {
                 gpu_name: goodput_core::presets::gpu_name(gpu).to_string(),
                 tp,
                 pp: 1,
+                ep: 1,
                 fits,
                 reason: (!fits).then(|| {
                     format!(

@@ -1475,8 +1475,9 @@ pub struct StepTimer {
     s_per_tok: f64,
     comm_per_tok: f64,
     inv_flops: f64,
-    /// The step model, for its micro-batches under pipeline parallelism.
-    pp: Option<crate::step::StepModel>,
+    /// The step model, for its micro-batches under pipeline parallelism and its ranks
+    /// under expert parallelism.
+    split: Option<crate::step::StepModel>,
 }
 
 impl StepTimer {
@@ -1497,17 +1498,20 @@ impl StepTimer {
             s_per_tok: 2.0 * sm.params / (gpus * sm.compute_flops_per_s),
             comm_per_tok: sm.tp_comm_s_per_token,
             inv_flops: 1.0 / (gpus * sm.compute_flops_per_s),
-            pp: (sm.pp_degree > 1).then_some(*sm),
+            split: (sm.pp_degree > 1 || sm.ep_degree > 1).then_some(*sm),
         }
     }
 
     /// Weight bytes a step of `n_tok` tokens over `n_seqs` sequences reads (every routed
-    /// expert some token picks; under pipeline parallelism, of one micro-batch's tokens).
+    /// expert some token picks; under pipeline parallelism, of one micro-batch's tokens;
+    /// under expert parallelism, one rank's share).
     #[inline(always)]
     pub fn weights(&self, n_tok: u64, n_seqs: u64) -> f64 {
         let n = n_tok as i64 as f64;
-        let n = match &self.pp {
+        let n = match &self.split {
             None => n,
+            // Each rank reads its share of the experts the whole step's tokens pick.
+            Some(sm) if sm.ep_degree > 1 => return sm.ep_weights_read(n),
             Some(sm) => n / sm.micro_batches(n_seqs as i64 as f64),
         };
         crate::step::weights_read_of(
@@ -1546,9 +1550,16 @@ impl StepTimer {
         attn_flops: f64,
     ) -> f64 {
         let n = n_tok as i64 as f64;
-        if let Some(sm) = &self.pp {
+        if let Some(sm) = &self.split {
+            let seqs = n_seqs as i64 as f64;
+            if sm.ep_degree > 1 {
+                // The busiest rank's share, and its all-to-alls.
+                let r = sm.ep_ranks(seqs);
+                return self.round(w, n / r, ctx / r, n_seqs, prefill, attn_flops / r)
+                    + sm.ep_a2a_time_s(n / r);
+            }
             // One micro-batch's trip through the stages ([`StepModel::step_time_full_s`]).
-            let m = sm.micro_batches(n_seqs as i64 as f64);
+            let m = sm.micro_batches(seqs);
             return self.round(w, n / m, ctx / m, n_seqs, prefill, attn_flops / m)
                 + sm.pp_send_time_s(n / m);
         }

@@ -65,6 +65,14 @@ pub struct StepModel {
     /// Bandwidth time of those sends per token of a micro-batch, `d × 2 bytes / B` summed
     /// over the boundaries, each on its own link; 0 at PP 1 [s/token].
     pub pp_send_s_per_token: f64,
+    /// Expert-parallel degree e: the routed experts split over e GPUs, each running
+    /// attention data-parallel on its own share of the sequences (`tp_degree` 1); 1 for
+    /// none ([`StepModel::ep_ranks`]).
+    pub ep_degree: u32,
+    /// Latency of a step's all-to-alls (dispatch and combine, every MoE layer); 0 at EP 1 [s].
+    pub ep_a2a_latency_s: f64,
+    /// Bandwidth time of those all-to-alls per token of one rank; 0 at EP 1 [s/token].
+    pub ep_a2a_s_per_token: f64,
 }
 
 /// Weight bytes a step of `n_tok` tokens reads, of `w` bytes of which `x` are routed
@@ -80,6 +88,19 @@ pub fn weights_read_of(w: f64, x: f64, q: f64, halves: Option<(f64, f64)>, n_tok
     match halves {
         None => w - x * libm::pow(q, n_tok),
         Some((hot, cold)) => w - 0.5 * x * (libm::pow(hot, n_tok) + libm::pow(cold, n_tok)),
+    }
+}
+
+/// Parts `n_seqs` sequences split into over `ways` (stages or ranks): `min(ways,
+/// n_seqs)`, whole, at least 1.
+fn split_over(ways: u32, n_seqs: f64) -> f64 {
+    let p = ways.max(1) as f64;
+    if n_seqs < 1.0 {
+        1.0
+    } else if n_seqs < p {
+        n_seqs.floor()
+    } else {
+        p
     }
 }
 
@@ -139,22 +160,38 @@ impl StepModel {
             pp_degree: 1,
             pp_send_latency_s: 0.0,
             pp_send_s_per_token: 0.0,
+            ep_degree: 1,
+            ep_a2a_latency_s: 0.0,
+            ep_a2a_s_per_token: 0.0,
         }
     }
 
+    /// Ranks busy in a step of `n_seqs` sequences under expert parallelism:
+    /// `r = min(e, n_seqs)`, at least 1. Each rank attends to its own sequences, so the
+    /// busiest holds `1/r` of the step's tokens and context (the sequences spread evenly).
+    /// 1 at EP 1.
+    pub fn ep_ranks(&self, n_seqs: f64) -> f64 {
+        split_over(self.ep_degree, n_seqs)
+    }
+
+    /// Weight bytes one GPU reads in an expert-parallel step of `n_tok` tokens (all
+    /// ranks together): the dense part whole (every rank holds it), and its `1/e` of the
+    /// routed experts that some token of the step picks [bytes].
+    pub fn ep_weights_read(&self, n_tok: f64) -> f64 {
+        let dense = self.weight_bytes - self.expert_weight_bytes;
+        dense + (self.weights_read(n_tok) - dense) / self.ep_degree.max(1) as f64
+    }
+
+    /// Time of the all-to-alls of one rank's `n_tok` tokens; 0 at EP 1 [s].
+    pub fn ep_a2a_time_s(&self, n_tok: f64) -> f64 {
+        self.ep_a2a_latency_s + self.ep_a2a_s_per_token * n_tok
+    }
     /// Micro-batches a step of `n_seqs` sequences splits into under pipeline parallelism:
     /// `m = min(p, n_seqs)`, at least 1. Each micro-batch passes the `p` stages in turn
     /// while the others occupy the other stages; a sequence sits in one micro-batch, so
     /// fewer sequences than stages leave stages idle (the pipeline bubble). 1 at PP 1.
     pub fn micro_batches(&self, n_seqs: f64) -> f64 {
-        let p = self.pp_degree.max(1) as f64;
-        if n_seqs < 1.0 {
-            1.0
-        } else if n_seqs < p {
-            n_seqs.floor()
-        } else {
-            p
-        }
+        split_over(self.pp_degree, n_seqs)
     }
 
     /// Time of the activation sends of one micro-batch of `n_tok` tokens through the
@@ -318,7 +355,9 @@ impl StepModel {
     ) -> f64 {
         if self.pp_degree > 1 {
             let m = self.micro_batches(n_seqs);
-            return self.step_time_full_s_pp1(
+            let w = self.weights_read(n_tok / m);
+            return self.group_step_s(
+                w,
                 n_tok / m,
                 ctx_tokens / m,
                 n_seqs,
@@ -326,19 +365,40 @@ impl StepModel {
                 attn_flops / m,
             ) + self.pp_send_time_s(n_tok / m);
         }
-        self.step_time_full_s_pp1(n_tok, ctx_tokens, n_seqs, prefill, attn_flops)
+        if self.ep_degree > 1 {
+            let r = self.ep_ranks(n_seqs);
+            let w = self.ep_weights_read(n_tok);
+            return self.group_step_s(
+                w,
+                n_tok / r,
+                ctx_tokens / r,
+                n_seqs,
+                prefill,
+                attn_flops / r,
+            ) + self.ep_a2a_time_s(n_tok / r);
+        }
+        self.group_step_s(
+            self.weights_read(n_tok),
+            n_tok,
+            ctx_tokens,
+            n_seqs,
+            prefill,
+            attn_flops,
+        )
     }
 
-    /// [`StepModel::step_time_full_s`] of one stage group's work without pipeline stages.
-    fn step_time_full_s_pp1(
+    /// [`StepModel::step_time_full_s`] of one tensor-parallel group's work, reading `w`
+    /// weight bytes.
+    fn group_step_s(
         &self,
+        w: f64,
         n_tok: f64,
         ctx_tokens: f64,
         n_seqs: f64,
         prefill: bool,
         attn_flops: f64,
     ) -> f64 {
-        let mem = (self.weights_read(n_tok) + self.kv_read_bytes_per_token() * ctx_tokens)
+        let mem = (w + self.kv_read_bytes_per_token() * ctx_tokens)
             / (self.gpus() * self.mem_bandwidth_bytes_per_s);
         let mixed = if prefill {
             self.prefill_overhead_s
@@ -353,7 +413,7 @@ impl StepModel {
     /// Compute demand of `tokens_per_s` prompt tokens as a share of the effective FLOP/s
     /// of every GPU of the replica, all stages of a full pipeline busy [0..].
     pub fn compute_load(&self, tokens_per_s: f64) -> f64 {
-        2.0 * self.params * tokens_per_s
-            / (self.gpus() * self.pp_degree.max(1) as f64 * self.compute_flops_per_s)
+        let ways = (self.pp_degree.max(1) * self.ep_degree.max(1)) as f64;
+        2.0 * self.params * tokens_per_s / (self.gpus() * ways * self.compute_flops_per_s)
     }
 }

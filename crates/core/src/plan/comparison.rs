@@ -63,32 +63,82 @@ impl Default for ShootoutSpec {
     }
 }
 
+/// How one replica of an option spreads over GPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// Tensor-parallel degree.
+    pub tp: u32,
+    /// Pipeline stages.
+    pub pp: u32,
+    /// Expert-parallel degree (1 for none).
+    pub ep: u32,
+}
+
+impl Layout {
+    /// The layout of a plan's replica.
+    pub fn of(plan: &Plan) -> Layout {
+        let h = &plan.hardware;
+        Layout {
+            tp: h.tp_degree,
+            pp: h.pp_degree.max(1),
+            ep: h.ep_degree.max(1),
+        }
+    }
+
+    /// GPUs of one replica.
+    pub fn gpus(self) -> u32 {
+        self.tp.max(1) * self.pp.max(1) * self.ep.max(1)
+    }
+
+    /// In words on the GPU `gpu`: "TP8", "TP8 × PP2 (2 nodes)", "EP16 (2 nodes)".
+    pub fn words(self, gpu: &str) -> String {
+        let per_node =
+            crate::presets::gpu(gpu).map_or(super::DEFAULT_GPUS_PER_NODE, |g| g.gpus_per_node);
+        let nodes = match self.gpus().div_ceil(per_node.max(1)) {
+            1 => "1 node".to_string(),
+            n => format!("{n} nodes"),
+        };
+        if self.ep > 1 {
+            format!("EP{} ({nodes})", self.ep)
+        } else if self.pp > 1 {
+            format!("TP{} × PP{} ({nodes})", self.tp, self.pp)
+        } else {
+            format!("TP{}", self.tp)
+        }
+    }
+}
+
 impl ShootoutSpec {
-    /// The layouts each GPU is tried at, `(tp, pp)`: every TP degree asked for on one
-    /// stage, then the largest with 2 to `max_nodes` stages.
-    pub fn layouts(&self) -> Vec<(u32, u32)> {
-        let mut out: Vec<(u32, u32)> = self.tp_degrees.iter().map(|&tp| (tp, 1)).collect();
+    /// The layouts each GPU is tried at, for a model of `experts` routed experts (0 for
+    /// a dense model): every TP degree asked for on one stage; the largest with 2 to
+    /// `max_nodes` stages; and, for a mixture of experts, expert parallelism over that
+    /// largest degree times 1 to `max_nodes` (EP 8 and EP 16 by default), at most one
+    /// expert a GPU.
+    pub fn layouts(&self, experts: u32) -> Vec<Layout> {
+        let one = |tp, pp, ep| Layout { tp, pp, ep };
+        let mut out: Vec<Layout> = self.tp_degrees.iter().map(|&tp| one(tp, 1, 1)).collect();
         if let Some(&top) = self.tp_degrees.iter().max() {
-            out.extend((2..=self.max_nodes.min(MAX_NODES)).map(|pp| (top, pp)));
+            let nodes = 1..=self.max_nodes.min(MAX_NODES);
+            out.extend(nodes.clone().skip(1).map(|pp| one(top, pp, 1)));
+            out.extend(
+                nodes
+                    .map(|n| top * n)
+                    .filter(|&ep| ep > 1 && ep <= experts)
+                    .map(|ep| one(1, 1, ep)),
+            );
         }
         out
     }
 }
 
-/// A replica's layout in words: "TP8", or "TP8 × PP2 (2 nodes)" with pipeline stages.
-pub fn layout_words(tp: u32, pp: u32, gpu: &str) -> String {
-    if pp <= 1 {
-        return format!("TP{tp}");
-    }
-    let per_node =
-        crate::presets::gpu(gpu).map_or(super::DEFAULT_GPUS_PER_NODE, |g| g.gpus_per_node);
-    let nodes = (tp * pp).div_ceil(per_node.max(1));
-    let nodes = if nodes == 1 {
-        "1 node".to_string()
+/// Routed experts of a plan's model, 0 for a dense one: what [`ShootoutSpec::layouts`]
+/// asks.
+pub fn experts_of(plan: &Plan) -> u32 {
+    if plan.model.is_moe() {
+        plan.model.experts
     } else {
-        format!("{nodes} nodes")
-    };
-    format!("TP{tp} × PP{pp} ({nodes})")
+        0
+    }
 }
 
 /// One option of the comparison, read from its plan report.
@@ -103,6 +153,9 @@ pub struct ShootoutRow {
     /// Pipeline stages of the replica (1, left out of the JSON, for none).
     #[serde(default = "one_node", skip_serializing_if = "is_one_node")]
     pub pp: u32,
+    /// Expert-parallel degree of the replica (1, left out of the JSON, for none).
+    #[serde(default = "one_node", skip_serializing_if = "is_one_node")]
+    pub ep: u32,
     /// Whether the weights fit and the KV cache holds one request of maximum length.
     pub fits: bool,
     /// Why the option is out of the running (does not fit, fails validation, or no
@@ -163,21 +216,24 @@ impl ShootoutRow {
         }
     }
 
-    /// The replica's layout in words ([`layout_words`]).
-    pub fn layout(&self) -> String {
-        layout_words(self.tp, self.pp, &self.gpu)
+    /// The replica's layout.
+    pub fn layout_of(&self) -> Layout {
+        Layout {
+            tp: self.tp,
+            pp: self.pp.max(1),
+            ep: self.ep.max(1),
+        }
     }
 
-    /// GPUs of one replica of this option.
-    pub fn gpus_per_replica(&self) -> u32 {
-        self.tp.max(1) * self.pp.max(1)
+    /// The replica's layout in words ([`Layout::words`]).
+    pub fn layout(&self) -> String {
+        self.layout_of().words(&self.gpu)
     }
 
     /// Whether this is `plan`'s own option: its GPU, layout and speculation.
     pub fn is_plan_of(&self, plan: &Plan) -> bool {
         self.gpu == plan.hardware.preset
-            && self.tp == plan.hardware.tp_degree
-            && self.pp == plan.hardware.pp_degree.max(1)
+            && self.layout_of() == Layout::of(plan)
             && (self.spec_draft_tokens, self.spec_acceptance) == speculation_of(plan)
     }
 }
@@ -407,6 +463,15 @@ impl ShootoutRecord {
                     format!(
                         "{} pipeline stages; a compared layout has 1 to {MAX_NODES}",
                         r.pp
+                    ),
+                ));
+            }
+            if r.ep == 0 || r.ep > TP_DEGREES[TP_DEGREES.len() - 1] * MAX_NODES {
+                return Err(err(
+                    "shootout.result.rows.ep",
+                    format!(
+                        "expert parallelism over {} GPUs is not a compared layout",
+                        r.ep
                     ),
                 ));
             }

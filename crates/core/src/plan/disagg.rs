@@ -270,7 +270,7 @@ fn check_tp(field: &'static str, tp: u32) -> Result<(), PlanError> {
 
 /// The plan one instance of a pool runs: `plan` with the GPU preset `gpu` applied
 /// (the plan's own hardware when empty or unknown) and TP degree `tp`, without
-/// pipeline stages: a pool's instance is one tensor-parallel group.
+/// pipeline stages or expert parallelism: a pool's instance is one tensor-parallel group.
 pub fn pool_plan(plan: &Plan, gpu: &str, tp: u32) -> Plan {
     let mut p = plan.clone();
     if let Some(g) = presets::gpu(gpu) {
@@ -278,6 +278,7 @@ pub fn pool_plan(plan: &Plan, gpu: &str, tp: u32) -> Plan {
     }
     p.hardware.tp_degree = tp;
     p.hardware.pp_degree = 1;
+    p.hardware.ep_degree = 1;
     p.disagg = None;
     p
 }

@@ -889,6 +889,15 @@ pub const FIELDS: &[Field] = &[
         flag("pp"),
     ), |p| Some(p.hardware.pp_degree as f64), |p, v| p.hardware.pp_degree = whole_of(v)),
     rw(row(
+        "hardware.ep_degree",
+        "Expert parallel",
+        "GPUs that split a mixture of experts' routed experts, each attending to its own sequences (data-parallel attention); a replica has EP GPUs, with TP and PP 1.",
+        "GPUs",
+        Whole,
+        whole(1, MAX_GPUS_PER_REPLICA),
+        flag("ep"),
+    ), |p| Some(p.hardware.ep_degree as f64), |p, v| p.hardware.ep_degree = whole_of(v)),
+    rw(row(
         "hardware.gpus_per_node",
         "GPUs per node",
         "GPUs that share the GPU-to-GPU link; a replica of more spans nodes and crosses the scale-out network.",

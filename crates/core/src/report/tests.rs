@@ -446,6 +446,7 @@ fn the_report_carries_the_note_comparison_schedule_and_disaggregation() {
         gpu_name: crate::presets::gpu_short_name(gpu),
         tp,
         pp: 1,
+        ep: 1,
         fits: true,
         reason: None,
         goodput_rps: 20.0,

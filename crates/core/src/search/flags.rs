@@ -34,7 +34,9 @@ pub fn hf_model_name(preset: &str) -> Option<&'static str> {
 /// sequence then), and `--chunked-prefill-size -1` for SGLang. An unknown model
 /// prints as `<model>`. FP8 weights add `--quantization fp8`; an FP8 KV cache adds
 /// `--kv-cache-dtype`. Pipeline stages add `--pipeline-parallel-size` (vLLM) and
-/// `--pp-size` (SGLang), and a replica over several nodes SGLang's `--nnodes`.
+/// `--pp-size` (SGLang); expert parallelism vLLM's data-parallel ranks with
+/// `--enable-expert-parallel` and SGLang's DP attention with `--ep-size`; a replica over
+/// several nodes SGLang's `--nnodes`.
 pub fn launch_flags(plan: &Plan, knobs: &Knobs) -> LaunchFlags {
     let model = hf_model_name(&plan.model.preset).unwrap_or("<model>");
     let util = format!("{:.2}", plan.hardware.mem_utilization.clamp(0.0, 1.0));
@@ -68,6 +70,16 @@ pub fn launch_flags(plan: &Plan, knobs: &Knobs) -> LaunchFlags {
     if pp > 1 {
         vllm.push_str(&format!(" --pipeline-parallel-size {pp}"));
         sglang.push_str(&format!(" --pp-size {pp}"));
+    }
+    // Experts split over data-parallel ranks, one GPU each.
+    let ep = plan.hardware.ep_degree.max(1);
+    if ep > 1 {
+        vllm.push_str(&format!(
+            " --data-parallel-size {ep} --enable-expert-parallel"
+        ));
+        sglang.push_str(&format!(
+            " --tp {ep} --dp {ep} --enable-dp-attention --ep-size {ep}"
+        ));
     }
     let nodes = plan.hardware.nodes_per_replica();
     if nodes > 1 {
@@ -134,6 +146,24 @@ mod tests {
         );
         assert!(
             f.sglang.contains("--tp 8 --pp-size 2 --nnodes 2 "),
+            "{}",
+            f.sglang
+        );
+        // Experts over 16 data-parallel ranks.
+        plan.hardware.tp_degree = 1;
+        plan.hardware.pp_degree = 1;
+        plan.hardware.ep_degree = 16;
+        let f = launch_flags(&plan, &knobs);
+        assert!(
+            f.vllm
+                .contains("--data-parallel-size 16 --enable-expert-parallel "),
+            "{}",
+            f.vllm
+        );
+        assert!(!f.vllm.contains("--tensor-parallel-size"), "{}", f.vllm);
+        assert!(
+            f.sglang
+                .contains("--tp 16 --dp 16 --enable-dp-attention --ep-size 16 --nnodes 2 "),
             "{}",
             f.sglang
         );

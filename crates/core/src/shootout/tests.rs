@@ -26,9 +26,9 @@ fn spec(gpus: &[&str], tps: &[u32]) -> ShootoutSpec {
 
 #[test]
 fn bad_lists_are_refused_with_the_known_choices() {
-    let e = spec(&[], &[1]).checked().unwrap_err();
+    let e = spec(&[], &[1]).checked(0).unwrap_err();
     assert_eq!(e, ShootoutError::NoGpus);
-    let e = spec(&["h100-sxm", "h1000"], &[1]).checked().unwrap_err();
+    let e = spec(&["h100-sxm", "h1000"], &[1]).checked(0).unwrap_err();
     assert_eq!(e, ShootoutError::UnknownGpu("h1000".into()));
     let msg = e.to_string();
     assert!(
@@ -36,21 +36,21 @@ fn bad_lists_are_refused_with_the_known_choices() {
         "{msg}"
     );
     for tp in [0, 3, 16] {
-        let e = spec(&["h100-sxm"], &[1, tp]).checked().unwrap_err();
+        let e = spec(&["h100-sxm"], &[1, tp]).checked(0).unwrap_err();
         assert_eq!(e, ShootoutError::BadTpDegree(tp));
         assert!(e.to_string().contains("use 1, 2, 4 or 8"), "{e}");
     }
     assert_eq!(
-        spec(&["h100-sxm"], &[]).checked().unwrap_err(),
+        spec(&["h100-sxm"], &[]).checked(0).unwrap_err(),
         ShootoutError::NoTpDegrees
     );
     // Duplicates are dropped; the default is 6 × 4.
     let s = spec(&["h200", "h200", "l4"], &[2, 2, 1])
-        .checked()
+        .checked(0)
         .expect("ok");
     assert_eq!(s.gpus, vec!["h200", "l4"]);
     assert_eq!(s.tp_degrees, vec![2, 1]);
-    let d = ShootoutSpec::default().checked().expect("default");
+    let d = ShootoutSpec::default().checked(0).expect("default");
     assert_eq!(d.gpus.len() * d.tp_degrees.len(), 24);
     // Too many options: every GPU preset × 4 degrees is within the limit, so the limit
     // is reached only by a spec that is checked before deduplication… it is not: check
@@ -148,7 +148,7 @@ fn each_row_equals_the_plan_report_of_its_option() {
     let s = spec(&["h200", "a100-80gb"], &[1, 2]);
     let r = run_shootout_threads(&plan, &s, 2, &mut |_| true).expect("runs");
     for row in &r.rows {
-        let p = option_plan(&plan, &row.gpu, row.tp, row.pp).expect("option");
+        let p = option_plan(&plan, &row.gpu, row.layout_of()).expect("option");
         assert_row_is_the_report_of(row, &p);
     }
 }
@@ -209,10 +209,19 @@ fn a_record_in_the_plan_travels_in_the_link_and_knows_when_it_is_stale() {
     presets::model("llama-3.1-8b").expect("8b").apply(&mut plan);
     let s = spec(&["h200", "l4"], &[1, 2]);
     let r = run_shootout_threads(&plan, &s, 2, &mut |_| true).expect("runs");
-    let record = ShootoutRecord::of(&plan, &s.checked().expect("spec"), r.clone());
+    let record = ShootoutRecord::of(&plan, &s.checked(0).expect("spec"), r.clone());
     assert!(record.is_fresh(&plan));
     // Making a row the plan (its GPU and TP degree) keeps the comparison fresh.
-    let mut moved = option_plan(&plan, "h200", 2, 1).expect("option");
+    let mut moved = option_plan(
+        &plan,
+        "h200",
+        Layout {
+            tp: 2,
+            pp: 1,
+            ep: 1,
+        },
+    )
+    .expect("option");
     assert!(record.is_fresh(&moved));
     assert_eq!(
         record
@@ -280,7 +289,7 @@ fn the_comparison_in_words_names_the_winner_and_the_choice() {
     let mut plan = quick_plan();
     presets::model("llama-3.1-8b").expect("8b").apply(&mut plan);
     assert_eq!(comparison_words(&plan), None);
-    let s = spec(&["h100-sxm", "h200"], &[1]).checked().expect("spec");
+    let s = spec(&["h100-sxm", "h200"], &[1]).checked(0).expect("spec");
     let r = run_shootout_threads(&plan, &s, 2, &mut |_| true).expect("runs");
     let best = r.best_row().expect("best").clone();
     plan.shootout = Some(ShootoutRecord::of(&plan, &s, r));
@@ -352,6 +361,7 @@ fn cheapest_is_the_lower_monthly_cost_and_the_choice_is_explained() {
         gpu_name: presets::gpu_short_name(gpu),
         tp: 1,
         pp: 1,
+        ep: 1,
         fits: true,
         reason: None,
         goodput_rps: 10.0,
@@ -402,7 +412,7 @@ fn each_option_with_and_without_speculation_equals_its_plan() {
     assert_eq!(drafts.iter().filter(|&&k| k == 3).count(), 2, "{drafts:?}");
     assert_eq!(drafts.iter().filter(|&&k| k == 0).count(), 2, "{drafts:?}");
     for row in &r.rows {
-        let mut p = option_plan(&plan, &row.gpu, row.tp, row.pp).expect("option");
+        let mut p = option_plan(&plan, &row.gpu, row.layout_of()).expect("option");
         p.engine.spec_draft_tokens = row.spec_draft_tokens;
         assert_row_is_the_report_of(row, &p);
     }
@@ -467,10 +477,10 @@ fn with_and_without_speculation_needs_a_draft_to_try() {
         speculation: true,
         ..ShootoutSpec::default()
     };
-    let n = presets::GPUS.len() * many.layouts().len() * 2;
+    let n = presets::GPUS.len() * many.layouts(0).len() * 2;
     if n > MAX_OPTIONS {
         assert_eq!(
-            many.checked().unwrap_err(),
+            many.checked(0).unwrap_err(),
             ShootoutError::TooManyOptions(n)
         );
     }
@@ -480,29 +490,41 @@ fn with_and_without_speculation_needs_a_draft_to_try() {
 fn layouts_beyond_one_node_add_pipeline_stages_at_the_largest_degree() {
     let d = ShootoutSpec::default();
     assert_eq!(d.max_nodes, DEFAULT_NODES);
-    assert_eq!(d.layouts(), [(1, 1), (2, 1), (4, 1), (8, 1), (8, 2)]);
-    assert_eq!(d.option_count(), DEFAULT_GPUS.len() * 5);
+    let l = |tp, pp, ep| Layout { tp, pp, ep };
+    assert_eq!(
+        d.layouts(0),
+        [l(1, 1, 1), l(2, 1, 1), l(4, 1, 1), l(8, 1, 1), l(8, 2, 1)]
+    );
+    assert_eq!(d.option_count(0), DEFAULT_GPUS.len() * 5);
+    // A mixture of experts adds expert parallelism over one node and over two, as far as
+    // it has experts.
+    assert_eq!(d.layouts(256)[5..], [l(1, 1, 8), l(1, 1, 16)]);
+    assert_eq!(d.layouts(8)[5..], [l(1, 1, 8)]);
+    assert_eq!(d.option_count(256), DEFAULT_GPUS.len() * 7);
     let mut s = spec(&["h100-sxm"], &[2, 4]);
-    assert_eq!(s.layouts(), [(2, 1), (4, 1)]);
+    assert_eq!(s.layouts(0), [l(2, 1, 1), l(4, 1, 1)]);
     s.max_nodes = 3;
-    assert_eq!(s.layouts(), [(2, 1), (4, 1), (4, 2), (4, 3)]);
+    assert_eq!(
+        s.layouts(0),
+        [l(2, 1, 1), l(4, 1, 1), l(4, 2, 1), l(4, 3, 1)]
+    );
     s.max_nodes = MAX_NODES + 1;
     assert_eq!(
-        s.checked().unwrap_err(),
+        s.checked(0).unwrap_err(),
         ShootoutError::BadNodes(MAX_NODES + 1)
     );
     s.max_nodes = 0;
     assert!(s
-        .checked()
+        .checked(0)
         .unwrap_err()
         .to_string()
         .contains("1 to 4 nodes"));
     // The words name the nodes the stages fill: 8 GPUs a node on an HGX, 72 on a rack.
-    use crate::plan::comparison::layout_words;
-    assert_eq!(layout_words(8, 1, "h100-sxm"), "TP8");
-    assert_eq!(layout_words(8, 2, "h100-sxm"), "TP8 × PP2 (2 nodes)");
-    assert_eq!(layout_words(4, 2, "h100-sxm"), "TP4 × PP2 (1 node)");
-    assert_eq!(layout_words(8, 2, "gb200"), "TP8 × PP2 (1 node)");
+    assert_eq!(l(8, 1, 1).words("h100-sxm"), "TP8");
+    assert_eq!(l(8, 2, 1).words("h100-sxm"), "TP8 × PP2 (2 nodes)");
+    assert_eq!(l(4, 2, 1).words("h100-sxm"), "TP4 × PP2 (1 node)");
+    assert_eq!(l(8, 2, 1).words("gb200"), "TP8 × PP2 (1 node)");
+    assert_eq!(l(1, 1, 16).words("h100-sxm"), "EP16 (2 nodes)");
     // A row of stages is its plan's own only with the same stages.
     let mut plan = quick_plan();
     presets::model("llama-3.1-8b").expect("8b").apply(&mut plan);
@@ -512,8 +534,8 @@ fn layouts_beyond_one_node_add_pipeline_stages_at_the_largest_degree() {
     assert_eq!(
         m.options(),
         [
-            ("h100-sxm".to_string(), 1, 1),
-            ("h100-sxm".to_string(), 1, 2)
+            ("h100-sxm".to_string(), l(1, 1, 1)),
+            ("h100-sxm".to_string(), l(1, 2, 1))
         ]
     );
     let staged = m.plan_of(1).expect("option");

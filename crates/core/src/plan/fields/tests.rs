@@ -21,6 +21,12 @@ fn base_for(path: &str) -> Value {
             .expect("a preset")
             .apply(&mut plan);
     }
+    // Expert parallelism needs experts, as many as GPUs: DeepSeek-V3 has 256.
+    if path == "hardware.ep_degree" {
+        crate::presets::model("deepseek-v3")
+            .expect("a preset")
+            .apply(&mut plan);
+    }
     let mut v = serde_json::to_value(&plan).expect("plan JSON");
     let set = |v: &mut Value, path: &str, x: Value| *slot(v, path) = x;
     match path {
