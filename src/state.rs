@@ -155,7 +155,20 @@ impl PlanState {
                 problems
             })
         });
-        let validation_problems = Memo::new(move |_| draft.with(validation_problems_of));
+        // The last draft that validated: a refused field is set back to its value there
+        // to look for the next problem, so that one refused field does not make another
+        // look wrong (a refused pipeline degree put back to 1 would leave a model that
+        // fits only on two stages "too big for its memory").
+        let last_valid = StoredValue::new(Plan::default());
+        let validation_problems = Memo::new(move |_| {
+            draft.with(|p| {
+                let problems = last_valid.with_value(|v| validation_problems_of(p, v));
+                if problems.is_empty() {
+                    last_valid.set_value(p.clone());
+                }
+                problems
+            })
+        });
         let problem = Memo::new(move |_| {
             if let Some(first) = parse_problems.with(|v| v.first().cloned()) {
                 return Some(first);
@@ -472,10 +485,11 @@ impl PlanState {
 const MAX_FIELD_PROBLEMS: usize = 12;
 
 /// Every field of `plan` the core refuses, not only the first: `Plan::validate` names
-/// one field; that field then takes its default value and the plan is checked again,
+/// one field; that field then takes its value in `last_valid` (the last draft that
+/// validated; its default when that is no different) and the plan is checked again,
 /// until it passes, a field repeats (a rule across fields) or a problem is not of a
 /// numeric field. The first problem is `Plan::validate`'s own.
-fn validation_problems_of(plan: &Plan) -> Vec<FieldProblem> {
+fn validation_problems_of(plan: &Plan, last_valid: &Plan) -> Vec<FieldProblem> {
     // A valid plan, the usual case on every edit, is checked once and never copied.
     let Err(first) = plan.validate() else {
         return Vec::new();
@@ -493,8 +507,18 @@ fn validation_problems_of(plan: &Plan) -> Vec<FieldProblem> {
             field: e.field.to_string(),
             message: in_field_words(&e).unwrap_or_else(|| rule_words(&e)),
         });
+        // Set back to the last valid plan's value, or the default's when that is the
+        // same value (a link that never validated here).
         match f {
-            Some(f) => (f.set)(&mut probe, (f.get)(&defaults)),
+            Some(f) => {
+                let back = (f.get)(last_valid);
+                let back = if values_match(back, (f.get)(plan)) {
+                    (f.get)(&defaults)
+                } else {
+                    back
+                };
+                (f.set)(&mut probe, back)
+            }
             None => break,
         }
         next = probe.validate().err();

@@ -36,13 +36,24 @@ pub fn model_name(plan: &Plan) -> String {
 }
 
 /// What the plan is about, in one line: `Llama 3.1 8B on H100 SXM, 30 req/s peak`, with
-/// the TP degree when a replica spans several GPUs (`on 2 × H100 SXM`).
+/// the GPUs of a replica when it spans several (`on 2 × H100 SXM`), and its layout when
+/// that is more than tensor parallelism (`on 16 × H100 SXM (TP8 × PP2, 2 nodes)`).
 pub fn setup_words(plan: &Plan) -> String {
-    let tp = plan.hardware.tp_degree;
-    let gpus = if tp > 1 {
-        format!("{tp} × {}", gpu_name(plan))
+    let h = &plan.hardware;
+    let n = h.gpus_per_replica();
+    let gpus = if n > 1 {
+        format!("{n} × {}", gpu_name(plan))
     } else {
         gpu_name(plan)
+    };
+    let gpus = if h.pp_degree > 1 || h.ep_degree > 1 {
+        let layout = goodput_core::shootout::Layout::of(plan).words(&h.preset);
+        format!(
+            "{gpus} ({})",
+            layout.replace(" (", ", ").trim_end_matches(')')
+        )
+    } else {
+        gpus
     };
     format!(
         "{} on {gpus}, {} req/s peak",
@@ -375,6 +386,30 @@ mod tests {
         let fleet = size_fleet(8.0, &plan).expect("sized");
         let s = answer_sentence(&plan, &fleet);
         assert!(s.starts_with("12 × NVIDIA H100 SXM 80GB as 6 replicas of 2 GPUs (6 for a 30 req/s peak + no spare)"), "{s}");
+        assert!(setup_words(&plan).contains(" on 2 × NVIDIA H100 SXM 80GB, "));
+    }
+
+    #[test]
+    fn a_replica_over_stages_or_experts_counts_every_gpu_in_the_headline() {
+        let mut plan = Plan::default();
+        plan.hardware.tp_degree = 8;
+        plan.hardware.pp_degree = 2;
+        assert!(
+            setup_words(&plan).contains(" on 16 × NVIDIA H100 SXM 80GB (TP8 × PP2, 2 nodes), "),
+            "{}",
+            setup_words(&plan)
+        );
+        goodput_core::presets::model("qwen3-30b-a3b")
+            .expect("moe")
+            .apply(&mut plan);
+        plan.hardware.tp_degree = 1;
+        plan.hardware.pp_degree = 1;
+        plan.hardware.ep_degree = 8;
+        assert!(
+            setup_words(&plan).contains(" on 8 × NVIDIA H100 SXM 80GB (EP8, 1 node), "),
+            "{}",
+            setup_words(&plan)
+        );
     }
 
     #[test]

@@ -33,9 +33,17 @@ pub struct ShootoutChart {
     pub points: Vec<OptionPoint>,
 }
 
-/// A short label: the GPU's short name and the TP degree (`H200 SXM ×2`).
-fn short(gpu: &str, tp: u32) -> String {
-    format!("{} ×{tp}", goodput_core::presets::gpu_short_name(gpu))
+/// A short label: the GPU's short name and the TP degree (`H200 SXM ×2`), or the layout
+/// beyond tensor parallelism (`H100 SXM TP8×PP2`, `H100 SXM EP16`).
+fn short(row: &goodput_core::shootout::ShootoutRow) -> String {
+    let gpu = goodput_core::presets::gpu_short_name(&row.gpu);
+    if row.ep > 1 {
+        format!("{gpu} EP{}", row.ep)
+    } else if row.pp > 1 {
+        format!("{gpu} TP{}×PP{}", row.tp, row.pp)
+    } else {
+        format!("{gpu} ×{}", row.tp)
+    }
 }
 
 /// Builds the chart from a comparison; `chosen` is the plan's own row, if compared.
@@ -50,7 +58,7 @@ pub fn shootout_chart(r: &ShootoutResult, chosen: Option<usize>) -> ShootoutChar
             let tpot = row.tpot_p99_s?;
             let finite = month.is_finite() && cost.is_finite() && tpot.is_finite();
             (row.ranked() && finite).then(|| OptionPoint {
-                label: short(&row.gpu, row.tp),
+                label: short(row),
                 tpot_p99_ms: tpot * 1e3,
                 kusd_per_month: month / 1e3,
                 usd_per_1k: cost * 1e3,
@@ -228,6 +236,16 @@ mod tests {
     use crate::charts::svg_checks::{assert_no_needless_decimals, assert_shows, hex};
     use goodput_core::shootout::ShootoutRow;
     use plotters::backend::SVGBackend;
+
+    #[test]
+    fn a_layout_beyond_tensor_parallelism_is_named_on_its_marker() {
+        let mut r = row("h100-sxm", 8, Some(1.0), Some(0.02));
+        assert_eq!(short(&r), "H100 SXM ×8");
+        r.pp = 2;
+        assert_eq!(short(&r), "H100 SXM TP8×PP2");
+        (r.tp, r.pp, r.ep) = (1, 1, 16);
+        assert_eq!(short(&r), "H100 SXM EP16");
+    }
 
     fn row(gpu: &str, tp: u32, cost: Option<f64>, tpot: Option<f64>) -> ShootoutRow {
         ShootoutRow {

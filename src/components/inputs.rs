@@ -164,8 +164,9 @@ pub fn InputsColumn() -> impl IntoView {
             <Deferred part=Part::Inputs>
                 <InputGroup title="Hardware" intro="One GPU, how many per replica and how they connect, and what it costs.">
                     <GpuPreset />
-                    {numbers(Group::Hardware, &[])}
+                    {numbers(Group::Hardware, &["hardware.gpu_hour_usd"])}
                     <crate::components::replica_diagram::ReplicaDiagram />
+                    <NumberField id="hardware.gpu_hour_usd" />
                     <PriceOffer />
                 </InputGroup>
                 <InputGroup title="Traffic" intro="The forecast peak and the shape of requests.">

@@ -10,11 +10,12 @@ use crate::state::PlanState;
 /// Stage colours, repeated past the sixth stage.
 const STAGE_CLASSES: usize = 6;
 
-/// The diagram of the draft plan's replica, shown when it has more than one GPU.
+/// The diagram of the replica of the last plan that validated (a refused degree is not
+/// drawn), shown when it has more than one GPU.
 #[component]
 pub fn ReplicaDiagram() -> impl IntoView {
     let state = PlanState::expect_context();
-    let layout = Memo::new(move |_| state.draft.with(replica_layout));
+    let layout = Memo::new(move |_| state.good.with(replica_layout));
     let many = move || layout.with(|l| l.nodes.iter().map(Vec::len).sum::<usize>() > 1);
     view! {
         <Show when=many>

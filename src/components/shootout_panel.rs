@@ -236,11 +236,11 @@ pub fn ShootoutPanel() -> impl IntoView {
         <section class="panel shootout-panel" aria-labelledby="shootout-title" data-testid="shootout-panel">
             <h2 id="shootout-title">"Compare GPUs"</h2>
             <p class="panel-intro">
-                "Runs this plan's goodput search on every GPU and layout ticked, sizes each fleet for the peak, and ranks them by the fleet's monthly cost (cost per SLO-compliant request breaks ties). A layout is a tensor-parallel degree on one node, or, across nodes, the largest degree ticked with one pipeline stage per node. Options whose weights or longest request do not fit say why."
+                "Runs this plan's goodput search on every GPU and layout ticked, sizes each fleet for the peak, and ranks them by the fleet's monthly cost (cost per SLO-compliant request breaks ties). A layout is a tensor-parallel degree; or the largest degree ticked with 2 or more pipeline stages (one a node when that degree fills a node); or, for a mixture of experts, its experts split over that degree's GPUs times 1 or more nodes (expert parallelism). Options whose weights or longest request do not fit say why."
             </p>
             <fieldset class="checks no-print"><legend>"GPUs"</legend>{gpu_boxes}</fieldset>
             <fieldset class="checks no-print"><legend>"Tensor-parallel degrees"</legend>{tp_boxes}</fieldset>
-            <label class="no-print">
+            <p class="no-print"><label>
                 "Nodes per replica, at most "
                 <select data-testid="shootout-nodes"
                     on:change:target=move |ev| {
@@ -252,7 +252,7 @@ pub fn ShootoutPanel() -> impl IntoView {
                         </option>
                     }).collect_view()}
                 </select>
-            </label>
+            </label></p>
             <label class="check no-print">
                 <input type="checkbox" data-testid="shootout-speculation"
                     prop:checked=move || speculation.get()

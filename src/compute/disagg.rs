@@ -176,6 +176,12 @@ impl DisaggController {
             .with_untracked(|s| DisaggSizing::with_search(&plan, s.as_ref().map(|(p, r)| (p, r))));
         let machine = match sized {
             Ok(m) => m,
+            // A pool's setting the plan refuses, named by its label.
+            Err(goodput_core::disagg::DisaggError::Plan(e)) => {
+                return self.stop(DisaggPhase::Failed(
+                    crate::state::messages::plan_error_words(&e),
+                ))
+            }
             Err(e) => return self.stop(DisaggPhase::Failed(e.to_string())),
         };
         self.stop(DisaggPhase::Running);

@@ -85,9 +85,13 @@ pub fn comma_hint(text: &str) -> Option<String> {
 /// A plan the core refused, in the planner's words: a field with an input by its label,
 /// range and unit (`Parameters must be a number from 0.001 to 10,000 billion; it is 0`),
 /// as the input itself would say it; the core's own words for a rule across fields or a
-/// field without an input.
+/// field without an input, led by the registry's label of the field rather than its
+/// path (`Prefill GPU: the prefill pool's …`).
 pub fn plan_error_words(e: &PlanError) -> String {
-    in_field_words(e).unwrap_or_else(|| e.to_string())
+    in_field_words(e).unwrap_or_else(|| match goodput_core::plan::fields::by_path(e.field) {
+        Some(f) => format!("{}: {}", f.label, e.message),
+        None => e.to_string(),
+    })
 }
 
 /// A value out of range, as the input of its field says it; `None` for a field without

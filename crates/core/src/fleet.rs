@@ -78,7 +78,13 @@ pub fn replica_layout(plan: &Plan) -> ReplicaLayout {
     let per_node = h.gpus_per_node.max(1);
     let gpus = h.gpus_per_replica();
     let mut nodes: Vec<Vec<u32>> = Vec::new();
-    for gpu in 0..gpus {
+    // A layout past the limit a plan may have is not drawn.
+    let drawn = if gpus <= crate::plan::MAX_GPUS_PER_REPLICA {
+        gpus
+    } else {
+        0
+    };
+    for gpu in 0..drawn {
         if gpu % per_node == 0 {
             nodes.push(Vec::new());
         }
@@ -119,9 +125,13 @@ pub fn replica_layout(plan: &Plan) -> ReplicaLayout {
         words.push_str(&format!(
             "; the all-to-alls that send tokens to their experts cross nodes, over {network}"
         ));
-    } else if h.tp_crosses_nodes() {
+    } else if h.tp_degree.max(1) > per_node {
         words.push_str(&format!(
             "; each tensor-parallel group spans nodes, so its all-reduces ride {network}"
+        ));
+    } else if h.tp_crosses_nodes() {
+        words.push_str(&format!(
+            "; a stage straddles two nodes, so the all-reduces ride {network}"
         ));
     } else if crossings > 0 {
         let b = if crossings == 1 {
@@ -138,6 +148,20 @@ pub fn replica_layout(plan: &Plan) -> ReplicaLayout {
         crossings,
         words,
     }
+}
+
+/// What to build when a replica needs more GPUs than a node holds: "" when one node
+/// holds them, else ", more than a node's 8: TP 8 × PP 2 over 2 nodes holds them".
+fn beyond_a_node(needed: u32, per_node: u32) -> String {
+    let per_node = per_node.max(1);
+    if needed <= per_node {
+        return String::new();
+    }
+    // The widest power-of-two TP degree a node holds, then as many stages as it takes.
+    let tp = 1u32 << (31 - per_node.min(8).leading_zeros());
+    let pp = needed.div_ceil(tp);
+    let nodes = (tp * pp).div_ceil(per_node);
+    format!(", more than a node's {per_node}: TP {tp} × PP {pp} over {nodes} nodes holds them")
 }
 
 /// The memory fit of the plan's replica (see the module docs for the arithmetic).
@@ -173,12 +197,13 @@ pub fn memory_fit(plan: &Plan) -> MemoryFit {
     let reason = if !weights_fit {
         Some(match gpus_needed {
             Some(n) => format!(
-                "the weights do not fit: {:.1} GB per GPU plus a {:.1} GB reserve exceed the {:.1} GB budget (GPU memory × {}) on {g} GPU{}; it needs {n} GPUs per replica",
+                "the weights do not fit: {:.1} GB per GPU plus a {:.1} GB reserve exceed the {:.1} GB budget (GPU memory × {}) on {g} GPU{}; it needs {n} GPUs per replica{}",
                 weights / 1e9,
                 reserve / 1e9,
                 budget / 1e9,
                 crate::plan::fields::field("hardware.mem_utilization").label_in_sentence(),
-                if g == 1 { "" } else { "s" }
+                if g == 1 { "" } else { "s" },
+                beyond_a_node(n, h.gpus_per_node)
             ),
             None => format!(
                 "the weights do not fit: the {:.1} GB runtime reserve alone exceeds the {:.1} GB budget of one GPU",
@@ -294,6 +319,31 @@ mod tests {
             vec![vec![0, 0, 1, 1, 2, 2, 3, 3], vec![4, 4, 5, 5]]
         );
         assert_eq!(l.crossings, 1);
+        // TP 8 × PP 3 on nodes of 12: the second stage straddles both nodes.
+        plan.hardware.tp_degree = 8;
+        plan.hardware.pp_degree = 3;
+        plan.hardware.gpus_per_node = 12;
+        let l = replica_layout(&plan);
+        assert_eq!(l.nodes[0][8..], [1, 1, 1, 1]);
+        assert!(plan.hardware.tp_crosses_nodes());
+        assert!(
+            l.words.ends_with(
+                "; a stage straddles two nodes, so the all-reduces ride the scale-out \
+                 network (50 GB/s a GPU)."
+            ),
+            "{}",
+            l.words
+        );
+        // TP 3 × PP 16 on nodes of 8: each GPU sends to the one three further on, and 9
+        // of the 15 boundaries have such a pair in two nodes (those before stages 2, 3,
+        // 5, 6, 8, 10, 11, 13 and 14).
+        plan.hardware.tp_degree = 3;
+        plan.hardware.pp_degree = 16;
+        plan.hardware.gpus_per_node = 8;
+        let crossing: Vec<u32> = (1..16)
+            .filter(|&s| plan.hardware.stage_boundary_crosses_nodes(s))
+            .collect();
+        assert_eq!(crossing, [2, 3, 5, 6, 8, 10, 11, 13, 14]);
         presets::model("qwen3-30b-a3b")
             .expect("moe")
             .apply(&mut plan);
@@ -336,9 +386,16 @@ mod tests {
         assert_eq!(f.gpus_needed, Some(10));
         let why = f.reason.expect("a reason");
         assert!(
-            why.contains("on 8 GPUs; it needs 10 GPUs per replica"),
+            why.ends_with(
+                "on 8 GPUs; it needs 10 GPUs per replica, more than a node's 8: TP 8 × PP 2 \
+                 over 2 nodes holds them"
+            ),
             "{why}"
         );
+        assert_eq!(beyond_a_node(8, 8), "");
+        assert_eq!(beyond_a_node(30, 72), "");
+        assert!(beyond_a_node(19, 8).contains("TP 8 × PP 3 over 3 nodes"));
+        assert!(beyond_a_node(5, 4).contains("TP 4 × PP 2 over 2 nodes"));
         plan.hardware.pp_degree = 2;
         let f = memory_fit(&plan);
         assert!(f.weights_fit && f.holds_max_request, "{:?}", f.reason);

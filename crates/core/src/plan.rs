@@ -402,20 +402,33 @@ impl HardwareSpec {
         self.gpus_per_replica().div_ceil(self.gpus_per_node.max(1))
     }
 
-    /// Whether the boundary before pipeline stage `stage` (1 to `pp_degree − 1`) crosses
-    /// nodes: stages fill the nodes in order, `tp_degree` GPUs each, so the boundary
-    /// crosses when the last GPU of the stage before and the first of this one sit in
-    /// different nodes.
-    pub fn stage_boundary_crosses_nodes(&self, stage: u32) -> bool {
-        let g = self.gpus_per_node.max(1);
-        let first = stage.saturating_mul(self.tp_degree.max(1));
-        first > 0 && (first - 1) / g != first / g
+    /// The node of the replica's GPU `gpu`: stages fill the nodes in order, `tp_degree`
+    /// GPUs each.
+    fn node_of(&self, gpu: u32) -> u32 {
+        gpu / self.gpus_per_node.max(1)
     }
 
-    /// Whether one tensor-parallel group spans nodes (`tp_degree > gpus_per_node`): its
-    /// all-reduces then ride the scale-out network.
+    /// Whether the boundary before pipeline stage `stage` (1 to `pp_degree − 1`) crosses
+    /// nodes: each GPU of the stage before sends to its counterpart in this one, and the
+    /// boundary crosses when any such pair sits in different nodes.
+    pub fn stage_boundary_crosses_nodes(&self, stage: u32) -> bool {
+        let tp = self.tp_degree.max(1);
+        stage > 0
+            && (0..tp).any(|i| {
+                let from = (stage - 1).saturating_mul(tp).saturating_add(i);
+                self.node_of(from) != self.node_of(from.saturating_add(tp))
+            })
+    }
+
+    /// Whether a tensor-parallel group spans nodes: wider than a node, or a stage that
+    /// straddles two (a degree that does not divide the node's GPUs). Its all-reduces
+    /// then ride the scale-out network.
     pub fn tp_crosses_nodes(&self) -> bool {
-        self.tp_degree.max(1) > self.gpus_per_node.max(1)
+        let tp = self.tp_degree.max(1);
+        (0..self.pp_degree.max(1)).any(|s| {
+            let first = s.saturating_mul(tp);
+            self.node_of(first) != self.node_of(first.saturating_add(tp - 1))
+        })
     }
 }
 
@@ -1099,9 +1112,12 @@ impl Plan {
             return Err(err(
                 "hardware.pp_degree",
                 format!(
-                    "times the tensor-parallel degree ({}) makes {gpus} GPUs per replica, \
-                     over the {MAX_GPUS_PER_REPLICA} a replica may span",
-                    h.tp_degree
+                    "of {} stages times the tensor-parallel degree of {} makes {} GPUs per \
+                     replica, over the {MAX_GPUS_PER_REPLICA} (16 nodes of 8) one replica may \
+                     span here",
+                    h.pp_degree,
+                    h.tp_degree,
+                    crate::format::thousands(gpus as i64)
                 ),
             ));
         }
@@ -1109,8 +1125,9 @@ impl Plan {
             return Err(err(
                 "hardware.pp_degree",
                 format!(
-                    "is more stages than the model has layers ({}): each stage needs a layer",
-                    self.model.layers
+                    "asks for {} stages, but the model has {} layers: each stage holds one \
+                     layer at least",
+                    h.pp_degree, self.model.layers
                 ),
             ));
         }

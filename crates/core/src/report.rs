@@ -560,11 +560,13 @@ pub fn assumptions(plan: &Plan) -> Vec<Assumption> {
     {
         a.value = crate::plan::price::source_words(plan);
     }
-    // Pipeline stages, when there are any: how a replica spreads over GPUs and nodes.
+    // Pipeline stages or expert parallelism, when there are any: how a replica spreads
+    // over GPUs and nodes, right after the tensor-parallel degree it qualifies.
     let h = &plan.hardware;
+    let mut layout = Vec::new();
     if h.ep_degree > 1 {
         let f = fields::field("hardware.ep_degree");
-        rows.push(Assumption {
+        layout.push(Assumption {
             path: f.path,
             label: f.label,
             value: format!(
@@ -577,7 +579,7 @@ pub fn assumptions(plan: &Plan) -> Vec<Assumption> {
     if h.pp_degree > 1 {
         let f = fields::field("hardware.pp_degree");
         let nodes = h.nodes_per_replica();
-        rows.push(Assumption {
+        layout.push(Assumption {
             path: f.path,
             label: f.label,
             value: format!(
@@ -589,6 +591,11 @@ pub fn assumptions(plan: &Plan) -> Vec<Assumption> {
             ),
         });
     }
+    let at = rows
+        .iter()
+        .position(|a| a.path == "hardware.tp_degree")
+        .map_or(rows.len(), |i| i + 1);
+    rows.splice(at..at, layout);
     let m = &plan.model;
     if m.is_moe() && m.expert_routing_skew != 1.0 {
         let f = fields::field("model.expert_routing_skew");

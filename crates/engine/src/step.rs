@@ -330,7 +330,29 @@ impl StepModel {
     /// sequences hold `ctx_tokens` of context, without the per-sequence time and prefill
     /// attention (see [`StepModel::step_time_full_s`]).
     pub fn step_time_s(&self, n_tok: f64, ctx_tokens: f64) -> f64 {
+        if self.pp_degree > 1 || self.ep_degree > 1 {
+            // The step's tokens are its decoders: they set the micro-batches or ranks.
+            return self.split_step_s(n_tok, ctx_tokens, n_tok, 0.0, false, 0.0);
+        }
         self.step_time_full_s(n_tok, ctx_tokens, 0.0, false, 0.0)
+    }
+
+    /// Memory time of a decode step of `n_dec` sequences holding `ctx_tokens` of
+    /// context: the weights its tokens read (the routed experts they pick) and the KV
+    /// cache, of one micro-batch under pipeline parallelism and of the busiest rank under
+    /// expert parallelism [s].
+    pub fn decode_memory_time_s(&self, n_dec: f64, ctx_tokens: f64) -> f64 {
+        let kv = self.kv_read_bytes_per_token() * ctx_tokens;
+        let bw = self.gpus() * self.mem_bandwidth_bytes_per_s;
+        if self.pp_degree > 1 {
+            let m = self.micro_batches(n_dec);
+            return (self.weights_read(n_dec / m) + kv / m) / bw;
+        }
+        if self.ep_degree > 1 {
+            let r = self.ep_ranks(n_dec);
+            return (self.ep_weights_read(n_dec) + kv / r) / bw;
+        }
+        (self.weights_read(n_dec) + kv) / bw
     }
 
     /// Time of one engine step [s]: `n_tok` tokens, decoders holding `ctx_tokens` of
@@ -353,8 +375,23 @@ impl StepModel {
         prefill: bool,
         attn_flops: f64,
     ) -> f64 {
+        self.split_step_s(n_tok, ctx_tokens, n_seqs, n_seqs, prefill, attn_flops)
+    }
+
+    /// [`StepModel::step_time_full_s`] with the sequences that split the step over
+    /// micro-batches or ranks (`split_seqs`) apart from those the per-sequence time
+    /// counts (`n_seqs`).
+    fn split_step_s(
+        &self,
+        n_tok: f64,
+        ctx_tokens: f64,
+        split_seqs: f64,
+        n_seqs: f64,
+        prefill: bool,
+        attn_flops: f64,
+    ) -> f64 {
         if self.pp_degree > 1 {
-            let m = self.micro_batches(n_seqs);
+            let m = self.micro_batches(split_seqs);
             let w = self.weights_read(n_tok / m);
             return self.group_step_s(
                 w,
@@ -366,7 +403,7 @@ impl StepModel {
             ) + self.pp_send_time_s(n_tok / m);
         }
         if self.ep_degree > 1 {
-            let r = self.ep_ranks(n_seqs);
+            let r = self.ep_ranks(split_seqs);
             let w = self.ep_weights_read(n_tok);
             return self.group_step_s(
                 w,

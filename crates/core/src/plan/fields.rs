@@ -882,7 +882,7 @@ pub const FIELDS: &[Field] = &[
     rw(row(
         "hardware.pp_degree",
         "Pipeline parallel",
-        "Pipeline stages per replica, each of tensor-parallel GPUs holding a share of the layers; a replica has TP × PP GPUs.",
+        "Stages a replica's layers are split into, each stage a tensor-parallel group; a replica has TP × PP GPUs.",
         "stages",
         Whole,
         whole(1, MAX_PP_DEGREE),

@@ -628,3 +628,41 @@ fn a_deadline_longer_than_the_run_is_warned_when_nothing_else_bounds_the_wait() 
         w[0]
     );
 }
+
+#[test]
+fn a_replica_over_stages_or_experts_is_stated_beside_its_tensor_parallel_degree() {
+    use crate::report::assumptions;
+    let mut plan = Plan::default();
+    plan.hardware.tp_degree = 8;
+    plan.hardware.pp_degree = 2;
+    let rows = assumptions(&plan);
+    let tp = rows
+        .iter()
+        .position(|a| a.path == "hardware.tp_degree")
+        .expect("TP stated");
+    assert_eq!(rows[tp + 1].path, "hardware.pp_degree");
+    assert_eq!(
+        rows[tp + 1].value,
+        "2 stages of 8 GPUs, 16 GPUs a replica over 2 nodes"
+    );
+    crate::presets::model("qwen3-30b-a3b")
+        .expect("moe")
+        .apply(&mut plan);
+    plan.hardware.tp_degree = 1;
+    plan.hardware.pp_degree = 1;
+    plan.hardware.ep_degree = 16;
+    let rows = assumptions(&plan);
+    let tp = rows
+        .iter()
+        .position(|a| a.path == "hardware.tp_degree")
+        .expect("TP stated");
+    assert_eq!(
+        rows[tp + 1].value,
+        "the routed experts split over 16 GPUs, attention data-parallel, over 2 nodes"
+    );
+    // Without either, no such row.
+    let rows = assumptions(&Plan::default());
+    assert!(rows
+        .iter()
+        .all(|a| a.path != "hardware.pp_degree" && a.path != "hardware.ep_degree"));
+}
