@@ -1161,6 +1161,7 @@ impl<'a, const FULL: bool, const ROUTED: bool> Engine<'a, FULL, ROUTED> {
         let chunk = st.chunk as f64;
         let mut done = st.done;
         let weights = timer.weights(st.n_tok, st.n_seqs);
+        let (share, extra) = timer.shares(st.n_tok, st.n_seqs);
         let mask = self.mask;
         // Under priority scheduling the waiting requests not in the arrival range.
         let preempted = self.preempted.len() + self.by_priority.len();
@@ -1186,7 +1187,16 @@ impl<'a, const FULL: bool, const ROUTED: bool> Engine<'a, FULL, ROUTED> {
             } else {
                 0.0
             };
-            let dt = timer.time_with(weights, st.n_tok, ctx, st.n_seqs, st.chunk > 0, attn_flops);
+            let dt = timer.time_shared(
+                weights,
+                st.n_tok,
+                ctx,
+                st.n_seqs,
+                st.chunk > 0,
+                attn_flops,
+                share,
+                extra,
+            );
             t += dt;
             s += 1;
             if FULL {
@@ -1477,7 +1487,7 @@ pub struct StepTimer {
     inv_flops: f64,
     /// The step model, for its micro-batches under pipeline parallelism and its ranks
     /// under expert parallelism.
-    split: Option<crate::step::StepModel>,
+    split: Option<Box<crate::step::StepModel>>,
 }
 
 impl StepTimer {
@@ -1498,7 +1508,7 @@ impl StepTimer {
             s_per_tok: 2.0 * sm.params / (gpus * sm.compute_flops_per_s),
             comm_per_tok: sm.tp_comm_s_per_token,
             inv_flops: 1.0 / (gpus * sm.compute_flops_per_s),
-            split: (sm.pp_degree > 1 || sm.ep_degree > 1).then_some(*sm),
+            split: (sm.pp_degree > 1 || sm.ep_degree > 1).then(|| Box::new(*sm)),
         }
     }
 
@@ -1508,12 +1518,9 @@ impl StepTimer {
     #[inline(always)]
     pub fn weights(&self, n_tok: u64, n_seqs: u64) -> f64 {
         let n = n_tok as i64 as f64;
-        let n = match &self.split {
-            None => n,
-            // Each rank reads its share of the experts the whole step's tokens pick.
-            Some(sm) if sm.ep_degree > 1 => return sm.ep_weights_read(n),
-            Some(sm) => n / sm.micro_batches(n_seqs as i64 as f64),
-        };
+        if let Some(sm) = &self.split {
+            return split_weights(self, sm, n, n_seqs);
+        }
         crate::step::weights_read_of(
             self.w_bytes,
             self.expert_bytes,
@@ -1549,21 +1556,40 @@ impl StepTimer {
         prefill: bool,
         attn_flops: f64,
     ) -> f64 {
-        let n = n_tok as i64 as f64;
-        if let Some(sm) = &self.split {
-            let seqs = n_seqs as i64 as f64;
-            if sm.ep_degree > 1 {
-                // The busiest rank's share, and its all-to-alls.
-                let r = sm.ep_ranks(seqs);
-                return self.round(w, n / r, ctx / r, n_seqs, prefill, attn_flops / r)
-                    + sm.ep_a2a_time_s(n / r);
-            }
-            // One micro-batch's trip through the stages ([`StepModel::step_time_full_s`]).
-            let m = sm.micro_batches(seqs);
-            return self.round(w, n / m, ctx / m, n_seqs, prefill, attn_flops / m)
-                + sm.pp_send_time_s(n / m);
+        let (k, extra) = self.shares(n_tok, n_seqs);
+        self.time_shared(w, n_tok, ctx, n_seqs, prefill, attn_flops, k, extra)
+    }
+
+    /// The share `k` of a step's tokens, context and attention that sets its time, and
+    /// the time added to it: `(1, 0)` without pipeline or expert parallelism; `(1/m,
+    /// sends)` over `m` micro-batches; `(1/r, all-to-alls)` over `r` busy ranks. Constant
+    /// while the sequences are, so a stretch of steps finds it once.
+    #[inline(always)]
+    pub fn shares(&self, n_tok: u64, n_seqs: u64) -> (f64, f64) {
+        match &self.split {
+            None => (1.0, 0.0),
+            Some(sm) => split_shares(sm, n_tok, n_seqs),
         }
-        self.round(w, n, ctx, n_seqs, prefill, attn_flops)
+    }
+
+    /// [`StepTimer::time_with`] with the [`StepTimer::shares`] given. Without pipeline or
+    /// expert parallelism `k` is 1 and `extra` 0, which leave every bit of the time as
+    /// it was.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn time_shared(
+        &self,
+        w: f64,
+        n_tok: u64,
+        ctx: f64,
+        n_seqs: u64,
+        prefill: bool,
+        attn_flops: f64,
+        k: f64,
+        extra: f64,
+    ) -> f64 {
+        let n = n_tok as i64 as f64;
+        self.round(w, n * k, ctx * k, n_seqs, prefill, attn_flops * k) + extra
     }
 
     /// The step time without pipeline stages, `n` tokens as a real number.
@@ -1576,6 +1602,42 @@ impl StepTimer {
         ((((self.fixed + self.seq * n_seqs as i64 as f64) + mixed) + n * self.comm_per_tok) + roof)
             + attn_flops * self.inv_flops
     }
+}
+
+/// [`StepTimer::weights`] under pipeline or expert parallelism: kept out of line, so that
+/// the step loop of a replica without them stays as tight as it was.
+#[cold]
+#[inline(never)]
+fn split_weights(t: &StepTimer, sm: &crate::step::StepModel, n: f64, n_seqs: u64) -> f64 {
+    if sm.ep_degree > 1 {
+        // Each rank reads its share of the experts the whole step's tokens pick.
+        return sm.ep_weights_read(n);
+    }
+    let m = sm.micro_batches(n_seqs as i64 as f64);
+    crate::step::weights_read_of(
+        t.w_bytes,
+        t.expert_bytes,
+        t.expert_miss,
+        t.expert_misses,
+        n / m,
+    )
+}
+
+/// [`StepTimer::shares`] under pipeline or expert parallelism, out of line as
+/// [`split_weights`] is.
+#[cold]
+#[inline(never)]
+fn split_shares(sm: &crate::step::StepModel, n_tok: u64, n_seqs: u64) -> (f64, f64) {
+    let n = n_tok as i64 as f64;
+    let seqs = n_seqs as i64 as f64;
+    if sm.ep_degree > 1 {
+        // The busiest rank's share, and its all-to-alls.
+        let r = sm.ep_ranks(seqs);
+        return (1.0 / r, sm.ep_a2a_time_s(n / r));
+    }
+    // One micro-batch's trip through the stages ([`StepModel::step_time_full_s`]).
+    let m = sm.micro_batches(seqs);
+    (1.0 / m, sm.pp_send_time_s(n / m))
 }
 
 /// Runs one replica (`cfg.fleet` is not read: the `run` module sends a fleet to the
