@@ -46,14 +46,9 @@ pub fn setup_words(plan: &Plan) -> String {
     } else {
         gpu_name(plan)
     };
-    let gpus = if h.pp_degree > 1 || h.ep_degree > 1 {
-        let layout = goodput_core::shootout::Layout::of(plan).words(&h.preset);
-        format!(
-            "{gpus} ({})",
-            layout.replace(" (", ", ").trim_end_matches(')')
-        )
-    } else {
-        gpus
+    let gpus = match goodput_core::shootout::Layout::of(plan).parts(&h.preset) {
+        (layout, Some(nodes)) => format!("{gpus} ({layout}, {nodes})"),
+        (_, None) => gpus,
     };
     format!(
         "{} on {gpus}, {} req/s peak",

@@ -36,14 +36,11 @@ pub struct ShootoutChart {
 /// A short label: the GPU's short name and the TP degree (`H200 SXM ×2`), or the layout
 /// beyond tensor parallelism (`H100 SXM TP8×PP2`, `H100 SXM EP16`).
 fn short(row: &goodput_core::shootout::ShootoutRow) -> String {
-    let gpu = goodput_core::presets::gpu_short_name(&row.gpu);
-    if row.ep > 1 {
-        format!("{gpu} EP{}", row.ep)
-    } else if row.pp > 1 {
-        format!("{gpu} TP{}×PP{}", row.tp, row.pp)
-    } else {
-        format!("{gpu} ×{}", row.tp)
-    }
+    format!(
+        "{} {}",
+        goodput_core::presets::gpu_short_name(&row.gpu),
+        row.layout_of().short_words()
+    )
 }
 
 /// Builds the chart from a comparison; `chosen` is the plan's own row, if compared.

@@ -90,8 +90,28 @@ impl Layout {
         self.tp.max(1) * self.pp.max(1) * self.ep.max(1)
     }
 
+    /// In a few characters, for a chart's marker: "×8", "TP8×PP2", "EP16".
+    pub fn short_words(self) -> String {
+        if self.ep > 1 {
+            format!("EP{}", self.ep)
+        } else if self.pp > 1 {
+            format!("TP{}×PP{}", self.tp, self.pp)
+        } else {
+            format!("×{}", self.tp)
+        }
+    }
+
     /// In words on the GPU `gpu`: "TP8", "TP8 × PP2 (2 nodes)", "EP16 (2 nodes)".
     pub fn words(self, gpu: &str) -> String {
+        match self.parts(gpu) {
+            (layout, Some(nodes)) => format!("{layout} ({nodes})"),
+            (layout, None) => layout,
+        }
+    }
+
+    /// The layout and, beyond tensor parallelism, its nodes on the GPU `gpu`:
+    /// `("TP8 × PP2", Some("2 nodes"))`, `("TP8", None)`.
+    pub fn parts(self, gpu: &str) -> (String, Option<String>) {
         let per_node =
             crate::presets::gpu(gpu).map_or(super::DEFAULT_GPUS_PER_NODE, |g| g.gpus_per_node);
         let nodes = match self.gpus().div_ceil(per_node.max(1)) {
@@ -99,11 +119,11 @@ impl Layout {
             n => format!("{n} nodes"),
         };
         if self.ep > 1 {
-            format!("EP{} ({nodes})", self.ep)
+            (format!("EP{}", self.ep), Some(nodes))
         } else if self.pp > 1 {
-            format!("TP{} × PP{} ({nodes})", self.tp, self.pp)
+            (format!("TP{} × PP{}", self.tp, self.pp), Some(nodes))
         } else {
-            format!("TP{}", self.tp)
+            (format!("TP{}", self.tp), None)
         }
     }
 }
