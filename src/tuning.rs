@@ -1,9 +1,9 @@
 //! Acting on the knob sweep: applying a cell's engine settings to the plan, and
-//! noticing when a change of model, GPU or TP has left the knobs tuned for another
+//! noticing when a change of model, GPU or layout has left the knobs tuned for another
 //! setup.
 //!
 //! ```text
-//!   good plan ─▶ (model, GPU, TP) vs the baseline taken when the knobs were last set
+//!   good plan ─▶ (model, GPU, layout) vs the baseline taken when the knobs were last set
 //!       differs ─▶ changed = "the GPU changed (H100 → H200)"
 //!   changed + the sweep of this plan + its best ≠ the plan's knobs ─▶ re-tune prompt
 //!   knobs applied or typed, a plan replaced, "Keep mine" ─▶ new baseline, no prompt
@@ -17,18 +17,20 @@ use goodput_core::plan::fields::field;
 use goodput_core::plan::ModelSpec;
 use goodput_core::presets;
 use goodput_core::search::Knobs;
+use goodput_core::shootout::Layout;
 use goodput_core::Plan;
 use leptos::prelude::*;
 
 use crate::compute::RunController;
 use crate::state::PlanState;
 
-/// What the knobs were tuned for: the model, the GPU type and the TP degree.
+/// What the knobs were tuned for: the model, the GPU type and the replica's layout (TP,
+/// and pipeline or expert parallelism).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Setup {
     model: ModelSpec,
     gpu: String,
-    tp: u32,
+    layout: Layout,
 }
 
 impl Setup {
@@ -37,7 +39,7 @@ impl Setup {
         Setup {
             model: plan.model.clone(),
             gpu: plan.hardware.preset.clone(),
-            tp: plan.hardware.tp_degree,
+            layout: Layout::of(plan),
         }
     }
 }
@@ -65,8 +67,9 @@ pub fn change_text(before: &Setup, after: &Setup) -> Option<String> {
             presets::gpu_name(&after.gpu)
         ));
     }
-    if before.tp != after.tp {
-        parts.push(format!("TP ({} → {})", before.tp, after.tp));
+    if before.layout != after.layout {
+        let words = |s: &Setup| s.layout.words(&s.gpu);
+        parts.push(format!("the layout ({} → {})", words(before), words(after)));
     }
     match parts.len() {
         0 => None,
@@ -231,7 +234,14 @@ mod tests {
         );
         a.hardware.tp_degree = 2;
         let text = change_text(&before, &Setup::of(&a)).expect("changed");
-        assert!(text.ends_with(" and TP (1 → 2)"), "{text}");
+        assert!(text.ends_with(" and the layout (TP1 → TP2)"), "{text}");
+        a.hardware.tp_degree = 8;
+        a.hardware.pp_degree = 2;
+        let text = change_text(&before, &Setup::of(&a)).expect("changed");
+        assert!(
+            text.ends_with(" and the layout (TP1 → TP8 × PP2 (2 nodes))"),
+            "{text}"
+        );
         // Changing other inputs (price, traffic) is no change of setup.
         let mut b = Plan::default();
         b.traffic.peak_rate_rps *= 2.0;

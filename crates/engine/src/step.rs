@@ -186,6 +186,7 @@ impl StepModel {
     pub fn ep_a2a_time_s(&self, n_tok: f64) -> f64 {
         self.ep_a2a_latency_s + self.ep_a2a_s_per_token * n_tok
     }
+
     /// Micro-batches a step of `n_seqs` sequences splits into under pipeline parallelism:
     /// `m = min(p, n_seqs)`, at least 1. Each micro-batch passes the `p` stages in turn
     /// while the others occupy the other stages; a sequence sits in one micro-batch, so
@@ -366,7 +367,10 @@ impl StepModel {
     /// `p` stages, every stage reading its weights once per micro-batch. The round takes
     /// one micro-batch's trip through the stages, so the tokens, the context and the
     /// attention divide by `m` while the weights are read whole at each stage's `g`
-    /// GPUs' bandwidth, and the sends between stages are added (see `docs/models.md`).
+    /// GPUs' bandwidth, and the sends between stages are added. Under expert parallelism
+    /// the busiest of the `r` ranks ([`StepModel::ep_ranks`]) sets the step: `1/r` of the
+    /// tokens, context and attention, the dense weights and its share of the experts
+    /// picked ([`StepModel::ep_weights_read`]), and its all-to-alls (see `docs/models.md`).
     pub fn step_time_full_s(
         &self,
         n_tok: f64,
