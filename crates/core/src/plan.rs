@@ -367,7 +367,7 @@ pub const DEFAULT_GPUS_PER_NODE: u32 = 8;
 /// Most pipeline stages a replica may have.
 pub const MAX_PP_DEGREE: u32 = 16;
 
-/// Most GPUs one replica may span (`tp_degree × pp_degree`).
+/// Most GPUs one replica may span (`tp_degree × pp_degree`, or `ep_degree`).
 pub const MAX_GPUS_PER_REPLICA: u32 = 128;
 
 fn is_zero_f64(x: &f64) -> bool {

@@ -45,14 +45,16 @@ pub struct ShootoutSpec {
     pub speculation: bool,
     /// Nodes a replica may span (1 to [`MAX_NODES`]): beyond the one-node layouts, each
     /// GPU is tried at the largest TP degree asked for with 2 to this many pipeline
-    /// stages, one stage per node of 8 GPUs. 1 in older plans and links, which compared
-    /// one node only.
+    /// stages, one stage per node of 8 GPUs, and a mixture of experts with its experts
+    /// over that degree's GPUs times 1 to this many ([`ShootoutSpec::layouts`]). 1 in
+    /// older plans and links, which compared one node only.
     #[serde(default = "one_node", skip_serializing_if = "is_one_node")]
     pub max_nodes: u32,
 }
 
 impl Default for ShootoutSpec {
-    /// [`DEFAULT_GPUS`] × ([`TP_DEGREES`] and TP 8 × PP 2): 30 options.
+    /// [`DEFAULT_GPUS`] × ([`TP_DEGREES`] and TP 8 × PP 2): 30 options; 42 for a mixture
+    /// of experts, with EP 8 and EP 16.
     fn default() -> Self {
         ShootoutSpec {
             gpus: DEFAULT_GPUS.iter().map(|g| g.to_string()).collect(),
