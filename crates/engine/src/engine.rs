@@ -1519,7 +1519,7 @@ impl StepTimer {
     pub fn weights(&self, n_tok: u64, n_seqs: u64) -> f64 {
         let n = n_tok as i64 as f64;
         if let Some(sm) = &self.split {
-            return split_weights(self, sm, n, n_seqs);
+            return split_weights(sm, n, n_seqs);
         }
         crate::step::weights_read_of(
             self.w_bytes,
@@ -1561,9 +1561,8 @@ impl StepTimer {
     }
 
     /// The share `k` of a step's tokens, context and attention that sets its time, and
-    /// the time added to it: `(1, 0)` without pipeline or expert parallelism; `(1/m,
-    /// sends)` over `m` micro-batches; `(1/r, all-to-alls)` over `r` busy ranks. Constant
-    /// while the sequences are, so a stretch of steps finds it once.
+    /// the time added to it ([`StepModel::split_shares`](crate::step::StepModel::split_shares)).
+    /// Constant while the sequences are, so a stretch of steps finds it once.
     #[inline(always)]
     pub fn shares(&self, n_tok: u64, n_seqs: u64) -> (f64, f64) {
         match &self.split {
@@ -1604,40 +1603,22 @@ impl StepTimer {
     }
 }
 
-/// [`StepTimer::weights`] under pipeline or expert parallelism: kept out of line, so that
-/// the step loop of a replica without them stays as tight as it was.
+/// [`StepTimer::weights`] under pipeline or expert parallelism
+/// ([`StepModel::split_weights_read`](crate::step::StepModel::split_weights_read)): kept
+/// out of line, so that the step loop of a replica without them stays as tight as it was.
 #[cold]
 #[inline(never)]
-fn split_weights(t: &StepTimer, sm: &crate::step::StepModel, n: f64, n_seqs: u64) -> f64 {
-    if sm.ep_degree > 1 {
-        // Each rank reads its share of the experts the whole step's tokens pick.
-        return sm.ep_weights_read(n);
-    }
-    let m = sm.micro_batches(n_seqs as i64 as f64);
-    crate::step::weights_read_of(
-        t.w_bytes,
-        t.expert_bytes,
-        t.expert_miss,
-        t.expert_misses,
-        n / m,
-    )
+fn split_weights(sm: &crate::step::StepModel, n: f64, n_seqs: u64) -> f64 {
+    sm.split_weights_read(n, n_seqs as i64 as f64)
 }
 
-/// [`StepTimer::shares`] under pipeline or expert parallelism, out of line as
+/// [`StepTimer::shares`] under pipeline or expert parallelism
+/// ([`StepModel::split_shares`](crate::step::StepModel::split_shares)), out of line as
 /// [`split_weights`] is.
 #[cold]
 #[inline(never)]
 fn split_shares(sm: &crate::step::StepModel, n_tok: u64, n_seqs: u64) -> (f64, f64) {
-    let n = n_tok as i64 as f64;
-    let seqs = n_seqs as i64 as f64;
-    if sm.ep_degree > 1 {
-        // The busiest rank's share, and its all-to-alls.
-        let r = sm.ep_ranks(seqs);
-        return (1.0 / r, sm.ep_a2a_time_s(n / r));
-    }
-    // One micro-batch's trip through the stages ([`StepModel::step_time_full_s`]).
-    let m = sm.micro_batches(seqs);
-    (1.0 / m, sm.pp_send_time_s(n / m))
+    sm.split_shares(n_tok as i64 as f64, n_seqs as i64 as f64)
 }
 
 /// Runs one replica (`cfg.fleet` is not read: the `run` module sends a fleet to the

@@ -331,11 +331,8 @@ impl StepModel {
     /// sequences hold `ctx_tokens` of context, without the per-sequence time and prefill
     /// attention (see [`StepModel::step_time_full_s`]).
     pub fn step_time_s(&self, n_tok: f64, ctx_tokens: f64) -> f64 {
-        if self.pp_degree > 1 || self.ep_degree > 1 {
-            // The step's tokens are its decoders: they set the micro-batches or ranks.
-            return self.split_step_s(n_tok, ctx_tokens, n_tok, 0.0, false, 0.0);
-        }
-        self.step_time_full_s(n_tok, ctx_tokens, 0.0, false, 0.0)
+        // The step's tokens are its decoders: they set the micro-batches or ranks.
+        self.split_step_s(n_tok, ctx_tokens, n_tok, 0.0, false, 0.0)
     }
 
     /// Memory time of a decode step of `n_dec` sequences holding `ctx_tokens` of
@@ -343,17 +340,40 @@ impl StepModel {
     /// cache, of one micro-batch under pipeline parallelism and of the busiest rank under
     /// expert parallelism [s].
     pub fn decode_memory_time_s(&self, n_dec: f64, ctx_tokens: f64) -> f64 {
-        let kv = self.kv_read_bytes_per_token() * ctx_tokens;
-        let bw = self.gpus() * self.mem_bandwidth_bytes_per_s;
+        let (k, _) = self.split_shares(n_dec, n_dec);
+        (self.split_weights_read(n_dec, n_dec) + self.kv_read_bytes_per_token() * ctx_tokens * k)
+            / (self.gpus() * self.mem_bandwidth_bytes_per_s)
+    }
+
+    /// The share `k` of a step's tokens, context and attention that sets its time, and
+    /// the time added to it, for a step of `n_tok` tokens over `split_seqs` sequences:
+    /// `(1, 0)` without pipeline or expert parallelism; `(1/m, sends)` over `m`
+    /// micro-batches ([`StepModel::micro_batches`]); `(1/r, all-to-alls)` over `r` busy
+    /// ranks ([`StepModel::ep_ranks`]).
+    pub fn split_shares(&self, n_tok: f64, split_seqs: f64) -> (f64, f64) {
         if self.pp_degree > 1 {
-            let m = self.micro_batches(n_dec);
-            return (self.weights_read(n_dec / m) + kv / m) / bw;
+            let m = self.micro_batches(split_seqs);
+            return (1.0 / m, self.pp_send_time_s(n_tok / m));
         }
         if self.ep_degree > 1 {
-            let r = self.ep_ranks(n_dec);
-            return (self.ep_weights_read(n_dec) + kv / r) / bw;
+            let r = self.ep_ranks(split_seqs);
+            return (1.0 / r, self.ep_a2a_time_s(n_tok / r));
         }
-        (self.weights_read(n_dec) + kv) / bw
+        (1.0, 0.0)
+    }
+
+    /// Weight bytes a step of `n_tok` tokens over `split_seqs` sequences reads at one
+    /// tensor-parallel group's bandwidth: [`StepModel::weights_read`] of its tokens, of
+    /// one micro-batch's under pipeline parallelism, and one rank's
+    /// [`StepModel::ep_weights_read`] under expert parallelism [bytes].
+    pub fn split_weights_read(&self, n_tok: f64, split_seqs: f64) -> f64 {
+        if self.pp_degree > 1 {
+            return self.weights_read(n_tok / self.micro_batches(split_seqs));
+        }
+        if self.ep_degree > 1 {
+            return self.ep_weights_read(n_tok);
+        }
+        self.weights_read(n_tok)
     }
 
     /// Time of one engine step [s]: `n_tok` tokens, decoders holding `ctx_tokens` of
@@ -394,38 +414,16 @@ impl StepModel {
         prefill: bool,
         attn_flops: f64,
     ) -> f64 {
-        if self.pp_degree > 1 {
-            let m = self.micro_batches(split_seqs);
-            let w = self.weights_read(n_tok / m);
-            return self.group_step_s(
-                w,
-                n_tok / m,
-                ctx_tokens / m,
-                n_seqs,
-                prefill,
-                attn_flops / m,
-            ) + self.pp_send_time_s(n_tok / m);
-        }
-        if self.ep_degree > 1 {
-            let r = self.ep_ranks(split_seqs);
-            let w = self.ep_weights_read(n_tok);
-            return self.group_step_s(
-                w,
-                n_tok / r,
-                ctx_tokens / r,
-                n_seqs,
-                prefill,
-                attn_flops / r,
-            ) + self.ep_a2a_time_s(n_tok / r);
-        }
+        let (k, extra) = self.split_shares(n_tok, split_seqs);
+        let w = self.split_weights_read(n_tok, split_seqs);
         self.group_step_s(
-            self.weights_read(n_tok),
-            n_tok,
-            ctx_tokens,
+            w,
+            n_tok * k,
+            ctx_tokens * k,
             n_seqs,
             prefill,
-            attn_flops,
-        )
+            attn_flops * k,
+        ) + extra
     }
 
     /// [`StepModel::step_time_full_s`] of one tensor-parallel group's work, reading `w`
