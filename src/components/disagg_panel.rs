@@ -181,6 +181,9 @@ pub fn DisaggPanel() -> impl IntoView {
             DisaggPhase::Failed(_) => "failed",
         })
     };
+    // The bandwidth is the plan's own only while the link is given (the registry's rule).
+    let bandwidth = field("disagg.kv_link.bandwidth_bytes_per_s");
+    let given_link = move || state.draft.with(|p| bandwidth.holds(p));
     let result = move || {
         ctl.result
             .with(|r| r.as_ref().map(|(_, r)| result_view(r, ctl.is_fresh())))
@@ -201,18 +204,25 @@ pub fn DisaggPanel() -> impl IntoView {
                 <fieldset>
                     <legend>"Prefill pool"</legend>
                     <PoolHardware pool=Pool::Prefill />
+                    <NumberField id="disagg.prefill.pp_degree" />
+                    <NumberField id="disagg.prefill.ep_degree" />
                     <NumberField id="disagg.prefill.max_num_batched_tokens" />
                     <NumberField id="disagg.prefill.instances" />
                 </fieldset>
                 <fieldset>
                     <legend>"Decode pool"</legend>
                     <PoolHardware pool=Pool::Decode />
+                    <NumberField id="disagg.decode.pp_degree" />
+                    <NumberField id="disagg.decode.ep_degree" />
                     <NumberField id="disagg.decode.max_num_seqs" />
                     <NumberField id="disagg.decode.instances" />
                 </fieldset>
                 <fieldset>
                     <legend>"KV link and router"</legend>
-                    <NumberField id="disagg.kv_link.bandwidth_bytes_per_s" />
+                    <Choice field=const { field("disagg.kv_link.source") } />
+                    <Show when=given_link>
+                        <NumberField id="disagg.kv_link.bandwidth_bytes_per_s" />
+                    </Show>
                     <NumberField id="disagg.kv_link.latency_s" />
                     <RouterSelect />
                 </fieldset>

@@ -43,6 +43,12 @@ test('pools sized in the page equal goodput disagg, bad values are refused, the 
   const runs = await runsStarted(page);
   assert.equal(await page.locator('[data-testid="disagg-verdict"]').count(), 0, 'nothing is sized until asked');
 
+  // The link comes from the GPUs until the user gives its bandwidth.
+  assert.equal(await page.locator('[data-testid="input-disagg.kv_link.bandwidth_bytes_per_s"]').count(), 0,
+    'no bandwidth of its own while the link comes from the GPUs');
+  await page.selectOption('[data-testid="input-disagg.kv_link.source"]', 'given');
+  await page.waitForSelector('[data-testid="input-disagg.kv_link.bandwidth_bytes_per_s"]');
+
   // A value out of range: named in its label and units, and the sizing is not offered.
   await enter(page, 'disagg.kv_link.bandwidth_bytes_per_s', '0.001');
   await page.waitForSelector('[data-testid="error-disagg.kv_link.bandwidth_bytes_per_s"]:has-text("KV link bandwidth")');
@@ -91,6 +97,7 @@ test('pools sized in the page equal goodput disagg, bad values are refused, the 
   assert.equal(cli.best.decode_max_num_seqs, 64);
   assert.equal(cli.router, 'round_robin');
   assert.equal(cli.kv_link.bandwidth_bytes_per_s, 25e9);
+  assert.equal(cli.kv_link.source ?? 'given', 'given');
   const verdict = page.locator('[data-testid="disagg-verdict"]');
   assert.equal((await verdict.textContent()).trim(), cli.verdict);
   assert.equal(await verdict.getAttribute('data-xpyd'), cli.xpyd);
@@ -171,5 +178,49 @@ test('pools sized in the page equal goodput disagg, bad values are refused, the 
   assert.equal(await fresh.page.inputValue('[data-testid="input-disagg.kv_link.bandwidth_bytes_per_s"]'), '200');
   assert.equal(await fresh.page.inputValue('[data-testid="input-disagg.router"]'), 'round_robin');
   await screenshot(fresh.page, 'disagg-fresh');
+  assert.deepEqual(errors, []);
+});
+
+test('pools of their own layouts: a decode pool on expert parallelism, the KV link from the GPUs, as goodput disagg sizes them', async () => {
+  const planFlags = ['--model', 'qwen3-30b-a3b', '--num-requests', '300', '--warmup-requests', '30', '--replications', '2', '--peak-rate', '20'];
+  const link = (await runCli(['link', ...planFlags])).trim();
+  const { page, errors } = await h.openPage(`/${link.slice(link.indexOf('#'))}&view=planner`, {
+    waitFor: '[data-testid="disagg-panel"]',
+    viewport: { width: 1440, height: 1000 },
+  });
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.baseUrl });
+  await waitForPhase(page, 'run-status', 'done');
+  // Expert parallelism takes TP 1: on a TP-2 pool it is refused in words.
+  await page.selectOption('[data-testid="disagg.decode.tp_degree"]', '2');
+  await enter(page, 'disagg.decode.ep_degree', '8');
+  await page.waitForSelector('[data-testid="error-disagg.decode.ep_degree"]:has-text("tensor-parallel and a pipeline-parallel degree of 1")');
+  assert.ok(await page.isDisabled('[data-testid="disagg-run"]'), 'an invalid layout is not sized');
+  await page.selectOption('[data-testid="disagg.decode.tp_degree"]', '1');
+  await page.waitForSelector('[data-testid="error-disagg.decode.ep_degree"]:has-text("tensor-parallel")', { state: 'detached' });
+  assert.equal(await page.inputValue('[data-testid="input-disagg.kv_link.source"]'), 'network');
+
+  await page.click('[data-testid="disagg-run"]');
+  await waitForPhase(page, 'disagg-status', 'done');
+  await page.click('[data-testid="copy-link"]');
+  await page.waitForSelector('[data-testid="copy-link"]:has-text("Copied")');
+  const shared = await page.evaluate(() => navigator.clipboard.readText());
+  const cli = await runCliJson(['disagg', '--link', shared, '--json']);
+  assert.equal(cli.best.decode_ep, 8);
+  assert.equal(cli.best.kv_route.over, 'scale_out', 'one TP-1 and one EP-8 instance are 9 GPUs, past a node');
+  assert.equal(cli.best.kv_route.lanes, 1, 'an expert-parallel rank holds its sequences alone');
+  const verdict = page.locator('[data-testid="disagg-verdict"]');
+  assert.equal((await verdict.textContent()).trim(), cli.verdict);
+  assert.equal(Number(await verdict.getAttribute('data-gpus')), cli.gpus_total);
+  const rows = await tableOf(page);
+  const text = await runCli(['disagg', '--link', shared]);
+  const cliLines = text.split('\n').map((l) => l.trim().split(/\s{2,}/));
+  for (const [label, agg, dis] of rows) {
+    assert.deepEqual(cliLines.find((cells) => cells[0] === label), [label, agg, dis], `row '${label}'`);
+  }
+  const perInstance = rows.find(([label]) => label === 'GPUs per instance');
+  assert.match(perInstance[2], /D NVIDIA H100 SXM 80GB × EP8 \(1 node\)$/, perInstance[2]);
+  const notes = await page.$$eval('[data-testid="disagg-note"]', (ps) => ps.map((p) => p.textContent.trim()));
+  assert.ok(notes.some((n) => n.includes('over the scale-out network, one lane of 400 Gbit/s')), notes.join('\n'));
+  await page.locator('[data-testid="disagg-panel"]').screenshot({ path: path.join(SCREENSHOT_DIR, 'disagg-layouts.png') });
   assert.deepEqual(errors, []);
 });

@@ -1,7 +1,7 @@
 //! `goodput disagg`: the cheapest xPyD (prefill and decode instances) for the forecast
 //! peak, beside the aggregated plan on the plan's own GPUs.
 
-use goodput_core::disagg::{run_disagg_threads, DisaggResult, DisaggSpec};
+use goodput_core::disagg::{run_disagg_threads, DisaggResult, DisaggSpec, KvLinkSource};
 use goodput_core::plan::Plan;
 
 use clap::Command;
@@ -51,6 +51,24 @@ impl PoolFlags {
     pub(crate) fn apply(mut self, plan: &Plan) -> Result<DisaggSpec, String> {
         let mut p = plan.clone();
         disagg_mut(&mut p);
+        // A bandwidth given gives the link, as its row's writer does.
+        if self.gives("disagg.kv_link.bandwidth_bytes_per_s") {
+            disagg_mut(&mut p).kv_link.source = KvLinkSource::Given;
+        }
+        // Expert parallelism given to a pool runs it on TP 1 and PP 1 unless those are
+        // given too (then the plan says which clash).
+        for pool in ["prefill", "decode"] {
+            let gives = |d: &str| self.gives(&format!("disagg.{pool}.{d}_degree"));
+            if gives("ep") && !gives("tp") && !gives("pp") {
+                let d = disagg_mut(&mut p);
+                let (tp, pp) = if pool == "prefill" {
+                    (&mut d.prefill.tp_degree, &mut d.prefill.pp_degree)
+                } else {
+                    (&mut d.decode.tp_degree, &mut d.decode.pp_degree)
+                };
+                (*tp, *pp) = (1, 1);
+            }
+        }
         self.0
             .write_flags(&mut p, |f| f.path.starts_with("disagg."))?;
         Ok(disagg_of(&p))
@@ -64,19 +82,29 @@ pub fn run(args: &mut Args) -> Result<String, String> {
     let flags = PoolFlags::read(args);
     let mut plan = args.plan()?;
     let has_own_disagg = plan.disagg.is_some();
-    let (own_prefill_tp, own_decode_tp) = (
-        flags.gives("disagg.prefill.tp_degree"),
-        flags.gives("disagg.decode.tp_degree"),
-    );
-    plan.disagg = Some(flags.apply(&plan)?);
+    if flags.gives("disagg.kv_link.bandwidth_bytes_per_s")
+        && args.value("kv-link").as_deref() == Some("network")
+    {
+        return Err(
+            "--kv-link-gbps gives the KV link's bandwidth, and --kv-link network takes \
+                    it from the GPUs: drop one of them"
+                .into(),
+        );
+    }
+    plan.disagg = Some(PoolFlags::read(args).apply(&plan)?);
     // A pool field is named by its flag, given or not (the plan's section may hold it).
     plan.validate().map_err(|e| {
-        // A pool's TP the user did not give comes from the plan's own --tp.
-        let derived_tp = (e.field == "disagg.prefill.tp_degree" && !own_prefill_tp)
-            || (e.field == "disagg.decode.tp_degree" && !own_decode_tp);
-        if derived_tp && !has_own_disagg {
+        // A pool's layout the user did not give comes from the plan's own --tp, --pp, --ep.
+        let derived = ["tp", "pp", "ep"].iter().find_map(|d| {
+            let own = |pool: &str| {
+                let path = format!("disagg.{pool}.{d}_degree");
+                e.field == path && !flags.gives(&path)
+            };
+            (own("prefill") || own("decode")).then_some(*d)
+        });
+        if let Some(d) = derived.filter(|_| !has_own_disagg) {
             return format!(
-                "--tp: {}; the pools take the plan's TP unless --prefill-tp and --decode-tp say otherwise",
+                "--{d}: {}; the pools take the plan's layout unless --prefill-{d} and --decode-{d} say otherwise",
                 e.message
             );
         }

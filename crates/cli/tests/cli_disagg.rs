@@ -196,10 +196,18 @@ fn bad_pool_flags_fail_with_one_line_naming_the_flag() {
             "--kv-link-latency: disagg.kv_link.latency_s",
         ),
         (vec!["--prefil-tp", "2"], "--prefil-tp: unknown flag"),
-        // The pools take the plan's TP when no pool flag sets theirs: the flag given is named.
+        // The pools take the plan's layout when no pool flag sets theirs: the flag given is named.
         (
             vec!["--tp", "3"],
-            "--tp: must be 1, 2, 4 or 8 GPUs per instance, got 3; the pools take the plan's TP",
+            "--tp: must be 1, 2, 4 or 8 GPUs per instance, got 3; the pools take the plan's layout",
+        ),
+        (
+            vec!["--decode-ep", "16"],
+            "--decode-ep: disagg.decode.ep_degree: splits a mixture of experts' routed experts",
+        ),
+        (
+            vec!["--kv-link", "network", "--kv-link-gbps", "100"],
+            "--kv-link-gbps gives the KV link's bandwidth, and --kv-link network takes it from the GPUs",
         ),
         // The pools are simulated at the peak over the utilisation: said with the sum.
         (

@@ -30,8 +30,9 @@ mod sizing;
 mod table;
 
 pub use crate::plan::disagg::{
-    pool_plan, DecodePool, DisaggSpec, KvLink, PrefillPool, Router, DEFAULT_KV_LINK_BYTES_PER_S,
-    DEFAULT_KV_LINK_LATENCY_S, DEFAULT_PREFILL_BATCHED_TOKENS,
+    kv_shards, pool_plan, DecodePool, DisaggSpec, KvLink, KvLinkKind, KvLinkSource, KvRoute,
+    KvRoutes, PrefillPool, Router, DEFAULT_KV_LINK_BYTES_PER_S, DEFAULT_KV_LINK_LATENCY_S,
+    DEFAULT_PREFILL_BATCHED_TOKENS,
 };
 pub use sim::simulate_disagg;
 pub use sizing::{
@@ -41,6 +42,7 @@ pub use sizing::{
 pub use table::ComparisonRow;
 
 use crate::analytic::{md1_ttft_s, MeanLengths};
+use crate::plan::comparison::Layout;
 use crate::plan::{KvPolicy, ModelSpec, Plan, PlanError};
 use crate::roofline::StepModel;
 use crate::roofline::StepModelOf;
@@ -117,8 +119,8 @@ impl From<SearchError> for DisaggError {
 pub struct PoolModel {
     /// GPU preset id (the plan's hardware preset when the pool names none).
     pub gpu: String,
-    /// Tensor-parallel degree: GPUs per instance.
-    pub tp_degree: u32,
+    /// How one instance spreads over GPUs.
+    pub layout: Layout,
     /// Price of one GPU-hour [USD].
     pub gpu_hour_usd: f64,
     /// KV-cache capacity of one instance [tokens].
@@ -128,20 +130,25 @@ pub struct PoolModel {
 }
 
 impl PoolModel {
-    fn of(plan: &Plan, gpu: &str, tp: u32) -> PoolModel {
-        let p = pool_plan(plan, gpu, tp);
+    fn of(plan: &Plan, gpu: &str, layout: Layout) -> PoolModel {
+        let p = pool_plan(plan, gpu, layout);
         PoolModel {
             gpu: p.hardware.preset.clone(),
-            tp_degree: tp,
+            layout,
             gpu_hour_usd: p.hardware.gpu_hour_usd,
             kv_capacity_tokens: crate::analytic::kv_capacity_tokens(&p),
             step: StepModel::from_plan(&p),
         }
     }
 
+    /// GPUs of one instance.
+    pub fn gpus(&self) -> u32 {
+        self.layout.gpus()
+    }
+
     /// Cost of one instance per hour: GPU-hour price × GPUs [USD/h].
     pub fn instance_hour_usd(&self) -> f64 {
-        self.gpu_hour_usd * self.tp_degree as f64
+        self.gpu_hour_usd * self.gpus() as f64
     }
 
     /// Time to prefill `tokens` of prompt alone on one instance, in steps of at most
@@ -187,8 +194,10 @@ pub struct DisaggConfig {
     pub decode_kv: DecodeKv,
     /// The model (for the KV bytes a prompt's transfer carries).
     pub model: ModelSpec,
-    /// The KV link.
+    /// The KV link as the plan states it.
     pub kv_link: KvLink,
+    /// The routes the KV transfers take, resolved from the pools.
+    pub kv_routes: KvRoutes,
     /// The router.
     pub router: Router,
     /// Arrivals and lengths (open loop), at the simulated rate.
@@ -217,8 +226,8 @@ impl DisaggConfig {
         traffic.arrival = traffic.arrival.open_loop();
         traffic.max_concurrency = None;
         Ok(DisaggConfig {
-            prefill: PoolModel::of(plan, &spec.prefill.gpu, spec.prefill.tp_degree),
-            decode: PoolModel::of(plan, &spec.decode.gpu, spec.decode.tp_degree),
+            prefill: PoolModel::of(plan, &spec.prefill.gpu, spec.prefill.layout()),
+            decode: PoolModel::of(plan, &spec.decode.gpu, spec.decode.layout()),
             prefill_budget_tokens: spec.prefill.max_num_batched_tokens,
             decode_max_num_seqs: spec.decode.max_num_seqs,
             decode_kv: match plan.engine.kv_policy {
@@ -228,6 +237,7 @@ impl DisaggConfig {
             },
             model: plan.model.clone(),
             kv_link: spec.kv_link,
+            kv_routes: spec.routes(plan),
             router: spec.router,
             traffic,
             slo: base.slo,

@@ -337,6 +337,74 @@ pub struct HardwareSpec {
     pub kv_read_efficiency: f64,
 }
 
+/// How one replica (or a pool's instance: `unit`) of `model` spreads over GPUs at
+/// `[tp, pp, ep]`: at most [`MAX_GPUS_PER_REPLICA`] of them, a layer or more per
+/// pipeline stage, and expert parallelism on its own, over a mixture of experts with an
+/// expert or more a GPU. The error names `fields`' pipeline or expert-parallel path.
+pub(crate) fn check_layout(
+    model: &ModelSpec,
+    [tp, pp, ep]: [u32; 3],
+    [pp_field, ep_field]: [&'static str; 2],
+    unit: &str,
+) -> Result<(), PlanError> {
+    if ep > 1 {
+        if !model.is_moe() {
+            return Err(err(
+                ep_field,
+                "splits a mixture of experts' routed experts over GPUs, and this model \
+                 has none: use tensor or pipeline parallelism, or set the model's experts"
+                    .into(),
+            ));
+        }
+        if tp > 1 || pp > 1 {
+            return Err(err(
+                ep_field,
+                format!(
+                    "runs attention data-parallel, one GPU a rank, so it takes a \
+                     tensor-parallel and a pipeline-parallel degree of 1 (now {} and {}): \
+                     set both to 1, or expert parallelism to 1",
+                    tp, pp
+                ),
+            ));
+        }
+        if ep > model.experts {
+            return Err(err(
+                ep_field,
+                format!(
+                    "is more GPUs than the model has routed experts ({}): each GPU holds \
+                     an expert or more",
+                    model.experts
+                ),
+            ));
+        }
+    }
+    let gpus = tp.max(1) as u64 * pp.max(1) as u64;
+    if gpus > MAX_GPUS_PER_REPLICA as u64 {
+        return Err(err(
+            pp_field,
+            format!(
+                "of {} stages times the tensor-parallel degree of {} makes {} GPUs per \
+                 {unit}, over the {MAX_GPUS_PER_REPLICA} (16 nodes of 8) one {unit} may \
+                 span here",
+                pp,
+                tp,
+                crate::format::thousands(gpus as i64)
+            ),
+        ));
+    }
+    if pp > model.layers.max(1) {
+        return Err(err(
+            pp_field,
+            format!(
+                "asks for {} stages, but the model has {} layers: each stage holds one \
+                 layer at least",
+                pp, model.layers
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn one() -> f64 {
     1.0
 }
@@ -345,11 +413,11 @@ fn is_one(x: &f64) -> bool {
     *x == 1.0
 }
 
-fn one_u32() -> u32 {
+pub(crate) fn one_u32() -> u32 {
     1
 }
 
-fn is_one_u32(x: &u32) -> bool {
+pub(crate) fn is_one_u32(x: &u32) -> bool {
     *x == 1
 }
 
@@ -1070,68 +1138,15 @@ impl Plan {
         })
     }
 
-    /// How one replica spreads over GPUs: at most [`MAX_GPUS_PER_REPLICA`] of them, a
-    /// layer or more per pipeline stage, and expert parallelism on its own, over a
-    /// mixture of experts with an expert or more a GPU.
+    /// How one replica spreads over GPUs ([`check_layout`]).
     fn validate_layout(&self) -> Result<(), PlanError> {
         let h = &self.hardware;
-        if h.ep_degree > 1 {
-            let m = &self.model;
-            if !m.is_moe() {
-                return Err(err(
-                    "hardware.ep_degree",
-                    "splits a mixture of experts' routed experts over GPUs, and this model \
-                     has none: use tensor or pipeline parallelism, or set the model's experts"
-                        .into(),
-                ));
-            }
-            if h.tp_degree > 1 || h.pp_degree > 1 {
-                return Err(err(
-                    "hardware.ep_degree",
-                    format!(
-                        "runs attention data-parallel, one GPU a rank, so it takes a \
-                         tensor-parallel and a pipeline-parallel degree of 1 (now {} and {}): \
-                         set both to 1, or expert parallelism to 1",
-                        h.tp_degree, h.pp_degree
-                    ),
-                ));
-            }
-            if h.ep_degree > m.experts {
-                return Err(err(
-                    "hardware.ep_degree",
-                    format!(
-                        "is more GPUs than the model has routed experts ({}): each GPU holds \
-                         an expert or more",
-                        m.experts
-                    ),
-                ));
-            }
-        }
-        let gpus = h.tp_degree.max(1) as u64 * h.pp_degree.max(1) as u64;
-        if gpus > MAX_GPUS_PER_REPLICA as u64 {
-            return Err(err(
-                "hardware.pp_degree",
-                format!(
-                    "of {} stages times the tensor-parallel degree of {} makes {} GPUs per \
-                     replica, over the {MAX_GPUS_PER_REPLICA} (16 nodes of 8) one replica may \
-                     span here",
-                    h.pp_degree,
-                    h.tp_degree,
-                    crate::format::thousands(gpus as i64)
-                ),
-            ));
-        }
-        if h.pp_degree > self.model.layers.max(1) {
-            return Err(err(
-                "hardware.pp_degree",
-                format!(
-                    "asks for {} stages, but the model has {} layers: each stage holds one \
-                     layer at least",
-                    h.pp_degree, self.model.layers
-                ),
-            ));
-        }
-        Ok(())
+        check_layout(
+            &self.model,
+            [h.tp_degree, h.pp_degree, h.ep_degree],
+            ["hardware.pp_degree", "hardware.ep_degree"],
+            "replica",
+        )
     }
 
     fn validate_routing(&self) -> Result<(), PlanError> {

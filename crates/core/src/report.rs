@@ -667,7 +667,7 @@ fn assumption_lines(plan: &Plan) -> Vec<String> {
         ));
     }
     if let Some(d) = &plan.disagg {
-        let pool = |gpu: &str, tp: u32, n: Option<u32>| {
+        let pool = |gpu: &str, layout: crate::plan::comparison::Layout, n: Option<u32>| {
             let gpu = if gpu.is_empty() {
                 plan.hardware.preset.as_str()
             } else {
@@ -676,13 +676,17 @@ fn assumption_lines(plan: &Plan) -> Vec<String> {
             let n = n.map_or("sized for the peak".to_string(), |n| {
                 crate::format::count(n as u64, "instance", "instances")
             });
-            format!("{} × TP {tp}, {n}", crate::presets::gpu_short_name(gpu))
+            format!(
+                "{} × {}, {n}",
+                crate::presets::gpu_short_name(gpu),
+                layout.words(gpu)
+            )
         };
         lines.push(format!(
             "Disaggregated deployment stored with the plan: prefill on {}, decode on {}; \
              `goodput disagg` sizes it against this aggregated plan.",
-            pool(&d.prefill.gpu, d.prefill.tp_degree, d.prefill.instances),
-            pool(&d.decode.gpu, d.decode.tp_degree, d.decode.instances)
+            pool(&d.prefill.gpu, d.prefill.layout(), d.prefill.instances),
+            pool(&d.decode.gpu, d.decode.layout(), d.decode.instances)
         ));
     }
     // Where requests land decides what the replicas' caches hold: said when they have

@@ -11,7 +11,9 @@
 //! Prefill instance: its queue is FCFS; a step takes prompts from the front until the
 //! token budget is spent (the last one may be a chunk, finished in later steps), and
 //! lasts `t_step(chunk tokens, no decode context)`. A prompt whose last chunk ran leaves
-//! at the end of the step; its KV then travels for `latency + bytes / bandwidth`.
+//! at the end of the step; its KV then travels for `latency + bytes / bandwidth` over the
+//! deployment's route (NVLink when both pools fit one NVLink domain, the scale-out
+//! network otherwise, or the link as given).
 //!
 //! Decode instance: a landed request waits FCFS; at the start of every step waiting
 //! requests are admitted while fewer than `max_num_seqs` run and their KV reservation
@@ -23,7 +25,7 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, VecDeque};
 
-use super::{DecodeKv, DisaggConfig, DisaggError, DisaggReport, Router};
+use super::{DecodeKv, DisaggConfig, DisaggError, DisaggReport, KvRoute, Router};
 use crate::plan::MAX_DISAGG_INSTANCES;
 use crate::sim::{Summary, MAX_STEPS};
 
@@ -145,6 +147,8 @@ struct DecodeInstance {
 
 struct State<'a> {
     cfg: &'a DisaggConfig,
+    /// The route of this deployment's KV transfers.
+    route: KvRoute,
     events: Events,
     prefill: Vec<PrefillInstance>,
     decode: Vec<DecodeInstance>,
@@ -255,7 +259,7 @@ impl<'a> State<'a> {
         for &r in &done {
             self.prefill_end[r as usize] = t;
             let bytes = self.cfg.kv_transfer_bytes(self.prompt[r as usize]);
-            let land = t + self.cfg.kv_link.transfer_time_s(bytes);
+            let land = t + self.route.transfer_time_s(bytes);
             self.push(land, Kind::KvLanded(r));
         }
         done.clear();
@@ -376,6 +380,7 @@ pub fn simulate_disagg(
     let nan = vec![f64::NAN; n];
     let mut s = State {
         cfg,
+        route: cfg.kv_routes.at(prefill_instances, decode_instances),
         events: Events::new(&w.arrival_s),
         prefill: (0..prefill_instances)
             .map(|_| PrefillInstance::default())

@@ -18,11 +18,13 @@ use crate::sim::SimConfigOf;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    pool_md1, simulate_disagg, DisaggConfig, DisaggError, DisaggReport, KvLink, PrefillMd1, Router,
+    pool_md1, simulate_disagg, DisaggConfig, DisaggError, DisaggReport, KvLink, KvRoute,
+    PrefillMd1, Router,
 };
 use crate::analytic::MeanLengths;
 use crate::capacity::CapacityPlan;
-use crate::format::{latency, rps, sig, thousands, usd};
+use crate::format::{latency, rps, thousands, usd};
+use crate::plan::comparison::Layout;
 use crate::plan::{Plan, MAX_DISAGG_INSTANCES, MAX_DISAGG_POINTS};
 use crate::report::{PlanReport, PlannedLoad};
 use crate::search::{
@@ -116,14 +118,24 @@ pub struct XpyD {
     pub decode_instances: u32,
     /// GPU preset of the prefill pool.
     pub prefill_gpu: String,
-    /// GPUs per prefill instance.
+    /// Tensor-parallel degree of a prefill instance.
     pub prefill_tp: u32,
+    /// Pipeline stages of a prefill instance.
+    pub prefill_pp: u32,
+    /// Expert-parallel degree of a prefill instance.
+    pub prefill_ep: u32,
     /// Token budget of a prefill step [tokens].
     pub prefill_max_num_batched_tokens: u32,
     /// GPU preset of the decode pool.
     pub decode_gpu: String,
-    /// GPUs per decode instance.
+    /// Tensor-parallel degree of a decode instance.
     pub decode_tp: u32,
+    /// Pipeline stages of a decode instance.
+    pub decode_pp: u32,
+    /// Expert-parallel degree of a decode instance.
+    pub decode_ep: u32,
+    /// The route the KV transfers of the instances for the peak take.
+    pub kv_route: KvRoute,
     /// Most sequences per decode instance.
     pub decode_max_num_seqs: u32,
     /// GPUs to run, both pools, spares included.
@@ -160,6 +172,24 @@ pub struct XpyD {
 }
 
 impl XpyD {
+    /// How one prefill instance spreads over GPUs.
+    pub fn prefill_layout(&self) -> Layout {
+        Layout {
+            tp: self.prefill_tp,
+            pp: self.prefill_pp,
+            ep: self.prefill_ep,
+        }
+    }
+
+    /// How one decode instance spreads over GPUs.
+    pub fn decode_layout(&self) -> Layout {
+        Layout {
+            tp: self.decode_tp,
+            pp: self.decode_pp,
+            ep: self.decode_ep,
+        }
+    }
+
     /// `2P3D`: the instance counts the peak needs.
     pub fn label(&self) -> String {
         format!(
@@ -174,8 +204,12 @@ impl XpyD {
 pub struct AggregatedSide {
     /// GPU preset of the plan.
     pub gpu: String,
-    /// GPUs per replica.
+    /// Tensor-parallel degree of a replica.
     pub tp_degree: u32,
+    /// Pipeline stages of a replica.
+    pub pp_degree: u32,
+    /// Expert-parallel degree of a replica.
+    pub ep_degree: u32,
     /// Goodput of one replica [requests/s].
     pub goodput_rps: f64,
     /// Replicas, GPUs and cost; `None` when the fleet cannot be sized.
@@ -186,6 +220,17 @@ pub struct AggregatedSide {
     /// full simulation); `None` when the goodput is measured or no fleet can be sized.
     #[serde(default)]
     pub planned_load: Option<PlannedLoad>,
+}
+
+impl AggregatedSide {
+    /// How one replica spreads over GPUs.
+    pub fn layout(&self) -> Layout {
+        Layout {
+            tp: self.tp_degree,
+            pp: self.pp_degree,
+            ep: self.ep_degree,
+        }
+    }
 }
 
 /// The sizing's answer.
@@ -517,15 +562,16 @@ impl DisaggSizing {
     fn slow_link(&self) -> Option<String> {
         let objective = self.cfg.slo.ttft_s?;
         let tokens = MeanLengths::of(&self.plan).prompt_tokens;
-        let link = self.cfg.kv_link;
+        // The fastest route, one instance a pool: more instances never shorten it.
+        let link = self.cfg.kv_routes.at(1, 1);
         let t = link.transfer_time_s(self.cfg.model.kv_bytes(tokens));
         (t >= 0.5 * objective).then(|| {
             format!(
-                "moving the KV cache of a mean prompt ({} tokens) over the {} Gbit/s link alone \
+                "moving the KV cache of a mean prompt ({} tokens) over the link ({}) alone \
                  takes {} of the {} TTFT objective, and more instances do not shorten it: give \
                  the pools a faster KV link, or relax the TTFT objective",
                 thousands(tokens.round() as i64),
-                sig(link.bandwidth_bytes_per_s * 8.0 / 1e9),
+                link.words(),
                 latency(Some(t)),
                 latency(Some(objective))
             )
@@ -752,12 +798,17 @@ impl DisaggSizing {
             prefill_instances: x + red,
             decode_instances: y + red,
             prefill_gpu: pc.gpu.clone(),
-            prefill_tp: pc.tp_degree,
+            prefill_tp: pc.layout.tp,
+            prefill_pp: pc.layout.pp,
+            prefill_ep: pc.layout.ep,
             prefill_max_num_batched_tokens: self.cfg.prefill_budget_tokens,
             decode_gpu: dc.gpu.clone(),
-            decode_tp: dc.tp_degree,
+            decode_tp: dc.layout.tp,
+            decode_pp: dc.layout.pp,
+            decode_ep: dc.layout.ep,
+            kv_route: self.cfg.kv_routes.at(x, y),
             decode_max_num_seqs: self.cfg.decode_max_num_seqs,
-            gpus_total: (x + red) * pc.tp_degree + (y + red) * dc.tp_degree,
+            gpus_total: (x + red) * pc.gpus() + (y + red) * dc.gpus(),
             cost_per_hour_usd: hourly,
             cost_per_month_usd: hourly * self.plan.planning.hours_per_month,
             cost_per_compliant_request_usd: self.cost(x, y) / (peak * 3600.0),
@@ -805,6 +856,8 @@ fn aggregated_side(plan: &Plan, report: &PlanReport) -> AggregatedSide {
     AggregatedSide {
         gpu: plan.hardware.preset.clone(),
         tp_degree: plan.hardware.tp_degree,
+        pp_degree: plan.hardware.pp_degree.max(1),
+        ep_degree: plan.hardware.ep_degree.max(1),
         goodput_rps: report.goodput.goodput_rps,
         capacity: report.capacity.clone(),
         error: report.capacity_error.clone(),
@@ -816,7 +869,7 @@ fn aggregated_side(plan: &Plan, report: &PlanReport) -> AggregatedSide {
 /// ⌈rate × mean prefill tokens × compute time per token⌉ (a queue needs load < 1).
 fn prefill_bound(plan: &Plan, cfg: &DisaggConfig, rate: f64) -> u32 {
     let tokens = MeanLengths::of(plan).prefill_tokens;
-    let load = rate * cfg.prefill.step.compute_time_s(tokens);
+    let load = cfg.prefill.step.compute_load(rate * tokens);
     (libm::ceil(load).max(1.0)).min(MAX_DISAGG_INSTANCES as f64 + 1.0) as u32
 }
 

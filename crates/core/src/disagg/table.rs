@@ -52,14 +52,14 @@ impl DisaggResult {
             ),
             row(
                 "GPUs per instance",
-                format!("{} × TP{}", gpu_name(&a.gpu), a.tp_degree),
+                format!("{} × {}", gpu_name(&a.gpu), a.layout().words(&a.gpu)),
                 b.map_or_else(dash, |b| {
                     format!(
-                        "P {} × TP{}, D {} × TP{}",
+                        "P {} × {}, D {} × {}",
                         gpu_name(&b.prefill_gpu),
-                        b.prefill_tp,
+                        b.prefill_layout().words(&b.prefill_gpu),
                         gpu_name(&b.decode_gpu),
-                        b.decode_tp
+                        b.decode_layout().words(&b.decode_gpu)
                     )
                 }),
             ),
@@ -126,10 +126,10 @@ impl DisaggResult {
                 latency(Some(b.prefill_s.mean)),
             ),
             format!(
-                "KV transfer: mean {} over {:.0} Gbit/s + {} latency; router: {}.",
+                "KV transfer: mean {} over {} + {} latency; router: {}.",
                 latency(Some(b.transfer_s.mean)),
-                self.kv_link.bandwidth_bytes_per_s * 8.0 / 1e9,
-                latency(Some(self.kv_link.latency_s)),
+                b.kv_route.words(),
+                latency(Some(b.kv_route.latency_s)),
                 self.router.label().to_lowercase()
             ),
         ]

@@ -90,6 +90,7 @@ fn one_request_alone_pays_prefill_transfer_and_decode_steps() {
     let mut spec = DisaggSpec::for_plan(&plan);
     spec.prefill.max_num_batched_tokens = 512;
     spec.kv_link = KvLink {
+        source: KvLinkSource::Given,
         bandwidth_bytes_per_s: 10e9,
         latency_s: 2e-3,
     };
@@ -443,13 +444,14 @@ fn a_kv_link_too_slow_for_the_ttft_objective_is_named_as_the_bottleneck() {
     // 1 Gbit/s: the mean prompt's cache (about 1,100 tokens of 128 KiB) takes over a
     // second, beyond any TTFT objective of the default plan.
     spec.kv_link.bandwidth_bytes_per_s = 1e9 / 8.0;
+    spec.kv_link.source = KvLinkSource::Given;
     plan.disagg = Some(spec);
     let r = run_disagg_threads(&plan, 2, &mut |_| true).expect("sizing");
     assert!(r.best.is_none());
     let why = r.reason.as_deref().expect("a reason");
     assert!(
         why.contains("moving the KV cache of a mean prompt (")
-            && why.contains("tokens) over the 1 Gbit/s link alone takes ")
+            && why.contains("tokens) over the link (1 Gbit/s as given) alone takes ")
             && why.ends_with("give the pools a faster KV link, or relax the TTFT objective")
             && !why.contains("allow more instances"),
         "{why}"
@@ -571,7 +573,10 @@ fn bad_disagg_fields_are_named_in_the_users_units() {
         ),
         (
             "disagg.kv_link.bandwidth_bytes_per_s",
-            |s| s.kv_link.bandwidth_bytes_per_s = 0.0,
+            |s| {
+                s.kv_link.source = KvLinkSource::Given;
+                s.kv_link.bandwidth_bytes_per_s = 0.0
+            },
             "bytes/s",
         ),
         (
@@ -718,12 +723,18 @@ fn the_planned_load_is_a_job_with_the_plan_reports_latencies() {
 #[test]
 fn disaggregated_reports_are_unchanged_bit_for_bit() {
     let mut cases: Vec<(&str, DisaggConfig, u32, u32)> = Vec::new();
-    let plan = Plan::default();
+    // The link as given (its default figures), as every case was written before a
+    // link could come from the GPUs; the routes have tests of their own.
+    let mut plan = Plan::default();
+    let mut given = DisaggSpec::for_plan(&plan);
+    given.kv_link.source = KvLinkSource::Given;
+    plan.disagg = Some(given);
     cases.push(("default 2P2D", cfg_of(&plan, 20.0), 2, 2));
     cases.push(("overloaded 1P1D", cfg_of(&plan, 20.0), 1, 1));
     let mut rr = plan.clone();
     let mut spec = DisaggSpec::for_plan(&rr);
     spec.router = Router::RoundRobin;
+    spec.kv_link.source = KvLinkSource::Given;
     spec.kv_link.latency_s = 0.02;
     spec.kv_link.bandwidth_bytes_per_s = 2e9;
     rr.disagg = Some(spec);
@@ -751,6 +762,7 @@ fn disaggregated_reports_are_unchanged_bit_for_bit() {
     ties.traffic.arrival = crate::plan::Arrival::Constant;
     ties.disagg = Some(DisaggSpec {
         kv_link: KvLink {
+            source: KvLinkSource::Given,
             bandwidth_bytes_per_s: 1e13,
             latency_s: 0.0,
         },
@@ -779,3 +791,180 @@ fn disaggregated_reports_are_unchanged_bit_for_bit() {
 }
 
 const GOLDEN_DISAGG_DIGEST: u64 = 0x9A26_719A_E37B_4A2F;
+
+/// A plan of `model` on `gpu` with a disaggregated section from the plan.
+fn pools_of(model: &str, gpu: &str) -> (Plan, DisaggSpec) {
+    let mut plan = Plan::default();
+    crate::presets::model(model)
+        .expect("a model")
+        .apply(&mut plan);
+    crate::presets::gpu(gpu).expect("a GPU").apply(&mut plan);
+    let spec = DisaggSpec::for_plan(&plan);
+    (plan, spec)
+}
+
+#[test]
+fn kv_routes_follow_the_pools_gpus_and_layouts() {
+    // Llama 3.1 70B has 8 KV heads: TP 8 holds 8 shards, TP 4 holds 4; a transfer moves
+    // min(8, 4) = 4 shards at once, each over its GPU's own link.
+    let (mut plan, mut spec) = pools_of("llama-3.1-70b", "h100-sxm");
+    plan.hardware.tp_degree = 4;
+    spec.prefill.tp_degree = 8;
+    spec.decode.tp_degree = 4;
+    assert_eq!(
+        spec.kv_link.source,
+        KvLinkSource::Network,
+        "a new spec's default"
+    );
+    let routes = spec.routes(&plan);
+    // 1P1D is 12 GPUs, more than a DGX node's 8: the scale-out network, 4 × 50 GB/s.
+    let far = routes.at(1, 1);
+    assert_eq!((far.over, far.lanes), (KvLinkKind::ScaleOut, 4));
+    assert_eq!(far.bandwidth_bytes_per_s(), 200e9);
+    assert_eq!(far.words(), "the scale-out network, 4 lanes of 400 Gbit/s");
+    // A 4,000-token prompt's cache: 4,000 × 327,680 bytes = 1.31 GB in 1 ms + 6.55 ms.
+    let bytes = plan.model.kv_bytes(4000.0);
+    assert_eq!(bytes, 4000.0 * 327_680.0);
+    assert!((far.transfer_time_s(bytes) - (1e-3 + 6.5536e-3)).abs() < 1e-12);
+    // Two TP-2 pools, 1P1D and 2P2D in one node: NVLink, 2 × 450 GB/s; 3P2D is 10 GPUs.
+    spec.prefill.tp_degree = 2;
+    spec.decode.tp_degree = 2;
+    let routes = spec.routes(&plan);
+    for (x, y, over) in [
+        (1, 1, KvLinkKind::NvLink),
+        (2, 2, KvLinkKind::NvLink),
+        (3, 2, KvLinkKind::ScaleOut),
+    ] {
+        let r = routes.at(x, y);
+        assert_eq!((r.over, r.lanes), (over, 2), "{x}P{y}D");
+    }
+    assert_eq!(routes.at(1, 1).bandwidth_bytes_per_s(), 900e9);
+    // On a GB200 NVL72 rack the NVLink domain is 72 GPUs: 8P8D of TP 4 is 64.
+    let (plan72, mut spec72) = pools_of("llama-3.1-70b", "gb200");
+    spec72.prefill.tp_degree = 4;
+    spec72.decode.tp_degree = 4;
+    let r72 = spec72.routes(&plan72);
+    assert_eq!(r72.at(8, 8).over, KvLinkKind::NvLink);
+    assert_eq!(r72.at(9, 9).over, KvLinkKind::NvLink, "72 GPUs");
+    assert_eq!(r72.at(10, 9).over, KvLinkKind::ScaleOut);
+    // Different GPUs in the two pools share no NVLink: the slower NIC sets each lane.
+    spec.decode.gpu = "a100-80gb".into();
+    let mixed = spec.routes(&plan).at(1, 1);
+    assert_eq!((mixed.over, mixed.lanes), (KvLinkKind::ScaleOut, 2));
+    assert_eq!(mixed.lane_bytes_per_s, 25e9);
+    // A latent cache is whole on every GPU of a TP group, and an expert-parallel rank
+    // holds its sequences alone: DeepSeek-V3 from TP 8 to EP 16 moves one shard.
+    let (ds, mut dspec) = pools_of("deepseek-v3", "h100-sxm");
+    dspec.prefill.tp_degree = 8;
+    dspec.decode.tp_degree = 1;
+    dspec.decode.ep_degree = 16;
+    assert_eq!(kv_shards(&ds.model, dspec.prefill.layout()), 1);
+    assert_eq!(kv_shards(&ds.model, dspec.decode.layout()), 1);
+    let one = dspec.routes(&ds).at(1, 1);
+    assert_eq!((one.over, one.lanes), (KvLinkKind::ScaleOut, 1));
+    // Pipeline stages each hold their layers: TP 4 × PP 2 of Llama holds 8 shards.
+    let pp = crate::plan::comparison::Layout {
+        tp: 4,
+        pp: 2,
+        ep: 1,
+    };
+    assert_eq!(kv_shards(&plan.model, pp), 8);
+    // The link as given is one transfer at its bandwidth, wherever the pools are.
+    spec.kv_link.source = KvLinkSource::Given;
+    let given = spec.routes(&plan).at(1, 1);
+    assert_eq!((given.over, given.lanes), (KvLinkKind::Given, 1));
+    assert_eq!(
+        given.bandwidth_bytes_per_s(),
+        spec.kv_link.bandwidth_bytes_per_s
+    );
+}
+
+#[test]
+fn a_transfer_takes_the_route_of_the_deployment_simulated() {
+    // One request at a time: its transfer is the route's time for its prompt, NVLink at
+    // 1P1D of TP 2 and the scale-out network at 3P3D (12 GPUs).
+    let (mut plan, mut spec) = pools_of("llama-3.1-70b", "h100-sxm");
+    fixed_lengths(&mut plan, 2000, 4);
+    plan.hardware.tp_degree = 2;
+    plan.run.num_requests = 3;
+    plan.run.warmup_requests = 0;
+    spec.prefill.tp_degree = 2;
+    spec.decode.tp_degree = 2;
+    plan.disagg = Some(spec.clone());
+    let cfg = cfg_of(&plan, 1e-3);
+    let bytes = plan.model.kv_bytes(2000.0);
+    for (x, y, over) in [(1, 1, KvLinkKind::NvLink), (3, 3, KvLinkKind::ScaleOut)] {
+        let route = spec.routes(&plan).at(x, y);
+        assert_eq!(route.over, over);
+        let r = sim(&cfg, x, y, 1);
+        let want = route.transfer_time_s(bytes);
+        assert!(
+            (r.transfer_s.mean - want).abs() < 1e-9 * want,
+            "{x}P{y}D: {} against {want}",
+            r.transfer_s.mean
+        );
+    }
+}
+
+#[test]
+fn pools_with_their_own_layouts_price_and_hold_what_those_replicas_would() {
+    // DeepSeek-V3 in fp8 on H200s: prefill on TP 8 (one node), decode on EP 16 (two
+    // nodes), each instance what the plan of that layout would be.
+    let (mut plan, mut spec) = pools_of("deepseek-v3", "h200");
+    plan.model.weight_dtype = crate::model_kinds::Dtype::Fp8;
+    plan.hardware.tp_degree = 8;
+    spec.prefill.tp_degree = 8;
+    spec.prefill.pp_degree = 1;
+    spec.decode.tp_degree = 1;
+    spec.decode.pp_degree = 1;
+    spec.decode.ep_degree = 16;
+    plan.disagg = Some(spec.clone());
+    plan.validate().expect("TP 8 and EP 16 pools are valid");
+    let cfg = cfg_of(&plan, 1.0);
+    let mut ep16 = plan.clone();
+    ep16.disagg = None;
+    ep16.hardware.tp_degree = 1;
+    ep16.hardware.pp_degree = 1;
+    ep16.hardware.ep_degree = 16;
+    assert_eq!(
+        cfg.decode.step,
+        crate::roofline::StepModel::from_plan(&ep16)
+    );
+    assert_eq!(
+        cfg.decode.kv_capacity_tokens,
+        crate::analytic::kv_capacity_tokens(&ep16)
+    );
+    assert_eq!(cfg.decode.gpus(), 16);
+    assert_eq!(cfg.prefill.gpus(), 8);
+    assert_eq!(
+        cfg.decode.instance_hour_usd(),
+        16.0 * plan.hardware.gpu_hour_usd
+    );
+    // The decode step of 64 sequences is the busiest of 16 ranks, as the plan's.
+    assert_eq!(
+        cfg.decode.step.step_time_s(64.0, 64.0 * 3000.0),
+        crate::roofline::StepModel::from_plan(&ep16).step_time_s(64.0, 64.0 * 3000.0)
+    );
+    // A pool layout the model cannot take is refused in the pool's own words.
+    let mut dense = Plan::default();
+    let mut s = DisaggSpec::for_plan(&dense);
+    s.decode.ep_degree = 8;
+    dense.disagg = Some(s);
+    let e = dense.validate().expect_err("a dense model has no experts");
+    assert_eq!(e.field, "disagg.decode.ep_degree", "{e}");
+    let mut wide = plan.clone();
+    let mut s = spec.clone();
+    s.prefill.ep_degree = 16;
+    wide.disagg = Some(s);
+    let e = wide.validate().expect_err("EP with TP 8");
+    assert_eq!(e.field, "disagg.prefill.ep_degree", "{e}");
+    assert!(e.message.contains("(now 8 and 1)"), "{e}");
+    // A prefill pool on TP 4 alone cannot hold the weights; the message counts GPUs.
+    let mut small = plan.clone();
+    let mut s = spec.clone();
+    s.prefill.tp_degree = 4;
+    small.disagg = Some(s);
+    let e = small.validate().expect_err("671B on 4 H200s");
+    assert_eq!(e.field, "disagg.prefill.gpu", "{e}");
+    assert!(e.message.contains("× TP4 offers"), "{e}");
+}

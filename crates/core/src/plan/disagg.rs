@@ -8,8 +8,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{err, KvPolicy, Plan, PlanError};
-use crate::plan::comparison::TP_DEGREES;
+use super::{check_layout, err, is_one_u32, one_u32, KvPolicy, ModelSpec, Plan, PlanError};
+use crate::plan::comparison::{Layout, TP_DEGREES};
 use crate::presets;
 
 /// Default KV-link bandwidth: one 400 Gb/s RDMA NIC (InfiniBand NDR or RoCE) per
@@ -76,6 +76,14 @@ pub struct PrefillPool {
     pub gpu: String,
     /// Tensor-parallel degree: GPUs per prefill instance (1, 2, 4 or 8).
     pub tp_degree: u32,
+    /// Pipeline stages of a prefill instance, each a tensor-parallel group (1, and
+    /// plans written before pools had layouts, for none).
+    #[serde(default = "one_u32", skip_serializing_if = "is_one_u32")]
+    pub pp_degree: u32,
+    /// Expert-parallel degree of a prefill instance: a mixture of experts' routed experts
+    /// over that many GPUs, attention data-parallel, TP and PP 1 (1 for none).
+    #[serde(default = "one_u32", skip_serializing_if = "is_one_u32")]
+    pub ep_degree: u32,
     /// Token budget of one prefill step; prompts are batched (and long ones chunked)
     /// up to it [tokens].
     pub max_num_batched_tokens: u32,
@@ -89,6 +97,8 @@ impl Default for PrefillPool {
         PrefillPool {
             gpu: String::new(),
             tp_degree: 1,
+            pp_degree: 1,
+            ep_degree: 1,
             max_num_batched_tokens: DEFAULT_PREFILL_BATCHED_TOKENS,
             instances: None,
         }
@@ -104,6 +114,14 @@ pub struct DecodePool {
     pub gpu: String,
     /// Tensor-parallel degree: GPUs per decode instance (1, 2, 4 or 8).
     pub tp_degree: u32,
+    /// Pipeline stages of a decode instance, each a tensor-parallel group (1, and
+    /// plans written before pools had layouts, for none).
+    #[serde(default = "one_u32", skip_serializing_if = "is_one_u32")]
+    pub pp_degree: u32,
+    /// Expert-parallel degree of a decode instance: a mixture of experts' routed experts
+    /// over that many GPUs, attention data-parallel, TP and PP 1 (1 for none).
+    #[serde(default = "one_u32", skip_serializing_if = "is_one_u32")]
+    pub ep_degree: u32,
     /// Most sequences one decode instance runs at once (vLLM `--max-num-seqs`).
     pub max_num_seqs: u32,
     /// Decode instances to run for the peak; `None` lets the sizing choose [instances].
@@ -116,19 +134,98 @@ impl Default for DecodePool {
         DecodePool {
             gpu: String::new(),
             tp_degree: 1,
+            pp_degree: 1,
+            ep_degree: 1,
             max_num_seqs: 128,
             instances: None,
         }
     }
 }
 
+impl PrefillPool {
+    /// How one prefill instance spreads over GPUs.
+    pub fn layout(&self) -> Layout {
+        Layout {
+            tp: self.tp_degree,
+            pp: self.pp_degree.max(1),
+            ep: self.ep_degree.max(1),
+        }
+    }
+}
+
+impl DecodePool {
+    /// How one decode instance spreads over GPUs.
+    pub fn layout(&self) -> Layout {
+        Layout {
+            tp: self.tp_degree,
+            pp: self.pp_degree.max(1),
+            ep: self.ep_degree.max(1),
+        }
+    }
+}
+
+/// The names `--kv-link` takes, each with the words a page shows for it: the field
+/// registry's choices for `disagg.kv_link.source`, first what a plan that leaves it out
+/// means (a link as given: the plans written before the choice existed). A new
+/// disaggregated plan starts from the GPUs' links ([`KvLink::default`]).
+pub const KV_LINK_SOURCES: &[(&str, &str)] =
+    &[("given", "As given"), ("network", "The GPUs' own links")];
+
+/// Where a KV link's bandwidth comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum KvLinkSource {
+    /// The pools' GPUs: NVLink when the whole deployment sits in one NVLink domain, the
+    /// scale-out network otherwise, one lane per GPU that holds a shard of the request's
+    /// cache on both sides (see [`KvRoutes`]).
+    #[default]
+    Network,
+    /// The link's `bandwidth_bytes_per_s` as given, one transfer at that bandwidth
+    /// (every plan written before the choice existed).
+    Given,
+}
+
+impl KvLinkSource {
+    /// The snake_case name used in plan files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            KvLinkSource::Network => "network",
+            KvLinkSource::Given => "given",
+        }
+    }
+
+    /// Reads `network` / `given`.
+    pub fn parse(s: &str) -> Option<KvLinkSource> {
+        match s.trim() {
+            "network" => Some(KvLinkSource::Network),
+            "given" => Some(KvLinkSource::Given),
+            _ => None,
+        }
+    }
+
+    fn given() -> KvLinkSource {
+        KvLinkSource::Given
+    }
+
+    fn is_given(&self) -> bool {
+        *self == KvLinkSource::Given
+    }
+}
+
 /// The link that carries a request's KV cache from its prefill instance to its decode
 /// instance. Every transfer takes `latency + bytes / bandwidth`; transfers do not
-/// share the link (one NIC per instance, an assumption).
+/// share the link (a NIC per GPU, an assumption).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct KvLink {
-    /// Bandwidth available to one transfer [bytes/s].
+    /// Where the bandwidth comes from: the pools' GPUs' own links, or as given. A plan
+    /// that does not say (one written before the choice existed) gives it.
+    #[serde(
+        default = "KvLinkSource::given",
+        skip_serializing_if = "KvLinkSource::is_given"
+    )]
+    pub source: KvLinkSource,
+    /// Bandwidth available to one transfer, when the link is given [bytes/s].
     pub bandwidth_bytes_per_s: f64,
     /// Fixed time of one transfer [s].
     pub latency_s: f64,
@@ -137,6 +234,7 @@ pub struct KvLink {
 impl Default for KvLink {
     fn default() -> Self {
         KvLink {
+            source: KvLinkSource::Network,
             bandwidth_bytes_per_s: DEFAULT_KV_LINK_BYTES_PER_S,
             latency_s: DEFAULT_KV_LINK_LATENCY_S,
         }
@@ -144,10 +242,111 @@ impl Default for KvLink {
 }
 
 impl KvLink {
-    /// Time to move `bytes` over the link: latency + bytes / bandwidth [s].
+    /// Time to move `bytes` over the link as given: latency + bytes / bandwidth [s].
     pub fn transfer_time_s(&self, bytes: f64) -> f64 {
         self.latency_s + bytes / self.bandwidth_bytes_per_s
     }
+}
+
+/// What a KV transfer rides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KvLinkKind {
+    /// The link as the plan gives it.
+    Given,
+    /// NVLink (or Infinity Fabric): the deployment sits in one node's GPU-to-GPU domain.
+    NvLink,
+    /// The scale-out network (InfiniBand or RoCE), a NIC per GPU.
+    ScaleOut,
+}
+
+/// The link one deployment's KV transfers ride, resolved: `lanes` GPUs send their
+/// shards of a request's cache at once, each at `lane_bytes_per_s`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct KvRoute {
+    /// What the transfers ride.
+    pub over: KvLinkKind,
+    /// Shards of a request's cache that move at once, each over its own GPU's link.
+    pub lanes: u32,
+    /// Bandwidth of one lane [bytes/s].
+    pub lane_bytes_per_s: f64,
+    /// Fixed time of one transfer [s].
+    pub latency_s: f64,
+}
+
+impl KvRoute {
+    /// Bandwidth of one transfer, every lane together [bytes/s].
+    pub fn bandwidth_bytes_per_s(&self) -> f64 {
+        self.lane_bytes_per_s * self.lanes.max(1) as f64
+    }
+
+    /// Time to move `bytes` of one request's cache: latency + bytes / bandwidth [s].
+    pub fn transfer_time_s(&self, bytes: f64) -> f64 {
+        self.latency_s + bytes / self.bandwidth_bytes_per_s()
+    }
+
+    /// In words: "400 Gbit/s as given", "NVLink, 4 lanes of 3,600 Gbit/s",
+    /// "the scale-out network, 8 lanes of 400 Gbit/s".
+    pub fn words(&self) -> String {
+        let gbit = |b: f64| crate::format::sig(b * 8.0 / 1e9);
+        let lanes = |what: &str| match self.lanes {
+            1 => format!("{what}, one lane of {} Gbit/s", gbit(self.lane_bytes_per_s)),
+            n => format!(
+                "{what}, {n} lanes of {} Gbit/s",
+                gbit(self.lane_bytes_per_s)
+            ),
+        };
+        match self.over {
+            KvLinkKind::Given => format!("{} Gbit/s as given", gbit(self.lane_bytes_per_s)),
+            KvLinkKind::NvLink => lanes("NVLink"),
+            KvLinkKind::ScaleOut => lanes("the scale-out network"),
+        }
+    }
+}
+
+/// The routes a disaggregated plan's KV transfers may take, resolved once from the
+/// pools' GPUs and layouts; [`KvRoutes::at`] picks one for a deployment's size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KvRoutes {
+    /// Across nodes (or the link as given).
+    far: KvRoute,
+    /// Inside one NVLink domain, with the domain's GPUs, when both pools run on the
+    /// same GPU and the link comes from the network.
+    near: Option<(KvRoute, u32)>,
+    /// GPUs of one prefill and one decode instance.
+    gpus: (u32, u32),
+}
+
+impl KvRoutes {
+    /// The route of `prefill` and `decode` instances: NVLink when all their GPUs fit in
+    /// one NVLink domain (a node: 8 GPUs on a DGX, 72 on a GB200 NVL72 rack), the
+    /// scale-out network otherwise.
+    pub fn at(&self, prefill: u32, decode: u32) -> KvRoute {
+        match self.near {
+            Some((near, domain))
+                if u64::from(prefill) * u64::from(self.gpus.0)
+                    + u64::from(decode) * u64::from(self.gpus.1)
+                    <= u64::from(domain) =>
+            {
+                near
+            }
+            _ => self.far,
+        }
+    }
+}
+
+/// Shards of one request's KV cache an instance of `layout` holds on different GPUs,
+/// which move at once, each over its own GPU's link: the KV heads split over the TP
+/// group (a head copied on several GPUs, or a latent every GPU holds whole, moves once
+/// per distinct shard) times the pipeline stages, each holding its layers; 1 under
+/// expert parallelism, whose data-parallel attention keeps a sequence on one GPU.
+pub fn kv_shards(model: &ModelSpec, layout: Layout) -> u32 {
+    if layout.ep > 1 {
+        return 1;
+    }
+    let tp = layout.tp.max(1);
+    let distinct = (tp as f64 / model.kv_replication(tp)).round().max(1.0) as u32;
+    distinct * layout.pp.max(1)
 }
 
 /// A disaggregated deployment: prefill pool, decode pool, KV link, router.
@@ -165,17 +364,22 @@ pub struct DisaggSpec {
 }
 
 impl DisaggSpec {
-    /// The spec a plan without one starts from: both pools on the plan's GPU and TP
-    /// degree, the decode pool with the plan's `max_num_seqs`, the default link and the
-    /// least-loaded router.
+    /// The spec a plan without one starts from: both pools on the plan's GPU and layout
+    /// (TP, PP and EP degrees), the decode pool with the plan's `max_num_seqs`, the link
+    /// from the GPUs and the least-loaded router.
     pub fn for_plan(plan: &Plan) -> DisaggSpec {
+        let h = &plan.hardware;
         DisaggSpec {
             prefill: PrefillPool {
-                tp_degree: plan.hardware.tp_degree,
+                tp_degree: h.tp_degree,
+                pp_degree: h.pp_degree.max(1),
+                ep_degree: h.ep_degree.max(1),
                 ..PrefillPool::default()
             },
             decode: DecodePool {
-                tp_degree: plan.hardware.tp_degree,
+                tp_degree: h.tp_degree,
+                pp_degree: h.pp_degree.max(1),
+                ep_degree: h.ep_degree.max(1),
                 max_num_seqs: plan.engine.max_num_seqs,
                 ..DecodePool::default()
             },
@@ -193,8 +397,87 @@ impl DisaggSpec {
         check_gpu("disagg.decode.gpu", &d.gpu)?;
         check_tp("disagg.prefill.tp_degree", p.tp_degree)?;
         check_tp("disagg.decode.tp_degree", d.tp_degree)?;
-        self.check_fit(plan, "disagg.prefill.gpu", &p.gpu, p.tp_degree, false)?;
-        self.check_fit(plan, "disagg.decode.gpu", &d.gpu, d.tp_degree, true)
+        check_layout(
+            &plan.model,
+            [p.tp_degree, p.pp_degree, p.ep_degree],
+            ["disagg.prefill.pp_degree", "disagg.prefill.ep_degree"],
+            "prefill instance",
+        )?;
+        check_layout(
+            &plan.model,
+            [d.tp_degree, d.pp_degree, d.ep_degree],
+            ["disagg.decode.pp_degree", "disagg.decode.ep_degree"],
+            "decode instance",
+        )?;
+        self.check_fit(plan, "disagg.prefill.gpu", &p.gpu, p.layout(), false)?;
+        self.check_fit(plan, "disagg.decode.gpu", &d.gpu, d.layout(), true)?;
+        self.check_network(plan)
+    }
+
+    /// A link from the network needs the pools' GPUs to name their scale-out network.
+    fn check_network(&self, plan: &Plan) -> Result<(), PlanError> {
+        if self.kv_link.source != KvLinkSource::Network {
+            return Ok(());
+        }
+        for (gpu, pool) in [(&self.prefill.gpu, "prefill"), (&self.decode.gpu, "decode")] {
+            let h = pool_plan(plan, gpu, Layout::of(plan)).hardware;
+            if h.scaleout_bytes_per_s <= 0.0 {
+                return Err(err(
+                    "disagg.kv_link.source",
+                    format!(
+                        "takes the KV link from the GPUs' own links, but the {pool} pool's GPU \
+                         ({}) names no scale-out network: set the GPU's scale-out bandwidth, or \
+                         give the KV link's bandwidth",
+                        h.preset
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The routes this plan's KV transfers take ([`KvRoutes::at`] for a deployment).
+    pub fn routes(&self, plan: &Plan) -> KvRoutes {
+        let (pl, dl) = (self.prefill.layout(), self.decode.layout());
+        let gpus = (pl.gpus(), dl.gpus());
+        let link = self.kv_link;
+        if link.source == KvLinkSource::Given {
+            let far = KvRoute {
+                over: KvLinkKind::Given,
+                lanes: 1,
+                lane_bytes_per_s: link.bandwidth_bytes_per_s,
+                latency_s: link.latency_s,
+            };
+            return KvRoutes {
+                far,
+                near: None,
+                gpus,
+            };
+        }
+        let ph = pool_plan(plan, &self.prefill.gpu, pl).hardware;
+        let dh = pool_plan(plan, &self.decode.gpu, dl).hardware;
+        let lanes = kv_shards(&plan.model, pl).min(kv_shards(&plan.model, dl));
+        let route = |over, lane: f64| KvRoute {
+            over,
+            lanes,
+            lane_bytes_per_s: lane,
+            latency_s: link.latency_s,
+        };
+        let far = route(
+            KvLinkKind::ScaleOut,
+            ph.scaleout_bytes_per_s.min(dh.scaleout_bytes_per_s),
+        );
+        let same_gpu = ph.preset == dh.preset && ph.gpus_per_node == dh.gpus_per_node;
+        let near = same_gpu.then(|| {
+            (
+                route(
+                    KvLinkKind::NvLink,
+                    ph.interconnect_bytes_per_s.min(dh.interconnect_bytes_per_s),
+                ),
+                ph.gpus_per_node,
+            )
+        });
+        KvRoutes { far, near, gpus }
     }
 
     /// The weights must fit a pool's instance; a decode instance (with a KV policy) must
@@ -204,10 +487,10 @@ impl DisaggSpec {
         plan: &Plan,
         field: &'static str,
         gpu: &str,
-        tp: u32,
+        layout: Layout,
         decode: bool,
     ) -> Result<(), PlanError> {
-        let pool = pool_plan(plan, gpu, tp);
+        let pool = pool_plan(plan, gpu, layout);
         let cap = pool.kv_capacity_tokens();
         let longest = plan.traffic.prompt.max as f64 + plan.traffic.output.max as f64;
         let needs = if decode && plan.engine.kv_policy != KvPolicy::None {
@@ -219,22 +502,25 @@ impl DisaggSpec {
             return Ok(());
         }
         let h = &pool.hardware;
-        let usable = tp as f64 * (h.memory_bytes * h.mem_utilization - h.runtime_reserve_bytes());
+        let usable =
+            layout.gpus() as f64 * (h.memory_bytes * h.mem_utilization - h.runtime_reserve_bytes());
         let pool_name = if decode { "decode" } else { "prefill" };
+        let shape = layout.words(&h.preset);
         Err(err(
             field,
             if cap < 1.0 {
                 format!(
-                    "the {pool_name} pool's {} × TP{tp} offers {:.1} GB but the weights need {:.1} GB: \
-                     choose a larger GPU or TP degree",
+                    "the {pool_name} pool's {} × {shape} offers {:.1} GB but the weights need {:.1} GB \
+                     ({:.1} GB a GPU): choose a larger GPU or more GPUs per instance",
                     h.preset,
                     usable / 1e9,
-                    pool.model.weight_bytes() / 1e9
+                    pool.weight_bytes_stored() / 1e9,
+                    pool.weight_bytes_per_gpu() / 1e9
                 )
             } else {
                 format!(
-                    "the {pool_name} pool's {} × TP{tp} holds {:.0} KV tokens, fewer than one request of \
-                     maximum length ({longest:.0} tokens): choose a larger GPU or TP degree",
+                    "the {pool_name} pool's {} × {shape} holds {:.0} KV tokens, fewer than one request of \
+                     maximum length ({longest:.0} tokens): choose a larger GPU or more GPUs per instance",
                     h.preset, cap
                 )
             },
@@ -269,16 +555,15 @@ fn check_tp(field: &'static str, tp: u32) -> Result<(), PlanError> {
 }
 
 /// The plan one instance of a pool runs: `plan` with the GPU preset `gpu` applied
-/// (the plan's own hardware when empty or unknown) and TP degree `tp`, without
-/// pipeline stages or expert parallelism: a pool's instance is one tensor-parallel group.
-pub fn pool_plan(plan: &Plan, gpu: &str, tp: u32) -> Plan {
+/// (the plan's own hardware when empty or unknown) and the instance's `layout`.
+pub fn pool_plan(plan: &Plan, gpu: &str, layout: Layout) -> Plan {
     let mut p = plan.clone();
     if let Some(g) = presets::gpu(gpu) {
         g.apply(&mut p);
     }
-    p.hardware.tp_degree = tp;
-    p.hardware.pp_degree = 1;
-    p.hardware.ep_degree = 1;
+    p.hardware.tp_degree = layout.tp;
+    p.hardware.pp_degree = layout.pp.max(1);
+    p.hardware.ep_degree = layout.ep.max(1);
     p.disagg = None;
     p
 }

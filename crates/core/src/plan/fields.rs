@@ -37,13 +37,14 @@ use access::{
 pub use access::{disagg_mut, disagg_of, routing_mut, routing_of, sharing_mut, sharing_of, Access};
 pub use setting::Setting;
 use setting::{
-    arrival, chunked_prefill, decode_gpu, gpu_preset, kv_dtype, kv_policy, listed, model_preset,
-    named, plan_at_best, pools_router, prefill_gpu, price_offer, replica_router, replies_cached,
-    set_arrival, set_chunked_prefill, set_decode_gpu, set_gpu_preset, set_kv_dtype, set_kv_policy,
-    set_model_preset, set_own_price, set_plan_at_best, set_pools_router, set_prefill_gpu,
-    set_price_offer, set_replica_router, set_replies_cached, set_sharing_on, set_slo_mode,
-    set_sweep_budgets, set_sweep_seqs, set_turn_order, set_weight_dtype, sharing_on, slo_mode,
-    sweep_budgets, sweep_seqs, switched, turn_order, weight_dtype,
+    arrival, chunked_prefill, decode_gpu, gpu_preset, kv_dtype, kv_link_source, kv_policy, listed,
+    model_preset, named, plan_at_best, pools_router, prefill_gpu, price_offer, replica_router,
+    replies_cached, set_arrival, set_chunked_prefill, set_decode_gpu, set_gpu_preset, set_kv_dtype,
+    set_kv_link_source, set_kv_policy, set_model_preset, set_own_price, set_plan_at_best,
+    set_pools_router, set_prefill_gpu, set_price_offer, set_replica_router, set_replies_cached,
+    set_sharing_on, set_slo_mode, set_sweep_budgets, set_sweep_seqs, set_turn_order,
+    set_weight_dtype, sharing_on, slo_mode, sweep_budgets, sweep_seqs, switched, turn_order,
+    weight_dtype,
 };
 
 /// What kind of value a field holds.
@@ -667,8 +668,9 @@ pub const FLEET_ROUTERS: Choices = &[
     ("session_affinity", "Session affinity"),
     ("prefix_aware", "Prefix aware (llm-d precise prefix cache)"),
 ];
+use super::disagg::KvLinkSource;
 /// The names `--router` takes (the pools' own, beside their spec).
-pub use super::disagg::ROUTERS;
+pub use super::disagg::{KV_LINK_SOURCES, ROUTERS};
 
 use Kind::{Choice, List, Preset, Real, Seed, Switch, Whole};
 
@@ -1578,6 +1580,24 @@ pub const FIELDS: &[Field] = &[
         flag("prefill-tp"),
     ), |p| Some(disagg_of(p).prefill.tp_degree as f64), |p, v| disagg_mut(p).prefill.tp_degree = whole_of(v)),
     rw(row(
+        "disagg.prefill.pp_degree",
+        "Prefill PP",
+        "Pipeline stages of a prefill instance, each a tensor-parallel group; an instance has TP × PP GPUs.",
+        "stages",
+        Whole,
+        whole(1, MAX_PP_DEGREE),
+        flag("prefill-pp"),
+    ), |p| Some(disagg_of(p).prefill.pp_degree as f64), |p, v| disagg_mut(p).prefill.pp_degree = whole_of(v)),
+    rw(row(
+        "disagg.prefill.ep_degree",
+        "Prefill EP",
+        "Expert-parallel GPUs of a prefill instance (a mixture of experts only, attention data-parallel, TP and PP 1).",
+        "GPUs",
+        Whole,
+        whole(1, MAX_GPUS_PER_REPLICA),
+        flag("prefill-ep"),
+    ), |p| Some(disagg_of(p).prefill.ep_degree as f64), |p, v| disagg_mut(p).prefill.ep_degree = whole_of(v)),
+    rw(row(
         "disagg.prefill.max_num_batched_tokens",
         "Prefill budget",
         "Token budget of a prefill step.",
@@ -1614,6 +1634,24 @@ pub const FIELDS: &[Field] = &[
         flag("decode-tp"),
     ), |p| Some(disagg_of(p).decode.tp_degree as f64), |p, v| disagg_mut(p).decode.tp_degree = whole_of(v)),
     rw(row(
+        "disagg.decode.pp_degree",
+        "Decode PP",
+        "Pipeline stages of a decode instance, each a tensor-parallel group; an instance has TP × PP GPUs.",
+        "stages",
+        Whole,
+        whole(1, MAX_PP_DEGREE),
+        flag("decode-pp"),
+    ), |p| Some(disagg_of(p).decode.pp_degree as f64), |p, v| disagg_mut(p).decode.pp_degree = whole_of(v)),
+    rw(row(
+        "disagg.decode.ep_degree",
+        "Decode EP",
+        "Expert-parallel GPUs of a decode instance (a mixture of experts only, attention data-parallel, TP and PP 1).",
+        "GPUs",
+        Whole,
+        whole(1, MAX_GPUS_PER_REPLICA),
+        flag("decode-ep"),
+    ), |p| Some(disagg_of(p).decode.ep_degree as f64), |p, v| disagg_mut(p).decode.ep_degree = whole_of(v)),
+    rw(row(
         "disagg.decode.max_num_seqs",
         "Decode max_num_seqs",
         "Sequences per decode instance (default: the plan's max_num_seqs).",
@@ -1631,11 +1669,20 @@ pub const FIELDS: &[Field] = &[
         whole(1, MAX_DISAGG_INSTANCES),
         flag("decode-instances"),
     )), |p| disagg_of(p).decode.instances.map(f64::from), |p, v| disagg_mut(p).decode.instances = v.map(|x| x as u32)),
+    named(row(
+        "disagg.kv_link.source",
+        "KV link",
+        "Where the KV link's bandwidth comes from: the pools' GPUs (NVLink inside one node, the scale-out network across nodes, a lane per GPU holding a shard of the cache), or the bandwidth given below.",
+        "",
+        Choice(KV_LINK_SOURCES),
+        None,
+        flag("kv-link"),
+    ), kv_link_source, set_kv_link_source),
     rw(show(
         row(
             "disagg.kv_link.bandwidth_bytes_per_s",
             "KV link bandwidth",
-            "Bandwidth of the link each request's KV cache crosses from prefill to decode.",
+            "Bandwidth of the link each request's KV cache crosses from prefill to decode, as given (setting it gives the link).",
             "bytes/s",
             Real,
             closed(MIN_KV_LINK_BYTES_PER_S, MAX_KV_LINK_BYTES_PER_S),
@@ -1651,7 +1698,11 @@ pub const FIELDS: &[Field] = &[
         ),
         "Gbit/s",
         1e9 / 8.0,
-    ), |p| Some(disagg_of(p).kv_link.bandwidth_bytes_per_s), |p, v| disagg_mut(p).kv_link.bandwidth_bytes_per_s = real(v)),
+    ), |p| Some(disagg_of(p).kv_link.bandwidth_bytes_per_s), |p, v| {
+        let link = &mut disagg_mut(p).kv_link;
+        link.bandwidth_bytes_per_s = real(v);
+        link.source = KvLinkSource::Given;
+    }),
     rw(show(
         row(
             "disagg.kv_link.latency_s",

@@ -10,7 +10,7 @@
 //! preset custom.
 
 use super::Field;
-use crate::plan::disagg::DisaggSpec;
+use crate::plan::disagg::{DisaggSpec, KvLinkSource};
 use crate::plan::{Arrival, LengthDist, LengthSpec, Plan, PrefixModel, RoutingSpec};
 
 /// A numeric field's reader and writer, in plan units (`None`: unset, for a field that
@@ -66,6 +66,10 @@ impl Field {
             "model.expert_routing_skew" => p.model.is_moe(),
             path if path.starts_with("traffic.sharing.") => t.sharing.is_some(),
             path if path.starts_with("routing.") => p.routing.is_some(),
+            "disagg.kv_link.bandwidth_bytes_per_s" => p
+                .disagg
+                .as_ref()
+                .is_some_and(|d| d.kv_link.source == KvLinkSource::Given),
             path if path.starts_with("disagg.") => p.disagg.is_some(),
             _ => true,
         }

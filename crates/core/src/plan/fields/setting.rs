@@ -13,7 +13,7 @@ use super::access::START_CLIENTS;
 use super::access::{disagg_mut, disagg_of, routing_mut, routing_of, sharing_mut, sharing_of};
 use super::Field;
 use crate::model_kinds::Dtype;
-use crate::plan::disagg::Router;
+use crate::plan::disagg::{KvLinkSource, Router};
 use crate::plan::{Arrival, KvPolicy, Plan, SloMode, TurnOrder};
 use crate::presets;
 use goodput_engine::kinds::FleetRouter;
@@ -331,6 +331,16 @@ pub(super) fn pools_router(p: &Plan) -> String {
 pub(super) fn set_pools_router(p: &mut Plan, name: &str) {
     if let Some(r) = Router::parse(name) {
         disagg_mut(p).router = r;
+    }
+}
+
+pub(super) fn kv_link_source(p: &Plan) -> String {
+    disagg_of(p).kv_link.source.name().into()
+}
+
+pub(super) fn set_kv_link_source(p: &mut Plan, name: &str) {
+    if let Some(s) = KvLinkSource::parse(name) {
+        disagg_mut(p).kv_link.source = s;
     }
 }
 
