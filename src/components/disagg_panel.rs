@@ -79,7 +79,7 @@ fn PoolHardware(pool: Pool) -> impl IntoView {
                 <option value="" selected=move || current().0.is_empty()>"Same as the plan"</option>
                 {options}
             </select>
-            <label for=tp_id.clone()>"GPUs per instance"</label>
+            <label for=tp_id.clone()>"Tensor parallel"</label>
             <select id=tp_id data-testid=tp_field aria-describedby=err_id.clone()
                 on:change:target=move |ev| {
                     if let Ok(t) = ev.target().value().parse() { set_tp(t) }

@@ -285,10 +285,10 @@ impl KvRoute {
         self.latency_s + bytes / self.bandwidth_bytes_per_s()
     }
 
-    /// In words: "400 Gbit/s as given", "NVLink, 4 lanes of 3,600 Gbit/s",
+    /// In words: "400 Gbit/s as given", "NVLink, 2 lanes of 3,600 Gbit/s",
     /// "the scale-out network, 8 lanes of 400 Gbit/s".
     pub fn words(&self) -> String {
-        let gbit = |b: f64| crate::format::sig(b * 8.0 / 1e9);
+        let gbit = |b: f64| crate::format::figure(b * 8.0 / 1e9);
         let lanes = |what: &str| match self.lanes {
             1 => format!("{what}, one lane of {} Gbit/s", gbit(self.lane_bytes_per_s)),
             n => format!(
