@@ -499,6 +499,8 @@ mod tests {
             constants: ConstantsSource::Datasheet,
             spec_draft_tokens: 0,
             spec_acceptance: 0.0,
+            comm_share: None,
+            note: None,
         };
         let spec = ShootoutSpec::default();
         mine.plan.shootout = Some(ShootoutRecord {

@@ -268,6 +268,8 @@ mod tests {
             constants: Default::default(),
             spec_draft_tokens: 0,
             spec_acceptance: 0.0,
+            comm_share: None,
+            note: None,
         }
     }
 

@@ -37,8 +37,8 @@ fn use_row(state: PlanState, row: &ShootoutRow) {
 /// One row of the table.
 fn row_view(state: PlanState, row: ShootoutRow, best: bool, chosen: bool) -> impl IntoView {
     let money = |x: Option<f64>| x.map(usd).unwrap_or_else(|| MISSING.into());
-    let note = match (&row.reason, best, chosen) {
-        (Some(r), _, _) => r.clone(),
+    let note = match (row.why(), best, chosen) {
+        (Some(r), _, _) => r.to_string(),
         (None, true, true) => "cheapest; the plan's choice".into(),
         (None, true, false) => "cheapest".into(),
         (None, false, true) => "the plan's choice".into(),

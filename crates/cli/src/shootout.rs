@@ -160,7 +160,7 @@ fn text(r: &ShootoutResult) -> String {
             " "
         };
         let money = |x: Option<f64>| x.map_or(MISSING.to_string(), usd);
-        let mut note = row.reason.clone().unwrap_or_default();
+        let mut note = row.why().unwrap_or_default().to_string();
         if row.chosen {
             note = if note.is_empty() {
                 "the plan's choice".into()

@@ -276,6 +276,43 @@ fn a_model_too_big_for_one_node_is_ranked_on_two() {
         ep["cost_per_month_usd"],
         p["capacity"]["cost_per_month_usd"]
     );
+    // On H200 one node holds the weights: a two-node layout that costs more per
+    // compliant request says by how much, with the GPUs and goodput behind it and what its
+    // communication takes of a decode step; the one-node rows need no such note.
+    let h200 = |pp: u64, ep: u64| {
+        rows.iter()
+            .find(|r| {
+                r["gpu"] == "h200"
+                    && r["pp"].as_u64().unwrap_or(1) == pp
+                    && r["ep"].as_u64().unwrap_or(1) == ep
+            })
+            .expect("h200 row")
+    };
+    let (one, pp2, ep16) = (h200(1, 1), h200(2, 1), h200(1, 16));
+    assert!(
+        one.get("note").is_none() && one.get("comm_share").is_none(),
+        "{one}"
+    );
+    for (row, what) in [
+        (pp2, "the sends between stages take "),
+        (ep16, "the all-to-alls take "),
+    ] {
+        let c = |r: &serde_json::Value| r["cost_per_compliant_request_usd"].as_f64().unwrap();
+        let share = row["comm_share"].as_f64().expect("a share");
+        assert!((0.0..1.0).contains(&share), "{row}");
+        if c(row) > c(one) {
+            let note = row["note"].as_str().expect("a note");
+            let more = (100.0 * (c(row) / c(one) - 1.0)).round();
+            assert!(
+                note.starts_with(&format!(
+                    "{more}% more per compliant request than TP8 on one node: 2× the GPUs for "
+                )) && note.contains(what),
+                "{note}"
+            );
+        } else {
+            assert!(row.get("note").is_none(), "{row}");
+        }
+    }
     // The text names the layout and its nodes.
     let mut text = vec!["shootout", "--gpus", "h100-sxm", "--tp", "8"];
     text.extend(args);

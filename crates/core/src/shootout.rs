@@ -242,6 +242,8 @@ impl ShootoutRow {
             constants: ConstantsSource::of(plan),
             spec_draft_tokens: speculation_of(plan).0,
             spec_acceptance: speculation_of(plan).1,
+            comm_share: comm_share_of(plan),
+            note: None,
         }
     }
 
@@ -272,7 +274,96 @@ impl ShootoutRow {
             constants: ConstantsSource::of(plan),
             spec_draft_tokens: speculation_of(plan).0,
             spec_acceptance: speculation_of(plan).1,
+            comm_share: None,
+            note: None,
         }
+    }
+}
+
+/// Share of a full decode step of `plan` that goes to the sends between pipeline stages
+/// or the expert-parallel all-to-alls (inside a node and across nodes): the step of as
+/// many sequences as `max_num_seqs` and the KV cache allow, each holding the mean
+/// context, against the same step without those terms. `None` without pipeline or expert
+/// parallelism.
+pub fn comm_share_of(plan: &Plan) -> Option<f64> {
+    let h = &plan.hardware;
+    if h.pp_degree <= 1 && h.ep_degree <= 1 {
+        return None;
+    }
+    let len = crate::analytic::MeanLengths::of(plan);
+    let per_request = (len.prompt_tokens + len.output_tokens).max(1.0);
+    let by_kv = crate::analytic::kv_capacity_tokens(plan) / per_request;
+    let n = (plan.engine.max_num_seqs as f64)
+        .min(by_kv)
+        .floor()
+        .max(1.0);
+    let step = <crate::roofline::StepModel as crate::roofline::StepModelOf>::from_plan(plan);
+    let (_, comm) = step.split_shares(n, n);
+    let t = step.step_time_s(n, n * len.context_tokens);
+    (t > 0.0).then(|| comm / t)
+}
+
+/// Why `row`, a ranked layout over more than one node, costs more per compliant request
+/// than `one`, the same GPU's cheapest ranked layout on one node: "32% more per compliant
+/// request than TP8 on one node: 2× the GPUs for 1.16× the goodput; sends between stages
+/// take 3% of a full decode step". `None` when it does not cost more.
+fn dearer_words(row: &ShootoutRow, one: &ShootoutRow) -> Option<String> {
+    let (a, b) = (
+        row.cost_per_compliant_request_usd?,
+        one.cost_per_compliant_request_usd?,
+    );
+    if a <= b || one.goodput_rps <= 0.0 {
+        return None;
+    }
+    let (l, o) = (row.layout_of(), one.layout_of());
+    let mut s = format!(
+        "{} more per compliant request than {} on one node: {}× the GPUs for {}× the goodput",
+        crate::format::percent_whole(a / b - 1.0),
+        o.parts(&one.gpu).0,
+        crate::format::figure(l.gpus() as f64 / o.gpus() as f64),
+        crate::format::figure(row.goodput_rps / one.goodput_rps)
+    );
+    if let Some(c) = row.comm_share {
+        let what = if l.ep > 1 {
+            "the all-to-alls take"
+        } else {
+            "the sends between stages take"
+        };
+        let share = if c < 0.005 {
+            "under 1%".to_string()
+        } else {
+            crate::format::percent_whole(c)
+        };
+        s.push_str(&format!("; {what} {share} of a full decode step"));
+    }
+    Some(s)
+}
+
+/// Notes each ranked layout over more than one node that a one-node layout of the same
+/// GPU and speculation beats ([`dearer_words`]).
+fn note_dearer_layouts(rows: &mut [ShootoutRow]) {
+    let per_node = |r: &ShootoutRow| {
+        presets::gpu(&r.gpu).map_or(crate::plan::DEFAULT_GPUS_PER_NODE, |g| g.gpus_per_node)
+    };
+    let one_node = |r: &ShootoutRow| r.layout_of().gpus() <= per_node(r);
+    for i in 0..rows.len() {
+        let r = &rows[i];
+        if !r.ranked() || one_node(r) {
+            continue;
+        }
+        let cheapest_one = rows
+            .iter()
+            .filter(|o| {
+                o.ranked()
+                    && one_node(o)
+                    && o.gpu == r.gpu
+                    && o.spec_draft_tokens == r.spec_draft_tokens
+            })
+            .min_by(|x, y| {
+                let c = |r: &ShootoutRow| r.cost_per_compliant_request_usd.unwrap_or(f64::INFINITY);
+                c(x).total_cmp(&c(y))
+            });
+        rows[i].note = cheapest_one.and_then(|o| dearer_words(&rows[i], o));
     }
 }
 
@@ -358,7 +449,8 @@ fn rank(mut rows: Vec<(usize, ShootoutRow)>) -> ShootoutResult {
             .then_with(|| a.gpus_total.cmp(&b.gpus_total))
             .then_with(|| ia.cmp(ib))
     });
-    let rows: Vec<ShootoutRow> = rows.into_iter().map(|(_, r)| r).collect();
+    let mut rows: Vec<ShootoutRow> = rows.into_iter().map(|(_, r)| r).collect();
+    note_dearer_layouts(&mut rows);
     let best = rows.first().filter(|r| r.ranked()).map(|_| 0);
     let chosen = rows.iter().position(|r| r.chosen);
     ShootoutResult { rows, best, chosen }

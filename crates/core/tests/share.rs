@@ -733,6 +733,8 @@ fn compared(plan: &mut Plan) {
                 },
                 spec_draft_tokens: 0,
                 spec_acceptance: 0.0,
+                comm_share: None,
+                note: None,
             });
         }
     }

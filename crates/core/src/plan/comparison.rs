@@ -217,6 +217,15 @@ pub struct ShootoutRow {
     /// Acceptance of a drafted token the option ran with (left out without a draft).
     #[serde(default, skip_serializing_if = "super::is_zero_f64")]
     pub spec_acceptance: f64,
+    /// Share of a full decode step a pipeline or expert-parallel layout spends in its
+    /// sends between stages or its all-to-alls (see `shootout::comm_share_of`); left out for a
+    /// tensor-parallel layout [0..1].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comm_share: Option<f64>,
+    /// Why a layout over more GPUs ranks below the same GPU's best one-node layout, in
+    /// numbers: the GPUs, the goodput and the communication it pays for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// A plan's speculation as a comparison row keeps it: (draft tokens, acceptance), the
@@ -236,6 +245,12 @@ impl ShootoutRow {
             0 => format!("{} × {layout}", self.gpu_name),
             k => format!("{} × {layout} · draft {k}", self.gpu_name),
         }
+    }
+
+    /// What the row's note says of it: why it was not sized, or why a layout over more
+    /// nodes ranks below its GPU's one-node layout.
+    pub fn why(&self) -> Option<&str> {
+        self.reason.as_deref().or(self.note.as_deref())
     }
 
     /// The replica's layout.

@@ -464,6 +464,8 @@ fn the_report_carries_the_note_comparison_schedule_and_disaggregation() {
         constants: ConstantsSource::Datasheet,
         spec_draft_tokens: 0,
         spec_acceptance: 0.0,
+        comm_share: None,
+        note: None,
     };
     plan.shootout = Some(ShootoutRecord {
         fingerprint: fingerprint(&plan),

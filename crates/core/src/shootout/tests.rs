@@ -379,6 +379,8 @@ fn cheapest_is_the_lower_monthly_cost_and_the_choice_is_explained() {
         constants: ConstantsSource::Datasheet,
         spec_draft_tokens: 0,
         spec_acceptance: 0.0,
+        comm_share: None,
+        note: None,
     };
     let r = rank(vec![
         (0, row("h100-sxm", 9_125.0, 0.000_10, true)),
