@@ -5,8 +5,10 @@
 //! the traffic into classes, adding and removing one are undoable steps. Under the
 //! inputs, each class at the planned rate and the class that binds, from the report.
 
-use goodput_core::format::{latency, percent_tenths, percent_whole, usd};
-use goodput_core::plan::classes::{class_keys, class_text, parse_class, TrafficClass};
+use goodput_core::format::{latency, percent_tenths, percent_whole, rps, usd};
+use goodput_core::plan::classes::{
+    class_keys, class_text, parse_class, parse_class_line, with_class_peak, TrafficClass,
+};
 use goodput_core::Plan;
 use leptos::prelude::*;
 
@@ -116,8 +118,14 @@ pub fn ClassInputs() -> impl IntoView {
     let edit = move |k: usize, text: String| {
         let plan = state.draft.get_untracked();
         added.set(None);
-        match parse_class(&plan, &text) {
-            Ok(c) => {
+        // A class's own peak sets every share and the plan's peak: the other classes
+        // keep their own peaks.
+        let line = parse_class_line(&plan, &text).and_then(|(c, peak)| match peak {
+            None => Ok((c, None)),
+            Some(r) => with_class_peak(&plan, k, c.clone(), r).map(|at| (c, Some(at))),
+        });
+        match line {
+            Ok((c, None)) => {
                 refused.set(None);
                 if plan.classes.get(k) != Some(&c) {
                     state.change("traffic class", move |p| {
@@ -126,6 +134,13 @@ pub fn ClassInputs() -> impl IntoView {
                         }
                     });
                 }
+            }
+            Ok((_, Some((classes, total)))) => {
+                refused.set(None);
+                state.change("traffic class's peak", move |p| {
+                    p.classes = classes;
+                    p.traffic.peak_rate_rps = total;
+                });
             }
             Err(e) => refused.set(Some((k, e))),
         }
@@ -140,6 +155,7 @@ pub fn ClassInputs() -> impl IntoView {
         })
     };
     let outcomes = move || report.with(|r| r.as_ref().map(|(_, r)| r.classes.clone()));
+    let peak = move || report.with(|r| r.as_ref().map(|(p, _)| p.traffic.peak_rate_rps));
     let binding = move || report.with(|r| r.as_ref().and_then(|(_, r)| r.binding_class.clone()));
     let keys = class_keys().join(", ");
     view! {
@@ -147,7 +163,7 @@ pub fn ClassInputs() -> impl IntoView {
             <legend>"Traffic classes"</legend>
             <div class="group-fields class-fields">
                 <p class="help">
-                    "Several workloads on one fleet, each with its share of the peak, lengths, objectives and priority (0 is served first). One line per class, as "
+                    "Several workloads on one fleet, each with its share of the peak (or its own peak, peak=req/s, which sets every share and the plan's peak), lengths, objectives and priority (0 is served first). One line per class, as "
                     <code>"goodput plan --class"</code>" takes it: "<code>"name:key=value,…"</code>
                     ". Keys: "{keys}". What a class leaves out is the plan's; a class that gives an objective has only those it gives."
                 </p>
@@ -235,6 +251,7 @@ pub fn ClassInputs() -> impl IntoView {
                                 <tr>
                                     <th>"class"</th>
                                     <th>"share"</th>
+                                    <th title="The class's share of the plan's peak">"peak"</th>
                                     <th title="Attainment at the planned rate per replica">"attained"</th>
                                     <th>"TTFT p99"</th>
                                     <th>"E2E p99"</th>
@@ -258,6 +275,7 @@ pub fn ClassInputs() -> impl IntoView {
                                                 >
                                                     <td>{c.name.clone()}</td>
                                                     <td>{percent_whole(c.share)}</td>
+                                                    <td>{peak().map_or_else(dash, |r| format!("{} req/s", rps(c.share * r)))}</td>
                                                     <td>{at.map_or_else(dash, |d| percent_tenths(d.attainment))}</td>
                                                     <td>{at.map_or_else(dash, |d| latency(Some(d.ttft_p99_s)))}</td>
                                                     <td>{at.map_or_else(dash, |d| latency(Some(d.e2e_p99_s)))}</td>

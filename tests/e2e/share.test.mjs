@@ -261,6 +261,22 @@ test('traffic classes: the page equals the CLI per class and names the binding c
   await page.click('[data-testid="undo"]');
   await page.waitForFunction(() => document.querySelector('[data-testid="class-2"]') === null);
   assert.equal((await page.textContent('[data-testid="class-added"]')).trim(), '', 'and its note');
+  // A class's own peak sets the plan's peak and every share: batch keeps its own peak.
+  const peakField = '[data-testid="input-traffic.peak_rate_rps"]';
+  const peak = Number(await page.inputValue(peakField));
+  const batchPeak = 0.3 * peak;
+  const chatBefore = await page.inputValue('[data-testid="class-0"]');
+  await page.fill('[data-testid="class-0"]', 'chat:peak=30,ttft=0.5,tpot=0.025,priority=0');
+  await page.press('[data-testid="class-0"]', 'Tab');
+  await page.waitForFunction(([sel, before]) => Number(document.querySelector(sel).value) !== before, [peakField, peak]);
+  const total = Number(await page.inputValue(peakField));
+  assert.ok(Math.abs(total - (30 + batchPeak)) < 1e-6 * total, `the plan's peak is the classes' sum: ${total}`);
+  const shareOf = async (k) => Number((await page.inputValue(`[data-testid="class-${k}"]`)).match(/share=([\d.e-]+)/)[1]);
+  assert.ok(Math.abs((await shareOf(1)) * total - batchPeak) < 1e-6 * batchPeak, 'batch keeps its own peak');
+  assert.ok(Math.abs((await shareOf(0)) * total - 30) < 1e-6 * 30, 'chat has the peak typed');
+  await page.click('[data-testid="undo"]');
+  await page.waitForFunction((v) => document.querySelector('[data-testid="class-0"]').value === v, chatBefore);
+  assert.equal(Number(await page.inputValue(peakField)), peak, 'Undo takes the peak back too');
   assertNoErrors(errors);
 });
 

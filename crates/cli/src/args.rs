@@ -13,7 +13,7 @@ use std::ffi::OsStr;
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Arg, ArgAction, ArgMatches, Command};
-use goodput_core::plan::classes::parse_class;
+use goodput_core::plan::classes::{classes_from_lines, parse_class_line};
 use goodput_core::plan::fields::{
     self, by_flag, by_path, field, range_message, Field, Kind, Range,
 };
@@ -742,10 +742,24 @@ impl Args {
         // Classes last: a class keeps the plan's lengths and SLO as the flags left them.
         let texts = self.positionals("class");
         if !texts.is_empty() {
-            p.classes = texts
-                .iter()
-                .map(|t| parse_class(p, t).map_err(|e| format!("--class '{t}': {e}")))
-                .collect::<Result<_, _>>()?;
+            // Each line alone first, so an error names the line that has it.
+            for t in &texts {
+                parse_class_line(p, t).map_err(|e| format!("--class '{t}': {e}"))?;
+            }
+            let lines: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let (classes, peak) =
+                classes_from_lines(p, &lines).map_err(|e| format!("--class: {e}"))?;
+            p.classes = classes;
+            if let Some(total) = peak {
+                if self.given("peak-rate") && self.f64("--peak-rate") != Some(total) {
+                    return Err(format!(
+                        "--class: the classes' own peaks add up to {total} req/s, but --peak-rate says {}: give one or the other",
+                        self.f64("--peak-rate").map_or("?".into(), |x| x.to_string())
+                    ));
+                }
+                p.traffic.peak_rate_rps = total;
+                self.note_path("traffic.peak_rate_rps", "--class");
+            }
             self.note_path("classes", "--class");
             self.note_path("classes.share", "--class");
             self.note_path("classes.name", "--class");

@@ -588,4 +588,51 @@ fn traffic_classes_on_the_command_line() {
         e.contains("the classes' shares add up to 0.7 (a 0.5, b 0.2); they must add up to 1"),
         "{e}"
     );
+
+    // Classes with their own peaks: the plan's peak is their sum and each share its
+    // peak over it, the same plan to the bit as the shares and the sum typed.
+    let mut own = vec!["plan", "--json", "--no-sweep"];
+    own.extend(QUICK);
+    own.extend([
+        "--class",
+        "chat:peak=14,ttft=0.5,tpot=0.025,priority=0",
+        "--class",
+        "batch:peak=6,e2e=30,priority=1,input-len-median=3000",
+    ]);
+    let mut shares = vec!["plan", "--json", "--no-sweep", "--peak-rate", "20"];
+    shares.extend(QUICK);
+    shares.extend([
+        "--class",
+        "chat:share=0.7,ttft=0.5,tpot=0.025,priority=0",
+        "--class",
+        "batch:share=0.3,e2e=30,priority=1,input-len-median=3000",
+    ]);
+    let (a, b) = (json(&goodput(&own)), json(&goodput(&shares)));
+    assert_eq!(a["capacity"]["peak_rate_rps"], 20.0);
+    for key in ["capacity", "assumptions", "classes", "goodput", "binding_class"] {
+        assert_eq!(a[key], b[key], "{key}");
+    }
+    for (args, words) in [
+        (
+            vec!["--class", "a:peak=14", "--class", "b:share=0.3"],
+            "--class: a give a peak and b a share: give every class a peak (req/s), or every class a share",
+        ),
+        (
+            vec!["--class", "a:peak=14,share=0.5", "--class", "b:peak=6"],
+            "class 'a': give a share or a peak, not both",
+        ),
+        (
+            vec!["--class", "a:peak=0", "--class", "b:peak=6"],
+            "class 'a': peak must be",
+        ),
+        (
+            vec!["--peak-rate", "30", "--class", "a:peak=14", "--class", "b:peak=6"],
+            "--class: the classes' own peaks add up to 20 req/s, but --peak-rate says 30: give one or the other",
+        ),
+    ] {
+        let mut line = vec!["plan"];
+        line.extend(args);
+        let e = failure(&goodput(&line), words);
+        assert!(e.contains(words), "{e}");
+    }
 }

@@ -98,7 +98,7 @@ fn class_field(key: &str) -> Option<&'static Field> {
 /// Every key a class's text takes, for help and errors: `share`, `priority`, then each
 /// field's short name or flag name.
 pub fn class_keys() -> Vec<&'static str> {
-    let mut keys = vec!["share", "priority"];
+    let mut keys = vec!["share", "peak", "priority"];
     for &(path, short) in CLASS_FIELDS {
         match (short.first(), fields::by_path(path).and_then(|f| f.flag)) {
             (Some(&s), _) => keys.push(s),
@@ -313,6 +313,20 @@ fn check_name(name: &str) -> Result<(), PlanError> {
 /// checked as [`Plan::validate`] checks it, but for its share (the shares are checked
 /// together).
 pub fn parse_class(plan: &Plan, text: &str) -> Result<TrafficClass, String> {
+    match parse_class_line(plan, text)? {
+        (class, None) => Ok(class),
+        (class, Some(_)) => Err(format!(
+            "class '{}': peak gives the class its own rate, which sets every class's share \
+             and the plan's peak together: give it with the other classes' lines",
+            class.name
+        )),
+    }
+}
+
+/// [`parse_class`], with the class's own peak when its text gives `peak=R` (req/s)
+/// in place of a share; the share is then a placeholder, which
+/// [`classes_from_lines`] and [`with_class_peak`] set from the peaks.
+pub fn parse_class_line(plan: &Plan, text: &str) -> Result<(TrafficClass, Option<f64>), String> {
     let (name, rest) = text.split_once(':').unwrap_or((text, ""));
     let name = name.trim();
     check_name(name).map_err(|e| e.message)?;
@@ -322,6 +336,7 @@ pub fn parse_class(plan: &Plan, text: &str) -> Result<TrafficClass, String> {
     };
     let mut seen: Vec<&str> = Vec::new();
     let mut set: Vec<(&'static Field, f64)> = Vec::new();
+    let mut peak = None;
     for pair in rest.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let Some((key, value)) = pair.split_once('=') else {
             return Err(format!(
@@ -342,7 +357,18 @@ pub fn parse_class(plan: &Plan, text: &str) -> Result<TrafficClass, String> {
                 .ok_or_else(|| format!("class '{name}': {key} must be {what}, got '{value}'"))
         };
         match key {
+            "share" if seen.contains(&"peak") => {
+                return Err(format!("class '{name}': give a share or a peak, not both"))
+            }
             "share" => class.share = number("a number in (0, 1]")?,
+            "peak" if seen.contains(&"share") => {
+                return Err(format!("class '{name}': give a share or a peak, not both"))
+            }
+            "peak" => {
+                let x = number("a rate in req/s")?;
+                peak_check(x).map_err(|e| format!("class '{name}': peak {e}"))?;
+                peak = Some(x);
+            }
             "priority" => {
                 class.priority = value.parse::<u32>().map_err(|_| {
                     format!(
@@ -395,7 +421,83 @@ pub fn parse_class(plan: &Plan, text: &str) -> Result<TrafficClass, String> {
     let mut check = plan.clone();
     check.classes = vec![class.clone()];
     check.check_class(0).map_err(|e| e.message)?;
-    Ok(class)
+    Ok((class, peak))
+}
+
+/// A rate a class's peak may be: positive, and within the plan's own peak's range.
+fn peak_check(x: f64) -> Result<(), String> {
+    let row = fields::by_path("traffic.peak_rate_rps").ok_or("has no range")?;
+    row.check(x).map_err(|e| e.message)
+}
+
+/// The classes of `texts` (one [`parse_class_line`] each) and, when they give their own
+/// peaks, the plan's peak, their sum: each class's share is then its peak over the sum.
+/// Either every class gives a peak or none does.
+pub fn classes_from_lines(
+    plan: &Plan,
+    texts: &[&str],
+) -> Result<(Vec<TrafficClass>, Option<f64>), String> {
+    let lines: Vec<(TrafficClass, Option<f64>)> = texts
+        .iter()
+        .map(|t| parse_class_line(plan, t))
+        .collect::<Result<_, _>>()?;
+    let with_peak: Vec<&str> = lines
+        .iter()
+        .filter(|(_, p)| p.is_some())
+        .map(|(c, _)| c.name.as_str())
+        .collect();
+    if with_peak.is_empty() {
+        return Ok((lines.into_iter().map(|(c, _)| c).collect(), None));
+    }
+    if with_peak.len() < lines.len() {
+        let without: Vec<&str> = lines
+            .iter()
+            .filter(|(_, p)| p.is_none())
+            .map(|(c, _)| c.name.as_str())
+            .collect();
+        return Err(format!(
+            "{} give a peak and {} a share: give every class a peak (req/s), or every class a share",
+            with_peak.join(", "),
+            without.join(", ")
+        ));
+    }
+    let total: f64 = lines.iter().filter_map(|(_, p)| *p).sum();
+    peak_check(total)
+        .map_err(|e| format!("the classes' peaks add up to {total} req/s, which {e}"))?;
+    let classes = lines
+        .into_iter()
+        .map(|(c, p)| TrafficClass {
+            share: p.unwrap_or(0.0) / total,
+            ..c
+        })
+        .collect();
+    Ok((classes, Some(total)))
+}
+
+/// `plan`'s classes with class `k` replaced by `class` at its own peak `peak` (req/s),
+/// every other class keeping its own peak (its share of the plan's peak), and the
+/// plan's new peak, their sum: the shares follow.
+pub fn with_class_peak(
+    plan: &Plan,
+    k: usize,
+    class: TrafficClass,
+    peak: f64,
+) -> Result<(Vec<TrafficClass>, f64), String> {
+    let old = plan.traffic.peak_rate_rps;
+    let mut peaks: Vec<f64> = plan.classes.iter().map(|c| c.share * old).collect();
+    let Some(slot) = peaks.get_mut(k) else {
+        return Err(format!("there is no class {}", k + 1));
+    };
+    *slot = peak;
+    let total: f64 = peaks.iter().sum();
+    peak_check(total)
+        .map_err(|e| format!("the classes' peaks add up to {total} req/s, which {e}"))?;
+    let mut classes = plan.classes.clone();
+    classes[k] = class;
+    for (c, p) in classes.iter_mut().zip(&peaks) {
+        c.share = p / total;
+    }
+    Ok((classes, total))
 }
 
 /// The text of `class` for `--class`, as [`parse_class`] reads it against `plan`: its
@@ -435,4 +537,41 @@ pub fn class_text(plan: &Plan, class: &TrafficClass) -> String {
         bits.push(format!("{key}={}", x / f.flag_units().scale));
     }
     format!("{}:{}", class.name, bits.join(","))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_peaks_set_the_shares_and_the_plans_peak() {
+        let plan = Plan::default();
+        let (classes, total) =
+            classes_from_lines(&plan, &["chat:peak=14,ttft=0.5", "batch:peak=6,e2e=60"])
+                .expect("two peaks");
+        assert_eq!(total, Some(20.0));
+        assert_eq!(classes[0].share, 0.7);
+        assert_eq!(classes[1].share, 0.3);
+        // Shares alone leave the plan's peak to the plan.
+        let (_, none) = classes_from_lines(&plan, &["a:share=0.5", "b:share=0.5"]).expect("shares");
+        assert_eq!(none, None);
+        // One class's peak changed: the others keep theirs, the total and shares follow.
+        let mut p = plan.clone();
+        p.traffic.peak_rate_rps = 20.0;
+        p.classes = classes;
+        let (c, peak) = parse_class_line(&p, "chat:peak=34,ttft=0.5").expect("a line");
+        assert_eq!(peak, Some(34.0));
+        let (after, total) = with_class_peak(&p, 0, c, 34.0).expect("a peak");
+        assert_eq!(total, 40.0);
+        assert_eq!(after[0].share, 34.0 / 40.0);
+        assert_eq!(after[1].share * total, 6.0, "batch keeps its own peak");
+        assert_eq!(
+            after[1].slo.as_ref().and_then(|s| s.e2e_s),
+            Some(60.0),
+            "and its objective"
+        );
+        // parse_class alone cannot take a peak: it needs the other classes.
+        let e = parse_class(&p, "chat:peak=34").expect_err("a peak alone");
+        assert!(e.contains("give it with the other classes' lines"), "{e}");
+    }
 }
