@@ -609,10 +609,47 @@ fn traffic_classes_on_the_command_line() {
     ]);
     let (a, b) = (json(&goodput(&own)), json(&goodput(&shares)));
     assert_eq!(a["capacity"]["peak_rate_rps"], 20.0);
-    for key in ["capacity", "assumptions", "classes", "goodput", "binding_class"] {
+    for key in [
+        "capacity",
+        "assumptions",
+        "classes",
+        "goodput",
+        "binding_class",
+    ] {
         assert_eq!(a[key], b[key], "{key}");
     }
+    // A class arriving by its own bursty process lowers the mix's goodput against the same
+    // class drawn from the Poisson stream, and the report says how it arrives.
+    let goodput_with = |batch: &str| {
+        let mut line = vec!["plan", "--json", "--no-sweep"];
+        line.extend(QUICK);
+        line.extend([
+            "--class",
+            "chat:share=0.7,ttft=0.5,tpot=0.025",
+            "--class",
+            batch,
+        ]);
+        json(&goodput(&line))
+    };
+    let poisson = goodput_with("batch:share=0.3,ttft=2,tpot=0.05,priority=1");
+    let bursty = goodput_with("batch:share=0.3,ttft=2,tpot=0.05,priority=1,arrival=gamma,cv=4");
+    let g = |v: &serde_json::Value| v["goodput"]["goodput_rps"].as_f64().expect("goodput");
+    assert!(
+        g(&bursty) < 0.95 * g(&poisson),
+        "{} against {}",
+        g(&bursty),
+        g(&poisson)
+    );
+    let said = bursty["assumptions"].to_string();
+    assert!(
+        said.contains("Traffic class batch: 30% of requests, priority 1, its own bursty (gamma) arrivals, CV 4 at its share of the rate;"),
+        "{said}"
+    );
     for (args, words) in [
+        (
+            vec!["--class", "a:arrival=closed", "--class", "b:share=0.3"],
+            "class 'a': arrival must be poisson, gamma or constant, got 'closed'",
+        ),
         (
             vec!["--class", "a:peak=14", "--class", "b:share=0.3"],
             "--class: a give a peak and b a share: give every class a peak (req/s), or every class a share",

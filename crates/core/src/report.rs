@@ -698,13 +698,12 @@ fn assumption_lines(plan: &Plan) -> Vec<String> {
     lines
 }
 
-/// The traffic a replica is planned for, in one line: arrivals, prompt and output
-/// lengths with their spread, and prefix caching.
-pub fn traffic_words(plan: &Plan) -> String {
+/// A plan's arrival process in words: "Poisson arrivals", "bursty (gamma) arrivals, CV 2".
+pub fn arrival_words(plan: &Plan) -> String {
     use crate::format::{plain, thousands};
-    use crate::plan::{Arrival, LengthSpec, TurnOrder};
+    use crate::plan::Arrival;
     let t = &plan.traffic;
-    let arrivals = match t.arrival {
+    match t.arrival {
         Arrival::Gamma { cv } => format!("bursty (gamma) arrivals, CV {}", plain(cv)),
         Arrival::Closed {
             concurrency,
@@ -719,7 +718,16 @@ pub fn traffic_words(plan: &Plan) -> String {
             "the arrivals of a trace of {} rows",
             thousands(t.trace.len() as i64)
         ),
-    };
+    }
+}
+
+/// The traffic a replica is planned for, in one line: arrivals, prompt and output
+/// lengths with their spread, and prefix caching.
+pub fn traffic_words(plan: &Plan) -> String {
+    use crate::format::{plain, thousands};
+    use crate::plan::{LengthSpec, TurnOrder};
+    let t = &plan.traffic;
+    let arrivals = arrival_words(plan);
     let lengths = |what: &str, l: &LengthSpec| length_words(what, l, t.trace.len());
     let prefixes = match &t.sharing {
         Some(s) => {
@@ -844,8 +852,13 @@ pub fn class_words(plan: &Plan, k: usize) -> String {
         )
     };
     let rows = p.traffic.trace.len();
+    let own = if c.arrival.is_some() {
+        format!(", its own {} at its share of the rate", arrival_words(&p))
+    } else {
+        String::new()
+    };
     format!(
-        "Traffic class {}: {} of requests, priority {}; {slo}; {}; {}.",
+        "Traffic class {}: {} of requests, priority {}{own}; {slo}; {}; {}.",
         c.name,
         crate::format::percent(c.share),
         c.priority,

@@ -472,6 +472,7 @@ fn class_draws(plan: &Plan) -> Vec<ClassDraw> {
                 share: plan.classes[k].share,
                 prompt: p.traffic.prompt,
                 output: p.traffic.output,
+                arrival: plan.classes[k].arrival,
             }
         })
         .collect()

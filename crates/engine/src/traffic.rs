@@ -71,6 +71,10 @@ pub struct ClassDraw {
     pub prompt: LengthSpec,
     /// The class's output lengths; `output.max` is its `max_tokens` cap [tokens].
     pub output: LengthSpec,
+    /// The class's own arrival process (Poisson, gamma or constant) at its share of the
+    /// rate; `None`: the class's requests are picked from the one stream by share.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrival: Option<Arrival>,
 }
 
 /// Mixed into the seed of the class draws, so that they leave the stream's own draws
@@ -480,6 +484,9 @@ impl TrafficModel {
     /// requests, of which it takes those that belong to it).
     fn mixed(&self, mut w: Workload, seed: u64) -> Workload {
         let n = w.prompt_tokens.len();
+        if self.classes.iter().any(|c| c.arrival.is_some()) {
+            return self.merged(n, seed);
+        }
         let mut rng = Rng::new(seed ^ CLASS_STREAM);
         let last = self.classes.len() - 1;
         w.class = (0..n)
@@ -504,6 +511,45 @@ impl TrafficModel {
             }
         }
         w
+    }
+
+    /// The mixed stream when a class has its own arrival process: each class draws `n`
+    /// requests of its own (seeded as its lengths are in [`TrafficModel::mixed`]), at its
+    /// share of the rate (and of each rate step) by its own process (the stream's when it
+    /// names none); the streams merge by arrival time (ties: class order, then request
+    /// order) and the first `n` are kept.
+    fn merged(&self, n: usize, seed: u64) -> Workload {
+        let mut all: Vec<(f64, u8, u32, u32, u32)> = Vec::with_capacity(n * self.classes.len());
+        for (k, c) in self.classes.iter().enumerate() {
+            let stream = seed.wrapping_add((k as u64 + 1).wrapping_mul(CLASS_STREAM));
+            let mut own = self.one_class(c.prompt, c.output);
+            own.arrival = c.arrival.unwrap_or(self.arrival);
+            own.rate_rps = self.rate_rps * c.share;
+            for s in &mut own.rate_steps {
+                s.rate_rps *= c.share;
+            }
+            let w = own.generate_seeded(n, stream);
+            for i in 0..w.arrival_s.len() {
+                let cached = w.cached_tokens.get(i).copied().unwrap_or(0);
+                all.push((
+                    w.arrival_s[i],
+                    k as u8,
+                    w.prompt_tokens[i],
+                    w.output_tokens[i],
+                    cached,
+                ));
+            }
+        }
+        all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        all.truncate(n);
+        Workload {
+            arrival_s: all.iter().map(|r| r.0).collect(),
+            prompt_tokens: all.iter().map(|r| r.2).collect(),
+            output_tokens: all.iter().map(|r| r.3).collect(),
+            cached_tokens: all.iter().map(|r| r.4).collect(),
+            class: all.iter().map(|r| r.1).collect(),
+            sharing: None,
+        }
     }
 
     /// Generates `n` requests from `rng`.
@@ -1054,6 +1100,53 @@ mod tests {
             classes: Vec::new(),
             lead_in: None,
         }
+    }
+
+    #[test]
+    fn a_class_of_its_own_arrivals_keeps_its_process_and_its_share_of_the_rate() {
+        // 10 req/s: chat by the stream's Poisson at 7, batch evenly spaced at 3.
+        let mut m = model(10.0);
+        let class = |share, arrival| ClassDraw {
+            share,
+            prompt: LengthSpec::ARTICLE_PROMPT,
+            output: LengthSpec::ARTICLE_OUTPUT,
+            arrival,
+        };
+        m.classes = vec![class(0.7, None), class(0.3, Some(Arrival::Constant))];
+        let w = m.generate_seeded(20_000, 5);
+        assert_eq!(w.arrival_s.len(), 20_000);
+        assert!(w.arrival_s.is_sorted_by(|a, b| a <= b));
+        let batch: Vec<f64> = (0..w.class.len())
+            .filter(|&i| w.class[i] == 1)
+            .map(|i| w.arrival_s[i])
+            .collect();
+        // Evenly spaced at 3 req/s, whatever the chat requests between them.
+        for g in batch.windows(2) {
+            assert!((g[1] - g[0] - 1.0 / 3.0).abs() < 1e-9, "{g:?}");
+        }
+        let share = batch.len() as f64 / 20_000.0;
+        assert!((share - 0.3).abs() < 0.01, "{share}");
+        // Over the whole run the mix arrives at 10 req/s.
+        let rate = 20_000.0 / w.arrival_s[19_999];
+        assert!((rate - 10.0).abs() < 0.2, "{rate}");
+        // Chat's gaps stay exponential: their CV is about 1.
+        let chat: Vec<f64> = (0..w.class.len())
+            .filter(|&i| w.class[i] == 0)
+            .map(|i| w.arrival_s[i])
+            .collect();
+        let gaps: Vec<f64> = chat.windows(2).map(|g| g[1] - g[0]).collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let sd = (gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64).sqrt();
+        assert!((sd / mean - 1.0).abs() < 0.05, "chat CV {}", sd / mean);
+        assert!((1.0 / mean - 7.0).abs() < 0.2, "chat rate {}", 1.0 / mean);
+        // The same seed gives the same stream; without own arrivals the mix is as before.
+        assert_eq!(m.generate_seeded(20_000, 5).arrival_s, w.arrival_s);
+        m.classes[1].arrival = None;
+        let plain = m.generate_seeded(2_000, 5);
+        assert_eq!(
+            plain.arrival_s,
+            model(10.0).generate_seeded(2_000, 5).arrival_s
+        );
     }
 
     #[test]

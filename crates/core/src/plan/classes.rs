@@ -11,11 +11,14 @@
 //!
 //! The mix arrives as the plan's arrival process at the plan's rate; each request
 //! belongs to a class drawn by the shares (see `goodput_engine::traffic::ClassDraw`).
+//! A class may arrive by its own process instead (`arrival=constant`, `cv=3` for
+//! gamma): each class then arrives at its share of the rate by its own process (the
+//! plan's for a class that names none), and the streams merge by time.
 
 use serde::{Deserialize, Serialize};
 
 use super::fields::{self, Field};
-use super::{err, LengthDist, LengthSpec, Plan, PlanError, SloSpec};
+use super::{err, Arrival, LengthDist, LengthSpec, Plan, PlanError, SloSpec};
 
 /// Most traffic classes one plan holds.
 pub const MAX_CLASSES: usize = goodput_engine::config::MAX_CLASSES;
@@ -46,6 +49,10 @@ pub struct TrafficClass {
     /// Its objectives and attainment target; `None`: the plan's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slo: Option<SloSpec>,
+    /// Its own arrival process (Poisson, gamma or constant) at its share of the plan's
+    /// rate; `None`: its requests are drawn by share from the plan's one stream.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arrival: Option<Arrival>,
 }
 
 impl Default for TrafficClass {
@@ -57,6 +64,7 @@ impl Default for TrafficClass {
             prompt: None,
             output: None,
             slo: None,
+            arrival: None,
         }
     }
 }
@@ -64,6 +72,7 @@ impl Default for TrafficClass {
 /// The plan fields a class may set, by path, with the short names a class's text takes
 /// beside the fields' flag names (`ttft=0.5` as well as `ttft-slo=0.5`).
 const CLASS_FIELDS: &[(&str, &[&str])] = &[
+    ("traffic.arrival.cv", &["cv"]),
     ("slo.ttft_s", &["ttft"]),
     ("slo.tpot_s", &["tpot"]),
     ("slo.e2e_s", &["e2e"]),
@@ -98,7 +107,7 @@ fn class_field(key: &str) -> Option<&'static Field> {
 /// Every key a class's text takes, for help and errors: `share`, `priority`, then each
 /// field's short name or flag name.
 pub fn class_keys() -> Vec<&'static str> {
-    let mut keys = vec!["share", "peak", "priority"];
+    let mut keys = vec!["share", "peak", "priority", "arrival"];
     for &(path, short) in CLASS_FIELDS {
         match (short.first(), fields::by_path(path).and_then(|f| f.flag)) {
             (Some(&s), _) => keys.push(s),
@@ -126,6 +135,9 @@ impl Plan {
             }
             if let Some(s) = &c.slo {
                 p.slo = s.clone();
+            }
+            if let Some(a) = c.arrival {
+                p.traffic.arrival = a;
             }
         }
         p
@@ -232,6 +244,19 @@ impl Plan {
                 "cannot be mixed with disaggregated prefill and decode pools yet: size the classes on one aggregated pool".into(),
             ));
         }
+        let own = cs.iter().find(|c| c.arrival.is_some());
+        if let (Some(c), false) = (own, open_rate(t.arrival)) {
+            return Err(err(
+                "classes",
+                format!(
+                    "class '{}' arrives by its own process at its share of the plan's rate, \
+                     which the plan's {} arrivals have none of: make the plan's arrivals \
+                     Poisson, gamma or constant, or drop the class's arrival",
+                    c.name,
+                    t.arrival.name()
+                ),
+            ));
+        }
         Ok(())
     }
 
@@ -260,6 +285,16 @@ impl Plan {
                 ),
             ));
         }
+        if let Some(a) = c.arrival.filter(|&a| !open_rate(a)) {
+            return Err(err(
+                "classes.arrival",
+                format!(
+                    "class '{}': its own arrivals are Poisson, gamma or constant, got {}",
+                    c.name,
+                    a.name()
+                ),
+            ));
+        }
         let uses_trace = [c.prompt, c.output]
             .iter()
             .flatten()
@@ -283,6 +318,15 @@ impl Plan {
         super::validate_length(&p.traffic.prompt, "traffic.prompt.min").map_err(in_class)?;
         super::validate_length(&p.traffic.output, "traffic.output.min").map_err(in_class)
     }
+}
+
+/// Whether `a` arrives at a rate the plan sets: Poisson, gamma or constant (not a trace's
+/// own times, not a closed loop's clients).
+fn open_rate(a: Arrival) -> bool {
+    matches!(
+        a,
+        Arrival::Poisson | Arrival::Gamma { .. } | Arrival::Constant
+    )
 }
 
 /// Longest class name [characters].
@@ -337,6 +381,7 @@ pub fn parse_class_line(plan: &Plan, text: &str) -> Result<(TrafficClass, Option
     let mut seen: Vec<&str> = Vec::new();
     let mut set: Vec<(&'static Field, f64)> = Vec::new();
     let mut peak = None;
+    let mut arrival = None;
     for pair in rest.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let Some((key, value)) = pair.split_once('=') else {
             return Err(format!(
@@ -363,6 +408,19 @@ pub fn parse_class_line(plan: &Plan, text: &str) -> Result<(TrafficClass, Option
             "share" => class.share = number("a number in (0, 1]")?,
             "peak" if seen.contains(&"share") => {
                 return Err(format!("class '{name}': give a share or a peak, not both"))
+            }
+            "arrival" => {
+                let a = match value {
+                    "poisson" => Arrival::Poisson,
+                    "constant" => Arrival::Constant,
+                    "gamma" => Arrival::Gamma { cv: 2.0 },
+                    _ => {
+                        return Err(format!(
+                            "class '{name}': arrival must be poisson, gamma or constant, got '{value}'"
+                        ))
+                    }
+                };
+                arrival = Some(a);
             }
             "peak" => {
                 let x = number("a rate in req/s")?;
@@ -409,6 +467,17 @@ pub fn parse_class_line(plan: &Plan, text: &str) -> Result<(TrafficClass, Option
         p.slo.tpot_s = None;
         p.slo.e2e_s = None;
     }
+    if let Some(a) = arrival {
+        p.traffic.arrival = a;
+    }
+    let cv_given = set.iter().any(|(f, _)| f.path == "traffic.arrival.cv");
+    if cv_given && matches!(arrival, Some(Arrival::Poisson | Arrival::Constant)) {
+        return Err(format!(
+            "class '{name}': cv is the burstiness of gamma arrivals, and arrival={} has none: \
+             give arrival=gamma, or drop cv",
+            p.traffic.arrival.name()
+        ));
+    }
     for &(f, x) in &set {
         if let Some(a) = f.access {
             (a.set)(&mut p, Some(x));
@@ -418,6 +487,7 @@ pub fn parse_class_line(plan: &Plan, text: &str) -> Result<(TrafficClass, Option
     class.prompt = touched("traffic.prompt.").then_some(p.traffic.prompt);
     class.output = touched("traffic.output.").then_some(p.traffic.output);
     class.slo = touched("slo.").then(|| p.slo.clone());
+    class.arrival = (arrival.is_some() || cv_given).then_some(p.traffic.arrival);
     let mut check = plan.clone();
     check.classes = vec![class.clone()];
     check.check_class(0).map_err(|e| e.message)?;
@@ -512,6 +582,9 @@ pub fn class_text(plan: &Plan, class: &TrafficClass) -> String {
         format!("share={}", class.share),
         format!("priority={}", class.priority),
     ];
+    if let Some(a) = class.arrival {
+        bits.push(format!("arrival={}", a.name()));
+    }
     for &(path, short) in CLASS_FIELDS {
         let Some(f) = fields::by_path(path) else {
             continue;
@@ -519,6 +592,7 @@ pub fn class_text(plan: &Plan, class: &TrafficClass) -> String {
         let owned = match path.split('.').nth(1) {
             Some("prompt") => class.prompt.is_some(),
             Some("output") => class.output.is_some(),
+            Some("arrival") => class.arrival.is_some(),
             _ => class.slo.is_some(),
         };
         let (Some(a), true) = (f.access, owned) else {
@@ -569,6 +643,50 @@ mod tests {
             after[1].slo.as_ref().and_then(|s| s.e2e_s),
             Some(60.0),
             "and its objective"
+        );
+        // A class's own arrivals read, write and check as its other keys do.
+        let c = parse_class(&plan, "batch:share=0.3,arrival=gamma,cv=3,e2e=60").expect("gamma");
+        assert_eq!(c.arrival, Some(Arrival::Gamma { cv: 3.0 }));
+        assert_eq!(
+            parse_class(&plan, &class_text(&plan, &c)).expect("its text"),
+            c
+        );
+        let c = parse_class(&plan, "batch:share=0.3,arrival=constant").expect("constant");
+        assert_eq!(c.arrival, Some(Arrival::Constant));
+        assert!(class_text(&plan, &c).contains("arrival=constant"));
+        assert_eq!(
+            parse_class(&plan, "b:share=0.3").expect("none").arrival,
+            None
+        );
+        for (text, words) in [
+            (
+                "b:arrival=closed",
+                "arrival must be poisson, gamma or constant, got 'closed'",
+            ),
+            (
+                "b:arrival=constant,cv=2",
+                "cv is the burstiness of gamma arrivals, and arrival=constant has none",
+            ),
+            ("b:arrival=gamma,cv=0", "traffic.arrival.cv"),
+        ] {
+            let e = parse_class(&plan, text).expect_err(text);
+            assert!(e.contains(words), "{text}: {e}");
+        }
+        let mut closed = plan.clone();
+        closed.traffic.arrival = Arrival::Closed {
+            concurrency: 8,
+            think_s: 0.0,
+        };
+        closed.classes = vec![
+            parse_class(&plan, "a:share=0.5").expect("a"),
+            parse_class(&plan, "b:share=0.5,arrival=constant").expect("b"),
+        ];
+        let e = closed
+            .validate()
+            .expect_err("a closed loop has no rate to share");
+        assert!(
+            e.message.contains("class 'b' arrives by its own process"),
+            "{e}"
         );
         // parse_class alone cannot take a peak: it needs the other classes.
         let e = parse_class(&p, "chat:peak=34").expect_err("a peak alone");
