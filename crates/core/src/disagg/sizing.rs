@@ -174,20 +174,12 @@ pub struct XpyD {
 impl XpyD {
     /// How one prefill instance spreads over GPUs.
     pub fn prefill_layout(&self) -> Layout {
-        Layout {
-            tp: self.prefill_tp,
-            pp: self.prefill_pp,
-            ep: self.prefill_ep,
-        }
+        Layout::new(self.prefill_tp, self.prefill_pp, self.prefill_ep)
     }
 
     /// How one decode instance spreads over GPUs.
     pub fn decode_layout(&self) -> Layout {
-        Layout {
-            tp: self.decode_tp,
-            pp: self.decode_pp,
-            ep: self.decode_ep,
-        }
+        Layout::new(self.decode_tp, self.decode_pp, self.decode_ep)
     }
 
     /// `2P3D`: the instance counts the peak needs.
@@ -225,11 +217,7 @@ pub struct AggregatedSide {
 impl AggregatedSide {
     /// How one replica spreads over GPUs.
     pub fn layout(&self) -> Layout {
-        Layout {
-            tp: self.tp_degree,
-            pp: self.pp_degree,
-            ep: self.ep_degree,
-        }
+        Layout::new(self.tp_degree, self.pp_degree, self.ep_degree)
     }
 }
 

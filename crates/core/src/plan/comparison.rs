@@ -77,14 +77,19 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// TP, PP and EP degrees as stored, where 0 (never valid) reads as 1 for PP and EP.
+    pub fn new(tp: u32, pp: u32, ep: u32) -> Layout {
+        Layout {
+            tp,
+            pp: pp.max(1),
+            ep: ep.max(1),
+        }
+    }
+
     /// The layout of a plan's replica.
     pub fn of(plan: &Plan) -> Layout {
         let h = &plan.hardware;
-        Layout {
-            tp: h.tp_degree,
-            pp: h.pp_degree.max(1),
-            ep: h.ep_degree.max(1),
-        }
+        Layout::new(h.tp_degree, h.pp_degree, h.ep_degree)
     }
 
     /// GPUs of one replica.
@@ -255,11 +260,7 @@ impl ShootoutRow {
 
     /// The replica's layout.
     pub fn layout_of(&self) -> Layout {
-        Layout {
-            tp: self.tp,
-            pp: self.pp.max(1),
-            ep: self.ep.max(1),
-        }
+        Layout::new(self.tp, self.pp, self.ep)
     }
 
     /// The replica's layout in words ([`Layout::words`]).

@@ -145,22 +145,14 @@ impl Default for DecodePool {
 impl PrefillPool {
     /// How one prefill instance spreads over GPUs.
     pub fn layout(&self) -> Layout {
-        Layout {
-            tp: self.tp_degree,
-            pp: self.pp_degree.max(1),
-            ep: self.ep_degree.max(1),
-        }
+        Layout::new(self.tp_degree, self.pp_degree, self.ep_degree)
     }
 }
 
 impl DecodePool {
     /// How one decode instance spreads over GPUs.
     pub fn layout(&self) -> Layout {
-        Layout {
-            tp: self.tp_degree,
-            pp: self.pp_degree.max(1),
-            ep: self.ep_degree.max(1),
-        }
+        Layout::new(self.tp_degree, self.pp_degree, self.ep_degree)
     }
 }
 
