@@ -869,6 +869,21 @@ fn kv_routes_follow_the_pools_gpus_and_layouts() {
         ep: 1,
     };
     assert_eq!(kv_shards(&plan.model, pp), 8);
+    // A GPU that names no scale-out network (a plan from before GPUs had one) starts
+    // from the link as given; asked to take the link from it, the plan says why not.
+    let mut old = Plan::default();
+    old.hardware.scaleout_bytes_per_s = 0.0;
+    let mut s = DisaggSpec::for_plan(&old);
+    assert_eq!(s.kv_link.source, KvLinkSource::Given);
+    old.disagg = Some(s.clone());
+    old.validate().expect("the link as given needs no network");
+    s.kv_link.source = KvLinkSource::Network;
+    old.disagg = Some(s);
+    let e = old
+        .validate()
+        .expect_err("no network to take the link from");
+    assert_eq!(e.field, "disagg.kv_link.source", "{e}");
+    assert!(e.message.contains("names no scale-out network"), "{e}");
     // The link as given is one transfer at its bandwidth, wherever the pools are.
     spec.kv_link.source = KvLinkSource::Given;
     let given = spec.routes(&plan).at(1, 1);

@@ -410,17 +410,12 @@ pub fn parse_class_line(plan: &Plan, text: &str) -> Result<(TrafficClass, Option
                 return Err(format!("class '{name}': give a share or a peak, not both"))
             }
             "arrival" => {
-                let a = match value {
-                    "poisson" => Arrival::Poisson,
-                    "constant" => Arrival::Constant,
-                    "gamma" => Arrival::Gamma { cv: 2.0 },
-                    _ => {
-                        return Err(format!(
-                            "class '{name}': arrival must be poisson, gamma or constant, got '{value}'"
-                        ))
-                    }
-                };
-                arrival = Some(a);
+                if !matches!(value, "poisson" | "gamma" | "constant") {
+                    return Err(format!(
+                        "class '{name}': arrival must be poisson, gamma or constant, got '{value}'"
+                    ));
+                }
+                arrival = Some(value);
             }
             "peak" => {
                 let x = number("a rate in req/s")?;
@@ -467,11 +462,12 @@ pub fn parse_class_line(plan: &Plan, text: &str) -> Result<(TrafficClass, Option
         p.slo.tpot_s = None;
         p.slo.e2e_s = None;
     }
-    if let Some(a) = arrival {
-        p.traffic.arrival = a;
+    // Through the plan's own row: gamma keeps the plan's spread, or takes its default.
+    if let (Some(v), Some(row)) = (arrival, fields::by_path("traffic.arrival")) {
+        row.set_name(&mut p, v);
     }
     let cv_given = set.iter().any(|(f, _)| f.path == "traffic.arrival.cv");
-    if cv_given && matches!(arrival, Some(Arrival::Poisson | Arrival::Constant)) {
+    if cv_given && arrival.is_some_and(|v| v != "gamma") {
         return Err(format!(
             "class '{name}': cv is the burstiness of gamma arrivals, and arrival={} has none: \
              give arrival=gamma, or drop cv",

@@ -358,7 +358,8 @@ pub struct DisaggSpec {
 impl DisaggSpec {
     /// The spec a plan without one starts from: both pools on the plan's GPU and layout
     /// (TP, PP and EP degrees), the decode pool with the plan's `max_num_seqs`, the link
-    /// from the GPUs and the least-loaded router.
+    /// from the GPUs (as given, at the default 400 Gbit/s, when the plan's GPU names no
+    /// scale-out network) and the least-loaded router.
     pub fn for_plan(plan: &Plan) -> DisaggSpec {
         let h = &plan.hardware;
         DisaggSpec {
@@ -374,6 +375,14 @@ impl DisaggSpec {
                 ep_degree: h.ep_degree.max(1),
                 max_num_seqs: plan.engine.max_num_seqs,
                 ..DecodePool::default()
+            },
+            kv_link: KvLink {
+                source: if h.scaleout_bytes_per_s > 0.0 {
+                    KvLinkSource::Network
+                } else {
+                    KvLinkSource::Given
+                },
+                ..KvLink::default()
             },
             ..DisaggSpec::default()
         }
@@ -459,16 +468,10 @@ impl DisaggSpec {
             KvLinkKind::ScaleOut,
             ph.scaleout_bytes_per_s.min(dh.scaleout_bytes_per_s),
         );
-        let same_gpu = ph.preset == dh.preset && ph.gpus_per_node == dh.gpus_per_node;
-        let near = same_gpu.then(|| {
-            (
-                route(
-                    KvLinkKind::NvLink,
-                    ph.interconnect_bytes_per_s.min(dh.interconnect_bytes_per_s),
-                ),
-                ph.gpus_per_node,
-            )
-        });
+        let nvlink = ph.interconnect_bytes_per_s.min(dh.interconnect_bytes_per_s);
+        let same_gpu =
+            ph.preset == dh.preset && ph.gpus_per_node == dh.gpus_per_node && nvlink > 0.0;
+        let near = same_gpu.then(|| (route(KvLinkKind::NvLink, nvlink), ph.gpus_per_node));
         KvRoutes { far, near, gpus }
     }
 
