@@ -98,11 +98,7 @@ pub fn run(args: &mut Args) -> Result<String, String> {
     let out = if args.flag("--json") {
         serde_json::to_string_pretty(&report).map_err(|e| format!("validate: {e}"))?
     } else if args.flag("--markdown") {
-        format!(
-            "{}\n{}",
-            report.to_markdown(&manifest),
-            report.notes_markdown(&manifest)
-        )
+        report.published_markdown(&manifest)
     } else {
         report.to_text()
     };

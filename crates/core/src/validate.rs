@@ -22,7 +22,7 @@ use crate::calibrate::{
     mape, mape_of, run_to_end, CalibrateError, CalibrationProblem, CalibrationReport, Calibrator,
     Constants, FitTerms, Prediction, Statistic,
 };
-use crate::format::{percent_tenths, MISSING};
+use crate::format::{percent_tenths, percent_whole, MISSING};
 use crate::measure::{import_files, ImportError};
 use crate::plan::{Dtype, MeasuredSummary, MetricErrors, Plan, PlanError};
 use crate::presets;
@@ -188,7 +188,149 @@ pub struct ValidationReport {
     pub constants: Vec<(String, Constants)>,
 }
 
+/// The aim for the mean calibrated errors over the sets, fitted light or carried to
+/// other hardware: TTFT, TPOT and E2E [0..1].
+pub const AIM: [f64; 3] = [0.25, 0.10, 0.10];
+
+/// The mean errors of one protocol over the sets it ran on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProtocolMeans {
+    /// "in range (leave one out)", "fit light → predict heavy", "carried".
+    pub protocol: String,
+    /// Rows averaged.
+    pub rows: u32,
+    /// Mean datasheet errors: TTFT, TPOT, E2E (each over the rows that have it).
+    pub datasheet: [Option<f64>; 3],
+    /// Mean calibrated errors: TTFT, TPOT, E2E.
+    pub calibrated: [Option<f64>; 3],
+    /// Whether the calibrated means are held to [`AIM`] (fit light and carried).
+    pub aimed: bool,
+}
+
+impl ProtocolMeans {
+    /// The metrics whose calibrated mean is over [`AIM`] (empty when within, or not
+    /// aimed).
+    pub fn over_aim(&self) -> Vec<&'static str> {
+        if !self.aimed {
+            return Vec::new();
+        }
+        ["TTFT", "TPOT", "E2E"]
+            .iter()
+            .zip(self.calibrated.iter().zip(AIM))
+            .filter(|(_, (m, aim))| m.is_some_and(|m| m > *aim))
+            .map(|(name, _)| *name)
+            .collect()
+    }
+}
+
 impl ValidationReport {
+    /// The mean errors of each protocol over the sets: in range, fit light → predict
+    /// heavy, and carried (every carry together).
+    pub fn means(&self) -> Vec<ProtocolMeans> {
+        let kinds: [(&str, fn(&Protocol) -> bool, bool); 3] = [
+            (
+                "in range (leave one out)",
+                |p| *p == Protocol::InRange,
+                false,
+            ),
+            (
+                "fit light → predict heavy",
+                |p| *p == Protocol::LightHeavy,
+                true,
+            ),
+            (
+                "carried to other hardware",
+                |p| matches!(p, Protocol::Carried { .. }),
+                true,
+            ),
+        ];
+        kinds
+            .iter()
+            .filter_map(|&(name, is, aimed)| {
+                let rows: Vec<&ValidationRow> =
+                    self.rows.iter().filter(|r| is(&r.protocol)).collect();
+                if rows.is_empty() {
+                    return None;
+                }
+                let mean = |f: fn(&MetricErrors) -> Option<f64>,
+                            of: fn(&ValidationRow) -> &MetricErrors| {
+                    let xs: Vec<f64> = rows.iter().filter_map(|r| f(of(r))).collect();
+                    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+                };
+                let three = |of: fn(&ValidationRow) -> &MetricErrors| {
+                    [
+                        mean(|e| e.ttft, of),
+                        mean(|e| e.tpot, of),
+                        mean(|e| e.e2e, of),
+                    ]
+                };
+                Some(ProtocolMeans {
+                    protocol: name.to_string(),
+                    rows: rows.len() as u32,
+                    datasheet: three(|r| &r.datasheet),
+                    calibrated: three(|r| &r.calibrated),
+                    aimed,
+                })
+            })
+            .collect()
+    }
+
+    /// What `docs/accuracy.md` shows between its markers: the means by protocol against
+    /// [`AIM`], the table, and each set's note.
+    pub fn published_markdown(&self, manifest: &Manifest) -> String {
+        format!(
+            "Mean errors over the sets, by protocol:\n\n{}\nEach set and protocol:\n\n{}\n{}",
+            self.means_markdown(),
+            self.to_markdown(manifest),
+            self.notes_markdown(manifest)
+        )
+    }
+
+    /// [`ValidationReport::means`] as a Markdown table, against [`AIM`].
+    pub fn means_markdown(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "| protocol | rows | TTFT datasheet | TTFT calibrated | TPOT datasheet | TPOT calibrated | E2E datasheet | E2E calibrated | aim (TTFT / TPOT / E2E) |"
+        );
+        let _ = writeln!(
+            s,
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+        );
+        for m in self.means() {
+            let aim = if m.aimed {
+                let over = m.over_aim();
+                let met = if over.is_empty() {
+                    "met".to_string()
+                } else {
+                    format!("not met: {}", over.join(", "))
+                };
+                format!(
+                    "{} / {} / {}: {met}",
+                    percent_whole(AIM[0]),
+                    percent_whole(AIM[1]),
+                    percent_whole(AIM[2])
+                )
+            } else {
+                MISSING.into()
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {aim} |",
+                m.protocol,
+                m.rows,
+                cell(m.datasheet[0]),
+                cell(m.calibrated[0]),
+                cell(m.datasheet[1]),
+                cell(m.calibrated[1]),
+                cell(m.datasheet[2]),
+                cell(m.calibrated[2]),
+            );
+        }
+        s
+    }
+
     /// Rows whose errors exceed their bound.
     pub fn failures(&self) -> Vec<&ValidationRow> {
         self.rows
@@ -598,5 +740,62 @@ impl ValidationReport {
             );
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(protocol: Protocol, ttft: f64, tpot: Option<f64>) -> ValidationRow {
+        let e = |ttft: f64, tpot: Option<f64>| MetricErrors {
+            ttft: Some(ttft),
+            tpot,
+            e2e: Some(0.05),
+            overall: ttft,
+        };
+        ValidationRow {
+            set: "s".into(),
+            protocol,
+            fitted: 2,
+            predicted: 2,
+            datasheet: e(2.0 * ttft, tpot),
+            calibrated: e(ttft, tpot),
+            datasheet_p99: e(ttft, None),
+            calibrated_p99: e(ttft, None),
+            bound: None,
+        }
+    }
+
+    #[test]
+    fn means_average_each_protocol_and_name_the_metrics_over_the_aim() {
+        let report = ValidationReport {
+            rows: vec![
+                row(Protocol::InRange, 0.9, Some(0.5)),
+                row(Protocol::LightHeavy, 0.1, Some(0.04)),
+                row(Protocol::LightHeavy, 0.3, None),
+                row(Protocol::Carried { from: "a".into() }, 0.2, Some(0.02)),
+            ],
+            constants: Vec::new(),
+        };
+        let m = report.means();
+        assert_eq!(m.len(), 3);
+        // In range is shown but held to no aim.
+        assert_eq!((m[0].rows, m[0].aimed), (1, false));
+        assert!(m[0].over_aim().is_empty());
+        // Fit light: TTFT (0.1 + 0.3) / 2 = 0.2, TPOT over the one row that has it.
+        assert_eq!(m[1].rows, 2);
+        assert!((m[1].calibrated[0].unwrap() - 0.2).abs() < 1e-12);
+        assert_eq!(m[1].calibrated[1], Some(0.04));
+        assert!((m[1].datasheet[0].unwrap() - 0.4).abs() < 1e-12);
+        assert!(m[1].over_aim().is_empty());
+        assert_eq!(m[2].over_aim(), Vec::<&str>::new());
+        let mut worse = report.clone();
+        worse.rows[2] = row(Protocol::LightHeavy, 0.5, Some(0.3));
+        assert_eq!(worse.means()[1].over_aim(), vec!["TTFT", "TPOT"]);
+        assert!(worse
+            .means_markdown()
+            .contains("| fit light → predict heavy | 2 | 60.0% | 30.0% | "));
+        assert!(worse.means_markdown().contains("not met: TTFT, TPOT |"));
     }
 }

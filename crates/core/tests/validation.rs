@@ -54,12 +54,7 @@ fn public_runs_stay_within_their_bounds_and_the_published_table_is_current() {
     let end = doc.find(END).expect("end marker");
     assert_eq!(
         doc[start..end].trim(),
-        format!(
-            "{}\n{}",
-            report.to_markdown(&manifest),
-            report.notes_markdown(&manifest)
-        )
-        .trim(),
+        report.published_markdown(&manifest).trim(),
         "docs/accuracy.md is stale: paste `goodput validate --markdown` between its markers"
     );
 }
