@@ -192,6 +192,10 @@ pub struct ValidationReport {
 /// other hardware: TTFT, TPOT and E2E [0..1].
 pub const AIM: [f64; 3] = [0.25, 0.10, 0.10];
 
+/// A protocol as the means group it: its words, which rows it holds, whether it is held
+/// to [`AIM`].
+type ProtocolKind = (&'static str, fn(&Protocol) -> bool, bool);
+
 /// The mean errors of one protocol over the sets it ran on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProtocolMeans {
@@ -227,7 +231,7 @@ impl ValidationReport {
     /// The mean errors of each protocol over the sets: in range, fit light → predict
     /// heavy, and carried (every carry together).
     pub fn means(&self) -> Vec<ProtocolMeans> {
-        let kinds: [(&str, fn(&Protocol) -> bool, bool); 3] = [
+        let kinds: [ProtocolKind; 3] = [
             (
                 "in range (leave one out)",
                 |p| *p == Protocol::InRange,
