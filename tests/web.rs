@@ -530,6 +530,7 @@ async fn every_choice_reads_as_the_field_registry_words_it() {
     assert_eq!(
         seen,
         [
+            "disagg.kv_link.source",
             "disagg.router",
             "engine.chunked_prefill",
             "engine.kv_policy",

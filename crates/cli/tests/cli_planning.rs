@@ -645,6 +645,29 @@ fn traffic_classes_on_the_command_line() {
         said.contains("Traffic class batch: 30% of requests, priority 1, its own bursty (gamma) arrivals, CV 4 at its share of the rate;"),
         "{said}"
     );
+    // An agent class whose long prefix is cached: each hit skips it, the prefix is held
+    // once in KV memory, and the mix's goodput rises against the same class uncached.
+    let agent = |extra: &str| {
+        let mut line = vec!["plan", "--json", "--no-sweep"];
+        line.extend(QUICK);
+        let agent = format!("agent:share=0.3,input-len-median=4000,input-len-max=16000{extra}");
+        line.extend(["--class", "chat:share=0.7", "--class", agent.as_str()]);
+        json(&goodput(&line))
+    };
+    let (cold, cached) = (agent(""), agent(",prefix-tokens=3000,prefix-hit-rate=0.9"));
+    assert!(
+        g(&cached) > 1.3 * g(&cold),
+        "{} against {}",
+        g(&cached),
+        g(&cold)
+    );
+    assert!(
+        cached["assumptions"].to_string().contains(
+            "Traffic class agent: 30% of requests, priority 0, its own prefix: a 3,000-token prefix cached for 90% of requests;"
+        ),
+        "{}",
+        cached["assumptions"]
+    );
     for (args, words) in [
         (
             vec!["--class", "a:arrival=closed", "--class", "b:share=0.3"],

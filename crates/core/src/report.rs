@@ -721,6 +721,21 @@ pub fn arrival_words(plan: &Plan) -> String {
     }
 }
 
+/// A typed prefix in words: "a 1,000-token prefix cached for 90% of requests", or "no
+/// prefix caching".
+fn typed_prefix_words(plan: &Plan) -> String {
+    let t = &plan.traffic;
+    if t.prefix_hit_rate > 0.0 && t.prefix_tokens > 0 {
+        format!(
+            "a {}-token prefix cached for {}% of requests",
+            crate::format::thousands(t.prefix_tokens as i64),
+            crate::format::plain(t.prefix_hit_rate * 100.0)
+        )
+    } else {
+        "no prefix caching".to_string()
+    }
+}
+
 /// The traffic a replica is planned for, in one line: arrivals, prompt and output
 /// lengths with their spread, and prefix caching.
 pub fn traffic_words(plan: &Plan) -> String {
@@ -780,12 +795,7 @@ pub fn traffic_words(plan: &Plan) -> String {
             thousands(t.trace.iter().map(|r| r.blocks.len() as i64).sum()),
             crate::plan::TRACE_BLOCK_TOKENS
         ),
-        None if t.prefix_hit_rate > 0.0 && t.prefix_tokens > 0 => format!(
-            "a {}-token prefix cached for {}% of requests",
-            thousands(t.prefix_tokens as i64),
-            plain(t.prefix_hit_rate * 100.0)
-        ),
-        None => "no prefix caching".to_string(),
+        None => typed_prefix_words(plan),
     };
     format!(
         "Traffic: {arrivals}; {}; {}; {prefixes}.",
@@ -852,11 +862,14 @@ pub fn class_words(plan: &Plan, k: usize) -> String {
         )
     };
     let rows = p.traffic.trace.len();
-    let own = if c.arrival.is_some() {
+    let mut own = if c.arrival.is_some() {
         format!(", its own {} at its share of the rate", arrival_words(&p))
     } else {
         String::new()
     };
+    if c.prefix.is_some() {
+        own.push_str(&format!(", its own prefix: {}", typed_prefix_words(&p)));
+    }
     format!(
         "Traffic class {}: {} of requests, priority {}{own}; {slo}; {}; {}.",
         c.name,

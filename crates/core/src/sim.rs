@@ -473,6 +473,14 @@ fn class_draws(plan: &Plan) -> Vec<ClassDraw> {
                 prompt: p.traffic.prompt,
                 output: p.traffic.output,
                 arrival: plan.classes[k].arrival,
+                prefix_tokens: p.traffic.prefix_tokens,
+                prefix_hit_rate: p.traffic.prefix_hit_rate,
+                // The plan's prefix is one segment the classes that keep it share.
+                prefix_segment: if plan.classes[k].prefix.is_some() {
+                    k as u32 + 1
+                } else {
+                    0
+                },
             }
         })
         .collect()

@@ -75,6 +75,23 @@ pub struct ClassDraw {
     /// rate; `None`: the class's requests are picked from the one stream by share.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrival: Option<Arrival>,
+    /// The class's cached prompt prefix: a hit skips this many tokens [tokens].
+    #[serde(default)]
+    pub prefix_tokens: u32,
+    /// Probability that a request of the class finds its prefix cached [0..1].
+    #[serde(default)]
+    pub prefix_hit_rate: f64,
+    /// Which prefix the class's hits hold: classes of one segment share one cached
+    /// prefix (the plan's), a class with a prefix of its own has its own segment.
+    #[serde(default)]
+    pub prefix_segment: u32,
+}
+
+impl ClassDraw {
+    /// Whether the class's requests may find a prefix cached.
+    fn caches(&self) -> bool {
+        self.prefix_tokens > 0 && self.prefix_hit_rate > 0.0
+    }
 }
 
 /// Mixed into the seed of the class draws, so that they leave the stream's own draws
@@ -500,16 +517,74 @@ impl TrafficModel {
                 pick.unwrap_or(last) as u8
             })
             .collect();
+        let mut cached = vec![0; n];
         for (k, c) in self.classes.iter().enumerate() {
             let stream = seed.wrapping_add((k as u64 + 1).wrapping_mul(CLASS_STREAM));
-            let own = self
-                .one_class(c.prompt, c.output)
-                .generate_seeded(n, stream);
+            let own = self.class_model(c).generate_seeded(n, stream);
             for i in (0..n).filter(|&i| w.class[i] as usize == k) {
                 w.prompt_tokens[i] = own.prompt_tokens[i];
                 w.output_tokens[i] = own.output_tokens[i];
+                cached[i] = own.cached_tokens.get(i).copied().unwrap_or(0);
             }
         }
+        self.with_class_prefixes(w, cached)
+    }
+
+    /// The model a class's own stream is drawn from: its lengths and its prefix.
+    fn class_model(&self, c: &ClassDraw) -> TrafficModel {
+        TrafficModel {
+            prefix_tokens: c.prefix_tokens,
+            prefix_hit_rate: c.prefix_hit_rate,
+            ..self.one_class(c.prompt, c.output)
+        }
+    }
+
+    /// `w` with each request's cached prefix tokens (`cached`, drawn in its class's
+    /// stream) and the prefixes they hold: one pinned segment per class prefix, cached
+    /// from the start, as the typed hit rate of one class holds its one prefix. Nothing
+    /// when no class caches a prefix.
+    fn with_class_prefixes(&self, mut w: Workload, cached: Vec<u32>) -> Workload {
+        if !self.classes.iter().any(ClassDraw::caches) {
+            w.cached_tokens = Vec::new();
+            w.sharing = None;
+            return w;
+        }
+        let n = cached.len();
+        let segments = self
+            .classes
+            .iter()
+            .map(|c| c.prefix_segment + 1)
+            .max()
+            .unwrap_or(1);
+        let mut pinned: Vec<(u32, u32)> = Vec::new();
+        for c in self.classes.iter().filter(|c| c.caches()) {
+            match pinned.iter_mut().find(|(s, _)| *s == c.prefix_segment) {
+                Some(p) => p.1 = p.1.max(c.prefix_tokens),
+                None => pinned.push((c.prefix_segment, c.prefix_tokens)),
+            }
+        }
+        pinned.sort_unstable();
+        let mut s = Sharing {
+            segments: segments + n as u32,
+            block_tokens: 1,
+            pinned,
+            preloaded: Vec::new(),
+            start: Vec::with_capacity(n + 1),
+            items: Vec::new(),
+            replies_cached: false,
+            own_base: segments,
+            sessions_from: segments,
+        };
+        s.start.push(0);
+        for (i, &t) in cached.iter().enumerate() {
+            if t > 0 {
+                let seg = self.classes[w.class[i] as usize].prefix_segment;
+                s.items.push((seg, t));
+            }
+            s.start.push(s.items.len() as u32);
+        }
+        w.cached_tokens = cached;
+        w.sharing = Some(s);
         w
     }
 
@@ -522,7 +597,7 @@ impl TrafficModel {
         let mut all: Vec<(f64, u8, u32, u32, u32)> = Vec::with_capacity(n * self.classes.len());
         for (k, c) in self.classes.iter().enumerate() {
             let stream = seed.wrapping_add((k as u64 + 1).wrapping_mul(CLASS_STREAM));
-            let mut own = self.one_class(c.prompt, c.output);
+            let mut own = self.class_model(c);
             own.arrival = c.arrival.unwrap_or(self.arrival);
             own.rate_rps = self.rate_rps * c.share;
             for s in &mut own.rate_steps {
@@ -542,14 +617,15 @@ impl TrafficModel {
         }
         all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         all.truncate(n);
-        Workload {
+        let w = Workload {
             arrival_s: all.iter().map(|r| r.0).collect(),
             prompt_tokens: all.iter().map(|r| r.2).collect(),
             output_tokens: all.iter().map(|r| r.3).collect(),
-            cached_tokens: all.iter().map(|r| r.4).collect(),
+            cached_tokens: Vec::new(),
             class: all.iter().map(|r| r.1).collect(),
             sharing: None,
-        }
+        };
+        self.with_class_prefixes(w, all.iter().map(|r| r.4).collect())
     }
 
     /// Generates `n` requests from `rng`.
@@ -1111,6 +1187,9 @@ mod tests {
             prompt: LengthSpec::ARTICLE_PROMPT,
             output: LengthSpec::ARTICLE_OUTPUT,
             arrival,
+            prefix_tokens: 0,
+            prefix_hit_rate: 0.0,
+            prefix_segment: 0,
         };
         m.classes = vec![class(0.7, None), class(0.3, Some(Arrival::Constant))];
         let w = m.generate_seeded(20_000, 5);
@@ -1147,6 +1226,74 @@ mod tests {
             plain.arrival_s,
             model(10.0).generate_seeded(2_000, 5).arrival_s
         );
+    }
+
+    #[test]
+    fn each_class_caches_its_own_prefix() {
+        // An agent class whose 1,000-token prefix is always cached, a chat class that
+        // shares the plan's 200-token system prompt half the time, and batch work with
+        // none: each hit holds its class's segment, pinned from the start.
+        let mut m = model(10.0);
+        let class = |share, tokens, rate, segment| ClassDraw {
+            share,
+            prompt: LengthSpec::ARTICLE_PROMPT,
+            output: LengthSpec::ARTICLE_OUTPUT,
+            arrival: None,
+            prefix_tokens: tokens,
+            prefix_hit_rate: rate,
+            prefix_segment: segment,
+        };
+        m.classes = vec![
+            class(0.3, 1000, 1.0, 1),
+            class(0.5, 200, 0.5, 0),
+            class(0.2, 0, 0.0, 0),
+        ];
+        let w = m.generate_seeded(4_000, 9);
+        let s = w.sharing.as_ref().expect("prefixes shared");
+        assert_eq!(s.pinned, vec![(0, 200), (1, 1000)]);
+        assert_eq!(s.own_base, 2);
+        let mut hits = [0usize; 3];
+        let mut count = [0usize; 3];
+        for i in 0..4_000 {
+            let k = w.class[i] as usize;
+            count[k] += 1;
+            let path = &s.items[s.start[i] as usize..s.start[i + 1] as usize];
+            let c = w.cached_tokens[i];
+            match k {
+                0 => {
+                    assert_eq!(c, 1000.min(w.prompt_tokens[i] - 1), "agent {i}");
+                    assert_eq!(path, &[(1, c)]);
+                }
+                1 => assert!(c == 0 || c == 200.min(w.prompt_tokens[i] - 1)),
+                _ => assert_eq!(c, 0, "batch caches nothing"),
+            }
+            if c > 0 {
+                hits[k] += 1;
+                assert_eq!(path.len(), 1);
+            }
+        }
+        let chat = hits[1] as f64 / count[1] as f64;
+        assert!((chat - 0.5).abs() < 0.05, "chat hit rate {chat}");
+        // The same with its own arrivals for batch: the prefixes follow the merge.
+        m.classes[2].arrival = Some(Arrival::Constant);
+        let merged = m.generate_seeded(4_000, 9);
+        let s = merged.sharing.as_ref().expect("prefixes shared");
+        for i in 0..4_000 {
+            let c = merged.cached_tokens[i];
+            let path = &s.items[s.start[i] as usize..s.start[i + 1] as usize];
+            match merged.class[i] {
+                0 => assert_eq!(path, &[(1, c)]),
+                2 => assert_eq!(c, 0),
+                _ => {}
+            }
+        }
+        // No class caching: no prefixes at all, as before.
+        for c in &mut m.classes {
+            c.prefix_hit_rate = 0.0;
+            c.arrival = None;
+        }
+        let none = m.generate_seeded(1_000, 9);
+        assert!(none.sharing.is_none() && none.cached_tokens.is_empty());
     }
 
     #[test]

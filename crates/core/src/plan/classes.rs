@@ -53,6 +53,20 @@ pub struct TrafficClass {
     /// rate; `None`: its requests are drawn by share from the plan's one stream.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arrival: Option<Arrival>,
+    /// Its own cached prompt prefix (an agent's tool definitions, a long system prompt),
+    /// held once in KV memory for the class; `None`: the plan's prefix, if any, shared
+    /// with the other classes that keep it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<ClassPrefix>,
+}
+
+/// A class's own cached prompt prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ClassPrefix {
+    /// Tokens a hit skips [tokens].
+    pub tokens: u32,
+    /// Probability that a request finds it cached [0..1].
+    pub hit_rate: f64,
 }
 
 impl Default for TrafficClass {
@@ -65,6 +79,7 @@ impl Default for TrafficClass {
             output: None,
             slo: None,
             arrival: None,
+            prefix: None,
         }
     }
 }
@@ -73,6 +88,8 @@ impl Default for TrafficClass {
 /// beside the fields' flag names (`ttft=0.5` as well as `ttft-slo=0.5`).
 const CLASS_FIELDS: &[(&str, &[&str])] = &[
     ("traffic.arrival.cv", &["cv"]),
+    ("traffic.prefix_tokens", &[]),
+    ("traffic.prefix_hit_rate", &[]),
     ("slo.ttft_s", &["ttft"]),
     ("slo.tpot_s", &["tpot"]),
     ("slo.e2e_s", &["e2e"]),
@@ -138,6 +155,10 @@ impl Plan {
             }
             if let Some(a) = c.arrival {
                 p.traffic.arrival = a;
+            }
+            if let Some(x) = c.prefix {
+                p.traffic.prefix_tokens = x.tokens;
+                p.traffic.prefix_hit_rate = x.hit_rate;
             }
         }
         p
@@ -226,10 +247,10 @@ impl Plan {
             ));
         }
         let t = &self.traffic;
-        if t.sharing.is_some() || t.prefix_tokens > 0 || t.prefix_hit_rate > 0.0 {
+        if t.sharing.is_some() {
             return Err(err(
                 "classes",
-                "cannot be mixed with shared prompt prefixes: the prefix cache is modelled for one class of traffic; remove the classes or the prefix settings".into(),
+                "cannot be mixed with a prefix structure (shared documents, multi-turn sessions): the classes share prefixes as a cached prefix and its hit rate, the plan's or each class's own (prefix-tokens, prefix-hit-rate); remove the classes or the prefix structure".into(),
             ));
         }
         if t.prompt.dist == LengthDist::Trace || t.output.dist == LengthDist::Trace {
@@ -484,6 +505,10 @@ pub fn parse_class_line(plan: &Plan, text: &str) -> Result<(TrafficClass, Option
     class.output = touched("traffic.output.").then_some(p.traffic.output);
     class.slo = touched("slo.").then(|| p.slo.clone());
     class.arrival = (arrival.is_some() || cv_given).then_some(p.traffic.arrival);
+    class.prefix = touched("traffic.prefix_").then_some(ClassPrefix {
+        tokens: p.traffic.prefix_tokens,
+        hit_rate: p.traffic.prefix_hit_rate,
+    });
     let mut check = plan.clone();
     check.classes = vec![class.clone()];
     check.check_class(0).map_err(|e| e.message)?;
@@ -589,6 +614,7 @@ pub fn class_text(plan: &Plan, class: &TrafficClass) -> String {
             Some("prompt") => class.prompt.is_some(),
             Some("output") => class.output.is_some(),
             Some("arrival") => class.arrival.is_some(),
+            Some("prefix_tokens" | "prefix_hit_rate") => class.prefix.is_some(),
             _ => class.slo.is_some(),
         };
         let (Some(a), true) = (f.access, owned) else {
@@ -668,6 +694,40 @@ mod tests {
             let e = parse_class(&plan, text).expect_err(text);
             assert!(e.contains(words), "{text}: {e}");
         }
+        // And its own prefix: both keys, held together.
+        let c = parse_class(
+            &plan,
+            "agent:share=0.3,prefix-tokens=3000,prefix-hit-rate=0.9",
+        )
+        .expect("a prefix");
+        assert_eq!(
+            c.prefix,
+            Some(ClassPrefix {
+                tokens: 3000,
+                hit_rate: 0.9
+            })
+        );
+        assert_eq!(
+            parse_class(&plan, &class_text(&plan, &c)).expect("its text"),
+            c
+        );
+        // The plan's cached prefix mixes with classes; a prefix structure does not.
+        let mut typed = plan.clone();
+        typed.traffic.prefix_tokens = 500;
+        typed.traffic.prefix_hit_rate = 0.5;
+        typed.classes = vec![parse_class(&plan, "a:share=0.5").expect("a"), c.clone()];
+        typed.classes[1].share = 0.5;
+        typed.validate().expect("typed prefixes mix with classes");
+        let mut structured = typed.clone();
+        structured.traffic.prefix_tokens = 0;
+        structured.traffic.prefix_hit_rate = 0.0;
+        structured.traffic.sharing = Some(crate::plan::PrefixModel::default());
+        let e = structured.validate().expect_err("a prefix structure");
+        assert!(
+            e.message
+                .contains("cannot be mixed with a prefix structure"),
+            "{e}"
+        );
         let mut closed = plan.clone();
         closed.traffic.arrival = Arrival::Closed {
             concurrency: 8,
