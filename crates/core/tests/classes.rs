@@ -161,13 +161,19 @@ fn bad_classes_are_refused_in_words() {
     assert!(sum.contains("add up to 0.9 (chat 0.7, batch 0.2)"), "{sum}");
     assert!(with(vec![class("chat", 0.5), class("chat", 0.5)]).contains("names two classes"));
     assert!(with(vec![class("chat", 1.0)]).contains("at least 2 classes"));
+    // A cached prefix (the plan's, or a class's own) mixes with classes; a prefix
+    // structure does not.
     let mut q = p.clone();
     q.traffic.prefix_tokens = 100;
     q.traffic.prefix_hit_rate = 0.5;
     q.classes = vec![class("a", 0.5), class("b", 0.5)];
+    q.validate().expect("a typed prefix with classes");
+    q.traffic.prefix_tokens = 0;
+    q.traffic.prefix_hit_rate = 0.0;
+    q.traffic.sharing = Some(goodput_core::plan::PrefixModel::default());
     assert!(q
         .validate()
         .expect_err("refused")
         .to_string()
-        .contains("shared prompt prefixes"));
+        .contains("cannot be mixed with a prefix structure"));
 }
