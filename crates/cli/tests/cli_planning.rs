@@ -655,12 +655,24 @@ fn traffic_classes_on_the_command_line() {
         json(&goodput(&line))
     };
     let (cold, cached) = (agent(""), agent(",prefix-tokens=3000,prefix-hit-rate=0.9"));
+    // The plan's own cached prefix, which chat keeps, mixes in too.
+    let mut both = vec!["plan", "--json", "--no-sweep", "--prefix-tokens", "500"];
+    both.extend(["--prefix-hit-rate", "0.9"]);
+    both.extend(QUICK);
+    both.extend([
+        "--class",
+        "chat:share=0.7",
+        "--class",
+        "agent:share=0.3,input-len-median=4000,input-len-max=16000,prefix-tokens=3000,prefix-hit-rate=0.9",
+    ]);
+    let both = json(&goodput(&both));
     assert!(
         g(&cached) > 1.3 * g(&cold),
         "{} against {}",
         g(&cached),
         g(&cold)
     );
+    assert!(g(&both) > g(&cached), "{} against {}", g(&both), g(&cached));
     assert!(
         cached["assumptions"].to_string().contains(
             "Traffic class agent: 30% of requests, priority 0, its own prefix: a 3,000-token prefix cached for 90% of requests;"

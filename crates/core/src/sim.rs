@@ -411,10 +411,17 @@ impl SimConfigOf for SimConfig {
             if !(tr.classes.iter().all(|c| positive(c.share)) && whole) {
                 return cfg_err("traffic.classes", "shares must be positive and add up to 1");
             }
-            if !tr.prefix.is_none() || tr.prefix_hit_rate > 0.0 {
+            if !tr.prefix.is_none() {
                 return cfg_err(
                     "traffic.classes",
-                    "cannot be mixed with shared prompt prefixes",
+                    "cannot be mixed with a prefix structure (shared documents, sessions)",
+                );
+            }
+            let rate_ok = |r: f64| (0.0..=1.0).contains(&r);
+            if !tr.classes.iter().all(|c| rate_ok(c.prefix_hit_rate)) {
+                return cfg_err(
+                    "traffic.classes",
+                    "a class's prefix hit rate must be in [0, 1]",
                 );
             }
             if !self.classes.iter().all(|c| c.target_above_plan.is_finite()) {
