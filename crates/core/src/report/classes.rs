@@ -261,7 +261,9 @@ impl Dedicated {
             })
             .collect();
         let saving = usd_difference(self.cost_per_month_usd, self.shared_cost_per_month_usd);
-        let verdict = if self.saving_per_month_usd >= 0.0 {
+        let verdict = if saving == 0.0 {
+            "Sharing costs the same".to_string()
+        } else if self.saving_per_month_usd >= 0.0 {
             format!("Sharing saves {} a month", usd(saving))
         } else {
             format!("Sharing costs {} a month more", usd(-saving))

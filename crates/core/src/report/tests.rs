@@ -668,3 +668,43 @@ fn a_replica_over_stages_or_experts_is_stated_beside_its_tensor_parallel_degree(
         .iter()
         .all(|a| a.path != "hardware.pp_degree" && a.path != "hardware.ep_degree"));
 }
+
+#[test]
+fn shared_and_dedicated_pools_at_one_cost_say_so() {
+    use crate::report::classes::{Dedicated, DedicatedPool};
+    let pool = |name: &str| DedicatedPool {
+        name: name.into(),
+        goodput_rps: 10.0,
+        replicas_total: 2,
+        gpus_total: 2,
+        cost_per_month_usd: 3650.0,
+        error: None,
+    };
+    let mut d = Dedicated {
+        pools: vec![pool("chat"), pool("agent")],
+        gpus_total: 4,
+        cost_per_month_usd: 7300.0,
+        shared_gpus_total: 4,
+        shared_cost_per_month_usd: 7300.0,
+        saving_per_month_usd: 0.0,
+    };
+    assert!(
+        d.words().ends_with("Sharing costs the same."),
+        "{}",
+        d.words()
+    );
+    d.shared_cost_per_month_usd = 5475.0;
+    d.saving_per_month_usd = 1825.0;
+    assert!(
+        d.words().ends_with("Sharing saves $1,825 a month."),
+        "{}",
+        d.words()
+    );
+    d.shared_cost_per_month_usd = 9125.0;
+    d.saving_per_month_usd = -1825.0;
+    assert!(
+        d.words().ends_with("Sharing costs $1,825 a month more."),
+        "{}",
+        d.words()
+    );
+}
