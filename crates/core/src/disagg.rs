@@ -130,14 +130,14 @@ pub struct PoolModel {
 }
 
 impl PoolModel {
-    fn of(plan: &Plan, gpu: &str, layout: Layout) -> PoolModel {
-        let p = pool_plan(plan, gpu, layout);
+    /// The pool of instances that run `p` ([`pool_plan`]).
+    fn of(p: &Plan) -> PoolModel {
         PoolModel {
             gpu: p.hardware.preset.clone(),
-            layout,
+            layout: Layout::of(p),
             gpu_hour_usd: p.hardware.gpu_hour_usd,
-            kv_capacity_tokens: crate::analytic::kv_capacity_tokens(&p),
-            step: StepModel::from_plan(&p),
+            kv_capacity_tokens: crate::analytic::kv_capacity_tokens(p),
+            step: StepModel::from_plan(p),
         }
     }
 
@@ -225,9 +225,10 @@ impl DisaggConfig {
         let mut traffic = base.traffic;
         traffic.arrival = traffic.arrival.open_loop();
         traffic.max_concurrency = None;
+        let [pp, dp] = spec.pool_plans(plan);
         Ok(DisaggConfig {
-            prefill: PoolModel::of(plan, &spec.prefill.gpu, spec.prefill.layout()),
-            decode: PoolModel::of(plan, &spec.decode.gpu, spec.decode.layout()),
+            prefill: PoolModel::of(&pp),
+            decode: PoolModel::of(&dp),
             prefill_budget_tokens: spec.prefill.max_num_batched_tokens,
             decode_max_num_seqs: spec.decode.max_num_seqs,
             decode_kv: match plan.engine.kv_policy {
@@ -237,7 +238,7 @@ impl DisaggConfig {
             },
             model: plan.model.clone(),
             kv_link: spec.kv_link,
-            kv_routes: spec.routes(plan),
+            kv_routes: spec.routes_between(&plan.model, &pp.hardware, &dp.hardware),
             router: spec.router,
             traffic,
             slo: base.slo,

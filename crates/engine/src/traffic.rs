@@ -668,10 +668,16 @@ impl TrafficModel {
     /// [`TrafficModel::generate_seeded`] without the lead-in.
     fn generate_seeded_at_rate(&self, n: usize, seed: u64) -> Workload {
         if !self.classes.is_empty() {
+            let first = Rng::new(seed).next_u64();
+            // Classes of their own arrivals draw their own streams: the one stream is not
+            // needed.
+            if self.classes.iter().any(|c| c.arrival.is_some()) {
+                return self.merged(n, first);
+            }
             let w = self
                 .one_class(self.prompt, self.output)
                 .generate_seeded(n, seed);
-            return self.mixed(w, Rng::new(seed).next_u64());
+            return self.mixed(w, first);
         }
         if self.stepped() || !self.trace.is_empty() {
             return self.generate_at_rate(n, &mut Rng::new(seed));

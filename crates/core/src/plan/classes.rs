@@ -423,13 +423,10 @@ pub fn parse_class_line(plan: &Plan, text: &str) -> Result<(TrafficClass, Option
                 .ok_or_else(|| format!("class '{name}': {key} must be {what}, got '{value}'"))
         };
         match key {
-            "share" if seen.contains(&"peak") => {
+            "share" | "peak" if seen.contains(&"share") && seen.contains(&"peak") => {
                 return Err(format!("class '{name}': give a share or a peak, not both"))
             }
             "share" => class.share = number("a number in (0, 1]")?,
-            "peak" if seen.contains(&"share") => {
-                return Err(format!("class '{name}': give a share or a peak, not both"))
-            }
             "arrival" => {
                 if !matches!(value, "poisson" | "gamma" | "constant") {
                     return Err(format!(
@@ -521,6 +518,11 @@ fn peak_check(x: f64) -> Result<(), String> {
     row.check(x).map_err(|e| e.message)
 }
 
+/// The classes' peaks added up, `total`, as the plan's peak: within its range.
+fn total_check(total: f64) -> Result<(), String> {
+    peak_check(total).map_err(|e| format!("the classes' peaks add up to {total} req/s, which {e}"))
+}
+
 /// The classes of `texts` (one [`parse_class_line`] each) and, when they give their own
 /// peaks, the plan's peak, their sum: each class's share is then its peak over the sum.
 /// Either every class gives a peak or none does.
@@ -553,8 +555,7 @@ pub fn classes_from_lines(
         ));
     }
     let total: f64 = lines.iter().filter_map(|(_, p)| *p).sum();
-    peak_check(total)
-        .map_err(|e| format!("the classes' peaks add up to {total} req/s, which {e}"))?;
+    total_check(total)?;
     let classes = lines
         .into_iter()
         .map(|(c, p)| TrafficClass {
@@ -581,8 +582,7 @@ pub fn with_class_peak(
     };
     *slot = peak;
     let total: f64 = peaks.iter().sum();
-    peak_check(total)
-        .map_err(|e| format!("the classes' peaks add up to {total} req/s, which {e}"))?;
+    total_check(total)?;
     let mut classes = plan.classes.clone();
     classes[k] = class;
     for (c, p) in classes.iter_mut().zip(&peaks) {

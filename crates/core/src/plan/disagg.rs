@@ -233,13 +233,6 @@ impl Default for KvLink {
     }
 }
 
-impl KvLink {
-    /// Time to move `bytes` over the link as given: latency + bytes / bandwidth [s].
-    pub fn transfer_time_s(&self, bytes: f64) -> f64 {
-        self.latency_s + bytes / self.bandwidth_bytes_per_s
-    }
-}
-
 /// What a KV transfer rides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -410,18 +403,28 @@ impl DisaggSpec {
             ["disagg.decode.pp_degree", "disagg.decode.ep_degree"],
             "decode instance",
         )?;
-        self.check_fit(plan, "disagg.prefill.gpu", &p.gpu, p.layout(), false)?;
-        self.check_fit(plan, "disagg.decode.gpu", &d.gpu, d.layout(), true)?;
-        self.check_network(plan)
+        let [pp, dp] = self.pool_plans(plan);
+        check_fit(plan, "disagg.prefill.gpu", &pp, false)?;
+        check_fit(plan, "disagg.decode.gpu", &dp, true)?;
+        self.check_network([(&pp, "prefill"), (&dp, "decode")])
     }
 
-    /// A link from the network needs the pools' GPUs to name their scale-out network.
-    fn check_network(&self, plan: &Plan) -> Result<(), PlanError> {
+    /// The plan one instance of each pool runs, prefill then decode ([`pool_plan`]).
+    pub fn pool_plans(&self, plan: &Plan) -> [Plan; 2] {
+        [
+            pool_plan(plan, &self.prefill.gpu, self.prefill.layout()),
+            pool_plan(plan, &self.decode.gpu, self.decode.layout()),
+        ]
+    }
+
+    /// A link from the network needs the pools' GPUs (their instances' plans, named) to
+    /// name their scale-out network.
+    fn check_network(&self, pools: [(&Plan, &str); 2]) -> Result<(), PlanError> {
         if self.kv_link.source != KvLinkSource::Network {
             return Ok(());
         }
-        for (gpu, pool) in [(&self.prefill.gpu, "prefill"), (&self.decode.gpu, "decode")] {
-            let h = pool_plan(plan, gpu, Layout::of(plan)).hardware;
+        for (p, pool) in pools {
+            let h = &p.hardware;
             if h.scaleout_bytes_per_s <= 0.0 {
                 return Err(err(
                     "disagg.kv_link.source",
@@ -439,6 +442,17 @@ impl DisaggSpec {
 
     /// The routes this plan's KV transfers take ([`KvRoutes::at`] for a deployment).
     pub fn routes(&self, plan: &Plan) -> KvRoutes {
+        let [pp, dp] = self.pool_plans(plan);
+        self.routes_between(&plan.model, &pp.hardware, &dp.hardware)
+    }
+
+    /// [`DisaggSpec::routes`] from the pools' instances' hardware.
+    pub fn routes_between(
+        &self,
+        model: &ModelSpec,
+        ph: &super::HardwareSpec,
+        dh: &super::HardwareSpec,
+    ) -> KvRoutes {
         let (pl, dl) = (self.prefill.layout(), self.decode.layout());
         let gpus = (pl.gpus(), dl.gpus());
         let link = self.kv_link;
@@ -455,9 +469,7 @@ impl DisaggSpec {
                 gpus,
             };
         }
-        let ph = pool_plan(plan, &self.prefill.gpu, pl).hardware;
-        let dh = pool_plan(plan, &self.decode.gpu, dl).hardware;
-        let lanes = kv_shards(&plan.model, pl).min(kv_shards(&plan.model, dl));
+        let lanes = kv_shards(model, pl).min(kv_shards(model, dl));
         let route = |over, lane: f64| KvRoute {
             over,
             lanes,
@@ -474,53 +486,46 @@ impl DisaggSpec {
         let near = same_gpu.then(|| (route(KvLinkKind::NvLink, nvlink), ph.gpus_per_node));
         KvRoutes { far, near, gpus }
     }
+}
 
-    /// The weights must fit a pool's instance; a decode instance (with a KV policy) must
-    /// also hold one request of maximum length.
-    fn check_fit(
-        &self,
-        plan: &Plan,
-        field: &'static str,
-        gpu: &str,
-        layout: Layout,
-        decode: bool,
-    ) -> Result<(), PlanError> {
-        let pool = pool_plan(plan, gpu, layout);
-        let cap = pool.kv_capacity_tokens();
-        let longest = plan.traffic.prompt.max as f64 + plan.traffic.output.max as f64;
-        let needs = if decode && plan.engine.kv_policy != KvPolicy::None {
-            longest
-        } else {
-            1.0
-        };
-        if cap >= needs {
-            return Ok(());
-        }
-        let h = &pool.hardware;
-        let usable =
-            layout.gpus() as f64 * (h.memory_bytes * h.mem_utilization - h.runtime_reserve_bytes());
-        let pool_name = if decode { "decode" } else { "prefill" };
-        let shape = layout.words(&h.preset);
-        Err(err(
-            field,
-            if cap < 1.0 {
-                format!(
-                    "the {pool_name} pool's {} × {shape} offers {:.1} GB but the weights need {:.1} GB \
-                     ({:.1} GB a GPU): choose a larger GPU or more GPUs per instance",
-                    h.preset,
-                    usable / 1e9,
-                    pool.weight_bytes_stored() / 1e9,
-                    pool.weight_bytes_per_gpu() / 1e9
-                )
-            } else {
-                format!(
-                    "the {pool_name} pool's {} × {shape} holds {:.0} KV tokens, fewer than one request of \
-                     maximum length ({longest:.0} tokens): choose a larger GPU or more GPUs per instance",
-                    h.preset, cap
-                )
-            },
-        ))
+/// The weights must fit a pool's instance (`pool`, its plan); a decode instance (with a
+/// KV policy) must also hold one request of maximum length.
+fn check_fit(plan: &Plan, field: &'static str, pool: &Plan, decode: bool) -> Result<(), PlanError> {
+    let layout = Layout::of(pool);
+    let cap = pool.kv_capacity_tokens();
+    let longest = plan.traffic.prompt.max as f64 + plan.traffic.output.max as f64;
+    let needs = if decode && plan.engine.kv_policy != KvPolicy::None {
+        longest
+    } else {
+        1.0
+    };
+    if cap >= needs {
+        return Ok(());
     }
+    let h = &pool.hardware;
+    let usable =
+        layout.gpus() as f64 * (h.memory_bytes * h.mem_utilization - h.runtime_reserve_bytes());
+    let pool_name = if decode { "decode" } else { "prefill" };
+    let shape = layout.words(&h.preset);
+    Err(err(
+        field,
+        if cap < 1.0 {
+            format!(
+                "the {pool_name} pool's {} × {shape} offers {:.1} GB but the weights need {:.1} GB \
+                 ({:.1} GB a GPU): choose a larger GPU or more GPUs per instance",
+                h.preset,
+                usable / 1e9,
+                pool.weight_bytes_stored() / 1e9,
+                pool.weight_bytes_per_gpu() / 1e9
+            )
+        } else {
+            format!(
+                "the {pool_name} pool's {} × {shape} holds {:.0} KV tokens, fewer than one request of \
+                 maximum length ({longest:.0} tokens): choose a larger GPU or more GPUs per instance",
+                h.preset, cap
+            )
+        },
+    ))
 }
 
 fn check_gpu(field: &'static str, id: &str) -> Result<(), PlanError> {
