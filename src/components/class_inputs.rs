@@ -2,27 +2,66 @@
 //! the peak, lengths, objectives and priority. Each class is edited as its line of
 //! text, the same `name:key=value,...` the command line's `--class` takes, read by the
 //! core's own parser; a line it refuses leaves the plan as it was and says why. Splitting
-//! the traffic into classes, adding and removing one are undoable steps. Under the
-//! inputs, each class at the planned rate and the class that binds, from the report.
+//! the traffic into classes, adding and removing one are undoable steps. A class may
+//! replay a trace of its own, read from a file here: its line then names the file, and
+//! the import is undoable too. Under the inputs, each class at the planned rate and the
+//! class that binds, from the report.
 
-use goodput_core::format::{latency, percent_tenths, percent_whole, rps, usd};
+use goodput_core::format::{latency, percent_tenths, percent_whole, rps, thousands, usd};
 use goodput_core::plan::classes::{
-    class_keys, class_text, parse_class, parse_class_line, with_class_peak, TrafficClass,
+    class_keys, class_text, parse_class, parse_class_line, with_class_peak, ClassReplay,
+    TrafficClass,
 };
+use goodput_core::plan::TraceRow;
 use goodput_core::Plan;
 use leptos::prelude::*;
+use leptos::task::spawn_local;
+use web_sys::File;
 
 use crate::compute::{Phase, RunController};
 use crate::hooks::use_report::use_report;
 use crate::state::PlanState;
 
 /// The plan paths whose problems show under the classes.
-const PATHS: [&str; 4] = [
+const PATHS: [&str; 5] = [
     "classes",
     "classes.share",
     "classes.name",
     "classes.priority",
+    "classes.replay",
 ];
+
+/// The rows a class's line may name with `replay=FILE` in the page: those of the trace
+/// the class already replays, read from its file; any other name is refused, since the
+/// page reads files only when they are chosen.
+fn kept_rows(old: Option<&TrafficClass>, source: &str) -> Result<Vec<TraceRow>, String> {
+    match old.and_then(|c| c.replay.as_ref()) {
+        Some(r) if r.source == source => Ok(r.rows.clone()),
+        _ => Err(format!(
+            "{source} is not the trace this class replays; choose the file with the class's 'Replay a trace' button"
+        )),
+    }
+}
+
+/// `class` replaying `rows` of `source`: its own arrivals and lengths give way to the
+/// trace's.
+pub fn with_replay(class: &TrafficClass, source: &str, rows: Vec<TraceRow>) -> TrafficClass {
+    TrafficClass {
+        replay: Some(ClassReplay::new(source, rows)),
+        arrival: None,
+        prompt: None,
+        output: None,
+        ..class.clone()
+    }
+}
+
+/// A class trace's import: which class, and the bytes read of all, or what came of it.
+#[derive(Debug, Clone, PartialEq)]
+enum Reading {
+    Progress(usize, f64, f64),
+    Done(usize, String),
+    Failed(usize, String),
+}
 
 /// The two classes a plan of one class splits into: its own traffic as interactive
 /// chat (70%, served first, the plan's objectives), and batch work (30%, served after,
@@ -120,7 +159,8 @@ pub fn ClassInputs() -> impl IntoView {
         added.set(None);
         // A class's own peak sets every share and the plan's peak: the other classes
         // keep their own peaks.
-        let line = parse_class_line(&plan, &text).and_then(|(c, peak)| match peak {
+        let read = |source: &str| kept_rows(plan.classes.get(k), source);
+        let line = parse_class_line(&plan, &text, &read).and_then(|(c, peak)| match peak {
             None => Ok((c, None)),
             Some(r) => with_class_peak(&plan, k, c.clone(), r).map(|at| (c, Some(at))),
         });
@@ -158,6 +198,77 @@ pub fn ClassInputs() -> impl IntoView {
     let peak = move || report.with(|r| r.as_ref().map(|(p, _)| p.traffic.peak_rate_rps));
     let binding = move || report.with(|r| r.as_ref().and_then(|(_, r)| r.binding_class.clone()));
     let keys = class_keys().join(", ");
+    // A class's trace being read, or what came of the last read.
+    let reading = RwSignal::new(None::<Reading>);
+    let reads = StoredValue::new(0u32);
+    let replay = move |k: usize, file: Option<File>| {
+        let Some(file) = file else { return };
+        reads.update_value(|r| *r += 1);
+        let run = reads.get_value();
+        let name = file.name();
+        reading.set(Some(Reading::Progress(k, 0.0, file.size())));
+        spawn_local(async move {
+            let out = crate::components::trace_import::summarize_file(
+                file,
+                |at, size| reading.set(Some(Reading::Progress(k, at, size))),
+                || reads.get_value() == run,
+            )
+            .await;
+            if reads.get_value() != run {
+                return;
+            }
+            let t = match out {
+                Ok(t) => t,
+                Err(e) => {
+                    reading.set(Some(Reading::Failed(
+                        k,
+                        format!("{name} was not read: {e}"),
+                    )));
+                    return;
+                }
+            };
+            let Some(class) = state.draft.with_untracked(|p| p.classes.get(k).cloned()) else {
+                return;
+            };
+            let blocks = t.replay.iter().any(|r| !r.blocks.is_empty());
+            let new = with_replay(&class, &name, t.replay);
+            let mut check = state.draft.get_untracked();
+            check.classes[k] = new.clone();
+            if let Err(e) = check.validate() {
+                reading.set(Some(Reading::Failed(k, e.message)));
+                return;
+            }
+            let rows = new.replay.as_ref().map_or(0, |r| r.rows.len());
+            let mut words = format!(
+                "{} replays {}: {} requests, in their arrival pattern at the class's share of the rate, with their lengths",
+                class.name,
+                name,
+                thousands(rows as i64)
+            );
+            if t.replay_left_out > 0 {
+                words.push_str(&format!(
+                    " ({} later rows left out)",
+                    thousands(t.replay_left_out as i64)
+                ));
+            }
+            if blocks {
+                words.push_str(
+                    "; its block ids are not used: the class caches a prefix by its hit rate",
+                );
+            }
+            words.push('.');
+            state.change("a class's trace", move |p| {
+                if let Some(slot) = p.classes.get_mut(k) {
+                    *slot = new;
+                }
+            });
+            reading.set(Some(Reading::Done(k, words)));
+        });
+    };
+    let cancel = move |_| {
+        reads.update_value(|r| *r += 1);
+        reading.set(None);
+    };
     view! {
         <fieldset class="subgroup" data-testid="group-classes" data-on=move || on.get().to_string()>
             <legend>"Traffic classes"</legend>
@@ -198,6 +309,16 @@ pub fn ClassInputs() -> impl IntoView {
                                     >
                                         "Remove"
                                     </button>
+                                    <label class="file-button">
+                                        "Replay a trace…"
+                                        <input
+                                            type="file"
+                                            accept=".csv,.jsonl,.json,.txt"
+                                            data-testid=format!("class-replay-{k}")
+                                            aria-label=format!("Trace for class {}", k + 1)
+                                            on:change:target=move |ev| replay(k, ev.target().files().and_then(|f| f.get(0)))
+                                        />
+                                    </label>
                                 </div>
                             }
                         })
@@ -215,6 +336,25 @@ pub fn ClassInputs() -> impl IntoView {
                 >
                     {move || if on.get() { "Add a class" } else { "Split into classes" }}
                 </button>
+                {move || {
+                    reading.get().map(|r| match r {
+                        Reading::Progress(k, at, size) => view! {
+                            <p class="note" data-testid="class-replay-progress">
+                                {format!("Reading class {}'s trace… ", k + 1)}
+                                <progress max="1" aria-label="Trace read"
+                                    value=(if size > 0.0 { at / size } else { 0.0 }).to_string()></progress>
+                                " "
+                                <button type="button" class="cancel" data-testid="class-replay-cancel" on:click=cancel>"Cancel"</button>
+                            </p>
+                        }.into_any(),
+                        Reading::Done(_, words) => view! {
+                            <p class="note" data-testid="class-replay-done">{words}</p>
+                        }.into_any(),
+                        Reading::Failed(_, e) => view! {
+                            <p class="error" role="alert" data-testid="class-replay-error">{e}</p>
+                        }.into_any(),
+                    })
+                }}
                 <p class="note" data-testid="class-added">
                     {move || {
                         added

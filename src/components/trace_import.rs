@@ -59,11 +59,13 @@ pub fn trace_words(t: &TraceSummary) -> String {
     s
 }
 
-async fn read(
+/// Reads `file` in slices through the core's summariser, telling `progress` the bytes
+/// read and the bytes in all after each; stops with an empty error once `wanted` says
+/// the read is no longer wanted (a newer read, or a cancel).
+pub async fn summarize_file(
     file: File,
-    run: u32,
-    stage: RwSignal<Import>,
-    runs: StoredValue<u32>,
+    progress: impl Fn(f64, f64),
+    wanted: impl Fn() -> bool,
 ) -> Result<TraceSummary, String> {
     let size = file.size();
     let mut sum = TraceSummarizer::new();
@@ -76,12 +78,12 @@ async fn read(
         let buf = JsFuture::from(part.array_buffer())
             .await
             .map_err(|_| "the file could not be read".to_string())?;
-        if runs.get_value() != run {
+        if !wanted() {
             return Err(String::new());
         }
         sum.feed(&js_sys::Uint8Array::new(&buf).to_vec());
         at = end;
-        stage.set(Import::Reading(at, size));
+        progress(at, size);
     }
     sum.finish().map_err(|e| e.to_string())
 }
@@ -98,7 +100,12 @@ pub fn TraceImport() -> impl IntoView {
         let run = runs.get_value();
         stage.set(Import::Reading(0.0, file.size()));
         spawn_local(async move {
-            let out = read(file, run, stage, runs).await;
+            let out = summarize_file(
+                file,
+                |at, size| stage.set(Import::Reading(at, size)),
+                || runs.get_value() == run,
+            )
+            .await;
             if runs.get_value() != run {
                 return;
             }

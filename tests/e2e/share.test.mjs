@@ -280,6 +280,59 @@ test('traffic classes: the page equals the CLI per class and names the binding c
   assertNoErrors(errors);
 });
 
+test('a class replays a trace of its own, read from a file in the page: the line names it, the answer is the CLI\'s, Undo takes it back', async () => {
+  // 60 requests of 2,000-token prompts in bursts of 20 at one instant, a minute apart
+  // (an Azure trace's columns).
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'goodput-class-trace-'));
+  const file = path.join(dir, 'batch-bursts.csv');
+  const rows = Array.from({ length: 60 }, (_, i) => `2023-11-16 18:0${Math.floor(i / 20)}:00.0000000,2000,300`);
+  await writeFile(file, ['TIMESTAMP,ContextTokens,GeneratedTokens', ...rows, ''].join('\n'));
+  try {
+    const link = (await runCli(['link', '--base-url', `${h.baseUrl}/`, ...SMALL, ...CLASSES])).trim();
+    const { page, errors } = await h.openPage(`/${fragmentOf(link)}&view=planner`, { waitFor: '[data-testid="run-status"]' });
+    await waitForPhase(page, 'run-status', 'done', SEARCH_TIMEOUT_MS);
+    const before = await page.inputValue('[data-testid="class-1"]');
+    const plain = await readValue(page, 'goodput-rps');
+    await page.setInputFiles('[data-testid="class-replay-1"]', file);
+    await page.waitForSelector('[data-testid="class-replay-done"]');
+    assert.equal(
+      (await page.textContent('[data-testid="class-replay-done"]')).trim(),
+      'batch replays batch-bursts.csv: 60 requests, in their arrival pattern at the class\'s share of the rate, with their lengths.',
+    );
+    // The line names the file in place of the lengths the trace now gives.
+    assert.equal(await page.inputValue('[data-testid="class-1"]'), 'batch:share=0.3,priority=1,replay=batch-bursts.csv,e2e=30,attainment=0.9');
+    await page.waitForFunction((g) => {
+      const status = document.querySelector('[data-testid="run-status"]')?.dataset.phase;
+      const cell = document.querySelector('[data-testid="goodput-rps"][data-value]');
+      return status === 'done' && cell && Number(cell.dataset.value) !== g;
+    }, plain, { timeout: SEARCH_TIMEOUT_MS });
+    const cli = await runCliJson([
+      'plan', '--link', link, '--json', '--no-sweep',
+      '--class', 'chat:share=0.7,ttft=0.5,tpot=0.025,priority=0',
+      '--class', `batch:share=0.3,e2e=30,priority=1,replay=${file}`,
+    ]);
+    assert.equal(await readValue(page, 'goodput-rps'), cli.goodput.goodput_rps, 'the page replays the rows the CLI reads');
+    assert.ok(cli.assumptions.some((s) => s.includes(`replaying its own trace ${file} (60 requests) at its share of the rate`)), cli.assumptions.join(' | '));
+    // Editing the line keeps the trace it names; another name is refused in words.
+    await page.fill('[data-testid="class-1"]', 'batch:share=0.3,priority=1,replay=other.csv,e2e=30');
+    await page.press('[data-testid="class-1"]', 'Tab');
+    await page.waitForFunction(() => document.querySelector('[data-testid="error-classes"]').textContent.includes("other.csv is not the trace this class replays; choose the file with the class's 'Replay a trace' button"));
+    await page.locator('[data-testid="group-classes"]').scrollIntoViewIfNeeded();
+    await screenshot(page, 'planner-class-trace');
+    await page.fill('[data-testid="class-1"]', 'batch:share=0.3,priority=2,replay=batch-bursts.csv,e2e=30');
+    await page.press('[data-testid="class-1"]', 'Tab');
+    await page.waitForFunction(() => document.querySelector('[data-testid="error-classes"]').textContent === '');
+    await page.waitForFunction(() => document.querySelector('[data-testid="class-1"]').value.includes('priority=2,replay=batch-bursts.csv'));
+    // Undo twice: the priority, then the trace.
+    await page.click('[data-testid="undo"]');
+    await page.click('[data-testid="undo"]');
+    await page.waitForFunction((v) => document.querySelector('[data-testid="class-1"]').value === v, before);
+    assertNoErrors(errors);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 test('hostile links show their message over the defaults, with nothing injected', async () => {
   const good = (await runCli(['link', '--base-url', `${h.baseUrl}/`])).trim();
   const payload = fragmentOf(good).slice('#p='.length);

@@ -18,7 +18,8 @@ use goodput_core::plan::fields::{
     self, by_flag, by_path, field, range_message, Field, Kind, Range,
 };
 use goodput_core::plan::{
-    Arrival, KvPolicy, LengthDist, LengthSpec, Plan, PlanError, PrefixModel, MAX_CONCURRENCY,
+    Arrival, KvPolicy, LengthDist, LengthSpec, Plan, PlanError, PrefixModel, TraceRow,
+    MAX_CONCURRENCY,
 };
 use goodput_core::presets;
 
@@ -304,7 +305,9 @@ pub fn with_plan_flags(cmd: Command, pools: bool) -> Command {
                     "A traffic class of the mix (repeat for each; replaces the plan's classes), e.g. \
                      'chat:share=0.7,ttft=0.5,tpot=0.025,priority=0'. Keys: {}. Lengths and \
                      objectives not given are the plan's; a class that gives any objective has \
-                     only those it gives. Priority 0 is admitted first",
+                     only those it gives. Priority 0 is admitted first. replay=FILE replays a \
+                     trace of the class's own (Azure, BurstGPT or Mooncake): its arrival \
+                     pattern at the class's share of the rate, and its lengths",
                     goodput_core::plan::classes::class_keys().join(", ")
                 ),
             )
@@ -742,13 +745,23 @@ impl Args {
         // Classes last: a class keeps the plan's lengths and SLO as the flags left them.
         let texts = self.positionals("class");
         if !texts.is_empty() {
+            // A class's replay=FILE, read once however many times its line is parsed.
+            let read = std::cell::RefCell::new(Vec::<(String, Vec<TraceRow>)>::new());
+            let rows = |path: &str| -> Result<Vec<TraceRow>, String> {
+                if let Some((_, r)) = read.borrow().iter().find(|(p, _)| p == path) {
+                    return Ok(r.clone());
+                }
+                let r = crate::input::summarize_file(path, None)?.replay;
+                read.borrow_mut().push((path.to_string(), r.clone()));
+                Ok(r)
+            };
             // Each line alone first, so an error names the line that has it.
             for t in &texts {
-                parse_class_line(p, t).map_err(|e| format!("--class '{t}': {e}"))?;
+                parse_class_line(p, t, &rows).map_err(|e| format!("--class '{t}': {e}"))?;
             }
             let lines: Vec<&str> = texts.iter().map(String::as_str).collect();
             let (classes, peak) =
-                classes_from_lines(p, &lines).map_err(|e| format!("--class: {e}"))?;
+                classes_from_lines(p, &lines, &rows).map_err(|e| format!("--class: {e}"))?;
             p.classes = classes;
             if let Some(total) = peak {
                 if self.given("peak-rate") && self.f64("--peak-rate") != Some(total) {

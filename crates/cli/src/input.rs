@@ -50,10 +50,14 @@ pub fn read_trace(
     path: &str,
     format: Option<TraceFormat>,
 ) -> Result<TraceSummary, String> {
-    let file =
-        std::fs::File::open(path).map_err(|e| format!("{flag}: cannot read '{path}': {e}"))?;
+    summarize_file(path, format).map_err(|e| format!("{flag}: {e}"))
+}
+
+/// [`read_trace`], its errors naming the file alone.
+pub fn summarize_file(path: &str, format: Option<TraceFormat>) -> Result<TraceSummary, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read '{path}': {e}"))?;
     let reader = std::io::BufReader::with_capacity(1 << 16, file);
-    summarize_reader(reader, format).map_err(|e| format!("{flag}: {path}: {e}"))
+    summarize_reader(reader, format).map_err(|e| format!("{path}: {e}"))
 }
 
 #[cfg(test)]

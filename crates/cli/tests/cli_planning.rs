@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{failure, goodput, goodput_env, goodput_stdin, json, stdout, TempFile};
+use common::{failure, goodput, goodput_env, goodput_stdin, json, stdout, TempDir, TempFile};
 use serde_json::Value;
 
 const ARTICLE_SWEEP: &str = "rate,attainment\n4,99%\n6,97%\n8,93%\n9,71%\n10,38%\n";
@@ -505,6 +505,81 @@ fn a_target_reads_as_the_percentage_given() {
     ]));
     assert!(text.contains("measured sweep at 57% attainment"), "{text}");
     assert!(!text.contains("99999"), "{text}");
+}
+
+/// A class replaying its own trace (`replay=FILE`): its requests arrive in the trace's
+/// pattern at its share of the rate, with the trace's lengths. The same rows in bursts
+/// give a lower goodput than evenly spaced; the report names the trace; a link carries
+/// its rows; a file that cannot be read is refused in words.
+#[test]
+fn a_class_replays_its_own_trace() {
+    let dir = TempDir::new("class-trace");
+    // 60 requests of 2,000-token prompts and 300-token replies (Azure's columns): in
+    // bursts of 20 at one instant, 20 s apart; or one a second.
+    let azure = |at: &dyn Fn(u32) -> f64| {
+        let mut s = String::from("TIMESTAMP,ContextTokens,GeneratedTokens\n");
+        for i in 0..60 {
+            let t = at(i);
+            s.push_str(&format!(
+                "2023-11-16 18:{:02}:{:02}.0000000,2000,300\n",
+                (t / 60.0) as u32,
+                (t % 60.0) as u32
+            ));
+        }
+        s
+    };
+    let bursts = dir.file("bursts.csv", &azure(&|i| f64::from(i / 20) * 20.0));
+    let even = dir.file("even.csv", &azure(&|i| f64::from(i)));
+    let plan_with = |file: &str| {
+        let mut line = vec!["plan", "--json", "--no-sweep"];
+        line.extend(QUICK);
+        let batch = format!("batch:share=0.3,ttft=2,tpot=0.05,priority=1,replay={file}");
+        line.extend(["--class", "chat:share=0.7,ttft=0.5,tpot=0.025", "--class"]);
+        line.push(&batch);
+        json(&goodput(&line))
+    };
+    let (b, e) = (plan_with(&bursts), plan_with(&even));
+    let g = |v: &serde_json::Value| v["goodput"]["goodput_rps"].as_f64().expect("goodput");
+    assert!(
+        g(&b) < 0.9 * g(&e),
+        "{} in bursts against {} even",
+        g(&b),
+        g(&e)
+    );
+    let words = b["assumptions"].to_string();
+    assert!(
+        words.contains(&format!(
+            "replaying its own trace {bursts} (60 requests) at its share of the rate"
+        )),
+        "{words}"
+    );
+    // The link holds the class's rows: decoded, the plan replays the same requests.
+    let url = stdout(&goodput(&[
+        "link",
+        "--class",
+        "chat:share=0.7",
+        "--class",
+        &format!("batch:share=0.3,replay={bursts}"),
+    ]));
+    let plan: goodput_core::Plan =
+        serde_json::from_str(&stdout(&goodput(&["decode", url.trim()]))).expect("a plan");
+    let r = plan.classes[1].replay.as_ref().expect("the class's trace");
+    assert_eq!(r.rows.len(), 60);
+    assert_eq!((r.rows[59].arrival_s - r.rows[0].arrival_s).round(), 40.0);
+    let e = failure(
+        &goodput(&[
+            "plan",
+            "--class",
+            "chat:share=0.7",
+            "--class",
+            "batch:share=0.3,replay=missing.csv",
+        ]),
+        "a missing file",
+    );
+    assert!(
+        e.contains("--class 'batch:share=0.3,replay=missing.csv': class 'batch': replay: cannot read 'missing.csv'"),
+        "{e}"
+    );
 }
 
 /// `--class`, as a user types it: `plan --json` names the binding class and reports each

@@ -862,10 +862,14 @@ pub fn class_words(plan: &Plan, k: usize) -> String {
         )
     };
     let rows = p.traffic.trace.len();
-    let mut own = if c.arrival.is_some() {
-        format!(", its own {} at its share of the rate", arrival_words(&p))
-    } else {
-        String::new()
+    let mut own = match (&c.replay, c.arrival) {
+        (Some(r), _) => format!(
+            ", replaying its own trace {} ({} requests) at its share of the rate",
+            r.source,
+            crate::format::thousands(r.rows.len() as i64)
+        ),
+        (None, Some(_)) => format!(", its own {} at its share of the rate", arrival_words(&p)),
+        (None, None) => String::new(),
     };
     if c.prefix.is_some() {
         own.push_str(&format!(", its own prefix: {}", typed_prefix_words(&p)));

@@ -318,7 +318,7 @@ pub struct TooLargeForLink {
     pub payload_bytes: usize,
     /// The plan's JSON \[bytes\].
     pub json_bytes: usize,
-    /// Rows of its trace.
+    /// Rows of its traces: the plan's and its classes'.
     pub trace_rows: usize,
 }
 
@@ -337,7 +337,7 @@ impl std::fmt::Display for TooLargeForLink {
         if self.trace_rows > 0 {
             write!(
                 f,
-                "; its trace has {} rows: share a shorter trace, or the plan as a JSON file",
+                "; its traces have {} rows: share a shorter trace, or the plan as a JSON file",
                 n(self.trace_rows)
             )
         } else {
@@ -356,7 +356,13 @@ pub fn encode_checked(plan: &Plan) -> Result<String, TooLargeForLink> {
         return Err(TooLargeForLink {
             payload_bytes: payload.len(),
             json_bytes,
-            trace_rows: plan.traffic.trace.len(),
+            trace_rows: plan.traffic.trace.len()
+                + plan
+                    .classes
+                    .iter()
+                    .filter_map(|c| c.replay.as_ref())
+                    .map(|r| r.rows.len())
+                    .sum::<usize>(),
         });
     }
     Ok(payload)

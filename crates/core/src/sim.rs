@@ -427,15 +427,28 @@ impl SimConfigOf for SimConfig {
             if !self.classes.iter().all(|c| c.target_above_plan.is_finite()) {
                 return cfg_err("classes", "attainment targets must be finite");
             }
+            // A class's replayed lengths and arrivals read its own rows, or the stream's.
             let replayed = |l: &crate::plan::LengthSpec| l.dist == crate::plan::LengthDist::Trace;
+            let rowless = tr.classes.iter().any(|c| {
+                let uses = replayed(&c.prompt)
+                    || replayed(&c.output)
+                    || c.arrival == Some(crate::plan::Arrival::Trace);
+                uses && c.trace.is_empty() && tr.trace.is_empty()
+            });
+            if rowless {
+                return cfg_err(
+                    "traffic.classes",
+                    "a class's replayed arrivals or lengths need rows",
+                );
+            }
             if tr
                 .classes
                 .iter()
-                .any(|c| replayed(&c.prompt) || replayed(&c.output))
+                .any(|c| c.trace.len() > crate::plan::MAX_TRACE_ROWS)
             {
                 return cfg_err(
                     "traffic.classes",
-                    "a class's lengths cannot be replayed from a trace",
+                    "a class's trace must have at most 100000 rows",
                 );
             }
         }
@@ -479,7 +492,9 @@ fn class_draws(plan: &Plan) -> Vec<ClassDraw> {
                 share: plan.classes[k].share,
                 prompt: p.traffic.prompt,
                 output: p.traffic.output,
-                arrival: plan.classes[k].arrival,
+                arrival: plan.classes[k]
+                    .arrives_on_its_own()
+                    .then_some(p.traffic.arrival),
                 prefix_tokens: p.traffic.prefix_tokens,
                 prefix_hit_rate: p.traffic.prefix_hit_rate,
                 // The plan's prefix is one segment the classes that keep it share.
@@ -488,6 +503,11 @@ fn class_draws(plan: &Plan) -> Vec<ClassDraw> {
                 } else {
                     0
                 },
+                trace: plan.classes[k]
+                    .replay
+                    .as_ref()
+                    .map(|r| r.rows.clone())
+                    .unwrap_or_default(),
             }
         })
         .collect()

@@ -859,6 +859,17 @@ fn parse_wall_clock(s: &str) -> Result<(f64, usize), String> {
     Ok((t, h as usize))
 }
 
+/// The prompt and output laws of requests replayed from `rows`: each row's own lengths,
+/// capped at the longest.
+pub fn replayed_lengths(rows: &[TraceRow]) -> (LengthSpec, LengthSpec) {
+    let law = |f: fn(&TraceRow) -> u32| LengthSpec {
+        dist: LengthDist::Trace,
+        min: 1,
+        max: rows.iter().map(f).max().unwrap_or(1).clamp(1, MAX_TOKENS),
+    };
+    (law(|r| r.prompt_tokens), law(|r| r.output_tokens))
+}
+
 impl TraceSummary {
     /// The plan with the trace's lengths and (for Mooncake) its prefix reuse: prompt and
     /// output become lognormals fitted in log space (median exp(mean ln x), sigma the
@@ -908,20 +919,9 @@ impl TraceSummary {
     pub fn replay_into(&self, plan: &mut Plan) -> Vec<String> {
         let rows = &self.replay;
         let t = &mut plan.traffic;
-        let longest =
-            |f: fn(&TraceRow) -> u32| rows.iter().map(f).max().unwrap_or(1).clamp(1, MAX_TOKENS);
         t.trace = rows.clone();
         t.arrival = Arrival::Trace;
-        t.prompt = LengthSpec {
-            dist: LengthDist::Trace,
-            min: 1,
-            max: longest(|r| r.prompt_tokens),
-        };
-        t.output = LengthSpec {
-            dist: LengthDist::Trace,
-            min: 1,
-            max: longest(|r| r.output_tokens),
-        };
+        (t.prompt, t.output) = replayed_lengths(rows);
         let mut changed = vec![format!(
             "requests: the trace's {} {}, replayed in its arrival pattern at the simulated rate, with their own prompt and output lengths",
             crate::format::thousands(rows.len() as i64),

@@ -63,7 +63,7 @@ pub struct LeadIn {
 }
 
 /// One traffic class's part of a mixed stream ([`TrafficModel::classes`]).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ClassDraw {
     /// Share of the requests that belong to the class [0..1]; the shares add up to 1.
     pub share: f64,
@@ -85,6 +85,10 @@ pub struct ClassDraw {
     /// prefix (the plan's), a class with a prefix of its own has its own segment.
     #[serde(default)]
     pub prefix_segment: u32,
+    /// The class's own replayed rows, sorted by arrival: its `trace` arrivals (scaled to
+    /// its share of the rate) and `trace` lengths read them. Empty: the stream's rows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trace: Vec<TraceRow>,
 }
 
 impl ClassDraw {
@@ -532,11 +536,15 @@ impl TrafficModel {
 
     /// The model a class's own stream is drawn from: its lengths and its prefix.
     fn class_model(&self, c: &ClassDraw) -> TrafficModel {
-        TrafficModel {
+        let mut m = TrafficModel {
             prefix_tokens: c.prefix_tokens,
             prefix_hit_rate: c.prefix_hit_rate,
             ..self.one_class(c.prompt, c.output)
+        };
+        if !c.trace.is_empty() {
+            m.trace.clone_from(&c.trace);
         }
+        m
     }
 
     /// `w` with each request's cached prefix tokens (`cached`, drawn in its class's
@@ -1196,6 +1204,7 @@ mod tests {
             prefix_tokens: 0,
             prefix_hit_rate: 0.0,
             prefix_segment: 0,
+            trace: Vec::new(),
         };
         m.classes = vec![class(0.7, None), class(0.3, Some(Arrival::Constant))];
         let w = m.generate_seeded(20_000, 5);
@@ -1235,6 +1244,70 @@ mod tests {
     }
 
     #[test]
+    fn a_class_replays_its_own_trace_at_its_share_of_the_rate() {
+        // 10 req/s: chat by the stream's Poisson at 6; batch replays its own rows (bursts
+        // of three a tenth of a second apart, then a pause) at 4, with their lengths.
+        let mut m = model(10.0);
+        let row = |t: f64, prompt: u32| TraceRow {
+            arrival_s: t,
+            prompt_tokens: prompt,
+            output_tokens: prompt / 10,
+            ..TraceRow::default()
+        };
+        let rows = vec![
+            row(0.0, 3000),
+            row(0.1, 3100),
+            row(0.2, 3200),
+            row(10.0, 3300),
+            row(10.1, 3400),
+            row(10.2, 3500),
+        ];
+        let traced = LengthSpec {
+            dist: LengthDist::Trace,
+            min: 1,
+            max: 3500,
+        };
+        let chat = ClassDraw {
+            share: 0.6,
+            prompt: LengthSpec::ARTICLE_PROMPT,
+            output: LengthSpec::ARTICLE_OUTPUT,
+            arrival: None,
+            prefix_tokens: 0,
+            prefix_hit_rate: 0.0,
+            prefix_segment: 0,
+            trace: Vec::new(),
+        };
+        let batch = ClassDraw {
+            share: 0.4,
+            prompt: traced,
+            output: traced,
+            arrival: Some(Arrival::Trace),
+            trace: rows.clone(),
+            ..chat.clone()
+        };
+        m.classes = vec![chat, batch];
+        let w = m.generate_seeded(10_000, 3);
+        assert!(w.arrival_s.is_sorted_by(|a, b| a <= b));
+        let batch: Vec<usize> = (0..w.class.len()).filter(|&i| w.class[i] == 1).collect();
+        // Its rows in order, lengths and all, round and round.
+        for (j, &i) in batch.iter().enumerate() {
+            let r = &rows[j % rows.len()];
+            assert_eq!(
+                (w.prompt_tokens[i], w.output_tokens[i]),
+                (r.prompt_tokens, r.output_tokens)
+            );
+        }
+        // At 4 req/s: six rows every 1.5 s, the pattern scaled (its bursts stay bursts).
+        let t: Vec<f64> = batch.iter().map(|&i| w.arrival_s[i]).collect();
+        let scale = 0.25 / (10.2 / 5.0);
+        assert!((t[1] - t[0] - 0.1 * scale).abs() < 1e-9, "{:?}", &t[..4]);
+        assert!((t[3] - t[2] - 9.8 * scale).abs() < 1e-9, "{:?}", &t[..4]);
+        assert!((t[6] - t[0] - 1.5).abs() < 1e-9, "{:?}", &t[..7]);
+        let share = batch.len() as f64 / w.class.len() as f64;
+        assert!((share - 0.4).abs() < 0.01, "{share}");
+    }
+
+    #[test]
     fn each_class_caches_its_own_prefix() {
         // An agent class whose 1,000-token prefix is always cached, a chat class that
         // shares the plan's 200-token system prompt half the time, and batch work with
@@ -1248,6 +1321,7 @@ mod tests {
             prefix_tokens: tokens,
             prefix_hit_rate: rate,
             prefix_segment: segment,
+            trace: Vec::new(),
         };
         m.classes = vec![
             class(0.3, 1000, 1.0, 1),

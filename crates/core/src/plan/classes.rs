@@ -13,12 +13,14 @@
 //! belongs to a class drawn by the shares (see `goodput_engine::traffic::ClassDraw`).
 //! A class may arrive by its own process instead (`arrival=constant`, `cv=3` for
 //! gamma): each class then arrives at its share of the rate by its own process (the
-//! plan's for a class that names none), and the streams merge by time.
+//! plan's for a class that names none), and the streams merge by time. A class may
+//! replay a trace of its own (`replay=FILE`): its arrivals are the trace's pattern at
+//! its share of the rate, and its lengths are the trace's.
 
 use serde::{Deserialize, Serialize};
 
 use super::fields::{self, Field};
-use super::{err, Arrival, LengthDist, LengthSpec, Plan, PlanError, SloSpec};
+use super::{err, Arrival, LengthDist, LengthSpec, Plan, PlanError, SloSpec, TraceRow};
 
 /// Most traffic classes one plan holds.
 pub const MAX_CLASSES: usize = goodput_engine::config::MAX_CLASSES;
@@ -58,6 +60,48 @@ pub struct TrafficClass {
     /// with the other classes that keep it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefix: Option<ClassPrefix>,
+    /// A trace of its own, replayed: its arrivals in the trace's pattern at its share of
+    /// the plan's rate, and its lengths; `None`: its arrivals and lengths are the ones
+    /// above.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ClassReplay>,
+}
+
+/// A class's own replayed trace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassReplay {
+    /// The file the rows came from, as the class's text names it (`replay=FILE`).
+    pub source: String,
+    /// The requests, in arrival order, without block ids.
+    pub rows: Vec<TraceRow>,
+}
+
+impl ClassReplay {
+    /// The rows of `source`, put in arrival order; block ids are dropped, since a class
+    /// caches a prefix by its hit rate, not by a trace's blocks.
+    pub fn new(source: &str, mut rows: Vec<TraceRow>) -> ClassReplay {
+        for r in &mut rows {
+            r.blocks = Vec::new();
+        }
+        rows.sort_by(|a, b| a.arrival_s.total_cmp(&b.arrival_s));
+        ClassReplay {
+            source: source.to_string(),
+            rows,
+        }
+    }
+}
+
+/// Longest name of a class's trace [characters].
+pub const MAX_REPLAY_SOURCE_CHARS: usize = 200;
+
+/// Reads the rows of the trace a class's `replay=FILE` names, or says why not.
+pub type ReadRows<'a> = dyn Fn(&str) -> Result<Vec<TraceRow>, String> + 'a;
+
+/// A reader for text that names no file to read: `replay=FILE` is refused.
+pub fn no_files(source: &str) -> Result<Vec<TraceRow>, String> {
+    Err(format!(
+        "{source} cannot be read here; replay a class's trace with goodput plan --class, or in the page with the class's 'Replay a trace' file"
+    ))
 }
 
 /// A class's own cached prompt prefix.
@@ -80,6 +124,7 @@ impl Default for TrafficClass {
             slo: None,
             arrival: None,
             prefix: None,
+            replay: None,
         }
     }
 }
@@ -124,7 +169,7 @@ fn class_field(key: &str) -> Option<&'static Field> {
 /// Every key a class's text takes, for help and errors: `share`, `priority`, then each
 /// field's short name or flag name.
 pub fn class_keys() -> Vec<&'static str> {
-    let mut keys = vec!["share", "peak", "priority", "arrival"];
+    let mut keys = vec!["share", "peak", "priority", "arrival", "replay"];
     for &(path, short) in CLASS_FIELDS {
         match (short.first(), fields::by_path(path).and_then(|f| f.flag)) {
             (Some(&s), _) => keys.push(s),
@@ -159,6 +204,11 @@ impl Plan {
             if let Some(x) = c.prefix {
                 p.traffic.prefix_tokens = x.tokens;
                 p.traffic.prefix_hit_rate = x.hit_rate;
+            }
+            if let Some(r) = &c.replay {
+                p.traffic.trace.clone_from(&r.rows);
+                p.traffic.arrival = Arrival::Trace;
+                (p.traffic.prompt, p.traffic.output) = crate::trace::replayed_lengths(&r.rows);
             }
         }
         p
@@ -265,7 +315,7 @@ impl Plan {
                 "cannot be mixed with disaggregated prefill and decode pools yet: size the classes on one aggregated pool".into(),
             ));
         }
-        let own = cs.iter().find(|c| c.arrival.is_some());
+        let own = cs.iter().find(|c| c.arrives_on_its_own());
         if let (Some(c), false) = (own, open_rate(t.arrival)) {
             return Err(err(
                 "classes",
@@ -306,6 +356,9 @@ impl Plan {
                 ),
             ));
         }
+        if let Some(r) = &c.replay {
+            check_replay(c, r)?;
+        }
         if let Some(a) = c.arrival.filter(|&a| !open_rate(a)) {
             return Err(err(
                 "classes.arrival",
@@ -336,9 +389,73 @@ impl Plan {
             limits: e.limits,
         };
         p.validate_fields().map_err(in_class)?;
+        if c.replay.is_some() {
+            p.validate_traffic().map_err(in_class)?;
+        }
         super::validate_length(&p.traffic.prompt, "traffic.prompt.min").map_err(in_class)?;
         super::validate_length(&p.traffic.output, "traffic.output.min").map_err(in_class)
     }
+}
+
+impl TrafficClass {
+    /// Whether the class arrives by a process of its own (its arrival, or its trace's)
+    /// rather than being picked from the plan's one stream.
+    pub fn arrives_on_its_own(&self) -> bool {
+        self.arrival.is_some() || self.replay.is_some()
+    }
+}
+
+/// A class's own trace: named so its text reads back, replacing the class's arrivals
+/// and lengths, with rows in arrival order and no block ids.
+fn check_replay(c: &TrafficClass, r: &ClassReplay) -> Result<(), PlanError> {
+    let n = r.source.chars().count();
+    if n == 0
+        || n > MAX_REPLAY_SOURCE_CHARS
+        || r.source.contains(',')
+        || r.source.chars().any(char::is_control)
+    {
+        return Err(err(
+            "classes.replay",
+            format!(
+                "class '{}': the trace's name must be 1 to {MAX_REPLAY_SOURCE_CHARS} characters without ',', got '{}'",
+                c.name, r.source
+            ),
+        ));
+    }
+    if c.arrival.is_some() || c.prompt.is_some() || c.output.is_some() {
+        return Err(err(
+            "classes.replay",
+            format!(
+                "class '{}' replays {}, which brings the class's arrivals and lengths: drop its arrival, cv and length keys, or the replay",
+                c.name, r.source
+            ),
+        ));
+    }
+    if r.rows.is_empty() {
+        return Err(err(
+            "classes.replay",
+            format!("class '{}': the trace {} has no requests", c.name, r.source),
+        ));
+    }
+    if r.rows.iter().any(|x| !x.blocks.is_empty()) {
+        return Err(err(
+            "classes.replay",
+            format!(
+                "class '{}': a class's trace cannot name its prompts' blocks; the class caches a prefix by its hit rate (prefix-tokens, prefix-hit-rate)",
+                c.name
+            ),
+        ));
+    }
+    if !r.rows.is_sorted_by(|a, b| a.arrival_s <= b.arrival_s) {
+        return Err(err(
+            "classes.replay",
+            format!(
+                "class '{}': the rows of {} must be in arrival order",
+                c.name, r.source
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Whether `a` arrives at a rate the plan sets: Poisson, gamma or constant (not a trace's
@@ -378,7 +495,7 @@ fn check_name(name: &str) -> Result<(), PlanError> {
 /// checked as [`Plan::validate`] checks it, but for its share (the shares are checked
 /// together).
 pub fn parse_class(plan: &Plan, text: &str) -> Result<TrafficClass, String> {
-    match parse_class_line(plan, text)? {
+    match parse_class_line(plan, text, &no_files)? {
         (class, None) => Ok(class),
         (class, Some(_)) => Err(format!(
             "class '{}': peak gives the class its own rate, which sets every class's share \
@@ -390,8 +507,13 @@ pub fn parse_class(plan: &Plan, text: &str) -> Result<TrafficClass, String> {
 
 /// [`parse_class`], with the class's own peak when its text gives `peak=R` (req/s)
 /// in place of a share; the share is then a placeholder, which
-/// [`classes_from_lines`] and [`with_class_peak`] set from the peaks.
-pub fn parse_class_line(plan: &Plan, text: &str) -> Result<(TrafficClass, Option<f64>), String> {
+/// [`classes_from_lines`] and [`with_class_peak`] set from the peaks. `replay=FILE`
+/// takes the rows `read` gives for `FILE`.
+pub fn parse_class_line(
+    plan: &Plan,
+    text: &str,
+    read: &ReadRows<'_>,
+) -> Result<(TrafficClass, Option<f64>), String> {
     let (name, rest) = text.split_once(':').unwrap_or((text, ""));
     let name = name.trim();
     check_name(name).map_err(|e| e.message)?;
@@ -434,6 +556,10 @@ pub fn parse_class_line(plan: &Plan, text: &str) -> Result<(TrafficClass, Option
                     ));
                 }
                 arrival = Some(value);
+            }
+            "replay" => {
+                let rows = read(value).map_err(|e| format!("class '{name}': replay: {e}"))?;
+                class.replay = Some(ClassReplay::new(value, rows));
             }
             "peak" => {
                 let x = number("a rate in req/s")?;
@@ -529,10 +655,11 @@ fn total_check(total: f64) -> Result<(), String> {
 pub fn classes_from_lines(
     plan: &Plan,
     texts: &[&str],
+    read: &ReadRows<'_>,
 ) -> Result<(Vec<TrafficClass>, Option<f64>), String> {
     let lines: Vec<(TrafficClass, Option<f64>)> = texts
         .iter()
-        .map(|t| parse_class_line(plan, t))
+        .map(|t| parse_class_line(plan, t, read))
         .collect::<Result<_, _>>()?;
     let with_peak: Vec<&str> = lines
         .iter()
@@ -603,6 +730,9 @@ pub fn class_text(plan: &Plan, class: &TrafficClass) -> String {
         format!("share={}", class.share),
         format!("priority={}", class.priority),
     ];
+    if let Some(r) = &class.replay {
+        bits.push(format!("replay={}", r.source));
+    }
     if let Some(a) = class.arrival {
         bits.push(format!("arrival={}", a.name()));
     }
@@ -642,20 +772,24 @@ mod tests {
     #[test]
     fn own_peaks_set_the_shares_and_the_plans_peak() {
         let plan = Plan::default();
-        let (classes, total) =
-            classes_from_lines(&plan, &["chat:peak=14,ttft=0.5", "batch:peak=6,e2e=60"])
-                .expect("two peaks");
+        let (classes, total) = classes_from_lines(
+            &plan,
+            &["chat:peak=14,ttft=0.5", "batch:peak=6,e2e=60"],
+            &no_files,
+        )
+        .expect("two peaks");
         assert_eq!(total, Some(20.0));
         assert_eq!(classes[0].share, 0.7);
         assert_eq!(classes[1].share, 0.3);
         // Shares alone leave the plan's peak to the plan.
-        let (_, none) = classes_from_lines(&plan, &["a:share=0.5", "b:share=0.5"]).expect("shares");
+        let (_, none) =
+            classes_from_lines(&plan, &["a:share=0.5", "b:share=0.5"], &no_files).expect("shares");
         assert_eq!(none, None);
         // One class's peak changed: the others keep theirs, the total and shares follow.
         let mut p = plan.clone();
         p.traffic.peak_rate_rps = 20.0;
         p.classes = classes;
-        let (c, peak) = parse_class_line(&p, "chat:peak=34,ttft=0.5").expect("a line");
+        let (c, peak) = parse_class_line(&p, "chat:peak=34,ttft=0.5", &no_files).expect("a line");
         assert_eq!(peak, Some(34.0));
         let (after, total) = with_class_peak(&p, 0, c, 34.0).expect("a peak");
         assert_eq!(total, 40.0);
@@ -747,5 +881,121 @@ mod tests {
         // parse_class alone cannot take a peak: it needs the other classes.
         let e = parse_class(&p, "chat:peak=34").expect_err("a peak alone");
         assert!(e.contains("give it with the other classes' lines"), "{e}");
+    }
+
+    #[test]
+    fn a_class_replays_a_trace_of_its_own() {
+        let plan = Plan::default();
+        let row = |t: f64, prompt: u32, blocks: Vec<u32>| TraceRow {
+            arrival_s: t,
+            prompt_tokens: prompt,
+            output_tokens: 50,
+            blocks,
+        };
+        // Out of order, with block ids: the class keeps the rows sorted, without them.
+        let rows = vec![row(2.0, 900, vec![]), row(0.0, 3000, vec![1, 2])];
+        let read = |name: &str| match name {
+            "code.csv" => Ok(rows.clone()),
+            _ => Err(format!("cannot read '{name}'")),
+        };
+        let (c, _) = parse_class_line(&plan, "code:share=0.4,priority=1,replay=code.csv", &read)
+            .expect("a replay");
+        let r = c.replay.as_ref().expect("its trace");
+        assert_eq!(r.source, "code.csv");
+        assert_eq!(
+            r.rows.iter().map(|x| x.prompt_tokens).collect::<Vec<_>>(),
+            vec![3000, 900]
+        );
+        assert!(r.rows.iter().all(|x| x.blocks.is_empty()));
+        // Its text names the file and reads back to the same class.
+        let text = class_text(&plan, &c);
+        assert_eq!(text, "code:share=0.4,priority=1,replay=code.csv");
+        assert_eq!(parse_class_line(&plan, &text, &read).expect("again").0, c);
+        // As the class sees the plan: the trace's arrivals and lengths, capped at its longest.
+        let mut p = plan.clone();
+        p.classes = vec![
+            parse_class(&plan, "chat:share=0.6").expect("chat"),
+            c.clone(),
+        ];
+        p.validate().expect("a plan with a replaying class");
+        let seen = p.class_plan(1);
+        assert_eq!(seen.traffic.arrival, Arrival::Trace);
+        assert_eq!(seen.traffic.trace, r.rows);
+        assert_eq!(seen.traffic.prompt.dist, LengthDist::Trace);
+        assert_eq!(seen.traffic.prompt.max, 3000);
+        assert_eq!(seen.traffic.output.max, 50);
+        assert_eq!(
+            p.class_plan(0).traffic.trace,
+            Vec::new(),
+            "chat keeps the plan's"
+        );
+        // Refused in words: a file that cannot be read, keys the trace decides, a name
+        // that would not read back, rows out of order, no rows.
+        for (text, words) in [
+            (
+                "code:replay=gone.csv",
+                "class 'code': replay: cannot read 'gone.csv'",
+            ),
+            (
+                "code:replay=code.csv,arrival=gamma",
+                "class 'code' replays code.csv, which brings the class's arrivals and lengths",
+            ),
+            (
+                "code:replay=code.csv,input-len-median=500",
+                "drop its arrival, cv and length keys, or the replay",
+            ),
+        ] {
+            let e = parse_class_line(&plan, text, &read).expect_err(text);
+            assert!(e.contains(words), "{text}: {e}");
+        }
+        let e = parse_class(&plan, "code:replay=code.csv").expect_err("no files here");
+        assert!(e.contains("code.csv cannot be read here"), "{e}");
+        for (bad, words) in [
+            (
+                ClassReplay {
+                    source: "a,b.csv".into(),
+                    rows: vec![row(0.0, 10, vec![])],
+                },
+                "characters without ','",
+            ),
+            (
+                ClassReplay {
+                    source: "x.csv".into(),
+                    rows: vec![row(1.0, 10, vec![]), row(0.0, 10, vec![])],
+                },
+                "must be in arrival order",
+            ),
+            (
+                ClassReplay {
+                    source: "x.csv".into(),
+                    rows: vec![],
+                },
+                "has no requests",
+            ),
+            (
+                ClassReplay {
+                    source: "x.csv".into(),
+                    rows: vec![row(0.0, 10, vec![1])],
+                },
+                "cannot name its prompts' blocks",
+            ),
+        ] {
+            let mut q = p.clone();
+            q.classes[1].replay = Some(bad);
+            let e = q.validate().expect_err(words);
+            assert!(e.message.contains(words), "{e}");
+        }
+        // A class's own trace arrives on its own: the plan's arrivals must have a rate.
+        let mut closed = p.clone();
+        closed.traffic.arrival = Arrival::Closed {
+            concurrency: 8,
+            think_s: 0.0,
+        };
+        let e = closed.validate().expect_err("no rate to share");
+        assert!(
+            e.message
+                .contains("class 'code' arrives by its own process"),
+            "{e}"
+        );
     }
 }
