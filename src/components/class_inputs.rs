@@ -276,7 +276,7 @@ pub fn ClassInputs() -> impl IntoView {
                 <p class="help">
                     "Several workloads on one fleet, each with its share of the peak (or its own peak, peak=req/s, which sets every share and the plan's peak), lengths, objectives and priority (0 is served first). One line per class, as "
                     <code>"goodput plan --class"</code>" takes it: "<code>"name:key=value,…"</code>
-                    ". Keys: "{keys}". What a class leaves out is the plan's; a class that gives an objective has only those it gives."
+                    ". Keys: "{keys}". What a class leaves out is the plan's; a class that gives an objective has only those it gives. “Replay a trace…” gives a class a trace's requests: their arrival pattern at the class's share of the rate, and their lengths."
                 </p>
                 {move || {
                     texts
