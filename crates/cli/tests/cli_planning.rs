@@ -582,6 +582,59 @@ fn a_class_replays_its_own_trace() {
     );
 }
 
+/// A class in multi-turn sessions of its own (an agent over a document): its turns
+/// resend the history, which the prefix cache serves; the report states the structure;
+/// a cached prefix beside it is refused.
+#[test]
+fn a_class_in_sessions_of_its_own() {
+    let agent = "agent:share=0.3,ttft=2,tpot=0.05,priority=1,sessions=16,turns=5,session-document-tokens=3000";
+    let sim = |agent: &str| {
+        let mut line = vec!["simulate", "--json", "--request-rate", "8"];
+        line.extend(["--num-requests", "1000", "--warmup-requests", "100"]);
+        line.extend([
+            "--class",
+            "chat:share=0.7,ttft=0.5,tpot=0.025",
+            "--class",
+            agent,
+        ]);
+        json(&goodput(&line))
+    };
+    let hit = |v: &Value| v["prefix_hit_rate"].as_f64().expect("a hit rate");
+    let sessions = sim(agent);
+    assert!(hit(&sessions) > 0.3, "{}", hit(&sessions));
+    let alone = sim("agent:share=0.3,ttft=2,tpot=0.05,priority=1,input-len-median=3000");
+    assert_eq!(hit(&alone), 0.0);
+    let mut line = vec!["plan", "--json", "--no-sweep"];
+    line.extend(QUICK);
+    line.extend([
+        "--class",
+        "chat:share=0.7,ttft=0.5,tpot=0.025",
+        "--class",
+        agent,
+    ]);
+    let v = json(&goodput(&line));
+    let words = v["assumptions"].to_string();
+    assert!(
+        words.contains("its own prefix caching of 16 sessions at once of 5 turns after a 3,000-token document, interleaved, replies cached"),
+        "{words}"
+    );
+    assert_eq!(v["dedicated"]["pools"].as_array().map(Vec::len), Some(2));
+    let e = failure(
+        &goodput(&[
+            "plan",
+            "--class",
+            "chat:share=0.7",
+            "--class",
+            "agent:share=0.3,sessions=16,prefix-hit-rate=0.5,prefix-tokens=100",
+        ]),
+        "both",
+    );
+    assert!(
+        e.contains("class 'agent': its cache hits follow from its prefix structure"),
+        "{e}"
+    );
+}
+
 /// `--class`, as a user types it: `plan --json` names the binding class and reports each
 /// class; `simulate` gives each class's line; `alerts` a group per class; bad classes
 /// are refused in one line that names the flag and the problem.

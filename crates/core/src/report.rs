@@ -739,12 +739,25 @@ fn typed_prefix_words(plan: &Plan) -> String {
 /// The traffic a replica is planned for, in one line: arrivals, prompt and output
 /// lengths with their spread, and prefix caching.
 pub fn traffic_words(plan: &Plan) -> String {
-    use crate::format::{plain, thousands};
-    use crate::plan::{LengthSpec, TurnOrder};
+    use crate::plan::LengthSpec;
     let t = &plan.traffic;
     let arrivals = arrival_words(plan);
     let lengths = |what: &str, l: &LengthSpec| length_words(what, l, t.trace.len());
-    let prefixes = match &t.sharing {
+    let prefixes = prefix_words(plan);
+    format!(
+        "Traffic: {arrivals}; {}; {}; {prefixes}.",
+        lengths("prompts", &t.prompt),
+        lengths("outputs", &t.output)
+    )
+}
+
+/// How the plan's prompts share prefixes, in words: its prefix structure, a replayed
+/// trace's blocks, or its cached prefix and hit rate.
+fn prefix_words(plan: &Plan) -> String {
+    use crate::format::{plain, thousands};
+    use crate::plan::TurnOrder;
+    let t = &plan.traffic;
+    match &t.sharing {
         Some(s) => {
             let mut parts = Vec::new();
             if s.groups > 0 && s.group_tokens > 0 {
@@ -796,12 +809,7 @@ pub fn traffic_words(plan: &Plan) -> String {
             crate::plan::TRACE_BLOCK_TOKENS
         ),
         None => typed_prefix_words(plan),
-    };
-    format!(
-        "Traffic: {arrivals}; {}; {}; {prefixes}.",
-        lengths("prompts", &t.prompt),
-        lengths("outputs", &t.output)
-    )
+    }
 }
 
 /// One length law in words: "prompts median 800 tokens (lognormal sigma 0.8, 16 to
@@ -873,6 +881,9 @@ pub fn class_words(plan: &Plan, k: usize) -> String {
     };
     if c.prefix.is_some() {
         own.push_str(&format!(", its own prefix: {}", typed_prefix_words(&p)));
+    }
+    if c.sharing.is_some() {
+        own.push_str(&format!(", its own {}", prefix_words(&p)));
     }
     format!(
         "Traffic class {}: {} of requests, priority {}{own}; {slo}; {}; {}.",

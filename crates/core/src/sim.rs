@@ -503,6 +503,9 @@ fn class_draws(plan: &Plan) -> Vec<ClassDraw> {
                 } else {
                     0
                 },
+                prefix: plan.classes[k]
+                    .sharing
+                    .unwrap_or(crate::plan::PrefixModel::NONE),
                 trace: plan.classes[k]
                     .replay
                     .as_ref()

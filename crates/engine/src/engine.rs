@@ -939,12 +939,12 @@ impl<'a, const FULL: bool, const ROUTED: bool> Engine<'a, FULL, ROUTED> {
             for &id in &self.leaving {
                 let i = id as usize;
                 // Its reply stays cached: in its conversation when the next turn resends
-                // it, else in its own segment.
+                // it (a session's segment), else in its own segment.
                 s.full_path(i, self.ctx_base[i], &mut self.scratch);
                 let own = self.scratch[self.scratch.len() - 1];
                 let path = s.path(i);
                 match path.last() {
-                    Some(&(seg, used)) if s.replies_cached => {
+                    Some(&(seg, used)) if s.replies_cached && seg >= s.sessions_from => {
                         c.extend(seg, used.saturating_add(self.out_total[i]));
                     }
                     _ => {

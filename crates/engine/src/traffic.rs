@@ -89,9 +89,18 @@ pub struct ClassDraw {
     /// its share of the rate) and `trace` lengths read them. Empty: the stream's rows.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trace: Vec<TraceRow>,
+    /// How the class's prompts share prefixes (shared prefixes, multi-turn sessions), in
+    /// its own stream: [`PrefixModel::NONE`] for none beyond its typed hit rate.
+    #[serde(default, skip_serializing_if = "PrefixModel::is_none")]
+    pub prefix: PrefixModel,
 }
 
 impl ClassDraw {
+    /// Whether the class's prompts follow a prefix structure of their own.
+    fn structured(&self) -> bool {
+        !self.prefix.is_none()
+    }
+
     /// Whether the class's requests may find a prefix cached.
     fn caches(&self) -> bool {
         self.prefix_tokens > 0 && self.prefix_hit_rate > 0.0
@@ -505,7 +514,7 @@ impl TrafficModel {
     /// requests, of which it takes those that belong to it).
     fn mixed(&self, mut w: Workload, seed: u64) -> Workload {
         let n = w.prompt_tokens.len();
-        if self.classes.iter().any(|c| c.arrival.is_some()) {
+        if self.streams_apart() {
             return self.merged(n, seed);
         }
         let mut rng = Rng::new(seed ^ CLASS_STREAM);
@@ -534,11 +543,21 @@ impl TrafficModel {
         self.with_class_prefixes(w, cached)
     }
 
+    /// Whether each class draws a stream of its own, merged by time: when a class
+    /// arrives by its own process, or its prompts follow a prefix structure (whose
+    /// sessions must reach the server turn after turn, not picked out by share).
+    fn streams_apart(&self) -> bool {
+        self.classes
+            .iter()
+            .any(|c| c.arrival.is_some() || c.structured())
+    }
+
     /// The model a class's own stream is drawn from: its lengths and its prefix.
     fn class_model(&self, c: &ClassDraw) -> TrafficModel {
         let mut m = TrafficModel {
             prefix_tokens: c.prefix_tokens,
             prefix_hit_rate: c.prefix_hit_rate,
+            prefix: c.prefix,
             ..self.one_class(c.prompt, c.output)
         };
         if !c.trace.is_empty() {
@@ -558,20 +577,7 @@ impl TrafficModel {
             return w;
         }
         let n = cached.len();
-        let segments = self
-            .classes
-            .iter()
-            .map(|c| c.prefix_segment + 1)
-            .max()
-            .unwrap_or(1);
-        let mut pinned: Vec<(u32, u32)> = Vec::new();
-        for c in self.classes.iter().filter(|c| c.caches()) {
-            match pinned.iter_mut().find(|(s, _)| *s == c.prefix_segment) {
-                Some(p) => p.1 = p.1.max(c.prefix_tokens),
-                None => pinned.push((c.prefix_segment, c.prefix_tokens)),
-            }
-        }
-        pinned.sort_unstable();
+        let (segments, pinned) = self.typed_segments();
         let mut s = Sharing {
             segments: segments + n as u32,
             block_tokens: 1,
@@ -602,7 +608,9 @@ impl TrafficModel {
     /// names none); the streams merge by arrival time (ties: class order, then request
     /// order) and the first `n` are kept.
     fn merged(&self, n: usize, seed: u64) -> Workload {
-        let mut all: Vec<(f64, u8, u32, u32, u32)> = Vec::with_capacity(n * self.classes.len());
+        let mut streams = Vec::with_capacity(self.classes.len());
+        // (arrival, class, request in the class's stream)
+        let mut all: Vec<(f64, u8, u32)> = Vec::with_capacity(n * self.classes.len());
         for (k, c) in self.classes.iter().enumerate() {
             let stream = seed.wrapping_add((k as u64 + 1).wrapping_mul(CLASS_STREAM));
             let mut own = self.class_model(c);
@@ -612,28 +620,145 @@ impl TrafficModel {
                 s.rate_rps *= c.share;
             }
             let w = own.generate_seeded(n, stream);
-            for i in 0..w.arrival_s.len() {
-                let cached = w.cached_tokens.get(i).copied().unwrap_or(0);
-                all.push((
-                    w.arrival_s[i],
-                    k as u8,
-                    w.prompt_tokens[i],
-                    w.output_tokens[i],
-                    cached,
-                ));
-            }
+            all.extend(
+                w.arrival_s
+                    .iter()
+                    .enumerate()
+                    .map(|(j, &t)| (t, k as u8, j as u32)),
+            );
+            streams.push(w);
         }
         all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         all.truncate(n);
+        let of = |r: &(f64, u8, u32)| (&streams[r.1 as usize], r.2 as usize);
         let w = Workload {
             arrival_s: all.iter().map(|r| r.0).collect(),
-            prompt_tokens: all.iter().map(|r| r.2).collect(),
-            output_tokens: all.iter().map(|r| r.3).collect(),
+            prompt_tokens: all.iter().map(|r| of(r).0.prompt_tokens[of(r).1]).collect(),
+            output_tokens: all.iter().map(|r| of(r).0.output_tokens[of(r).1]).collect(),
             cached_tokens: Vec::new(),
             class: all.iter().map(|r| r.1).collect(),
             sharing: None,
         };
-        self.with_class_prefixes(w, all.iter().map(|r| r.4).collect())
+        let cached = all
+            .iter()
+            .map(|r| of(r).0.cached_tokens.get(of(r).1).copied().unwrap_or(0))
+            .collect();
+        if self.classes.iter().any(ClassDraw::structured) {
+            let index: Vec<u32> = all.iter().map(|r| r.2).collect();
+            return self.with_class_structures(w, &streams, &index, cached);
+        }
+        self.with_class_prefixes(w, cached)
+    }
+
+    /// The typed prefixes' pinned segments (one per class prefix segment that some class
+    /// caches), and how many segments they take: as [`TrafficModel::with_class_prefixes`]
+    /// lays them out.
+    fn typed_segments(&self) -> (u32, Vec<(u32, u32)>) {
+        if !self.classes.iter().any(ClassDraw::caches) {
+            return (0, Vec::new());
+        }
+        let segments = self
+            .classes
+            .iter()
+            .map(|c| c.prefix_segment + 1)
+            .max()
+            .unwrap_or(1);
+        let mut pinned: Vec<(u32, u32)> = Vec::new();
+        for c in self.classes.iter().filter(|c| c.caches()) {
+            match pinned.iter_mut().find(|(s, _)| *s == c.prefix_segment) {
+                Some(p) => p.1 = p.1.max(c.prefix_tokens),
+                None => pinned.push((c.prefix_segment, c.prefix_tokens)),
+            }
+        }
+        pinned.sort_unstable();
+        (segments, pinned)
+    }
+
+    /// `w`, merged from the classes' own `streams` (request `i` is request `index[i]` of
+    /// its class's stream), with the prefixes its requests share: first the typed
+    /// prefixes' pinned segments (hits in `cached`), then each structured class's shared
+    /// prefixes, then every structured class's sessions, then each request's own
+    /// segment. A class's paths keep their shape, their segments moved into its ranges.
+    fn with_class_structures(
+        &self,
+        mut w: Workload,
+        streams: &[Workload],
+        index: &[u32],
+        cached: Vec<u32>,
+    ) -> Workload {
+        let n = index.len();
+        let (typed, pinned) = self.typed_segments();
+        let shared: Vec<Option<&Sharing>> = self
+            .classes
+            .iter()
+            .zip(streams)
+            .map(|(c, w)| w.sharing.as_ref().filter(|_| c.structured()))
+            .collect();
+        let mut next = typed;
+        let mut groups_at = vec![0u32; shared.len()];
+        for (k, s) in shared.iter().enumerate() {
+            if let Some(s) = s {
+                groups_at[k] = next;
+                next += s.sessions_from;
+            }
+        }
+        let sessions_from = next;
+        let mut sessions_at = vec![0u32; shared.len()];
+        for (k, s) in shared.iter().enumerate() {
+            if let Some(s) = s {
+                sessions_at[k] = next;
+                next += s.own_base - s.sessions_from;
+            }
+        }
+        let own_base = next;
+        let moved = |k: usize, s: &Sharing, seg: u32| {
+            if seg < s.sessions_from {
+                groups_at[k] + seg
+            } else {
+                sessions_at[k] + (seg - s.sessions_from)
+            }
+        };
+        let mut out = Sharing {
+            segments: own_base + n as u32,
+            block_tokens: shared
+                .iter()
+                .flatten()
+                .map(|s| s.block_tokens)
+                .max()
+                .unwrap_or(1),
+            pinned,
+            preloaded: Vec::new(),
+            start: Vec::with_capacity(n + 1),
+            items: Vec::with_capacity(2 * n),
+            replies_cached: shared.iter().flatten().any(|s| s.replies_cached),
+            own_base,
+            sessions_from,
+        };
+        for (k, s) in shared.iter().enumerate() {
+            if let Some(s) = s {
+                out.preloaded
+                    .extend(s.preloaded.iter().map(|&(g, t)| (moved(k, s, g), t)));
+            }
+        }
+        out.start.push(0);
+        for i in 0..n {
+            let k = w.class[i] as usize;
+            match shared[k] {
+                Some(s) => {
+                    for &(seg, t) in s.path(index[i] as usize) {
+                        out.items.push((moved(k, s, seg), t));
+                    }
+                }
+                None if cached[i] > 0 => {
+                    out.items.push((self.classes[k].prefix_segment, cached[i]));
+                }
+                None => {}
+            }
+            out.start.push(out.items.len() as u32);
+        }
+        w.cached_tokens = cached;
+        w.sharing = Some(out);
+        w
     }
 
     /// Generates `n` requests from `rng`.
@@ -679,7 +804,7 @@ impl TrafficModel {
             let first = Rng::new(seed).next_u64();
             // Classes of their own arrivals draw their own streams: the one stream is not
             // needed.
-            if self.classes.iter().any(|c| c.arrival.is_some()) {
+            if self.streams_apart() {
                 return self.merged(n, first);
             }
             let w = self
@@ -1205,6 +1330,7 @@ mod tests {
             prefix_hit_rate: 0.0,
             prefix_segment: 0,
             trace: Vec::new(),
+            prefix: PrefixModel::NONE,
         };
         m.classes = vec![class(0.7, None), class(0.3, Some(Arrival::Constant))];
         let w = m.generate_seeded(20_000, 5);
@@ -1276,6 +1402,7 @@ mod tests {
             prefix_hit_rate: 0.0,
             prefix_segment: 0,
             trace: Vec::new(),
+            prefix: PrefixModel::NONE,
         };
         let batch = ClassDraw {
             share: 0.4,
@@ -1308,6 +1435,95 @@ mod tests {
     }
 
     #[test]
+    fn a_class_keeps_its_sessions_in_a_stream_of_its_own() {
+        // Chat (60%) with the plan's 200-token system prompt cached half the time, and an
+        // agent (40%) in 5-turn sessions over a 2,000-token document of its own, 4 open
+        // at once, replies cached for the next turn.
+        let mut m = model(10.0);
+        m.prefix_tokens = 200;
+        m.prefix_hit_rate = 0.5;
+        let chat = ClassDraw {
+            share: 0.6,
+            prompt: LengthSpec::ARTICLE_PROMPT,
+            output: LengthSpec::ARTICLE_OUTPUT,
+            arrival: None,
+            prefix_tokens: 200,
+            prefix_hit_rate: 0.5,
+            prefix_segment: 0,
+            trace: Vec::new(),
+            prefix: PrefixModel::NONE,
+        };
+        let sessions = PrefixModel {
+            sessions: 4,
+            turns: 5,
+            document_tokens: 2000,
+            ..PrefixModel::NONE
+        };
+        let agent = ClassDraw {
+            share: 0.4,
+            prefix_tokens: 0,
+            prefix_hit_rate: 0.0,
+            prefix: sessions,
+            ..chat.clone()
+        };
+        m.classes = vec![chat, agent.clone()];
+        let n = 3_000;
+        let w = m.generate_seeded(n, 11);
+        let s = w.sharing.as_ref().expect("prefixes shared");
+        assert_eq!(s.pinned, vec![(0, 200)], "chat's system prompt, pinned");
+        assert!(s.replies_cached);
+        assert_eq!(s.own_base as usize + n, s.segments as usize);
+        // The agent's requests are its own stream's first ones, in order, lengths and
+        // paths and all, its sessions moved past the typed prefix.
+        let alone = {
+            let mut own = m.class_model(&agent);
+            own.rate_rps = 4.0;
+            let first = Rng::new(11).next_u64();
+            own.generate_seeded(n, first.wrapping_add(2u64.wrapping_mul(CLASS_STREAM)))
+        };
+        let a = alone.sharing.as_ref().expect("sessions");
+        let agents: Vec<usize> = (0..n).filter(|&i| w.class[i] == 1).collect();
+        assert!((agents.len() as f64 / n as f64 - 0.4).abs() < 0.03);
+        for (j, &i) in agents.iter().enumerate() {
+            assert_eq!(w.prompt_tokens[i], alone.prompt_tokens[j]);
+            assert_eq!(w.output_tokens[i], alone.output_tokens[j]);
+            let moved: Vec<(u32, u32)> = a
+                .path(j)
+                .iter()
+                .map(|&(seg, t)| (seg - a.sessions_from + s.sessions_from, t))
+                .collect();
+            assert_eq!(s.path(i), moved.as_slice(), "request {i}");
+            assert!(s
+                .path(i)
+                .iter()
+                .all(|&(seg, _)| seg >= s.sessions_from && seg < s.own_base));
+        }
+        // A session's turns grow by the history: the second turn resends the document,
+        // the first message and its reply.
+        let first = agents[0];
+        let seg = s.path(first)[0].0;
+        let next = agents[1..]
+            .iter()
+            .copied()
+            .find(|&i| s.path(i)[0].0 == seg)
+            .expect("its next turn");
+        assert!(s.path(next)[0].1 > s.path(first)[0].1 + w.output_tokens[first]);
+        // Chat's hits hold the pinned prompt (all of it below the prompt's last token);
+        // its misses hold nothing shared.
+        let chats: Vec<usize> = (0..n).filter(|&i| w.class[i] == 0).collect();
+        let hits = chats.iter().filter(|&&i| !s.path(i).is_empty()).count();
+        assert!(
+            (hits as f64 / chats.len() as f64 - 0.5).abs() < 0.05,
+            "{hits}"
+        );
+        assert!(chats.iter().all(|&i| match s.path(i) {
+            [] => w.cached_tokens[i] == 0,
+            [(0, t)] => *t == 200.min(w.prompt_tokens[i] - 1) && w.cached_tokens[i] == *t,
+            _ => false,
+        }));
+    }
+
+    #[test]
     fn each_class_caches_its_own_prefix() {
         // An agent class whose 1,000-token prefix is always cached, a chat class that
         // shares the plan's 200-token system prompt half the time, and batch work with
@@ -1322,6 +1538,7 @@ mod tests {
             prefix_hit_rate: rate,
             prefix_segment: segment,
             trace: Vec::new(),
+            prefix: PrefixModel::NONE,
         };
         m.classes = vec![
             class(0.3, 1000, 1.0, 1),

@@ -20,7 +20,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::fields::{self, Field};
-use super::{err, Arrival, LengthDist, LengthSpec, Plan, PlanError, SloSpec, TraceRow};
+use super::{
+    err, Arrival, LengthDist, LengthSpec, Plan, PlanError, PrefixModel, SloSpec, TraceRow,
+};
 
 /// Most traffic classes one plan holds.
 pub const MAX_CLASSES: usize = goodput_engine::config::MAX_CLASSES;
@@ -65,6 +67,10 @@ pub struct TrafficClass {
     /// above.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replay: Option<ClassReplay>,
+    /// How its prompts share prefixes: shared prefixes of its own, multi-turn sessions
+    /// over a document; `None`: none beyond a cached prefix and its hit rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sharing: Option<PrefixModel>,
 }
 
 /// A class's own replayed trace.
@@ -125,6 +131,7 @@ impl Default for TrafficClass {
             arrival: None,
             prefix: None,
             replay: None,
+            sharing: None,
         }
     }
 }
@@ -135,6 +142,12 @@ const CLASS_FIELDS: &[(&str, &[&str])] = &[
     ("traffic.arrival.cv", &["cv"]),
     ("traffic.prefix_tokens", &[]),
     ("traffic.prefix_hit_rate", &[]),
+    ("traffic.sharing.groups", &[]),
+    ("traffic.sharing.group_tokens", &[]),
+    ("traffic.sharing.zipf", &[]),
+    ("traffic.sharing.sessions", &[]),
+    ("traffic.sharing.turns", &[]),
+    ("traffic.sharing.document_tokens", &[]),
     ("slo.ttft_s", &["ttft"]),
     ("slo.tpot_s", &["tpot"]),
     ("slo.e2e_s", &["e2e"]),
@@ -204,6 +217,14 @@ impl Plan {
             if let Some(x) = c.prefix {
                 p.traffic.prefix_tokens = x.tokens;
                 p.traffic.prefix_hit_rate = x.hit_rate;
+            }
+            if let Some(s) = c.sharing {
+                // Its hits follow from its structure: the plan's cached prefix is not its.
+                if c.prefix.is_none() {
+                    p.traffic.prefix_tokens = 0;
+                    p.traffic.prefix_hit_rate = 0.0;
+                }
+                p.traffic.sharing = Some(s);
             }
             if let Some(r) = &c.replay {
                 p.traffic.trace.clone_from(&r.rows);
@@ -300,7 +321,25 @@ impl Plan {
         if t.sharing.is_some() {
             return Err(err(
                 "classes",
-                "cannot be mixed with a prefix structure (shared documents, multi-turn sessions): the classes share prefixes as a cached prefix and its hit rate, the plan's or each class's own (prefix-tokens, prefix-hit-rate); remove the classes or the prefix structure".into(),
+                "cannot be mixed with the plan's own prefix structure (shared documents, multi-turn sessions): give the structure to the classes that have it (sessions=, turns=, session-document-tokens=, shared-prefixes=, shared-prefix-tokens= in a class's line), or remove the classes".into(),
+            ));
+        }
+        let structures: Vec<(&str, PrefixModel)> = cs
+            .iter()
+            .filter_map(|c| c.sharing.map(|s| (c.name.as_str(), s)))
+            .collect();
+        if let Some(w) = structures.windows(2).find(|w| {
+            w[0].1.block_tokens != w[1].1.block_tokens
+                || (w[0].1.sessions > 0
+                    && w[1].1.sessions > 0
+                    && w[0].1.replies_cached != w[1].1.replies_cached)
+        }) {
+            return Err(err(
+                "classes",
+                format!(
+                    "classes '{}' and '{}' hold their prefixes in blocks of different sizes, or one's sessions resend the model's replies and the other's do not: one fleet has one KV block size and one way of resending replies",
+                    w[0].0, w[1].0
+                ),
             ));
         }
         if t.prompt.dist == LengthDist::Trace || t.output.dist == LengthDist::Trace {
@@ -359,6 +398,9 @@ impl Plan {
         if let Some(r) = &c.replay {
             check_replay(c, r)?;
         }
+        if c.prefix.is_some() && c.sharing.is_some() {
+            return Err(err("classes.prefix", two_prefixes(&c.name)));
+        }
         if let Some(a) = c.arrival.filter(|&a| !open_rate(a)) {
             return Err(err(
                 "classes.arrival",
@@ -389,7 +431,7 @@ impl Plan {
             limits: e.limits,
         };
         p.validate_fields().map_err(in_class)?;
-        if c.replay.is_some() {
+        if c.replay.is_some() || c.sharing.is_some() {
             p.validate_traffic().map_err(in_class)?;
         }
         super::validate_length(&p.traffic.prompt, "traffic.prompt.min").map_err(in_class)?;
@@ -403,6 +445,14 @@ impl TrafficClass {
     pub fn arrives_on_its_own(&self) -> bool {
         self.arrival.is_some() || self.replay.is_some()
     }
+}
+
+/// Why a class may not have both a cached prefix with its hit rate and a prefix
+/// structure.
+fn two_prefixes(name: &str) -> String {
+    format!(
+        "class '{name}': its cache hits follow from its prefix structure (sessions, shared prefixes), so it takes no cached prefix and hit rate as well: drop prefix-tokens and prefix-hit-rate, or the structure"
+    )
 }
 
 /// A class's own trace: named so its text reads back, replacing the class's arrivals
@@ -632,6 +682,12 @@ pub fn parse_class_line(
         tokens: p.traffic.prefix_tokens,
         hit_rate: p.traffic.prefix_hit_rate,
     });
+    class.sharing = touched("traffic.sharing.")
+        .then_some(p.traffic.sharing)
+        .flatten();
+    if touched("traffic.sharing.") && touched("traffic.prefix_") {
+        return Err(two_prefixes(name));
+    }
     let mut check = plan.clone();
     check.classes = vec![class.clone()];
     check.check_class(0).map_err(|e| e.message)?;
@@ -745,6 +801,7 @@ pub fn class_text(plan: &Plan, class: &TrafficClass) -> String {
             Some("output") => class.output.is_some(),
             Some("arrival") => class.arrival.is_some(),
             Some("prefix_tokens" | "prefix_hit_rate") => class.prefix.is_some(),
+            Some("sharing") => class.sharing.is_some(),
             _ => class.slo.is_some(),
         };
         let (Some(a), true) = (f.access, owned) else {
@@ -995,6 +1052,67 @@ mod tests {
         assert!(
             e.message
                 .contains("class 'code' arrives by its own process"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_class_holds_a_prefix_structure_of_its_own() {
+        let mut plan = Plan::default();
+        plan.traffic.prefix_tokens = 300;
+        plan.traffic.prefix_hit_rate = 0.5;
+        let text = "agent:share=0.3,priority=1,sessions=16,turns=5,session-document-tokens=3000";
+        let c = parse_class(&plan, text).expect("sessions");
+        let s = c.sharing.expect("its structure");
+        assert_eq!((s.sessions, s.turns, s.document_tokens), (16, 5, 3000));
+        assert_eq!(c.prefix, None);
+        // Its text reads back to the same class.
+        let back = class_text(&plan, &c);
+        assert!(
+            back.contains("sessions=16") && back.contains("turns=5"),
+            "{back}"
+        );
+        assert_eq!(parse_class(&plan, &back).expect("again"), c);
+        // In a plan: its own structure and none of the plan's cached prefix; chat keeps it.
+        let mut p = plan.clone();
+        p.classes = vec![parse_class(&plan, "chat:share=0.7").expect("chat"), c];
+        p.validate().expect("a plan with a class in sessions");
+        let agent = p.class_plan(1);
+        assert_eq!(agent.traffic.sharing, Some(s));
+        assert_eq!(
+            (agent.traffic.prefix_tokens, agent.traffic.prefix_hit_rate),
+            (0, 0.0)
+        );
+        assert_eq!(p.class_plan(0).traffic.prefix_tokens, 300);
+        // Refused in words: a cached prefix beside the structure, a structure of the
+        // plan's own, two classes' KV blocks of different sizes.
+        let e = parse_class(&plan, "a:prefix-tokens=100,sessions=4").expect_err("both");
+        assert!(
+            e.contains("its cache hits follow from its prefix structure"),
+            "{e}"
+        );
+        let e = parse_class(&plan, "a:sessions=4,turns=400,input-len-max=8000").expect_err("long");
+        assert!(e.contains("make the sessions' prompts too long"), "{e}");
+        let mut own = p.clone();
+        own.traffic.sharing = Some(s);
+        own.traffic.prefix_tokens = 0;
+        own.traffic.prefix_hit_rate = 0.0;
+        let e = own.validate().expect_err("the plan's structure");
+        assert!(
+            e.message
+                .contains("give the structure to the classes that have it"),
+            "{e}"
+        );
+        let mut blocks = p.clone();
+        blocks.classes[0].sharing = Some(PrefixModel {
+            block_tokens: 32,
+            ..s
+        });
+        let e = blocks.validate().expect_err("two block sizes");
+        assert!(
+            e.message.contains(
+                "classes 'chat' and 'agent' hold their prefixes in blocks of different sizes"
+            ),
             "{e}"
         );
     }

@@ -501,7 +501,11 @@ fn reference(cfg: &SimConfig, seed: u64) -> RefOut {
                 let path = full_path(r, base[r]);
                 let own_seg = path[path.len() - 1];
                 match path_of(r).last() {
-                    Some(&(seg, used)) if sharing.as_ref().is_some_and(|x| x.replies_cached) => {
+                    Some(&(seg, used))
+                        if sharing
+                            .as_ref()
+                            .is_some_and(|x| x.replies_cached && seg >= x.sessions_from) =>
+                    {
                         c.extend(seg, used.saturating_add(output(r) as u32));
                     }
                     _ => {
@@ -1844,6 +1848,33 @@ fn traffic_classes_match_the_naive_reference_exactly() {
         10.0,
     );
     add("equal priorities", &|p| p.classes[1].priority = 0, 20.0);
+    // Batch in sessions over a document of its own, its replies cached for the next
+    // turn, beside chat's cached system prompt, in a KV cache that must evict.
+    let sessions = |p: &mut Plan| {
+        p.traffic.prefix_tokens = 200;
+        p.traffic.prefix_hit_rate = 0.6;
+        p.classes[1].sharing = Some(PrefixModel {
+            sessions: 12,
+            turns: 4,
+            document_tokens: 1_500,
+            ..PrefixModel::NONE
+        });
+        p.classes[1].prompt = None;
+        p.engine.kv_policy = KvPolicy::Paged;
+        p.hardware.memory_bytes = tight;
+    };
+    add("a class in sessions", &sessions, 4.0);
+    add(
+        "a class in sessions, shared prefixes",
+        &|p| {
+            sessions(p);
+            if let Some(s) = &mut p.classes[1].sharing {
+                s.groups = 3;
+                s.group_tokens = 600;
+            }
+        },
+        4.0,
+    );
     add(
         "closed loop",
         &|p| {
