@@ -224,3 +224,29 @@ test('pools of their own layouts: a decode pool on expert parallelism, the KV li
   await page.locator('[data-testid="disagg-panel"]').screenshot({ path: path.join(SCREENSHOT_DIR, 'disagg-layouts.png') });
   assert.deepEqual(errors, []);
 });
+
+test('traffic classes on the pools: each class\'s attainment at the chosen xPyD, as goodput disagg gives it', async () => {
+  const planFlags = [
+    '--num-requests', '300', '--warmup-requests', '30', '--replications', '2',
+    '--class', 'chat:share=0.7,ttft=0.5,tpot=0.025,priority=0',
+    '--class', 'batch:share=0.3,e2e=30,priority=1,input-len-median=3000',
+  ];
+  const link = (await runCli(['link', ...planFlags])).trim();
+  const { page, errors } = await h.openPage(`/${link.slice(link.indexOf('#'))}&view=planner`, {
+    waitFor: '[data-testid="disagg-panel"]',
+    viewport: { width: 1440, height: 1000 },
+  });
+  await waitForPhase(page, 'run-status', 'done');
+  await page.click('[data-testid="disagg-run"]');
+  await waitForPhase(page, 'disagg-status', 'done');
+  const cli = await runCliJson(['disagg', '--link', link, '--json']);
+  assert.deepEqual(cli.best.classes.map((c) => c.name), ['chat', 'batch']);
+  const verdict = page.locator('[data-testid="disagg-verdict"]');
+  assert.equal((await verdict.textContent()).trim(), cli.verdict);
+  const text = await runCli(['disagg', '--link', link]);
+  const byClass = text.split('\n').find((l) => l.startsWith('By class at '));
+  assert.ok(byClass, text);
+  const notes = await page.$$eval('[data-testid="disagg-note"]', (ps) => ps.map((p) => p.textContent.trim()));
+  assert.ok(notes.includes(byClass), `${byClass} | ${notes.join(' | ')}`);
+  assert.deepEqual(errors, []);
+});

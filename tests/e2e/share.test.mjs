@@ -327,6 +327,22 @@ test('a class replays a trace of its own, read from a file in the page: the line
     await page.click('[data-testid="undo"]');
     await page.click('[data-testid="undo"]');
     await page.waitForFunction((v) => document.querySelector('[data-testid="class-1"]').value === v, before);
+    // A class in multi-turn sessions of its own, typed as --class takes it: the CLI's answer.
+    const agent = 'batch:share=0.3,priority=1,e2e=30,sessions=8,turns=4,session-document-tokens=2000';
+    const beforeAgent = await readValue(page, 'goodput-rps');
+    await page.fill('[data-testid="class-1"]', agent);
+    await page.press('[data-testid="class-1"]', 'Tab');
+    await page.waitForFunction((g) => {
+      const status = document.querySelector('[data-testid="run-status"]')?.dataset.phase;
+      const cell = document.querySelector('[data-testid="goodput-rps"][data-value]');
+      return status === 'done' && cell && Number(cell.dataset.value) !== g;
+    }, beforeAgent, { timeout: SEARCH_TIMEOUT_MS });
+    assert.match(await page.inputValue('[data-testid="class-1"]'), /sessions=8,turns=4,session-document-tokens=2000/);
+    const sessions = await runCliJson([
+      'plan', '--link', link, '--json', '--no-sweep',
+      '--class', 'chat:share=0.7,ttft=0.5,tpot=0.025,priority=0', '--class', agent,
+    ]);
+    assert.equal(await readValue(page, 'goodput-rps'), sessions.goodput.goodput_rps, 'the page simulates the class\'s sessions as the CLI does');
     assertNoErrors(errors);
   } finally {
     await rm(dir, { recursive: true, force: true });

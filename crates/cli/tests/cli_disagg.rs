@@ -224,3 +224,60 @@ fn bad_pool_flags_fail_with_one_line_naming_the_flag() {
         );
     }
 }
+
+/// Traffic classes on disaggregated pools: each class's attainment at the chosen xPyD,
+/// named in the notes and the JSON; the aggregated side is `goodput plan`'s mix; a class
+/// with a prefix structure of its own is refused in words.
+#[test]
+fn classes_size_disaggregated_pools_by_their_own_objectives() {
+    let path = plan_file("classes", |_| {});
+    let file = path.path();
+    let classes = [
+        "--class",
+        "chat:share=0.7,ttft=0.5,tpot=0.025,priority=0",
+        "--class",
+        "batch:share=0.3,e2e=30,priority=1,input-len-median=3000",
+    ];
+    let mut args = vec!["disagg", "--plan", file, "--json"];
+    args.extend(classes);
+    let v = json(&goodput(&args));
+    let best = &v["best"];
+    let cs = best["classes"].as_array().expect("each class");
+    assert_eq!(cs.len(), 2);
+    assert_eq!(
+        (cs[0]["name"].as_str(), cs[1]["name"].as_str()),
+        (Some("chat"), Some("batch"))
+    );
+    let worst = cs
+        .iter()
+        .map(|c| c["attainment"].as_f64().expect("a number"))
+        .fold(1.0, f64::min);
+    assert!(best["attainment"].as_f64().expect("a number") <= worst);
+    let mut plan = vec!["plan", "--plan", file, "--json", "--no-sweep"];
+    plan.extend(classes);
+    let p = json(&goodput(&plan));
+    assert_eq!(v["aggregated"]["goodput_rps"], p["goodput"]["goodput_rps"]);
+    let mut text = vec!["disagg", "--plan", file];
+    text.extend(classes);
+    let out = stdout(&goodput(&text));
+    assert!(
+        out.contains(", each within its own objectives; in both pools, waiting requests go lowest priority number first."),
+        "{out}"
+    );
+    let e = failure(
+        &goodput(&[
+            "disagg",
+            "--plan",
+            file,
+            "--class",
+            "chat:share=0.7",
+            "--class",
+            "agent:share=0.3,sessions=8",
+        ]),
+        "a structure",
+    );
+    assert!(
+        e.contains("class 'agent' has a prefix structure of its own, which disaggregated pools do not model"),
+        "{e}"
+    );
+}

@@ -36,8 +36,8 @@ pub use crate::plan::disagg::{
 };
 pub use sim::simulate_disagg;
 pub use sizing::{
-    run_disagg_jobs, run_disagg_threads, AggregatedSide, DisaggJob, DisaggJobResult, DisaggResult,
-    DisaggSizing, PointJob, PointResult, PointSummary, XpyD,
+    run_disagg_jobs, run_disagg_threads, AggregatedSide, ClassAttained, DisaggJob, DisaggJobResult,
+    DisaggResult, DisaggSizing, PointJob, PointResult, PointSummary, XpyD,
 };
 pub use table::ComparisonRow;
 
@@ -47,6 +47,7 @@ use crate::plan::{KvPolicy, ModelSpec, Plan, PlanError};
 use crate::roofline::StepModel;
 use crate::roofline::StepModelOf;
 use crate::search::SearchError;
+use crate::sim::ClassRule;
 use crate::sim::SimConfigOf;
 use crate::sim::{SimConfig, SimError, SloTargets, Summary};
 use crate::traffic::TrafficModel;
@@ -204,6 +205,10 @@ pub struct DisaggConfig {
     pub traffic: TrafficModel,
     /// The SLO objectives.
     pub slo: SloTargets,
+    /// How each traffic class is scheduled and judged (none with one class): waiting
+    /// requests go lowest priority number first, in both pools, and each is judged by
+    /// its class's objectives.
+    pub classes: Vec<ClassRule>,
     /// Requests simulated, warm-up included.
     pub num_requests: u32,
     /// Requests dropped from the front (generated order).
@@ -242,6 +247,7 @@ impl DisaggConfig {
             router: spec.router,
             traffic,
             slo: base.slo,
+            classes: base.classes,
             num_requests: base.num_requests,
             warmup_requests: base.warmup_requests,
         })
@@ -299,6 +305,11 @@ pub struct DisaggReport {
     pub sim_time_s: f64,
     /// True when the run hit the event cap before every request ended.
     pub truncated: bool,
+    /// Each traffic class's attainment under its own objectives, in class order (none
+    /// with one class); `attainment` is the worst, less how far its target lies above
+    /// the plan's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub class_attainments: Vec<f64>,
 }
 
 /// The M/D/1 view of one prefill instance: Poisson arrivals at `rate_rps`, a fixed

@@ -878,6 +878,17 @@ pub const MAX_NUM_REQUESTS: u32 = 200_000;
 /// Most replications (seeds) per rate (`run.replications`, a
 /// `sim::replicate` call, the CLI's `--replications`).
 pub const MAX_REPLICATIONS: u32 = 1_000;
+/// The prompt and output laws of requests replayed from `rows`: each row's own lengths,
+/// capped at the longest.
+pub fn replayed_lengths(rows: &[TraceRow]) -> (LengthSpec, LengthSpec) {
+    let law = |f: fn(&TraceRow) -> u32| LengthSpec {
+        dist: LengthDist::Trace,
+        min: 1,
+        max: rows.iter().map(f).max().unwrap_or(1).clamp(1, MAX_TOKENS),
+    };
+    (law(|r| r.prompt_tokens), law(|r| r.output_tokens))
+}
+
 /// Most rows of a replayed trace.
 pub const MAX_TRACE_ROWS: usize = 100_000;
 /// Most rows of a measured sweep (`planning.measured_sweep`, and pasted sweep text).

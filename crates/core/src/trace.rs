@@ -859,17 +859,6 @@ fn parse_wall_clock(s: &str) -> Result<(f64, usize), String> {
     Ok((t, h as usize))
 }
 
-/// The prompt and output laws of requests replayed from `rows`: each row's own lengths,
-/// capped at the longest.
-pub fn replayed_lengths(rows: &[TraceRow]) -> (LengthSpec, LengthSpec) {
-    let law = |f: fn(&TraceRow) -> u32| LengthSpec {
-        dist: LengthDist::Trace,
-        min: 1,
-        max: rows.iter().map(f).max().unwrap_or(1).clamp(1, MAX_TOKENS),
-    };
-    (law(|r| r.prompt_tokens), law(|r| r.output_tokens))
-}
-
 impl TraceSummary {
     /// The plan with the trace's lengths and (for Mooncake) its prefix reuse: prompt and
     /// output become lognormals fitted in log space (median exp(mean ln x), sigma the
@@ -921,7 +910,7 @@ impl TraceSummary {
         let t = &mut plan.traffic;
         t.trace = rows.clone();
         t.arrival = Arrival::Trace;
-        (t.prompt, t.output) = replayed_lengths(rows);
+        (t.prompt, t.output) = crate::plan::replayed_lengths(rows);
         let mut changed = vec![format!(
             "requests: the trace's {} {}, replayed in its arrival pattern at the simulated rate, with their own prompt and output lengths",
             crate::format::thousands(rows.len() as i64),

@@ -161,8 +161,8 @@ fn bad_classes_are_refused_in_words() {
     assert!(sum.contains("add up to 0.9 (chat 0.7, batch 0.2)"), "{sum}");
     assert!(with(vec![class("chat", 0.5), class("chat", 0.5)]).contains("names two classes"));
     assert!(with(vec![class("chat", 1.0)]).contains("at least 2 classes"));
-    // A cached prefix (the plan's, or a class's own) mixes with classes; a prefix
-    // structure does not.
+    // A cached prefix (the plan's, or a class's own) mixes with classes; the plan's own
+    // prefix structure does not (a class's own does).
     let mut q = p.clone();
     q.traffic.prefix_tokens = 100;
     q.traffic.prefix_hit_rate = 0.5;
@@ -175,5 +175,5 @@ fn bad_classes_are_refused_in_words() {
         .validate()
         .expect_err("refused")
         .to_string()
-        .contains("cannot be mixed with a prefix structure"));
+        .contains("cannot be mixed with the plan's own prefix structure"));
 }

@@ -27,6 +27,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use super::{DecodeKv, DisaggConfig, DisaggError, DisaggReport, KvRoute, Router};
 use crate::plan::MAX_DISAGG_INSTANCES;
+use crate::sim::ClassRule;
 use crate::sim::{Summary, MAX_STEPS};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,6 +168,9 @@ struct State<'a> {
     first: Vec<f64>,
     finish: Vec<f64>,
     rejected: Vec<bool>,
+    /// Class and scheduling priority of each request (0 and 0 with one class).
+    class: Vec<u8>,
+    priority: Vec<u32>,
     steps: u64,
     /// A buffer the step ends borrow for the requests they release.
     scratch: Vec<u32>,
@@ -184,6 +188,33 @@ impl<'a> State<'a> {
             DecodeKv::ReserveCap => self.prompt[r] as f64 + self.cfg.traffic.output.max as f64,
             DecodeKv::ReserveOwn => self.prompt[r] as f64 + self.output[r] as f64,
         }
+    }
+
+    /// Puts request `r` in prefill instance `i`'s queue: behind every request already
+    /// started (its chunks go on) and every one of a priority number no higher, so that
+    /// with one class the queue is first come, first served.
+    fn enqueue_prefill(&mut self, i: usize, r: u32) {
+        let p = self.priority[r as usize];
+        let q = &self.prefill[i].queue;
+        let at = q
+            .iter()
+            .rposition(|&o| self.done_tokens[o as usize] > 0 || self.priority[o as usize] <= p)
+            .map_or(0, |j| j + 1);
+        let inst = &mut self.prefill[i];
+        inst.queue.insert(at, r);
+        inst.outstanding_tokens += self.need[r as usize] as u64;
+    }
+
+    /// Puts request `r` in decode instance `i`'s waiting line, behind every request of
+    /// a priority number no higher.
+    fn enqueue_decode(&mut self, i: usize, r: u32) {
+        let p = self.priority[r as usize];
+        let w = &self.decode[i].waiting;
+        let at = w
+            .iter()
+            .rposition(|&o| self.priority[o as usize] <= p)
+            .map_or(0, |j| j + 1);
+        self.decode[i].waiting.insert(at, r);
     }
 
     fn route_prefill(&mut self) -> usize {
@@ -377,6 +408,15 @@ pub fn simulate_disagg(
             .map(|(&p, &c)| (p - c).max(1))
             .collect()
     };
+    let class = if w.class.is_empty() {
+        vec![0; n]
+    } else {
+        w.class.clone()
+    };
+    let priority = class
+        .iter()
+        .map(|&c| cfg.classes.get(c as usize).map_or(0, |k| k.priority))
+        .collect();
     let nan = vec![f64::NAN; n];
     let mut s = State {
         cfg,
@@ -402,6 +442,8 @@ pub fn simulate_disagg(
         first: nan.clone(),
         finish: nan,
         rejected: vec![false; n],
+        class,
+        priority,
         steps: 0,
         scratch: Vec::new(),
     };
@@ -416,8 +458,7 @@ pub fn simulate_disagg(
         match kind {
             Kind::Arrival(r) => {
                 let i = s.route_prefill();
-                s.prefill[i].queue.push_back(r);
-                s.prefill[i].outstanding_tokens += s.need[r as usize] as u64;
+                s.enqueue_prefill(i, r);
                 s.start_prefill(i, now);
             }
             Kind::PrefillDone(i) => s.end_prefill(i as usize, now),
@@ -430,7 +471,7 @@ pub fn simulate_disagg(
                     continue;
                 }
                 let i = s.route_decode();
-                s.decode[i].waiting.push_back(r);
+                s.enqueue_decode(i, r);
                 s.start_decode(i, now);
             }
             Kind::DecodeDone(i) => s.end_decode(i as usize, now),
@@ -457,7 +498,17 @@ fn report(s: &State, x: u32, y: u32, end_s: f64, truncated: bool) -> DisaggRepor
     let mut transfer = Vec::with_capacity(n - from);
     let mut decode_wait = Vec::with_capacity(n - from);
     let (mut joint, mut each, mut unfinished, mut rejected) = (0u32, [0u32; 3], 0u32, 0u32);
+    // Per class: measured, meeting every objective, meeting each.
+    let mut per: Vec<(u32, u32, [u32; 3])> = vec![(0, 0, [0; 3]); cfg.classes.len()];
     for r in from..n {
+        let class = per.get_mut(s.class[r] as usize);
+        let judged_by = cfg
+            .classes
+            .get(s.class[r] as usize)
+            .map_or(&cfg.slo, |c| &c.slo);
+        if let Some(c) = class {
+            c.0 += 1;
+        }
         let a = s.arrival[r];
         wait.push(s.prefill_start[r] - a);
         prefill.push(s.prefill_end[r] - a);
@@ -477,12 +528,29 @@ fn report(s: &State, x: u32, y: u32, end_s: f64, truncated: bool) -> DisaggRepor
         ttft.push(first);
         tpot.push(per_token);
         e2e.push(total);
-        let met = cfg.slo.meets_each(first, per_token, total);
+        let met = judged_by.meets_each(first, per_token, total);
         for k in 0..3 {
             each[k] += met[k] as u32;
         }
         joint += met.iter().all(|&m| m) as u32;
+        if let Some(c) = per.get_mut(s.class[r] as usize) {
+            c.1 += met.iter().all(|&m| m) as u32;
+            for (hits, m) in c.2.iter_mut().zip(met) {
+                *hits += m as u32;
+            }
+        }
     }
+    let class_attainments: Vec<f64> = per
+        .iter()
+        .zip(&cfg.classes)
+        .map(|(&(m, j, e), rule)| {
+            if m == 0 {
+                1.0
+            } else {
+                rule.slo.attainment(m, j, e)
+            }
+        })
+        .collect();
     let measured = (n - from) as u32;
     let busy = |total: f64, k: u32| {
         if end_s > 0.0 {
@@ -494,7 +562,11 @@ fn report(s: &State, x: u32, y: u32, end_s: f64, truncated: bool) -> DisaggRepor
     DisaggReport {
         prefill_instances: x,
         decode_instances: y,
-        attainment: cfg.slo.attainment(measured, joint, each),
+        attainment: if cfg.classes.is_empty() {
+            cfg.slo.attainment(measured, joint, each)
+        } else {
+            mix_attainment(&per, &class_attainments, &cfg.classes)
+        },
         ttft_s: Summary::of(&mut ttft),
         tpot_s: Summary::of(&mut tpot),
         e2e_s: Summary::of(&mut e2e),
@@ -509,6 +581,24 @@ fn report(s: &State, x: u32, y: u32, end_s: f64, truncated: bool) -> DisaggRepor
         decode_busy: busy(s.decode.iter().map(|d| d.busy_s).sum(), y),
         sim_time_s: end_s,
         truncated,
+        class_attainments,
+    }
+}
+
+/// The mix's attainment, as the aggregated engine judges it: the worst class's (of those
+/// with a measured request), less how far its target lies above the plan's, in [0, 1].
+fn mix_attainment(per: &[(u32, u32, [u32; 3])], each: &[f64], rules: &[ClassRule]) -> f64 {
+    let worst = per
+        .iter()
+        .zip(each)
+        .zip(rules)
+        .filter(|((c, _), _)| c.0 > 0)
+        .map(|((_, a), rule)| a - rule.target_above_plan)
+        .fold(f64::INFINITY, f64::min);
+    if worst.is_finite() {
+        worst.clamp(0.0, 1.0)
+    } else {
+        0.0
     }
 }
 

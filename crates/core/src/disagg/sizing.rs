@@ -169,6 +169,19 @@ pub struct XpyD {
     pub decode_busy: f64,
     /// The prefill pool as M/D/1 at the sizing rate, beside the simulated prefill.
     pub md1: PrefillMd1,
+    /// Each traffic class's mean attainment over the replications under its own
+    /// objectives, in class order (none with one class).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<ClassAttained>,
+}
+
+/// One traffic class's attainment at the chosen xPyD.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassAttained {
+    /// The class's name.
+    pub name: String,
+    /// Its mean attainment over the replications under its own objectives [0..1].
+    pub attainment: f64,
 }
 
 impl XpyD {
@@ -328,10 +341,12 @@ impl DisaggSizing {
         search: Option<(&Plan, &GoodputResult)>,
     ) -> Result<DisaggSizing, DisaggError> {
         plan.validate()?;
-        if !crate::slo::has_objective(&plan.slo) {
+        let slos: Vec<crate::plan::SloSpec> =
+            plan.class_plans().into_iter().map(|p| p.slo).collect();
+        if !slos.iter().any(crate::slo::has_objective) {
             return Err(DisaggError::NoObjective);
         }
-        if !crate::slo::bounds_waiting(&plan.slo) {
+        if !slos.iter().all(crate::slo::bounds_waiting) {
             return Err(DisaggError::Search(
                 crate::search::SearchError::WaitingUnbounded,
             ));
@@ -548,7 +563,16 @@ impl DisaggSizing {
     /// The KV link as the bottleneck, in words, when moving the mean prompt's cache
     /// alone takes half the TTFT objective or more: no number of instances shortens it.
     fn slow_link(&self) -> Option<String> {
-        let objective = self.cfg.slo.ttft_s?;
+        // The tightest TTFT objective, of the plan or of its classes.
+        let objective = if self.cfg.classes.is_empty() {
+            self.cfg.slo.ttft_s?
+        } else {
+            self.cfg
+                .classes
+                .iter()
+                .filter_map(|c| c.slo.ttft_s)
+                .min_by(f64::total_cmp)?
+        };
         let tokens = MeanLengths::of(&self.plan).prompt_tokens;
         // The fastest route, one instance a pool: more instances never shorten it.
         let link = self.cfg.kv_routes.at(1, 1);
@@ -811,6 +835,20 @@ impl DisaggSizing {
             prefill_busy: avg(|r| r.prefill_busy),
             decode_busy: avg(|r| r.decode_busy),
             md1: pool_md1(&self.plan, &self.cfg, x, self.cfg.traffic.rate_rps),
+            classes: self
+                .plan
+                .classes
+                .iter()
+                .enumerate()
+                .map(|(k, c)| ClassAttained {
+                    name: c.name.clone(),
+                    attainment: reports
+                        .iter()
+                        .map(|r| r.class_attainments.get(k).copied().unwrap_or(1.0))
+                        .sum::<f64>()
+                        / reports.len().max(1) as f64,
+                })
+                .collect(),
         }
     }
 }

@@ -113,7 +113,7 @@ impl DisaggResult {
                 .collect();
         };
         let m = &b.md1;
-        vec![
+        let mut notes = vec![
             format!(
                 "Prefill pool as M/D/1: {} req/s per instance, D = {} (mean prompt), load {:.2}; \
                  mean wait {} (simulated {}), arrival to end of prefill {} (simulated {}).",
@@ -132,6 +132,19 @@ impl DisaggResult {
                 latency(Some(b.kv_route.latency_s)),
                 self.router.label().to_lowercase()
             ),
-        ]
+        ];
+        if !b.classes.is_empty() {
+            let each: Vec<String> = b
+                .classes
+                .iter()
+                .map(|c| format!("{} {}", c.name, crate::format::percent(c.attainment)))
+                .collect();
+            notes.push(format!(
+                "By class at {}: {}, each within its own objectives; in both pools, waiting requests go lowest priority number first.",
+                b.label(),
+                each.join(", ")
+            ));
+        }
+        notes
     }
 }

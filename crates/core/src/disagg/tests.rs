@@ -983,3 +983,56 @@ fn pools_with_their_own_layouts_price_and_hold_what_those_replicas_would() {
     assert_eq!(e.field, "disagg.prefill.gpu", "{e}");
     assert!(e.message.contains("× TP4 offers"), "{e}");
 }
+
+#[test]
+fn classes_on_disaggregated_pools_go_by_priority_and_their_own_objectives() {
+    // Chat (short prompts, TTFT 300 ms) and batch (6,000-token prompts, a 60 s
+    // deadline) on one prefill and two decode instances, loaded so that prompts queue.
+    let mut plan = Plan::default();
+    plan.run.num_requests = 1500;
+    plan.run.warmup_requests = 100;
+    // Short prefill steps, so that a prompt waits for the queue more than for a step.
+    let mut spec = DisaggSpec::for_plan(&plan);
+    spec.prefill.max_num_batched_tokens = 2048;
+    plan.disagg = Some(spec);
+    let classes = |chat: u32, batch: u32| {
+        vec![
+            crate::plan::classes::parse_class(
+                &plan,
+                &format!("chat:share=0.6,ttft=0.3,priority={chat}"),
+            )
+            .expect("chat"),
+            crate::plan::classes::parse_class(
+                &plan,
+                &format!("batch:share=0.4,e2e=60,priority={batch},input-len-fixed=6000"),
+            )
+            .expect("batch"),
+        ]
+    };
+    let mut first = plan.clone();
+    first.classes = classes(0, 1);
+    first.validate().expect("chat first");
+    let mut last = plan.clone();
+    last.classes = classes(1, 0);
+    let rate = 9.0;
+    let (a, b) = (
+        sim(&cfg_of(&first, rate), 1, 2, 3),
+        sim(&cfg_of(&last, rate), 1, 2, 3),
+    );
+    assert_eq!(a.class_attainments.len(), 2);
+    // Served first, chat meets its TTFT; served after batch's long prompts, it does not.
+    assert!(
+        a.class_attainments[0] > b.class_attainments[0] + 0.2,
+        "{:?} against {:?}",
+        a.class_attainments,
+        b.class_attainments
+    );
+    // Batch is judged by its deadline alone: it waits and still meets it.
+    assert!(a.class_attainments[1] > 0.95, "{:?}", a.class_attainments);
+    // The mix is its worst class, as the aggregated engine judges it.
+    let worst = a.class_attainments.iter().copied().fold(1.0, f64::min);
+    assert_eq!(a.attainment, worst);
+    // One class: the queues stay first come, first served, bit for bit as before.
+    let one = sim(&cfg_of(&plan, rate), 1, 1, 3);
+    assert!(one.class_attainments.is_empty());
+}

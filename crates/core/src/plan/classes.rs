@@ -229,7 +229,7 @@ impl Plan {
             if let Some(r) = &c.replay {
                 p.traffic.trace.clone_from(&r.rows);
                 p.traffic.arrival = Arrival::Trace;
-                (p.traffic.prompt, p.traffic.output) = crate::trace::replayed_lengths(&r.rows);
+                (p.traffic.prompt, p.traffic.output) = super::replayed_lengths(&r.rows);
             }
         }
         p
@@ -348,10 +348,13 @@ impl Plan {
                 "cannot be mixed with lengths replayed from a trace: each class draws its own lengths; use lognormal or fixed lengths".into(),
             ));
         }
-        if self.disagg.is_some() {
+        if let (Some(c), Some(_)) = (cs.iter().find(|c| c.sharing.is_some()), &self.disagg) {
             return Err(err(
                 "classes",
-                "cannot be mixed with disaggregated prefill and decode pools yet: size the classes on one aggregated pool".into(),
+                format!(
+                    "class '{}' has a prefix structure of its own, which disaggregated pools do not model: its prompts would be prefilled whole; drop the structure (a cached prefix and hit rate is modelled), or the disaggregated section",
+                    c.name
+                ),
             ));
         }
         let own = cs.iter().find(|c| c.arrives_on_its_own());
@@ -916,7 +919,7 @@ mod tests {
         let e = structured.validate().expect_err("a prefix structure");
         assert!(
             e.message
-                .contains("cannot be mixed with a prefix structure"),
+                .contains("cannot be mixed with the plan's own prefix structure"),
             "{e}"
         );
         let mut closed = plan.clone();
