@@ -227,7 +227,7 @@ fn bad_pool_flags_fail_with_one_line_naming_the_flag() {
 
 /// Traffic classes on disaggregated pools: each class's attainment at the chosen xPyD,
 /// named in the notes and the JSON; the aggregated side is `goodput plan`'s mix; a class
-/// with a prefix structure of its own is refused in words.
+/// in sessions of its own is sized with a note that the pools prefill its prompts whole.
 #[test]
 fn classes_size_disaggregated_pools_by_their_own_objectives() {
     let path = plan_file("classes", |_| {});
@@ -264,20 +264,18 @@ fn classes_size_disaggregated_pools_by_their_own_objectives() {
         out.contains(", each within its own objectives; in both pools, waiting requests go lowest priority number first."),
         "{out}"
     );
-    let e = failure(
-        &goodput(&[
-            "disagg",
-            "--plan",
-            file,
-            "--class",
-            "chat:share=0.7",
-            "--class",
-            "agent:share=0.3,sessions=8",
-        ]),
-        "a structure",
-    );
+    assert!(!out.contains("prefill each prompt whole"), "{out}");
+    let sessions = stdout(&goodput(&[
+        "disagg",
+        "--plan",
+        file,
+        "--class",
+        "chat:share=0.7,ttft=0.5",
+        "--class",
+        "agent:share=0.3,ttft=2,sessions=8",
+    ]));
     assert!(
-        e.contains("class 'agent' has a prefix structure of its own, which disaggregated pools do not model"),
-        "{e}"
+        sessions.contains("The pools prefill each prompt whole: the prefix structure's cache hits"),
+        "{sessions}"
     );
 }

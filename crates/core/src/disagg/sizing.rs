@@ -265,6 +265,10 @@ pub struct DisaggResult {
     pub verdict: String,
     /// Simulations run (both sides).
     pub jobs_run: u32,
+    /// Whether the plan's prompts (or a class's) follow a prefix structure, whose cache
+    /// hits the pools do not model: they prefill each prompt whole.
+    #[serde(default)]
+    pub whole_prompts: bool,
 }
 
 /// Where the aggregated side is: its goodput search, then the one simulation at its
@@ -789,6 +793,8 @@ impl DisaggSizing {
             points: self.points.clone(),
             verdict,
             jobs_run: self.point_jobs_run + self.agg_jobs,
+            whole_prompts: self.plan.traffic.sharing.is_some()
+                || self.plan.classes.iter().any(|c| c.sharing.is_some()),
         })
     }
 

@@ -133,6 +133,11 @@ impl DisaggResult {
                 self.router.label().to_lowercase()
             ),
         ];
+        if self.whole_prompts {
+            notes.push(
+                "The pools prefill each prompt whole: the prefix structure's cache hits (shared prefixes, a session's history) are modelled on the aggregated side only, so the disaggregated side is pessimistic here.".into(),
+            );
+        }
         if !b.classes.is_empty() {
             let each: Vec<String> = b
                 .classes

@@ -348,15 +348,6 @@ impl Plan {
                 "cannot be mixed with lengths replayed from a trace: each class draws its own lengths; use lognormal or fixed lengths".into(),
             ));
         }
-        if let (Some(c), Some(_)) = (cs.iter().find(|c| c.sharing.is_some()), &self.disagg) {
-            return Err(err(
-                "classes",
-                format!(
-                    "class '{}' has a prefix structure of its own, which disaggregated pools do not model: its prompts would be prefilled whole; drop the structure (a cached prefix and hit rate is modelled), or the disaggregated section",
-                    c.name
-                ),
-            ));
-        }
         let own = cs.iter().find(|c| c.arrives_on_its_own());
         if let (Some(c), false) = (own, open_rate(t.arrival)) {
             return Err(err(
