@@ -507,6 +507,43 @@ fn a_target_reads_as_the_percentage_given() {
     assert!(!text.contains("99999"), "{text}");
 }
 
+/// Interactive chat, 70% of the mix (TTFT 500 ms, TPOT 25 ms), the class beside which
+/// the class tests put their second.
+const CHAT: &str = "chat:share=0.7,ttft=0.5,tpot=0.025";
+
+/// `goodput` run with `args`, then chat and `other` as the plan's two classes, as JSON.
+fn with_chat(args: &[&str], other: &str) -> Value {
+    let mut line = args.to_vec();
+    line.extend(["--class", CHAT, "--class", other]);
+    json(&goodput(&line))
+}
+
+/// Why `goodput plan` refuses chat (70%) beside `other`, in its one line.
+fn refused_beside_chat(other: &str) -> String {
+    failure(
+        &goodput(&["plan", "--class", "chat:share=0.7", "--class", other]),
+        other,
+    )
+}
+
+/// A plan's goodput per replica [req/s], from its JSON.
+fn goodput_rps(v: &Value) -> f64 {
+    v["goodput"]["goodput_rps"].as_f64().expect("goodput")
+}
+
+/// `plan --json --no-sweep` on quick runs.
+const QUICK_PLAN: [&str; 9] = [
+    "plan",
+    "--json",
+    "--no-sweep",
+    QUICK[0],
+    QUICK[1],
+    QUICK[2],
+    QUICK[3],
+    QUICK[4],
+    QUICK[5],
+];
+
 /// A class replaying its own trace (`replay=FILE`): its requests arrive in the trace's
 /// pattern at its share of the rate, with the trace's lengths. The same rows in bursts
 /// give a lower goodput than evenly spaced; the report names the trace; a link carries
@@ -531,21 +568,12 @@ fn a_class_replays_its_own_trace() {
     let bursts = dir.file("bursts.csv", &azure(&|i| f64::from(i / 20) * 20.0));
     let even = dir.file("even.csv", &azure(&|i| f64::from(i)));
     let plan_with = |file: &str| {
-        let mut line = vec!["plan", "--json", "--no-sweep"];
-        line.extend(QUICK);
         let batch = format!("batch:share=0.3,ttft=2,tpot=0.05,priority=1,replay={file}");
-        line.extend(["--class", "chat:share=0.7,ttft=0.5,tpot=0.025", "--class"]);
-        line.push(&batch);
-        json(&goodput(&line))
+        with_chat(&QUICK_PLAN, &batch)
     };
     let (b, e) = (plan_with(&bursts), plan_with(&even));
-    let g = |v: &serde_json::Value| v["goodput"]["goodput_rps"].as_f64().expect("goodput");
-    assert!(
-        g(&b) < 0.9 * g(&e),
-        "{} in bursts against {} even",
-        g(&b),
-        g(&e)
-    );
+    let (gb, ge) = (goodput_rps(&b), goodput_rps(&e));
+    assert!(gb < 0.9 * ge, "{gb} in bursts against {ge} even");
     let words = b["assumptions"].to_string();
     assert!(
         words.contains(&format!(
@@ -566,16 +594,7 @@ fn a_class_replays_its_own_trace() {
     let r = plan.classes[1].replay.as_ref().expect("the class's trace");
     assert_eq!(r.rows.len(), 60);
     assert_eq!((r.rows[59].arrival_s - r.rows[0].arrival_s).round(), 40.0);
-    let e = failure(
-        &goodput(&[
-            "plan",
-            "--class",
-            "chat:share=0.7",
-            "--class",
-            "batch:share=0.3,replay=missing.csv",
-        ]),
-        "a missing file",
-    );
+    let e = refused_beside_chat("batch:share=0.3,replay=missing.csv");
     assert!(
         e.contains("--class 'batch:share=0.3,replay=missing.csv': class 'batch': replay: cannot read 'missing.csv'"),
         "{e}"
@@ -589,46 +608,32 @@ fn a_class_replays_its_own_trace() {
 fn a_class_in_sessions_of_its_own() {
     let agent = "agent:share=0.3,ttft=2,tpot=0.05,priority=1,sessions=16,turns=5,session-document-tokens=3000";
     let sim = |agent: &str| {
-        let mut line = vec!["simulate", "--json", "--request-rate", "8"];
-        line.extend(["--num-requests", "1000", "--warmup-requests", "100"]);
-        line.extend([
-            "--class",
-            "chat:share=0.7,ttft=0.5,tpot=0.025",
-            "--class",
-            agent,
-        ]);
-        json(&goodput(&line))
+        let run = [
+            "simulate",
+            "--json",
+            "--request-rate",
+            "8",
+            "--num-requests",
+            "1000",
+            "--warmup-requests",
+            "100",
+        ];
+        with_chat(&run, agent)
     };
     let hit = |v: &Value| v["prefix_hit_rate"].as_f64().expect("a hit rate");
     let sessions = sim(agent);
     assert!(hit(&sessions) > 0.3, "{}", hit(&sessions));
     let alone = sim("agent:share=0.3,ttft=2,tpot=0.05,priority=1,input-len-median=3000");
     assert_eq!(hit(&alone), 0.0);
-    let mut line = vec!["plan", "--json", "--no-sweep"];
-    line.extend(QUICK);
-    line.extend([
-        "--class",
-        "chat:share=0.7,ttft=0.5,tpot=0.025",
-        "--class",
-        agent,
-    ]);
-    let v = json(&goodput(&line));
+    let v = with_chat(&QUICK_PLAN, agent);
     let words = v["assumptions"].to_string();
     assert!(
         words.contains("its own prefix caching of 16 sessions at once of 5 turns after a 3,000-token document, interleaved, replies cached"),
         "{words}"
     );
     assert_eq!(v["dedicated"]["pools"].as_array().map(Vec::len), Some(2));
-    let e = failure(
-        &goodput(&[
-            "plan",
-            "--class",
-            "chat:share=0.7",
-            "--class",
-            "agent:share=0.3,sessions=16,prefix-hit-rate=0.5,prefix-tokens=100",
-        ]),
-        "both",
-    );
+    let e =
+        refused_beside_chat("agent:share=0.3,sessions=16,prefix-hit-rate=0.5,prefix-tokens=100");
     assert!(
         e.contains("class 'agent': its cache hits follow from its prefix structure"),
         "{e}"
@@ -748,20 +753,12 @@ fn traffic_classes_on_the_command_line() {
     }
     // A class arriving by its own bursty process lowers the mix's goodput against the same
     // class drawn from the Poisson stream, and the report says how it arrives.
-    let goodput_with = |batch: &str| {
-        let mut line = vec!["plan", "--json", "--no-sweep"];
-        line.extend(QUICK);
-        line.extend([
-            "--class",
-            "chat:share=0.7,ttft=0.5,tpot=0.025",
-            "--class",
-            batch,
-        ]);
-        json(&goodput(&line))
-    };
-    let poisson = goodput_with("batch:share=0.3,ttft=2,tpot=0.05,priority=1");
-    let bursty = goodput_with("batch:share=0.3,ttft=2,tpot=0.05,priority=1,arrival=gamma,cv=4");
-    let g = |v: &serde_json::Value| v["goodput"]["goodput_rps"].as_f64().expect("goodput");
+    let poisson = with_chat(&QUICK_PLAN, "batch:share=0.3,ttft=2,tpot=0.05,priority=1");
+    let bursty = with_chat(
+        &QUICK_PLAN,
+        "batch:share=0.3,ttft=2,tpot=0.05,priority=1,arrival=gamma,cv=4",
+    );
+    let g = goodput_rps;
     assert!(
         g(&bursty) < 0.95 * g(&poisson),
         "{} against {}",
