@@ -59,7 +59,8 @@ pub fn with_replay(class: &TrafficClass, source: &str, rows: Vec<TraceRow>) -> T
 #[derive(Debug, Clone, PartialEq)]
 enum Reading {
     Progress(usize, f64, f64),
-    Done(usize, String),
+    /// Read: the class, the file's name, and what it did, in words.
+    Done(usize, String, String),
     Failed(usize, String),
 }
 
@@ -262,7 +263,7 @@ pub fn ClassInputs() -> impl IntoView {
                     *slot = new;
                 }
             });
-            reading.set(Some(Reading::Done(k, words)));
+            reading.set(Some(Reading::Done(k, name, words)));
         });
     };
     let cancel = move |_| {
@@ -347,9 +348,17 @@ pub fn ClassInputs() -> impl IntoView {
                                 <button type="button" class="cancel" data-testid="class-replay-cancel" on:click=cancel>"Cancel"</button>
                             </p>
                         }.into_any(),
-                        Reading::Done(_, words) => view! {
-                            <p class="note" data-testid="class-replay-done">{words}</p>
-                        }.into_any(),
+                        // Shown while the class still replays that file (an Undo hides it).
+                        Reading::Done(k, name, words) => {
+                            let still = move || state.draft.with(|p| {
+                                p.classes.get(k).and_then(|c| c.replay.as_ref()).is_some_and(|r| r.source == name)
+                            });
+                            view! {
+                                <Show when=still>
+                                    <p class="note" data-testid="class-replay-done">{words.clone()}</p>
+                                </Show>
+                            }.into_any()
+                        }
                         Reading::Failed(_, e) => view! {
                             <p class="error" role="alert" data-testid="class-replay-error">{e}</p>
                         }.into_any(),

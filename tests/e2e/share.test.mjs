@@ -327,6 +327,7 @@ test('a class replays a trace of its own, read from a file in the page: the line
     await page.click('[data-testid="undo"]');
     await page.click('[data-testid="undo"]');
     await page.waitForFunction((v) => document.querySelector('[data-testid="class-1"]').value === v, before);
+    await page.waitForSelector('[data-testid="class-replay-done"]', { state: 'detached' });
     // A class in multi-turn sessions of its own, typed as --class takes it: the CLI's answer.
     const agent = 'batch:share=0.3,priority=1,e2e=30,sessions=8,turns=4,session-document-tokens=2000';
     const beforeAgent = await readValue(page, 'goodput-rps');
