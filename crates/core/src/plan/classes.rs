@@ -15,7 +15,9 @@
 //! gamma): each class then arrives at its share of the rate by its own process (the
 //! plan's for a class that names none), and the streams merge by time. A class may
 //! replay a trace of its own (`replay=FILE`): its arrivals are the trace's pattern at
-//! its share of the rate, and its lengths are the trace's.
+//! its share of the rate, and its lengths are the trace's. A class may also follow a
+//! prefix structure of its own (`sessions=`, `turns=`, `shared-prefixes=`, …), drawn as
+//! a stream of its own so that its sessions' turns come in order.
 
 use serde::{Deserialize, Serialize};
 
