@@ -788,6 +788,14 @@ pub fn class_text(plan: &Plan, class: &TrafficClass) -> String {
     if let Some(a) = class.arrival {
         bits.push(format!("arrival={}", a.name()));
     }
+    // A structure's keys at the empty structure's values go unsaid (sessions without
+    // shared prefixes need no `shared-prefixes=0`), unless nothing else would be said.
+    let unstructured = {
+        let mut q = p.clone();
+        q.traffic.sharing = Some(PrefixModel::NONE);
+        q
+    };
+    let terse = class.sharing.is_some_and(|s| s != PrefixModel::NONE);
     for &(path, short) in CLASS_FIELDS {
         let Some(f) = fields::by_path(path) else {
             continue;
@@ -808,6 +816,9 @@ pub fn class_text(plan: &Plan, class: &TrafficClass) -> String {
             continue;
         }
         let Some(x) = (a.get)(&p) else { continue };
+        if terse && path.starts_with("traffic.sharing.") && (a.get)(&unstructured) == Some(x) {
+            continue;
+        }
         let key = short
             .first()
             .copied()
@@ -1064,9 +1075,9 @@ mod tests {
         assert_eq!(c.prefix, None);
         // Its text reads back to the same class.
         let back = class_text(&plan, &c);
-        assert!(
-            back.contains("sessions=16") && back.contains("turns=5"),
-            "{back}"
+        assert_eq!(
+            back,
+            "agent:share=0.3,priority=1,sessions=16,turns=5,session-document-tokens=3000"
         );
         assert_eq!(parse_class(&plan, &back).expect("again"), c);
         // In a plan: its own structure and none of the plan's cached prefix; chat keeps it.
