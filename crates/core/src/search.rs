@@ -261,6 +261,20 @@ pub struct JobResult {
 /// [`JobResult::peak_running`] of a run that did not measure it.
 pub const PEAK_UNKNOWN: u32 = u32::MAX;
 
+/// Whether `plan`'s objectives, its own or its classes', bound goodput: some class has a
+/// latency objective ([`SearchError::NoObjective`] otherwise), and every class judges the
+/// time a request waits ([`SearchError::WaitingUnbounded`] otherwise).
+pub fn check_objectives(plan: &Plan) -> Result<(), SearchError> {
+    let slos: Vec<SloSpec> = plan.class_plans().into_iter().map(|p| p.slo).collect();
+    if !slos.iter().any(has_objective) {
+        return Err(SearchError::NoObjective);
+    }
+    if !slos.iter().all(bounds_waiting) {
+        return Err(SearchError::WaitingUnbounded);
+    }
+    Ok(())
+}
+
 fn peak_unknown() -> u32 {
     PEAK_UNKNOWN
 }
@@ -661,13 +675,7 @@ impl GoodputSearch {
         replications: u32,
         detail: bool,
     ) -> Result<GoodputSearch, SearchError> {
-        let slos: Vec<SloSpec> = plan.class_plans().into_iter().map(|p| p.slo).collect();
-        if !slos.iter().any(has_objective) {
-            return Err(SearchError::NoObjective);
-        }
-        if !slos.iter().all(bounds_waiting) {
-            return Err(SearchError::WaitingUnbounded);
-        }
+        check_objectives(plan)?;
         let target = plan.slo.attainment_target;
         if !(target.is_finite() && target > 0.0 && target <= 1.0) {
             return Err(SearchError::BadTarget { target });

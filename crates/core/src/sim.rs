@@ -60,7 +60,8 @@ use crate::roofline::{StepModel, StepModelOf};
 pub use crate::stats::Summary;
 use crate::traffic::{PrefixModel, TrafficModel};
 pub use goodput_engine::config::{
-    CacheSample, ClassReport, ClassRule, SimConfig, SimReport, SloTargets, CACHE_TIMELINE_POINTS,
+    mix_attainment, CacheSample, ClassReport, ClassRule, SimConfig, SimReport, SloTargets,
+    CACHE_TIMELINE_POINTS,
 };
 use goodput_engine::run;
 use goodput_engine::traffic::ClassDraw;
@@ -307,6 +308,8 @@ impl SimConfigOf for SimConfig {
         let uses_trace = matches!(tr.arrival, crate::plan::Arrival::Trace)
             || matches!(tr.prompt.dist, crate::plan::LengthDist::Trace)
             || matches!(tr.output.dist, crate::plan::LengthDist::Trace);
+        // The messages are static texts: they name the limit, which this keeps in step.
+        const _: () = assert!(crate::plan::MAX_TRACE_ROWS == 100_000);
         if tr.trace.len() > crate::plan::MAX_TRACE_ROWS {
             return cfg_err("traffic.trace", "must have at most 100000 rows");
         }
@@ -487,7 +490,7 @@ pub fn slo_targets(slo: &crate::plan::SloSpec) -> SloTargets {
 fn class_draws(plan: &Plan) -> Vec<ClassDraw> {
     (0..plan.classes.len())
         .map(|k| {
-            let p = plan.class_plan(k);
+            let mut p = plan.class_plan(k);
             ClassDraw {
                 share: plan.classes[k].share,
                 prompt: p.traffic.prompt,
@@ -506,11 +509,12 @@ fn class_draws(plan: &Plan) -> Vec<ClassDraw> {
                 prefix: plan.classes[k]
                     .sharing
                     .unwrap_or(crate::plan::PrefixModel::NONE),
-                trace: plan.classes[k]
-                    .replay
-                    .as_ref()
-                    .map(|r| r.rows.clone())
-                    .unwrap_or_default(),
+                // Its own rows, which its plan holds in place of the plan's.
+                trace: if plan.classes[k].replay.is_some() {
+                    std::mem::take(&mut p.traffic.trace)
+                } else {
+                    Vec::new()
+                },
             }
         })
         .collect()

@@ -78,6 +78,39 @@ pub struct ClassRule {
     pub target_above_plan: f64,
 }
 
+impl ClassRule {
+    /// The class's attainment under its objectives, from the counts of its `measured`
+    /// requests (`joint` met every objective, `each[k]` objective k); 1 for a class with
+    /// no measured request (nothing to judge, as the mix does not judge it).
+    pub fn attainment(&self, measured: u32, joint: u32, each: [u32; 3]) -> f64 {
+        if measured == 0 {
+            return 1.0;
+        }
+        self.slo.attainment(measured, joint, each)
+    }
+}
+
+/// A mix's attainment from its classes' (measured requests, attainment), in the order of
+/// `rules`: the worst class's, less the amount its target lies above the plan's, of the
+/// classes with a measured request; clamped to [0, 1] (against a target in (0, 1] it
+/// passes and fails as unclamped); 0 when no class has one.
+pub fn mix_attainment(classes: impl IntoIterator<Item = (u32, f64)>, rules: &[ClassRule]) -> f64 {
+    let mut worst = f64::INFINITY;
+    for ((measured, attained), rule) in classes.into_iter().zip(rules) {
+        if measured > 0 {
+            let a = attained - rule.target_above_plan;
+            if a < worst {
+                worst = a;
+            }
+        }
+    }
+    if worst.is_finite() {
+        worst.clamp(0.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
 /// Everything one simulation needs, fully resolved to numbers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimConfig {

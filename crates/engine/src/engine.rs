@@ -17,7 +17,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use crate::cache::PrefixCache;
 use crate::config::{
-    CacheSample, ClassReport, SimConfig, SimReport, SloTargets, CACHE_TIMELINE_POINTS,
+    CacheSample, ClassReport, ClassRule, SimConfig, SimReport, CACHE_TIMELINE_POINTS,
 };
 use crate::kinds::KvPolicy;
 use crate::stats::Summary;
@@ -194,13 +194,9 @@ impl ClassCount {
         self.tokens += o.tokens;
     }
 
-    /// The class's attainment under its objectives `slo`; 1 for a class with no
-    /// measured request in the run (nothing to judge, as the mix does not judge it).
-    fn attainment(&self, slo: &SloTargets) -> f64 {
-        if self.measured == 0 {
-            return 1.0;
-        }
-        slo.attainment(self.measured, self.hits, self.hits_each)
+    /// The class's attainment under `rule`'s objectives.
+    fn attainment(&self, rule: &ClassRule) -> f64 {
+        rule.attainment(self.measured, self.hits, self.hits_each)
     }
 }
 
@@ -211,7 +207,7 @@ impl Outcome {
         self.class_counts
             .iter()
             .zip(&cfg.classes)
-            .map(|(c, rule)| c.attainment(&rule.slo))
+            .map(|(c, rule)| c.attainment(rule))
             .collect()
     }
 
@@ -221,21 +217,12 @@ impl Outcome {
         if cfg.classes.is_empty() {
             return cfg.slo.attainment(self.measured, self.hits, self.hits_each);
         }
-        let mut worst = f64::INFINITY;
-        for (c, rule) in self.class_counts.iter().zip(&cfg.classes) {
-            if c.measured > 0 {
-                let a = c.attainment(&rule.slo) - rule.target_above_plan;
-                if a < worst {
-                    worst = a;
-                }
-            }
-        }
-        // Clamped to [0, 1]: against a target in (0, 1] it passes and fails as unclamped.
-        if worst.is_finite() {
-            worst.clamp(0.0, 1.0)
-        } else {
-            0.0
-        }
+        let each = self
+            .class_counts
+            .iter()
+            .zip(&cfg.classes)
+            .map(|(c, rule)| (c.measured, c.attainment(rule)));
+        crate::config::mix_attainment(each, &cfg.classes)
     }
 }
 
@@ -266,7 +253,7 @@ pub(crate) fn report(cfg: &SimConfig, mut o: Outcome) -> SimReport {
                     .collect()
             };
             ClassReport {
-                attainment: c.attainment(&rule.slo),
+                attainment: c.attainment(rule),
                 ttft_s: Summary::of(&mut of(&o.ttft)),
                 tpot_s: Summary::of(&mut of(&o.tpot)),
                 e2e_s: Summary::of(&mut of(&o.e2e)),

@@ -471,14 +471,37 @@ impl TrafficModel {
         }
     }
 
-    /// This stream without its classes, with lengths from `prompt` and `output`.
+    /// This stream without its classes, with lengths from `prompt` and `output`; field by
+    /// field, since a whole clone would copy every class (its replayed rows) only to drop
+    /// it.
     fn one_class(&self, prompt: LengthSpec, output: LengthSpec) -> TrafficModel {
+        let TrafficModel {
+            rate_rps,
+            arrival,
+            prompt: _,
+            output: _,
+            prefix_tokens,
+            prefix_hit_rate,
+            trace,
+            max_concurrency,
+            rate_steps,
+            prefix,
+            classes: _,
+            lead_in: _,
+        } = self;
         TrafficModel {
+            rate_rps: *rate_rps,
+            arrival: *arrival,
             prompt,
             output,
+            prefix_tokens: *prefix_tokens,
+            prefix_hit_rate: *prefix_hit_rate,
+            trace: trace.clone(),
+            max_concurrency: *max_concurrency,
+            rate_steps: rate_steps.clone(),
+            prefix: *prefix,
             classes: Vec::new(),
             lead_in: None,
-            ..self.clone()
         }
     }
 
@@ -569,37 +592,10 @@ impl TrafficModel {
     /// `w` with each request's cached prefix tokens (`cached`, drawn in its class's
     /// stream) and the prefixes they hold: one pinned segment per class prefix, cached
     /// from the start, as the typed hit rate of one class holds its one prefix. Nothing
-    /// when no class caches a prefix.
-    fn with_class_prefixes(&self, mut w: Workload, cached: Vec<u32>) -> Workload {
-        if !self.classes.iter().any(ClassDraw::caches) {
-            w.cached_tokens = Vec::new();
-            w.sharing = None;
-            return w;
-        }
-        let n = cached.len();
-        let (segments, pinned) = self.typed_segments();
-        let mut s = Sharing {
-            segments: segments + n as u32,
-            block_tokens: 1,
-            pinned,
-            preloaded: Vec::new(),
-            start: Vec::with_capacity(n + 1),
-            items: Vec::new(),
-            replies_cached: false,
-            own_base: segments,
-            sessions_from: segments,
-        };
-        s.start.push(0);
-        for (i, &t) in cached.iter().enumerate() {
-            if t > 0 {
-                let seg = self.classes[w.class[i] as usize].prefix_segment;
-                s.items.push((seg, t));
-            }
-            s.start.push(s.items.len() as u32);
-        }
-        w.cached_tokens = cached;
-        w.sharing = Some(s);
-        w
+    /// when no class caches a prefix. (No class here has a structure: it would have
+    /// drawn a stream of its own.)
+    fn with_class_prefixes(&self, w: Workload, cached: Vec<u32>) -> Workload {
+        self.with_class_structures(w, &[], &[], cached)
     }
 
     /// The mixed stream when a class has its own arrival process: each class draws `n`
@@ -643,11 +639,8 @@ impl TrafficModel {
             .iter()
             .map(|r| of(r).0.cached_tokens.get(of(r).1).copied().unwrap_or(0))
             .collect();
-        if self.classes.iter().any(ClassDraw::structured) {
-            let index: Vec<u32> = all.iter().map(|r| r.2).collect();
-            return self.with_class_structures(w, &streams, &index, cached);
-        }
-        self.with_class_prefixes(w, cached)
+        let index: Vec<u32> = all.iter().map(|r| r.2).collect();
+        self.with_class_structures(w, &streams, &index, cached)
     }
 
     /// The typed prefixes' pinned segments (one per class prefix segment that some class
@@ -675,10 +668,11 @@ impl TrafficModel {
     }
 
     /// `w`, merged from the classes' own `streams` (request `i` is request `index[i]` of
-    /// its class's stream), with the prefixes its requests share: first the typed
-    /// prefixes' pinned segments (hits in `cached`), then each structured class's shared
-    /// prefixes, then every structured class's sessions, then each request's own
-    /// segment. A class's paths keep their shape, their segments moved into its ranges.
+    /// its class's stream; none when `w` is the one stream), with the prefixes its
+    /// requests share: first the typed prefixes' pinned segments (hits in `cached`), then
+    /// each structured class's shared prefixes, then every structured class's sessions,
+    /// then each request's own segment. A class's paths keep their shape, their segments
+    /// moved into its ranges. Nothing when no class caches a prefix or has a structure.
     fn with_class_structures(
         &self,
         mut w: Workload,
@@ -686,14 +680,22 @@ impl TrafficModel {
         index: &[u32],
         cached: Vec<u32>,
     ) -> Workload {
-        let n = index.len();
-        let (typed, pinned) = self.typed_segments();
         let shared: Vec<Option<&Sharing>> = self
             .classes
             .iter()
-            .zip(streams)
-            .map(|(c, w)| w.sharing.as_ref().filter(|_| c.structured()))
+            .enumerate()
+            .map(|(k, c)| {
+                let s = streams.get(k).and_then(|w| w.sharing.as_ref());
+                s.filter(|_| c.structured())
+            })
             .collect();
+        if !self.classes.iter().any(ClassDraw::caches) && shared.iter().all(Option::is_none) {
+            w.cached_tokens = Vec::new();
+            w.sharing = None;
+            return w;
+        }
+        let n = cached.len();
+        let (typed, pinned) = self.typed_segments();
         let mut next = typed;
         let mut groups_at = vec![0u32; shared.len()];
         for (k, s) in shared.iter().enumerate() {

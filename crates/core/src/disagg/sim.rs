@@ -27,7 +27,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use super::{DecodeKv, DisaggConfig, DisaggError, DisaggReport, KvRoute, Router};
 use crate::plan::MAX_DISAGG_INSTANCES;
-use crate::sim::ClassRule;
+use crate::sim::mix_attainment;
 use crate::sim::{Summary, MAX_STEPS};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -501,12 +501,9 @@ fn report(s: &State, x: u32, y: u32, end_s: f64, truncated: bool) -> DisaggRepor
     // Per class: measured, meeting every objective, meeting each.
     let mut per: Vec<(u32, u32, [u32; 3])> = vec![(0, 0, [0; 3]); cfg.classes.len()];
     for r in from..n {
-        let class = per.get_mut(s.class[r] as usize);
-        let judged_by = cfg
-            .classes
-            .get(s.class[r] as usize)
-            .map_or(&cfg.slo, |c| &c.slo);
-        if let Some(c) = class {
+        let k = s.class[r] as usize;
+        let judged_by = cfg.classes.get(k).map_or(&cfg.slo, |c| &c.slo);
+        if let Some(c) = per.get_mut(k) {
             c.0 += 1;
         }
         let a = s.arrival[r];
@@ -533,7 +530,7 @@ fn report(s: &State, x: u32, y: u32, end_s: f64, truncated: bool) -> DisaggRepor
             each[k] += met[k] as u32;
         }
         joint += met.iter().all(|&m| m) as u32;
-        if let Some(c) = per.get_mut(s.class[r] as usize) {
+        if let Some(c) = per.get_mut(k) {
             c.1 += met.iter().all(|&m| m) as u32;
             for (hits, m) in c.2.iter_mut().zip(met) {
                 *hits += m as u32;
@@ -543,13 +540,7 @@ fn report(s: &State, x: u32, y: u32, end_s: f64, truncated: bool) -> DisaggRepor
     let class_attainments: Vec<f64> = per
         .iter()
         .zip(&cfg.classes)
-        .map(|(&(m, j, e), rule)| {
-            if m == 0 {
-                1.0
-            } else {
-                rule.slo.attainment(m, j, e)
-            }
-        })
+        .map(|(&(m, j, e), rule)| rule.attainment(m, j, e))
         .collect();
     let measured = (n - from) as u32;
     let busy = |total: f64, k: u32| {
@@ -565,7 +556,8 @@ fn report(s: &State, x: u32, y: u32, end_s: f64, truncated: bool) -> DisaggRepor
         attainment: if cfg.classes.is_empty() {
             cfg.slo.attainment(measured, joint, each)
         } else {
-            mix_attainment(&per, &class_attainments, &cfg.classes)
+            let each = per.iter().zip(&class_attainments).map(|(c, &a)| (c.0, a));
+            mix_attainment(each, &cfg.classes)
         },
         ttft_s: Summary::of(&mut ttft),
         tpot_s: Summary::of(&mut tpot),
@@ -582,23 +574,6 @@ fn report(s: &State, x: u32, y: u32, end_s: f64, truncated: bool) -> DisaggRepor
         sim_time_s: end_s,
         truncated,
         class_attainments,
-    }
-}
-
-/// The mix's attainment, as the aggregated engine judges it: the worst class's (of those
-/// with a measured request), less how far its target lies above the plan's, in [0, 1].
-fn mix_attainment(per: &[(u32, u32, [u32; 3])], each: &[f64], rules: &[ClassRule]) -> f64 {
-    let worst = per
-        .iter()
-        .zip(each)
-        .zip(rules)
-        .filter(|((c, _), _)| c.0 > 0)
-        .map(|((_, a), rule)| a - rule.target_above_plan)
-        .fold(f64::INFINITY, f64::min);
-    if worst.is_finite() {
-        worst.clamp(0.0, 1.0)
-    } else {
-        0.0
     }
 }
 

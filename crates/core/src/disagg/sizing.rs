@@ -345,16 +345,10 @@ impl DisaggSizing {
         search: Option<(&Plan, &GoodputResult)>,
     ) -> Result<DisaggSizing, DisaggError> {
         plan.validate()?;
-        let slos: Vec<crate::plan::SloSpec> =
-            plan.class_plans().into_iter().map(|p| p.slo).collect();
-        if !slos.iter().any(crate::slo::has_objective) {
-            return Err(DisaggError::NoObjective);
-        }
-        if !slos.iter().all(crate::slo::bounds_waiting) {
-            return Err(DisaggError::Search(
-                crate::search::SearchError::WaitingUnbounded,
-            ));
-        }
+        crate::search::check_objectives(plan).map_err(|e| match e {
+            crate::search::SearchError::NoObjective => DisaggError::NoObjective,
+            e => DisaggError::Search(e),
+        })?;
         let spec = plan
             .disagg
             .clone()

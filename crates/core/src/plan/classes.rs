@@ -199,10 +199,7 @@ impl Plan {
     /// The plan as class `k` sees it: the class's lengths and SLO in place of the plan's,
     /// no classes. Without classes (or past the last), the plan itself without them.
     pub fn class_plan(&self, k: usize) -> Plan {
-        let mut p = Plan {
-            classes: Vec::new(),
-            ..self.clone()
-        };
+        let mut p = self.without_classes();
         if let Some(c) = self.classes.get(k) {
             if let Some(l) = c.prompt {
                 p.traffic.prompt = l;
@@ -235,6 +232,45 @@ impl Plan {
             }
         }
         p
+    }
+
+    /// The plan without its classes, cloned field by field: a whole clone would copy
+    /// every class (its replayed rows) only to drop it.
+    fn without_classes(&self) -> Plan {
+        let Plan {
+            name,
+            note,
+            model,
+            hardware,
+            traffic,
+            slo,
+            engine,
+            planning,
+            run,
+            calibration,
+            shootout,
+            schedule,
+            disagg,
+            routing,
+            classes: _,
+        } = self;
+        Plan {
+            name: name.clone(),
+            note: note.clone(),
+            model: model.clone(),
+            hardware: hardware.clone(),
+            traffic: traffic.clone(),
+            slo: slo.clone(),
+            engine: engine.clone(),
+            planning: planning.clone(),
+            run: run.clone(),
+            calibration: calibration.clone(),
+            shootout: shootout.clone(),
+            schedule: schedule.clone(),
+            disagg: disagg.clone(),
+            routing: *routing,
+            classes: Vec::new(),
+        }
     }
 
     /// Each class's plan ([`Plan::class_plan`]); the plan alone when it has no classes.
