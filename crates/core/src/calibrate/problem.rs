@@ -411,26 +411,32 @@ impl CalibrationProblem {
     /// when every point is open-loop, by clients when every point is a closed loop, else
     /// by measured throughput; ties keep the order given.
     pub fn by_load(&self) -> Vec<u32> {
-        let key = |c: &PointCase| -> f64 {
-            let all_rate = self
-                .points
-                .iter()
-                .all(|p| matches!(p.measured.load, MeasuredLoad::Rate { .. }));
-            let all_closed = self
-                .points
-                .iter()
-                .all(|p| matches!(p.measured.load, MeasuredLoad::Concurrency { .. }));
-            match c.measured.load {
+        let keys = self.load_keys();
+        let mut order: Vec<u32> = (0..self.points.len() as u32).collect();
+        order.sort_by(|&a, &b| keys[a as usize].total_cmp(&keys[b as usize]));
+        order
+    }
+
+    /// Each point's load, in the units [`CalibrationProblem::by_load`] orders by: the
+    /// offered rate when every point gives one, the clients when every point is a closed
+    /// loop, else the achieved throughput.
+    pub fn load_keys(&self) -> Vec<f64> {
+        let all_rate = self
+            .points
+            .iter()
+            .all(|p| matches!(p.measured.load, MeasuredLoad::Rate { .. }));
+        let all_closed = self
+            .points
+            .iter()
+            .all(|p| matches!(p.measured.load, MeasuredLoad::Concurrency { .. }));
+        self.points
+            .iter()
+            .map(|c| match c.measured.load {
                 MeasuredLoad::Rate { rate_rps, .. } if all_rate => rate_rps,
                 MeasuredLoad::Concurrency { concurrency } if all_closed => concurrency as f64,
                 _ => c.measured.achieved_rps,
-            }
-        };
-        let mut order: Vec<u32> = (0..self.points.len() as u32).collect();
-        order.sort_by(|&a, &b| {
-            key(&self.points[a as usize]).total_cmp(&key(&self.points[b as usize]))
-        });
-        order
+            })
+            .collect()
     }
 
     /// The "fit light, predict heavy" split: the lighter half of the loads (rounded up,

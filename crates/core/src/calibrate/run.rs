@@ -13,8 +13,9 @@ use super::problem::{
     length_with_mean, mape_of, point_errors, CalibrationProblem, Constants, FitTerms, LengthSource,
     PointCase, Prediction, Statistic,
 };
-use super::words::{calibration_cautions, FitVerdict};
+use super::words::{calibration_cautions, load_label, FitVerdict};
 use super::{CalibrateError, BOOTSTRAP_RESAMPLES};
+use crate::format::latency;
 use crate::measure::{MeasuredSet, SpecMeasured};
 use crate::plan::{
     Arrival, Calibration, CalibrationError, CalibrationSource, Fitted, LengthDist, LengthSpec,
@@ -455,10 +456,81 @@ fn warnings(problem: &CalibrationProblem, files: &[String]) -> Vec<String> {
     {
         w.push(means_only_warning(&problem.plan));
     }
+    w.extend(ttft_falls_with_load(problem));
     if files.is_empty() {
         w.push("no file names were given".to_string());
     }
     w
+}
+
+/// How much heavier a point's load must be than another's ([`ttft_falls_with_load`]):
+/// at twice the load, a working server's queue can only have grown.
+const HEAVIER_LOAD: f64 = 2.0;
+/// How far below the lighter point's mean TTFT the heavier one's must fall to be more than
+/// the noise of a few hundred requests: by a quarter, and by 50 ms (an idle GPU's slower
+/// first steps cost a few tens of ms at the lightest loads).
+const TTFT_DROP: f64 = 0.75;
+/// See [`TTFT_DROP`] [s].
+const TTFT_DROP_S: f64 = 0.05;
+/// How close two points' mean lengths must be to count as one workload.
+const SAME_LENGTHS: f64 = 0.1;
+
+/// A lighter point whose mean TTFT is well above that of a point at twice its load or
+/// more, on the same lengths: a server cannot give first tokens sooner under more load,
+/// so the lighter run paid a one-off cost (kernels compiled on first use, a cold cache)
+/// that the fit would read as slow prefill. The first such pair in load order.
+pub(super) fn ttft_falls_with_load(problem: &CalibrationProblem) -> Option<String> {
+    let keys = problem.load_keys();
+    let lengths = |c: &PointCase| -> Option<(f64, f64)> {
+        let rows = &c.traffic.trace;
+        let n = rows.len() as f64;
+        (!rows.is_empty()).then(|| {
+            (
+                rows.iter().map(|r| r.prompt_tokens as f64).sum::<f64>() / n,
+                rows.iter().map(|r| r.output_tokens as f64).sum::<f64>() / n,
+            )
+        })
+    };
+    let alike = |a: f64, b: f64| (a - b).abs() <= SAME_LENGTHS * a.max(b);
+    let same_workload = |a: &PointCase, b: &PointCase| match (lengths(a), lengths(b)) {
+        (Some((pa, oa)), Some((pb, ob))) => alike(pa, pb) && alike(oa, ob),
+        (None, None) => true,
+        _ => false,
+    };
+    let order = problem.by_load();
+    for (k, &i) in order.iter().enumerate() {
+        let light = &problem.points[i as usize];
+        let Some(slow) = light.measured.ttft_mean_s else {
+            continue;
+        };
+        for &j in &order[k + 1..] {
+            let heavy = &problem.points[j as usize];
+            let Some(fast) = heavy.measured.ttft_mean_s else {
+                continue;
+            };
+            if keys[j as usize] >= HEAVIER_LOAD * keys[i as usize]
+                && fast < TTFT_DROP * slow
+                && slow - fast > TTFT_DROP_S
+                && same_workload(light, heavy)
+            {
+                return Some(format!(
+                    "the mean TTFT falls as the load rises: {} at {} ({}), {} at {} ({}), on \
+                     the same lengths. One server cannot give first tokens sooner under more \
+                     load, so the lighter run most likely paid a one-off cost (kernels \
+                     compiled on first use, a cold cache, a server just started). Warm the \
+                     server up before each run, or leave that point out: the fit reads it as \
+                     slow prefill and predicts heavier loads too slow",
+                    latency(Some(slow)),
+                    load_label(&light.measured.load),
+                    light.source,
+                    latency(Some(fast)),
+                    load_label(&heavy.measured.load),
+                    heavy.source,
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// Parameters a model name states, from its first size token ("70B", "1.5b", "8x7B",

@@ -664,3 +664,31 @@ fn files_of_another_model_are_named_in_a_warning() {
         assert_eq!(model_mismatch(&model, &plan), None, "{}: {model}", set.id);
     }
 }
+
+#[test]
+fn a_lighter_run_slower_to_first_token_than_a_heavier_one_is_named() {
+    use super::run::ttft_falls_with_load;
+    let plan = Plan::default();
+    let warm = set_of(pts(&plan, &[2.0, 6.0, 10.0, 16.0], 0.0, false));
+    let problem = |set: &MeasuredSet| CalibrationProblem::new(&plan, set).unwrap();
+    assert_eq!(ttft_falls_with_load(&problem(&warm)), None);
+    // The lightest run paid a second of kernel compilation on average.
+    let mut cold = warm.clone();
+    let t = &mut cold.points[0].ttft;
+    t.mean_s = t.mean_s.map(|m| m + 1.0);
+    let w = ttft_falls_with_load(&problem(&cold)).expect("named");
+    assert!(w.contains("at 2 req/s") && w.contains("at 6 req/s"), "{w}");
+    assert!(
+        w.starts_with("the mean TTFT falls as the load rises"),
+        "{w}"
+    );
+    // The report carries it.
+    let report = calibrate_threads(&plan, &cold, 2, &mut |_| true).unwrap();
+    assert!(report.warnings.contains(&w), "{:?}", report.warnings);
+    // Heavier points with twice the prompts are another workload: nothing is claimed.
+    let mut longer = cold.clone();
+    for p in &mut longer.points[1..] {
+        p.mean_prompt_tokens *= 2.0;
+    }
+    assert_eq!(ttft_falls_with_load(&problem(&longer)), None);
+}
