@@ -1,7 +1,7 @@
 //! `goodput calibrate`: fit the step model to `vllm bench serve`, GuideLLM or CSV
 //! results and print the fit, or write the calibrated plan.
 
-use goodput_core::calibrate::calibrate_threads;
+use goodput_core::calibrate::{run_to_end, Calibrator, FitTerms};
 use goodput_core::measure::{import_files, MAX_FILE_BYTES};
 
 use clap::{Arg, Command};
@@ -36,8 +36,32 @@ pub fn command() -> Command {
             "FILE",
             "Write the calibrated plan as JSON (read it back with --plan FILE)",
         ))
+        .arg(terms_arg())
         .arg(crate::search::threads_arg())
         .arg(json("The whole calibration report as JSON"))
+}
+
+/// `--terms`: which constants beyond the three always fitted a fit frees.
+pub fn terms_arg() -> Arg {
+    text_flag(
+        "terms",
+        "LIST",
+        format!(
+            "The constants to fit beside the bandwidth share, the compute share and the \
+             per-step overhead, by their plan flags: a comma-separated list of {}, or \
+             default ({}), roofline (none) or all; the others keep the plan's values",
+            FitTerms::ALL.names(),
+            FitTerms::DEFAULT.names()
+        ),
+    )
+}
+
+/// The constants `--terms` frees ([`FitTerms::DEFAULT`] without it).
+pub fn terms(args: &mut Args) -> Result<FitTerms, String> {
+    match args.value("--terms") {
+        Some(list) => FitTerms::parse(&list).map_err(|e| format!("--terms: {e}")),
+        None => Ok(FitTerms::DEFAULT),
+    }
 }
 
 /// Runs the command.
@@ -45,6 +69,7 @@ pub fn run(args: &mut Args) -> Result<String, String> {
     let json = args.flag("--json");
     let out = args.value("--out");
     let threads = crate::search::threads(args)?;
+    let terms = terms(args)?;
     let plan = args.plan()?;
     let files = args.positionals("files");
     if files.is_empty() {
@@ -76,8 +101,9 @@ pub fn run(args: &mut Args) -> Result<String, String> {
         .collect();
     let set = import_files(&refs).map_err(|e| e.to_string())?;
     let mut line = crate::progress::ProgressLine::new("calibration", "fits");
+    let calibrator = Calibrator::with_terms(&plan, &set, terms).map_err(|e| e.to_string())?;
     let report =
-        calibrate_threads(&plan, &set, threads, &mut line.callback()).map_err(|e| e.to_string())?;
+        run_to_end(calibrator, threads, &mut line.callback()).map_err(|e| e.to_string())?;
     if let Some(path) = &out {
         let text = serde_json::to_string_pretty(&report.plan)
             .map_err(|e| format!("--out: cannot encode the plan: {e}"))?;

@@ -1,6 +1,7 @@
 //! `goodput validate`: fit and predict the public measured runs under `validation/`
 //! and print the accuracy table (`docs/accuracy.md` holds its Markdown).
 
+use goodput_core::calibrate::FitTerms;
 use goodput_core::validate::{read_manifest, validate};
 
 use clap::{Arg, ArgAction, Command};
@@ -54,6 +55,7 @@ pub fn command() -> Command {
                 .action(ArgAction::SetTrue)
                 .help("Exit with status 1 when an error exceeds its bound"),
         )
+        .arg(crate::calibrate::terms_arg())
         .arg(crate::search::threads_arg())
         .arg(json("The rows and each set's fitted constants as JSON"))
 }
@@ -65,6 +67,7 @@ pub fn run(args: &mut Args) -> Result<String, String> {
         .unwrap_or_else(|| DEFAULT_DIR.to_string());
     let only = args.positionals("set");
     let threads = crate::search::threads(args)?;
+    let terms = crate::calibrate::terms(args)?;
     let path = std::path::Path::new(&dir).join("manifest.json");
     let text = std::fs::read_to_string(&path).map_err(|e| {
         format!(
@@ -92,16 +95,30 @@ pub fn run(args: &mut Args) -> Result<String, String> {
         std::fs::read(&p).map_err(|e| format!("{}: cannot read: {e}", p.display()))
     };
     let mut line = crate::progress::ProgressLine::new("validation", "sets");
-    let report = validate(&manifest, &only, &read, threads, &mut line.callback())
-        .map_err(|e| e.to_string())?;
+    let report = validate(
+        &manifest,
+        &only,
+        &read,
+        terms,
+        threads,
+        &mut line.callback(),
+    )
+    .map_err(|e| e.to_string())?;
     drop(line);
-    let out = if args.flag("--json") {
+    let mut out = if args.flag("--json") {
         serde_json::to_string_pretty(&report).map_err(|e| format!("validate: {e}"))?
     } else if args.flag("--markdown") {
         report.published_markdown(&manifest)
     } else {
         report.to_text()
     };
+    if terms != FitTerms::DEFAULT && !args.flag("--json") {
+        out = format!(
+            "{out}\n\nfitted: {} (not the default {}); the bounds and docs/accuracy.md are the default's",
+            terms.names(),
+            FitTerms::DEFAULT.names()
+        );
+    }
     let failures = report.failures();
     if args.flag("--check") && !failures.is_empty() {
         let which: Vec<String> = failures

@@ -110,3 +110,45 @@ fn bad_files_get_one_line_naming_the_file() {
     let e = failure(&goodput(&["calibrate", &other]), "another tool's JSON");
     assert!(e.contains("package.json"), "{e}");
 }
+
+#[test]
+fn terms_choose_the_constants_a_fit_frees() {
+    let dir = TempDir::new("calibrate-terms");
+    let files = vllm_files(&dir);
+    let fit = |terms: &str| {
+        let mut args = vec!["calibrate", "--json", "--terms", terms];
+        args.extend(files.iter().map(String::as_str));
+        json(&goodput(&args))["calibration"].clone()
+    };
+    // The roofline frees none of the optional constants: each keeps the plan's value,
+    // stored as absent.
+    let roofline = fit("roofline");
+    for key in [
+        "frontend_s",
+        "prefill_overhead_s",
+        "kv_read_efficiency",
+        "seq_overhead_s",
+    ] {
+        assert!(roofline[key].is_null(), "{key}: {}", roofline[key]);
+    }
+    // A list frees what it names, by the plan's flags, and only that.
+    let two = fit("frontend-time, kv-read-efficiency");
+    assert!(two["frontend_s"]["value"].is_number(), "{two}");
+    assert!(two["kv_read_efficiency"]["value"].is_number(), "{two}");
+    assert!(two["prefill_overhead_s"].is_null() && two["seq_overhead_s"].is_null());
+    // Without the flag, the default set.
+    let mut args = vec!["calibrate", "--json"];
+    args.extend(files.iter().map(String::as_str));
+    let default = json(&goodput(&args))["calibration"].clone();
+    assert_eq!(default, fit("default"));
+    assert!(default["prefill_overhead_s"]["value"].is_number());
+    // A name it does not know is refused, with the names it knows.
+    let mut args = vec!["calibrate", "--terms", "frontend,kv"];
+    args.extend(files.iter().map(String::as_str));
+    let e = failure(&goodput(&args), "unknown term");
+    assert!(
+        e.contains("'frontend' is not a constant a calibration fits")
+            && e.contains("frontend-time,seq-overhead,prefill-overhead,kv-read-efficiency"),
+        "{e}"
+    );
+}

@@ -462,12 +462,14 @@ pub struct ValidateProgress {
 }
 
 /// Runs every set of `manifest` (or only those of `only`, and the carries between
-/// them), reading each file with `read(folder, file name)`, on `threads` OS threads.
-/// `progress` returning `false` cancels.
+/// them), reading each file with `read(folder, file name)`, fitting the constants
+/// `terms` frees (the bounds and the published table are [`FitTerms::DEFAULT`]'s), on
+/// `threads` OS threads. `progress` returning `false` cancels.
 pub fn validate(
     manifest: &Manifest,
     only: &[String],
     read: &ReadFile<'_>,
+    terms: FitTerms,
     threads: usize,
     progress: &mut dyn FnMut(ValidateProgress) -> bool,
 ) -> Result<ValidationReport, ValidateError> {
@@ -487,7 +489,7 @@ pub fn validate(
     let mut fitted: Vec<(String, Constants, CalibrationProblem)> = Vec::new();
     let total = chosen.len() as u32;
     for (k, set) in chosen.iter().enumerate() {
-        let (report, problem) = fit_set(set, read, threads)?;
+        let (report, problem) = fit_set(set, read, terms, threads)?;
         rows.extend(set_rows(set, &report, &problem));
         fitted.push((set.id.clone(), constants_of(&report), problem));
         if !progress(ValidateProgress {
@@ -530,6 +532,7 @@ fn constants_of(report: &CalibrationReport) -> Constants {
 fn fit_set(
     set: &SetSpec,
     read: &ReadFile<'_>,
+    terms: FitTerms,
     threads: usize,
 ) -> Result<(CalibrationReport, CalibrationProblem), ValidateError> {
     let plan = set.plan()?;
@@ -547,7 +550,7 @@ fn fit_set(
         set: set.id.clone(),
         error,
     };
-    let c = Calibrator::with_terms(&plan, &measured, FitTerms::DEFAULT).map_err(calibrate)?;
+    let c = Calibrator::with_terms(&plan, &measured, terms).map_err(calibrate)?;
     let problem = c.problem().clone();
     let report = run_to_end(c, threads, &mut |_| true).map_err(calibrate)?;
     Ok((report, problem))

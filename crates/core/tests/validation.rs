@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use goodput_core::calibrate::FitTerms;
 use goodput_core::validate::{read_manifest, validate};
 
 /// The repository's root (this crate sits in `crates/core`).
@@ -24,7 +25,15 @@ fn public_runs_stay_within_their_bounds_and_the_published_table_is_current() {
         std::fs::read(dir.join(folder).join(file)).map_err(|e| e.to_string())
     };
     let threads = goodput_core::sim::threads::default_threads();
-    let report = validate(&manifest, &[], &read, threads, &mut |_| true).expect("validates");
+    let report = validate(
+        &manifest,
+        &[],
+        &read,
+        FitTerms::DEFAULT,
+        threads,
+        &mut |_| true,
+    )
+    .expect("validates");
     // Every set yields both protocols, every carry a row.
     assert_eq!(
         report.rows.len(),

@@ -5,7 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{CalibrateError, FIT_SEEDS, MAX_FIT_REQUESTS, MAX_OVERHEAD_S, MIN_FIT_REQUESTS};
 use super::{MIN_OVERHEAD_S, PER_POINT_SEED, WARMUP_PAUSE_S};
+use crate::format::MISSING;
 use crate::measure::{LengthStats, MeasuredPoint, MeasuredSet, SpecMeasured};
+use crate::plan::fields;
 use crate::plan::{
     Arrival, LengthDist, LengthSpec, MeasuredLoad, MeasuredSummary, MetricErrors, Plan, TraceRow,
     TrafficSpec, MAX_EFFICIENCY, MAX_TOKENS, MIN_EFFICIENCY,
@@ -110,6 +112,73 @@ impl FitTerms {
     /// The free dimensions, in order.
     pub fn free_dims(&self) -> Vec<usize> {
         (0..THETA_DIMS).filter(|&k| self.frees(k)).collect()
+    }
+}
+
+/// The constants a fit may free beyond the three always fitted: each search dimension
+/// with the plan field its value replaces, whose flag names it (`--terms`).
+const OPTIONAL_TERMS: [(usize, &str); 4] = [
+    (3, "engine.frontend_s"),
+    (4, "hardware.seq_overhead_s"),
+    (5, "hardware.prefill_overhead_s"),
+    (6, "hardware.kv_read_efficiency"),
+];
+
+/// The flag of an optional term's plan field (`frontend-time`).
+fn term_flag(path: &str) -> &'static str {
+    fields::by_path(path)
+        .and_then(|f| f.flag)
+        .map_or(MISSING, |f| f.name)
+}
+
+impl FitTerms {
+    /// Frees or fixes search dimension `k` (3 to 6).
+    fn set(&mut self, k: usize, free: bool) {
+        match k {
+            3 => self.frontend = free,
+            4 => self.seq_overhead = free,
+            5 => self.prefill_overhead = free,
+            6 => self.kv_read = free,
+            _ => {}
+        }
+    }
+
+    /// The constants a comma-separated list frees: the flags of their plan fields
+    /// (`frontend-time,kv-read-efficiency`), or `default`, `roofline` or `all`.
+    pub fn parse(text: &str) -> Result<FitTerms, String> {
+        match text.trim() {
+            "default" => return Ok(FitTerms::DEFAULT),
+            "roofline" | "" => return Ok(FitTerms::ROOFLINE),
+            "all" => return Ok(FitTerms::ALL),
+            _ => {}
+        }
+        let mut terms = FitTerms::ROOFLINE;
+        for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            let Some(&(k, _)) = OPTIONAL_TERMS.iter().find(|(_, p)| term_flag(p) == name) else {
+                return Err(format!(
+                    "'{name}' is not a constant a calibration fits; give a comma-separated \
+                     list of {}, or default, roofline or all",
+                    FitTerms::ALL.names()
+                ));
+            };
+            terms.set(k, true);
+        }
+        Ok(terms)
+    }
+
+    /// The flags of the constants freed beyond the three always fitted, comma-separated;
+    /// `roofline` when none is.
+    pub fn names(&self) -> String {
+        let on: Vec<&str> = OPTIONAL_TERMS
+            .iter()
+            .filter(|(k, _)| self.frees(*k))
+            .map(|(_, p)| term_flag(p))
+            .collect();
+        if on.is_empty() {
+            "roofline".into()
+        } else {
+            on.join(",")
+        }
     }
 }
 
