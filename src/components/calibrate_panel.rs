@@ -141,6 +141,17 @@ pub fn CalibratePanel() -> impl IntoView {
             FitPhase::Running => format!("Fitting: {} of {} fits", s.done, s.total),
             FitPhase::Held
                 if fits.report.with(|r| {
+                    r.as_ref().is_some_and(|r| {
+                        model_mismatch(&r.calibration.source.model, &r.plan).is_some()
+                    })
+                }) =>
+            {
+                "Fitted, but to runs of another model than the plan's (see the warning): not \
+                 applied, the plan keeps its constants (Apply anyway to use the fit)."
+                    .into()
+            }
+            FitPhase::Held
+                if fits.report.with(|r| {
                     r.as_ref()
                         .is_some_and(|r| FitVerdict::of(&r.calibration) == FitVerdict::NoBetter)
                 }) =>

@@ -23,7 +23,7 @@ use goodput_core::calibrate::{
     CalibrationReport, Calibrator, FitJob, FitJobResult, FitVerdict, Prediction,
 };
 use goodput_core::measure::{import_files, MeasuredSet};
-use goodput_core::plan::{Arrival, MeasuredLoad, TrafficSpec};
+use goodput_core::plan::{Arrival, Calibration, MeasuredLoad, TrafficSpec};
 use goodput_core::sim::SimConfigOf;
 use goodput_core::sim::{self, SimConfig};
 use goodput_core::Plan;
@@ -175,9 +175,11 @@ pub fn with_benchmark_traffic(plan: &Plan, workload: &TrafficSpec) -> TrafficSpe
     }
 }
 
-/// Whether a fit this weak waits for "Apply anyway" rather than going into the plan.
-pub fn is_held(verdict: FitVerdict) -> bool {
-    matches!(verdict, FitVerdict::Poor | FitVerdict::NoBetter)
+/// Whether a fit waits for "Apply anyway" rather than going into the plan: a poor one,
+/// and one that starts switched off (no better than the datasheet, or fitted to another
+/// model's runs).
+pub fn is_held(c: &Calibration) -> bool {
+    matches!(FitVerdict::of(c), FitVerdict::Poor | FitVerdict::NoBetter) || !c.enabled
 }
 
 /// Imported measurements, the running fit and its report, as signals.
@@ -292,8 +294,9 @@ impl FitController {
     }
 
     /// Takes a finished calibration: a good or fair one (or one not checked) goes into
-    /// the plan at once, its traffic unchanged; a poor one, or one no better than the
-    /// datasheet, is held for [`FitController::apply_anyway`].
+    /// the plan at once, its traffic unchanged; a poor one, one no better than the
+    /// datasheet, or one of another model's runs is held for
+    /// [`FitController::apply_anyway`].
     pub fn take(&self, report: CalibrationReport) {
         // Say "Calibrated" only for a plan the page takes: an invalid one would leave
         // the old plan in force under a success message.
@@ -301,7 +304,7 @@ impl FitController {
             let why = format!("the fitted plan cannot be used: {e}");
             return self.status.update(|s| s.phase = FitPhase::Failed(why));
         }
-        let held = is_held(FitVerdict::of(&report.calibration));
+        let held = is_held(&report.calibration);
         let plan = report.plan.clone();
         self.report.set(Some(report));
         if held {
@@ -619,6 +622,18 @@ mod tests {
                 );
                 assert!(fits.report.get_untracked().is_some(), "it is shown");
             }
+            // A good fit that starts switched off (fitted to another model's runs) waits
+            // too.
+            let mut r = report(0.05);
+            assert_eq!(FitVerdict::of(&r.calibration), FitVerdict::Good);
+            r.calibration.enabled = false;
+            fits.take(r);
+            assert_eq!(fits.status.get_untracked().phase, FitPhase::Held);
+            assert_eq!(
+                state.good.get_untracked(),
+                before,
+                "switched off, not applied"
+            );
             let mut r = report(0.5);
             r.calibration.enabled = false;
             r.plan.calibration.as_mut().unwrap().enabled = false;

@@ -274,7 +274,7 @@ test('a bad file shows its one-line message and the cards stay as they were', as
   assertNoErrors(errors);
 });
 
-test('files of another model are named before the fit, and the note goes when the plan takes that model', async () => {
+test('files of another model are named before the fit, their fit waits for Apply anyway, and the note goes when the plan takes that model', async () => {
   const csv = path.join(path.dirname(new URL(import.meta.url).pathname), '../../validation/do-h200-llama70b-sharegpt/points.csv');
   const { page, errors } = await h.openPage('/', { waitFor: '[data-testid="calibrate-panel"]' });
   await waitForRunDone(page);
@@ -284,6 +284,12 @@ test('files of another model are named before the fit, and the note goes when th
   const note = (await page.textContent('[data-testid="calibrate-model-mismatch"]')).trim();
   assert.match(note, /^The files ran .*Llama-3\.1-70B.* \(about 70B parameters by its name\), but the plan's model is Article 8B/);
   assert.equal(await page.evaluate(() => location.hash), hash, 'reading files changes no input');
+  // Fitted anyway, the fit describes another model's server: it is shown, not applied.
+  await page.click('[data-testid="calibrate-run"]');
+  await page.waitForSelector('[data-testid="calibration-result"][data-held="true"]', { timeout: RUN_TIMEOUT_MS });
+  assert.match(await page.textContent('[data-testid="calibrate-status"]'), /^Fitted, but to runs of another model than the plan's.*not applied/);
+  await page.waitForTimeout(300);
+  assert.equal(await page.evaluate(() => location.hash), hash, 'the plan is unchanged');
   await page.selectOption('[data-testid="preset-model"]', 'llama-3.1-70b');
   await page.waitForSelector('[data-testid="calibrate-model-mismatch"]', { state: 'detached' });
   assertNoErrors(errors);

@@ -317,8 +317,11 @@ impl Calibrator {
             error,
             points: cases.iter().map(|c| c.measured.clone()).collect(),
         };
-        // A fit no better than the datasheet on held-out runs starts switched off.
-        calibration.enabled = FitVerdict::of(&calibration) != FitVerdict::NoBetter;
+        // A fit no better than the datasheet on held-out runs starts switched off, and so
+        // does a fit to another model's runs: its constants describe that model's server.
+        let other_model = model_mismatch(&self.source.model, &self.problem.plan);
+        calibration.enabled =
+            FitVerdict::of(&calibration) != FitVerdict::NoBetter && other_model.is_none();
         let points = cases
             .iter()
             .enumerate()
@@ -343,7 +346,7 @@ impl Calibrator {
             evaluations,
             // Another model's files first: every other caution is about a fit that
             // would not describe the plan's model anyway.
-            warnings: model_mismatch(&self.source.model, &self.problem.plan)
+            warnings: other_model
                 .into_iter()
                 .chain(warnings(&self.problem, &self.set_files))
                 .chain(calibration_cautions(&calibration))
@@ -566,7 +569,7 @@ pub fn model_mismatch(file_model: &str, plan: &Plan) -> Option<String> {
     }
     let name = crate::presets::model(&plan.model.preset).map_or("a custom model", |m| m.name);
     Some(format!(
-        "the files ran {file_model} (about {} parameters by its name), but the plan's model is {name} ({} parameters): these constants describe a server of another model, and every number planned with them would too; set the plan's model to the one benchmarked (--model, or the Model field) and calibrate again",
+        "the files ran {file_model} (about {} parameters by its name), but the plan's model is {name} ({} parameters): these constants describe a server of another model, and every number planned with them would too, so the fit starts switched off; set the plan's model to the one benchmarked (--model, or the Model field) and calibrate again",
         billions(stated),
         billions(params)
     ))

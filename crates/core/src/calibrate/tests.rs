@@ -692,3 +692,24 @@ fn a_lighter_run_slower_to_first_token_than_a_heavier_one_is_named() {
     }
     assert_eq!(ttft_falls_with_load(&problem(&longer)), None);
 }
+
+#[test]
+fn a_fit_to_another_models_runs_starts_switched_off() {
+    let plan = Plan::default();
+    let mut points = pts(&plan, &[2.0, 6.0, 10.0, 16.0], 0.0, false);
+    let own = calibrate_threads(&plan, &set_of(points.clone()), 2, &mut |_| true).unwrap();
+    assert!(own.calibration.enabled, "{:?}", own.verdict);
+    for p in &mut points {
+        p.model = Some("meta-llama/Llama-3.1-70B-Instruct".into());
+    }
+    let other = calibrate_threads(&plan, &set_of(points), 2, &mut |_| true).unwrap();
+    // The same fit, judged the same, but not in force: the plan keeps its constants.
+    assert_eq!(other.verdict, own.verdict);
+    assert!(!other.calibration.enabled);
+    assert!(!other.plan.calibration.as_ref().unwrap().enabled);
+    assert!(
+        other.warnings[0].contains("the fit starts switched off"),
+        "{:?}",
+        other.warnings
+    );
+}
