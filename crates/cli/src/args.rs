@@ -13,6 +13,7 @@ use std::ffi::OsStr;
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Arg, ArgAction, ArgMatches, Command};
+use goodput_core::calibrate::FitTerms;
 use goodput_core::plan::classes::{classes_from_lines, parse_class_line};
 use goodput_core::plan::fields::{
     self, by_flag, by_path, field, range_message, Field, Kind, Range,
@@ -903,6 +904,29 @@ fn load_link(url: &str) -> Result<Plan, String> {
     goodput_core::share::decode(url)
         .map(|s| s.plan)
         .map_err(|e| format!("--link: {e}"))
+}
+
+/// `--terms`: which constants beyond the three always fitted a fit frees.
+pub fn terms_arg() -> Arg {
+    text_flag(
+        "terms",
+        "LIST",
+        format!(
+            "The constants to fit beside the bandwidth share, the compute share and the \
+             per-step overhead, by their plan flags: a comma-separated list of {}, or \
+             default ({}), roofline (none) or all; the others keep the plan's values",
+            FitTerms::ALL.names(),
+            FitTerms::DEFAULT.names()
+        ),
+    )
+}
+
+/// The constants `--terms` frees ([`FitTerms::DEFAULT`] without it).
+pub fn fit_terms(args: &mut Args) -> Result<FitTerms, String> {
+    match args.value("--terms") {
+        Some(list) => FitTerms::parse(&list).map_err(|e| format!("--terms: {e}")),
+        None => Ok(FitTerms::DEFAULT),
+    }
 }
 
 #[cfg(test)]

@@ -1,12 +1,12 @@
 //! `goodput calibrate`: fit the step model to `vllm bench serve`, GuideLLM or CSV
 //! results and print the fit, or write the calibrated plan.
 
-use goodput_core::calibrate::{run_to_end, Calibrator, FitTerms};
+use goodput_core::calibrate::{run_to_end, Calibrator};
 use goodput_core::measure::{import_files, MAX_FILE_BYTES};
 
 use clap::{Arg, Command};
 
-use crate::args::{json, text_flag, Args};
+use crate::args::{fit_terms, json, terms_arg, text_flag, Args};
 
 /// The command and its own flags; the plan flags are added from the registry.
 pub fn command() -> Command {
@@ -41,35 +41,12 @@ pub fn command() -> Command {
         .arg(json("The whole calibration report as JSON"))
 }
 
-/// `--terms`: which constants beyond the three always fitted a fit frees.
-pub fn terms_arg() -> Arg {
-    text_flag(
-        "terms",
-        "LIST",
-        format!(
-            "The constants to fit beside the bandwidth share, the compute share and the \
-             per-step overhead, by their plan flags: a comma-separated list of {}, or \
-             default ({}), roofline (none) or all; the others keep the plan's values",
-            FitTerms::ALL.names(),
-            FitTerms::DEFAULT.names()
-        ),
-    )
-}
-
-/// The constants `--terms` frees ([`FitTerms::DEFAULT`] without it).
-pub fn terms(args: &mut Args) -> Result<FitTerms, String> {
-    match args.value("--terms") {
-        Some(list) => FitTerms::parse(&list).map_err(|e| format!("--terms: {e}")),
-        None => Ok(FitTerms::DEFAULT),
-    }
-}
-
 /// Runs the command.
 pub fn run(args: &mut Args) -> Result<String, String> {
     let json = args.flag("--json");
     let out = args.value("--out");
     let threads = crate::search::threads(args)?;
-    let terms = terms(args)?;
+    let terms = fit_terms(args)?;
     let plan = args.plan()?;
     let files = args.positionals("files");
     if files.is_empty() {

@@ -6,7 +6,7 @@ use goodput_core::validate::{read_manifest, validate};
 
 use clap::{Arg, ArgAction, Command};
 
-use crate::args::{json, text_flag, Args};
+use crate::args::{fit_terms, json, terms_arg, text_flag, Args};
 
 /// The folder the manifest and the sets live in, relative to where the command runs.
 pub const DEFAULT_DIR: &str = "validation";
@@ -55,7 +55,7 @@ pub fn command() -> Command {
                 .action(ArgAction::SetTrue)
                 .help("Exit with status 1 when an error exceeds its bound"),
         )
-        .arg(crate::calibrate::terms_arg())
+        .arg(terms_arg())
         .arg(crate::search::threads_arg())
         .arg(json("The rows and each set's fitted constants as JSON"))
 }
@@ -67,7 +67,7 @@ pub fn run(args: &mut Args) -> Result<String, String> {
         .unwrap_or_else(|| DEFAULT_DIR.to_string());
     let only = args.positionals("set");
     let threads = crate::search::threads(args)?;
-    let terms = crate::calibrate::terms(args)?;
+    let terms = fit_terms(args)?;
     let path = std::path::Path::new(&dir).join("manifest.json");
     let text = std::fs::read_to_string(&path).map_err(|e| {
         format!(
