@@ -5,7 +5,8 @@
 
 use goodput_core::presets::{self, GPUS};
 use goodput_core::shootout::{
-    ShootoutRow, ShootoutSpec, DEFAULT_GPUS, DEFAULT_NODES, MAX_NODES, TP_DEGREES,
+    vendor_carry_words, ShootoutRow, ShootoutSpec, DEFAULT_GPUS, DEFAULT_NODES, MAX_NODES,
+    TP_DEGREES,
 };
 use leptos::prelude::*;
 
@@ -210,6 +211,9 @@ pub fn ShootoutPanel() -> impl IntoView {
                 })}
                 {rec.omitted_words().map(|w| view! {
                     <p class="hint" data-testid="shootout-omitted">{w}</p>
+                })}
+                {state.good.with(|p| vendor_carry_words(&rec.result.rows, p)).map(|w| view! {
+                    <p class="warning" data-testid="shootout-vendor-carry">{w}</p>
                 })}
                 <div class="table-scroll">
                 <table class="shootout-table" data-testid="shootout-table">

@@ -3,7 +3,8 @@
 
 use goodput_core::format::{millis, rps, usd, MISSING};
 use goodput_core::shootout::{
-    run_shootout_threads, ShootoutResult, ShootoutSpec, DEFAULT_NODES, MAX_NODES, TP_DEGREES,
+    run_shootout_threads, vendor_carry_words, ShootoutResult, ShootoutSpec, DEFAULT_NODES,
+    MAX_NODES, TP_DEGREES,
 };
 
 use clap::Command;
@@ -112,26 +113,37 @@ pub fn run(args: &mut Args) -> Result<String, String> {
     let mut line = crate::progress::ProgressLine::new("shootout", "simulations");
     let r = run_shootout_threads(&plan, &spec, threads, &mut line.callback())
         .map_err(|e| e.to_string())?;
+    let caution = vendor_carry_words(&r.rows, &plan);
     if json {
-        return serde_json::to_string_pretty(&json_of(&r)).map_err(|e| format!("shootout: {e}"));
+        return serde_json::to_string_pretty(&json_of(&r, caution))
+            .map_err(|e| format!("shootout: {e}"));
     }
-    Ok(text(&r))
+    let mut out = text(&r);
+    if let Some(w) = caution {
+        out.push_str(&format!("\n\n{w}"));
+    }
+    Ok(out)
 }
 
-/// The result as JSON: the winner and the plan's own option named, then every row.
-fn json_of(r: &ShootoutResult) -> serde_json::Value {
+/// The result as JSON: the winner and the plan's own option named, then every row, and
+/// the caution for rows carried from another vendor's GPU, when there are any.
+fn json_of(r: &ShootoutResult, caution: Option<String>) -> serde_json::Value {
     let name = |row: Option<&goodput_core::shootout::ShootoutRow>| {
         row.map_or(
             serde_json::Value::Null,
             |x| serde_json::json!({ "gpu": x.gpu, "tp": x.tp, "pp": x.pp, "ep": x.ep, "spec_draft_tokens": x.spec_draft_tokens }),
         )
     };
-    serde_json::json!({
+    let mut v = serde_json::json!({
         "best": name(r.best_row()),
         "chosen": name(r.chosen_row()),
         "verdict": r.verdict(),
         "rows": r.rows,
-    })
+    });
+    if let Some(w) = caution {
+        v["caution"] = serde_json::Value::String(w);
+    }
+    v
 }
 
 /// The result as a table.

@@ -152,3 +152,28 @@ fn terms_choose_the_constants_a_fit_frees() {
         "{e}"
     );
 }
+
+#[test]
+fn a_comparison_names_the_rows_a_calibration_carries_to_another_vendor() {
+    let dir = TempDir::new("calibrate-vendor");
+    let files = vllm_files(&dir);
+    let out_path = dir.path_of("plan.json");
+    let out = out_path.as_str();
+    let mut args = vec!["calibrate", "--out", out];
+    args.extend(files.iter().map(String::as_str));
+    goodput(&args);
+    let compare = |gpus: &str| {
+        json(&goodput(&[
+            "shootout", "--plan", out, "--gpus", gpus, "--tp", "1", "--json",
+        ]))
+    };
+    // Fitted on an H100: an MI300X row carries NVIDIA's software to AMD's.
+    let across = compare("h100-sxm,mi300x");
+    let caution = across["caution"].as_str().expect("a caution");
+    assert!(
+        caution.starts_with("The rows on MI300X carry a calibration fitted on NVIDIA H100"),
+        "{caution}"
+    );
+    // An H200 row carries it within the vendor: nothing to add.
+    assert!(compare("h100-sxm,h200")["caution"].is_null());
+}

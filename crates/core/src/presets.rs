@@ -604,6 +604,24 @@ pub fn gpu_name(id: &str) -> String {
     gpu(id).map_or_else(|| id.to_string(), |g| g.name.to_string())
 }
 
+/// How a GPU preset's name starts, and the vendor that means: the vendor's software
+/// (CUDA or ROCm, their kernels) comes with it.
+const VENDOR_PREFIXES: [(&str, &str); 3] = [
+    ("NVIDIA ", "NVIDIA"),
+    ("AMD Instinct ", "AMD"),
+    ("AMD ", "AMD"),
+];
+
+/// The vendor of a GPU preset (`NVIDIA`, `AMD`), by its name; `None` for custom
+/// hardware.
+pub fn gpu_vendor(id: &str) -> Option<&'static str> {
+    let g = gpu(id)?;
+    VENDOR_PREFIXES
+        .iter()
+        .find(|(prefix, _)| g.name.starts_with(prefix))
+        .map(|(_, vendor)| *vendor)
+}
+
 /// A GPU's name short enough for a chart label: without the vendor, the memory size and
 /// anything after a comma (`H100 SXM`, `MI300X`, `GB200 NVL72`); the id for custom
 /// hardware.
@@ -612,9 +630,9 @@ pub fn gpu_short_name(id: &str) -> String {
         return id.to_string();
     };
     let name = g.name.split(',').next().unwrap_or(g.name);
-    let name = ["NVIDIA ", "AMD Instinct ", "AMD "]
+    let name = VENDOR_PREFIXES
         .iter()
-        .find_map(|v| name.strip_prefix(v))
+        .find_map(|(prefix, _)| name.strip_prefix(prefix))
         .unwrap_or(name);
     let is_memory = |w: &str| {
         w.strip_suffix("GB")

@@ -88,6 +88,10 @@ pub struct PlanReport {
     /// `comparison`).
     #[serde(default, skip_serializing_if = "crate::plan::is_zero")]
     pub comparison_omitted: u32,
+    /// The caution for that comparison's rows whose constants were carried from another
+    /// vendor's GPU ([`crate::plan::comparison::vendor_carry_words`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison_caution: Option<String>,
     /// The plan's inputs in plain words, for readers who do not tune knobs.
     pub assumptions: Vec<String>,
     /// The goodput used for sizing.
@@ -315,6 +319,8 @@ impl PlanReport {
                 ..r.result.clone()
             }),
             comparison_omitted: fresh_comparison.map_or(0, |r| r.omitted),
+            comparison_caution: fresh_comparison
+                .and_then(|r| crate::plan::comparison::vendor_carry_words(&r.result.rows, plan)),
             assumptions: assumption_lines(plan),
             goodput: summary,
             search: goodput.cloned(),

@@ -19,8 +19,9 @@
 
 use crate::fleet::memory_fit;
 pub use crate::plan::comparison::{
-    experts_of, speculation_of, ConstantsSource, Layout, ShootoutRecord, ShootoutResult,
-    ShootoutRow, ShootoutSpec, DEFAULT_GPUS, DEFAULT_NODES, MAX_NODES, MAX_OPTIONS, TP_DEGREES,
+    experts_of, speculation_of, vendor_carry_words, ConstantsSource, Layout, ShootoutRecord,
+    ShootoutResult, ShootoutRow, ShootoutSpec, DEFAULT_GPUS, DEFAULT_NODES, MAX_NODES, MAX_OPTIONS,
+    TP_DEGREES,
 };
 use crate::plan::Plan;
 use crate::presets;
@@ -685,8 +686,9 @@ impl ShootoutRecord {
 }
 
 /// The plan's GPU comparison in one sentence for readers of a shared plan: "Compared
-/// over 30 GPU and layout options: cheapest option … at $…, chosen … at $…"; a note when the
-/// plan has changed since; `None` when no comparison was run.
+/// over 30 GPU and layout options: cheapest option … at $…, chosen … at $…", and the
+/// caution for rows carried from another vendor's GPU; a note when the plan has changed
+/// since; `None` when no comparison was run.
 pub fn comparison_words(plan: &Plan) -> Option<String> {
     let rec = plan.shootout.as_ref()?;
     if !rec.is_fresh(plan) {
@@ -716,8 +718,9 @@ pub fn comparison_words(plan: &Plan) -> Option<String> {
         }
         None => format!("; the plan's own {option} was not among them"),
     };
+    let caution = vendor_carry_words(&r.rows, plan).map_or(String::new(), |w| format!(" {w}"));
     Some(format!(
-        "Compared over {}: {}{own}.",
+        "Compared over {}: {}{own}.{caution}",
         options_words(rec.options()),
         r.verdict()
     ))

@@ -325,6 +325,37 @@ impl ConstantsSource {
     }
 }
 
+/// A caution for the rows whose constants a calibration carried from another vendor's
+/// GPU: what it measured (the achieved shares, the per-step and per-request times) came
+/// with that vendor's software, which the public runs show carries badly to another
+/// vendor's (docs/accuracy.md, "Carrying across vendors"). `None` when no row does.
+pub fn vendor_carry_words(rows: &[ShootoutRow], plan: &Plan) -> Option<String> {
+    let c = plan.calibration.as_ref().filter(|c| c.enabled)?;
+    let fitted = c.source.fitted_gpu.as_str();
+    let from = crate::presets::gpu_vendor(fitted)?;
+    let mut gpus: Vec<String> = Vec::new();
+    for r in rows {
+        let other = crate::presets::gpu_vendor(&r.gpu).is_some_and(|v| v != from);
+        let name = crate::presets::gpu_short_name(&r.gpu);
+        if r.constants == ConstantsSource::Carried && other && !gpus.contains(&name) {
+            gpus.push(name);
+        }
+    }
+    let (last, first) = gpus.split_last()?;
+    let which = if first.is_empty() {
+        last.clone()
+    } else {
+        format!("{} and {last}", first.join(", "))
+    };
+    Some(format!(
+        "The rows on {which} carry a calibration fitted on {}: its shares and times were \
+         measured with {from}'s software, and on public runs such carries across vendors \
+         missed by far more than within one (docs/accuracy.md). Measure one of those GPUs \
+         before choosing by its row.",
+        crate::presets::gpu_name(fitted)
+    ))
+}
+
 /// The comparison: every option, cheapest per compliant request first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ShootoutResult {

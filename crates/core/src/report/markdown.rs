@@ -175,6 +175,9 @@ pub(crate) fn render(r: &PlanReport) -> String {
         if let Some(w) = crate::plan::comparison::omitted_words(r.comparison_omitted) {
             let _ = writeln!(s, "{w}\n");
         }
+        if let Some(w) = &r.comparison_caution {
+            let _ = writeln!(s, "{w}\n");
+        }
     }
 
     if let Some(d) = &r.day {

@@ -354,9 +354,9 @@ fn the_comparison_in_words_names_the_winner_and_the_choice() {
 /// beside it: an option whose requests cost less but whose fleet costs more a month (a
 /// bigger replica rounded up at the peak) ranks below; a choice that is not the cheapest
 /// is told so, with the monthly difference.
-#[test]
-fn cheapest_is_the_lower_monthly_cost_and_the_choice_is_explained() {
-    let row = |gpu: &str, month: f64, per_request: f64, chosen: bool| ShootoutRow {
+/// A sized row of one GPU at TP 1: 3 replicas of 10 req/s at `month` dollars.
+fn priced_row(gpu: &str, month: f64, per_request: f64, chosen: bool) -> ShootoutRow {
+    ShootoutRow {
         gpu: gpu.into(),
         gpu_name: presets::gpu_short_name(gpu),
         tp: 1,
@@ -381,10 +381,14 @@ fn cheapest_is_the_lower_monthly_cost_and_the_choice_is_explained() {
         spec_acceptance: 0.0,
         comm_share: None,
         note: None,
-    };
+    }
+}
+
+#[test]
+fn cheapest_is_the_lower_monthly_cost_and_the_choice_is_explained() {
     let r = rank(vec![
-        (0, row("h100-sxm", 9_125.0, 0.000_10, true)),
-        (1, row("mi300x", 8_760.0, 0.000_12, false)),
+        (0, priced_row("h100-sxm", 9_125.0, 0.000_10, true)),
+        (1, priced_row("mi300x", 8_760.0, 0.000_12, false)),
     ]);
     assert_eq!(r.rows[0].gpu, "mi300x");
     assert_eq!(r.best, Some(0));
@@ -547,4 +551,62 @@ fn layouts_beyond_one_node_add_pipeline_stages_at_the_largest_degree() {
     assert!(row.is_plan_of(staged) && !row.is_plan_of(&plan));
     assert_eq!(row.label(), "NVIDIA H100 SXM 80GB × TP1 × PP2 (1 node)");
     assert_eq!(r.rows.iter().filter(|r| r.chosen).count(), 1);
+}
+
+/// Rows whose constants a calibration carried from another vendor's GPU are named in a
+/// caution; rows measured, carried within the vendor, or on the datasheet are not.
+#[test]
+fn rows_carried_from_another_vendors_gpu_are_named() {
+    let mut plan = Plan::default();
+    plan.run.num_requests = 300;
+    plan.run.warmup_requests = 30;
+    plan.run.replications = 2;
+    let mut calibration = crate::plan::Calibration::default();
+    calibration.source.fitted_gpu = "h100-sxm".into();
+    plan.calibration = Some(calibration);
+    let row = |gpu: &str, constants: ConstantsSource| ShootoutRow {
+        constants,
+        ..priced_row(gpu, 9_000.0, 0.000_1, false)
+    };
+    let rows = vec![
+        row("h100-sxm", ConstantsSource::Measured),
+        row("h200", ConstantsSource::Carried),
+        row("mi300x", ConstantsSource::Carried),
+        row("mi325x", ConstantsSource::Carried),
+        row("mi300x", ConstantsSource::Carried),
+    ];
+    let w = vendor_carry_words(&rows, &plan).expect("a caution");
+    assert!(
+        w.starts_with("The rows on MI300X and MI325X carry a calibration fitted on NVIDIA H100 SXM 80GB: its shares and times were measured with NVIDIA's software"),
+        "{w}"
+    );
+    assert!(
+        !w.contains("H200"),
+        "a carry within the vendor is not named: {w}"
+    );
+    // Within one vendor, switched off, or no calibration: nothing to say.
+    assert_eq!(vendor_carry_words(&rows[..2], &plan), None);
+    // Stored with the plan, the comparison says it to the finance view and in the
+    // plan's report.
+    let s = spec(&["h100-sxm", "h200", "mi300x", "mi325x"], &[1]);
+    let ranked = rank(rows.iter().cloned().enumerate().collect());
+    let mut stored = plan.clone();
+    stored.shootout = Some(ShootoutRecord::of(
+        &plan,
+        &s.checked(0).expect("spec"),
+        ranked,
+    ));
+    let words = comparison_words(&stored).expect("words");
+    assert!(words.ends_with(&format!(" {w}")), "{words}");
+    let options = EvaluateOptions {
+        sweep: false,
+        threads: 1,
+    };
+    let report = evaluate_plan_with(&stored, options, &mut |_| true).expect("plan");
+    assert_eq!(report.comparison_caution.as_deref(), Some(w.as_str()));
+    assert!(report.to_markdown().contains(&w));
+    plan.calibration.as_mut().unwrap().enabled = false;
+    assert_eq!(vendor_carry_words(&rows, &plan), None);
+    plan.calibration = None;
+    assert_eq!(vendor_carry_words(&rows, &plan), None);
 }
