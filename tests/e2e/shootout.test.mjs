@@ -3,6 +3,8 @@
 // share link carries the comparison to the finance view of a fresh browser.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { assertNoErrors, enter, inkOf, readValue, runCli, runCliJson, screenshot, SCREENSHOT_DIR, startHarness, waitForRerun, waitForRunDone } from './harness.mjs';
 
@@ -300,4 +302,37 @@ test('an edit the numbers depend on stops a running comparison, and one they do 
   assert.doesNotMatch(await status(), /^Cancelled/);
   assertNoErrors(errors);
   await page.close();
+});
+
+test('rows a calibration carries to another vendor\'s GPU are named under the table, as the CLI names them', async () => {
+  // Fitted on the public H200 runs of Llama 3.1 70B FP8 (validation/), then compared with
+  // an MI300X: that row carries NVIDIA's measurements to AMD's software.
+  const served = await runCli(['validate', '--plan-of', 'do-h200-llama70b-sharegpt']);
+  const dir = await mkdtemp(path.join(tmpdir(), 'goodput-vendor-'));
+  const planFile = path.join(dir, 'calibrated.json');
+  await runCli([
+    'calibrate', 'validation/do-h200-llama70b-sharegpt/points.csv', '--plan', '-',
+    '--num-requests', '300', '--warmup-requests', '30', '--replications', '2', '--peak-rate', '5',
+    '--out', planFile,
+  ], { input: served });
+  const link = (await runCli(['link', '--plan', planFile])).trim();
+  const fragment = link.slice(link.indexOf('#'));
+  const { page, errors } = await h.openPage(`/${fragment}&view=planner`, { waitFor: '[data-testid="shootout-panel"]' });
+  await waitForRunDone(page);
+  const all = await page.$$eval('[data-testid^="shootout-gpu-"]', (els) => els.map((e) => e.dataset.testid.slice('shootout-gpu-'.length)));
+  for (const id of all) {
+    await page.setChecked(`[data-testid="shootout-gpu-${id}"]`, ['h200', 'mi300x'].includes(id));
+  }
+  for (const tp of [1, 2, 4, 8]) {
+    await page.setChecked(`[data-testid="shootout-tp-${tp}"]`, tp === 1);
+  }
+  await page.selectOption('[data-testid="shootout-nodes"]', '1');
+  await page.click('[data-testid="shootout-run"]');
+  await page.waitForSelector('[data-testid="shootout-table"]', { timeout: RUN_TIMEOUT_MS });
+  const shown = (await page.textContent('[data-testid="shootout-vendor-carry"]')).trim();
+  const cli = await runCliJson(['shootout', '--link', link, '--gpus', 'h200,mi300x', '--tp', '1', '--nodes', '1', '--json']);
+  assert.equal(shown, cli.caution);
+  assert.match(shown, /^The rows on MI300X carry a calibration fitted on NVIDIA H200/);
+  assertNoErrors(errors);
+  await rm(dir, { recursive: true, force: true });
 });
