@@ -610,8 +610,15 @@ mod tests {
     fn a_poor_fit_waits_for_apply_anyway() {
         with_fits(|state, fits| {
             let before = state.good.get_untracked();
-            for (held, verdict) in [(0.3, FitVerdict::Poor), (0.5, FitVerdict::NoBetter)] {
-                let r = report(held);
+            // A good fit that starts switched off (fitted to another model's runs) waits
+            // too.
+            for (held, verdict, enabled) in [
+                (0.3, FitVerdict::Poor, true),
+                (0.5, FitVerdict::NoBetter, true),
+                (0.05, FitVerdict::Good, false),
+            ] {
+                let mut r = report(held);
+                r.calibration.enabled = enabled;
                 assert_eq!(FitVerdict::of(&r.calibration), verdict);
                 fits.take(r);
                 assert_eq!(fits.status.get_untracked().phase, FitPhase::Held);
@@ -622,18 +629,6 @@ mod tests {
                 );
                 assert!(fits.report.get_untracked().is_some(), "it is shown");
             }
-            // A good fit that starts switched off (fitted to another model's runs) waits
-            // too.
-            let mut r = report(0.05);
-            assert_eq!(FitVerdict::of(&r.calibration), FitVerdict::Good);
-            r.calibration.enabled = false;
-            fits.take(r);
-            assert_eq!(fits.status.get_untracked().phase, FitPhase::Held);
-            assert_eq!(
-                state.good.get_untracked(),
-                before,
-                "switched off, not applied"
-            );
             let mut r = report(0.5);
             r.calibration.enabled = false;
             r.plan.calibration.as_mut().unwrap().enabled = false;

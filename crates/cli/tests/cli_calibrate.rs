@@ -35,15 +35,21 @@ fn vllm_files(dir: &TempDir) -> Vec<String> {
         .collect()
 }
 
+/// `goodput calibrate --json --out plan.json` on [`vllm_files`]: the report, the files and
+/// the plan's path.
+fn calibrate_to_plan(dir: &TempDir) -> (serde_json::Value, Vec<String>, String) {
+    let files = vllm_files(dir);
+    let out = dir.path_of("plan.json");
+    let mut args = vec!["calibrate", "--json", "--out", out.as_str()];
+    args.extend(files.iter().map(String::as_str));
+    (json(&goodput(&args)), files, out)
+}
+
 #[test]
 fn calibrates_writes_a_plan_that_every_command_reads() {
     let dir = TempDir::new("calibrate");
-    let files = vllm_files(&dir);
-    let out_path = dir.path_of("plan.json");
+    let (report, files, out_path) = calibrate_to_plan(&dir);
     let out = out_path.as_str();
-    let mut args = vec!["calibrate", "--json", "--out", out];
-    args.extend(files.iter().map(String::as_str));
-    let report = json(&goodput(&args));
     let cal = &report["calibration"];
     let held = cal["error"]["held_out"]["overall"]
         .as_f64()
@@ -156,12 +162,8 @@ fn terms_choose_the_constants_a_fit_frees() {
 #[test]
 fn a_comparison_names_the_rows_a_calibration_carries_to_another_vendor() {
     let dir = TempDir::new("calibrate-vendor");
-    let files = vllm_files(&dir);
-    let out_path = dir.path_of("plan.json");
+    let (_, _, out_path) = calibrate_to_plan(&dir);
     let out = out_path.as_str();
-    let mut args = vec!["calibrate", "--out", out];
-    args.extend(files.iter().map(String::as_str));
-    goodput(&args);
     let compare = |gpus: &str| {
         json(&goodput(&[
             "shootout", "--plan", out, "--gpus", gpus, "--tp", "1", "--json",
