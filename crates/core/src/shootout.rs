@@ -687,8 +687,8 @@ impl ShootoutRecord {
 
 /// The plan's GPU comparison in one sentence for readers of a shared plan: "Compared
 /// over 30 GPU and layout options: cheapest option … at $…, chosen … at $…", and the
-/// caution for rows carried from another vendor's GPU; a note when the plan has changed
-/// since; `None` when no comparison was run.
+/// caution when either of those two rows was carried from another vendor's GPU; a note
+/// when the plan has changed since; `None` when no comparison was run.
 pub fn comparison_words(plan: &Plan) -> Option<String> {
     let rec = plan.shootout.as_ref()?;
     if !rec.is_fresh(plan) {
@@ -718,7 +718,13 @@ pub fn comparison_words(plan: &Plan) -> Option<String> {
         }
         None => format!("; the plan's own {option} was not among them"),
     };
-    let caution = vendor_carry_words(&r.rows, plan).map_or(String::new(), |w| format!(" {w}"));
+    // Of the rows the sentence names, which a link always carries: the same words from it.
+    let named: Vec<ShootoutRow> = [r.best, r.chosen]
+        .into_iter()
+        .flatten()
+        .filter_map(|i| r.rows.get(i).cloned())
+        .collect();
+    let caution = vendor_carry_words(&named, plan).map_or(String::new(), |w| format!(" {w}"));
     Some(format!(
         "Compared over {}: {}{own}.{caution}",
         options_words(rec.options()),

@@ -564,16 +564,16 @@ fn rows_carried_from_another_vendors_gpu_are_named() {
     let mut calibration = crate::plan::Calibration::default();
     calibration.source.fitted_gpu = "h100-sxm".into();
     plan.calibration = Some(calibration);
-    let row = |gpu: &str, constants: ConstantsSource| ShootoutRow {
+    let row = |gpu: &str, month: f64, constants: ConstantsSource| ShootoutRow {
         constants,
-        ..priced_row(gpu, 9_000.0, 0.000_1, false)
+        ..priced_row(gpu, month, 0.000_1, false)
     };
     let rows = vec![
-        row("h100-sxm", ConstantsSource::Measured),
-        row("h200", ConstantsSource::Carried),
-        row("mi300x", ConstantsSource::Carried),
-        row("mi325x", ConstantsSource::Carried),
-        row("mi300x", ConstantsSource::Carried),
+        row("h100-sxm", 9_000.0, ConstantsSource::Measured),
+        row("h200", 9_500.0, ConstantsSource::Carried),
+        row("mi300x", 8_000.0, ConstantsSource::Carried),
+        row("mi325x", 9_800.0, ConstantsSource::Carried),
+        row("mi300x", 9_900.0, ConstantsSource::Carried),
     ];
     let w = vendor_carry_words(&rows, &plan).expect("a caution");
     assert!(
@@ -586,8 +586,9 @@ fn rows_carried_from_another_vendors_gpu_are_named() {
     );
     // Within one vendor, switched off, or no calibration: nothing to say.
     assert_eq!(vendor_carry_words(&rows[..2], &plan), None);
-    // Stored with the plan, the comparison says it to the finance view and in the
-    // plan's report.
+    // Stored with the plan, the comparison says it in the plan's report, and to the
+    // finance view of the rows its sentence names (the cheapest here, the MI300X), which
+    // a link carries too.
     let s = spec(&["h100-sxm", "h200", "mi300x", "mi325x"], &[1]);
     let ranked = rank(rows.iter().cloned().enumerate().collect());
     let mut stored = plan.clone();
@@ -597,7 +598,13 @@ fn rows_carried_from_another_vendors_gpu_are_named() {
         ranked,
     ));
     let words = comparison_words(&stored).expect("words");
-    assert!(words.ends_with(&format!(" {w}")), "{words}");
+    assert!(
+        words.contains(". The rows on MI300X carry a calibration") && !words.contains("MI325X"),
+        "{words}"
+    );
+    let url = crate::share::share_url("https://x.example/", &stored, false);
+    let shared = crate::share::decode(&url).expect("opens").plan;
+    assert_eq!(comparison_words(&shared), Some(words));
     let options = EvaluateOptions {
         sweep: false,
         threads: 1,
