@@ -1,7 +1,9 @@
 //! "Calibrate from measurements": benchmark files in (picker, drop, paste), the points
 //! found, the fit with its progress, then the result and the overlay chart.
 
-use goodput_core::calibrate::{model_mismatch, FitVerdict};
+use goodput_core::calibrate::{
+    model_mismatch, ttft_falls_with_load, CalibrationProblem, FitVerdict,
+};
 use leptos::ev;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -105,6 +107,20 @@ fn ImportedPoints() -> impl IntoView {
                         state.draft.with(|p| model_mismatch(&model, p)).map(|w| view! {
                             <p class="error" role="alert" data-testid="calibrate-model-mismatch">{sentence(&w)}</p>
                         })
+                    }
+                }
+                // A lighter point slower to first token than a heavier one: said before the
+                // fit reads it as slow prefill (the report repeats it).
+                {
+                    let set = set.clone();
+                    move || {
+                        state
+                            .draft
+                            .with(|p| CalibrationProblem::new(p, &set).ok())
+                            .and_then(|problem| ttft_falls_with_load(&problem))
+                            .map(|w| view! {
+                                <p class="warning" role="status" data-testid="calibrate-ttft-falls">{sentence(&w)}</p>
+                            })
                     }
                 }
                 <table class="calibrate-points" data-testid="calibrate-points">

@@ -294,3 +294,21 @@ test('files of another model are named before the fit, their fit waits for Apply
   await page.waitForSelector('[data-testid="calibrate-model-mismatch"]', { state: 'detached' });
   assertNoErrors(errors);
 });
+
+test('a lighter run slower to first token than a heavier one is named before the fit, as calibrate warns', async () => {
+  // The public MI300X run of DeepSeek-V3.1 with 8k inputs: 1.78 s mean TTFT at 16 clients,
+  // 787 ms at 64.
+  const csv = 'validation/sgl-mi300x8-deepseek-v31-8k1k/points.csv';
+  const { page, errors } = await h.openPage('/', { waitFor: '[data-testid="calibrate-panel"]' });
+  await waitForRunDone(page);
+  const hash = await page.evaluate(() => location.hash);
+  await page.setInputFiles('[data-testid="calibrate-files"]', [path.join(path.dirname(new URL(import.meta.url).pathname), '../..', csv)]);
+  await page.waitForSelector('[data-testid="calibrate-found"][data-value="3"]');
+  const note = (await page.textContent('[data-testid="calibrate-ttft-falls"]')).trim();
+  assert.match(note, /^The mean TTFT falls as the load rises: 1\.78 s at 16 clients \(points\.csv#2\), 787 ms at 64 clients \(points\.csv#3\)/);
+  const cli = await runCliJson(['calibrate', csv, '--json']);
+  const warned = cli.warnings.find((w) => w.startsWith('the mean TTFT falls'));
+  assert.equal(note, `T${warned.slice(1)}.`);
+  assert.equal(await page.evaluate(() => location.hash), hash, 'reading files changes no input');
+  assertNoErrors(errors);
+});

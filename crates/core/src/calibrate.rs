@@ -68,8 +68,8 @@ pub use problem::{
     Statistic, Theta, MAX_FRONTEND_S, MAX_SEQ_OVERHEAD_S, THETA_DIMS,
 };
 pub use run::{
-    calibrate, calibrate_threads, model_mismatch, run_to_end, CalibrationProgress,
-    CalibrationReport, Calibrator, PointFit,
+    calibrate, calibrate_threads, model_mismatch, run_to_end, ttft_falls_with_load,
+    CalibrationProgress, CalibrationReport, Calibrator, PointFit,
 };
 #[cfg(any(test, feature = "test-support"))]
 pub use synthetic::synthetic_points;

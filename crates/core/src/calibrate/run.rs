@@ -482,7 +482,7 @@ const SAME_LENGTHS: f64 = 0.1;
 /// more, on the same lengths: a server cannot give first tokens sooner under more load,
 /// so the lighter run paid a one-off cost (kernels compiled on first use, a cold cache)
 /// that the fit would read as slow prefill. The first such pair in load order.
-pub(super) fn ttft_falls_with_load(problem: &CalibrationProblem) -> Option<String> {
+pub fn ttft_falls_with_load(problem: &CalibrationProblem) -> Option<String> {
     let keys = problem.load_keys();
     let lengths = |c: &PointCase| -> Option<(f64, f64)> {
         let rows = &c.traffic.trace;
