@@ -2,7 +2,7 @@
 //! found, the fit with its progress, then the result and the overlay chart.
 
 use goodput_core::calibrate::{
-    model_mismatch, ttft_falls_with_load, CalibrationProblem, FitVerdict,
+    load_label, model_mismatch, ttft_falls_with_load, CalibrationProblem, FitVerdict,
 };
 use leptos::ev;
 use leptos::prelude::*;
@@ -14,7 +14,7 @@ use crate::components::calibration_overlay::CalibrationOverlay;
 use crate::components::calibration_result::CalibrationResult;
 use crate::compute::calibration::{ChosenFile, FitController, FitPhase, Pick};
 use crate::state::PlanState;
-use goodput_core::format::{millis, rps, sentence, thousands};
+use goodput_core::format::{millis, sentence, thousands};
 
 /// Reads every file of `list` and chooses them (`how`: in place of the selection, or
 /// added to it); a file that cannot be read leaves the selection as it was.
@@ -85,10 +85,7 @@ fn ImportedPoints() -> impl IntoView {
                 .join(" on ");
             let rows = set.points.iter().map(|p| {
                 let s = p.summary();
-                let load = match s.load {
-                    goodput_core::plan::MeasuredLoad::Rate { rate_rps, .. } => format!("{} req/s", rps(rate_rps)),
-                    goodput_core::plan::MeasuredLoad::Concurrency { concurrency } => format!("{concurrency} clients"),
-                };
+                let load = load_label(&s.load);
                 view! {
                     <tr><td>{p.source.clone()}</td><td>{load}</td><td>{millis(s.ttft_mean_s)}</td><td>{millis(s.tpot_mean_s)}</td></tr>
                 }

@@ -11,7 +11,12 @@ use goodput_core::plan::fields::{choice_words, ARRIVALS};
 /// clients)", "Bursty (gamma, CV 2)", "From the trace".
 pub fn arrival_words(p: &Plan) -> String {
     match p.traffic.arrival {
-        Arrival::Closed { concurrency, .. } => format!("Closed loop ({concurrency} clients)"),
+        Arrival::Closed { concurrency, .. } => {
+            format!(
+                "Closed loop ({})",
+                goodput_core::format::clients(concurrency)
+            )
+        }
         Arrival::Gamma { cv } => format!("Bursty (gamma, CV {})", goodput_core::format::sig(cv)),
         a => choice_words(ARRIVALS, a.name()).to_string(),
     }

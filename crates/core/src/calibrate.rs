@@ -75,8 +75,8 @@ pub use run::{
 pub use synthetic::synthetic_points;
 pub use words::{
     calibration_cautions, calibration_summary, calibration_words, constants_words, judged_error,
-    measured_spec_settings, spec_measured_words, spec_words, verdict_words, CalibrationWords,
-    FitVerdict, FAIR_FIT_ERROR, GOOD_FIT_ERROR, MAX_PLAUSIBLE_SHARE,
+    load_label, measured_spec_settings, spec_measured_words, spec_words, verdict_words,
+    CalibrationWords, FitVerdict, FAIR_FIT_ERROR, GOOD_FIT_ERROR, MAX_PLAUSIBLE_SHARE,
 };
 
 /// Common seeds per measured point and evaluation.

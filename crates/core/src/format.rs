@@ -86,6 +86,11 @@ pub fn count(n: u64, one: &str, many: &str) -> String {
     }
 }
 
+/// Clients of a closed loop: `1 client`, `64 clients`.
+pub fn clients(n: u32) -> String {
+    count(u64::from(n), "client", "clients")
+}
+
 /// `words` with a capital first ("business hours" reads "Business hours"). A first
 /// word with capitals of its own keeps them ("vLLM refuses …"). Empty words stay empty.
 pub fn capitalized(words: &str) -> String {

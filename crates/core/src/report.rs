@@ -645,7 +645,8 @@ fn assumption_lines(plan: &Plan) -> Vec<String> {
     lines.extend((0..plan.classes.len()).map(|k| class_words(plan, k)));
     if let crate::plan::Arrival::Closed { concurrency, .. } = plan.traffic.arrival {
         lines.push(format!(
-            "The plan's arrivals are a closed loop of {concurrency} clients; goodput is searched with Poisson arrivals."
+            "The plan's arrivals are a closed loop of {}; goodput is searched with Poisson arrivals.",
+            crate::format::clients(concurrency)
         ));
     }
     if let Some(c) = &plan.calibration {
@@ -715,7 +716,8 @@ pub fn arrival_words(plan: &Plan) -> String {
             concurrency,
             think_s,
         } => format!(
-            "a closed loop of {concurrency} clients, {} s between a reply and the next request",
+            "a closed loop of {}, {} s between a reply and the next request",
+            crate::format::clients(concurrency),
             plain(think_s)
         ),
         Arrival::Poisson => "Poisson arrivals".into(),

@@ -713,3 +713,31 @@ fn a_fit_to_another_models_runs_starts_switched_off() {
         other.warnings
     );
 }
+
+#[test]
+fn loads_are_named_in_the_units_the_runs_used() {
+    use crate::plan::MeasuredLoad;
+    let label = |l: MeasuredLoad| load_label(&l);
+    assert_eq!(
+        label(MeasuredLoad::Concurrency { concurrency: 1 }),
+        "1 client"
+    );
+    assert_eq!(
+        label(MeasuredLoad::Concurrency { concurrency: 64 }),
+        "64 clients"
+    );
+    assert_eq!(
+        label(MeasuredLoad::Rate {
+            rate_rps: 0.5,
+            cv: 1.0
+        }),
+        "0.5 req/s"
+    );
+    assert_eq!(
+        label(MeasuredLoad::Rate {
+            rate_rps: 2.0,
+            cv: 0.5
+        }),
+        "2 req/s cv 0.50"
+    );
+}

@@ -398,7 +398,9 @@ pub(super) fn opt_ms(x: Option<f64>) -> String {
     x.map_or(MISSING.into(), ms)
 }
 
-pub(super) fn load_label(l: &MeasuredLoad) -> String {
+/// A measured point's load as the tables name it: `0.5 req/s`, `2 req/s cv 0.50`,
+/// `1 client`, `64 clients`.
+pub fn load_label(l: &MeasuredLoad) -> String {
     match *l {
         MeasuredLoad::Rate { rate_rps, cv } if (cv - 1.0).abs() < 1e-9 => {
             format!("{} req/s", plain(rate_rps))
@@ -406,6 +408,6 @@ pub(super) fn load_label(l: &MeasuredLoad) -> String {
         MeasuredLoad::Rate { rate_rps, cv } => {
             format!("{} req/s cv {cv:.2}", plain(rate_rps))
         }
-        MeasuredLoad::Concurrency { concurrency } => format!("{concurrency} clients"),
+        MeasuredLoad::Concurrency { concurrency } => crate::format::clients(concurrency),
     }
 }
